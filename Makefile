@@ -1,0 +1,142 @@
+# tracer: one entry point for build, check, bench, fuzz, demo, install.
+#
+#   make            build the three daemons and the tracer CLI into build/
+#   make check      unit tests (plain and ASan+UBSan) and root integration tests
+#   sudo make demo  install missing packages, build, trace the example pipeline
+#   make bench      overhead and loss benchmarks -> docs/performance.md
+#   make install    PREFIX=/usr/local DESTDIR=
+
+BUILD    ?= build
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PROTOC_C ?= protoc-c
+PYTHON   ?= /usr/bin/python3
+PREFIX   ?= /usr/local
+SANITIZE ?= 0
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -I. -I$(BUILD) -I$(BUILD)/proto
+LDLIBS  :=
+
+ifeq ($(SANITIZE),1)
+CC      := clang
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+# Debian's libnng-dev ships no pkg-config file, so libraries are named directly.
+LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -lpthread
+LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
+LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
+
+# --- generated sources -------------------------------------------------------
+VMLINUX_H := $(BUILD)/vmlinux.h
+PROTO_C   := $(BUILD)/proto/tracer.pb-c.c
+PROTO_H   := $(BUILD)/proto/tracer.pb-c.h
+BPF_OBJS  := $(BUILD)/process.bpf.o
+BPF_SKELS := $(BPF_OBJS:.bpf.o=.skel.h)
+
+$(VMLINUX_H):
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/events.h $(VMLINUX_H)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-I$(BUILD) -Ibpf -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+SCHEMA_SQL := $(sort $(wildcard aggregator/schema/*.sql))
+$(BUILD)/schema_sql.c: $(SCHEMA_SQL) aggregator/schema/embed.sh
+	@mkdir -p $(@D)
+	aggregator/schema/embed.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/schema_sql.o: $(BUILD)/schema_sql.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(PROTO_C) $(PROTO_H): proto/tracer.proto
+	@mkdir -p $(BUILD)/proto
+	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/proto $<
+
+# --- sources per program ------------------------------------------------------
+COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/ipc.c common/privdrop.c \
+               common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c
+COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
+                  collector/redact.c collector/sender.c collector/convert.c
+AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.c \
+                   aggregator/store.c aggregator/schema.c aggregator/ingest.c \
+                   aggregator/runmark.c aggregator/cputime.c common/jsonutil.c
+CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/report.c cli/launch.c \
+            cli/format.c aggregator/runmark.c common/jsonutil.c
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+COMMON_OBJS     := $(call obj,$(COMMON_SRCS)) $(BUILD)/obj/proto/tracer.pb-c.o
+COLLECTOR_OBJS  := $(call obj,$(COLLECTOR_SRCS))
+AGGREGATOR_OBJS := $(call obj,$(AGGREGATOR_SRCS)) $(BUILD)/obj/schema_sql.o
+CLI_OBJS        := $(call obj,$(CLI_SRCS)) $(BUILD)/obj/schema_sql.o
+
+PROGRAMS := $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer
+HELPERS  := $(patsubst test/helpers/%.c,$(BUILD)/helpers/%,$(wildcard test/helpers/*.c))
+
+all: $(PROGRAMS) $(HELPERS)
+
+$(BUILD)/obj/%.o: %.c | $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/proto/tracer.pb-c.o: $(PROTO_C)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -c $< -o $@
+
+$(call obj,$(COLLECTOR_SRCS)): $(BPF_SKELS)
+
+$(BUILD)/tracer-collector: $(COLLECTOR_OBJS) $(COMMON_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_COLLECTOR)
+
+$(BUILD)/tracer-aggregator: $(AGGREGATOR_OBJS) $(COMMON_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_AGGREGATOR)
+
+$(BUILD)/tracer: $(CLI_OBJS) $(COMMON_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CLI)
+
+$(BUILD)/helpers/%: test/helpers/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+# --- tests ----------------------------------------------------------------------
+UNIT_TESTS := $(patsubst test/unit/%.c,$(BUILD)/unit/%,$(wildcard test/unit/test_*.c))
+UNIT_LIB_OBJS := $(filter-out $(BUILD)/obj/collector/main.o $(BUILD)/obj/aggregator/main.o \
+                 $(BUILD)/obj/cli/tracer.o, \
+                 $(sort $(COLLECTOR_OBJS) $(AGGREGATOR_OBJS) $(CLI_OBJS) $(COMMON_OBJS)))
+
+$(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR)
+
+unit: $(UNIT_TESTS)
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+
+check: all unit
+	$(MAKE) BUILD=build/asan SANITIZE=1 all unit
+	$(PYTHON) test/integration/run.py --build $(BUILD) --asan-build build/asan
+
+.SECONDARY:
+.PHONY: all unit check demo bench clean install uninstall format
+demo: 
+	./examples/demo/run-demo.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

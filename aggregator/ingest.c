@@ -1,0 +1,646 @@
+#include "aggregator/ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "aggregator/cputime.h"
+#include "aggregator/runmark.h"
+#include "common/exitstatus.h"
+#include "common/hostinfo.h"
+#include "common/jsonutil.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+
+#define EXITED_GRACE_NS (10 * NSEC_PER_SEC)
+
+int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope)
+{
+	memset(g, 0, sizeof(*g));
+	g->store = store;
+	g->scope = scope;
+	return proctable_init(&g->table);
+}
+
+static void free_run(struct run *r)
+{
+	free(r->row.name);
+	free(r->row.pipeline);
+	free(r);
+}
+
+void ingest_free(struct ingest *g)
+{
+	proctable_free(&g->table);
+	for (struct run *r = g->runs; r;) {
+		struct run *next = r->next;
+		free_run(r);
+		r = next;
+	}
+	g->runs = NULL;
+}
+
+static int64_t to_epoch(const struct ingest *g, uint64_t boot_ns)
+{
+	return (int64_t)boot_ns + g->offset_ns;
+}
+
+static bool recordable(const struct ingest *g, const struct proc *p)
+{
+	return g->scope == SCOPE_ALL || p->row.run_id > 0;
+}
+
+static void touch(struct ingest *g, struct proc *p)
+{
+	p->seen_gen = g->gen;
+	if (recordable(g, p))
+		proc_mark_dirty(&g->table, p);
+}
+
+static struct run *run_by_id(struct ingest *g, int64_t id)
+{
+	for (struct run *r = g->runs; r; r = r->next)
+		if (r->row.id == id)
+			return r;
+	return NULL;
+}
+
+/* --- counters ------------------------------------------------------------------ */
+
+static struct raw_counters raw_from(const Tracer__Counters *c)
+{
+	struct raw_counters r = {0};
+
+	if (!c)
+		return r;
+	r.utime = c->utime_ns;
+	r.stime = c->stime_ns;
+	r.runtime = c->runtime_ns;
+	r.nvcsw = c->vol_ctxsw;
+	r.nivcsw = c->invol_ctxsw;
+	r.min_flt = c->min_faults;
+	r.maj_flt = c->maj_faults;
+	r.rchar = c->rchar;
+	r.wchar = c->wchar;
+	r.syscr = c->syscr;
+	r.syscw = c->syscw;
+	r.read_bytes = c->read_bytes;
+	r.write_bytes = c->write_bytes;
+	r.cancelled_write_bytes = c->cancelled_write_bytes;
+	return r;
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* What this image used: totals now minus totals when it started. */
+static void metrics_between(const struct raw_counters *end, const struct raw_counters *base,
+			    struct proc_metrics *m)
+{
+	cputime_adjust(minus(end->utime, base->utime), minus(end->stime, base->stime),
+		       minus(end->runtime, base->runtime), &m->cpu_user_ns, &m->cpu_sys_ns);
+	m->vol_ctxsw = minus(end->nvcsw, base->nvcsw);
+	m->invol_ctxsw = minus(end->nivcsw, base->nivcsw);
+	m->min_faults = minus(end->min_flt, base->min_flt);
+	m->maj_faults = minus(end->maj_flt, base->maj_flt);
+	m->rchar = minus(end->rchar, base->rchar);
+	m->wchar = minus(end->wchar, base->wchar);
+	m->syscr = minus(end->syscr, base->syscr);
+	m->syscw = minus(end->syscw, base->syscw);
+	m->read_bytes = minus(end->read_bytes, base->read_bytes);
+	m->write_bytes = minus(end->write_bytes, base->write_bytes);
+	m->cancelled_write_bytes = minus(end->cancelled_write_bytes, base->cancelled_write_bytes);
+}
+
+/* --- runs -------------------------------------------------------------------------- */
+
+static void default_run_name(const struct runmark *mark, uint64_t epoch_ns, char *out,
+			     size_t size)
+{
+	time_t secs = (time_t)(epoch_ns / NSEC_PER_SEC);
+	struct tm tm;
+	char stamp[32];
+
+	gmtime_r(&secs, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(out, size, "%s-%s", mark->command[0] ? mark->command : "run", stamp);
+}
+
+static struct run *start_run(struct ingest *g, struct proc *launcher, const struct runmark *mark)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	char name[RUNMARK_NAME_MAX + 32];
+
+	if (!r)
+		return NULL;
+	if (mark->run[0])
+		snprintf(name, sizeof(name), "%s", mark->run);
+	else
+		default_run_name(mark, (uint64_t)launcher->row.start_ns, name, sizeof(name));
+	r->row.id = g->store->next_run_id++;
+	r->row.name = strdup(name);
+	r->row.pipeline = mark->pipeline[0] ? strdup(mark->pipeline) : NULL;
+	snprintf(r->row.host_id, sizeof(r->row.host_id), "%s", g->host_id);
+	snprintf(r->row.hostname, sizeof(r->row.hostname), "%s", g->hostname);
+	snprintf(r->row.boot_id, sizeof(r->row.boot_id), "%s", g->boot_id);
+	r->row.launcher_pid = launcher->pid;
+	r->row.launcher_start_ns = launcher->start_boot_ns;
+	r->dirty = true;
+	r->next = g->runs;
+	g->runs = r;
+	log_info("run %lld '%s' started by tracer run (pid %u)", (long long)r->row.id, name,
+		 launcher->pid);
+	return r;
+}
+
+/* The first non-daemon child of a launcher is the run's command. */
+static void join_launched_run(struct ingest *g, struct proc *child, struct proc *launcher)
+{
+	struct run *r = launcher->launched;
+
+	child->row.run_id = r->row.id;
+	if (!r->has_command) {
+		r->has_command = true;
+		r->command_pid = child->pid;
+		r->command_start_ns = child->start_boot_ns;
+		r->command_coarse = child->start_coarse;
+		r->row.command_process_id = child->row.id;
+		r->row.start_ns = child->row.start_ns;
+		r->dirty = true;
+	}
+}
+
+static void note_launcher(struct ingest *g, struct proc *p, char *const *argv, size_t argc)
+{
+	struct runmark mark;
+
+	if (p->launched || !runmark_parse(p->row.exe, argv, argc, &mark))
+		return;
+	/* The launcher itself is not part of the run it starts. */
+	p->launched = start_run(g, p, &mark);
+}
+
+/* --- rows ------------------------------------------------------------------------ */
+
+static void set_string(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src && src[0] ? utf8_sanitize(src, strlen(src)) : NULL;
+}
+
+static void fill_image_from_exec(struct ingest *g, struct proc *p, const Tracer__ExecEvent *x)
+{
+	struct process_row *r = &p->row;
+
+	snprintf(r->comm, sizeof(r->comm), "%s", x->comm ? x->comm : "");
+	set_string(&r->exe, x->exe);
+	set_string(&r->cwd, x->cwd);
+	free(r->argv_json);
+	r->argv_json = json_string_array(x->argv, x->n_argv);
+	r->argv_truncated = x->argv_truncated;
+	r->argv_redactions = x->argv_redactions;
+	if (x->has_uid) {
+		r->has_ids = true;
+		r->uid = x->uid;
+		r->gid = x->gid;
+	}
+	r->cgroup_id = x->cgroup_id;
+	r->cgroup1_id = x->cgroup1_id;
+	snprintf(r->boot_id, sizeof(r->boot_id), "%s", g->boot_id);
+}
+
+static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bool coarse,
+			      uint64_t now_boot)
+{
+	struct proc *old = proc_by_pid(&g->table, pid);
+	struct proc *p;
+
+	if (old) {
+		/* PID reused: the old process ended without our seeing it. */
+		if (!old->exited) {
+			old->exited = true;
+			old->row.state = "lost";
+			g->stats.lost_processes++;
+			if (recordable(g, old))
+				proc_mark_dirty(&g->table, old);
+		}
+		proc_unhash(&g->table, old);
+		proc_retire(&g->table, old, now_boot);
+	}
+	p = proc_add(&g->table, pid, start, coarse);
+	if (!p) {
+		g->stats.oom++;
+		return NULL;
+	}
+	p->row.id = g->store->next_process_id++;
+	p->row.pid = pid;
+	p->row.proc_start_boot_ns = start;
+	p->row.start_ns = to_epoch(g, start);
+	p->row.state = "running";
+	snprintf(p->row.boot_id, sizeof(p->row.boot_id), "%s", g->boot_id);
+	return p;
+}
+
+static void link_parent(struct ingest *g, struct proc *p, struct proc *parent, uint32_t ppid)
+{
+	p->row.ppid = ppid;
+	if (!parent) {
+		if (ppid > 1)
+			g->stats.missing_parents++;
+		return;
+	}
+	p->row.parent_id = parent->row.id;
+	if (parent->launched) {
+		if (!runmark_is_tracer_daemon(p->row.exe))
+			join_launched_run(g, p, parent);
+	} else {
+		p->row.run_id = parent->row.run_id;
+	}
+}
+
+/* --- events ---------------------------------------------------------------------- */
+
+static void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
+{
+	bool coarse = !f->has_start_ns || f->start_ns == 0;
+	uint64_t start = coarse ? ts : f->start_ns;
+	struct proc *parent = proc_find(&g->table, f->parent_pid, f->parent_start_ns, false);
+	struct proc *p = proc_find(&g->table, f->pid, start, coarse);
+
+	if (p) {
+		/* Already known from the snapshot: the fork adds nothing new. */
+		p->seen_gen = g->gen;
+		return;
+	}
+	p = new_entry(g, f->pid, start, coarse, ts);
+	if (!p)
+		return;
+	/* Until it execs, the child runs its parent's program. */
+	if (parent) {
+		process_row_free_strings(&p->row);
+		if (process_row_copy(&p->row, &parent->row) != 0) {
+			g->stats.oom++;
+			memset(&p->row, 0, sizeof(p->row));
+		}
+		p->row.id = g->store->next_process_id - 1;
+		p->row.run_id = 0;
+		p->row.parent_id = 0;
+		p->row.image = 0;
+		p->row.end_ns = 0;
+		p->row.has_exit_code = p->row.has_signal = p->row.has_metrics = false;
+		p->row.from_snapshot = false;
+		p->row.pid = f->pid;
+		p->row.proc_start_boot_ns = start;
+		p->row.start_ns = to_epoch(g, start);
+		p->row.state = "running";
+	}
+	snprintf(p->row.comm, sizeof(p->row.comm), "%s", f->comm ? f->comm : "");
+	if (f->has_uid) {
+		p->row.has_ids = true;
+		p->row.uid = f->uid;
+		p->row.gid = f->gid;
+	}
+	link_parent(g, p, parent, f->parent_pid);
+	touch(g, p);
+}
+
+static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tracer__ExecEvent *x)
+{
+	struct process_row closed;
+	struct raw_counters at_exec = raw_from(x->at_exec);
+
+	if (process_row_copy(&closed, &p->row) != 0) {
+		g->stats.oom++;
+		return;
+	}
+	closed.end_ns = to_epoch(g, ts);
+	closed.state = "exec";
+	closed.has_metrics = x->at_exec != NULL;
+	metrics_between(&at_exec, &p->base, &closed.m);
+	closed.m.has_max_rss = x->has_prev_peak_rss_kb;
+	closed.m.max_rss_kb = x->prev_peak_rss_kb;
+	closed.m.ru_maxrss_kb = x->at_exec ? x->at_exec->signal_maxrss_kb : 0;
+	if (!recordable(g, p) || proctable_add_closed(&g->table, &closed) != 0)
+		process_row_free_strings(&closed);
+
+	/* The next image: same process, a new row, its own counters from here. */
+	p->base = at_exec;
+	p->row.parent_id = p->row.id;
+	p->row.id = g->store->next_process_id++;
+	p->row.image++;
+	p->row.start_ns = to_epoch(g, ts);
+	p->row.from_snapshot = false;
+}
+
+static void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
+{
+	bool snap = x->from_snapshot;
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, snap);
+	struct proc *parent;
+
+	if (!p) {
+		p = new_entry(g, x->pid, x->start_ns, snap, ts);
+		if (!p)
+			return;
+		parent = x->has_parent_start_ns
+				 ? proc_find(&g->table, x->ppid, x->parent_start_ns, snap)
+				 : NULL;
+		fill_image_from_exec(g, p, x);
+		link_parent(g, p, parent, x->ppid);
+		p->execed = true;
+		p->row.from_snapshot = snap;
+		p->snapshot_ts = snap ? ts : 0;
+		/* Fork unseen: the row covers the whole process, like getrusage. */
+		p->base = (struct raw_counters){0};
+		goto done;
+	}
+	if (p->exited) {
+		/* A zombie in /proc, or a resent event: the exit already closed it. */
+		g->stats.late_events++;
+		return;
+	}
+	if (p->start_coarse && !snap) {
+		p->start_boot_ns = x->start_ns; /* a precise start replaces a tick-rounded one */
+		p->start_coarse = false;
+		p->row.proc_start_boot_ns = x->start_ns;
+	}
+	if (snap) {
+		/* The kernel already told us about this one; /proc adds nothing. */
+		if (!p->execed && !p->snapshot_ts) {
+			fill_image_from_exec(g, p, x);
+			p->snapshot_ts = ts;
+		}
+		p->seen_gen = g->gen;
+		return;
+	}
+	if (p->snapshot_ts && ts < p->snapshot_ts && p->row.from_snapshot) {
+		/* This exec happened before /proc was read: same image, better data. */
+		fill_image_from_exec(g, p, x);
+		p->row.from_snapshot = false;
+	} else if (p->execed) {
+		close_image(g, p, ts, x);
+		fill_image_from_exec(g, p, x);
+	} else {
+		fill_image_from_exec(g, p, x);
+	}
+	p->execed = true;
+	if (runmark_is_tracer_daemon(p->row.exe)) {
+		struct run *r = run_by_id(g, p->row.run_id);
+		if (r && r->row.launcher_pid == p->row.ppid)
+			p->row.run_id = 0;
+	}
+done:
+	note_launcher(g, p, x->argv, x->n_argv);
+	touch(g, p);
+}
+
+static void finish_run_command(struct ingest *g, struct proc *p)
+{
+	for (struct run *r = g->runs; r; r = r->next) {
+		if (!r->has_command || r->command_pid != p->pid ||
+		    !proc_same_start(r->command_start_ns, r->command_coarse, p->start_boot_ns,
+				     p->start_coarse))
+			continue;
+		r->row.end_ns = p->row.end_ns;
+		r->row.has_exit_code = p->row.has_exit_code;
+		r->row.exit_code = p->row.exit_code;
+		r->row.has_signal = p->row.has_signal;
+		r->row.signal = p->row.signal;
+		r->dirty = true;
+	}
+}
+
+static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct raw_counters end = raw_from(x->totals);
+	struct exit_status st = exit_status_decode(x->wait_status);
+
+	if (!p) {
+		/* Exited before we saw it start (e.g. between attach and snapshot). */
+		g->stats.unmatched_exits++;
+		p = new_entry(g, x->pid, x->start_ns, false, ts);
+		if (!p)
+			return;
+		struct proc *parent = x->has_ppid ? proc_by_pid(&g->table, x->ppid) : NULL;
+		snprintf(p->row.comm, sizeof(p->row.comm), "%s", x->comm ? x->comm : "");
+		link_parent(g, p, parent && !parent->exited ? parent : NULL, x->ppid);
+	} else if (p->exited) {
+		g->stats.late_events++;
+		return;
+	}
+	if (p->start_coarse) {
+		p->start_boot_ns = x->start_ns;
+		p->start_coarse = false;
+		p->row.proc_start_boot_ns = x->start_ns;
+	}
+	p->row.end_ns = to_epoch(g, ts);
+	p->row.state = "exited";
+	p->row.has_exit_code = st.exited;
+	p->row.exit_code = st.code;
+	p->row.has_signal = !st.exited;
+	p->row.signal = st.signal;
+	p->row.core_dumped = st.core_dumped;
+	p->row.has_metrics = x->totals != NULL;
+	metrics_between(&end, &p->base, &p->row.m);
+	p->row.m.has_max_rss = x->totals != NULL;
+	p->row.m.max_rss_kb = x->totals ? x->totals->peak_rss_kb : 0;
+	p->row.m.ru_maxrss_kb = x->totals ? x->totals->signal_maxrss_kb : 0;
+	p->exited = true;
+	finish_run_command(g, p);
+	if (p->launched)
+		p->launched->finished = true;
+	touch(g, p);
+	proc_retire(&g->table, p, ts);
+}
+
+void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f)
+{
+	g->offset_ns = f->realtime_offset_ns;
+	format_hex(f->boot_id.data, (unsigned)f->boot_id.len, g->boot_id, sizeof(g->boot_id));
+	snprintf(g->host_id, sizeof(g->host_id), "%s", f->host_id ? f->host_id : "");
+	snprintf(g->hostname, sizeof(g->hostname), "%s", f->hostname ? f->hostname : "");
+}
+
+void ingest_event(struct ingest *g, const Tracer__Event *ev)
+{
+	g->stats.events++;
+	switch (ev->kind_case) {
+	case TRACER__EVENT__KIND_FORK:
+		on_fork(g, ev->ts_ns, ev->fork);
+		break;
+	case TRACER__EVENT__KIND_EXEC:
+		on_exec(g, ev->ts_ns, ev->exec);
+		break;
+	case TRACER__EVENT__KIND_EXIT:
+		on_exit_event(g, ev->ts_ns, ev->exit);
+		break;
+	default:
+		break;
+	}
+}
+
+void ingest_new_generation(struct ingest *g)
+{
+	g->gen++;
+}
+
+void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns)
+{
+	struct proctable *t = &g->table;
+
+	for (size_t i = 0; i < t->n_buckets; i++) {
+		for (struct proc *p = t->buckets[i]; p; p = p->hash_next) {
+			if (p->exited || p->seen_gen >= g->gen)
+				continue;
+			p->exited = true;
+			p->row.state = "lost";
+			g->stats.lost_processes++;
+			if (recordable(g, p))
+				proc_mark_dirty(t, p);
+			proc_retire(t, p, now_boot_ns);
+		}
+	}
+}
+
+int ingest_write(struct ingest *g)
+{
+	for (struct closed_row *c = g->table.closed; c; c = c->next)
+		if (store_put_process(g->store, &c->row) != 0)
+			return -1;
+	for (struct proc *p = g->table.dirty; p; p = p->dirty_next)
+		if (store_put_process(g->store, &p->row) != 0)
+			return -1;
+	for (struct run *r = g->runs; r; r = r->next)
+		if (r->dirty && store_put_run(g->store, &r->row) != 0)
+			return -1;
+	return 0;
+}
+
+void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
+{
+	struct proctable *t = &g->table;
+	struct run **link = &g->runs;
+
+	for (struct closed_row *c = t->closed; c;) {
+		struct closed_row *next = c->next;
+		process_row_free_strings(&c->row);
+		free(c);
+		c = next;
+	}
+	t->closed = NULL;
+	for (struct proc *p = t->dirty; p;) {
+		struct proc *next = p->dirty_next;
+		p->dirty = false;
+		p->dirty_next = NULL;
+		if (p->exited) /* written for good: the strings are no longer needed */
+			process_row_free_strings(&p->row);
+		p = next;
+	}
+	t->dirty = NULL;
+	while (*link) {
+		struct run *r = *link;
+		r->dirty = false;
+		if (r->finished) {
+			*link = r->next;
+			for (size_t i = 0; i < t->n_buckets; i++)
+				for (struct proc *p = t->buckets[i]; p; p = p->hash_next)
+					if (p->launched == r)
+						p->launched = NULL;
+			for (struct proc *p = t->gc_head; p; p = p->gc_next)
+				if (p->launched == r)
+					p->launched = NULL;
+			free_run(r);
+			continue;
+		}
+		link = &r->next;
+	}
+	proctable_gc(t, now_boot_ns, EXITED_GRACE_NS);
+}
+
+/* --- restart ---------------------------------------------------------------------- */
+
+static void load_process(void *ctx, struct process_row *r)
+{
+	struct ingest *g = ctx;
+	struct proc *p = proc_by_pid(&g->table, r->pid);
+
+	if (p) {
+		process_row_free_strings(r);
+		return;
+	}
+	p = proc_add(&g->table, r->pid, r->proc_start_boot_ns, r->from_snapshot);
+	if (!p) {
+		process_row_free_strings(r);
+		return;
+	}
+	p->row = *r;
+	p->execed = true;
+	p->seen_gen = 0;
+}
+
+int ingest_load_state(struct ingest *g)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (store_each_running_process(g->store, load_process, g) != 0)
+		return -1;
+	/* Runs whose command has not finished yet. */
+	rc = sqlite3_prepare_v2(g->store->db,
+				"SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
+				"command_process_id, launcher_pid, launcher_start_ns FROM runs "
+				"WHERE end_ns IS NULL",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct run *r = calloc(1, sizeof(*r));
+		const unsigned char *v;
+		if (!r)
+			break;
+		r->row.id = sqlite3_column_int64(st, 0);
+		v = sqlite3_column_text(st, 1);
+		r->row.name = strdup(v ? (const char *)v : "");
+		v = sqlite3_column_text(st, 2);
+		r->row.pipeline = v ? strdup((const char *)v) : NULL;
+		v = sqlite3_column_text(st, 3);
+		snprintf(r->row.host_id, sizeof(r->row.host_id), "%s", v ? (const char *)v : "");
+		v = sqlite3_column_text(st, 4);
+		snprintf(r->row.hostname, sizeof(r->row.hostname), "%s", v ? (const char *)v : "");
+		v = sqlite3_column_text(st, 5);
+		snprintf(r->row.boot_id, sizeof(r->row.boot_id), "%s", v ? (const char *)v : "");
+		r->row.start_ns = sqlite3_column_int64(st, 6);
+		r->row.command_process_id = sqlite3_column_int64(st, 7);
+		r->row.launcher_pid = (uint32_t)sqlite3_column_int64(st, 8);
+		r->row.launcher_start_ns = (uint64_t)sqlite3_column_int64(st, 9);
+		struct proc *launcher = proc_find(&g->table, r->row.launcher_pid,
+						  r->row.launcher_start_ns, true);
+		if (launcher)
+			launcher->launched = r;
+		for (size_t i = 0; i < g->table.n_buckets && r->row.command_process_id; i++) {
+			for (struct proc *p = g->table.buckets[i]; p; p = p->hash_next) {
+				if (p->row.id != r->row.command_process_id)
+					continue;
+				r->has_command = true;
+				r->command_pid = p->pid;
+				r->command_start_ns = p->start_boot_ns;
+				r->command_coarse = p->start_coarse;
+			}
+		}
+		if (!launcher) {
+			r->has_command = r->row.command_process_id != 0 || r->has_command;
+			r->finished = true; /* launcher gone while we were down */
+		}
+		r->next = g->runs;
+		g->runs = r;
+	}
+	sqlite3_finalize(st);
+	log_info("resumed %zu running processes from the database", g->table.count);
+	return 0;
+}

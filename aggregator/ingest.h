@@ -1,0 +1,73 @@
+/*
+ * Applying validated events to the process table and the runs, and writing
+ * what changed. Nothing here touches the socket; receiver.c feeds frames in
+ * and commits.
+ */
+#ifndef TRACER_INGEST_H
+#define TRACER_INGEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aggregator/proctable.h"
+#include "aggregator/store.h"
+#include "tracer.pb-c.h"
+
+enum ingest_scope {
+	SCOPE_ALL,  /* every process on the host */
+	SCOPE_RUNS, /* only processes that belong to a run */
+};
+
+struct run {
+	struct run *next;
+	struct run_row row;
+	bool dirty;
+	bool finished; /* launcher gone: free after the next commit */
+	bool has_command;
+	uint32_t command_pid;
+	uint64_t command_start_ns;
+	bool command_coarse;
+};
+
+struct ingest_stats {
+	uint64_t events;
+	uint64_t lost_processes;	/* gone without an exit event */
+	uint64_t unmatched_exits;	/* exit of a process never seen starting */
+	uint64_t late_events;		/* for a process that had already exited */
+	uint64_t missing_parents;	/* parent not in the table */
+	uint64_t oom;			/* allocation failures: event skipped */
+};
+
+struct ingest {
+	struct proctable table;
+	struct store *store;
+	struct run *runs;
+	enum ingest_scope scope;
+	uint64_t gen; /* bumped per new collector stream */
+	/* Context of the frame being applied. */
+	int64_t offset_ns;
+	char boot_id[33];
+	char host_id[64];
+	char hostname[256];
+	struct ingest_stats stats;
+};
+
+int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope);
+void ingest_free(struct ingest *g);
+
+/* Loads processes and runs a previous aggregator left running. */
+int ingest_load_state(struct ingest *g);
+
+/* A new collector started: its snapshot will say who is still alive. */
+void ingest_new_generation(struct ingest *g);
+void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f);
+void ingest_event(struct ingest *g, const Tracer__Event *ev);
+/* The snapshot is complete: live entries it did not confirm are lost. */
+void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns);
+
+/* Writes everything changed since the last commit (inside a transaction). */
+int ingest_write(struct ingest *g);
+/* After a successful commit: forget what was written, free old entries. */
+void ingest_committed(struct ingest *g, uint64_t now_boot_ns);
+
+#endif

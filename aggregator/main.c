@@ -1,0 +1,243 @@
+/*
+ * tracer-aggregator: unprivileged. Receives frames from the collector on a
+ * Unix socket, checks who is connecting, validates everything, correlates
+ * processes into runs and writes SQLite. If started as root it prepares its
+ * directories and drops to --user before touching the database or socket.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aggregator/ingest.h"
+#include "aggregator/receiver.h"
+#include "aggregator/schema.h"
+#include "aggregator/store.h"
+#include "common/fileutil.h"
+#include "common/ipc.h"
+#include "common/log.h"
+#include "common/paths.h"
+#include "common/privdrop.h"
+
+struct aggregator_options {
+	const char *socket_path;
+	const char *db_path;
+	const char *user;
+	const char *collector_users[4];
+	unsigned n_collector_users;
+	int socket_mode;
+	int ready_fd;
+	enum ingest_scope scope;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tracer-aggregator [options]\n"
+		"  --socket PATH          listen here (default " TRACER_DEFAULT_SOCKET ")\n"
+		"  --db PATH              SQLite database (default " TRACER_DEFAULT_DB ")\n"
+		"  --user NAME            when started as root, run as this user\n"
+		"  --collector-user NAME  accept frames from this user (repeatable; root always)\n"
+		"  --socket-mode OCTAL    socket file permissions (default 0660)\n"
+		"  --scope all|runs       record every process (default) or only those in runs\n"
+		"  --log-level LEVEL      error, warn, info (default) or debug\n"
+		"  --ready-fd N           write \"ready\\n\" to fd N once listening\n");
+}
+
+static int parse_options(int argc, char **argv, struct aggregator_options *o)
+{
+	static const struct option longopts[] = {
+		{"socket", required_argument, 0, 's'},
+		{"db", required_argument, 0, 'd'},
+		{"user", required_argument, 0, 'u'},
+		{"collector-user", required_argument, 0, 'c'},
+		{"socket-mode", required_argument, 0, 'm'},
+		{"scope", required_argument, 0, 'S'},
+		{"log-level", required_argument, 0, 'l'},
+		{"ready-fd", required_argument, 0, 'R'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	int c;
+	char *end;
+
+	*o = (struct aggregator_options){.socket_path = TRACER_DEFAULT_SOCKET,
+					 .db_path = TRACER_DEFAULT_DB,
+					 .socket_mode = 0660,
+					 .ready_fd = -1,
+					 .scope = SCOPE_ALL};
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->socket_path = optarg;
+			break;
+		case 'd':
+			o->db_path = optarg;
+			break;
+		case 'u':
+			o->user = optarg;
+			break;
+		case 'c':
+			if (o->n_collector_users == 4) {
+				fprintf(stderr, "tracer-aggregator: at most 4 --collector-user\n");
+				return -1;
+			}
+			o->collector_users[o->n_collector_users++] = optarg;
+			break;
+		case 'm':
+			o->socket_mode = (int)strtol(optarg, &end, 8);
+			if (*end || o->socket_mode & ~0777) {
+				fprintf(stderr, "tracer-aggregator: bad --socket-mode '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'S':
+			if (strcmp(optarg, "all") == 0)
+				o->scope = SCOPE_ALL;
+			else if (strcmp(optarg, "runs") == 0)
+				o->scope = SCOPE_RUNS;
+			else {
+				fprintf(stderr, "tracer-aggregator: --scope is all or runs\n");
+				return -1;
+			}
+			break;
+		case 'l':
+			if (log_set_level_name(optarg) != 0) {
+				fprintf(stderr, "tracer-aggregator: unknown log level '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'R':
+			o->ready_fd = atoi(optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "tracer-aggregator: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static int allowed_peers(const struct aggregator_options *o, struct ipc_peer_policy *policy)
+{
+	struct run_as who;
+
+	policy->n_allowed = 0;
+	policy->allowed_uids[policy->n_allowed++] = 0;
+	for (unsigned i = 0; i < o->n_collector_users; i++) {
+		if (run_as_lookup(o->collector_users[i], &who) != 0) {
+			log_error("unknown collector user '%s'", o->collector_users[i]);
+			return -1;
+		}
+		policy->allowed_uids[policy->n_allowed++] = who.uid;
+	}
+	if (o->n_collector_users == 0 && (run_as_lookup(TRACER_COLLECTOR_USER, &who) == 0 ||
+					  run_as_lookup("nobody", &who) == 0))
+		policy->allowed_uids[policy->n_allowed++] = who.uid;
+	return 0;
+}
+
+/* As root: make the directories the unprivileged user will need. */
+static int prepare_directory(const char *file, const struct run_as *who, mode_t mode)
+{
+	char dir[4096];
+	struct stat st;
+
+	path_dirname(file, dir, sizeof(dir));
+	if (stat(dir, &st) == 0)
+		return 0;
+	if (mkdir_parents(dir, mode) != 0 || chown(dir, who->uid, who->gid) != 0) {
+		log_error("cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct aggregator_options opt;
+	struct store store;
+	struct ingest ingest;
+	struct receiver receiver;
+	struct run_as who;
+	int rv, exit_code = 1;
+
+	log_init("tracer-aggregator");
+	if (parse_options(argc, argv, &opt) != 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+
+	if (geteuid() == 0) {
+		if (!opt.user) {
+			log_error("refusing to run as root: pass --user NAME");
+			return 1;
+		}
+		if (run_as_lookup(opt.user, &who) != 0) {
+			log_error("unknown user '%s'", opt.user);
+			return 1;
+		}
+		if (prepare_directory(opt.db_path, &who, 0750) != 0 ||
+		    prepare_directory(opt.socket_path, &who, 0750) != 0)
+			return 1;
+		if (drop_privileges(&who) != 0) {
+			log_error("refusing to run privileged: privilege drop to %s failed",
+				  who.name);
+			return 1;
+		}
+	}
+	if (store_open(&store, opt.db_path) != 0)
+		return 1;
+	if (ingest_init(&ingest, &store, opt.scope) != 0 || ingest_load_state(&ingest) != 0) {
+		log_error("cannot load state from %s", opt.db_path);
+		goto out_store;
+	}
+	receiver_init(&receiver, &ingest, &store);
+	if (allowed_peers(&opt, &receiver.policy) != 0)
+		goto out_ingest;
+	rv = ipc_listen(&receiver.sock, opt.socket_path, opt.socket_mode, &receiver.policy);
+	if (rv != 0) {
+		log_error("cannot listen on %s: %s", opt.socket_path, nng_strerror(rv));
+		goto out_ingest;
+	}
+	log_info("listening on %s, writing %s (schema v%d, scope %s)", opt.socket_path,
+		 opt.db_path, schema_latest_version(), opt.scope == SCOPE_ALL ? "all" : "runs");
+	if (opt.ready_fd >= 0) {
+		if (write(opt.ready_fd, "ready\n", 6) != 6)
+			log_warn("cannot signal readiness: %s", strerror(errno));
+		close(opt.ready_fd);
+	}
+	exit_code = receiver_run(&receiver, &stop_requested) == 0 ? 0 : 1;
+	log_info("stopped (signal %d); %llu events, %llu bad frames, %llu refused peers",
+		 (int)stop_requested, (unsigned long long)ingest.stats.events,
+		 (unsigned long long)receiver.agg.bad_frames,
+		 (unsigned long long)receiver.agg.refused_peers);
+	nng_close(receiver.sock);
+	unlink(opt.socket_path);
+	receiver_free(&receiver);
+out_ingest:
+	ingest_free(&ingest);
+out_store:
+	store_close(&store);
+	return exit_code;
+}

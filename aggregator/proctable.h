@@ -1,0 +1,89 @@
+/*
+ * The live process table. A process is identified by (pid, start time), so a
+ * reused PID never merges two processes. Each entry holds the row of its
+ * current image; an exec in place closes that row and opens the next one.
+ * Exited entries stay a short while so late duplicates (a zombie seen by the
+ * /proc snapshot, a resent frame) are recognised, then are freed.
+ */
+#ifndef TRACER_PROCTABLE_H
+#define TRACER_PROCTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aggregator/store.h"
+
+/* /proc start times have clock-tick (10 ms) resolution. */
+#define START_TOLERANCE_NS 11000000ULL
+
+/* Raw counters at the start of the current image (exec in place). */
+struct raw_counters {
+	uint64_t utime, stime, runtime;
+	uint64_t nvcsw, nivcsw, min_flt, maj_flt;
+	uint64_t rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
+};
+
+struct run;
+
+struct proc {
+	struct proc *hash_next;
+	struct proc *dirty_next;
+	struct proc *gc_next;
+	uint32_t pid;
+	uint64_t start_boot_ns;
+	bool start_coarse; /* from /proc or a fork hook without the child's start */
+	bool execed;	   /* the current image came from an exec or the snapshot */
+	bool exited;
+	bool dirty;
+	bool in_gc;
+	uint64_t snapshot_ts; /* CLOCK_BOOTTIME when /proc was read; 0 if never */
+	uint64_t exited_at;
+	uint64_t seen_gen;
+	struct raw_counters base;
+	struct run *launched; /* this process is a `tracer run` launcher */
+	struct process_row row;
+};
+
+struct closed_row {
+	struct closed_row *next;
+	struct process_row row;
+};
+
+struct proctable {
+	struct proc **buckets;
+	size_t n_buckets;
+	size_t count;
+	struct proc *dirty;	       /* entries whose row must be written */
+	struct closed_row *closed;     /* finished images waiting to be written */
+	struct proc *gc_head, *gc_tail; /* exited entries, oldest first */
+};
+
+int proctable_init(struct proctable *t);
+void proctable_free(struct proctable *t);
+
+/* Same process? Exact start times, or within a tick when one side is coarse. */
+bool proc_same_start(uint64_t a, bool a_coarse, uint64_t b, bool b_coarse);
+/* The entry for pid whatever its start time, or NULL. */
+struct proc *proc_by_pid(struct proctable *t, uint32_t pid);
+/* The entry for this identity (coarse: start may be tick-rounded), or NULL. */
+struct proc *proc_find(struct proctable *t, uint32_t pid, uint64_t start_ns, bool coarse);
+/* Adds a new entry; the caller has removed any other entry with this pid. */
+struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_ns, bool coarse);
+/* Unlinks from the hash (the entry stays valid until freed). */
+void proc_unhash(struct proctable *t, struct proc *p);
+
+void proc_mark_dirty(struct proctable *t, struct proc *p);
+/* Queues the entry for freeing once it is old enough. */
+void proc_retire(struct proctable *t, struct proc *p, uint64_t now_boot_ns);
+/* Keeps a finished image row (takes ownership of its strings). */
+int proctable_add_closed(struct proctable *t, const struct process_row *row);
+
+/* Frees retired entries older than grace_ns that need no write. */
+void proctable_gc(struct proctable *t, uint64_t now_boot_ns, uint64_t grace_ns);
+
+void process_row_free_strings(struct process_row *r);
+/* Deep copy of the owned strings. 0 or -1. */
+int process_row_copy(struct process_row *dst, const struct process_row *src);
+
+#endif

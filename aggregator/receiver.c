@@ -1,0 +1,258 @@
+#include "aggregator/receiver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/frame.h"
+#include "common/hostinfo.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+
+#define BATCH_MAX_FRAMES 64
+#define BATCH_MAX_EVENTS 200000
+#define RETRY_NS (1 * NSEC_PER_SEC)
+#define STATS_EVERY_NS (1 * NSEC_PER_SEC)
+#define RECV_TIMEOUT_MS 100
+
+int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store)
+{
+	memset(r, 0, sizeof(*r));
+	r->ingest = ingest;
+	r->store = store;
+	r->agg.started_ns = (int64_t)now_realtime_ns();
+	r->agg.updated_ns = r->agg.started_ns;
+	r->agg.pid = (uint32_t)getpid();
+	r->agg_dirty = true;
+	return 0;
+}
+
+void receiver_free(struct receiver *r)
+{
+	for (struct stream_state *s = r->streams; s;) {
+		struct stream_state *next = s->next;
+		free(s);
+		s = next;
+	}
+	r->streams = NULL;
+}
+
+static struct stream_state *stream_for(struct receiver *r, const Tracer__Frame *f)
+{
+	struct stream_state *s;
+	char hex[33];
+
+	for (s = r->streams; s; s = s->next)
+		if (memcmp(s->id, f->stream_id.data, 16) == 0)
+			return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	memcpy(s->id, f->stream_id.data, 16);
+	format_hex(s->id, 16, hex, sizeof(hex));
+	int found = store_get_stream(r->store, hex, &s->row);
+	if (found <= 0) {
+		memset(&s->row, 0, sizeof(s->row));
+		snprintf(s->row.stream_id, sizeof(s->row.stream_id), "%s", hex);
+		s->row.first_seen_ns = (int64_t)now_realtime_ns();
+		/* A collector we have never heard from: its snapshot decides who lives. */
+		ingest_new_generation(r->ingest);
+		log_info("new collector stream %s (pid %u, host %s)", hex, f->collector_pid,
+			 f->hostname ? f->hostname : "?");
+	} else {
+		log_info("collector stream %s resumes after seq %llu", hex,
+			 (unsigned long long)s->row.last_seq);
+	}
+	s->next = r->streams;
+	r->streams = s;
+	return s;
+}
+
+static void note_bad_frame(struct receiver *r, enum frame_error err, const char *why)
+{
+	r->agg.bad_frames++;
+	snprintf(r->agg.last_bad_frame, sizeof(r->agg.last_bad_frame), "%s: %s",
+		 frame_error_name(err), why);
+	r->agg_dirty = true;
+	if (r->agg.bad_frames <= 10 || r->agg.bad_frames % 1000 == 0)
+		log_warn("rejected frame #%llu: %s: %s", (unsigned long long)r->agg.bad_frames,
+			 frame_error_name(err), why);
+}
+
+static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
+{
+	struct stream_row *row = &s->row;
+	const Tracer__CollectorStats *st = f->stats;
+
+	format_hex(f->boot_id.data, 16, row->boot_id, sizeof(row->boot_id));
+	snprintf(row->host_id, sizeof(row->host_id), "%s", f->host_id ? f->host_id : "");
+	snprintf(row->hostname, sizeof(row->hostname), "%s", f->hostname ? f->hostname : "");
+	row->collector_pid = f->collector_pid;
+	row->last_seen_ns = (int64_t)now_realtime_ns();
+	row->last_seq = f->seq;
+	if (f->watermark_ns > row->watermark_boot_ns)
+		row->watermark_boot_ns = f->watermark_ns;
+	row->frames_received++;
+	row->events_received += f->n_events;
+	if (st) {
+		/* Cumulative on the collector side: the latest frame has the totals. */
+		row->kernel_drops_fork = st->kernel_drops_fork;
+		row->kernel_drops_exec = st->kernel_drops_exec;
+		row->kernel_drops_exit = st->kernel_drops_exit;
+		row->collector_drops = st->queue_drops + st->decode_errors;
+		row->decode_errors = st->decode_errors;
+		row->snapshot_processes = st->snapshot_processes;
+	}
+	row->final = f->final;
+	s->dirty = true;
+}
+
+void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
+{
+	Tracer__Frame *f = NULL;
+	char why[256] = "";
+	enum frame_error err = frame_decode(buf, len, &f, why, sizeof(why));
+	struct stream_state *s;
+
+	r->agg.frames_received++;
+	if (err != FRAME_OK) {
+		note_bad_frame(r, err, why);
+		return;
+	}
+	s = stream_for(r, f);
+	if (!s) {
+		log_error("out of memory tracking a stream; frame %llu not applied",
+			  (unsigned long long)f->seq);
+		frame_free(f);
+		return;
+	}
+	if (f->seq <= s->row.last_seq) {
+		/* Resent after a reconnect: already committed. Ack it again. */
+		s->row.duplicate_frames++;
+		s->dirty = true;
+	} else {
+		if (f->seq > s->row.last_seq + 1 && s->row.last_seq > 0) {
+			uint64_t missing = f->seq - s->row.last_seq - 1;
+			s->row.seq_gaps += missing;
+			log_warn("stream %s: %llu frames missing before seq %llu", s->row.stream_id,
+				 (unsigned long long)missing, (unsigned long long)f->seq);
+		}
+		ingest_set_frame_context(r->ingest, f);
+		for (size_t i = 0; i < f->n_events; i++)
+			ingest_event(r->ingest, f->events[i]);
+		if (f->snapshot_done)
+			ingest_snapshot_done(r->ingest, f->watermark_ns);
+		update_stream_stats(s, f);
+	}
+	if (!s->ack_pending || f->seq > s->ack_seq)
+		s->ack_seq = f->seq > s->ack_seq ? f->seq : s->ack_seq;
+	s->ack_pending = true;
+	frame_free(f);
+}
+
+static void send_acks(struct receiver *r)
+{
+	for (struct stream_state *s = r->streams; s; s = s->next) {
+		struct ipc_ack ack;
+		uint8_t buf[IPC_ACK_LEN];
+
+		if (!s->ack_pending)
+			continue;
+		memcpy(ack.stream_id, s->id, 16);
+		ack.seq = s->ack_seq;
+		ipc_ack_pack(&ack, buf);
+		/* A lost ack only means the collector resends; we dedupe. */
+		nng_send(r->sock, buf, sizeof(buf), NNG_FLAG_NONBLOCK);
+		s->ack_pending = false;
+	}
+}
+
+int receiver_commit(struct receiver *r)
+{
+	uint64_t refused = __atomic_load_n(&r->policy.refused, __ATOMIC_RELAXED);
+	bool work = r->ingest->table.dirty || r->ingest->table.closed || r->agg_dirty;
+	int rc;
+
+	for (struct stream_state *s = r->streams; s; s = s->next)
+		work = work || s->dirty || s->ack_pending;
+	for (struct run *run = r->ingest->runs; run; run = run->next)
+		work = work || run->dirty;
+	if (refused != r->agg.refused_peers) {
+		r->agg.refused_peers = refused;
+		work = true;
+	}
+	if (!work)
+		return 0;
+	r->agg.updated_ns = (int64_t)now_realtime_ns();
+	if (store_begin(r->store) != 0)
+		goto fail;
+	if (ingest_write(r->ingest) != 0)
+		goto fail;
+	for (struct stream_state *s = r->streams; s; s = s->next)
+		if (s->dirty && store_put_stream(r->store, &s->row) != 0)
+			goto fail;
+	if (store_put_aggregator_stats(r->store, &r->agg) != 0)
+		goto fail;
+	rc = store_commit(r->store);
+	if (rc != 0)
+		goto fail_committed;
+	for (struct stream_state *s = r->streams; s; s = s->next)
+		s->dirty = false;
+	r->agg_dirty = false;
+	ingest_committed(r->ingest, now_boottime_ns());
+	send_acks(r);
+	if (r->commit_failed)
+		log_info("database writable again; backlog committed");
+	r->commit_failed = false;
+	return 0;
+fail:
+	store_rollback(r->store);
+fail_committed:
+	if (!r->commit_failed)
+		log_error("cannot write to the database (%s); holding frames unacknowledged and "
+			  "retrying every second",
+			  sqlite3_errmsg(r->store->db));
+	r->commit_failed = true;
+	r->next_retry_ns = now_boottime_ns() + RETRY_NS;
+	return -1;
+}
+
+int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
+{
+	nng_socket_set_ms(r->sock, NNG_OPT_RECVTIMEO, RECV_TIMEOUT_MS);
+	while (!*stop) {
+		unsigned frames = 0;
+		uint64_t events = 0;
+
+		if (r->commit_failed) {
+			if (now_boottime_ns() < r->next_retry_ns) {
+				sleep_ns(50 * NSEC_PER_MSEC);
+				continue;
+			}
+			receiver_commit(r);
+			continue;
+		}
+		/* Take what is waiting (bounded), then commit it in one transaction. */
+		while (frames < BATCH_MAX_FRAMES && events < BATCH_MAX_EVENTS) {
+			nng_msg *msg;
+			int rv = nng_recvmsg(r->sock, &msg, frames ? NNG_FLAG_NONBLOCK : 0);
+			if (rv != 0)
+				break;
+			uint64_t before = r->ingest->stats.events;
+			receiver_handle(r, nng_msg_body(msg), nng_msg_len(msg));
+			events += r->ingest->stats.events - before;
+			nng_msg_free(msg);
+			frames++;
+		}
+		uint64_t now = now_boottime_ns();
+		if (frames || now - r->last_stats_ns >= STATS_EVERY_NS) {
+			receiver_commit(r);
+			r->last_stats_ns = now;
+		}
+	}
+	/* Clean stop: commit what we have; acks go to a collector still there. */
+	if (receiver_commit(r) != 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,54 @@
+/*
+ * The aggregator's side of the channel: receive, validate, deduplicate and
+ * apply frames, commit them in batched transactions, and acknowledge each
+ * frame only once it is durable. If a commit fails (disk full, I/O error)
+ * nothing is acknowledged and nothing new is read until a retry succeeds;
+ * the collector's queue holds the backlog meanwhile.
+ */
+#ifndef TRACER_RECEIVER_H
+#define TRACER_RECEIVER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+#include "aggregator/ingest.h"
+#include "aggregator/store.h"
+#include "common/ipc.h"
+
+#define RECEIVER_MAX_STREAMS_ACKED 8
+
+struct stream_state {
+	struct stream_state *next;
+	uint8_t id[16];
+	struct stream_row row;
+	bool dirty;
+	bool ack_pending;
+	uint64_t ack_seq;
+};
+
+struct receiver {
+	nng_socket sock;
+	struct ipc_peer_policy policy;
+	struct ingest *ingest;
+	struct store *store;
+	struct stream_state *streams;
+	struct aggregator_stats_row agg;
+	bool agg_dirty;
+	bool commit_failed;
+	uint64_t next_retry_ns;
+	uint64_t last_stats_ns;
+};
+
+int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store);
+/* Handles one message's bytes (exposed for tests and fuzzing). */
+void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len);
+/* Writes and commits what was received; acks on success. 0 or -1. */
+int receiver_commit(struct receiver *r);
+/* Runs until *stop is set; returns 0 on a clean stop. */
+int receiver_run(struct receiver *r, volatile sig_atomic_t *stop);
+void receiver_free(struct receiver *r);
+
+#endif

@@ -1,0 +1,59 @@
+#include <stdio.h>
+
+#include "aggregator/schema.h"
+
+#include "common/log.h"
+
+int schema_latest_version(void)
+{
+	return schema_migration_count ? schema_migrations[schema_migration_count - 1].version : 0;
+}
+
+static int user_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int schema_migrate(sqlite3 *db)
+{
+	int current = user_version(db);
+	char *err = NULL;
+
+	if (current < 0) {
+		log_error("cannot read the schema version: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	if (current > schema_latest_version()) {
+		log_error("database schema version %d is newer than this tracer (%d); "
+			  "upgrade tracer",
+			  current, schema_latest_version());
+		return -1;
+	}
+	for (unsigned i = 0; i < schema_migration_count; i++) {
+		const struct migration *m = &schema_migrations[i];
+		char pragma[64];
+
+		if (m->version <= current)
+			continue;
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", m->version);
+		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) != SQLITE_OK ||
+		    sqlite3_exec(db, m->sql, NULL, NULL, &err) != SQLITE_OK ||
+		    sqlite3_exec(db, pragma, NULL, NULL, &err) != SQLITE_OK ||
+		    sqlite3_exec(db, "COMMIT", NULL, NULL, &err) != SQLITE_OK) {
+			log_error("schema migration %s failed: %s", m->name, err ? err : "?");
+			sqlite3_free(err);
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			return -1;
+		}
+		log_info("database migrated to schema version %d (%s)", m->version, m->name);
+	}
+	return 0;
+}

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Process lifecycle: fork, exec and exit of whole processes (not threads),
+ * with the kernel's exact per-process totals read at the last thread's exit.
+ *
+ * Each hook exists twice: a tp_btf flavour (typed arguments, preferred) and a
+ * classic tracepoint flavour for kernels without BTF-typed tracepoints. The
+ * collector probes the kernel and disables the flavour it does not use.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the collector before load. */
+const volatile __u32 page_kb = 4;
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+/* include/linux/sched/signal.h; stable since 2.6 */
+#define SIGNAL_GROUP_EXIT 0x00000004
+/* enum mm_counter */
+#define MM_FILEPAGES 0
+#define MM_ANONPAGES 1
+#define MM_SHMEMPAGES 3
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+/* Failed reservations per event type; .bss is mmap'ed, so the collector reads
+ * it without a bpf() syscall after dropping privileges. */
+__u64 drop_counts[TRACER_DROP_MAX];
+
+/* Peak RSS of the image being replaced, stashed by sched_prepare_exec. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} prev_peak SEC(".maps");
+
+static __always_inline void count_drop(__u32 index)
+{
+	if (index < TRACER_DROP_MAX)
+		__sync_fetch_and_add(&drop_counts[index], 1);
+}
+
+/* Wake the collector only when the buffer fills; it drains on a timer. */
+static __always_inline __u64 submit_flags(void)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	return avail >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline __u64 leader_start(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+static __always_inline __u64 counter_pages(struct mm_struct *mm, int member)
+{
+	__s64 v = BPF_CORE_READ(mm, rss_stat[member].count);
+
+	return v > 0 ? (__u64)v : 0;
+}
+
+/* max(hiwater, current rss): hiwater_rss is only raised when RSS shrinks. */
+static __always_inline __u64 mm_peak_kb(struct mm_struct *mm)
+{
+	__u64 hiwater = BPF_CORE_READ(mm, hiwater_rss);
+	__u64 rss = counter_pages(mm, MM_FILEPAGES) + counter_pages(mm, MM_ANONPAGES) +
+		    counter_pages(mm, MM_SHMEMPAGES);
+
+	return (hiwater > rss ? hiwater : rss) * page_kb;
+}
+
+static __always_inline void add_task_counters(struct tracer_counters *c, struct task_struct *t)
+{
+	c->utime_ns += BPF_CORE_READ(t, utime);
+	c->stime_ns += BPF_CORE_READ(t, stime);
+	c->runtime_ns += BPF_CORE_READ(t, se.sum_exec_runtime);
+	c->nvcsw += BPF_CORE_READ(t, nvcsw);
+	c->nivcsw += BPF_CORE_READ(t, nivcsw);
+	c->min_flt += BPF_CORE_READ(t, min_flt);
+	c->maj_flt += BPF_CORE_READ(t, maj_flt);
+	c->rchar += BPF_CORE_READ(t, ioac.rchar);
+	c->wchar += BPF_CORE_READ(t, ioac.wchar);
+	c->syscr += BPF_CORE_READ(t, ioac.syscr);
+	c->syscw += BPF_CORE_READ(t, ioac.syscw);
+	c->read_bytes += BPF_CORE_READ(t, ioac.read_bytes);
+	c->write_bytes += BPF_CORE_READ(t, ioac.write_bytes);
+	c->cancelled_write_bytes += BPF_CORE_READ(t, ioac.cancelled_write_bytes);
+}
+
+/*
+ * Whole-process totals: what dead threads left in signal_struct plus the
+ * threads still around (the current one and, if it already exited, the
+ * zombie group leader, whose counters reach signal_struct only at reap).
+ */
+static __noinline void read_counters(struct task_struct *task, struct tracer_counters *c,
+				     __u32 *flags)
+{
+	struct signal_struct *sig = BPF_CORE_READ(task, signal);
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+
+	c->utime_ns = BPF_CORE_READ(sig, utime);
+	c->stime_ns = BPF_CORE_READ(sig, stime);
+	c->runtime_ns = BPF_CORE_READ(sig, sum_sched_runtime);
+	c->nvcsw = BPF_CORE_READ(sig, nvcsw);
+	c->nivcsw = BPF_CORE_READ(sig, nivcsw);
+	c->min_flt = BPF_CORE_READ(sig, min_flt);
+	c->maj_flt = BPF_CORE_READ(sig, maj_flt);
+	c->rchar = BPF_CORE_READ(sig, ioac.rchar);
+	c->wchar = BPF_CORE_READ(sig, ioac.wchar);
+	c->syscr = BPF_CORE_READ(sig, ioac.syscr);
+	c->syscw = BPF_CORE_READ(sig, ioac.syscw);
+	c->read_bytes = BPF_CORE_READ(sig, ioac.read_bytes);
+	c->write_bytes = BPF_CORE_READ(sig, ioac.write_bytes);
+	c->cancelled_write_bytes = BPF_CORE_READ(sig, ioac.cancelled_write_bytes);
+	add_task_counters(c, task);
+	if (leader != task)
+		add_task_counters(c, leader);
+
+	c->signal_maxrss_kb = BPF_CORE_READ(sig, maxrss) * page_kb;
+	if (mm) {
+		c->peak_rss_kb = mm_peak_kb(mm);
+	} else {
+		/* Kernels before 6.16 fire sched_process_exit after exit_mm(). */
+		c->peak_rss_kb = c->signal_maxrss_kb;
+		*flags |= TRACER_F_PEAK_FROM_SIGNAL;
+	}
+}
+
+/* One path walk in progress; bpf_loop() calls walk_step() per component. */
+struct path_walk {
+	struct dentry *dentry;
+	struct vfsmount *vfsmnt;
+	struct mount *mnt;
+	struct mount *mnt_parent;
+	__u64 mnt_off;
+	__u32 off;
+	__u32 depth;
+	__u32 done;
+	__u32 cpu_key;
+};
+
+/* Scratch for the path being built: ring buffer memory cannot be passed in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[TRACER_CWD_MAX + TRACER_CWD_NAME_MAX]);
+} path_scratch SEC(".maps");
+
+/* Plain locals only: CO-RE must not relocate fields of struct path_walk. */
+static long walk_step(__u64 index, void *ctx)
+{
+	struct path_walk *w = ctx;
+	struct dentry *dentry = w->dentry;
+	struct vfsmount *vfsmnt = w->vfsmnt;
+	struct mount *mnt = w->mnt;
+	struct dentry *mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+	struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
+	char *buf;
+
+	if (dentry == mnt_root) {
+		if (mnt == w->mnt_parent) {
+			w->done = 1;
+			return 1;
+		}
+		w->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+		mnt = w->mnt_parent;
+		w->mnt = mnt;
+		w->mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
+		w->vfsmnt = (void *)mnt + w->mnt_off;
+		return 0;
+	}
+	if (dentry == parent) {
+		w->done = 1;
+		return 1;
+	}
+	buf = bpf_map_lookup_elem(&path_scratch, &w->cpu_key);
+	if (!buf || w->off >= TRACER_CWD_MAX)
+		return 1;
+	const unsigned char *name = BPF_CORE_READ(dentry, d_name.name);
+	long n = bpf_probe_read_kernel_str(&buf[w->off & (TRACER_CWD_MAX - 1)],
+					   TRACER_CWD_NAME_MAX, name);
+	if (n <= 0)
+		return 1;
+	w->off += n;
+	w->depth++;
+	w->dentry = parent;
+	return 0;
+}
+
+/*
+ * Write a path as NUL-separated components, leaf first; user space reverses
+ * them. Crosses mount points up to the root of the task's mount namespace.
+ * Returns bytes used.
+ */
+static __always_inline __u32 walk_path(struct dentry *dentry, struct vfsmount *vfsmnt, char *out,
+				       __u32 out_size, __u32 *depth_out, __u32 *flags,
+				       __u32 trunc_flag)
+{
+	struct path_walk w = {};
+	char *buf;
+
+	w.mnt_off = bpf_core_field_offset(struct mount, mnt);
+	w.dentry = dentry;
+	w.vfsmnt = vfsmnt;
+	struct mount *mnt = (void *)vfsmnt - w.mnt_off;
+	w.mnt = mnt;
+	w.mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
+	bpf_loop(TRACER_CWD_DEPTH * 2, walk_step, &w, 0);
+	if (!w.done)
+		*flags |= trunc_flag;
+	*depth_out = w.depth;
+	buf = bpf_map_lookup_elem(&path_scratch, &w.cpu_key);
+	if (!buf)
+		return 0;
+	__u32 len = w.off;
+	if (len > out_size)
+		len = out_size;
+	barrier_var(len);
+	if (len > TRACER_CWD_MAX + TRACER_CWD_NAME_MAX)
+		return 0;
+	bpf_probe_read_kernel(out, len, buf);
+	return len;
+}
+
+static __always_inline void read_argv(struct task_struct *task, struct tracer_exec_event *e)
+{
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	unsigned long start = BPF_CORE_READ(mm, arg_start);
+	unsigned long end = BPF_CORE_READ(mm, arg_end);
+	__u64 len = end - start;
+
+	if (end <= start) {
+		e->h.flags |= TRACER_F_ARGV_ERROR;
+		return;
+	}
+	if (len > TRACER_ARGV_MAX) {
+		len = TRACER_ARGV_MAX;
+		e->h.flags |= TRACER_F_ARGV_TRUNCATED;
+	}
+	barrier_var(len);
+	if (len > TRACER_ARGV_MAX)
+		return;
+	if (bpf_probe_read_user(e->argv, len, (void *)start) < 0) {
+		e->h.flags |= TRACER_F_ARGV_ERROR;
+		return;
+	}
+	e->argv_len = len;
+}
+
+static __always_inline __u64 memcg_v1_id(struct task_struct *task)
+{
+	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+
+	if (id < 0 || id >= CGROUP_SUBSYS_COUNT)
+		return 0;
+	/* On a v2-only host the memory subsystem sits on the default root. */
+	return BPF_CORE_READ(task, cgroups, subsys[id], cgroup, kn, id);
+}
+
+static __always_inline void fill_header(struct tracer_event_header *h, __u32 type,
+					struct task_struct *task)
+{
+	h->type = type;
+	h->flags = 0;
+	h->ts_ns = bpf_ktime_get_boot_ns();
+	h->pid = BPF_CORE_READ(task, tgid);
+	h->tid = BPF_CORE_READ(task, pid);
+	h->start_ns = leader_start(task);
+}
+
+static __always_inline int emit_fork(struct task_struct *parent, struct task_struct *child)
+{
+	struct tracer_fork_event *e;
+
+	/* Threads share the process: only new thread groups are processes. */
+	if (child && BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+		return 0;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(TRACER_DROP_FORK);
+		return 0;
+	}
+	fill_header(&e->h, TRACER_EV_FORK, parent);
+	struct task_struct *real_parent = child ? BPF_CORE_READ(child, real_parent) : parent;
+	e->parent_pid = BPF_CORE_READ(real_parent, tgid);
+	e->parent_start_ns = leader_start(real_parent);
+	if (child) {
+		e->h.pid = BPF_CORE_READ(child, tgid);
+		e->h.tid = e->h.pid;
+		e->h.start_ns = BPF_CORE_READ(child, start_boottime);
+	}
+	e->uid = BPF_CORE_READ(parent, cred, uid.val);
+	e->gid = BPF_CORE_READ(parent, cred, gid.val);
+	e->pad = 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
+	bpf_ringbuf_submit(e, submit_flags());
+	return 0;
+}
+
+static __always_inline int emit_exec(struct task_struct *task, __u32 old_tid)
+{
+	struct tracer_exec_event *e;
+	__u32 flags = 0;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(TRACER_DROP_EXEC);
+		bpf_map_delete_elem(&prev_peak, &old_tid);
+		return 0;
+	}
+	fill_header(&e->h, TRACER_EV_EXEC, task);
+	e->old_tid = old_tid;
+	struct task_struct *real_parent = BPF_CORE_READ(task, real_parent);
+	e->ppid = BPF_CORE_READ(real_parent, tgid);
+	e->parent_start_ns = leader_start(real_parent);
+	e->uid = BPF_CORE_READ(task, cred, uid.val);
+	e->gid = BPF_CORE_READ(task, cred, gid.val);
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->cgroup1_id = memcg_v1_id(task);
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+
+	__u64 *prev = bpf_map_lookup_elem(&prev_peak, &old_tid);
+	e->prev_peak_rss_kb = 0;
+	if (prev) {
+		e->prev_peak_rss_kb = *prev;
+		flags |= TRACER_F_PREV_PEAK_KNOWN;
+		bpf_map_delete_elem(&prev_peak, &old_tid);
+	}
+	read_counters(task, &e->at_exec, &flags);
+
+	e->argv_len = 0;
+	read_argv(task, e);
+
+	/* exe: the file really mapped (resolves #! interpreters), absolute. */
+	struct file *exe = BPF_CORE_READ(task, mm, exe_file);
+	__u32 depth = 0;
+	e->filename_len = 0;
+	if (exe) {
+		e->filename_len = walk_path(BPF_CORE_READ(exe, f_path.dentry),
+					    BPF_CORE_READ(exe, f_path.mnt), e->filename,
+					    sizeof(e->filename), &depth, &flags,
+					    TRACER_F_FILENAME_TRUNCATED);
+	}
+
+	struct fs_struct *fs = BPF_CORE_READ(task, fs);
+	e->cwd_len = 0;
+	e->cwd_depth = 0;
+	if (fs) {
+		e->cwd_len = walk_path(BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt),
+				       e->cwd, sizeof(e->cwd), &e->cwd_depth, &flags,
+				       TRACER_F_CWD_TRUNCATED);
+	} else {
+		flags |= TRACER_F_CWD_ERROR;
+	}
+	e->h.flags |= flags;
+	bpf_ringbuf_submit(e, submit_flags());
+	return 0;
+}
+
+static __always_inline int emit_exit(struct task_struct *task)
+{
+	struct tracer_exit_event *e;
+	struct signal_struct *sig = BPF_CORE_READ(task, signal);
+	__u32 flags = 0;
+
+	/* A process ends when its last thread does. */
+	if (BPF_CORE_READ(sig, live.counter) != 0)
+		return 0;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(TRACER_DROP_EXIT);
+		return 0;
+	}
+	fill_header(&e->h, TRACER_EV_EXIT, task);
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	if (BPF_CORE_READ(sig, flags) & SIGNAL_GROUP_EXIT)
+		e->exit_code = BPF_CORE_READ(sig, group_exit_code);
+	else
+		e->exit_code = BPF_CORE_READ(leader, exit_code);
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	read_counters(task, &e->totals, &flags);
+	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
+	e->h.flags |= flags;
+	bpf_ringbuf_submit(e, submit_flags());
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	return emit_fork(parent, child);
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
+{
+	/* No child task here: its start time arrives with its exec or exit. */
+	struct tracer_fork_event *e;
+	struct task_struct *parent = (void *)bpf_get_current_task();
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(TRACER_DROP_FORK);
+		return 0;
+	}
+	fill_header(&e->h, TRACER_EV_FORK, parent);
+	e->parent_pid = e->h.pid;
+	e->parent_start_ns = e->h.start_ns;
+	e->h.pid = ctx->child_pid;
+	e->h.tid = ctx->child_pid;
+	e->h.start_ns = 0;
+	e->uid = BPF_CORE_READ(parent, cred, uid.val);
+	e->gid = BPF_CORE_READ(parent, cred, gid.val);
+	e->pad = 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
+	bpf_ringbuf_submit(e, submit_flags());
+	return 0;
+}
+
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(prepare_exec_btf, struct task_struct *task, struct linux_binprm *bprm)
+{
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	__u32 tid = BPF_CORE_READ(task, pid);
+	__u64 peak;
+
+	if (!mm)
+		return 0;
+	peak = mm_peak_kb(mm);
+	bpf_map_update_elem(&prev_peak, &tid, &peak, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return emit_exec(task, old_pid);
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int exec_tp(struct trace_event_raw_sched_process_exec *ctx)
+{
+	return emit_exec((void *)bpf_get_current_task(), ctx->old_pid);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *task)
+{
+	return emit_exit(task);
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int exit_tp(void *ctx)
+{
+	return emit_exit((void *)bpf_get_current_task());
+}

@@ -1,0 +1,231 @@
+#include "collector/convert.h"
+
+#include <string.h>
+
+#include "collector/redact.h"
+
+#define MAX_ARGS (TRACER_ARGV_MAX / 2 + 1)
+#define FRAME_EVENTS_FIELD 10
+
+int append_event(struct bytebuf *out, const Tracer__Event *ev)
+{
+	size_t size = tracer__event__get_packed_size(ev);
+	uint8_t *dst;
+
+	if (bytebuf_append_varint(out, (FRAME_EVENTS_FIELD << 3) | 2) != 0 ||
+	    bytebuf_append_varint(out, size) != 0)
+		return -1;
+	dst = bytebuf_reserve(out, size);
+	if (!dst)
+		return -1;
+	out->len += tracer__event__pack(ev, dst);
+	return 0;
+}
+
+unsigned split_argv(char *blob, size_t len, char **argv, unsigned max_args)
+{
+	unsigned n = 0;
+	size_t start = 0;
+
+	for (size_t i = 0; i < len && n < max_args; i++) {
+		if (blob[i] != '\0')
+			continue;
+		argv[n++] = blob + start;
+		start = i + 1;
+	}
+	return n;
+}
+
+void join_path_components(const char *comps, size_t len, int truncated, char *out, size_t size)
+{
+	size_t ends[TRACER_CWD_DEPTH * 2];
+	unsigned n = 0;
+	size_t o = 0;
+
+	if (size == 0)
+		return;
+	for (size_t i = 0; i < len && n < sizeof(ends) / sizeof(ends[0]); i++)
+		if (comps[i] == '\0')
+			ends[n++] = i;
+	if (truncated && o + 3 < size) {
+		memcpy(out, "...", 3);
+		o = 3;
+	}
+	for (unsigned k = n; k-- > 0;) {
+		size_t start = k ? ends[k - 1] + 1 : 0;
+		size_t clen = ends[k] - start;
+		if (o + 1 + clen >= size)
+			break;
+		out[o++] = '/';
+		memcpy(out + o, comps + start, clen);
+		o += clen;
+	}
+	if (o == 0 && size > 1)
+		out[o++] = '/';
+	out[o] = '\0';
+}
+
+void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *out,
+			  int peak_from_signal)
+{
+	tracer__counters__init(out);
+#define SET(field, value)                                                                          \
+	do {                                                                                       \
+		out->has_##field = 1;                                                              \
+		out->field = (value);                                                              \
+	} while (0)
+	SET(utime_ns, in->utime_ns);
+	SET(stime_ns, in->stime_ns);
+	SET(runtime_ns, in->runtime_ns);
+	SET(vol_ctxsw, in->nvcsw);
+	SET(invol_ctxsw, in->nivcsw);
+	SET(min_faults, in->min_flt);
+	SET(maj_faults, in->maj_flt);
+	SET(rchar, in->rchar);
+	SET(wchar, in->wchar);
+	SET(syscr, in->syscr);
+	SET(syscw, in->syscw);
+	SET(read_bytes, in->read_bytes);
+	SET(write_bytes, in->write_bytes);
+	SET(cancelled_write_bytes, in->cancelled_write_bytes);
+	SET(peak_rss_kb, in->peak_rss_kb);
+	SET(signal_maxrss_kb, in->signal_maxrss_kb);
+	SET(peak_from_signal, peak_from_signal != 0);
+#undef SET
+}
+
+static void copy_comm(char out[TRACER_COMM_LEN + 1], const char *comm)
+{
+	memcpy(out, comm, TRACER_COMM_LEN);
+	out[TRACER_COMM_LEN] = '\0';
+}
+
+static int convert_fork(const struct tracer_fork_event *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__ForkEvent f = TRACER__FORK_EVENT__INIT;
+	char comm[TRACER_COMM_LEN + 1];
+
+	copy_comm(comm, k->comm);
+	f.pid = k->h.pid;
+	f.has_start_ns = 1;
+	f.start_ns = k->h.start_ns;
+	f.parent_pid = k->parent_pid;
+	f.parent_start_ns = k->parent_start_ns;
+	f.has_uid = f.has_gid = 1;
+	f.uid = k->uid;
+	f.gid = k->gid;
+	f.comm = comm;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_FORK;
+	ev.fork = &f;
+	return append_event(out, &ev);
+}
+
+static int convert_exec(const struct tracer_exec_event *k, struct bytebuf *out,
+			struct convert_stats *st)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
+	Tracer__Counters at_exec;
+	static char argv_blob[TRACER_ARGV_MAX + 1];
+	static char redacted[TRACER_ARGV_MAX * 4 + 64];
+	static char exe[sizeof(k->filename) + 8], cwd[sizeof(k->cwd) + 8];
+	char *argv[MAX_ARGS], *safe_argv[MAX_ARGS];
+	char comm[TRACER_COMM_LEN + 1];
+	size_t argv_len = k->argv_len < TRACER_ARGV_MAX ? k->argv_len : TRACER_ARGV_MAX;
+	unsigned argc;
+
+	/* A truncated blob ends mid-argument: split_argv drops that partial one. */
+	memcpy(argv_blob, k->argv, argv_len);
+	argv_blob[argv_len] = '\0';
+	argc = split_argv(argv_blob, argv_len, argv, MAX_ARGS);
+	unsigned redactions = redact_argv(argv, argc, redacted, sizeof(redacted), safe_argv);
+	st->redactions += redactions;
+
+	join_path_components(k->filename, k->filename_len < sizeof(k->filename) ? k->filename_len : sizeof(k->filename),
+			     (k->h.flags & TRACER_F_FILENAME_TRUNCATED) != 0, exe, sizeof(exe));
+	join_path_components(k->cwd, k->cwd_len < sizeof(k->cwd) ? k->cwd_len : sizeof(k->cwd),
+			     (k->h.flags & TRACER_F_CWD_TRUNCATED) != 0, cwd, sizeof(cwd));
+	copy_comm(comm, k->comm);
+	counters_from_kernel(&k->at_exec, &at_exec, (k->h.flags & TRACER_F_PEAK_FROM_SIGNAL) != 0);
+
+	x.pid = k->h.pid;
+	x.start_ns = k->h.start_ns;
+	x.has_ppid = x.has_parent_start_ns = x.has_uid = x.has_gid = 1;
+	x.ppid = k->ppid;
+	x.parent_start_ns = k->parent_start_ns;
+	x.uid = k->uid;
+	x.gid = k->gid;
+	x.comm = comm;
+	x.exe = k->filename_len ? exe : NULL;
+	x.n_argv = argc;
+	x.argv = safe_argv;
+	x.has_argv_truncated = 1;
+	x.argv_truncated = (k->h.flags & TRACER_F_ARGV_TRUNCATED) != 0;
+	x.cwd = (k->h.flags & TRACER_F_CWD_ERROR) ? NULL : cwd;
+	x.has_cwd_truncated = 1;
+	x.cwd_truncated = (k->h.flags & TRACER_F_CWD_TRUNCATED) != 0;
+	x.has_cgroup_id = x.has_cgroup1_id = 1;
+	x.cgroup_id = k->cgroup_id;
+	x.cgroup1_id = k->cgroup1_id;
+	x.at_exec = &at_exec;
+	if (k->h.flags & TRACER_F_PREV_PEAK_KNOWN) {
+		x.has_prev_peak_rss_kb = 1;
+		x.prev_peak_rss_kb = k->prev_peak_rss_kb;
+	}
+	x.has_argv_redactions = redactions != 0;
+	x.argv_redactions = redactions;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_EXEC;
+	ev.exec = &x;
+	return append_event(out, &ev);
+}
+
+static int convert_exit(const struct tracer_exit_event *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
+	Tracer__Counters totals;
+	char comm[TRACER_COMM_LEN + 1];
+
+	copy_comm(comm, k->comm);
+	counters_from_kernel(&k->totals, &totals, (k->h.flags & TRACER_F_PEAK_FROM_SIGNAL) != 0);
+	x.pid = k->h.pid;
+	x.start_ns = k->h.start_ns;
+	x.wait_status = k->exit_code;
+	x.has_ppid = 1;
+	x.ppid = k->ppid;
+	x.totals = &totals;
+	x.comm = comm;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_EXIT;
+	ev.exit = &x;
+	return append_event(out, &ev);
+}
+
+int convert_record(const void *data, size_t size, struct bytebuf *out, struct convert_stats *st)
+{
+	const struct tracer_event_header *h = data;
+
+	st->records++;
+	if (size < sizeof(*h))
+		goto bad;
+	switch (h->type) {
+	case TRACER_EV_FORK:
+		if (size < sizeof(struct tracer_fork_event))
+			goto bad;
+		return convert_fork(data, out);
+	case TRACER_EV_EXEC:
+		if (size < sizeof(struct tracer_exec_event))
+			goto bad;
+		return convert_exec(data, out, st);
+	case TRACER_EV_EXIT:
+		if (size < sizeof(struct tracer_exit_event))
+			goto bad;
+		return convert_exit(data, out);
+	}
+bad:
+	st->bad_records++;
+	return 1;
+}

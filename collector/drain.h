@@ -1,0 +1,43 @@
+/*
+ * Draining the kernel ring buffer into frames. The BPF side does not wake us
+ * per event (that costs more than the tracing itself); we drain on a short
+ * timer, or earlier when the buffer passes a fill threshold.
+ */
+#ifndef TRACER_DRAIN_H
+#define TRACER_DRAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+#include "collector/convert.h"
+#include "collector/probes.h"
+#include "collector/sender.h"
+
+#define DRAIN_FLUSH_BYTES (1u << 20)
+
+struct drain {
+	struct ring_buffer *rb;
+	struct probes *probes;
+	struct sender *sender;
+	struct bytebuf batch;
+	uint32_t batch_events;
+	uint64_t watermark_ns; /* all events before this were read */
+	uint64_t last_flush_ns;
+	struct convert_stats conv;
+	uint64_t snapshot_processes;
+	uint64_t enomem;
+	bool snapshot_done_pending; /* mark the next frame */
+};
+
+int drain_init(struct drain *d, struct probes *probes, struct sender *sender);
+/* Waits up to timeout_ms for the kernel's wake-up, then reads everything. */
+int drain_poll(struct drain *d, int timeout_ms);
+/* Adds an event built in user space (snapshot); flushes when the batch is big. */
+int drain_add_event(void *drain, const Tracer__Event *ev);
+/* Queues the batch as a frame (possibly empty: a heartbeat). */
+int drain_flush(struct drain *d, bool final);
+void drain_close(struct drain *d);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * Loading and attaching the BPF programs. Every hook has a tp_btf flavour and
+ * a classic tracepoint flavour; we try tp_btf first and fall back, and record
+ * which hooks are live so the user can see it.
+ */
+#ifndef TRACER_PROBES_H
+#define TRACER_PROBES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+struct probe_options {
+	unsigned ring_mb;
+	bool force_tracepoints; /* skip tp_btf: exercises the fallback path */
+	bool no_prepare_exec;
+};
+
+struct probes {
+	struct process_bpf *skel;
+	bool using_tp_btf;
+	bool prepare_exec;
+	char active[256]; /* human readable: which hooks are attached */
+};
+
+/* 0 on success; -1 with the reason logged. */
+int probes_start(struct probes *p, const struct probe_options *opt);
+int probes_ringbuf_fd(const struct probes *p);
+/* Sums the per-CPU drop counters into out[TRACER_DROP_MAX]. */
+int probes_read_drops(const struct probes *p, uint64_t *out);
+void probes_stop(struct probes *p);
+
+#endif

@@ -1,0 +1,184 @@
+#include "collector/sender.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "common/frame.h"
+#include "common/ipc.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+
+#define QUEUE_MAX_FRAMES 65536
+
+static void count_connection(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct sender *s = arg;
+
+	__atomic_add_fetch(&s->connections, 1, __ATOMIC_RELEASE);
+}
+
+int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes)
+{
+	int rv;
+
+	memset(s, 0, sizeof(*s));
+	if (getrandom(s->stream_id, sizeof(s->stream_id), 0) != sizeof(s->stream_id))
+		return -1;
+	if (read_boot_id(s->boot_id) != 0)
+		log_warn("cannot read the boot id; frames carry zeros");
+	read_host_id(s->host_id, sizeof(s->host_id));
+	gethostname(s->hostname, sizeof(s->hostname) - 1);
+	s->next_seq = 1;
+	s->q_max_bytes = max_queue_bytes;
+	s->q_cap = QUEUE_MAX_FRAMES;
+	s->q = calloc(s->q_cap, sizeof(*s->q));
+	if (!s->q)
+		return -1;
+	rv = ipc_dial(&s->sock, socket_path, NULL);
+	if (rv != 0) {
+		log_error("cannot set up the connection to %s: %s", socket_path, nng_strerror(rv));
+		return -1;
+	}
+	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, count_connection, s);
+	return 0;
+}
+
+static struct queued_frame *slot(struct sender *s, size_t i)
+{
+	return &s->q[(s->q_head + i) % s->q_cap];
+}
+
+static void drop_head(struct sender *s, bool delivered)
+{
+	struct queued_frame *f = slot(s, 0);
+
+	if (!delivered) {
+		s->queue_drops += f->n_events;
+		s->queue_drop_frames++;
+	}
+	s->q_bytes -= f->len;
+	free(f->data);
+	memset(f, 0, sizeof(*f));
+	s->q_head = (s->q_head + 1) % s->q_cap;
+	s->q_count--;
+}
+
+int sender_enqueue(struct sender *s, const struct bytebuf *events, uint32_t n_events,
+		   uint64_t watermark_ns, Tracer__CollectorStats *stats, bool final,
+		   bool snapshot_done)
+{
+	Tracer__Frame f = TRACER__FRAME__INIT;
+	uint8_t *head;
+	size_t head_len;
+
+	f.version = TRACER__CONSTANTS__FRAME_VERSION;
+	f.seq = s->next_seq++;
+	f.stream_id.data = s->stream_id;
+	f.stream_id.len = sizeof(s->stream_id);
+	f.boot_id.data = s->boot_id;
+	f.boot_id.len = sizeof(s->boot_id);
+	f.host_id = s->host_id;
+	f.hostname = s->hostname;
+	f.realtime_offset_ns = realtime_offset_ns();
+	f.watermark_ns = watermark_ns;
+	f.has_collector_pid = 1;
+	f.collector_pid = (uint32_t)getpid();
+	stats->has_queue_drops = 1;
+	stats->queue_drops = s->queue_drops;
+	stats->has_frames_sent = 1;
+	stats->frames_sent = s->frames_sent;
+	stats->has_frames_queued = 1;
+	stats->frames_queued = s->q_count;
+	f.stats = stats;
+	f.has_final = final;
+	f.final = final;
+	f.has_snapshot_done = snapshot_done;
+	f.snapshot_done = snapshot_done;
+	if (frame_encode(&f, &head, &head_len) != 0)
+		return -1;
+	/* Repeated fields may follow the header: the events are pre-packed. */
+	uint8_t *data = realloc(head, head_len + events->len);
+	if (!data) {
+		free(head);
+		return -1;
+	}
+	if (events->len)
+		memcpy(data + head_len, events->data, events->len);
+
+	while (s->q_count > 0 &&
+	       (s->q_count == s->q_cap || s->q_bytes + head_len + events->len > s->q_max_bytes)) {
+		log_warn("queue full (%zu frames, %zu bytes): dropping frame %llu", s->q_count,
+			 s->q_bytes, (unsigned long long)slot(s, 0)->seq);
+		drop_head(s, false);
+	}
+	struct queued_frame *q = slot(s, s->q_count);
+	q->seq = f.seq;
+	q->n_events = n_events;
+	q->sent = false;
+	q->data = data;
+	q->len = head_len + events->len;
+	s->q_count++;
+	s->q_bytes += q->len;
+	return 0;
+}
+
+static void take_acks(struct sender *s)
+{
+	for (;;) {
+		uint8_t buf[64];
+		size_t len = sizeof(buf);
+		struct ipc_ack ack;
+		int rv = nng_recv(s->sock, buf, &len, NNG_FLAG_NONBLOCK);
+
+		if (rv != 0)
+			return;
+		if (ipc_ack_unpack(buf, len, &ack) != 0 ||
+		    memcmp(ack.stream_id, s->stream_id, sizeof(s->stream_id)) != 0) {
+			s->bad_acks++;
+			continue;
+		}
+		if (ack.seq > s->acked_seq)
+			s->acked_seq = ack.seq;
+		while (s->q_count > 0 && slot(s, 0)->seq <= s->acked_seq)
+			drop_head(s, true);
+	}
+}
+
+void sender_pump(struct sender *s)
+{
+	unsigned conns = __atomic_load_n(&s->connections, __ATOMIC_ACQUIRE);
+
+	take_acks(s);
+	if (conns != s->seen_connections) {
+		/* New connection: whatever was not acknowledged may be lost. Resend. */
+		s->seen_connections = conns;
+		for (size_t i = 0; i < s->q_count; i++)
+			slot(s, i)->sent = false;
+	}
+	for (size_t i = 0; i < s->q_count; i++) {
+		struct queued_frame *f = slot(s, i);
+		if (f->sent)
+			continue;
+		if (nng_send(s->sock, f->data, f->len, NNG_FLAG_NONBLOCK) != 0)
+			break;
+		f->sent = true;
+		s->frames_sent++;
+	}
+	take_acks(s);
+}
+
+bool sender_all_acked(const struct sender *s)
+{
+	return s->q_count == 0;
+}
+
+void sender_close(struct sender *s)
+{
+	while (s->q_count)
+		drop_head(s, true);
+	free(s->q);
+	s->q = NULL;
+	nng_close(s->sock);
+}

@@ -1,0 +1,59 @@
+/*
+ * Frames out, acks in. Every frame stays in a bounded queue until the
+ * aggregator acknowledges it (after its SQLite commit); after a reconnect all
+ * unacknowledged frames are sent again and the aggregator drops duplicates by
+ * sequence number. When the queue is full the oldest frame is dropped and its
+ * events are counted in queue_drops.
+ */
+#ifndef TRACER_SENDER_H
+#define TRACER_SENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+#include "common/bytebuf.h"
+#include "common/hostinfo.h"
+#include "tracer.pb-c.h"
+
+struct queued_frame {
+	uint64_t seq;
+	uint32_t n_events;
+	bool sent;
+	uint8_t *data;
+	size_t len;
+};
+
+struct sender {
+	nng_socket sock;
+	uint8_t stream_id[16];
+	uint8_t boot_id[BOOT_ID_LEN];
+	char host_id[64];
+	char hostname[256];
+	uint64_t next_seq;
+	unsigned connections; /* bumped by nng's callback on every new pipe */
+	unsigned seen_connections;
+
+	struct queued_frame *q; /* ring of q_cap */
+	size_t q_cap, q_head, q_count, q_bytes, q_max_bytes;
+
+	uint64_t queue_drops;	    /* events */
+	uint64_t queue_drop_frames;
+	uint64_t frames_sent;
+	uint64_t acked_seq;
+	uint64_t bad_acks;
+};
+
+int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes);
+/* Wraps the packed events in a frame with the next seq and queues it. */
+int sender_enqueue(struct sender *s, const struct bytebuf *events, uint32_t n_events,
+		   uint64_t watermark_ns, Tracer__CollectorStats *stats, bool final,
+		   bool snapshot_done);
+/* Sends what is unsent and takes in acks; never blocks. */
+void sender_pump(struct sender *s);
+bool sender_all_acked(const struct sender *s);
+void sender_close(struct sender *s);
+
+#endif

@@ -1,0 +1,18 @@
+/* Small file helpers shared by the daemons and the CLI. */
+#ifndef TRACER_FILEUTIL_H
+#define TRACER_FILEUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads at most size-1 bytes and NUL-terminates. Returns bytes read or -1. */
+ssize_t read_small_file(const char *path, char *buf, size_t size);
+/* Reads everything (up to size) without terminating: for binary content. */
+ssize_t read_file_bytes(const char *path, char *buf, size_t size);
+/* mkdir -p with mode for the directories it creates. 0 or -1 (errno set). */
+int mkdir_parents(const char *path, mode_t mode);
+/* The directory part of path, in out. */
+void path_dirname(const char *path, char *out, size_t size);
+const char *path_basename(const char *path);
+
+#endif

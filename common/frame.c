@@ -1,0 +1,160 @@
+#include "common/frame.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const error_names[] = {
+	[FRAME_OK] = "ok",
+	[FRAME_TOO_BIG] = "too big",
+	[FRAME_UNDECODABLE] = "not a valid protobuf frame",
+	[FRAME_BAD_VERSION] = "unsupported frame version",
+	[FRAME_BAD_HEADER] = "invalid frame header",
+	[FRAME_BAD_EVENT] = "invalid event",
+};
+
+const char *frame_error_name(enum frame_error err)
+{
+	if ((unsigned)err < sizeof(error_names) / sizeof(error_names[0]))
+		return error_names[err];
+	return "unknown";
+}
+
+int frame_encode(const Tracer__Frame *f, uint8_t **out, size_t *len)
+{
+	size_t size = tracer__frame__get_packed_size(f);
+	uint8_t *buf = malloc(size ? size : 1);
+
+	if (!buf)
+		return -1;
+	*len = tracer__frame__pack(f, buf);
+	*out = buf;
+	return 0;
+}
+
+static enum frame_error fail(enum frame_error err, char *why, size_t why_size, const char *fmt,
+			     ...) __attribute__((format(printf, 4, 5)));
+
+static enum frame_error fail(enum frame_error err, char *why, size_t why_size, const char *fmt,
+			     ...)
+{
+	va_list ap;
+
+	if (why && why_size) {
+		va_start(ap, fmt);
+		vsnprintf(why, why_size, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static int string_ok(const char *s, size_t max)
+{
+	return !s || strnlen(s, max + 1) <= max;
+}
+
+static int exec_ok(const Tracer__ExecEvent *x, const char **what)
+{
+	size_t argv_bytes = 0;
+
+	if (x->pid == 0 || x->start_ns == 0) {
+		*what = "exec without pid or start time";
+		return 0;
+	}
+	if (!string_ok(x->comm, FRAME_MAX_COMM) || !string_ok(x->exe, FRAME_MAX_PATH) ||
+	    !string_ok(x->cwd, FRAME_MAX_PATH)) {
+		*what = "exec string too long";
+		return 0;
+	}
+	if (x->n_argv > FRAME_MAX_ARGS) {
+		*what = "too many arguments";
+		return 0;
+	}
+	for (size_t i = 0; i < x->n_argv; i++) {
+		if (!x->argv[i]) {
+			*what = "missing argument";
+			return 0;
+		}
+		argv_bytes += strnlen(x->argv[i], FRAME_MAX_ARGV_BYTES + 1) + 1;
+		if (argv_bytes > FRAME_MAX_ARGV_BYTES) {
+			*what = "argv too long";
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int event_ok(const Tracer__Event *ev, const char **what)
+{
+	switch (ev->kind_case) {
+	case TRACER__EVENT__KIND_FORK:
+		if (ev->fork->pid == 0) {
+			*what = "fork without pid";
+			return 0;
+		}
+		if (!string_ok(ev->fork->comm, FRAME_MAX_COMM)) {
+			*what = "fork comm too long";
+			return 0;
+		}
+		return 1;
+	case TRACER__EVENT__KIND_EXEC:
+		return exec_ok(ev->exec, what);
+	case TRACER__EVENT__KIND_EXIT:
+		if (ev->exit->pid == 0 || ev->exit->start_ns == 0) {
+			*what = "exit without pid or start time";
+			return 0;
+		}
+		if (!string_ok(ev->exit->comm, FRAME_MAX_COMM)) {
+			*what = "exit comm too long";
+			return 0;
+		}
+		return 1;
+	default:
+		*what = "event of unknown kind";
+		return 0;
+	}
+}
+
+enum frame_error frame_decode(const uint8_t *buf, size_t len, Tracer__Frame **out, char *why,
+			      size_t why_size)
+{
+	Tracer__Frame *f;
+	const char *what = NULL;
+
+	*out = NULL;
+	if (len > FRAME_MAX_BYTES)
+		return fail(FRAME_TOO_BIG, why, why_size, "%zu bytes, limit %u", len,
+			    FRAME_MAX_BYTES);
+	f = tracer__frame__unpack(NULL, len, buf);
+	if (!f)
+		return fail(FRAME_UNDECODABLE, why, why_size, "protobuf unpack failed (%zu bytes)",
+			    len);
+	if (f->version != TRACER__CONSTANTS__FRAME_VERSION) {
+		unsigned v = f->version;
+		tracer__frame__free_unpacked(f, NULL);
+		return fail(FRAME_BAD_VERSION, why, why_size, "version %u, expected %d", v,
+			    TRACER__CONSTANTS__FRAME_VERSION);
+	}
+	if (f->stream_id.len != FRAME_ID_LEN || f->boot_id.len != FRAME_ID_LEN || f->seq == 0 ||
+	    !string_ok(f->host_id, 64) || !string_ok(f->hostname, 256) ||
+	    f->n_events > FRAME_MAX_EVENTS) {
+		tracer__frame__free_unpacked(f, NULL);
+		return fail(FRAME_BAD_HEADER, why, why_size,
+			    "bad stream id, boot id, seq, host id or event count");
+	}
+	for (size_t i = 0; i < f->n_events; i++) {
+		if (!event_ok(f->events[i], &what)) {
+			tracer__frame__free_unpacked(f, NULL);
+			return fail(FRAME_BAD_EVENT, why, why_size, "event %zu: %s", i, what);
+		}
+	}
+	*out = f;
+	return FRAME_OK;
+}
+
+void frame_free(Tracer__Frame *f)
+{
+	if (f)
+		tracer__frame__free_unpacked(f, NULL);
+}

@@ -1,0 +1,44 @@
+/*
+ * Frame codec: the only code that turns bytes from another process into
+ * structured data on the aggregator side. Everything is bounded and checked
+ * here so the rest of the aggregator can trust what it gets.
+ */
+#ifndef TRACER_FRAME_H
+#define TRACER_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracer.pb-c.h"
+
+#define FRAME_MAX_BYTES (8u << 20)
+#define FRAME_MAX_EVENTS 100000u
+#define FRAME_MAX_PATH 8192u
+#define FRAME_MAX_COMM 64u
+#define FRAME_MAX_ARGS 8192u
+#define FRAME_MAX_ARGV_BYTES 65536u
+#define FRAME_ID_LEN 16u
+
+enum frame_error {
+	FRAME_OK = 0,
+	FRAME_TOO_BIG,
+	FRAME_UNDECODABLE,
+	FRAME_BAD_VERSION,
+	FRAME_BAD_HEADER,
+	FRAME_BAD_EVENT,
+};
+
+const char *frame_error_name(enum frame_error err);
+
+/* Packs f into a malloc'd buffer. 0, or -1 on allocation failure. */
+int frame_encode(const Tracer__Frame *f, uint8_t **out, size_t *len);
+
+/*
+ * Unpacks and validates len bytes. On FRAME_OK, *out holds the frame (free
+ * it with frame_free). Otherwise why describes the first problem found.
+ */
+enum frame_error frame_decode(const uint8_t *buf, size_t len, Tracer__Frame **out, char *why,
+			      size_t why_size);
+void frame_free(Tracer__Frame *f);
+
+#endif

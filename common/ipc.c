@@ -1,0 +1,134 @@
+#include "common/ipc.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <nng/protocol/pair1/pair.h>
+
+#include "common/frame.h"
+#include "common/log.h"
+#include "common/paths.h"
+
+void ipc_ack_pack(const struct ipc_ack *ack, uint8_t out[IPC_ACK_LEN])
+{
+	memcpy(out, ack->stream_id, 16);
+	for (int i = 0; i < 8; i++)
+		out[16 + i] = (uint8_t)(ack->seq >> (8 * i));
+}
+
+int ipc_ack_unpack(const void *buf, size_t len, struct ipc_ack *ack)
+{
+	const uint8_t *b = buf;
+
+	if (len != IPC_ACK_LEN)
+		return -1;
+	memcpy(ack->stream_id, b, 16);
+	ack->seq = 0;
+	for (int i = 0; i < 8; i++)
+		ack->seq |= (uint64_t)b[16 + i] << (8 * i);
+	return 0;
+}
+
+static void check_peer(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct ipc_peer_policy *policy = arg;
+	uint64_t uid = UINT64_MAX, pid = 0;
+
+	if (ev != NNG_PIPE_EV_ADD_PRE)
+		return;
+	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
+		for (unsigned i = 0; i < policy->n_allowed; i++) {
+			if (uid == policy->allowed_uids[i]) {
+				__atomic_add_fetch(&policy->accepted, 1, __ATOMIC_RELAXED);
+				return;
+			}
+		}
+	}
+	nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &pid);
+	__atomic_add_fetch(&policy->refused, 1, __ATOMIC_RELAXED);
+	log_warn("refused connection from uid %lld pid %llu: not an allowed collector",
+		 uid == UINT64_MAX ? -1LL : (long long)uid, (unsigned long long)pid);
+	nng_pipe_close(pipe);
+}
+
+int ipc_listen(nng_socket *sock, const char *path, int mode, struct ipc_peer_policy *policy)
+{
+	char url[4200];
+	nng_listener listener;
+	int rv;
+
+	if (socket_url(path, url, sizeof(url)) != 0)
+		return NNG_EINVAL;
+	if ((rv = nng_pair1_open(sock)) != 0)
+		return rv;
+	nng_socket_set_size(*sock, NNG_OPT_RECVMAXSZ, FRAME_MAX_BYTES + 4096);
+	if ((rv = nng_pipe_notify(*sock, NNG_PIPE_EV_ADD_PRE, check_peer, policy)) != 0)
+		goto fail;
+	if ((rv = nng_listener_create(&listener, *sock, url)) != 0)
+		goto fail;
+	if ((rv = nng_listener_set_int(listener, NNG_OPT_IPC_PERMISSIONS, mode)) != 0)
+		goto fail;
+	/* A stale socket file from a crash would make bind fail. */
+	if (!ipc_probe(path))
+		unlink(path);
+	if ((rv = nng_listener_start(listener, 0)) != 0)
+		goto fail;
+	return 0;
+fail:
+	nng_close(*sock);
+	return rv;
+}
+
+static void note_connection(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	bool *connected = arg;
+
+	__atomic_store_n(connected, ev == NNG_PIPE_EV_ADD_POST, __ATOMIC_RELEASE);
+}
+
+int ipc_dial(nng_socket *sock, const char *path, bool *connected_flag)
+{
+	char url[4200];
+	nng_dialer dialer;
+	int rv;
+
+	if (socket_url(path, url, sizeof(url)) != 0)
+		return NNG_EINVAL;
+	if ((rv = nng_pair1_open(sock)) != 0)
+		return rv;
+	nng_socket_set_size(*sock, NNG_OPT_RECVMAXSZ, 4096);
+	if (connected_flag) {
+		nng_pipe_notify(*sock, NNG_PIPE_EV_ADD_POST, note_connection, connected_flag);
+		nng_pipe_notify(*sock, NNG_PIPE_EV_REM_POST, note_connection, connected_flag);
+	}
+	if ((rv = nng_dialer_create(&dialer, *sock, url)) != 0)
+		goto fail;
+	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMINT, 50);
+	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMAXT, 1000);
+	if ((rv = nng_dialer_start(dialer, NNG_FLAG_NONBLOCK)) != 0)
+		goto fail;
+	return 0;
+fail:
+	nng_close(*sock);
+	return rv;
+}
+
+bool ipc_probe(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd;
+	bool ok;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return false;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	close(fd);
+	return ok;
+}

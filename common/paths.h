@@ -1,0 +1,14 @@
+/* Default locations, shared so every program agrees on them. */
+#ifndef TRACER_PATHS_H
+#define TRACER_PATHS_H
+
+#define TRACER_DEFAULT_SOCKET "/run/tracer/collector.sock"
+#define TRACER_DEFAULT_DB "/var/lib/tracer/tracer.db"
+#define TRACER_COLLECTOR_USER "tracer-collector"
+#define TRACER_AGGREGATOR_USER "tracer-aggregator"
+#define TRACER_GROUP "tracer"
+
+/* "ipc:///path" for nng, from a plain socket path. */
+int socket_url(const char *path, char *url, unsigned size);
+
+#endif

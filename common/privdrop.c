@@ -1,0 +1,72 @@
+#include "common/privdrop.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+int run_as_lookup(const char *user, struct run_as *out)
+{
+	struct passwd *pw = getpwnam(user);
+	char *end;
+
+	if (!pw) {
+		unsigned long uid = strtoul(user, &end, 10);
+		if (*user && *end == '\0')
+			pw = getpwuid((uid_t)uid);
+	}
+	if (!pw)
+		return -1;
+	out->uid = pw->pw_uid;
+	out->gid = pw->pw_gid;
+	snprintf(out->name, sizeof(out->name), "%s", pw->pw_name);
+	return 0;
+}
+
+int drop_privileges(const struct run_as *who)
+{
+	uid_t ruid, euid, suid;
+	gid_t rgid, egid, sgid;
+
+	if (geteuid() != 0) {
+		if (geteuid() == who->uid)
+			goto no_new_privs;
+		log_error("cannot become %s: not running as root", who->name);
+		return -1;
+	}
+	if (initgroups(who->name, who->gid) != 0) {
+		log_error("initgroups(%s): %s", who->name, strerror(errno));
+		return -1;
+	}
+	if (setresgid(who->gid, who->gid, who->gid) != 0) {
+		log_error("setresgid(%u): %s", (unsigned)who->gid, strerror(errno));
+		return -1;
+	}
+	if (setresuid(who->uid, who->uid, who->uid) != 0) {
+		log_error("setresuid(%u): %s", (unsigned)who->uid, strerror(errno));
+		return -1;
+	}
+	if (getresuid(&ruid, &euid, &suid) != 0 || getresgid(&rgid, &egid, &sgid) != 0 ||
+	    ruid != who->uid || euid != who->uid || suid != who->uid || rgid != who->gid ||
+	    egid != who->gid || sgid != who->gid) {
+		log_error("privilege drop to %s did not take effect", who->name);
+		return -1;
+	}
+	/* Must be impossible now; if it works, we are not safe to continue. */
+	if (who->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+		log_error("regained root after dropping to %s", who->name);
+		return -1;
+	}
+no_new_privs:
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		log_error("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,22 @@
+/*
+ * Dropping root for good: supplementary groups, then gid, then uid, then
+ * no_new_privs. Every step is checked; a caller that gets -1 must exit
+ * (fail closed), never carry on privileged.
+ */
+#ifndef TRACER_PRIVDROP_H
+#define TRACER_PRIVDROP_H
+
+#include <sys/types.h>
+
+struct run_as {
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+};
+
+/* Resolves a user name (or a numeric uid). 0, or -1 if unknown. */
+int run_as_lookup(const char *user, struct run_as *out);
+/* Becomes that user with its own groups and no capabilities. 0 or -1. */
+int drop_privileges(const struct run_as *who);
+
+#endif
