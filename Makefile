@@ -15,6 +15,8 @@ PYTHON   ?= /usr/bin/python3
 PREFIX   ?= /usr/local
 SANITIZE ?= 0
 
+.DEFAULT_GOAL := all
+
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

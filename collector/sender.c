@@ -36,12 +36,11 @@ int sender_init(struct sender *s, const char *socket_path, size_t max_queue_byte
 	s->q = calloc(s->q_cap, sizeof(*s->q));
 	if (!s->q)
 		return -1;
-	rv = ipc_dial(&s->sock, socket_path, NULL);
+	rv = ipc_dial(&s->sock, socket_path, count_connection, s);
 	if (rv != 0) {
 		log_error("cannot set up the connection to %s: %s", socket_path, nng_strerror(rv));
 		return -1;
 	}
-	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, count_connection, s);
 	return 0;
 }
 

@@ -82,14 +82,7 @@ fail:
 	return rv;
 }
 
-static void note_connection(nng_pipe pipe, nng_pipe_ev ev, void *arg)
-{
-	bool *connected = arg;
-
-	__atomic_store_n(connected, ev == NNG_PIPE_EV_ADD_POST, __ATOMIC_RELEASE);
-}
-
-int ipc_dial(nng_socket *sock, const char *path, bool *connected_flag)
+int ipc_dial(nng_socket *sock, const char *path, nng_pipe_cb on_connect, void *arg)
 {
 	char url[4200];
 	nng_dialer dialer;
@@ -100,10 +93,19 @@ int ipc_dial(nng_socket *sock, const char *path, bool *connected_flag)
 	if ((rv = nng_pair1_open(sock)) != 0)
 		return rv;
 	nng_socket_set_size(*sock, NNG_OPT_RECVMAXSZ, 4096);
-	if (connected_flag) {
-		nng_pipe_notify(*sock, NNG_PIPE_EV_ADD_POST, note_connection, connected_flag);
-		nng_pipe_notify(*sock, NNG_PIPE_EV_REM_POST, note_connection, connected_flag);
-	}
+	if (on_connect)
+		nng_pipe_notify(*sock, NNG_PIPE_EV_ADD_POST, on_connect, arg);
+	if ((rv = nng_dialer_create(&dialer, *sock, url)) != 0)
+		goto fail;
+	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMINT, 50);
+	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMAXT, 1000);
+	/*
+	 * Connect now if the peer is there: a caller about to drop privileges
+	 * wants the connection made with its current credentials. Otherwise keep
+	 * trying in the background.
+	 */
+	if (nng_dialer_start(dialer, 0) == 0)
+		return 0;
 	if ((rv = nng_dialer_create(&dialer, *sock, url)) != 0)
 		goto fail;
 	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMINT, 50);

@@ -37,8 +37,11 @@ struct ipc_peer_policy {
  * uid is not allowed. Returns 0 or an nng error.
  */
 int ipc_listen(nng_socket *sock, const char *path, int mode, struct ipc_peer_policy *policy);
-/* Dials path in the background, reconnecting forever. */
-int ipc_dial(nng_socket *sock, const char *path, bool *connected_flag);
+/*
+ * Dials path: synchronously if someone listens now, else in the background;
+ * reconnects forever. on_connect runs (on an nng thread) for every new pipe.
+ */
+int ipc_dial(nng_socket *sock, const char *path, nng_pipe_cb on_connect, void *arg);
 /* Is something accepting connections on path right now? */
 bool ipc_probe(const char *path);
 

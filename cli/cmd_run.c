@@ -1,0 +1,400 @@
+/*
+ * tracer run [options] -- CMD ARGS...
+ *
+ * Runs CMD (as the sudo user when started through sudo), records every
+ * process it starts, waits until all of them are committed to SQLite, prints
+ * the run report and exits with CMD's status. Uses the daemons if they are
+ * listening on the socket; otherwise starts a collector (root, drops to an
+ * unprivileged user after loading BPF) and an aggregator (unprivileged) for
+ * the duration of the run.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "cli/commands.h"
+#include "cli/launch.h"
+#include "cli/report.h"
+#include "common/exitstatus.h"
+#include "common/fileutil.h"
+#include "common/hostinfo.h"
+#include "common/ipc.h"
+#include "common/paths.h"
+#include "common/privdrop.h"
+#include "common/timeutil.h"
+
+#define COMMIT_WAIT_NS (30 * NSEC_PER_SEC)
+
+struct run_options {
+	const char *db_path;
+	const char *socket_path;
+	bool socket_given;
+	const char *aggregator_user;
+	const char *log_level;
+	bool json;
+	char **command;
+};
+
+static volatile sig_atomic_t forwarded_signal;
+static pid_t command_pid;
+
+static void forward_signal(int sig)
+{
+	forwarded_signal = sig;
+	if (command_pid > 0)
+		kill(command_pid, sig);
+}
+
+static void run_usage(FILE *out)
+{
+	fprintf(out, "usage: tracer run [options] [--] CMD [ARGS...]\n"
+		     "  --pipeline NAME     pipeline this run belongs to\n"
+		     "  --run NAME          name of this run (default: CMD-date)\n"
+		     "  --db PATH           database (default " TRACER_DEFAULT_DB ")\n"
+		     "  --socket PATH       daemons' socket (default " TRACER_DEFAULT_SOCKET ")\n"
+		     "  --user NAME         user for a self-started aggregator\n"
+		     "  --log-level LEVEL   for self-started daemons (default warn)\n"
+		     "  --json              print the report as JSON\n");
+}
+
+static int parse_run_options(int argc, char **argv, struct run_options *o)
+{
+	/* Keep valued options in step with aggregator/runmark.c. */
+	static const struct option longopts[] = {
+		{"pipeline", required_argument, 0, 'p'}, {"run", required_argument, 0, 'r'},
+		{"db", required_argument, 0, 'd'},	  {"socket", required_argument, 0, 's'},
+		{"user", required_argument, 0, 'u'},	  {"log-level", required_argument, 0, 'l'},
+		{"json", no_argument, 0, 'j'},		  {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	int c;
+
+	*o = (struct run_options){.db_path = TRACER_DEFAULT_DB,
+				  .socket_path = TRACER_DEFAULT_SOCKET,
+				  .log_level = "warn"};
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+		case 'r':
+			break; /* read back by the aggregator from our argv */
+		case 'd':
+			o->db_path = optarg;
+			break;
+		case 's':
+			o->socket_path = optarg;
+			o->socket_given = true;
+			break;
+		case 'u':
+			o->aggregator_user = optarg;
+			break;
+		case 'l':
+			o->log_level = optarg;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			run_usage(stdout);
+			exit(0);
+		default:
+			run_usage(stderr);
+			return -1;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "tracer run: no command given\n");
+		run_usage(stderr);
+		return -1;
+	}
+	o->command = argv + optind;
+	return 0;
+}
+
+/* Who typed the command: the sudo user, else ourselves. */
+static int invoking_user(struct run_as *who)
+{
+	const char *sudo_uid = getenv("SUDO_UID");
+
+	if (geteuid() == 0 && sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0)
+		return run_as_lookup(sudo_uid, who);
+	return run_as_lookup("0", who) == 0 && geteuid() == 0 ? 0 : -1;
+}
+
+/*
+ * The aggregator never runs as root. In order: --user, the packaged user,
+ * the sudo user, the (non-root) owner of the database directory, nobody.
+ */
+static int pick_aggregator_user(const struct run_options *o, struct run_as *who)
+{
+	const char *sudo_uid = getenv("SUDO_UID");
+	char dir[4096], uid_text[16];
+	struct stat st;
+
+	if (o->aggregator_user)
+		return run_as_lookup(o->aggregator_user, who);
+	if (run_as_lookup(TRACER_AGGREGATOR_USER, who) == 0)
+		return 0;
+	if (sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0 && run_as_lookup(sudo_uid, who) == 0)
+		return 0;
+	path_dirname(o->db_path, dir, sizeof(dir));
+	if (stat(dir, &st) == 0 && st.st_uid != 0) {
+		snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)st.st_uid);
+		if (run_as_lookup(uid_text, who) == 0)
+			return 0;
+	}
+	return run_as_lookup("nobody", who);
+}
+
+/* Permission bits only (no ACLs): good enough to give a clear error early. */
+static bool user_can_write(const struct stat *st, const struct run_as *who)
+{
+	if (st->st_uid == who->uid)
+		return st->st_mode & S_IWUSR;
+	if (st->st_gid == who->gid)
+		return st->st_mode & S_IWGRP;
+	return st->st_mode & S_IWOTH;
+}
+
+struct self_hosted {
+	struct daemon_proc collector, aggregator;
+	char socket_dir[256];
+	char socket_path[300];
+};
+
+static int prepare_db_directory(const char *db_path, const struct run_as *owner)
+{
+	char dir[4096];
+	struct stat st;
+
+	path_dirname(db_path, dir, sizeof(dir));
+	if (stat(dir, &st) == 0) {
+		if (user_can_write(&st, owner))
+			return 0;
+		fprintf(stderr, "tracer run: the aggregator runs unprivileged as %s, which cannot "
+				"write %s; pass --user NAME or a --db in a directory it can write\n",
+			owner->name, dir);
+		return -1;
+	}
+	if (mkdir_parents(dir, 0755) != 0 || chown(dir, owner->uid, owner->gid) != 0) {
+		fprintf(stderr, "tracer run: cannot create %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int start_daemons(const struct run_options *o, struct self_hosted *h)
+{
+	char dir[4096], agg_path[4200], col_path[4200];
+	struct run_as agg_user;
+
+	if (self_directory(dir, sizeof(dir)) != 0 || pick_aggregator_user(o, &agg_user) != 0) {
+		fprintf(stderr, "tracer run: cannot find the daemons or a user to run them as\n");
+		return -1;
+	}
+	snprintf(agg_path, sizeof(agg_path), "%s/tracer-aggregator", dir);
+	snprintf(col_path, sizeof(col_path), "%s/tracer-collector", dir);
+	if (o->socket_given) {
+		snprintf(h->socket_path, sizeof(h->socket_path), "%s", o->socket_path);
+	} else {
+		/* A private socket: nothing else can talk to these daemons. */
+		snprintf(h->socket_dir, sizeof(h->socket_dir), "/run/tracer-run.XXXXXX");
+		if (!mkdtemp(h->socket_dir)) {
+			snprintf(h->socket_dir, sizeof(h->socket_dir), "/tmp/tracer-run.XXXXXX");
+			if (!mkdtemp(h->socket_dir)) {
+				perror("tracer run: mkdtemp");
+				return -1;
+			}
+		}
+		if (chown(h->socket_dir, agg_user.uid, agg_user.gid) != 0) {
+			perror("tracer run: chown socket directory");
+			return -1;
+		}
+		snprintf(h->socket_path, sizeof(h->socket_path), "%s/collector.sock", h->socket_dir);
+	}
+	if (prepare_db_directory(o->db_path, &agg_user) != 0)
+		return -1;
+	char *agg_argv[] = {agg_path,	"--socket", h->socket_path, "--db",
+			    (char *)o->db_path, "--user", agg_user.name, "--scope",
+			    "runs",	"--log-level", (char *)o->log_level, NULL};
+	if (daemon_start(&h->aggregator, "tracer-aggregator", agg_argv, 10000) != 0)
+		return -1;
+	char *col_argv[] = {col_path, "--socket", h->socket_path, "--log-level",
+			    (char *)o->log_level, NULL};
+	if (daemon_start(&h->collector, "tracer-collector", col_argv, 30000) != 0) {
+		daemon_stop(&h->aggregator, 5000);
+		return -1;
+	}
+	return 0;
+}
+
+static void stop_daemons(struct self_hosted *h)
+{
+	int st = daemon_stop(&h->collector, 10000);
+
+	if (st != 0)
+		fprintf(stderr, "tracer run: collector exited with status %d\n", st);
+	st = daemon_stop(&h->aggregator, 10000);
+	if (st != 0)
+		fprintf(stderr, "tracer run: aggregator exited with status %d\n", st);
+	if (h->socket_dir[0]) {
+		unlink(h->socket_path);
+		rmdir(h->socket_dir);
+	}
+}
+
+static pid_t start_command(char **command, const struct run_as *as_user)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	if (as_user && geteuid() == 0 && as_user->uid != 0) {
+		if (initgroups(as_user->name, as_user->gid) != 0 || setgid(as_user->gid) != 0 ||
+		    setuid(as_user->uid) != 0) {
+			fprintf(stderr, "tracer run: cannot become %s: %s\n", as_user->name,
+				strerror(errno));
+			_exit(126);
+		}
+	}
+	execvp(command[0], command);
+	fprintf(stderr, "tracer run: %s: %s\n", command[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Every event before `until` (CLOCK_BOOTTIME) is in the database. */
+static int wait_committed(const char *db_path, uint64_t until)
+{
+	uint8_t boot[BOOT_ID_LEN];
+	char boot_hex[33];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	uint64_t deadline = now_monotonic_ns() + COMMIT_WAIT_NS;
+	int rc = -1;
+
+	if (read_boot_id(boot) != 0)
+		return -1;
+	format_hex(boot, sizeof(boot), boot_hex, sizeof(boot_hex));
+	while (now_monotonic_ns() < deadline) {
+		if (!db && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+			sqlite3_close(db);
+			db = NULL;
+		}
+		if (db && !st &&
+		    sqlite3_prepare_v2(db,
+				       "SELECT coalesce(max(watermark_boot_ns), 0) FROM collector_stats "
+				       "WHERE boot_id = ?",
+				       -1, &st, NULL) != SQLITE_OK)
+			st = NULL;
+		if (st) {
+			sqlite3_bind_text(st, 1, boot_hex, -1, SQLITE_STATIC);
+			uint64_t mark = 0;
+			if (sqlite3_step(st) == SQLITE_ROW)
+				mark = (uint64_t)sqlite3_column_int64(st, 0);
+			sqlite3_reset(st);
+			if (mark >= until) {
+				rc = 0;
+				break;
+			}
+		}
+		sleep_ns(20 * NSEC_PER_MSEC);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+static int64_t find_my_run(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE launcher_pid = ? ORDER BY id DESC LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, getpid());
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+static void print_report(const struct run_options *o)
+{
+	sqlite3 *db;
+	struct winsize ws;
+	struct report_opts ro = {.json = o->json, .width = 0};
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		ro.width = ws.ws_col;
+	if (sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		fprintf(stderr, "tracer run: cannot open %s: %s\n", o->db_path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return;
+	}
+	int64_t id = find_my_run(db);
+	if (id <= 0)
+		fprintf(stderr, "tracer run: the run was not recorded (see messages above)\n");
+	else
+		report_print_run(db, id, &ro, o->json ? stdout : stderr);
+	sqlite3_close(db);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_options o;
+	struct self_hosted hosted = {0};
+	struct run_as user;
+	bool self_host;
+	int status;
+
+	if (parse_run_options(argc, argv, &o) != 0)
+		return 2;
+	self_host = !ipc_probe(o.socket_path);
+	if (self_host && geteuid() != 0) {
+		fprintf(stderr, "tracer run: no tracer daemons listen on %s, and starting our own "
+				"needs root to load BPF programs: use sudo\n",
+			o.socket_path);
+		return 1;
+	}
+	bool have_user = invoking_user(&user) == 0;
+	if (self_host && start_daemons(&o, &hosted) != 0)
+		return 1;
+
+	signal(SIGINT, SIG_IGN); /* the command gets the terminal's signals itself */
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTERM, forward_signal);
+	signal(SIGHUP, forward_signal);
+	command_pid = start_command(o.command, have_user ? &user : NULL);
+	if (command_pid < 0) {
+		perror("tracer run: fork");
+		if (self_host)
+			stop_daemons(&hosted);
+		return 1;
+	}
+	while (waitpid(command_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	uint64_t ended = now_boottime_ns();
+
+	if (wait_committed(o.db_path, ended) != 0)
+		fprintf(stderr, "tracer run: not every event reached %s within %llus; "
+				"the report may be incomplete\n",
+			o.db_path, (unsigned long long)(COMMIT_WAIT_NS / NSEC_PER_SEC));
+	if (self_host)
+		stop_daemons(&hosted);
+	print_report(&o);
+	return exit_status_shell(exit_status_decode(status));
+}

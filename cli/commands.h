@@ -1,0 +1,8 @@
+/* The tracer command's verbs; each returns the process exit code. */
+#ifndef TRACER_COMMANDS_H
+#define TRACER_COMMANDS_H
+
+int cmd_run(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+
+#endif

@@ -1,0 +1,77 @@
+#include "cli/format.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+void format_duration(int64_t ns, char *out, size_t size)
+{
+	double s = (double)ns / 1e9;
+
+	if (ns < 0) {
+		snprintf(out, size, "-");
+	} else if (s < 1e-3) {
+		snprintf(out, size, "%.0fus", s * 1e6);
+	} else if (s < 1) {
+		snprintf(out, size, "%.0fms", s * 1e3);
+	} else if (s < 60) {
+		snprintf(out, size, "%.2fs", s);
+	} else if (s < 3600) {
+		int m = (int)(s / 60);
+		snprintf(out, size, "%dm%02ds", m, (int)(s - m * 60));
+	} else {
+		int h = (int)(s / 3600);
+		snprintf(out, size, "%dh%02dm", h, (int)((s - h * 3600) / 60));
+	}
+}
+
+void format_bytes(uint64_t bytes, char *out, size_t size)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)bytes;
+	unsigned u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, size, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(out, size, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+void format_time(int64_t epoch_ns, char *out, size_t size)
+{
+	time_t secs = (time_t)(epoch_ns / 1000000000LL);
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	strftime(out, size, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+void format_command(const char *argv_json, const char *fallback, char *out, size_t size)
+{
+	json_t *arr = argv_json ? json_loads(argv_json, 0, NULL) : NULL;
+	size_t o = 0;
+
+	out[0] = '\0';
+	if (!json_is_array(arr) || json_array_size(arr) == 0) {
+		snprintf(out, size, "%s", fallback ? fallback : "?");
+		json_decref(arr);
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(arr) && o + 1 < size; i++) {
+		const char *a = json_string_value(json_array_get(arr, i));
+		bool quote = a && (strchr(a, ' ') || a[0] == '\0');
+		int n = snprintf(out + o, size - o, quote ? "%s'%s'" : "%s%s", i ? " " : "",
+				 a ? a : "");
+		if (n < 0)
+			break;
+		o += (size_t)n < size - o ? (size_t)n : size - o - 1;
+	}
+	json_decref(arr);
+}

@@ -1,0 +1,15 @@
+/* Units humans read: 1m32s, 512 MiB. */
+#ifndef TRACER_FORMAT_H
+#define TRACER_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void format_duration(int64_t ns, char *out, size_t size);
+void format_bytes(uint64_t bytes, char *out, size_t size);
+/* "2026-11-22 13:45:00 UTC" */
+void format_time(int64_t epoch_ns, char *out, size_t size);
+/* Joins a JSON argv array for display, quoting words with spaces. */
+void format_command(const char *argv_json, const char *fallback, char *out, size_t size);
+
+#endif

@@ -1,0 +1,100 @@
+#include "cli/launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/fileutil.h"
+#include "common/timeutil.h"
+
+int self_directory(char *out, size_t size)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	path_dirname(exe, out, size);
+	return 0;
+}
+
+int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeout_ms)
+{
+	int fds[2];
+	char fd_text[16], buf[16];
+	size_t argc = 0;
+
+	d->name = name;
+	d->pid = -1;
+	while (argv[argc])
+		argc++;
+	char **args = calloc(argc + 3, sizeof(*args));
+	if (!args || pipe2(fds, O_CLOEXEC) != 0) {
+		free(args);
+		return -1;
+	}
+	d->pid = fork();
+	if (d->pid < 0) {
+		free(args);
+		return -1;
+	}
+	if (d->pid == 0) {
+		/* Own session: a Ctrl-C meant for the traced command must not stop us. */
+		setsid();
+		int wfd = dup(fds[1]); /* dup'ed fds are not close-on-exec */
+		snprintf(fd_text, sizeof(fd_text), "%d", wfd);
+		memcpy(args, argv, argc * sizeof(*args));
+		args[argc] = "--ready-fd";
+		args[argc + 1] = fd_text;
+		execv(args[0], args);
+		fprintf(stderr, "tracer: cannot run %s: %s\n", args[0], strerror(errno));
+		_exit(127);
+	}
+	free(args);
+	close(fds[1]);
+	struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+	int rv = poll(&pfd, 1, timeout_ms);
+	ssize_t n = rv > 0 ? read(fds[0], buf, sizeof(buf)) : 0;
+	close(fds[0]);
+	if (n >= 5 && memcmp(buf, "ready", 5) == 0)
+		return 0;
+	fprintf(stderr, "tracer: %s did not start (%s)\n", name,
+		rv == 0 ? "timed out" : "exited early; see its messages above");
+	daemon_stop(d, 1000);
+	return -1;
+}
+
+int daemon_stop(struct daemon_proc *d, int timeout_ms)
+{
+	int status = -1;
+	uint64_t deadline = now_monotonic_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
+
+	if (d->pid <= 0)
+		return -1;
+	kill(d->pid, SIGTERM);
+	for (;;) {
+		pid_t r = waitpid(d->pid, &status, WNOHANG);
+		if (r == d->pid)
+			break;
+		if (r < 0 && errno != EINTR) {
+			status = -1;
+			break;
+		}
+		if (now_monotonic_ns() > deadline) {
+			fprintf(stderr, "tracer: %s did not stop; killing it\n", d->name);
+			kill(d->pid, SIGKILL);
+			waitpid(d->pid, &status, 0);
+			break;
+		}
+		sleep_ns(10 * NSEC_PER_MSEC);
+	}
+	d->pid = -1;
+	return status;
+}

@@ -1,0 +1,256 @@
+#include "cli/report.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/format.h"
+
+int64_t report_find_run(sqlite3 *db, const char *spec)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	bool numeric = spec && *spec;
+
+	for (const char *p = spec; p && *p; p++)
+		numeric = numeric && isdigit((unsigned char)*p);
+	const char *sql = !spec	    ? "SELECT id FROM runs ORDER BY id DESC LIMIT 1"
+			  : numeric ? "SELECT id FROM runs WHERE id = ?1"
+				    : "SELECT id FROM runs WHERE name = ?1 ORDER BY id DESC LIMIT 1";
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (spec)
+		sqlite3_bind_text(st, 1, spec, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+/* One row as a JSON object, column name -> value; argv parsed into an array. */
+static json_t *row_object(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
+		const char *name = sqlite3_column_name(st, i);
+		json_t *v;
+		switch (sqlite3_column_type(st, i)) {
+		case SQLITE_INTEGER:
+			v = json_integer(sqlite3_column_int64(st, i));
+			break;
+		case SQLITE_FLOAT:
+			v = json_real(sqlite3_column_double(st, i));
+			break;
+		case SQLITE_TEXT:
+			if (strcmp(name, "argv") == 0) {
+				v = json_loads((const char *)sqlite3_column_text(st, i), 0, NULL);
+				if (v)
+					break;
+			}
+			v = json_string((const char *)sqlite3_column_text(st, i));
+			break;
+		default:
+			v = json_null();
+		}
+		json_object_set_new(o, name, v ? v : json_null());
+	}
+	return o;
+}
+
+static json_t *load_run(sqlite3 *db, int64_t run_id)
+{
+	sqlite3_stmt *st;
+	json_t *run = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT * FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(st, 1, run_id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		run = row_object(st);
+	sqlite3_finalize(st);
+	return run;
+}
+
+static int64_t int_of(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+static bool has(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return v && !json_is_null(v);
+}
+
+/* The run's processes as a forest: roots are those whose parent is outside it. */
+static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
+{
+	sqlite3_stmt *st;
+	json_t *by_id = json_object(), *all = json_array(), *roots = json_array();
+	int64_t cpu = 0, peak = 0, rchar = 0, wchar = 0, count = 0, failed = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT * FROM processes WHERE run_id = ? ORDER BY start_ns, id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return roots;
+	sqlite3_bind_int64(st, 1, run_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *p = row_object(st);
+		char key[32];
+		snprintf(key, sizeof(key), "%lld", (long long)int_of(p, "id"));
+		json_object_set(by_id, key, p);
+		json_array_append_new(all, p);
+		count++;
+		cpu += int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns");
+		if (int_of(p, "max_rss_kb") > peak)
+			peak = int_of(p, "max_rss_kb");
+		rchar += int_of(p, "rchar");
+		wchar += int_of(p, "wchar");
+		if ((has(p, "exit_code") && int_of(p, "exit_code") != 0) || has(p, "signal"))
+			failed++;
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *p = json_array_get(all, i);
+		char key[32];
+		snprintf(key, sizeof(key), "%lld", (long long)int_of(p, "parent_id"));
+		json_t *parent = has(p, "parent_id") ? json_object_get(by_id, key) : NULL;
+		if (parent) {
+			json_t *kids = json_object_get(parent, "children");
+			if (!kids) {
+				kids = json_array();
+				json_object_set_new(parent, "children", kids);
+			}
+			json_array_append(kids, p);
+		} else {
+			json_array_append(roots, p);
+		}
+	}
+	json_decref(all);
+	json_decref(by_id);
+	json_object_set_new(totals, "processes", json_integer(count));
+	json_object_set_new(totals, "failed_processes", json_integer(failed));
+	json_object_set_new(totals, "cpu_ns", json_integer(cpu));
+	json_object_set_new(totals, "max_process_rss_kb", json_integer(peak));
+	json_object_set_new(totals, "rchar", json_integer(rchar));
+	json_object_set_new(totals, "wchar", json_integer(wchar));
+	return roots;
+}
+
+static void status_text(json_t *p, char *out, size_t size)
+{
+	const char *state = json_string_value(json_object_get(p, "state"));
+
+	if (has(p, "signal"))
+		snprintf(out, size, "sig %lld%s", (long long)int_of(p, "signal"),
+			 int_of(p, "core_dumped") ? "+core" : "");
+	else if (has(p, "exit_code"))
+		snprintf(out, size, "%lld", (long long)int_of(p, "exit_code"));
+	else
+		snprintf(out, size, "%s", state ? state : "?");
+}
+
+static void print_process(FILE *out, json_t *p, const char *prefix, bool last, bool root,
+			  int64_t run_start, const struct report_opts *o)
+{
+	char status[32], wall[32], cpu[32], rss[32], rd[32], wr[32], cmd[512], tree[1100];
+	char start[32];
+	int64_t end = int_of(p, "end_ns");
+
+	status_text(p, status, sizeof(status));
+	format_duration(has(p, "end_ns") ? end - int_of(p, "start_ns") : -1, wall, sizeof(wall));
+	format_duration(int_of(p, "start_ns") - run_start, start, sizeof(start));
+	if (has(p, "cpu_user_ns"))
+		format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"), cpu, sizeof(cpu));
+	else
+		snprintf(cpu, sizeof(cpu), "-");
+	if (has(p, "max_rss_kb"))
+		format_bytes((uint64_t)int_of(p, "max_rss_kb") * 1024, rss, sizeof(rss));
+	else
+		snprintf(rss, sizeof(rss), "-");
+	format_bytes((uint64_t)int_of(p, "rchar"), rd, sizeof(rd));
+	format_bytes((uint64_t)int_of(p, "wchar"), wr, sizeof(wr));
+	char *argv_text = json_dumps(json_object_get(p, "argv"), JSON_COMPACT | JSON_ENCODE_ANY);
+	format_command(argv_text, json_string_value(json_object_get(p, "comm")), cmd, sizeof(cmd));
+	free(argv_text);
+	snprintf(tree, sizeof(tree), "%s%s%s", prefix, root ? "" : (last ? "└─ " : "├─ "), cmd);
+	/* On a terminal, cut the command at the right edge; elsewhere keep it all. */
+	int room = o->width <= 0 ? (int)sizeof(tree) : (o->width > 110 ? o->width - 80 : 30);
+	fprintf(out, "%-7lld %-7s %8s %8s %8s %9s %9s %9s  %.*s\n", (long long)int_of(p, "pid"),
+		status, start, wall, cpu, rss, rd, wr, room + (int)(strlen(tree) - strlen(cmd)),
+		tree);
+
+	json_t *kids = json_object_get(p, "children");
+	char next_prefix[512];
+	snprintf(next_prefix, sizeof(next_prefix), "%s%s", prefix,
+		 root ? "" : (last ? "   " : "│  "));
+	for (size_t i = 0; i < json_array_size(kids); i++)
+		print_process(out, json_array_get(kids, i), next_prefix,
+			      i + 1 == json_array_size(kids), false, run_start, o);
+}
+
+static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
+		       const struct report_opts *o)
+{
+	char when[64], wall[32], cpu[32], peak[32], rd[32], wr[32];
+	const char *pipeline = json_string_value(json_object_get(run, "pipeline"));
+	int64_t start = int_of(run, "start_ns");
+
+	format_time(start, when, sizeof(when));
+	format_duration(has(run, "end_ns") ? int_of(run, "end_ns") - start : -1, wall, sizeof(wall));
+	format_duration(int_of(totals, "cpu_ns"), cpu, sizeof(cpu));
+	format_bytes((uint64_t)int_of(totals, "max_process_rss_kb") * 1024, peak, sizeof(peak));
+	format_bytes((uint64_t)int_of(totals, "rchar"), rd, sizeof(rd));
+	format_bytes((uint64_t)int_of(totals, "wchar"), wr, sizeof(wr));
+	fprintf(out, "Run %lld: %s", (long long)int_of(run, "id"),
+		json_string_value(json_object_get(run, "name")));
+	if (pipeline)
+		fprintf(out, "  (pipeline %s)", pipeline);
+	fprintf(out, "\n  host %s, started %s\n",
+		has(run, "hostname") ? json_string_value(json_object_get(run, "hostname")) : "?",
+		when);
+	if (has(run, "signal"))
+		fprintf(out, "  killed by signal %lld", (long long)int_of(run, "signal"));
+	else if (has(run, "exit_code"))
+		fprintf(out, "  exit %lld", (long long)int_of(run, "exit_code"));
+	else
+		fprintf(out, "  running");
+	fprintf(out, ", wall %s, %lld processes (%lld failed), CPU %s, largest process %s, "
+		     "read %s, written %s\n\n",
+		wall, (long long)int_of(totals, "processes"),
+		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
+	fprintf(out, "%-7s %-7s %8s %8s %8s %9s %9s %9s  %s\n", "PID", "EXIT", "START", "WALL",
+		"CPU", "MAX RSS", "READ", "WRITTEN", "COMMAND");
+	for (size_t i = 0; i < json_array_size(roots); i++)
+		print_process(out, json_array_get(roots, i), "", i + 1 == json_array_size(roots),
+			      true, start, o);
+}
+
+int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out)
+{
+	json_t *run = load_run(db, run_id);
+	json_t *totals = json_object();
+	json_t *roots;
+
+	if (!run) {
+		json_decref(totals);
+		return -1;
+	}
+	roots = load_tree(db, run_id, totals);
+	if (o->json) {
+		json_t *doc = json_object();
+		json_object_set(doc, "run", run);
+		json_object_set(doc, "totals", totals);
+		json_object_set(doc, "processes", roots);
+		json_dumpf(doc, out, JSON_INDENT(2));
+		fputc('\n', out);
+		json_decref(doc);
+	} else {
+		print_text(out, run, roots, totals, o);
+	}
+	json_decref(roots);
+	json_decref(totals);
+	json_decref(run);
+	return 0;
+}

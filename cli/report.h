@@ -1,0 +1,22 @@
+/* The run report: a run's process tree with per-process metrics. */
+#ifndef TRACER_REPORT_H
+#define TRACER_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+struct report_opts {
+	bool json;
+	int width; /* terminal columns; 0: not a terminal, never cut */
+};
+
+/* RUN is an id, a name, or NULL for the latest. Returns the id, 0 if none, -1 on error. */
+int64_t report_find_run(sqlite3 *db, const char *spec);
+/* Text tree or JSON document. 0, or -1 if the run does not exist. */
+int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out);
+
+#endif

@@ -1,0 +1,48 @@
+/* tracer: the command users type. One file per verb; this one dispatches. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+#define TRACER_VERSION "0.1.0"
+
+struct verb {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct verb verbs[] = {
+	{"run", cmd_run, "run a command and report every process it started"},
+	{"show", cmd_show, "show a recorded run as a process tree"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: tracer VERB [options]\n\n");
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(out, "  %-8s %s\n", verbs[i].name, verbs[i].help);
+	fprintf(out, "\n'tracer VERB --help' for a verb's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("tracer %s\n", TRACER_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(argv[1], verbs[i].name) == 0)
+			return verbs[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "tracer: unknown verb '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
