@@ -17,6 +17,15 @@ SANITIZE ?= 0
 
 .DEFAULT_GOAL := all
 
+# Quiet by default; V=1 shows full commands.
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+endif
+
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -45,27 +54,33 @@ BPF_SKELS := $(BPF_OBJS:.bpf.o=.skel.h)
 
 $(VMLINUX_H):
 	@mkdir -p $(@D)
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/events.h $(VMLINUX_H)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-I$(BUILD) -Ibpf -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
-	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 SCHEMA_SQL := $(sort $(wildcard aggregator/schema/*.sql))
 $(BUILD)/schema_sql.c: $(SCHEMA_SQL) aggregator/schema/embed.sh
 	@mkdir -p $(@D)
-	aggregator/schema/embed.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
+	$(call msg,GEN,$@)
+	$(Q)aggregator/schema/embed.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/schema_sql.o: $(BUILD)/schema_sql.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(PROTO_C) $(PROTO_H): proto/tracer.proto
 	@mkdir -p $(BUILD)/proto
-	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/proto $<
+	$(call msg,PROTOC,$<)
+	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/proto $<
 
 # --- sources per program ------------------------------------------------------
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/ipc.c common/privdrop.c \
@@ -92,26 +107,32 @@ all: $(PROGRAMS) $(HELPERS)
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/proto/tracer.pb-c.o: $(PROTO_C)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Wno-missing-prototypes -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-missing-prototypes -c $< -o $@
 
 $(call obj,$(COLLECTOR_SRCS)): $(BPF_SKELS)
 
 $(BUILD)/tracer-collector: $(COLLECTOR_OBJS) $(COMMON_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_COLLECTOR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_COLLECTOR)
 
 $(BUILD)/tracer-aggregator: $(AGGREGATOR_OBJS) $(COMMON_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_AGGREGATOR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_AGGREGATOR)
 
 $(BUILD)/tracer: $(CLI_OBJS) $(COMMON_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CLI)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CLI)
 
 $(BUILD)/helpers/%: test/helpers/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
 # --- tests ----------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/%.c,$(BUILD)/unit/%,$(wildcard test/unit/test_*.c))
@@ -121,7 +142,8 @@ UNIT_LIB_OBJS := $(filter-out $(BUILD)/obj/collector/main.o $(BUILD)/obj/aggrega
 
 $(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR)
 
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done

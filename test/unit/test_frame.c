@@ -1,0 +1,140 @@
+/* Frame codec: round trip, and every kind of bad input rejected with a reason. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/frame.h"
+
+static uint8_t id16[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+static void init_frame(Tracer__Frame *f)
+{
+	tracer__frame__init(f);
+	f->version = TRACER__CONSTANTS__FRAME_VERSION;
+	f->seq = 7;
+	f->stream_id.data = id16;
+	f->stream_id.len = 16;
+	f->boot_id.data = id16;
+	f->boot_id.len = 16;
+	f->watermark_ns = 123;
+}
+
+static enum frame_error roundtrip(Tracer__Frame *f, Tracer__Frame **out)
+{
+	uint8_t *buf;
+	size_t len;
+	char why[128];
+
+	assert_int_equal(frame_encode(f, &buf, &len), 0);
+	enum frame_error err = frame_decode(buf, len, out, why, sizeof(why));
+	free(buf);
+	return err;
+}
+
+static void test_roundtrip_exec(void **state)
+{
+	Tracer__Frame f, *out;
+	Tracer__Event ev = TRACER__EVENT__INIT, *evs[1] = {&ev};
+	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
+	char *argv[] = {"samtools", "sort", "-o", "out.bam", "in.bam"};
+
+	init_frame(&f);
+	x.pid = 42;
+	x.start_ns = 1000;
+	x.exe = "/usr/bin/samtools";
+	x.argv = argv;
+	x.n_argv = 5;
+	ev.ts_ns = 2000;
+	ev.kind_case = TRACER__EVENT__KIND_EXEC;
+	ev.exec = &x;
+	f.events = evs;
+	f.n_events = 1;
+	assert_int_equal(roundtrip(&f, &out), FRAME_OK);
+	assert_int_equal(out->seq, 7);
+	assert_int_equal(out->n_events, 1);
+	assert_int_equal(out->events[0]->kind_case, TRACER__EVENT__KIND_EXEC);
+	assert_string_equal(out->events[0]->exec->argv[1], "sort");
+	assert_string_equal(out->events[0]->exec->exe, "/usr/bin/samtools");
+	frame_free(out);
+}
+
+static void test_garbage_rejected(void **state)
+{
+	Tracer__Frame *out = (void *)1;
+	uint8_t junk[64];
+	char why[128] = "";
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 37 + 11);
+	assert_int_equal(frame_decode(junk, sizeof(junk), &out, why, sizeof(why)), FRAME_UNDECODABLE);
+	assert_null(out);
+	assert_true(strlen(why) > 0);
+	/* A valid encoding cut short is undecodable too. */
+	Tracer__Frame f;
+	uint8_t *buf;
+	size_t len;
+	init_frame(&f);
+	f.host_id = "0123456789abcdef0123456789abcdef";
+	assert_int_equal(frame_encode(&f, &buf, &len), 0);
+	assert_int_equal(frame_decode(buf, len - 5, &out, why, sizeof(why)), FRAME_UNDECODABLE);
+	free(buf);
+	assert_int_equal(frame_decode(junk, FRAME_MAX_BYTES + 1, &out, why, sizeof(why)),
+			 FRAME_TOO_BIG);
+}
+
+static void test_bad_header(void **state)
+{
+	Tracer__Frame f, *out;
+
+	init_frame(&f);
+	f.version = 99;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_VERSION);
+	init_frame(&f);
+	f.stream_id.len = 3;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_HEADER);
+	init_frame(&f);
+	f.seq = 0;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_HEADER);
+}
+
+static void test_bad_events(void **state)
+{
+	Tracer__Frame f, *out;
+	Tracer__Event ev = TRACER__EVENT__INIT, *evs[1] = {&ev};
+	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
+	Tracer__ExecEvent e = TRACER__EXEC_EVENT__INIT;
+	static char big[FRAME_MAX_PATH + 10];
+
+	init_frame(&f);
+	f.events = evs;
+	f.n_events = 1;
+	ev.kind_case = TRACER__EVENT__KIND_EXIT;
+	ev.exit = &x;
+	x.pid = 0; /* no pid */
+	x.start_ns = 5;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
+
+	memset(big, 'a', sizeof(big) - 1);
+	ev.kind_case = TRACER__EVENT__KIND_EXEC;
+	ev.exec = &e;
+	e.pid = 1;
+	e.start_ns = 1;
+	e.cwd = big;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip_exec),
+		cmocka_unit_test(test_garbage_rejected),
+		cmocka_unit_test(test_bad_header),
+		cmocka_unit_test(test_bad_events),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,96 @@
+/* Small pure helpers: CPU time scaling, argv/path reassembly, UTF-8, run markers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "aggregator/cputime.h"
+#include "aggregator/runmark.h"
+#include "collector/convert.h"
+#include "common/jsonutil.h"
+
+static void test_cputime_adjust(void **state)
+{
+	uint64_t u, s;
+
+	/* Ticks said 3:1, the scheduler measured 1000 ns exactly. */
+	cputime_adjust(300, 100, 1000, &u, &s);
+	assert_int_equal(u + s, 1000);
+	assert_int_equal(s, 250);
+	cputime_adjust(0, 0, 500, &u, &s);
+	assert_int_equal(u, 500);
+	assert_int_equal(s, 0);
+	cputime_adjust(0, 40, 500, &u, &s);
+	assert_int_equal(s, 500);
+	/* Large values must not overflow. */
+	cputime_adjust(UINT64_MAX / 2, UINT64_MAX / 2, UINT64_MAX / 2, &u, &s);
+	assert_int_equal(u + s, UINT64_MAX / 2);
+}
+
+static void test_split_argv(void **state)
+{
+	char blob[] = "ls\0-la\0/tmp\0partial";
+	char *argv[8];
+
+	/* The kernel cut the blob mid-argument: that argument is dropped, not split. */
+	assert_int_equal(split_argv(blob, sizeof(blob) - 1, argv, 8), 3);
+	assert_string_equal(argv[2], "/tmp");
+	char whole[] = "a\0b\0";
+	assert_int_equal(split_argv(whole, sizeof(whole) - 1, argv, 8), 2);
+}
+
+static void test_join_path(void **state)
+{
+	char out[64];
+	const char leaf_first[] = "c\0b\0a";
+
+	join_path_components(leaf_first, sizeof(leaf_first), 0, out, sizeof(out));
+	assert_string_equal(out, "/a/b/c");
+	join_path_components("", 0, 0, out, sizeof(out));
+	assert_string_equal(out, "/");
+	join_path_components(leaf_first, sizeof(leaf_first), 1, out, sizeof(out));
+	assert_string_equal(out, ".../a/b/c");
+}
+
+static void test_utf8(void **state)
+{
+	char *s = utf8_sanitize("ok\xff\xc3\xa9", 5);
+
+	assert_string_equal(s, "ok\xef\xbf\xbd\xc3\xa9");
+	free(s);
+	char *items[] = {"a\xfe", "b"};
+	char *json = json_string_array(items, 2);
+	assert_string_equal(json, "[\"a\xef\xbf\xbd\",\"b\"]");
+	free(json);
+}
+
+static void test_runmark(void **state)
+{
+	struct runmark m;
+	char *argv[] = {"tracer", "run", "--pipeline", "rnaseq", "--db=/x.db", "--run=r7",
+			"--", "nextflow", "run", "main.nf"};
+	char *other[] = {"tracer", "show"};
+
+	assert_true(runmark_parse("/usr/local/bin/tracer", argv, 10, &m));
+	assert_string_equal(m.pipeline, "rnaseq");
+	assert_string_equal(m.run, "r7");
+	assert_string_equal(m.command, "nextflow");
+	assert_false(runmark_parse("/usr/local/bin/tracer", other, 2, &m));
+	assert_false(runmark_parse("/usr/bin/not-tracer", argv, 10, &m));
+	assert_true(runmark_is_tracer_daemon("/opt/x/tracer-collector"));
+	assert_false(runmark_is_tracer_daemon("/usr/bin/bash"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cputime_adjust), cmocka_unit_test(test_split_argv),
+		cmocka_unit_test(test_join_path),      cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_runmark),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,257 @@
+/*
+ * Process table semantics through the real ingest + SQLite path (in-memory
+ * database): PID reuse, exec in place, an exit seen before its exec,
+ * snapshot merging, lost processes, explicit runs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "aggregator/ingest.h"
+#include "aggregator/store.h"
+
+static struct store st;
+static struct ingest g;
+
+static int setup(void **state)
+{
+	assert_int_equal(store_open(&st, ":memory:"), 0);
+	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL), 0);
+	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
+	ingest_new_generation(&g);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	ingest_free(&g);
+	store_close(&st);
+	return 0;
+}
+
+static void commit(void)
+{
+	assert_int_equal(store_begin(&st), 0);
+	assert_int_equal(ingest_write(&g), 0);
+	assert_int_equal(store_commit(&st), 0);
+	ingest_committed(&g, 0);
+}
+
+static int64_t query_int(const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t v = -1;
+
+	assert_int_equal(sqlite3_prepare_v2(st.db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -2 : sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static void fork_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__ForkEvent f = TRACER__FORK_EVENT__INIT;
+
+	f.pid = pid;
+	f.has_start_ns = 1;
+	f.start_ns = start;
+	f.parent_pid = ppid;
+	f.parent_start_ns = pstart;
+	f.comm = "parent";
+	ev.ts_ns = start;
+	ev.kind_case = TRACER__EVENT__KIND_FORK;
+	ev.fork = &f;
+	ingest_event(&g, &ev);
+}
+
+static void exec_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart, uint64_t ts,
+		    char **argv, size_t argc, const Tracer__Counters *at, bool snap, int64_t prev_peak)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
+
+	x.pid = pid;
+	x.start_ns = start;
+	x.has_ppid = x.has_parent_start_ns = 1;
+	x.ppid = ppid;
+	x.parent_start_ns = pstart;
+	x.exe = argv[0];
+	x.comm = "comm";
+	x.argv = argv;
+	x.n_argv = argc;
+	x.at_exec = (Tracer__Counters *)at;
+	x.has_from_snapshot = snap;
+	x.from_snapshot = snap;
+	x.has_prev_peak_rss_kb = prev_peak >= 0;
+	x.prev_peak_rss_kb = prev_peak >= 0 ? (uint64_t)prev_peak : 0;
+	ev.ts_ns = ts;
+	ev.kind_case = TRACER__EVENT__KIND_EXEC;
+	ev.exec = &x;
+	ingest_event(&g, &ev);
+}
+
+static void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status, const Tracer__Counters *tot)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
+
+	x.pid = pid;
+	x.start_ns = start;
+	x.wait_status = status;
+	x.totals = (Tracer__Counters *)tot;
+	x.comm = "x";
+	ev.ts_ns = ts;
+	ev.kind_case = TRACER__EVENT__KIND_EXIT;
+	ev.exit = &x;
+	ingest_event(&g, &ev);
+}
+
+static Tracer__Counters counters(uint64_t cpu_ns, uint64_t wchar, uint64_t peak)
+{
+	Tracer__Counters c = TRACER__COUNTERS__INIT;
+
+	c.utime_ns = cpu_ns;
+	c.stime_ns = 0;
+	c.runtime_ns = cpu_ns;
+	c.wchar = wchar;
+	c.peak_rss_kb = peak;
+	return c;
+}
+
+static void test_pid_reuse_never_merges(void **state)
+{
+	char *a[] = {"/bin/a"}, *b[] = {"/bin/b"};
+	Tracer__Counters c = counters(10, 1, 100);
+
+	fork_ev(100, 1000, 1, 1);
+	exec_ev(100, 1000, 1, 1, 1100, a, 1, &c, false, -1);
+	exit_ev(100, 1000, 1200, 0, &c);
+	fork_ev(100, 5000, 1, 1); /* same pid, new process */
+	exec_ev(100, 5000, 1, 1, 5100, b, 1, &c, false, -1);
+	commit();
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100"), 2);
+	assert_int_equal(query_int("SELECT count(DISTINCT proc_start_boot_ns) FROM processes WHERE pid = 100"), 2);
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100 AND state = 'running'"), 1);
+	/* Reuse without the old exit: the old one is marked lost, not merged. */
+	fork_ev(100, 9000, 1, 1);
+	commit();
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100 AND state = 'lost'"), 1);
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100"), 3);
+}
+
+static void test_exec_in_place(void **state)
+{
+	char *bash[] = {"/usr/bin/bash", "-c", "a; b"}, *tool[] = {"/usr/bin/true"};
+	Tracer__Counters zero = counters(0, 0, 0);
+	Tracer__Counters at = counters(3000000, 50, 0);
+	Tracer__Counters tot = counters(5000000, 80, 900);
+
+	fork_ev(1, 10, 0, 0);
+	fork_ev(200, 100, 1, 10);
+	exec_ev(200, 100, 1, 10, 110, bash, 3, &zero, false, 64); /* first exec: same row */
+	exec_ev(200, 100, 1, 10, 500, tool, 1, &at, false, 2944); /* in place: new image */
+	exit_ev(200, 100, 600, 3 << 8, &tot);
+	commit();
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 200"), 2);
+	assert_int_equal(query_int("SELECT state = 'exec' FROM processes WHERE pid = 200 AND image = 0"), 1);
+	assert_int_equal(query_int("SELECT cpu_user_ns FROM processes WHERE pid = 200 AND image = 0"), 3000000);
+	assert_int_equal(query_int("SELECT max_rss_kb FROM processes WHERE pid = 200 AND image = 0"), 2944);
+	assert_int_equal(query_int("SELECT cpu_user_ns FROM processes WHERE pid = 200 AND image = 1"), 2000000);
+	assert_int_equal(query_int("SELECT wchar FROM processes WHERE pid = 200 AND image = 1"), 30);
+	assert_int_equal(query_int("SELECT max_rss_kb FROM processes WHERE pid = 200 AND image = 1"), 900);
+	assert_int_equal(query_int("SELECT exit_code FROM processes WHERE pid = 200 AND image = 1"), 3);
+	assert_int_equal(query_int("SELECT exit_code FROM processes WHERE pid = 200 AND image = 0"), -2);
+	assert_int_equal(query_int("SELECT p1.parent_id = p0.id FROM processes p0, processes p1 "
+				   "WHERE p0.pid = 200 AND p0.image = 0 AND p1.pid = 200 AND p1.image = 1"),
+			 1);
+}
+
+static void test_exit_before_exec(void **state)
+{
+	char *argv[] = {"/bin/zombie"};
+	Tracer__Counters c = counters(7, 0, 10);
+
+	exit_ev(300, 7000, 7100, 9, &c); /* killed by SIGKILL, never seen starting */
+	exec_ev(300, 7000, 1, 1, 7200, argv, 1, &c, true, -1);	 /* /proc still showed it */
+	exec_ev(300, 7000, 1, 1, 7300, argv, 1, &c, false, -1); /* a resent exec */
+	commit();
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 300"), 1);
+	assert_int_equal(query_int("SELECT signal FROM processes WHERE pid = 300"), 9);
+	assert_int_equal(query_int("SELECT state = 'exited' FROM processes WHERE pid = 300"), 1);
+	assert_int_equal(g.stats.unmatched_exits, 1);
+	assert_int_equal(g.stats.late_events, 2);
+}
+
+static void test_snapshot_then_precise(void **state)
+{
+	char *argv[] = {"/usr/sbin/daemon"};
+	Tracer__Counters c = counters(1, 0, 10);
+
+	/* /proc gives 10 ms ticks: 12,345,678 ns reads as 10,000,000. */
+	exec_ev(400, 10000000, 1, 1, 50000000, argv, 1, NULL, true, -1);
+	exit_ev(400, 12345678, 60000000, 0, &c);
+	commit();
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 400"), 1);
+	assert_int_equal(query_int("SELECT proc_start_boot_ns FROM processes WHERE pid = 400"), 12345678);
+	assert_int_equal(query_int("SELECT from_snapshot FROM processes WHERE pid = 400"), 1);
+}
+
+static void test_snapshot_done_marks_lost(void **state)
+{
+	char *argv[] = {"/bin/x"};
+
+	exec_ev(500, 1000, 1, 1, 2000, argv, 1, NULL, true, -1);
+	exec_ev(600, 1000, 1, 1, 2000, argv, 1, NULL, true, -1);
+	commit();
+	/* A collector restart: its snapshot only sees 500. */
+	ingest_new_generation(&g);
+	exec_ev(500, 1000, 1, 1, 9000, argv, 1, NULL, true, -1);
+	ingest_snapshot_done(&g, 9000);
+	commit();
+	assert_int_equal(query_int("SELECT state = 'running' FROM processes WHERE pid = 500"), 1);
+	assert_int_equal(query_int("SELECT state = 'lost' FROM processes WHERE pid = 600"), 1);
+}
+
+static void test_explicit_run(void **state)
+{
+	char *launcher[] = {"/opt/tracer/bin/tracer", "run", "--pipeline", "P", "--run", "R", "--",
+			    "bash", "x.sh"};
+	char *daemon[] = {"/opt/tracer/bin/tracer-aggregator", "--db", "x"};
+	char *cmd[] = {"/usr/bin/bash", "x.sh"};
+	Tracer__Counters c = counters(1, 0, 10);
+
+	exec_ev(700, 1000, 1, 1, 1100, launcher, 9, NULL, true, -1);
+	exec_ev(699, 1050, 700, 1000, 1150, daemon, 3, NULL, true, -1);
+	fork_ev(701, 2000, 700, 1000);
+	exec_ev(701, 2000, 700, 1000, 2100, cmd, 2, &c, false, -1);
+	fork_ev(702, 3000, 701, 2000);
+	exit_ev(702, 3000, 3500, 0, &c);
+	exit_ev(701, 2000, 4000, 3 << 8, &c);
+	commit();
+	assert_int_equal(query_int("SELECT count(*) FROM runs WHERE name = 'R' AND pipeline = 'P'"), 1);
+	assert_int_equal(query_int("SELECT exit_code FROM runs"), 3);
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE run_id = (SELECT id FROM runs)"), 2);
+	assert_int_equal(query_int("SELECT run_id FROM processes WHERE pid = 700"), -2);
+	assert_int_equal(query_int("SELECT run_id FROM processes WHERE pid = 699"), -2);
+	assert_int_equal(query_int("SELECT command_process_id = (SELECT id FROM processes WHERE pid = 701) FROM runs"), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pid_reuse_never_merges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_in_place, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_before_exec, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_then_precise, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
