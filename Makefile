@@ -101,9 +101,10 @@ AGGREGATOR_OBJS := $(call obj,$(AGGREGATOR_SRCS)) $(BUILD)/obj/schema_sql.o
 CLI_OBJS        := $(call obj,$(CLI_SRCS)) $(BUILD)/obj/schema_sql.o
 
 PROGRAMS := $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer
-HELPERS  := $(patsubst test/helpers/%.c,$(BUILD)/helpers/%,$(wildcard test/helpers/*.c))
+HELPERS  := $(patsubst test/helpers/%.c,$(BUILD)/helpers/%,$(wildcard test/helpers/*.c)) \
+            $(BUILD)/helpers/framesend
 
-all: $(PROGRAMS) $(HELPERS)
+all: $(PROGRAMS) $(if $(filter 1,$(SANITIZE)),,$(HELPERS))
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
@@ -133,6 +134,11 @@ $(BUILD)/helpers/%: test/helpers/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+$(BUILD)/helpers/framesend: test/helpers/ipc/framesend.c $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LIBS_CLI)
 
 # --- tests ----------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/%.c,$(BUILD)/unit/%,$(wildcard test/unit/test_*.c))
