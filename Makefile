@@ -133,7 +133,7 @@ $(BUILD)/tracer: $(CLI_OBJS) $(COMMON_OBJS)
 $(BUILD)/helpers/%: test/helpers/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $< $(LDFLAGS)
 
 $(BUILD)/helpers/framesend: test/helpers/ipc/framesend.c $(COMMON_OBJS)
 	@mkdir -p $(@D)
@@ -154,14 +154,21 @@ $(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
-check: all unit
+# Tests need root (BPF); as root, missing Debian packages are installed first.
+check: deps
+	$(MAKE) all unit
 	$(MAKE) BUILD=build/asan SANITIZE=1 all unit
 	$(PYTHON) test/integration/run.py --build $(BUILD) --asan-build build/asan
 
+deps:
+	@deploy/install-deps.sh all
+
+demo: deps
+	$(MAKE) all
+	examples/demo/run-demo.sh
+
 .SECONDARY:
-.PHONY: all unit check demo bench clean install uninstall format
-demo: 
-	./examples/demo/run-demo.sh
+.PHONY: all unit check deps demo bench clean install uninstall format
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -43,6 +43,22 @@ struct {
 	__type(value, __u64);
 } prev_peak SEC(".maps");
 
+/*
+ * I/O of threads that already exited, per process. signal_struct's ioac can't
+ * be used: the kernel also adds every reaped child's I/O to it, so a shell
+ * would "read" everything its children read.
+ */
+struct io_acc {
+	__u64 rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct io_acc);
+} dead_thread_io SEC(".maps");
+
 static __always_inline void count_drop(__u32 index)
 {
 	if (index < TRACER_DROP_MAX)
@@ -79,15 +95,8 @@ static __always_inline __u64 mm_peak_kb(struct mm_struct *mm)
 	return (hiwater > rss ? hiwater : rss) * page_kb;
 }
 
-static __always_inline void add_task_counters(struct tracer_counters *c, struct task_struct *t)
+static __always_inline void add_task_io(struct tracer_counters *c, struct task_struct *t)
 {
-	c->utime_ns += BPF_CORE_READ(t, utime);
-	c->stime_ns += BPF_CORE_READ(t, stime);
-	c->runtime_ns += BPF_CORE_READ(t, se.sum_exec_runtime);
-	c->nvcsw += BPF_CORE_READ(t, nvcsw);
-	c->nivcsw += BPF_CORE_READ(t, nivcsw);
-	c->min_flt += BPF_CORE_READ(t, min_flt);
-	c->maj_flt += BPF_CORE_READ(t, maj_flt);
 	c->rchar += BPF_CORE_READ(t, ioac.rchar);
 	c->wchar += BPF_CORE_READ(t, ioac.wchar);
 	c->syscr += BPF_CORE_READ(t, ioac.syscr);
@@ -97,10 +106,23 @@ static __always_inline void add_task_counters(struct tracer_counters *c, struct 
 	c->cancelled_write_bytes += BPF_CORE_READ(t, ioac.cancelled_write_bytes);
 }
 
+static __always_inline void add_task_counters(struct tracer_counters *c, struct task_struct *t)
+{
+	c->utime_ns += BPF_CORE_READ(t, utime);
+	c->stime_ns += BPF_CORE_READ(t, stime);
+	c->runtime_ns += BPF_CORE_READ(t, se.sum_exec_runtime);
+	c->nvcsw += BPF_CORE_READ(t, nvcsw);
+	c->nivcsw += BPF_CORE_READ(t, nivcsw);
+	c->min_flt += BPF_CORE_READ(t, min_flt);
+	c->maj_flt += BPF_CORE_READ(t, maj_flt);
+	add_task_io(c, t);
+}
+
 /*
  * Whole-process totals: what dead threads left in signal_struct plus the
  * threads still around (the current one and, if it already exited, the
  * zombie group leader, whose counters reach signal_struct only at reap).
+ * I/O comes from our own dead-thread map instead (see dead_thread_io).
  */
 static __noinline void read_counters(struct task_struct *task, struct tracer_counters *c,
 				     __u32 *flags)
@@ -116,13 +138,19 @@ static __noinline void read_counters(struct task_struct *task, struct tracer_cou
 	c->nivcsw = BPF_CORE_READ(sig, nivcsw);
 	c->min_flt = BPF_CORE_READ(sig, min_flt);
 	c->maj_flt = BPF_CORE_READ(sig, maj_flt);
-	c->rchar = BPF_CORE_READ(sig, ioac.rchar);
-	c->wchar = BPF_CORE_READ(sig, ioac.wchar);
-	c->syscr = BPF_CORE_READ(sig, ioac.syscr);
-	c->syscw = BPF_CORE_READ(sig, ioac.syscw);
-	c->read_bytes = BPF_CORE_READ(sig, ioac.read_bytes);
-	c->write_bytes = BPF_CORE_READ(sig, ioac.write_bytes);
-	c->cancelled_write_bytes = BPF_CORE_READ(sig, ioac.cancelled_write_bytes);
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct io_acc *dead = bpf_map_lookup_elem(&dead_thread_io, &tgid);
+	c->rchar = c->wchar = c->syscr = c->syscw = 0;
+	c->read_bytes = c->write_bytes = c->cancelled_write_bytes = 0;
+	if (dead) {
+		c->rchar = dead->rchar;
+		c->wchar = dead->wchar;
+		c->syscr = dead->syscr;
+		c->syscw = dead->syscw;
+		c->read_bytes = dead->read_bytes;
+		c->write_bytes = dead->write_bytes;
+		c->cancelled_write_bytes = dead->cancelled_write_bytes;
+	}
 	add_task_counters(c, task);
 	if (leader != task)
 		add_task_counters(c, leader);
@@ -370,6 +398,39 @@ static __always_inline int emit_exec(struct task_struct *task, __u32 old_tid)
 	return 0;
 }
 
+/* A thread (not the last) exits: keep its I/O for the process total. */
+static __always_inline void remember_thread_io(struct task_struct *task, struct signal_struct *sig)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	struct io_acc zero = {}, *acc;
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	/*
+	 * The group leader stays a zombie and is read at the final exit, unless
+	 * another thread is exec'ing and about to replace it.
+	 */
+	if (task == leader) {
+		if (!bpf_core_field_exists(sig->group_exec_task) ||
+		    !BPF_CORE_READ(sig, group_exec_task))
+			return;
+	}
+	acc = bpf_map_lookup_elem(&dead_thread_io, &tgid);
+	if (!acc) {
+		bpf_map_update_elem(&dead_thread_io, &tgid, &zero, BPF_NOEXIST);
+		acc = bpf_map_lookup_elem(&dead_thread_io, &tgid);
+		if (!acc)
+			return;
+	}
+	__sync_fetch_and_add(&acc->rchar, BPF_CORE_READ(task, ioac.rchar));
+	__sync_fetch_and_add(&acc->wchar, BPF_CORE_READ(task, ioac.wchar));
+	__sync_fetch_and_add(&acc->syscr, BPF_CORE_READ(task, ioac.syscr));
+	__sync_fetch_and_add(&acc->syscw, BPF_CORE_READ(task, ioac.syscw));
+	__sync_fetch_and_add(&acc->read_bytes, BPF_CORE_READ(task, ioac.read_bytes));
+	__sync_fetch_and_add(&acc->write_bytes, BPF_CORE_READ(task, ioac.write_bytes));
+	__sync_fetch_and_add(&acc->cancelled_write_bytes,
+			     BPF_CORE_READ(task, ioac.cancelled_write_bytes));
+}
+
 static __always_inline int emit_exit(struct task_struct *task)
 {
 	struct tracer_exit_event *e;
@@ -377,12 +438,16 @@ static __always_inline int emit_exit(struct task_struct *task)
 	__u32 flags = 0;
 
 	/* A process ends when its last thread does. */
-	if (BPF_CORE_READ(sig, live.counter) != 0)
+	if (BPF_CORE_READ(sig, live.counter) != 0) {
+		remember_thread_io(task, sig);
 		return 0;
+	}
 
+	__u32 tgid = BPF_CORE_READ(task, tgid);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(TRACER_DROP_EXIT);
+		bpf_map_delete_elem(&dead_thread_io, &tgid);
 		return 0;
 	}
 	fill_header(&e->h, TRACER_EV_EXIT, task);
@@ -396,6 +461,7 @@ static __always_inline int emit_exit(struct task_struct *task)
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
 	bpf_ringbuf_submit(e, submit_flags());
+	bpf_map_delete_elem(&dead_thread_io, &tgid);
 	return 0;
 }
 

@@ -74,4 +74,8 @@ void format_command(const char *argv_json, const char *fallback, char *out, size
 		o += (size_t)n < size - o ? (size_t)n : size - o - 1;
 	}
 	json_decref(arr);
+	/* One line per process: newlines and tabs in scripts become visible escapes. */
+	for (char *c = out; *c; c++)
+		if (*c == '\n' || *c == '\t' || *c == '\r')
+			*c = ' ';
 }

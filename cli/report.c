@@ -175,8 +175,8 @@ static void print_process(FILE *out, json_t *p, const char *prefix, bool last, b
 	format_command(argv_text, json_string_value(json_object_get(p, "comm")), cmd, sizeof(cmd));
 	free(argv_text);
 	snprintf(tree, sizeof(tree), "%s%s%s", prefix, root ? "" : (last ? "└─ " : "├─ "), cmd);
-	/* On a terminal, cut the command at the right edge; elsewhere keep it all. */
-	int room = o->width <= 0 ? (int)sizeof(tree) : (o->width > 110 ? o->width - 80 : 30);
+	/* Cut the command at the terminal's edge (or 200 bytes); JSON has it all. */
+	int room = o->width <= 0 ? 200 : (o->width > 110 ? o->width - 80 : 30);
 	fprintf(out, "%-7lld %-7s %8s %8s %8s %9s %9s %9s  %.*s\n", (long long)int_of(p, "pid"),
 		status, start, wall, cpu, rss, rd, wr, room + (int)(strlen(tree) - strlen(cmd)),
 		tree);

@@ -11,7 +11,7 @@
 
 struct report_opts {
 	bool json;
-	int width; /* terminal columns; 0: not a terminal, never cut */
+	int width; /* terminal columns; 0: not a terminal */
 };
 
 /* RUN is an id, a name, or NULL for the latest. Returns the id, 0 if none, -1 on error. */

@@ -202,6 +202,29 @@ def io_counters_match_proc_io(ctx):
 
 
 @test
+def io_excludes_children_includes_dead_threads(ctx):
+    """A shell's I/O is its own, not its children's (the kernel folds reaped children
+    into /proc/PID/io); a process's I/O includes threads that exited before it."""
+    out, tio = ctx.path("io.txt"), ctx.path("tio.txt")
+    size = 8 << 20
+    ctx.tracer_run(["bash", "-c", f"{ctx.helper('fsyncwriter')} {ctx.path('d.bin')} {size} {out}; "
+                    f"{ctx.helper('threadio')} {tio}; cat /proc/$$/io > {ctx.path('bash-io.txt')}"], expect=0)
+    run = ctx.latest_run()
+    child = ctx.one("SELECT wchar FROM processes WHERE run_id = ? AND exe LIKE '%/fsyncwriter'", run)
+    shell = ctx.one("SELECT wchar FROM processes WHERE run_id = ? AND exe LIKE '%/bash'", run)
+    kernel_view = int([l for l in open(ctx.path("bash-io.txt")) if l.startswith("wchar")][0].split()[1])
+    ctx.check(child >= size, f"writer wchar {child} >= {size}")
+    ctx.check(kernel_view >= size, f"/proc/PID/io of the shell includes its child ({kernel_view})")
+    ctx.check(shell < 64 * 1024, f"our shell wchar {shell} is its own (< 64 KiB), not its children's")
+    truth = {l.split(":")[0]: int(l.split(":")[1]) for l in open(tio)}
+    threaded = ctx.one("SELECT wchar, syscw FROM processes WHERE run_id = ? AND exe LIKE '%/threadio'", run)
+    ctx.check(truth["wchar"] >= 4 << 20, "threads wrote 4 MiB")
+    # After its /proc/self/io read, main only writes its report (< 1 KiB, 1 call).
+    ctx.check(0 <= threaded[0] - truth["wchar"] <= 1024, f"threaded wchar {threaded[0]} vs {truth['wchar']}")
+    ctx.check(0 <= threaded[1] - truth["syscw"] <= 2, f"threaded syscw {threaded[1]} vs {truth['syscw']}")
+
+
+@test
 def peak_rss_is_the_childs_own_not_the_parents(ctx):
     """A tiny program started by a 400 MiB parent: ru_maxrss is inflated, ours is not."""
     out, hog = ctx.path("m.json"), ctx.path("hog.json")

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Installs the Debian packages tracer needs to build, test and run its demo,
+# skipping what is already there. Used by `make deps`, `make demo`, `make
+# check` and CI. Without root it only lists what is missing.
+set -euo pipefail
+
+build=(make gcc clang llvm bpftool pkg-config libbpf-dev libelf-dev zlib1g-dev
+	libprotobuf-c-dev protobuf-c-compiler libnng-dev libsqlite3-dev libjansson-dev
+	libcurl4-openssl-dev libcmocka-dev)
+run=(sqlite3 python3 util-linux procps)
+demo=(bwa samtools bcftools gzip gawk)
+
+wanted=("${build[@]}" "${run[@]}")
+case "${1:-all}" in
+	build) wanted=("${build[@]}") ;;
+	all) wanted+=("${demo[@]}") ;;
+esac
+
+missing=()
+for p in "${wanted[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "missing Debian packages: ${missing[*]}" >&2
+	echo "install them with: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null

@@ -1,0 +1,23 @@
+#!/bin/bash
+# `sudo make demo`: trace the demo pipeline with tracer run and show the report.
+# The pipeline runs as the user who typed sudo; the database and work files
+# land in build/demo/, owned by that user, so `build/tracer show --db
+# build/demo/demo.db` works without sudo afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "make demo loads BPF programs: run it with sudo" >&2
+	exit 1
+fi
+demo=build/demo
+rm -rf "$demo"
+mkdir -p "$demo"
+# The aggregator never runs as root: without sudo it runs as nobody.
+owner=${SUDO_USER:-nobody}
+chown "$owner": "$demo"
+
+build/tracer run --db "$demo/demo.db" --pipeline demo-variant-calling \
+	-- examples/demo/pipeline.sh "$demo/work"
+echo
+echo "Recorded in $demo/demo.db. Try: build/tracer show --db $demo/demo.db --json"
