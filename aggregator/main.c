@@ -239,5 +239,6 @@ out_ingest:
 	ingest_free(&ingest);
 out_store:
 	store_close(&store);
+	nng_fini();
 	return exit_code;
 }

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <nng/nng.h>
+
 #include "collector/drain.h"
 #include "collector/probes.h"
 #include "collector/sender.h"
@@ -222,5 +224,6 @@ out_sender:
 	sender_close(&sender);
 out_probes:
 	probes_stop(&probes);
+	nng_fini(); /* pipes are torn down asynchronously: wait for them */
 	return exit_code;
 }
