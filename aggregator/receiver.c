@@ -100,6 +100,7 @@ static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
 		row->kernel_drops_fork = st->kernel_drops_fork;
 		row->kernel_drops_exec = st->kernel_drops_exec;
 		row->kernel_drops_exit = st->kernel_drops_exit;
+		row->kernel_drops_other = st->kernel_drops_other;
 		row->collector_drops = st->queue_drops + st->decode_errors;
 		row->decode_errors = st->decode_errors;
 		row->snapshot_processes = st->snapshot_processes;

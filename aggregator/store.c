@@ -24,14 +24,14 @@ static const char sql_put_stream[] =
 	"INSERT OR REPLACE INTO collector_stats (stream_id, boot_id, host_id, hostname, "
 	"collector_pid, first_seen_ns, last_seen_ns, last_seq, watermark_boot_ns, frames_received, "
 	"duplicate_frames, events_received, kernel_drops, kernel_drops_fork, kernel_drops_exec, "
-	"kernel_drops_exit, collector_drops, seq_gaps, decode_errors, snapshot_processes, final) "
-	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	"kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, decode_errors, "
+	"snapshot_processes, final) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_get_stream[] =
 	"SELECT boot_id, host_id, hostname, collector_pid, first_seen_ns, last_seen_ns, last_seq, "
 	"watermark_boot_ns, frames_received, duplicate_frames, events_received, kernel_drops_fork, "
-	"kernel_drops_exec, kernel_drops_exit, collector_drops, seq_gaps, decode_errors, "
-	"snapshot_processes, final FROM collector_stats WHERE stream_id = ?";
+	"kernel_drops_exec, kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, "
+	"decode_errors, snapshot_processes, final FROM collector_stats WHERE stream_id = ?";
 
 static const char sql_put_agg[] =
 	"INSERT OR REPLACE INTO aggregator_stats (id, started_ns, updated_ns, aggregator_pid, "
@@ -304,10 +304,12 @@ int store_put_stream(struct store *s, const struct stream_row *r)
 	bind_u64(st, i++, r->frames_received);
 	bind_u64(st, i++, r->duplicate_frames);
 	bind_u64(st, i++, r->events_received);
-	bind_u64(st, i++, r->kernel_drops_fork + r->kernel_drops_exec + r->kernel_drops_exit);
+	bind_u64(st, i++, r->kernel_drops_fork + r->kernel_drops_exec + r->kernel_drops_exit +
+				  r->kernel_drops_other);
 	bind_u64(st, i++, r->kernel_drops_fork);
 	bind_u64(st, i++, r->kernel_drops_exec);
 	bind_u64(st, i++, r->kernel_drops_exit);
+	bind_u64(st, i++, r->kernel_drops_other);
 	bind_u64(st, i++, r->collector_drops);
 	bind_u64(st, i++, r->seq_gaps);
 	bind_u64(st, i++, r->decode_errors);
@@ -347,6 +349,7 @@ int store_get_stream(struct store *s, const char *stream_id, struct stream_row *
 		r->kernel_drops_fork = (uint64_t)sqlite3_column_int64(st, i++);
 		r->kernel_drops_exec = (uint64_t)sqlite3_column_int64(st, i++);
 		r->kernel_drops_exit = (uint64_t)sqlite3_column_int64(st, i++);
+		r->kernel_drops_other = (uint64_t)sqlite3_column_int64(st, i++);
 		r->collector_drops = (uint64_t)sqlite3_column_int64(st, i++);
 		r->seq_gaps = (uint64_t)sqlite3_column_int64(st, i++);
 		r->decode_errors = (uint64_t)sqlite3_column_int64(st, i++);

@@ -18,6 +18,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the collector before load. */
 const volatile __u32 page_kb = 4;
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* Kernels without BPF ring buffers (< 5.8): per-CPU perf buffers instead. */
+const volatile bool use_perfbuf = false;
 
 /* include/linux/sched/signal.h; stable since 2.6 */
 #define SIGNAL_GROUP_EXIT 0x00000004
@@ -30,6 +32,20 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);
 } events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} perf_events SEC(".maps");
+
+/* Perf buffers copy from memory we own: one event-sized slot per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tracer_exec_event);
+} perf_scratch SEC(".maps");
 
 /* Failed reservations per event type; .bss is mmap'ed, so the collector reads
  * it without a bpf() syscall after dropping privileges. */
@@ -71,6 +87,26 @@ static __always_inline __u64 submit_flags(void)
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 
 	return avail >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* Room for one event: in the ring buffer, or in this CPU's scratch slot. */
+static __always_inline void *event_reserve(__u64 size)
+{
+	__u32 zero = 0;
+
+	if (use_perfbuf)
+		return bpf_map_lookup_elem(&perf_scratch, &zero);
+	return bpf_ringbuf_reserve(&events, size, 0);
+}
+
+static __always_inline void event_submit(void *ctx, void *e, __u64 size, __u32 drop_index)
+{
+	if (use_perfbuf) {
+		if (bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, e, size) < 0)
+			count_drop(drop_index);
+		return;
+	}
+	bpf_ringbuf_submit(e, submit_flags());
 }
 
 static __always_inline __u64 leader_start(struct task_struct *task)
@@ -308,7 +344,7 @@ static __always_inline void fill_header(struct tracer_event_header *h, __u32 typ
 	h->start_ns = leader_start(task);
 }
 
-static __always_inline int emit_fork(struct task_struct *parent, struct task_struct *child)
+static __always_inline int emit_fork(void *ctx, struct task_struct *parent, struct task_struct *child)
 {
 	struct tracer_fork_event *e;
 
@@ -316,7 +352,7 @@ static __always_inline int emit_fork(struct task_struct *parent, struct task_str
 	if (child && BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
 		return 0;
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_FORK);
 		return 0;
@@ -334,16 +370,16 @@ static __always_inline int emit_fork(struct task_struct *parent, struct task_str
 	e->gid = BPF_CORE_READ(parent, cred, gid.val);
 	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
-	bpf_ringbuf_submit(e, submit_flags());
+	event_submit(ctx, e, sizeof(*e), TRACER_DROP_FORK);
 	return 0;
 }
 
-static __always_inline int emit_exec(struct task_struct *task, __u32 old_tid)
+static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 old_tid)
 {
 	struct tracer_exec_event *e;
 	__u32 flags = 0;
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_EXEC);
 		bpf_map_delete_elem(&prev_peak, &old_tid);
@@ -394,7 +430,7 @@ static __always_inline int emit_exec(struct task_struct *task, __u32 old_tid)
 		flags |= TRACER_F_CWD_ERROR;
 	}
 	e->h.flags |= flags;
-	bpf_ringbuf_submit(e, submit_flags());
+	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXEC);
 	return 0;
 }
 
@@ -431,7 +467,7 @@ static __always_inline void remember_thread_io(struct task_struct *task, struct 
 			     BPF_CORE_READ(task, ioac.cancelled_write_bytes));
 }
 
-static __always_inline int emit_exit(struct task_struct *task)
+static __always_inline int emit_exit(void *ctx, struct task_struct *task)
 {
 	struct tracer_exit_event *e;
 	struct signal_struct *sig = BPF_CORE_READ(task, signal);
@@ -444,7 +480,7 @@ static __always_inline int emit_exit(struct task_struct *task)
 	}
 
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_EXIT);
 		bpf_map_delete_elem(&dead_thread_io, &tgid);
@@ -460,7 +496,7 @@ static __always_inline int emit_exit(struct task_struct *task)
 	read_counters(task, &e->totals, &flags);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
-	bpf_ringbuf_submit(e, submit_flags());
+	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXIT);
 	bpf_map_delete_elem(&dead_thread_io, &tgid);
 	return 0;
 }
@@ -468,7 +504,7 @@ static __always_inline int emit_exit(struct task_struct *task)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
 {
-	return emit_fork(parent, child);
+	return emit_fork(ctx, parent, child);
 }
 
 SEC("tracepoint/sched/sched_process_fork")
@@ -478,7 +514,7 @@ int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 	struct tracer_fork_event *e;
 	struct task_struct *parent = (void *)bpf_get_current_task();
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_FORK);
 		return 0;
@@ -493,7 +529,7 @@ int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 	e->gid = BPF_CORE_READ(parent, cred, gid.val);
 	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
-	bpf_ringbuf_submit(e, submit_flags());
+	event_submit(ctx, e, sizeof(*e), TRACER_DROP_FORK);
 	return 0;
 }
 
@@ -514,23 +550,23 @@ int BPF_PROG(prepare_exec_btf, struct task_struct *task, struct linux_binprm *bp
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_btf, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	return emit_exec(task, old_pid);
+	return emit_exec(ctx, task, old_pid);
 }
 
 SEC("tracepoint/sched/sched_process_exec")
 int exec_tp(struct trace_event_raw_sched_process_exec *ctx)
 {
-	return emit_exec((void *)bpf_get_current_task(), ctx->old_pid);
+	return emit_exec(ctx, (void *)bpf_get_current_task(), ctx->old_pid);
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exit_btf, struct task_struct *task)
 {
-	return emit_exit(task);
+	return emit_exit(ctx, task);
 }
 
 SEC("tracepoint/sched/sched_process_exit")
 int exit_tp(void *ctx)
 {
-	return emit_exit((void *)bpf_get_current_task());
+	return emit_exit(ctx, (void *)bpf_get_current_task());
 }

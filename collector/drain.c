@@ -1,7 +1,9 @@
 #include "collector/drain.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -41,15 +43,84 @@ int drain_add_event(void *ctx, const Tracer__Event *ev)
 	return 0;
 }
 
+static int by_ts(const void *a, const void *b)
+{
+	const struct staged_record *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Converts the staged perf records in timestamp order. */
+static void flush_staged(struct drain *d)
+{
+	qsort(d->staged, d->n_staged, sizeof(*d->staged), by_ts);
+	for (size_t i = 0; i < d->n_staged; i++) {
+		on_record(d, d->staged[i].data, d->staged[i].size);
+		free(d->staged[i].data);
+	}
+	d->n_staged = 0;
+	d->staged_bytes = 0;
+}
+
+static void on_perf_sample(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct drain *d = ctx;
+	const struct tracer_event_header *h = data;
+
+	if (d->n_staged == d->cap_staged) {
+		size_t cap = d->cap_staged ? d->cap_staged * 2 : 256;
+		struct staged_record *grown = realloc(d->staged, cap * sizeof(*grown));
+		if (!grown) {
+			d->enomem++;
+			return;
+		}
+		d->staged = grown;
+		d->cap_staged = cap;
+	}
+	void *copy = malloc(size);
+	if (!copy) {
+		d->enomem++;
+		return;
+	}
+	memcpy(copy, data, size);
+	d->staged[d->n_staged++] = (struct staged_record){
+		.ts = size >= sizeof(*h) ? h->ts_ns : 0, .size = size, .data = copy};
+	d->staged_bytes += size;
+	if (d->staged_bytes >= 4 * DRAIN_FLUSH_BYTES)
+		flush_staged(d);
+}
+
+static void on_perf_lost(void *ctx, int cpu, __u64 count)
+{
+	struct drain *d = ctx;
+
+	d->perf_lost += count;
+}
+
 int drain_init(struct drain *d, struct probes *probes, struct sender *sender)
 {
 	memset(d, 0, sizeof(*d));
 	d->probes = probes;
 	d->sender = sender;
-	d->rb = ring_buffer__new(probes_ringbuf_fd(probes), on_record, d, NULL);
-	if (!d->rb) {
-		log_error("cannot map the ring buffer: %s", strerror(errno));
-		return -1;
+	if (probes->using_perfbuf) {
+		/* The --ring-mb budget split across CPUs, in a power of two of pages. */
+		long cpus = libbpf_num_possible_cpus(), page = sysconf(_SC_PAGESIZE);
+		size_t pages = 64;
+		while (pages * 2 * (size_t)page * (size_t)(cpus > 0 ? cpus : 1) <=
+		       (size_t)probes->ring_mb << 20)
+			pages *= 2;
+		d->pb = perf_buffer__new(probes_perfbuf_fd(probes), pages, on_perf_sample,
+					 on_perf_lost, d, NULL);
+		if (!d->pb) {
+			log_error("cannot open the perf buffers: %s", strerror(errno));
+			return -1;
+		}
+	} else {
+		d->rb = ring_buffer__new(probes_ringbuf_fd(probes), on_record, d, NULL);
+		if (!d->rb) {
+			log_error("cannot map the ring buffer: %s", strerror(errno));
+			return -1;
+		}
 	}
 	d->last_flush_ns = now_boottime_ns();
 	return 0;
@@ -57,15 +128,17 @@ int drain_init(struct drain *d, struct probes *probes, struct sender *sender)
 
 int drain_poll(struct drain *d, int timeout_ms)
 {
-	int rv = ring_buffer__poll(d->rb, timeout_ms);
+	int rv = d->pb ? perf_buffer__poll(d->pb, timeout_ms) : ring_buffer__poll(d->rb, timeout_ms);
 	uint64_t start;
 
 	if (rv < 0 && rv != -EINTR)
 		return rv;
 	start = now_boottime_ns();
-	rv = ring_buffer__consume(d->rb);
+	rv = d->pb ? perf_buffer__consume(d->pb) : ring_buffer__consume(d->rb);
 	if (rv < 0 && rv != -EINTR)
 		return rv;
+	if (d->pb)
+		flush_staged(d);
 	d->watermark_ns = start - WATERMARK_MARGIN_NS;
 	return 0;
 }
@@ -82,6 +155,8 @@ int drain_flush(struct drain *d, bool final)
 	st.kernel_drops_fork = drops[TRACER_DROP_FORK];
 	st.kernel_drops_exec = drops[TRACER_DROP_EXEC];
 	st.kernel_drops_exit = drops[TRACER_DROP_EXIT];
+	st.has_kernel_drops_other = 1;
+	st.kernel_drops_other = d->perf_lost;
 	st.snapshot_processes = d->snapshot_processes;
 	st.decode_errors = d->conv.bad_records + d->enomem;
 	if (sender_enqueue(d->sender, &d->batch, d->batch_events, d->watermark_ns, &st, final,
@@ -98,6 +173,10 @@ int drain_flush(struct drain *d, bool final)
 
 void drain_close(struct drain *d)
 {
+	for (size_t i = 0; i < d->n_staged; i++)
+		free(d->staged[i].data);
+	free(d->staged);
+	perf_buffer__free(d->pb);
 	ring_buffer__free(d->rb);
 	bytebuf_free(&d->batch);
 }

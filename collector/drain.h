@@ -17,8 +17,19 @@
 
 #define DRAIN_FLUSH_BYTES (1u << 20)
 
+/* A perf-buffer record waiting to be put in time order. */
+struct staged_record {
+	uint64_t ts;
+	uint32_t size;
+	void *data;
+};
+
 struct drain {
 	struct ring_buffer *rb;
+	struct perf_buffer *pb;	     /* instead of rb on kernels without ring buffers */
+	struct staged_record *staged; /* perf buffers are per CPU: sort before sending */
+	size_t n_staged, cap_staged, staged_bytes;
+	uint64_t perf_lost;	     /* samples the kernel could not write (perf mode) */
 	struct probes *probes;
 	struct sender *sender;
 	struct bytebuf batch;

@@ -54,7 +54,8 @@ static void usage(FILE *out)
 		"  --ring-mb N        kernel ring buffer size in MiB, power of two (default 16)\n"
 		"  --queue-mb N       frames kept while the aggregator is away (default 64)\n"
 		"  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
-		"  --force-tracepoints  use classic tracepoints even where tp_btf exists\n");
+		"  --force-tracepoints  use classic tracepoints even where tp_btf exists\n"
+		"  --force-perfbuf    use perf buffers even where ring buffers exist\n");
 }
 
 static int parse_options(int argc, char **argv, struct collector_options *o)
@@ -64,6 +65,7 @@ static int parse_options(int argc, char **argv, struct collector_options *o)
 		{"log-level", required_argument, 0, 'l'}, {"flush-ms", required_argument, 0, 'f'},
 		{"ring-mb", required_argument, 0, 'r'},	{"queue-mb", required_argument, 0, 'q'},
 		{"ready-fd", required_argument, 0, 'R'},	{"force-tracepoints", no_argument, 0, 'T'},
+		{"force-perfbuf", no_argument, 0, 'P'},
 		{"help", no_argument, 0, 'h'},		{0, 0, 0, 0},
 	};
 	int c;
@@ -101,6 +103,9 @@ static int parse_options(int argc, char **argv, struct collector_options *o)
 			break;
 		case 'T':
 			o->probes.force_tracepoints = true;
+			break;
+		case 'P':
+			o->probes.force_perfbuf = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -173,6 +178,8 @@ int main(int argc, char **argv)
 		goto out_probes;
 	if (drain_init(&drain, &probes, &sender) != 0)
 		goto out_sender;
+	if (probes_attach(&probes) != 0)
+		goto out_drain;
 
 	/* Attached first, then /proc: a process can be in both, never in neither. */
 	drain_poll(&drain, 0);

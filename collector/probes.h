@@ -14,19 +14,25 @@
 struct probe_options {
 	unsigned ring_mb;
 	bool force_tracepoints; /* skip tp_btf: exercises the fallback path */
+	bool force_perfbuf;	/* perf buffers even where ring buffers exist */
 	bool no_prepare_exec;
 };
 
 struct probes {
 	struct process_bpf *skel;
 	bool using_tp_btf;
+	bool using_perfbuf;
+	unsigned ring_mb;
 	bool prepare_exec;
 	char active[256]; /* human readable: which hooks are attached */
 };
 
-/* 0 on success; -1 with the reason logged. */
+/* Loads the programs (not yet attached). 0, or -1 with the reason logged. */
 int probes_start(struct probes *p, const struct probe_options *opt);
+/* Attaches them: open the buffers first, or early events have nowhere to go. */
+int probes_attach(struct probes *p);
 int probes_ringbuf_fd(const struct probes *p);
+int probes_perfbuf_fd(const struct probes *p);
 /* Sums the per-CPU drop counters into out[TRACER_DROP_MAX]. */
 int probes_read_drops(const struct probes *p, uint64_t *out);
 void probes_stop(struct probes *p);

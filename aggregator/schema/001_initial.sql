@@ -88,6 +88,7 @@ CREATE TABLE collector_stats (
     kernel_drops_fork   INTEGER NOT NULL DEFAULT 0,
     kernel_drops_exec   INTEGER NOT NULL DEFAULT 0,
     kernel_drops_exit   INTEGER NOT NULL DEFAULT 0,
+    kernel_drops_other  INTEGER NOT NULL DEFAULT 0, -- perf-buffer samples lost (type unknown)
     collector_drops     INTEGER NOT NULL DEFAULT 0,
     seq_gaps            INTEGER NOT NULL DEFAULT 0, -- frames never received
     decode_errors       INTEGER NOT NULL DEFAULT 0,

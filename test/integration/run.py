@@ -341,6 +341,30 @@ def exec_storm_records_every_process(ctx):
 
 
 @test
+def fallbacks_tracepoints_and_perf_buffers(ctx):
+    """The classic-tracepoint and perf-buffer paths (for kernels without tp_btf or ring
+    buffers) record the same things: exit code, exec in place, peak RSS, no loss."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_col=("--force-tracepoints", "--force-perfbuf"))
+    hog = ctx.path("hog.json")
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "fb", "--",
+                        "bash", "-c", f"{ctx.helper('storm')} 300 2 /bin/true; exec {ctx.helper('memhog')} 64 6 {hog}"],
+                       capture_output=True, text=True, timeout=120)
+    ctx.check(p.returncode == 6, f"exit {p.returncode}: {p.stderr}")
+    run = ctx.one("SELECT id FROM runs WHERE name = 'fb'", db=db)
+    ctx.check(ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true'", run, db=db) == 300,
+              "all 300 storm processes")
+    rss, code = ctx.one("SELECT max_rss_kb, exit_code FROM processes WHERE run_id = ? AND exe LIKE '%/memhog'", run, db=db)
+    ctx.close(rss, load_json(hog)["vmhwm_kb"], 1024, "peak RSS via fallbacks")
+    ctx.check(code == 6, f"exec'd image exit code {code}")
+    loss = ctx.one("SELECT kernel_drops, kernel_drops_other, collector_drops, seq_gaps, decode_errors FROM collector_stats", db=db)
+    ctx.check(sum(loss) == 0, f"no loss: {loss}")
+    rc_col, err = ctx.stop(col)
+    ctx.check("via tracepoint" in err and "perf buffers" in err, "collector reported the fallback probes")
+    ctx.stop(agg)
+
+
+@test
 def daemons_serve_tracer_run_and_stop_cleanly(ctx):
     """Long-lived daemons: tracer run uses them; they record everything; SIGTERM is clean."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
