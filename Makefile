@@ -41,7 +41,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 # Debian's libnng-dev ships no pkg-config file, so libraries are named directly.
-LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -lpthread
+LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -linih -lpthread
 LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
 LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
 
@@ -49,7 +49,7 @@ LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
 VMLINUX_H := $(BUILD)/vmlinux.h
 PROTO_C   := $(BUILD)/proto/tracer.pb-c.c
 PROTO_H   := $(BUILD)/proto/tracer.pb-c.h
-BPF_OBJS  := $(BUILD)/process.bpf.o
+BPF_OBJS  := $(BUILD)/tracer.bpf.o
 BPF_SKELS := $(BPF_OBJS:.bpf.o=.skel.h)
 
 $(VMLINUX_H):
@@ -57,7 +57,7 @@ $(VMLINUX_H):
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/events.h $(VMLINUX_H)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.c bpf/*.h) $(VMLINUX_H)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-I$(BUILD) -Ibpf -c $< -o $@
@@ -86,10 +86,12 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
+                  collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.c \
                    aggregator/store.c aggregator/schema.c aggregator/ingest.c \
-                   aggregator/runmark.c aggregator/cputime.c common/jsonutil.c
+                   aggregator/runmark.c aggregator/cputime.c aggregator/hostsample.c \
+                   common/jsonutil.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/report.c cli/launch.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c
 

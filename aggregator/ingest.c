@@ -22,7 +22,47 @@ int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope)
 	memset(g, 0, sizeof(*g));
 	g->store = store;
 	g->scope = scope;
+	g->next_file_id = store_max_id(store, "files") + 1;
 	return proctable_init(&g->table);
+}
+
+/* Appends item to a growable array; false on allocation failure. */
+#define PUSH(arr, n, cap, item)                                                                    \
+	({                                                                                         \
+		bool ok_ = true;                                                                   \
+		if ((n) == (cap)) {                                                                \
+			size_t c_ = (cap) ? (cap) * 2 : 64;                                        \
+			void *p_ = realloc((arr), c_ * sizeof(*(arr)));                            \
+			if (p_) {                                                                  \
+				(arr) = p_;                                                        \
+				(cap) = c_;                                                        \
+			} else {                                                                   \
+				ok_ = false;                                                       \
+			}                                                                          \
+		}                                                                                  \
+		if (ok_)                                                                           \
+			(arr)[(n)++] = (item);                                                     \
+		ok_;                                                                               \
+	})
+
+static void pending_clear(struct pending *q, bool release)
+{
+	for (size_t i = 0; i < q->n_files; i++)
+		free(q->files[i].path);
+	for (size_t i = 0; i < q->n_cgroups; i++) {
+		free(q->cgroups[i].path);
+		free(q->cgroups[i].controllers);
+	}
+	q->n_files = q->n_file_updates = q->n_ooms = q->n_cgroups = q->n_samples = q->n_hosts = 0;
+	if (release) {
+		free(q->files);
+		free(q->file_updates);
+		free(q->ooms);
+		free(q->cgroups);
+		free(q->samples);
+		free(q->hosts);
+		memset(q, 0, sizeof(*q));
+	}
 }
 
 static void free_run(struct run *r)
@@ -34,6 +74,7 @@ static void free_run(struct run *r)
 
 void ingest_free(struct ingest *g)
 {
+	pending_clear(&g->pending, true);
 	proctable_free(&g->table);
 	for (struct run *r = g->runs; r;) {
 		struct run *next = r->next;
@@ -90,6 +131,17 @@ static struct raw_counters raw_from(const Tracer__Counters *c)
 	r.read_bytes = c->read_bytes;
 	r.write_bytes = c->write_bytes;
 	r.cancelled_write_bytes = c->cancelled_write_bytes;
+	r.run_delay = c->run_delay_ns;
+	r.iowait = c->iowait_ns;
+	r.reclaim = c->reclaim_ns;
+	r.net_tx = c->net_tx_bytes;
+	r.net_rx = c->net_rx_bytes;
+	r.sys_file = c->sys_file;
+	r.sys_net = c->sys_net;
+	r.sys_mem = c->sys_mem;
+	r.sys_proc = c->sys_proc;
+	r.sys_other = c->sys_other;
+	r.sys_failed = c->sys_failed;
 	return r;
 }
 
@@ -115,6 +167,17 @@ static void metrics_between(const struct raw_counters *end, const struct raw_cou
 	m->read_bytes = minus(end->read_bytes, base->read_bytes);
 	m->write_bytes = minus(end->write_bytes, base->write_bytes);
 	m->cancelled_write_bytes = minus(end->cancelled_write_bytes, base->cancelled_write_bytes);
+	m->runq_ns = minus(end->run_delay, base->run_delay);
+	m->iowait_ns = minus(end->iowait, base->iowait);
+	m->reclaim_ns = minus(end->reclaim, base->reclaim);
+	m->net_tx_bytes = minus(end->net_tx, base->net_tx);
+	m->net_rx_bytes = minus(end->net_rx, base->net_rx);
+	m->sys_file = minus(end->sys_file, base->sys_file);
+	m->sys_net = minus(end->sys_net, base->sys_net);
+	m->sys_mem = minus(end->sys_mem, base->sys_mem);
+	m->sys_proc = minus(end->sys_proc, base->sys_proc);
+	m->sys_other = minus(end->sys_other, base->sys_other);
+	m->sys_failed = minus(end->sys_failed, base->sys_failed);
 }
 
 /* --- runs -------------------------------------------------------------------------- */
@@ -459,6 +522,187 @@ static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent
 	proc_retire(&g->table, p, ts);
 }
 
+static void on_oom(struct ingest *g, uint64_t ts, const Tracer__OomEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct oom_row r = {0};
+
+	r.ts_ns = to_epoch(g, ts);
+	r.pid = x->pid;
+	r.proc_start_boot_ns = x->start_ns;
+	snprintf(r.boot_id, sizeof(r.boot_id), "%s", g->boot_id);
+	snprintf(r.comm, sizeof(r.comm), "%s", x->comm ? x->comm : "");
+	r.uid = x->uid;
+	r.total_vm_kb = x->total_vm_kb;
+	r.anon_rss_kb = x->anon_rss_kb;
+	r.file_rss_kb = x->file_rss_kb;
+	r.shmem_rss_kb = x->shmem_rss_kb;
+	r.cgroup_id = x->cgroup_id;
+	r.cgroup1_id = x->cgroup1_id;
+	r.memcg_limit_kb = x->memcg_limit_kb;
+	r.memcg_usage_kb = x->memcg_usage_kb;
+	r.oom_score_adj = x->oom_score_adj;
+	if (p) {
+		r.process_id = p->row.id;
+		p->row.oom_killed = true;
+		touch(g, p);
+		if (!recordable(g, p))
+			return;
+	} else if (g->scope == SCOPE_RUNS) {
+		return;
+	}
+	if (!PUSH(g->pending.ooms, g->pending.n_ooms, g->pending.cap_ooms, r))
+		g->stats.oom++;
+}
+
+static char *file_path(const struct proc *p, const Tracer__FileEvent *x)
+{
+	char *joined, *clean;
+	size_t n;
+
+	if (!x->relative || !p->row.cwd)
+		return utf8_sanitize(x->path, strlen(x->path));
+	/* Relative to the cwd at exec: right unless the process changed directory. */
+	n = strlen(p->row.cwd) + strlen(x->path) + 2;
+	joined = malloc(n);
+	if (!joined)
+		return NULL;
+	snprintf(joined, n, "%s%s%s", p->row.cwd, strcmp(p->row.cwd, "/") ? "/" : "", x->path);
+	clean = utf8_sanitize(joined, strlen(joined));
+	free(joined);
+	return clean;
+}
+
+static void on_file(struct ingest *g, uint64_t ts, const Tracer__FileEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct file_row r = {0};
+
+	if (!p || p->exited) {
+		g->stats.files_unmatched++;
+		return;
+	}
+	if (!recordable(g, p) || x->slot >= 4096)
+		return;
+	if (x->slot >= p->n_file_ids) {
+		uint32_t n = x->slot + 16;
+		int64_t *ids = realloc(p->file_ids, n * sizeof(*ids));
+		if (!ids) {
+			g->stats.oom++;
+			return;
+		}
+		memset(ids + p->n_file_ids, 0, (n - p->n_file_ids) * sizeof(*ids));
+		p->file_ids = ids;
+		p->n_file_ids = n;
+	}
+	r.id = g->next_file_id++;
+	r.process_id = p->row.id;
+	r.path = file_path(p, x);
+	r.open_flags = x->open_flags;
+	r.result = x->result < 0 ? -x->result : 0;
+	r.count = 1;
+	r.failed = x->result < 0;
+	r.first_ns = to_epoch(g, ts);
+	r.truncated = x->truncated;
+	if (!r.path || !PUSH(g->pending.files, g->pending.n_files, g->pending.cap_files, r)) {
+		free(r.path);
+		g->stats.oom++;
+		return;
+	}
+	p->file_ids[x->slot] = r.id;
+}
+
+static void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+
+	if (!p) {
+		g->stats.files_unmatched++;
+		return;
+	}
+	if (x->overflow) {
+		p->row.files_overflow = x->overflow;
+		if (recordable(g, p))
+			proc_mark_dirty(&g->table, p);
+	}
+	for (size_t i = 0; i < x->n_count && i < p->n_file_ids; i++) {
+		struct file_update u = {
+			.id = p->file_ids[i],
+			.count = x->count[i],
+			.failed = i < x->n_failed ? x->failed[i] : 0,
+			.flags = i < x->n_flags_union ? x->flags_union[i] : 0,
+		};
+		if (u.id && !PUSH(g->pending.file_updates, g->pending.n_file_updates,
+				  g->pending.cap_file_updates, u))
+			g->stats.oom++;
+	}
+}
+
+static void on_cgroup(struct ingest *g, uint64_t ts, const Tracer__CgroupEvent *x)
+{
+	struct cgroup_row r = {0};
+	const char *controllers = x->controllers;
+
+	if (controllers && strcmp(controllers, "memory") == 0)
+		g->memory_hierarchy = x->hierarchy;
+	if (!controllers && x->hierarchy && x->hierarchy == g->memory_hierarchy)
+		controllers = "memory";
+	snprintf(r.boot_id, sizeof(r.boot_id), "%s", g->boot_id);
+	r.hierarchy = x->hierarchy;
+	r.id = x->id;
+	r.controllers = controllers ? strdup(controllers) : NULL;
+	r.path = x->path ? utf8_sanitize(x->path, strlen(x->path)) : NULL;
+	r.level = x->level;
+	if (!x->from_snapshot) {
+		if (x->removed)
+			r.removed_ns = to_epoch(g, ts);
+		else
+			r.created_ns = to_epoch(g, ts);
+	}
+	if (!PUSH(g->pending.cgroups, g->pending.n_cgroups, g->pending.cap_cgroups, r)) {
+		free(r.path);
+		free(r.controllers);
+		g->stats.oom++;
+	}
+}
+
+static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct sample_row r = {0};
+
+	if (!p || p->exited) {
+		g->stats.samples_unmatched++;
+		return;
+	}
+	if (!recordable(g, p))
+		return;
+	r.process_id = p->row.id;
+	r.ts_ns = to_epoch(g, ts);
+	cputime_adjust(x->utime_ns, x->stime_ns, x->runtime_ns, &r.cpu_user_ns, &r.cpu_sys_ns);
+	r.rss_kb = x->rss_kb;
+	r.rchar = x->rchar;
+	r.wchar = x->wchar;
+	r.read_bytes = x->read_bytes;
+	r.write_bytes = x->write_bytes;
+	r.runq_ns = x->run_delay_ns;
+	r.iowait_ns = x->iowait_ns;
+	r.net_tx_bytes = x->net_tx_bytes;
+	r.net_rx_bytes = x->net_rx_bytes;
+	r.vol_ctxsw = x->vol_ctxsw;
+	r.invol_ctxsw = x->invol_ctxsw;
+	r.state[0] = x->state >= 'A' && x->state <= 'z' ? (char)x->state : '?';
+	r.threads = x->threads;
+	if (!PUSH(g->pending.samples, g->pending.n_samples, g->pending.cap_samples, r))
+		g->stats.oom++;
+}
+
+void ingest_host_sample(struct ingest *g, const struct host_sample_row *row)
+{
+	if (!PUSH(g->pending.hosts, g->pending.n_hosts, g->pending.cap_hosts, *row))
+		g->stats.oom++;
+}
+
 void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f)
 {
 	g->offset_ns = f->realtime_offset_ns;
@@ -479,6 +723,21 @@ void ingest_event(struct ingest *g, const Tracer__Event *ev)
 		break;
 	case TRACER__EVENT__KIND_EXIT:
 		on_exit_event(g, ev->ts_ns, ev->exit);
+		break;
+	case TRACER__EVENT__KIND_OOM:
+		on_oom(g, ev->ts_ns, ev->oom);
+		break;
+	case TRACER__EVENT__KIND_FILE:
+		on_file(g, ev->ts_ns, ev->file);
+		break;
+	case TRACER__EVENT__KIND_FILE_COUNTS:
+		on_file_counts(g, ev->file_counts);
+		break;
+	case TRACER__EVENT__KIND_CGROUP:
+		on_cgroup(g, ev->ts_ns, ev->cgroup);
+		break;
+	case TRACER__EVENT__KIND_SAMPLE:
+		on_sample(g, ev->ts_ns, ev->sample);
 		break;
 	default:
 		break;
@@ -519,7 +778,35 @@ int ingest_write(struct ingest *g)
 	for (struct run *r = g->runs; r; r = r->next)
 		if (r->dirty && store_put_run(g->store, &r->row) != 0)
 			return -1;
+	struct pending *q = &g->pending;
+	for (size_t i = 0; i < q->n_files; i++)
+		if (store_put_file(g->store, &q->files[i]) != 0)
+			return -1;
+	for (size_t i = 0; i < q->n_file_updates; i++)
+		if (store_update_file_counts(g->store, q->file_updates[i].id, q->file_updates[i].count,
+					     q->file_updates[i].failed, q->file_updates[i].flags) != 0)
+			return -1;
+	for (size_t i = 0; i < q->n_ooms; i++)
+		if (store_put_oom(g->store, &q->ooms[i]) != 0)
+			return -1;
+	for (size_t i = 0; i < q->n_cgroups; i++)
+		if (store_put_cgroup(g->store, &q->cgroups[i]) != 0)
+			return -1;
+	for (size_t i = 0; i < q->n_samples; i++)
+		if (store_put_sample(g->store, &q->samples[i]) != 0)
+			return -1;
+	for (size_t i = 0; i < q->n_hosts; i++)
+		if (store_put_host_sample(g->store, &q->hosts[i]) != 0)
+			return -1;
 	return 0;
+}
+
+bool ingest_has_pending(const struct ingest *g)
+{
+	const struct pending *q = &g->pending;
+
+	return g->table.dirty || g->table.closed || q->n_files || q->n_file_updates || q->n_ooms ||
+	       q->n_cgroups || q->n_samples || q->n_hosts;
 }
 
 void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
@@ -534,11 +821,14 @@ void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
 		c = next;
 	}
 	t->closed = NULL;
+	pending_clear(&g->pending, false);
 	for (struct proc *p = t->dirty; p;) {
 		struct proc *next = p->dirty_next;
 		p->dirty = false;
 		p->dirty_next = NULL;
-		if (p->exited) /* written for good: the strings are no longer needed */
+		/* Written for good: the strings are no longer needed. The file ids
+		 * stay until the entry is freed: the counts follow the exit. */
+		if (p->exited)
 			process_row_free_strings(&p->row);
 		p = next;
 	}

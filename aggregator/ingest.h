@@ -29,8 +29,31 @@ struct run {
 	bool command_coarse;
 };
 
+struct file_update {
+	int64_t id;
+	uint32_t count, failed, flags;
+};
+
+/* Records waiting for the next commit (kept until it succeeds). */
+struct pending {
+	struct file_row *files;
+	size_t n_files, cap_files;
+	struct file_update *file_updates;
+	size_t n_file_updates, cap_file_updates;
+	struct oom_row *ooms;
+	size_t n_ooms, cap_ooms;
+	struct cgroup_row *cgroups;
+	size_t n_cgroups, cap_cgroups;
+	struct sample_row *samples;
+	size_t n_samples, cap_samples;
+	struct host_sample_row *hosts;
+	size_t n_hosts, cap_hosts;
+};
+
 struct ingest_stats {
 	uint64_t events;
+	uint64_t samples_unmatched;	/* sample of a process not in the table */
+	uint64_t files_unmatched;
 	uint64_t lost_processes;	/* gone without an exit event */
 	uint64_t unmatched_exits;	/* exit of a process never seen starting */
 	uint64_t late_events;		/* for a process that had already exited */
@@ -49,8 +72,14 @@ struct ingest {
 	char boot_id[33];
 	char host_id[64];
 	char hostname[256];
+	uint32_t memory_hierarchy; /* v1 hierarchy id of the memory controller, 0 if none */
+	int64_t next_file_id;
+	struct pending pending;
 	struct ingest_stats stats;
 };
+
+/* Queues a host sample for the next commit. */
+void ingest_host_sample(struct ingest *g, const struct host_sample_row *row);
 
 int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope);
 void ingest_free(struct ingest *g);
@@ -67,6 +96,8 @@ void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns);
 
 /* Writes everything changed since the last commit (inside a transaction). */
 int ingest_write(struct ingest *g);
+/* Is anything waiting to be written? */
+bool ingest_has_pending(const struct ingest *g);
 /* After a successful commit: forget what was written, free old entries. */
 void ingest_committed(struct ingest *g, uint64_t now_boot_ns);
 

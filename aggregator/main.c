@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/privdrop.h"
+#include "common/timeutil.h"
 
 struct aggregator_options {
 	const char *socket_path;
@@ -33,6 +34,7 @@ struct aggregator_options {
 	int socket_mode;
 	int ready_fd;
 	enum ingest_scope scope;
+	unsigned host_sample_ms;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -52,6 +54,7 @@ static void usage(FILE *out)
 		"  --collector-user NAME  accept frames from this user (repeatable; root always)\n"
 		"  --socket-mode OCTAL    socket file permissions (default 0660)\n"
 		"  --scope all|runs       record every process (default) or only those in runs\n"
+		"  --host-sample-ms N     whole-host samples every N ms (default 1000; 0: off)\n"
 		"  --log-level LEVEL      error, warn, info (default) or debug\n"
 		"  --ready-fd N           write \"ready\\n\" to fd N once listening\n");
 }
@@ -67,6 +70,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 		{"scope", required_argument, 0, 'S'},
 		{"log-level", required_argument, 0, 'l'},
 		{"ready-fd", required_argument, 0, 'R'},
+		{"host-sample-ms", required_argument, 0, 'H'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -77,7 +81,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 					 .db_path = TRACER_DEFAULT_DB,
 					 .socket_mode = 0660,
 					 .ready_fd = -1,
-					 .scope = SCOPE_ALL};
+					 .scope = SCOPE_ALL,
+					 .host_sample_ms = 1000};
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -121,6 +126,13 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			break;
 		case 'R':
 			o->ready_fd = atoi(optarg);
+			break;
+		case 'H':
+			o->host_sample_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || (o->host_sample_ms && o->host_sample_ms < 100)) {
+				fprintf(stderr, "tracer-aggregator: --host-sample-ms is 0 or >= 100\n");
+				return -1;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -213,6 +225,7 @@ int main(int argc, char **argv)
 		goto out_store;
 	}
 	receiver_init(&receiver, &ingest, &store);
+	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
 	if (allowed_peers(&opt, &receiver.policy) != 0)
 		goto out_ingest;
 	rv = ipc_listen(&receiver.sock, opt.socket_path, opt.socket_mode, &receiver.policy);

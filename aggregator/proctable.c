@@ -16,6 +16,7 @@ int proctable_init(struct proctable *t)
 static void free_proc(struct proc *p)
 {
 	process_row_free_strings(&p->row);
+	free(p->file_ids);
 	free(p);
 }
 

@@ -22,6 +22,8 @@ struct raw_counters {
 	uint64_t utime, stime, runtime;
 	uint64_t nvcsw, nivcsw, min_flt, maj_flt;
 	uint64_t rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
+	uint64_t run_delay, iowait, reclaim, net_tx, net_rx;
+	uint64_t sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed;
 };
 
 struct run;
@@ -42,6 +44,8 @@ struct proc {
 	uint64_t seen_gen;
 	struct raw_counters base;
 	struct run *launched; /* this process is a `tracer run` launcher */
+	int64_t *file_ids;    /* files rows by the kernel's slot number */
+	uint32_t n_file_ids;
 	struct process_row row;
 };
 

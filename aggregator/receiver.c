@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "common/frame.h"
 #include "common/hostinfo.h"
 #include "common/log.h"
@@ -25,6 +27,9 @@ int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store
 	r->agg.updated_ns = r->agg.started_ns;
 	r->agg.pid = (uint32_t)getpid();
 	r->agg_dirty = true;
+	host_sampler_init(&r->host, "/proc", "/sys/block");
+	r->host_every_ns = NSEC_PER_SEC;
+	read_host_id(r->host_id, sizeof(r->host_id));
 	return 0;
 }
 
@@ -80,6 +85,44 @@ static void note_bad_frame(struct receiver *r, enum frame_error err, const char 
 			 frame_error_name(err), why);
 }
 
+static void update_probes(struct stream_row *row, const Tracer__CollectorStats *st)
+{
+	json_t *arr = json_array();
+	size_t n;
+
+	for (size_t i = 0; i < st->n_probes && arr; i++) {
+		const Tracer__ProbeStatus *p = st->probes[i];
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "name", p->name, "state",
+						     p->state, "detail", p->detail ? p->detail : ""));
+	}
+	n = arr ? json_dumpb(arr, row->probes_json, sizeof(row->probes_json) - 1, JSON_COMPACT) : 0;
+	row->probes_json[n < sizeof(row->probes_json) ? n : 0] = '\0';
+	json_decref(arr);
+}
+
+static void update_losses(struct stream_state *s, const Tracer__CollectorStats *st)
+{
+	for (size_t i = 0; i < st->n_losses; i++) {
+		const Tracer__LossCount *l = st->losses[i];
+		unsigned k;
+		for (k = 0; k < s->n_losses; k++)
+			if (!strcmp(s->losses[k].hop, l->hop) && !strcmp(s->losses[k].type, l->event_type))
+				break;
+		if (k == s->n_losses) {
+			if (k == RECEIVER_MAX_LOSSES)
+				continue;
+			snprintf(s->losses[k].hop, sizeof(s->losses[k].hop), "%s", l->hop);
+			snprintf(s->losses[k].type, sizeof(s->losses[k].type), "%s", l->event_type);
+			s->losses[k].count = UINT64_MAX; /* forces the first write */
+			s->n_losses++;
+		}
+		if (s->losses[k].count != l->count) {
+			s->losses[k].count = l->count;
+			s->losses[k].dirty = true;
+		}
+	}
+}
+
 static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
 {
 	struct stream_row *row = &s->row;
@@ -104,6 +147,10 @@ static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
 		row->collector_drops = st->queue_drops + st->decode_errors;
 		row->decode_errors = st->decode_errors;
 		row->snapshot_processes = st->snapshot_processes;
+		row->samples_taken = st->samples_taken;
+		if (st->n_probes)
+			update_probes(row, st);
+		update_losses(s, st);
 	}
 	row->final = f->final;
 	s->dirty = true;
@@ -172,7 +219,7 @@ static void send_acks(struct receiver *r)
 int receiver_commit(struct receiver *r)
 {
 	uint64_t refused = __atomic_load_n(&r->policy.refused, __ATOMIC_RELAXED);
-	bool work = r->ingest->table.dirty || r->ingest->table.closed || r->agg_dirty;
+	bool work = ingest_has_pending(r->ingest) || r->agg_dirty;
 	int rc;
 
 	for (struct stream_state *s = r->streams; s; s = s->next)
@@ -190,16 +237,25 @@ int receiver_commit(struct receiver *r)
 		goto fail;
 	if (ingest_write(r->ingest) != 0)
 		goto fail;
-	for (struct stream_state *s = r->streams; s; s = s->next)
+	for (struct stream_state *s = r->streams; s; s = s->next) {
 		if (s->dirty && store_put_stream(r->store, &s->row) != 0)
 			goto fail;
+		for (unsigned k = 0; k < s->n_losses; k++)
+			if (s->losses[k].dirty &&
+			    store_put_loss(r->store, s->row.stream_id, s->losses[k].hop,
+					   s->losses[k].type, s->losses[k].count) != 0)
+				goto fail;
+	}
 	if (store_put_aggregator_stats(r->store, &r->agg) != 0)
 		goto fail;
 	rc = store_commit(r->store);
 	if (rc != 0)
 		goto fail_committed;
-	for (struct stream_state *s = r->streams; s; s = s->next)
+	for (struct stream_state *s = r->streams; s; s = s->next) {
 		s->dirty = false;
+		for (unsigned k = 0; k < s->n_losses; k++)
+			s->losses[k].dirty = false;
+	}
 	r->agg_dirty = false;
 	ingest_committed(r->ingest, now_boottime_ns());
 	send_acks(r);
@@ -247,6 +303,15 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			frames++;
 		}
 		uint64_t now = now_boottime_ns();
+		if (r->host_every_ns && now >= r->next_host_ns) {
+			struct host_sample_row row;
+			if (host_sample(&r->host, (int64_t)now_realtime_ns(), &row) == 1) {
+				snprintf(row.host_id, sizeof(row.host_id), "%s", r->host_id);
+				ingest_host_sample(r->ingest, &row);
+				frames++; /* commit it now */
+			}
+			r->next_host_ns = now + r->host_every_ns;
+		}
 		if (frames || now - r->last_stats_ns >= STATS_EVERY_NS) {
 			receiver_commit(r);
 			r->last_stats_ns = now;

@@ -14,16 +14,28 @@
 
 #include <nng/nng.h>
 
+#include "aggregator/hostsample.h"
 #include "aggregator/ingest.h"
 #include "aggregator/store.h"
 #include "common/ipc.h"
 
 #define RECEIVER_MAX_STREAMS_ACKED 8
 
+#define RECEIVER_MAX_LOSSES 32
+
+struct loss_entry {
+	char hop[16];
+	char type[16];
+	uint64_t count;
+	bool dirty;
+};
+
 struct stream_state {
 	struct stream_state *next;
 	uint8_t id[16];
 	struct stream_row row;
+	struct loss_entry losses[RECEIVER_MAX_LOSSES];
+	unsigned n_losses;
 	bool dirty;
 	bool ack_pending;
 	uint64_t ack_seq;
@@ -40,6 +52,10 @@ struct receiver {
 	bool commit_failed;
 	uint64_t next_retry_ns;
 	uint64_t last_stats_ns;
+	struct host_sampler host;
+	uint64_t host_every_ns; /* 0: no host samples */
+	uint64_t next_host_ns;
+	char host_id[64];
 };
 
 int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store);

@@ -12,8 +12,11 @@ static const char *const process_columns =
 	"comm, exe, argv, argv_truncated, argv_redactions, cwd, uid, gid, cgroup_id, cgroup1_id, "
 	"state, exit_code, signal, core_dumped, cpu_user_ns, cpu_sys_ns, max_rss_kb, ru_maxrss_kb, "
 	"rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes, vol_ctxsw, "
-	"invol_ctxsw, min_faults, maj_faults, from_snapshot";
-#define PROCESS_COLUMN_COUNT 40
+	"invol_ctxsw, min_faults, maj_faults, from_snapshot, runq_ns, iowait_ns, reclaim_ns, "
+	"net_tx_bytes, net_rx_bytes, sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed, "
+	"oom_killed, files_overflow";
+#define PROCESS_COLUMN_COUNT 53
+#define PROCESS_FROM_SNAPSHOT_COLUMN 39
 
 static const char sql_put_run[] =
 	"INSERT OR REPLACE INTO runs (id, name, pipeline, host_id, hostname, start_ns, end_ns, "
@@ -25,7 +28,38 @@ static const char sql_put_stream[] =
 	"collector_pid, first_seen_ns, last_seen_ns, last_seq, watermark_boot_ns, frames_received, "
 	"duplicate_frames, events_received, kernel_drops, kernel_drops_fork, kernel_drops_exec, "
 	"kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, decode_errors, "
-	"snapshot_processes, final) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	"snapshot_processes, final, probes, samples_taken) "
+	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+static const char sql_put_file[] =
+	"INSERT OR REPLACE INTO files (id, process_id, path, access, created, open_flags, result, "
+	"count, failed, first_ns, path_truncated) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
+static const char sql_update_file[] =
+	"UPDATE files SET count = ?2, failed = ?3, open_flags = ?4, "
+	"access = CASE ?4 & 3 WHEN 0 THEN 'r' WHEN 1 THEN 'w' ELSE 'rw' END, "
+	"created = (?4 & 64) != 0 WHERE id = ?1";
+static const char sql_put_oom[] =
+	"INSERT INTO oom_kills (ts_ns, process_id, pid, proc_start_boot_ns, boot_id, comm, uid, "
+	"total_vm_kb, anon_rss_kb, file_rss_kb, shmem_rss_kb, rss_kb, cgroup_id, cgroup1_id, "
+	"memcg_limit_kb, memcg_usage_kb, oom_score_adj) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char sql_put_cgroup[] =
+	"INSERT INTO cgroups (boot_id, hierarchy, id, controllers, path, level, created_ns, "
+	"removed_ns) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT (boot_id, hierarchy, id) DO UPDATE "
+	"SET controllers = coalesce(excluded.controllers, controllers), "
+	"path = coalesce(excluded.path, path), level = coalesce(excluded.level, level), "
+	"created_ns = coalesce(created_ns, excluded.created_ns), "
+	"removed_ns = coalesce(excluded.removed_ns, removed_ns)";
+static const char sql_put_sample[] =
+	"INSERT OR REPLACE INTO samples (process_id, ts_ns, cpu_user_ns, cpu_sys_ns, rss_kb, rchar, "
+	"wchar, read_bytes, write_bytes, runq_ns, iowait_ns, net_tx_bytes, net_rx_bytes, vol_ctxsw, "
+	"invol_ctxsw, state, threads) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char sql_put_host[] =
+	"INSERT OR REPLACE INTO host_samples (ts_ns, interval_ns, host_id, cpus, cpu_busy_pct, "
+	"cpu_user_pct, cpu_system_pct, cpu_iowait_pct, cpu_steal_pct, load1, mem_total_kb, "
+	"mem_available_kb, swap_used_kb, disk_read_bytes, disk_write_bytes, net_rx_bytes, "
+	"net_tx_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char sql_put_loss[] =
+	"INSERT OR REPLACE INTO event_loss (stream_id, hop, event_type, count) VALUES (?,?,?,?)";
 
 static const char sql_get_stream[] =
 	"SELECT boot_id, host_id, hostname, collector_pid, first_seen_ns, last_seen_ns, last_seq, "
@@ -48,6 +82,8 @@ static int exec_sql(sqlite3 *db, const char *sql)
 	}
 	return 0;
 }
+
+int64_t store_max_id(struct store *s, const char *table);
 
 static int64_t max_id(sqlite3 *db, const char *table)
 {
@@ -96,7 +132,10 @@ int store_open(struct store *s, const char *path)
 	strcat(sql, ")");
 	if (prepare(s, sql, &s->put_process) || prepare(s, sql_put_run, &s->put_run) ||
 	    prepare(s, sql_put_stream, &s->put_stream) || prepare(s, sql_get_stream, &s->get_stream) ||
-	    prepare(s, sql_put_agg, &s->put_agg))
+	    prepare(s, sql_put_agg, &s->put_agg) || prepare(s, sql_put_file, &s->put_file) ||
+	    prepare(s, sql_update_file, &s->update_file) || prepare(s, sql_put_oom, &s->put_oom) ||
+	    prepare(s, sql_put_cgroup, &s->put_cgroup) || prepare(s, sql_put_sample, &s->put_sample) ||
+	    prepare(s, sql_put_host, &s->put_host) || prepare(s, sql_put_loss, &s->put_loss))
 		goto fail;
 	s->next_process_id = max_id(s->db, "processes") + 1;
 	s->next_run_id = max_id(s->db, "runs") + 1;
@@ -115,6 +154,13 @@ void store_close(struct store *s)
 	sqlite3_finalize(s->put_stream);
 	sqlite3_finalize(s->get_stream);
 	sqlite3_finalize(s->put_agg);
+	sqlite3_finalize(s->put_file);
+	sqlite3_finalize(s->update_file);
+	sqlite3_finalize(s->put_oom);
+	sqlite3_finalize(s->put_cgroup);
+	sqlite3_finalize(s->put_sample);
+	sqlite3_finalize(s->put_host);
+	sqlite3_finalize(s->put_loss);
 	if (s->db)
 		sqlite3_close(s->db);
 	memset(s, 0, sizeof(*s));
@@ -257,6 +303,19 @@ int store_put_process(struct store *s, const struct process_row *r)
 			sqlite3_bind_null(st, i++);
 	}
 	sqlite3_bind_int(st, i++, r->from_snapshot);
+	if (r->has_metrics) {
+		const struct proc_metrics *m = &r->m;
+		uint64_t v[] = {m->runq_ns,  m->iowait_ns, m->reclaim_ns, m->net_tx_bytes,
+				m->net_rx_bytes, m->sys_file, m->sys_net,   m->sys_mem,
+				m->sys_proc,	 m->sys_other, m->sys_failed};
+		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+			bind_u64(st, i++, v[k]);
+	} else {
+		for (int k = 0; k < 11; k++)
+			sqlite3_bind_null(st, i++);
+	}
+	sqlite3_bind_int(st, i++, r->oom_killed);
+	sqlite3_bind_int64(st, i++, r->files_overflow);
 	return step_done(s, st);
 }
 
@@ -315,6 +374,8 @@ int store_put_stream(struct store *s, const struct stream_row *r)
 	bind_u64(st, i++, r->decode_errors);
 	bind_u64(st, i++, r->snapshot_processes);
 	sqlite3_bind_int(st, i++, r->final);
+	bind_text_or_null(st, i++, r->probes_json);
+	bind_u64(st, i++, r->samples_taken);
 	return step_done(s, st);
 }
 
@@ -381,6 +442,153 @@ int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r)
 	return step_done(s, st);
 }
 
+int64_t store_max_id(struct store *s, const char *table)
+{
+	return max_id(s->db, table);
+}
+
+static const char *access_of(uint32_t flags)
+{
+	switch (flags & 3) {
+	case 0:
+		return "r";
+	case 1:
+		return "w";
+	default:
+		return "rw";
+	}
+}
+
+int store_put_file(struct store *s, const struct file_row *r)
+{
+	sqlite3_stmt *st = s->put_file;
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, r->id);
+	sqlite3_bind_int64(st, i++, r->process_id);
+	sqlite3_bind_text(st, i++, r->path ? r->path : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, i++, access_of(r->open_flags), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, i++, (r->open_flags & 0100) != 0);
+	sqlite3_bind_int64(st, i++, r->open_flags);
+	sqlite3_bind_int(st, i++, r->result);
+	sqlite3_bind_int64(st, i++, r->count);
+	sqlite3_bind_int64(st, i++, r->failed);
+	sqlite3_bind_int64(st, i++, r->first_ns);
+	sqlite3_bind_int(st, i++, r->truncated);
+	return step_done(s, st);
+}
+
+int store_update_file_counts(struct store *s, int64_t id, uint32_t count, uint32_t failed,
+			     uint32_t flags)
+{
+	sqlite3_stmt *st = s->update_file;
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, count);
+	sqlite3_bind_int64(st, 3, failed);
+	sqlite3_bind_int64(st, 4, flags);
+	return step_done(s, st);
+}
+
+int store_put_oom(struct store *s, const struct oom_row *r)
+{
+	sqlite3_stmt *st = s->put_oom;
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, r->ts_ns);
+	bind_id_or_null(st, i++, r->process_id);
+	sqlite3_bind_int64(st, i++, r->pid);
+	bind_u64(st, i++, r->proc_start_boot_ns);
+	bind_text_or_null(st, i++, r->boot_id);
+	bind_text_or_null(st, i++, r->comm);
+	sqlite3_bind_int64(st, i++, r->uid);
+	bind_u64(st, i++, r->total_vm_kb);
+	bind_u64(st, i++, r->anon_rss_kb);
+	bind_u64(st, i++, r->file_rss_kb);
+	bind_u64(st, i++, r->shmem_rss_kb);
+	bind_u64(st, i++, r->anon_rss_kb + r->file_rss_kb + r->shmem_rss_kb);
+	bind_u64(st, i++, r->cgroup_id);
+	bind_u64(st, i++, r->cgroup1_id);
+	if (r->memcg_limit_kb)
+		bind_u64(st, i++, r->memcg_limit_kb);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_u64(st, i++, r->memcg_usage_kb);
+	sqlite3_bind_int(st, i++, r->oom_score_adj);
+	return step_done(s, st);
+}
+
+int store_put_cgroup(struct store *s, const struct cgroup_row *r)
+{
+	sqlite3_stmt *st = s->put_cgroup;
+	int i = 1;
+
+	sqlite3_bind_text(st, i++, r->boot_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, i++, r->hierarchy);
+	bind_u64(st, i++, r->id);
+	bind_text_or_null(st, i++, r->controllers);
+	bind_text_or_null(st, i++, r->path);
+	sqlite3_bind_int64(st, i++, r->level);
+	bind_id_or_null(st, i++, r->created_ns);
+	bind_id_or_null(st, i++, r->removed_ns);
+	return step_done(s, st);
+}
+
+int store_put_sample(struct store *s, const struct sample_row *r)
+{
+	sqlite3_stmt *st = s->put_sample;
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, r->process_id);
+	sqlite3_bind_int64(st, i++, r->ts_ns);
+	uint64_t v[] = {r->cpu_user_ns,	 r->cpu_sys_ns,	  r->rss_kb,	  r->rchar,
+			r->wchar,	 r->read_bytes,	  r->write_bytes, r->runq_ns,
+			r->iowait_ns,	 r->net_tx_bytes, r->net_rx_bytes, r->vol_ctxsw,
+			r->invol_ctxsw};
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+		bind_u64(st, i++, v[k]);
+	bind_text_or_null(st, i++, r->state);
+	sqlite3_bind_int64(st, i++, r->threads);
+	return step_done(s, st);
+}
+
+int store_put_host_sample(struct store *s, const struct host_sample_row *r)
+{
+	sqlite3_stmt *st = s->put_host;
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, r->ts_ns);
+	sqlite3_bind_int64(st, i++, r->interval_ns);
+	bind_text_or_null(st, i++, r->host_id);
+	sqlite3_bind_int64(st, i++, r->cpus);
+	sqlite3_bind_double(st, i++, r->cpu_busy_pct);
+	sqlite3_bind_double(st, i++, r->cpu_user_pct);
+	sqlite3_bind_double(st, i++, r->cpu_system_pct);
+	sqlite3_bind_double(st, i++, r->cpu_iowait_pct);
+	sqlite3_bind_double(st, i++, r->cpu_steal_pct);
+	sqlite3_bind_double(st, i++, r->load1);
+	bind_u64(st, i++, r->mem_total_kb);
+	bind_u64(st, i++, r->mem_available_kb);
+	bind_u64(st, i++, r->swap_used_kb);
+	bind_u64(st, i++, r->disk_read_bytes);
+	bind_u64(st, i++, r->disk_write_bytes);
+	bind_u64(st, i++, r->net_rx_bytes);
+	bind_u64(st, i++, r->net_tx_bytes);
+	return step_done(s, st);
+}
+
+int store_put_loss(struct store *s, const char *stream_id, const char *hop, const char *type,
+		   uint64_t count)
+{
+	sqlite3_stmt *st = s->put_loss;
+
+	sqlite3_bind_text(st, 1, stream_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, hop, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, type, -1, SQLITE_TRANSIENT);
+	bind_u64(st, 4, count);
+	return step_done(s, st);
+}
+
 static char *dup_column(sqlite3_stmt *st, int col)
 {
 	const unsigned char *v = sqlite3_column_text(st, col);
@@ -424,8 +632,8 @@ int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct pro
 		r.cgroup_id = (uint64_t)sqlite3_column_int64(st, i++);
 		r.cgroup1_id = (uint64_t)sqlite3_column_int64(st, i++);
 		r.state = "running";
-		i = PROCESS_COLUMN_COUNT - 1;
-		r.from_snapshot = sqlite3_column_int(st, i) != 0;
+		r.from_snapshot = sqlite3_column_int(st, PROCESS_FROM_SNAPSHOT_COLUMN) != 0;
+		r.oom_killed = sqlite3_column_int(st, PROCESS_COLUMN_COUNT - 2) != 0;
 		fn(ctx, &r);
 	}
 	sqlite3_finalize(st);

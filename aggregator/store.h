@@ -17,6 +17,8 @@ struct proc_metrics {
 	bool has_max_rss;
 	uint64_t rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
 	uint64_t vol_ctxsw, invol_ctxsw, min_faults, maj_faults;
+	uint64_t runq_ns, iowait_ns, reclaim_ns, net_tx_bytes, net_rx_bytes;
+	uint64_t sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed;
 };
 
 struct process_row {
@@ -42,6 +44,60 @@ struct process_row {
 	bool has_metrics;
 	struct proc_metrics m;
 	bool from_snapshot;
+	bool oom_killed;
+	uint32_t files_overflow;
+};
+
+struct file_row {
+	int64_t id;
+	int64_t process_id;
+	char *path; /* owned */
+	uint32_t open_flags;
+	int32_t result; /* 0 or errno */
+	uint32_t count, failed;
+	int64_t first_ns;
+	bool truncated;
+};
+
+struct oom_row {
+	int64_t ts_ns;
+	int64_t process_id;
+	uint32_t pid;
+	uint64_t proc_start_boot_ns;
+	char boot_id[33];
+	char comm[17];
+	uint32_t uid;
+	uint64_t total_vm_kb, anon_rss_kb, file_rss_kb, shmem_rss_kb;
+	uint64_t cgroup_id, cgroup1_id, memcg_limit_kb, memcg_usage_kb;
+	int32_t oom_score_adj;
+};
+
+struct cgroup_row {
+	char boot_id[33];
+	uint32_t hierarchy;
+	uint64_t id;
+	char *controllers; /* owned, may be NULL */
+	char *path;	   /* owned */
+	uint32_t level;
+	int64_t created_ns, removed_ns; /* 0: unknown */
+};
+
+struct sample_row {
+	int64_t process_id;
+	int64_t ts_ns;
+	uint64_t cpu_user_ns, cpu_sys_ns, rss_kb, rchar, wchar, read_bytes, write_bytes;
+	uint64_t runq_ns, iowait_ns, net_tx_bytes, net_rx_bytes, vol_ctxsw, invol_ctxsw;
+	char state[2];
+	uint32_t threads;
+};
+
+struct host_sample_row {
+	int64_t ts_ns, interval_ns;
+	char host_id[64];
+	unsigned cpus;
+	double cpu_busy_pct, cpu_user_pct, cpu_system_pct, cpu_iowait_pct, cpu_steal_pct, load1;
+	uint64_t mem_total_kb, mem_available_kb, swap_used_kb;
+	uint64_t disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes;
 };
 
 struct run_row {
@@ -66,6 +122,8 @@ struct stream_row {
 	uint64_t kernel_drops_fork, kernel_drops_exec, kernel_drops_exit, kernel_drops_other;
 	uint64_t collector_drops, seq_gaps, decode_errors, snapshot_processes;
 	bool final;
+	char probes_json[2048];
+	uint64_t samples_taken;
 };
 
 struct aggregator_stats_row {
@@ -79,6 +137,8 @@ struct aggregator_stats_row {
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *put_process, *put_run, *put_stream, *get_stream, *put_agg;
+	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
+		*put_loss;
 	int64_t next_process_id;
 	int64_t next_run_id;
 	bool in_tx;
@@ -99,6 +159,17 @@ int store_put_stream(struct store *s, const struct stream_row *r);
 /* 1 found, 0 not found, -1 error. */
 int store_get_stream(struct store *s, const char *stream_id, struct stream_row *out);
 int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r);
+
+int store_put_file(struct store *s, const struct file_row *r);
+int store_update_file_counts(struct store *s, int64_t id, uint32_t count, uint32_t failed,
+			     uint32_t flags);
+int store_put_oom(struct store *s, const struct oom_row *r);
+int store_put_cgroup(struct store *s, const struct cgroup_row *r);
+int store_put_sample(struct store *s, const struct sample_row *r);
+int store_put_host_sample(struct store *s, const struct host_sample_row *r);
+int store_put_loss(struct store *s, const char *stream_id, const char *hop, const char *type,
+		   uint64_t count);
+int64_t store_max_id(struct store *s, const char *table);
 
 /* Calls fn for every process row still marked running (aggregator restart). */
 int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct process_row *r),

@@ -21,8 +21,28 @@ enum tracer_event_type {
 	TRACER_EV_FORK = 1,
 	TRACER_EV_EXEC = 2,
 	TRACER_EV_EXIT = 3,
-	TRACER_EV_TYPE_MAX = 4,
+	TRACER_EV_OOM = 4,
+	TRACER_EV_FILE = 5,
+	TRACER_EV_FILE_COUNTS = 6,
+	TRACER_EV_CGROUP = 7,
+	TRACER_EV_TYPE_MAX = 8,
 };
+
+/* Syscall classes counted per process (collector fills the table per arch). */
+enum tracer_sys_class {
+	TRACER_SYS_OTHER = 0,
+	TRACER_SYS_FILE = 1,
+	TRACER_SYS_NET = 2,
+	TRACER_SYS_MEM = 3,
+	TRACER_SYS_PROC = 4,
+	TRACER_SYS_CLASSES = 5,
+};
+#define TRACER_SYSCALL_MAX 512
+
+#define TRACER_PATH_MAX 512	      /* file paths from open(): longer ones are cut */
+#define TRACER_FILES_PER_PROC 256     /* distinct files tracked per process */
+#define TRACER_FILE_PREFIXES 16	      /* configurable excluded prefixes */
+#define TRACER_FILE_PREFIX_LEN 32
 
 /* Flags on exec and exit records. */
 enum tracer_event_flags {
@@ -58,6 +78,14 @@ struct tracer_counters {
 	__u64 cancelled_write_bytes;
 	__u64 peak_rss_kb;   /* post-exec address space high-water mark */
 	__u64 signal_maxrss_kb; /* ru_maxrss: inflated by the pre-exec parent */
+	/* Aggregated in the kernel from scheduler, syscall and socket hooks. */
+	__u64 run_delay_ns;  /* runnable, waiting for a CPU (sched_info.run_delay) */
+	__u64 iowait_ns;     /* blocked in io_schedule() until woken */
+	__u64 reclaim_ns;    /* in direct memory reclaim */
+	__u64 net_tx_bytes;
+	__u64 net_rx_bytes;
+	__u64 sys[TRACER_SYS_CLASSES];
+	__u64 sys_failed;
 };
 
 struct tracer_event_header {
@@ -108,11 +136,87 @@ struct tracer_exit_event {
 	char comm[TRACER_COMM_LEN];
 };
 
-/* Indices of the per-CPU drop counter array. */
+/* The victim of an OOM kill, as oom:mark_victim saw it. */
+struct tracer_oom_event {
+	struct tracer_event_header h;
+	__u64 total_vm_kb;
+	__u64 anon_rss_kb;
+	__u64 file_rss_kb;
+	__u64 shmem_rss_kb;
+	__u64 cgroup_id;
+	__u64 cgroup1_id;
+	__u64 memcg_limit_kb; /* the victim's memory cgroup limit; 0 if none */
+	__u64 memcg_usage_kb;
+	__s32 oom_score_adj;
+	__u32 uid;
+	char comm[TRACER_COMM_LEN];
+};
+
+enum tracer_file_flags {
+	TRACER_FILE_RELATIVE = 1 << 0,	/* path relative to the cwd */
+	TRACER_FILE_DIRFD = 1 << 1,	/* relative to a directory fd: path as given */
+	TRACER_FILE_TRUNCATED = 1 << 2, /* longer than TRACER_PATH_MAX */
+};
+
+/* First open of a path by a process. */
+struct tracer_file_event {
+	struct tracer_event_header h;
+	__u32 open_flags; /* O_* as passed */
+	__s32 result;	  /* 0 on success, else -errno */
+	__u32 file_flags; /* tracer_file_flags */
+	__u32 slot;	  /* index in this process's file table */
+	__u32 path_len;
+	__u32 pad;
+	char path[TRACER_PATH_MAX];
+};
+
+/* At process exit: how often each tracked file was opened. */
+struct tracer_file_counts_event {
+	struct tracer_event_header h;
+	__u32 n;	/* slots used */
+	__u32 overflow; /* distinct files beyond TRACER_FILES_PER_PROC */
+	__u32 count[TRACER_FILES_PER_PROC];
+	__u32 failed[TRACER_FILES_PER_PROC];
+	__u32 flags_union[TRACER_FILES_PER_PROC];
+};
+
+enum tracer_cgroup_op { TRACER_CGROUP_MKDIR = 1, TRACER_CGROUP_RMDIR = 2 };
+
+struct tracer_cgroup_event {
+	struct tracer_event_header h;
+	__u64 id;	    /* kernfs id: the inode number of the cgroup directory */
+	__u32 hierarchy; /* 0 for cgroup v2, else the v1 hierarchy id */
+	__u32 level;
+	__u32 op;
+	__u32 path_len;
+	char path[TRACER_PATH_MAX];
+};
+
+/* A live sample of a process, written by the task iterator (not the ring). */
+struct tracer_sample {
+	__u32 pid;
+	__u32 nthreads;
+	__u64 start_ns;
+	__u64 ts_ns;
+	__u64 utime_ns, stime_ns, runtime_ns;
+	__u64 rss_kb;
+	__u64 rchar, wchar, read_bytes, write_bytes;
+	__u64 run_delay_ns, iowait_ns;
+	__u64 net_tx_bytes, net_rx_bytes;
+	__u64 vol_ctxsw, invol_ctxsw;
+	__u32 state; /* R S D T Z ... as a character */
+	__u32 pad;
+};
+
+/* Indices of the drop counter array: one per event type. */
 enum tracer_drop_index {
 	TRACER_DROP_FORK = 0,
 	TRACER_DROP_EXEC = 1,
 	TRACER_DROP_EXIT = 2,
+	TRACER_DROP_OOM = 3,
+	TRACER_DROP_FILE = 4,
+	TRACER_DROP_FILE_COUNTS = 5,
+	TRACER_DROP_CGROUP = 6,
 	TRACER_DROP_MAX = 8,
 };
 

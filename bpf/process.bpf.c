@@ -7,49 +7,7 @@
  * classic tracepoint flavour for kernels without BTF-typed tracepoints. The
  * collector probes the kernel and disables the flavour it does not use.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "events.h"
-
-char LICENSE[] SEC("license") = "GPL";
-
-/* Set by the collector before load. */
-const volatile __u32 page_kb = 4;
-const volatile __u64 wakeup_bytes = 1 << 20;
-/* Kernels without BPF ring buffers (< 5.8): per-CPU perf buffers instead. */
-const volatile bool use_perfbuf = false;
-
-/* include/linux/sched/signal.h; stable since 2.6 */
-#define SIGNAL_GROUP_EXIT 0x00000004
-/* enum mm_counter */
-#define MM_FILEPAGES 0
-#define MM_ANONPAGES 1
-#define MM_SHMEMPAGES 3
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} perf_events SEC(".maps");
-
-/* Perf buffers copy from memory we own: one event-sized slot per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tracer_exec_event);
-} perf_scratch SEC(".maps");
-
-/* Failed reservations per event type; .bss is mmap'ed, so the collector reads
- * it without a bpf() syscall after dropping privileges. */
-__u64 drop_counts[TRACER_DROP_MAX];
+#include "common.bpf.h"
 
 /* Peak RSS of the image being replaced, stashed by sched_prepare_exec. */
 struct {
@@ -58,78 +16,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } prev_peak SEC(".maps");
-
-/*
- * I/O of threads that already exited, per process. signal_struct's ioac can't
- * be used: the kernel also adds every reaped child's I/O to it, so a shell
- * would "read" everything its children read.
- */
-struct io_acc {
-	__u64 rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct io_acc);
-} dead_thread_io SEC(".maps");
-
-static __always_inline void count_drop(__u32 index)
-{
-	if (index < TRACER_DROP_MAX)
-		__sync_fetch_and_add(&drop_counts[index], 1);
-}
-
-/* Wake the collector only when the buffer fills; it drains on a timer. */
-static __always_inline __u64 submit_flags(void)
-{
-	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-
-	return avail >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
-
-/* Room for one event: in the ring buffer, or in this CPU's scratch slot. */
-static __always_inline void *event_reserve(__u64 size)
-{
-	__u32 zero = 0;
-
-	if (use_perfbuf)
-		return bpf_map_lookup_elem(&perf_scratch, &zero);
-	return bpf_ringbuf_reserve(&events, size, 0);
-}
-
-static __always_inline void event_submit(void *ctx, void *e, __u64 size, __u32 drop_index)
-{
-	if (use_perfbuf) {
-		if (bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, e, size) < 0)
-			count_drop(drop_index);
-		return;
-	}
-	bpf_ringbuf_submit(e, submit_flags());
-}
-
-static __always_inline __u64 leader_start(struct task_struct *task)
-{
-	return BPF_CORE_READ(task, group_leader, start_boottime);
-}
-
-static __always_inline __u64 counter_pages(struct mm_struct *mm, int member)
-{
-	__s64 v = BPF_CORE_READ(mm, rss_stat[member].count);
-
-	return v > 0 ? (__u64)v : 0;
-}
-
-/* max(hiwater, current rss): hiwater_rss is only raised when RSS shrinks. */
-static __always_inline __u64 mm_peak_kb(struct mm_struct *mm)
-{
-	__u64 hiwater = BPF_CORE_READ(mm, hiwater_rss);
-	__u64 rss = counter_pages(mm, MM_FILEPAGES) + counter_pages(mm, MM_ANONPAGES) +
-		    counter_pages(mm, MM_SHMEMPAGES);
-
-	return (hiwater > rss ? hiwater : rss) * page_kb;
-}
 
 static __always_inline void add_task_io(struct tracer_counters *c, struct task_struct *t)
 {
@@ -151,14 +37,27 @@ static __always_inline void add_task_counters(struct tracer_counters *c, struct 
 	c->nivcsw += BPF_CORE_READ(t, nivcsw);
 	c->min_flt += BPF_CORE_READ(t, min_flt);
 	c->maj_flt += BPF_CORE_READ(t, maj_flt);
+	c->run_delay_ns += BPF_CORE_READ(t, sched_info.run_delay);
 	add_task_io(c, t);
+}
+
+static __always_inline void add_acc(struct tracer_counters *c, const struct thread_acc *a)
+{
+	c->iowait_ns += a->iowait_ns;
+	c->reclaim_ns += a->reclaim_ns;
+	c->net_tx_bytes += a->net_tx_bytes;
+	c->net_rx_bytes += a->net_rx_bytes;
+	for (int i = 0; i < TRACER_SYS_CLASSES; i++)
+		c->sys[i] += a->sys[i];
+	c->sys_failed += a->sys_failed;
 }
 
 /*
  * Whole-process totals: what dead threads left in signal_struct plus the
  * threads still around (the current one and, if it already exited, the
  * zombie group leader, whose counters reach signal_struct only at reap).
- * I/O comes from our own dead-thread map instead (see dead_thread_io).
+ * I/O, run delay and our own accumulators come from dead_threads instead.
+ * task is always the current task here (exec and exit run in its context).
  */
 static __noinline void read_counters(struct task_struct *task, struct tracer_counters *c,
 				     __u32 *flags)
@@ -175,9 +74,13 @@ static __noinline void read_counters(struct task_struct *task, struct tracer_cou
 	c->min_flt = BPF_CORE_READ(sig, min_flt);
 	c->maj_flt = BPF_CORE_READ(sig, maj_flt);
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	struct io_acc *dead = bpf_map_lookup_elem(&dead_thread_io, &tgid);
+	struct dead_acc *dead = bpf_map_lookup_elem(&dead_threads, &tgid);
 	c->rchar = c->wchar = c->syscr = c->syscw = 0;
 	c->read_bytes = c->write_bytes = c->cancelled_write_bytes = 0;
+	c->run_delay_ns = c->iowait_ns = c->reclaim_ns = c->net_tx_bytes = c->net_rx_bytes = 0;
+	for (int i = 0; i < TRACER_SYS_CLASSES; i++)
+		c->sys[i] = 0;
+	c->sys_failed = 0;
 	if (dead) {
 		c->rchar = dead->rchar;
 		c->wchar = dead->wchar;
@@ -186,10 +89,21 @@ static __noinline void read_counters(struct task_struct *task, struct tracer_cou
 		c->read_bytes = dead->read_bytes;
 		c->write_bytes = dead->write_bytes;
 		c->cancelled_write_bytes = dead->cancelled_write_bytes;
+		c->run_delay_ns = dead->run_delay_ns;
+		c->iowait_ns = dead->iowait_ns;
+		c->reclaim_ns = dead->reclaim_ns;
+		c->net_tx_bytes = dead->net_tx_bytes;
+		c->net_rx_bytes = dead->net_rx_bytes;
+		for (int i = 0; i < TRACER_SYS_CLASSES; i++)
+			c->sys[i] = dead->sys[i];
+		c->sys_failed = dead->sys_failed;
 	}
 	add_task_counters(c, task);
 	if (leader != task)
 		add_task_counters(c, leader);
+	struct thread_acc *acc = current_acc(false);
+	if (acc)
+		add_acc(c, acc);
 
 	c->signal_maxrss_kb = BPF_CORE_READ(sig, maxrss) * page_kb;
 	if (mm) {
@@ -323,27 +237,6 @@ static __always_inline void read_argv(struct task_struct *task, struct tracer_ex
 	e->argv_len = len;
 }
 
-static __always_inline __u64 memcg_v1_id(struct task_struct *task)
-{
-	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
-
-	if (id < 0 || id >= CGROUP_SUBSYS_COUNT)
-		return 0;
-	/* On a v2-only host the memory subsystem sits on the default root. */
-	return BPF_CORE_READ(task, cgroups, subsys[id], cgroup, kn, id);
-}
-
-static __always_inline void fill_header(struct tracer_event_header *h, __u32 type,
-					struct task_struct *task)
-{
-	h->type = type;
-	h->flags = 0;
-	h->ts_ns = bpf_ktime_get_boot_ns();
-	h->pid = BPF_CORE_READ(task, tgid);
-	h->tid = BPF_CORE_READ(task, pid);
-	h->start_ns = leader_start(task);
-}
-
 static __always_inline int emit_fork(void *ctx, struct task_struct *parent, struct task_struct *child)
 {
 	struct tracer_fork_event *e;
@@ -434,37 +327,50 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 	return 0;
 }
 
-/* A thread (not the last) exits: keep its I/O for the process total. */
-static __always_inline void remember_thread_io(struct task_struct *task, struct signal_struct *sig)
+/* A thread (not the last) exits: keep what it contributed for the process total. */
+static __always_inline void remember_dead_thread(struct task_struct *task,
+						 struct signal_struct *sig)
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
-	struct io_acc zero = {}, *acc;
+	struct dead_acc zero = {}, *d;
+	struct thread_acc *a = current_acc(false);
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
+	d = bpf_map_lookup_elem(&dead_threads, &tgid);
+	if (!d) {
+		bpf_map_update_elem(&dead_threads, &tgid, &zero, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&dead_threads, &tgid);
+		if (!d)
+			return;
+	}
+	/* Task storage dies with the thread: every thread hands its share over. */
+	if (a) {
+		__sync_fetch_and_add(&d->iowait_ns, a->iowait_ns);
+		__sync_fetch_and_add(&d->reclaim_ns, a->reclaim_ns);
+		__sync_fetch_and_add(&d->net_tx_bytes, a->net_tx_bytes);
+		__sync_fetch_and_add(&d->net_rx_bytes, a->net_rx_bytes);
+		for (int i = 0; i < TRACER_SYS_CLASSES; i++)
+			__sync_fetch_and_add(&d->sys[i], a->sys[i]);
+		__sync_fetch_and_add(&d->sys_failed, a->sys_failed);
+	}
 	/*
-	 * The group leader stays a zombie and is read at the final exit, unless
-	 * another thread is exec'ing and about to replace it.
+	 * The group leader stays a zombie and its task counters are read at the
+	 * final exit, unless another thread is exec'ing and about to replace it.
 	 */
 	if (task == leader) {
 		if (!bpf_core_field_exists(sig->group_exec_task) ||
 		    !BPF_CORE_READ(sig, group_exec_task))
 			return;
 	}
-	acc = bpf_map_lookup_elem(&dead_thread_io, &tgid);
-	if (!acc) {
-		bpf_map_update_elem(&dead_thread_io, &tgid, &zero, BPF_NOEXIST);
-		acc = bpf_map_lookup_elem(&dead_thread_io, &tgid);
-		if (!acc)
-			return;
-	}
-	__sync_fetch_and_add(&acc->rchar, BPF_CORE_READ(task, ioac.rchar));
-	__sync_fetch_and_add(&acc->wchar, BPF_CORE_READ(task, ioac.wchar));
-	__sync_fetch_and_add(&acc->syscr, BPF_CORE_READ(task, ioac.syscr));
-	__sync_fetch_and_add(&acc->syscw, BPF_CORE_READ(task, ioac.syscw));
-	__sync_fetch_and_add(&acc->read_bytes, BPF_CORE_READ(task, ioac.read_bytes));
-	__sync_fetch_and_add(&acc->write_bytes, BPF_CORE_READ(task, ioac.write_bytes));
-	__sync_fetch_and_add(&acc->cancelled_write_bytes,
+	__sync_fetch_and_add(&d->rchar, BPF_CORE_READ(task, ioac.rchar));
+	__sync_fetch_and_add(&d->wchar, BPF_CORE_READ(task, ioac.wchar));
+	__sync_fetch_and_add(&d->syscr, BPF_CORE_READ(task, ioac.syscr));
+	__sync_fetch_and_add(&d->syscw, BPF_CORE_READ(task, ioac.syscw));
+	__sync_fetch_and_add(&d->read_bytes, BPF_CORE_READ(task, ioac.read_bytes));
+	__sync_fetch_and_add(&d->write_bytes, BPF_CORE_READ(task, ioac.write_bytes));
+	__sync_fetch_and_add(&d->cancelled_write_bytes,
 			     BPF_CORE_READ(task, ioac.cancelled_write_bytes));
+	__sync_fetch_and_add(&d->run_delay_ns, BPF_CORE_READ(task, sched_info.run_delay));
 }
 
 static __always_inline int emit_exit(void *ctx, struct task_struct *task)
@@ -475,7 +381,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task)
 
 	/* A process ends when its last thread does. */
 	if (BPF_CORE_READ(sig, live.counter) != 0) {
-		remember_thread_io(task, sig);
+		remember_dead_thread(task, sig);
 		return 0;
 	}
 
@@ -483,7 +389,8 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task)
 	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_EXIT);
-		bpf_map_delete_elem(&dead_thread_io, &tgid);
+		bpf_map_delete_elem(&dead_threads, &tgid);
+		files_flush(ctx, task, tgid);
 		return 0;
 	}
 	fill_header(&e->h, TRACER_EV_EXIT, task);
@@ -497,7 +404,8 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task)
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
 	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXIT);
-	bpf_map_delete_elem(&dead_thread_io, &tgid);
+	bpf_map_delete_elem(&dead_threads, &tgid);
+	files_flush(ctx, task, tgid);
 	return 0;
 }
 

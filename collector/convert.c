@@ -91,6 +91,17 @@ void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *ou
 	SET(peak_rss_kb, in->peak_rss_kb);
 	SET(signal_maxrss_kb, in->signal_maxrss_kb);
 	SET(peak_from_signal, peak_from_signal != 0);
+	SET(run_delay_ns, in->run_delay_ns);
+	SET(iowait_ns, in->iowait_ns);
+	SET(reclaim_ns, in->reclaim_ns);
+	SET(net_tx_bytes, in->net_tx_bytes);
+	SET(net_rx_bytes, in->net_rx_bytes);
+	SET(sys_file, in->sys[TRACER_SYS_FILE]);
+	SET(sys_net, in->sys[TRACER_SYS_NET]);
+	SET(sys_mem, in->sys[TRACER_SYS_MEM]);
+	SET(sys_proc, in->sys[TRACER_SYS_PROC]);
+	SET(sys_other, in->sys[TRACER_SYS_OTHER]);
+	SET(sys_failed, in->sys_failed);
 #undef SET
 }
 
@@ -204,13 +215,147 @@ static int convert_exit(const struct tracer_exit_event *k, struct bytebuf *out)
 	return append_event(out, &ev);
 }
 
-int convert_record(const void *data, size_t size, struct bytebuf *out, struct convert_stats *st)
+static int convert_oom(const struct tracer_oom_event *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__OomEvent x = TRACER__OOM_EVENT__INIT;
+	char comm[TRACER_COMM_LEN + 1];
+
+	copy_comm(comm, k->comm);
+	x.pid = k->h.pid;
+	x.start_ns = k->h.start_ns;
+	x.comm = comm;
+	x.has_total_vm_kb = x.has_anon_rss_kb = x.has_file_rss_kb = x.has_shmem_rss_kb = 1;
+	x.total_vm_kb = k->total_vm_kb;
+	x.anon_rss_kb = k->anon_rss_kb;
+	x.file_rss_kb = k->file_rss_kb;
+	x.shmem_rss_kb = k->shmem_rss_kb;
+	x.has_cgroup_id = x.has_cgroup1_id = x.has_memcg_limit_kb = x.has_memcg_usage_kb = 1;
+	x.cgroup_id = k->cgroup_id;
+	x.cgroup1_id = k->cgroup1_id;
+	x.memcg_limit_kb = k->memcg_limit_kb;
+	x.memcg_usage_kb = k->memcg_usage_kb;
+	x.has_oom_score_adj = x.has_uid = 1;
+	x.oom_score_adj = k->oom_score_adj;
+	x.uid = k->uid;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_OOM;
+	ev.oom = &x;
+	return append_event(out, &ev);
+}
+
+static int convert_file(const struct tracer_file_event *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__FileEvent x = TRACER__FILE_EVENT__INIT;
+	char path[TRACER_PATH_MAX + 1];
+	size_t n = k->path_len < TRACER_PATH_MAX ? k->path_len : TRACER_PATH_MAX;
+
+	memcpy(path, k->path, n);
+	path[n] = '\0';
+	x.pid = k->h.pid;
+	x.start_ns = k->h.start_ns;
+	x.path = path;
+	x.has_open_flags = x.has_result = x.has_slot = 1;
+	x.open_flags = k->open_flags;
+	x.result = k->result;
+	x.slot = k->slot;
+	x.has_relative = x.has_dirfd_relative = x.has_truncated = 1;
+	x.relative = (k->file_flags & TRACER_FILE_RELATIVE) != 0;
+	x.dirfd_relative = (k->file_flags & TRACER_FILE_DIRFD) != 0;
+	x.truncated = (k->file_flags & TRACER_FILE_TRUNCATED) != 0;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_FILE;
+	ev.file = &x;
+	return append_event(out, &ev);
+}
+
+static int convert_file_counts(const struct tracer_file_counts_event *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__FileCountsEvent x = TRACER__FILE_COUNTS_EVENT__INIT;
+	size_t n = k->n < TRACER_FILES_PER_PROC ? k->n : TRACER_FILES_PER_PROC;
+
+	x.pid = k->h.pid;
+	x.start_ns = k->h.start_ns;
+	x.n_count = x.n_failed = x.n_flags_union = n;
+	x.count = (uint32_t *)k->count;
+	x.failed = (uint32_t *)k->failed;
+	x.flags_union = (uint32_t *)k->flags_union;
+	x.has_overflow = 1;
+	x.overflow = k->overflow;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_FILE_COUNTS;
+	ev.file_counts = &x;
+	return append_event(out, &ev);
+}
+
+static int convert_cgroup(const struct tracer_cgroup_event *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__CgroupEvent x = TRACER__CGROUP_EVENT__INIT;
+	char path[TRACER_PATH_MAX + 1];
+	size_t n = k->path_len < TRACER_PATH_MAX ? k->path_len : TRACER_PATH_MAX;
+
+	memcpy(path, k->path, n);
+	path[n] = '\0';
+	x.id = k->id;
+	x.has_hierarchy = x.has_level = x.has_removed = 1;
+	x.hierarchy = k->hierarchy;
+	x.level = k->level;
+	x.removed = k->op == TRACER_CGROUP_RMDIR;
+	x.path = path;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_CGROUP;
+	ev.cgroup = &x;
+	return append_event(out, &ev);
+}
+
+int convert_sample(const struct tracer_sample *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__SampleEvent x = TRACER__SAMPLE_EVENT__INIT;
+
+	x.pid = k->pid;
+	x.start_ns = k->start_ns;
+#define SET(field, value)                                                                          \
+	do {                                                                                       \
+		x.has_##field = 1;                                                                 \
+		x.field = (value);                                                                 \
+	} while (0)
+	SET(utime_ns, k->utime_ns);
+	SET(stime_ns, k->stime_ns);
+	SET(runtime_ns, k->runtime_ns);
+	SET(rss_kb, k->rss_kb);
+	SET(rchar, k->rchar);
+	SET(wchar, k->wchar);
+	SET(read_bytes, k->read_bytes);
+	SET(write_bytes, k->write_bytes);
+	SET(run_delay_ns, k->run_delay_ns);
+	SET(iowait_ns, k->iowait_ns);
+	SET(net_tx_bytes, k->net_tx_bytes);
+	SET(net_rx_bytes, k->net_rx_bytes);
+	SET(vol_ctxsw, k->vol_ctxsw);
+	SET(invol_ctxsw, k->invol_ctxsw);
+	SET(state, k->state);
+	SET(threads, k->nthreads);
+#undef SET
+	ev.ts_ns = k->ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_SAMPLE;
+	ev.sample = &x;
+	return append_event(out, &ev);
+}
+
+int convert_record(const void *data, size_t size, struct bytebuf *out, struct convert_stats *st,
+		   int *type)
 {
 	const struct tracer_event_header *h = data;
 
 	st->records++;
+	*type = 0;
 	if (size < sizeof(*h))
 		goto bad;
+	*type = (int)h->type;
 	switch (h->type) {
 	case TRACER_EV_FORK:
 		if (size < sizeof(struct tracer_fork_event))
@@ -224,6 +369,22 @@ int convert_record(const void *data, size_t size, struct bytebuf *out, struct co
 		if (size < sizeof(struct tracer_exit_event))
 			goto bad;
 		return convert_exit(data, out);
+	case TRACER_EV_OOM:
+		if (size < sizeof(struct tracer_oom_event))
+			goto bad;
+		return convert_oom(data, out);
+	case TRACER_EV_FILE:
+		if (size < sizeof(struct tracer_file_event))
+			goto bad;
+		return convert_file(data, out);
+	case TRACER_EV_FILE_COUNTS:
+		if (size < sizeof(struct tracer_file_counts_event))
+			goto bad;
+		return convert_file_counts(data, out);
+	case TRACER_EV_CGROUP:
+		if (size < sizeof(struct tracer_cgroup_event))
+			goto bad;
+		return convert_cgroup(data, out);
 	}
 bad:
 	st->bad_records++;

@@ -19,10 +19,14 @@ struct convert_stats {
 };
 
 /*
- * Converts one ring-buffer record and appends it to out as a packed Event.
- * Returns 0, 1 if the record was malformed (counted, skipped), -1 on ENOMEM.
+ * Converts one ring-buffer record and appends it to out as a packed Event;
+ * *type is its event_type_index. Returns 0, 1 if the record was malformed
+ * (counted, skipped), -1 on ENOMEM.
  */
-int convert_record(const void *data, size_t size, struct bytebuf *out, struct convert_stats *st);
+int convert_record(const void *data, size_t size, struct bytebuf *out, struct convert_stats *st,
+		   int *type);
+/* A live sample from the task iterator. 0 or -1 (ENOMEM). */
+int convert_sample(const struct tracer_sample *s, struct bytebuf *out);
 
 /* Packs ev and appends it to out as a length-delimited Frame.events entry. */
 int append_event(struct bytebuf *out, const Tracer__Event *ev);

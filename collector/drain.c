@@ -14,17 +14,24 @@
  */
 #define WATERMARK_MARGIN_NS (5 * NSEC_PER_MSEC)
 
+static void count_type(struct drain *d, int type)
+{
+	d->batch_events++;
+	d->batch_types[type >= 0 && type < EVT_COUNT ? type : 0]++;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct drain *d = ctx;
-	int rv = convert_record(data, size, &d->batch, &d->conv);
+	int type;
+	int rv = convert_record(data, size, &d->batch, &d->conv, &type);
 
 	if (rv < 0) {
 		d->enomem++;
 		return 0;
 	}
 	if (rv == 0)
-		d->batch_events++;
+		count_type(d, type);
 	/* Keep frames bounded even during a storm; the watermark waits. */
 	if (d->batch.len >= DRAIN_FLUSH_BYTES)
 		drain_flush(d, false);
@@ -37,7 +44,21 @@ int drain_add_event(void *ctx, const Tracer__Event *ev)
 
 	if (append_event(&d->batch, ev) != 0)
 		return -1;
-	d->batch_events++;
+	count_type(d, ev->kind_case == TRACER__EVENT__KIND_CGROUP ? EVT_CGROUP : EVT_EXEC);
+	if (d->batch.len >= DRAIN_FLUSH_BYTES)
+		drain_flush(d, false);
+	return 0;
+}
+
+int drain_add_sample(void *ctx, const struct tracer_sample *s)
+{
+	struct drain *d = ctx;
+
+	if (convert_sample(s, &d->batch) != 0) {
+		d->enomem++;
+		return -1;
+	}
+	count_type(d, EVT_SAMPLE);
 	if (d->batch.len >= DRAIN_FLUSH_BYTES)
 		drain_flush(d, false);
 	return 0;
@@ -143,10 +164,18 @@ int drain_poll(struct drain *d, int timeout_ms)
 	return 0;
 }
 
+/* Kernel drop counters by event type, in the order of enum tracer_drop_index. */
+static const int drop_types[TRACER_DROP_MAX] = {
+	EVT_FORK, EVT_EXEC, EVT_EXIT, EVT_OOM, EVT_FILE, EVT_FILE_COUNTS, EVT_CGROUP, 0,
+};
+
 int drain_flush(struct drain *d, bool final)
 {
 	Tracer__CollectorStats st = TRACER__COLLECTOR_STATS__INIT;
 	uint64_t drops[TRACER_DROP_MAX] = {0};
+	Tracer__ProbeStatus probes[PROBE_GROUPS], *probe_ptrs[PROBE_GROUPS];
+	Tracer__LossCount losses[TRACER_DROP_MAX + EVT_COUNT], *loss_ptrs[TRACER_DROP_MAX + EVT_COUNT];
+	size_t n_losses = 0;
 
 	probes_read_drops(d->probes, drops);
 	st.has_events_read = st.has_kernel_drops_fork = st.has_kernel_drops_exec = 1;
@@ -159,13 +188,45 @@ int drain_flush(struct drain *d, bool final)
 	st.kernel_drops_other = d->perf_lost;
 	st.snapshot_processes = d->snapshot_processes;
 	st.decode_errors = d->conv.bad_records + d->enomem;
-	if (sender_enqueue(d->sender, &d->batch, d->batch_events, d->watermark_ns, &st, final,
-			   d->snapshot_done_pending) != 0) {
+	st.has_samples_taken = 1;
+	st.samples_taken = d->probes->samples_taken;
+	for (int g = 0; g < PROBE_GROUPS; g++) {
+		tracer__probe_status__init(&probes[g]);
+		probes[g].name = (char *)probe_group_name(g);
+		probes[g].state = (char *)probe_state_name(d->probes->status[g].state);
+		probes[g].detail = d->probes->status[g].detail;
+		probe_ptrs[g] = &probes[g];
+	}
+	st.n_probes = PROBE_GROUPS;
+	st.probes = probe_ptrs;
+	for (int i = 0; i < TRACER_DROP_MAX; i++) {
+		if (i == TRACER_DROP_MAX - 1)
+			break;
+		tracer__loss_count__init(&losses[n_losses]);
+		losses[n_losses].hop = "kernel";
+		losses[n_losses].event_type = (char *)event_type_name(drop_types[i]);
+		losses[n_losses].count = drops[i];
+		n_losses++;
+	}
+	for (int t = 1; t < EVT_COUNT; t++) {
+		tracer__loss_count__init(&losses[n_losses]);
+		losses[n_losses].hop = "collector";
+		losses[n_losses].event_type = (char *)event_type_name(t);
+		losses[n_losses].count = d->sender->queue_drops_by_type[t];
+		n_losses++;
+	}
+	for (size_t i = 0; i < n_losses; i++)
+		loss_ptrs[i] = &losses[i];
+	st.n_losses = n_losses;
+	st.losses = loss_ptrs;
+	if (sender_enqueue(d->sender, &d->batch, d->batch_types, d->batch_events, d->watermark_ns,
+			   &st, final, d->snapshot_done_pending) != 0) {
 		log_error("out of memory building a frame; %u events lost", d->batch_events);
 		d->enomem += d->batch_events;
 	}
 	bytebuf_reset(&d->batch);
 	d->batch_events = 0;
+	memset(d->batch_types, 0, sizeof(d->batch_types));
 	d->snapshot_done_pending = false;
 	d->last_flush_ns = now_boottime_ns();
 	return 0;

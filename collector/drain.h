@@ -14,6 +14,7 @@
 #include "collector/convert.h"
 #include "collector/probes.h"
 #include "collector/sender.h"
+#include "common/eventtypes.h"
 
 #define DRAIN_FLUSH_BYTES (1u << 20)
 
@@ -34,6 +35,7 @@ struct drain {
 	struct sender *sender;
 	struct bytebuf batch;
 	uint32_t batch_events;
+	uint32_t batch_types[EVT_COUNT];
 	uint64_t watermark_ns; /* all events before this were read */
 	uint64_t last_flush_ns;
 	struct convert_stats conv;
@@ -47,6 +49,8 @@ int drain_init(struct drain *d, struct probes *probes, struct sender *sender);
 int drain_poll(struct drain *d, int timeout_ms);
 /* Adds an event built in user space (snapshot); flushes when the batch is big. */
 int drain_add_event(void *drain, const Tracer__Event *ev);
+/* Adds a live sample from the task iterator (probes_sample's sink). */
+int drain_add_sample(void *drain, const struct tracer_sample *s);
 /* Queues the batch as a frame (possibly empty: a heartbeat). */
 int drain_flush(struct drain *d, bool final);
 void drain_close(struct drain *d);

@@ -26,14 +26,7 @@
 #define HEARTBEAT_NS (200 * NSEC_PER_MSEC)
 #define SHUTDOWN_GRACE_NS (5 * NSEC_PER_SEC)
 
-struct collector_options {
-	const char *socket_path;
-	const char *user;
-	int ready_fd;
-	unsigned flush_ms;
-	unsigned queue_mb;
-	struct probe_options probes;
-};
+#define DEFAULT_CONFIG "/etc/tracer/collector.conf"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -46,11 +39,15 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tracer-collector [options]\n"
+		"  --config PATH      settings file (default " DEFAULT_CONFIG " if present)\n"
 		"  --socket PATH      aggregator socket (default " TRACER_DEFAULT_SOCKET ")\n"
 		"  --user NAME        user to become after loading BPF (default " TRACER_COLLECTOR_USER
 		", else nobody)\n"
+		"  --disable GROUP    turn a probe group off: scheduler, syscalls, network, oom,\n"
+		"                     reclaim, files, cgroups, samples (repeatable)\n"
 		"  --log-level LEVEL  error, warn, info (default) or debug\n"
 		"  --flush-ms N       drain and send every N ms (default 50)\n"
+		"  --sample-ms N      live process samples every N ms (default 1000)\n"
 		"  --ring-mb N        kernel ring buffer size in MiB, power of two (default 16)\n"
 		"  --queue-mb N       frames kept while the aggregator is away (default 64)\n"
 		"  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
@@ -58,59 +55,37 @@ static void usage(FILE *out)
 		"  --force-perfbuf    use perf buffers even where ring buffers exist\n");
 }
 
-static int parse_options(int argc, char **argv, struct collector_options *o)
+struct cli {
+	const char *config;
+	int ready_fd;
+};
+
+/* Two passes: the config file first (so the command line wins), then options. */
+static int parse_options(int argc, char **argv, struct collector_config *c, struct cli *cli)
 {
 	static const struct option longopts[] = {
-		{"socket", required_argument, 0, 's'},	{"user", required_argument, 0, 'u'},
+		{"config", required_argument, 0, 'c'},	 {"socket", required_argument, 0, 's'},
+		{"user", required_argument, 0, 'u'},	 {"disable", required_argument, 0, 'D'},
 		{"log-level", required_argument, 0, 'l'}, {"flush-ms", required_argument, 0, 'f'},
-		{"ring-mb", required_argument, 0, 'r'},	{"queue-mb", required_argument, 0, 'q'},
-		{"ready-fd", required_argument, 0, 'R'},	{"force-tracepoints", no_argument, 0, 'T'},
-		{"force-perfbuf", no_argument, 0, 'P'},
-		{"help", no_argument, 0, 'h'},		{0, 0, 0, 0},
+		{"sample-ms", required_argument, 0, 'S'}, {"ring-mb", required_argument, 0, 'r'},
+		{"queue-mb", required_argument, 0, 'q'},	 {"ready-fd", required_argument, 0, 'R'},
+		{"force-tracepoints", no_argument, 0, 'T'}, {"force-perfbuf", no_argument, 0, 'P'},
+		{"help", no_argument, 0, 'h'},		 {0, 0, 0, 0},
 	};
-	int c;
+	char err[512];
+	int opt;
 
-	*o = (struct collector_options){.socket_path = TRACER_DEFAULT_SOCKET,
-					.ready_fd = -1,
-					.flush_ms = 50,
-					.queue_mb = 64,
-					.probes = {.ring_mb = 16}};
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			o->socket_path = optarg;
-			break;
-		case 'u':
-			o->user = optarg;
-			break;
-		case 'l':
-			if (log_set_level_name(optarg) != 0) {
-				fprintf(stderr, "tracer-collector: unknown log level '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 'f':
-			o->flush_ms = (unsigned)atoi(optarg);
-			break;
-		case 'r':
-			o->probes.ring_mb = (unsigned)atoi(optarg);
-			break;
-		case 'q':
-			o->queue_mb = (unsigned)atoi(optarg);
-			break;
-		case 'R':
-			o->ready_fd = atoi(optarg);
-			break;
-		case 'T':
-			o->probes.force_tracepoints = true;
-			break;
-		case 'P':
-			o->probes.force_perfbuf = true;
-			break;
-		case 'h':
+	collector_config_defaults(c);
+	cli->config = NULL;
+	cli->ready_fd = -1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (opt == 'c')
+			cli->config = optarg;
+		if (opt == 'h') {
 			usage(stdout);
 			exit(0);
-		default:
+		}
+		if (opt == '?') {
 			usage(stderr);
 			return -1;
 		}
@@ -119,11 +94,66 @@ static int parse_options(int argc, char **argv, struct collector_options *o)
 		fprintf(stderr, "tracer-collector: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	unsigned mb = o->probes.ring_mb;
-	if (mb == 0 || (mb & (mb - 1)) != 0 || mb > 1024 || o->flush_ms == 0 ||
-	    o->flush_ms > 10000 || o->queue_mb == 0) {
+	const char *path = cli->config ? cli->config : DEFAULT_CONFIG;
+	if ((cli->config || access(path, F_OK) == 0) &&
+	    collector_config_load(c, path, err, sizeof(err)) != 0) {
+		fprintf(stderr, "tracer-collector: %s\n", err);
+		return -1;
+	}
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int g;
+		switch (opt) {
+		case 's':
+			c->socket_path = optarg;
+			break;
+		case 'u':
+			c->user = optarg;
+			break;
+		case 'D':
+			g = probe_group_by_name(optarg);
+			if (g <= PROBE_PROCESS) {
+				fprintf(stderr, "tracer-collector: cannot disable '%s'\n", optarg);
+				return -1;
+			}
+			c->enabled[g] = false;
+			break;
+		case 'l':
+			if (log_set_level_name(optarg) != 0) {
+				fprintf(stderr, "tracer-collector: unknown log level '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'f':
+			c->flush_ms = (unsigned)atoi(optarg);
+			break;
+		case 'S':
+			c->sample_ms = (unsigned)atoi(optarg);
+			break;
+		case 'r':
+			c->ring_mb = (unsigned)atoi(optarg);
+			break;
+		case 'q':
+			c->queue_mb = (unsigned)atoi(optarg);
+			break;
+		case 'R':
+			cli->ready_fd = atoi(optarg);
+			break;
+		case 'T':
+			c->force_tracepoints = true;
+			break;
+		case 'P':
+			c->force_perfbuf = true;
+			break;
+		default:
+			break;
+		}
+	}
+	unsigned mb = c->ring_mb;
+	if (mb == 0 || (mb & (mb - 1)) != 0 || mb > 1024 || c->flush_ms == 0 ||
+	    c->flush_ms > 10000 || c->queue_mb == 0 || c->sample_ms < 100) {
 		fprintf(stderr, "tracer-collector: --ring-mb must be a power of two up to 1024, "
-				"--flush-ms 1..10000, --queue-mb at least 1\n");
+				"--flush-ms 1..10000, --queue-mb at least 1, --sample-ms at least 100\n");
 		return -1;
 	}
 	return 0;
@@ -155,7 +185,8 @@ static void signal_ready(int fd)
 
 int main(int argc, char **argv)
 {
-	struct collector_options opt;
+	struct collector_config cfg;
+	struct cli cli;
 	struct probes probes;
 	struct sender sender;
 	struct drain drain;
@@ -164,17 +195,17 @@ int main(int argc, char **argv)
 	int exit_code = 1;
 
 	log_init("tracer-collector");
-	if (parse_options(argc, argv, &opt) != 0)
+	if (parse_options(argc, argv, &cfg, &cli) != 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	if (resolve_user(opt.user, &who) != 0)
+	if (resolve_user(cfg.user, &who) != 0)
 		return 1;
 
-	if (probes_start(&probes, &opt.probes) != 0)
+	if (probes_start(&probes, &cfg) != 0)
 		return 1;
-	if (sender_init(&sender, opt.socket_path, (size_t)opt.queue_mb << 20) != 0)
+	if (sender_init(&sender, cfg.socket_path, (size_t)cfg.queue_mb << 20) != 0)
 		goto out_probes;
 	if (drain_init(&drain, &probes, &sender) != 0)
 		goto out_sender;
@@ -191,6 +222,13 @@ int main(int argc, char **argv)
 	}
 	drain.snapshot_processes = (uint64_t)n;
 	log_info("snapshot: %d processes already running", n);
+	if (probes.status[PROBE_CGROUPS].state == PROBE_ACTIVE) {
+		int groups = snapshot_cgroups(&mounts, drain_add_event, &drain);
+		if (groups < 0)
+			log_warn("cannot walk the cgroup hierarchies");
+		else
+			log_info("snapshot: %d cgroups", groups);
+	}
 	drain_poll(&drain, 0);
 	drain.snapshot_done_pending = true;
 	drain_flush(&drain, false);
@@ -200,15 +238,21 @@ int main(int argc, char **argv)
 		goto out_drain;
 	}
 	log_info("running as %s (uid %u); sending to %s", who.name, (unsigned)who.uid,
-		 opt.socket_path);
-	signal_ready(opt.ready_fd);
+		 cfg.socket_path);
+	signal_ready(cli.ready_fd);
 
+	uint64_t next_sample = now_boottime_ns();
 	while (!stop_requested) {
-		if (drain_poll(&drain, (int)opt.flush_ms) < 0) {
+		if (drain_poll(&drain, (int)cfg.flush_ms) < 0) {
 			log_error("ring buffer poll failed");
 			break;
 		}
 		uint64_t now = now_boottime_ns();
+		if (now >= next_sample) {
+			if (probes_sample(&probes, drain_add_sample, &drain) < 0)
+				log_warn("process sampling failed: %s", strerror(errno));
+			next_sample = now + (uint64_t)cfg.sample_ms * NSEC_PER_MSEC;
+		}
 		if (drain.batch_events > 0 || now - drain.last_flush_ns >= HEARTBEAT_NS)
 			drain_flush(&drain, false);
 		sender_pump(&sender);

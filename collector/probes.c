@@ -11,9 +11,21 @@
 
 #include <bpf/bpf.h>
 
-#include "bpf/events.h"
+#include "collector/syscall_table.h"
 #include "common/log.h"
-#include "process.skel.h"
+#include "tracer.skel.h"
+
+#define MAX_GROUP_PROGS 10
+
+struct group_progs {
+	struct bpf_program *progs[MAX_GROUP_PROGS];
+	unsigned n;
+};
+
+const char *probe_state_name(enum probe_state s)
+{
+	return s == PROBE_ACTIVE ? "active" : s == PROBE_MISSING ? "missing" : "disabled";
+}
 
 static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -38,6 +50,18 @@ static bool has_btf_tracepoint(const char *name)
 	return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0;
 }
 
+static bool has_syscall_tracepoint(const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/syscalls/%s", name);
+	if (stat(path, &st) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/syscalls/%s", name);
+	return stat(path, &st) == 0;
+}
+
 /*
  * Classic tracepoints are attached by their tracefs id. Where tracefs is not
  * mounted (minimal hosts and containers), mount it at its usual place.
@@ -56,21 +80,158 @@ static void ensure_tracefs(void)
 		log_warn("tracefs is not mounted and mounting it failed: %s", strerror(errno));
 }
 
-static int try_load(struct probes *p, const struct probe_options *opt, bool btf)
+static void add(struct group_progs *g, struct bpf_program *prog)
 {
-	struct process_bpf *skel;
+	if (g->n < MAX_GROUP_PROGS)
+		g->progs[g->n++] = prog;
+}
+
+/* The programs of a group that this kernel can run (empty: the group is missing). */
+static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_group grp,
+			   struct group_progs *g, char *why, size_t why_size)
+{
+	g->n = 0;
+	why[0] = '\0';
+	switch (grp) {
+	case PROBE_PROCESS:
+		if (p->using_tp_btf) {
+			add(g, s->progs.fork_btf);
+			add(g, s->progs.exec_btf);
+			add(g, s->progs.exit_btf);
+		} else {
+			add(g, s->progs.fork_tp);
+			add(g, s->progs.exec_tp);
+			add(g, s->progs.exit_tp);
+		}
+		if (p->prepare_exec)
+			add(g, s->progs.prepare_exec_btf);
+		break;
+	case PROBE_SCHEDULER:
+		if (has_btf_tracepoint("sched_switch") && has_btf_tracepoint("sched_wakeup")) {
+			add(g, s->progs.iowait_switch);
+			add(g, s->progs.iowait_wakeup);
+		} else {
+			snprintf(why, why_size, "no BTF tracepoints sched_switch/sched_wakeup");
+		}
+		break;
+	case PROBE_SYSCALLS:
+		if (has_btf_tracepoint("sys_exit"))
+			add(g, s->progs.count_syscall);
+		else
+			snprintf(why, why_size, "no BTF tracepoint raw_syscalls:sys_exit");
+		break;
+	case PROBE_NETWORK:
+		if (has_btf_tracepoint("sock_send_length") && has_btf_tracepoint("sock_recv_length")) {
+			add(g, s->progs.net_send);
+			add(g, s->progs.net_recv);
+		} else {
+			snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
+		}
+		break;
+	case PROBE_OOM:
+		if (has_btf_tracepoint("mark_victim"))
+			add(g, s->progs.oom_victim);
+		else
+			snprintf(why, why_size, "no BTF tracepoint oom:mark_victim");
+		break;
+	case PROBE_RECLAIM:
+		if (has_btf_tracepoint("mm_vmscan_direct_reclaim_begin") &&
+		    has_btf_tracepoint("mm_vmscan_direct_reclaim_end")) {
+			add(g, s->progs.reclaim_direct_begin);
+			add(g, s->progs.reclaim_direct_end);
+			if (has_btf_tracepoint("mm_vmscan_memcg_reclaim_begin") &&
+			    has_btf_tracepoint("mm_vmscan_memcg_reclaim_end")) {
+				add(g, s->progs.reclaim_memcg_begin);
+				add(g, s->progs.reclaim_memcg_end);
+			}
+		} else {
+			snprintf(why, why_size, "no vmscan direct reclaim tracepoints");
+		}
+		break;
+	case PROBE_FILES:
+		ensure_tracefs();
+		if (has_syscall_tracepoint("sys_enter_openat")) {
+			add(g, s->progs.file_openat_enter);
+			add(g, s->progs.file_openat_exit);
+			if (has_syscall_tracepoint("sys_enter_openat2")) {
+				add(g, s->progs.file_openat2_enter);
+				add(g, s->progs.file_openat2_exit);
+			}
+			if (has_syscall_tracepoint("sys_enter_open")) {
+				add(g, s->progs.file_open_enter);
+				add(g, s->progs.file_open_exit);
+			}
+			if (has_syscall_tracepoint("sys_enter_creat")) {
+				add(g, s->progs.file_creat_enter);
+				add(g, s->progs.file_creat_exit);
+			}
+		} else {
+			snprintf(why, why_size, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
+		}
+		break;
+	case PROBE_CGROUPS:
+		if (has_btf_tracepoint("cgroup_mkdir") && has_btf_tracepoint("cgroup_rmdir")) {
+			add(g, s->progs.cgroup_mkdir);
+			add(g, s->progs.cgroup_rmdir);
+		} else {
+			snprintf(why, why_size, "no BTF tracepoints cgroup:cgroup_mkdir/rmdir");
+		}
+		break;
+	case PROBE_SAMPLES:
+		add(g, s->progs.sample_processes);
+		break;
+	default:
+		break;
+	}
+}
+
+static void all_programs_off(struct tracer_bpf *s)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, s->obj)
+		bpf_program__set_autoload(prog, false);
+}
+
+static int fill_tables(struct tracer_bpf *skel, const struct collector_config *cfg)
+{
+	int fd = bpf_map__fd(skel->maps.syscall_class);
+
+	for (unsigned i = 0; i < syscall_table_size; i++) {
+		uint32_t nr = syscall_table[i].nr;
+		uint8_t cls = syscall_table[i].cls;
+		if (nr < TRACER_SYSCALL_MAX && bpf_map_update_elem(fd, &nr, &cls, BPF_ANY) != 0)
+			return -1;
+	}
+	fd = bpf_map__fd(skel->maps.file_exclude);
+	for (uint32_t i = 0; i < cfg->n_file_exclude; i++)
+		if (bpf_map_update_elem(fd, &i, cfg->file_exclude[i], BPF_ANY) != 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * One attempt at loading with the given groups. The process group is always
+ * in; a group whose programs fail to load is found by adding groups one at
+ * a time (try_load is then called per group).
+ */
+static int try_load(struct probes *p, const struct collector_config *cfg, const bool *want,
+		    bool quiet)
+{
+	struct tracer_bpf *skel = tracer_bpf__open();
+	char why[160];
 	int err;
 
-	if (!btf)
-		ensure_tracefs();
-	skel = process_bpf__open();
 	if (!skel) {
 		log_error("cannot open BPF object: %s", strerror(errno));
 		return -1;
 	}
 	skel->rodata->page_kb = (uint32_t)(sysconf(_SC_PAGESIZE) / 1024);
-	skel->rodata->wakeup_bytes = (uint64_t)opt->ring_mb << 20 >> 2;
+	skel->rodata->wakeup_bytes = (uint64_t)cfg->ring_mb << 20 >> 2;
 	skel->rodata->use_perfbuf = p->using_perfbuf;
+	skel->rodata->net_via_syscalls = p->net_via_syscalls;
+	skel->rodata->n_exclude = cfg->n_file_exclude;
+	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
 	if (p->using_perfbuf) {
 		/* The ring buffer stays unused: as small as allowed, or not created. */
 		if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1)
@@ -78,65 +239,164 @@ static int try_load(struct probes *p, const struct probe_options *opt, bool btf)
 		else
 			bpf_map__set_autocreate(skel->maps.events, false);
 	} else {
-		bpf_map__set_max_entries(skel->maps.events, opt->ring_mb << 20);
+		bpf_map__set_max_entries(skel->maps.events, cfg->ring_mb << 20);
 	}
-
-	bpf_program__set_autoload(skel->progs.fork_btf, btf);
-	bpf_program__set_autoload(skel->progs.exec_btf, btf);
-	bpf_program__set_autoload(skel->progs.exit_btf, btf);
-	bpf_program__set_autoload(skel->progs.fork_tp, !btf);
-	bpf_program__set_autoload(skel->progs.exec_tp, !btf);
-	bpf_program__set_autoload(skel->progs.exit_tp, !btf);
-	p->prepare_exec = !opt->no_prepare_exec && has_btf_tracepoint("sched_prepare_exec");
-	bpf_program__set_autoload(skel->progs.prepare_exec_btf, p->prepare_exec);
-
-	err = process_bpf__load(skel);
+	all_programs_off(skel);
+	for (int grp = 0; grp < PROBE_GROUPS; grp++) {
+		struct group_progs g;
+		if (!want[grp])
+			continue;
+		group_programs(p, skel, grp, &g, why, sizeof(why));
+		for (unsigned i = 0; i < g.n; i++)
+			bpf_program__set_autoload(g.progs[i], true);
+	}
+	if (quiet)
+		libbpf_set_print(NULL);
+	err = tracer_bpf__load(skel);
+	libbpf_set_print(libbpf_to_log);
+	if (!err)
+		err = fill_tables(skel, cfg);
 	if (err) {
-		log_warn("%s flavour failed to load: %s", btf ? "tp_btf" : "tracepoint",
-			 strerror(-err));
-		process_bpf__destroy(skel);
+		tracer_bpf__destroy(skel);
 		return -1;
 	}
+	if (p->skel)
+		tracer_bpf__destroy(p->skel);
 	p->skel = skel;
-	p->using_tp_btf = btf;
 	return 0;
 }
 
-int probes_start(struct probes *p, const struct probe_options *opt)
+int probes_start(struct probes *p, const struct collector_config *cfg)
 {
+	bool want[PROBE_GROUPS] = {false};
+	char why[160];
+
 	memset(p, 0, sizeof(*p));
-	p->ring_mb = opt->ring_mb;
+	p->ring_mb = cfg->ring_mb;
 	libbpf_set_print(libbpf_to_log);
 
 	p->using_perfbuf =
-		opt->force_perfbuf || libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1;
-	if (p->using_perfbuf && !opt->force_perfbuf)
+		cfg->force_perfbuf || libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1;
+	if (p->using_perfbuf && !cfg->force_perfbuf)
 		log_warn("no BPF ring buffer in this kernel: using per-CPU perf buffers");
-	bool btf = !opt->force_tracepoints && has_btf_tracepoint("sched_process_exec") &&
-		   has_btf_tracepoint("sched_process_exit") &&
-		   has_btf_tracepoint("sched_process_fork");
-	if (try_load(p, opt, btf) != 0 && (!btf || try_load(p, opt, false) != 0)) {
-		log_error("cannot load the process probes: is this root (or CAP_BPF+CAP_PERFMON) "
-			  "on a kernel with BTF (/sys/kernel/btf/vmlinux)?");
-		return -1;
+	p->using_tp_btf = !cfg->force_tracepoints && has_btf_tracepoint("sched_process_exec") &&
+			  has_btf_tracepoint("sched_process_exit") &&
+			  has_btf_tracepoint("sched_process_fork");
+	if (!p->using_tp_btf)
+		ensure_tracefs();
+	p->prepare_exec = has_btf_tracepoint("sched_prepare_exec");
+
+	/* Which groups are wanted and offered by this kernel. */
+	for (int grp = 0; grp < PROBE_GROUPS; grp++) {
+		struct probe_status *st = &p->status[grp];
+		struct group_progs g;
+		if (!cfg->enabled[grp]) {
+			st->state = PROBE_DISABLED;
+			snprintf(st->detail, sizeof(st->detail), "turned off in the configuration");
+			continue;
+		}
+		/* Group availability only needs the program handles; use a scratch open. */
+		struct tracer_bpf *scratch = tracer_bpf__open();
+		if (!scratch) {
+			log_error("cannot open BPF object: %s", strerror(errno));
+			return -1;
+		}
+		group_programs(p, scratch, grp, &g, why, sizeof(why));
+		tracer_bpf__destroy(scratch);
+		if (g.n == 0) {
+			st->state = PROBE_MISSING;
+			snprintf(st->detail, sizeof(st->detail), "%s", why);
+			continue;
+		}
+		st->state = PROBE_ACTIVE;
+		want[grp] = true;
+	}
+	/* Socket tracepoints missing: count socket syscalls' bytes instead. */
+	if (cfg->enabled[PROBE_NETWORK] && p->status[PROBE_NETWORK].state == PROBE_MISSING &&
+	    want[PROBE_SYSCALLS]) {
+		p->net_via_syscalls = true;
+		p->status[PROBE_NETWORK].state = PROBE_ACTIVE;
+		snprintf(p->status[PROBE_NETWORK].detail, sizeof(p->status[PROBE_NETWORK].detail),
+			 "fallback: bytes of sendto/sendmsg/recvfrom/recvmsg");
+	}
+
+	if (try_load(p, cfg, want, false) != 0) {
+		/* Something did not load here: keep what does, one group at a time. */
+		bool have[PROBE_GROUPS] = {false};
+		have[PROBE_PROCESS] = true;
+		if (p->using_tp_btf && try_load(p, cfg, have, true) != 0) {
+			log_warn("tp_btf process probes failed to load; trying classic tracepoints");
+			p->using_tp_btf = false;
+			ensure_tracefs();
+		}
+		if (try_load(p, cfg, have, false) != 0) {
+			log_error("cannot load the process probes: is this root (or CAP_BPF+CAP_PERFMON) "
+				  "on a kernel with BTF (/sys/kernel/btf/vmlinux)?");
+			return -1;
+		}
+		for (int grp = PROBE_PROCESS + 1; grp < PROBE_GROUPS; grp++) {
+			if (!want[grp])
+				continue;
+			have[grp] = true;
+			if (try_load(p, cfg, have, true) != 0) {
+				have[grp] = false;
+				p->status[grp].state = PROBE_MISSING;
+				snprintf(p->status[grp].detail, sizeof(p->status[grp].detail),
+					 "programs do not load on this kernel");
+				log_warn("probe group %s does not load on this kernel; continuing "
+					 "without it",
+					 probe_group_name(grp));
+			}
+		}
+		if (try_load(p, cfg, have, false) != 0)
+			return -1;
 	}
 	return 0;
 }
 
 int probes_attach(struct probes *p)
 {
-	int err = process_bpf__attach(p->skel);
+	char why[160];
 
-	if (err) {
-		log_error("cannot attach the process probes: %s", strerror(-err));
-		return -1;
+	for (int grp = 0; grp < PROBE_GROUPS; grp++) {
+		struct probe_status *st = &p->status[grp];
+		struct group_progs g;
+		if (st->state != PROBE_ACTIVE)
+			continue;
+		group_programs(p, p->skel, grp, &g, why, sizeof(why));
+		for (unsigned i = 0; i < g.n; i++) {
+			struct bpf_link *link = grp == PROBE_SAMPLES
+							? bpf_program__attach_iter(g.progs[i], NULL)
+							: bpf_program__attach(g.progs[i]);
+			if (!link) {
+				int err = errno;
+				if (grp == PROBE_PROCESS) {
+					log_error("cannot attach %s: %s", bpf_program__name(g.progs[i]),
+						  strerror(err));
+					return -1;
+				}
+				st->state = PROBE_MISSING;
+				snprintf(st->detail, sizeof(st->detail), "cannot attach %s: %s",
+					 bpf_program__name(g.progs[i]), strerror(err));
+				log_warn("probe group %s: %s", probe_group_name(grp), st->detail);
+				break;
+			}
+			if (grp == PROBE_SAMPLES)
+				p->iter_link = link;
+			else if (p->n_links < PROBES_MAX_LINKS)
+				p->links[p->n_links++] = link;
+		}
+		if (st->state == PROBE_ACTIVE && !st->detail[0]) {
+			size_t o = 0;
+			for (unsigned i = 0; i < g.n && o < sizeof(st->detail); i++)
+				o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o, "%s%s",
+						      i ? "," : "", bpf_program__section_name(g.progs[i]));
+		}
 	}
-	snprintf(p->active, sizeof(p->active),
-		 "sched_process_fork,sched_process_exec,sched_process_exit via %s%s; %s",
-		 p->using_tp_btf ? "tp_btf" : "tracepoint",
-		 p->prepare_exec ? "; sched_prepare_exec via tp_btf" : "",
-		 p->using_perfbuf ? "perf buffers" : "ring buffer");
-	log_info("probes attached: %s", p->active);
+	for (int grp = 0; grp < PROBE_GROUPS; grp++)
+		log_info("probes %-9s %-8s %s", probe_group_name(grp),
+			 probe_state_name(p->status[grp].state), p->status[grp].detail);
+	log_info("events via %s", p->using_perfbuf ? "perf buffers" : "ring buffer");
 	return 0;
 }
 
@@ -157,9 +417,46 @@ int probes_read_drops(const struct probes *p, uint64_t *out)
 	return 0;
 }
 
+int probes_sample(struct probes *p, int (*sink)(void *ctx, const struct tracer_sample *s),
+		  void *ctx)
+{
+	struct tracer_sample buf[64];
+	int fd, records = 0;
+	size_t have = 0;
+
+	if (!p->iter_link)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(p->iter_link));
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = read(fd, (char *)buf + have, sizeof(buf) - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		size_t whole = have / sizeof(buf[0]);
+		for (size_t i = 0; i < whole; i++) {
+			if (sink(ctx, &buf[i]) == 0)
+				records++;
+		}
+		have -= whole * sizeof(buf[0]);
+		memmove(buf, (char *)buf + whole * sizeof(buf[0]), have);
+	}
+	close(fd);
+	p->samples_taken++;
+	return records;
+}
+
 void probes_stop(struct probes *p)
 {
+	for (unsigned i = 0; i < p->n_links; i++)
+		bpf_link__destroy(p->links[i]);
+	bpf_link__destroy(p->iter_link);
+	p->n_links = 0;
+	p->iter_link = NULL;
 	if (p->skel)
-		process_bpf__destroy(p->skel);
+		tracer_bpf__destroy(p->skel);
 	p->skel = NULL;
 }

@@ -1,7 +1,9 @@
 /*
- * Loading and attaching the BPF programs. Every hook has a tp_btf flavour and
- * a classic tracepoint flavour; we try tp_btf first and fall back, and record
- * which hooks are live so the user can see it.
+ * Loading and attaching the BPF programs. Probes come in groups (process,
+ * scheduler, syscalls, ...); each group is active, missing (this kernel
+ * lacks its hooks, or its programs do not load here) or disabled
+ * (configuration). Only the process group is required. Every hook has a
+ * tp_btf flavour; the process hooks also have a classic tracepoint flavour.
  */
 #ifndef TRACER_PROBES_H
 #define TRACER_PROBES_H
@@ -11,30 +13,48 @@
 
 #include <bpf/libbpf.h>
 
-struct probe_options {
-	unsigned ring_mb;
-	bool force_tracepoints; /* skip tp_btf: exercises the fallback path */
-	bool force_perfbuf;	/* perf buffers even where ring buffers exist */
-	bool no_prepare_exec;
+#include "bpf/events.h"
+#include "collector/config.h"
+
+enum probe_state { PROBE_ACTIVE, PROBE_MISSING, PROBE_DISABLED };
+
+struct probe_status {
+	enum probe_state state;
+	char detail[160];
 };
+
+#define PROBES_MAX_LINKS 48
 
 struct probes {
-	struct process_bpf *skel;
+	struct tracer_bpf *skel;
 	bool using_tp_btf;
 	bool using_perfbuf;
-	unsigned ring_mb;
 	bool prepare_exec;
-	char active[256]; /* human readable: which hooks are attached */
+	bool net_via_syscalls;
+	unsigned ring_mb;
+	struct probe_status status[PROBE_GROUPS];
+	struct bpf_link *links[PROBES_MAX_LINKS];
+	unsigned n_links;
+	struct bpf_link *iter_link;
+	uint64_t samples_taken;
 };
 
+const char *probe_state_name(enum probe_state s);
+
 /* Loads the programs (not yet attached). 0, or -1 with the reason logged. */
-int probes_start(struct probes *p, const struct probe_options *opt);
+int probes_start(struct probes *p, const struct collector_config *cfg);
 /* Attaches them: open the buffers first, or early events have nowhere to go. */
 int probes_attach(struct probes *p);
 int probes_ringbuf_fd(const struct probes *p);
 int probes_perfbuf_fd(const struct probes *p);
-/* Sums the per-CPU drop counters into out[TRACER_DROP_MAX]. */
+/* Reads the drop counters into out[TRACER_DROP_MAX]. */
 int probes_read_drops(const struct probes *p, uint64_t *out);
+/*
+ * Runs the sampling iterator once; calls sink per process record.
+ * Returns records read, or -1.
+ */
+int probes_sample(struct probes *p, int (*sink)(void *ctx, const struct tracer_sample *s),
+		  void *ctx);
 void probes_stop(struct probes *p);
 
 #endif

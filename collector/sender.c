@@ -56,6 +56,8 @@ static void drop_head(struct sender *s, bool delivered)
 	if (!delivered) {
 		s->queue_drops += f->n_events;
 		s->queue_drop_frames++;
+		for (int t = 0; t < EVT_COUNT; t++)
+			s->queue_drops_by_type[t] += f->types[t];
 	}
 	s->q_bytes -= f->len;
 	free(f->data);
@@ -64,7 +66,8 @@ static void drop_head(struct sender *s, bool delivered)
 	s->q_count--;
 }
 
-int sender_enqueue(struct sender *s, const struct bytebuf *events, uint32_t n_events,
+int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_t *types,
+		   uint32_t n_events,
 		   uint64_t watermark_ns, Tracer__CollectorStats *stats, bool final,
 		   bool snapshot_done)
 {
@@ -115,6 +118,7 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, uint32_t n_ev
 	struct queued_frame *q = slot(s, s->q_count);
 	q->seq = f.seq;
 	q->n_events = n_events;
+	memcpy(q->types, types, sizeof(q->types));
 	q->sent = false;
 	q->data = data;
 	q->len = head_len + events->len;

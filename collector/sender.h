@@ -15,12 +15,14 @@
 #include <nng/nng.h>
 
 #include "common/bytebuf.h"
+#include "common/eventtypes.h"
 #include "common/hostinfo.h"
 #include "tracer.pb-c.h"
 
 struct queued_frame {
 	uint64_t seq;
 	uint32_t n_events;
+	uint32_t types[EVT_COUNT]; /* events per type, for loss accounting */
 	bool sent;
 	uint8_t *data;
 	size_t len;
@@ -40,6 +42,7 @@ struct sender {
 	size_t q_cap, q_head, q_count, q_bytes, q_max_bytes;
 
 	uint64_t queue_drops;	    /* events */
+	uint64_t queue_drops_by_type[EVT_COUNT];
 	uint64_t queue_drop_frames;
 	uint64_t frames_sent;
 	uint64_t acked_seq;
@@ -48,7 +51,8 @@ struct sender {
 
 int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes);
 /* Wraps the packed events in a frame with the next seq and queues it. */
-int sender_enqueue(struct sender *s, const struct bytebuf *events, uint32_t n_events,
+int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_t *types,
+		   uint32_t n_events,
 		   uint64_t watermark_ns, Tracer__CollectorStats *stats, bool final,
 		   bool snapshot_done);
 /* Sends what is unsent and takes in acks; never blocks. */

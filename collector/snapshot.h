@@ -15,6 +15,7 @@
 struct cgroup_mounts {
 	char v2[256];	  /* cgroup2 mount point, "" if none */
 	char memory[256]; /* cgroup v1 memory controller mount, "" if none */
+	unsigned memory_hierarchy; /* its v1 hierarchy id (from /proc/cgroups) */
 };
 
 void cgroup_mounts_find(struct cgroup_mounts *m);
@@ -25,5 +26,8 @@ typedef int (*snapshot_sink)(void *ctx, const Tracer__Event *ev);
 /* One exec event per user-space process, to sink. Returns processes or -1. */
 int snapshot_processes(const char *proc_root, const struct cgroup_mounts *mounts,
 		       snapshot_sink sink, void *ctx, struct convert_stats *st);
+
+/* Existing cgroups (v2, and the v1 memory hierarchy) as CgroupEvents. */
+int snapshot_cgroups(const struct cgroup_mounts *mounts, snapshot_sink sink, void *ctx);
 
 #endif

@@ -110,6 +110,40 @@ static int event_ok(const Tracer__Event *ev, const char **what)
 			return 0;
 		}
 		return 1;
+	case TRACER__EVENT__KIND_OOM:
+		if (ev->oom->pid == 0 || !string_ok(ev->oom->comm, FRAME_MAX_COMM)) {
+			*what = "oom event without pid, or comm too long";
+			return 0;
+		}
+		return 1;
+	case TRACER__EVENT__KIND_FILE:
+		if (ev->file->pid == 0 || !ev->file->path || !string_ok(ev->file->path, FRAME_MAX_PATH) ||
+		    ev->file->slot >= FRAME_MAX_FILES) {
+			*what = "file event without pid or path, path too long, or slot out of range";
+			return 0;
+		}
+		return 1;
+	case TRACER__EVENT__KIND_FILE_COUNTS:
+		if (ev->file_counts->pid == 0 || ev->file_counts->n_count > FRAME_MAX_FILES ||
+		    ev->file_counts->n_failed > FRAME_MAX_FILES ||
+		    ev->file_counts->n_flags_union > FRAME_MAX_FILES) {
+			*what = "file counts without pid or with too many files";
+			return 0;
+		}
+		return 1;
+	case TRACER__EVENT__KIND_CGROUP:
+		if (!string_ok(ev->cgroup->path, FRAME_MAX_PATH) ||
+		    !string_ok(ev->cgroup->controllers, FRAME_MAX_COMM)) {
+			*what = "cgroup path or controllers too long";
+			return 0;
+		}
+		return 1;
+	case TRACER__EVENT__KIND_SAMPLE:
+		if (ev->sample->pid == 0 || ev->sample->start_ns == 0) {
+			*what = "sample without pid or start time";
+			return 0;
+		}
+		return 1;
 	default:
 		*what = "event of unknown kind";
 		return 0;

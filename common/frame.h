@@ -18,6 +18,7 @@
 #define FRAME_MAX_ARGS 8192u
 #define FRAME_MAX_ARGV_BYTES 65536u
 #define FRAME_ID_LEN 16u
+#define FRAME_MAX_FILES 4096u /* file slots per process */
 
 enum frame_error {
 	FRAME_OK = 0,

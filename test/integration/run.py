@@ -360,7 +360,8 @@ def fallbacks_tracepoints_and_perf_buffers(ctx):
     loss = ctx.one("SELECT kernel_drops, kernel_drops_other, collector_drops, seq_gaps, decode_errors FROM collector_stats", db=db)
     ctx.check(sum(loss) == 0, f"no loss: {loss}")
     rc_col, err = ctx.stop(col)
-    ctx.check("via tracepoint" in err and "perf buffers" in err, "collector reported the fallback probes")
+    ctx.check("tracepoint/sched/sched_process_exec" in err and "events via perf buffers" in err,
+              "collector reported the fallback probes")
     ctx.stop(agg)
 
 

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every tracer BPF program shares: the output buffers, the loss
+ * counters, the per-thread and per-process accumulators, and small helpers.
+ * All programs are built as one object (tracer.bpf.c) so they share maps.
+ */
+#ifndef TRACER_COMMON_BPF_H
+#define TRACER_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "events.h"
+
+/* Set by the collector before load. */
+const volatile __u32 page_kb = 4;
+const volatile __u64 wakeup_bytes = 1 << 20;
+/* Kernels without BPF ring buffers (< 5.8): per-CPU perf buffers instead. */
+const volatile bool use_perfbuf = false;
+
+/* include/linux/sched/signal.h; stable since 2.6 */
+#define SIGNAL_GROUP_EXIT 0x00000004
+/* include/linux/sched.h */
+#define PF_KTHREAD 0x00200000
+/* enum mm_counter */
+#define MM_FILEPAGES 0
+#define MM_ANONPAGES 1
+#define MM_SHMEMPAGES 3
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} perf_events SEC(".maps");
+
+/* Perf buffers copy from memory we own: one slot per CPU, as big as any event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tracer_exec_event);
+} perf_scratch SEC(".maps");
+
+/* Failed reservations per event type; .bss is mmap'ed, so the collector reads
+ * it without a bpf() syscall after dropping privileges. */
+__u64 drop_counts[TRACER_DROP_MAX];
+
+/*
+ * Counters the hot hooks keep per thread, in task-local storage (no hash
+ * lookup on the hot path).
+ */
+struct thread_acc {
+	__u64 iowait_ns;
+	__u64 iowait_start; /* nonzero while blocked in io_schedule() */
+	__u64 reclaim_ns;
+	__u64 reclaim_start;
+	__u64 net_tx_bytes;
+	__u64 net_rx_bytes;
+	__u64 sys[TRACER_SYS_CLASSES];
+	__u64 sys_failed;
+	__u64 last_sample_runtime; /* leader only: the iterator's change filter */
+	__u64 last_sample_rss;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_acc);
+} thread_accs SEC(".maps");
+
+/*
+ * What threads that already exited contributed, per process. signal_struct
+ * cannot be used for I/O: the kernel also adds every reaped child's I/O to
+ * it, so a shell would "read" everything its children read.
+ */
+struct dead_acc {
+	__u64 rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
+	__u64 run_delay_ns;
+	__u64 iowait_ns, reclaim_ns, net_tx_bytes, net_rx_bytes;
+	__u64 sys[TRACER_SYS_CLASSES];
+	__u64 sys_failed;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct dead_acc);
+} dead_threads SEC(".maps");
+
+static __always_inline void count_drop(__u32 index)
+{
+	if (index < TRACER_DROP_MAX)
+		__sync_fetch_and_add(&drop_counts[index], 1);
+}
+
+/* Wake the collector only when the buffer fills; it drains on a timer. */
+static __always_inline __u64 submit_flags(void)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	return avail >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* Room for one event: in the ring buffer, or in this CPU's scratch slot. */
+static __always_inline void *event_reserve(__u64 size)
+{
+	__u32 zero = 0;
+
+	if (use_perfbuf)
+		return bpf_map_lookup_elem(&perf_scratch, &zero);
+	return bpf_ringbuf_reserve(&events, size, 0);
+}
+
+static __always_inline void event_submit(void *ctx, void *e, __u64 size, __u32 drop_index)
+{
+	if (use_perfbuf) {
+		if (bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, e, size) < 0)
+			count_drop(drop_index);
+		return;
+	}
+	bpf_ringbuf_submit(e, submit_flags());
+}
+
+static __always_inline __u64 leader_start(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+static __always_inline void fill_header(struct tracer_event_header *h, __u32 type,
+					struct task_struct *task)
+{
+	h->type = type;
+	h->flags = 0;
+	h->ts_ns = bpf_ktime_get_boot_ns();
+	h->pid = BPF_CORE_READ(task, tgid);
+	h->tid = BPF_CORE_READ(task, pid);
+	h->start_ns = leader_start(task);
+}
+
+static __always_inline __u64 counter_pages(struct mm_struct *mm, int member)
+{
+	__s64 v = BPF_CORE_READ(mm, rss_stat[member].count);
+
+	return v > 0 ? (__u64)v : 0;
+}
+
+static __always_inline __u64 mm_rss_kb(struct mm_struct *mm)
+{
+	return (counter_pages(mm, MM_FILEPAGES) + counter_pages(mm, MM_ANONPAGES) +
+		counter_pages(mm, MM_SHMEMPAGES)) *
+	       page_kb;
+}
+
+/* max(hiwater, current rss): hiwater_rss is only raised when RSS shrinks. */
+static __always_inline __u64 mm_peak_kb(struct mm_struct *mm)
+{
+	__u64 hiwater = BPF_CORE_READ(mm, hiwater_rss) * page_kb;
+	__u64 rss = mm_rss_kb(mm);
+
+	return hiwater > rss ? hiwater : rss;
+}
+
+static __always_inline struct cgroup_subsys_state *memory_css(struct task_struct *task)
+{
+	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+
+	if (id < 0 || id >= CGROUP_SUBSYS_COUNT)
+		return NULL;
+	return BPF_CORE_READ(task, cgroups, subsys[id]);
+}
+
+/* The v1 memory cgroup's id; on a v2-only host, that of the default root. */
+static __always_inline __u64 memcg_v1_id(struct task_struct *task)
+{
+	struct cgroup_subsys_state *css = memory_css(task);
+
+	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
+}
+
+/* The calling thread's accumulator (trusted pointer needed for task storage). */
+static __always_inline struct thread_acc *current_acc(bool create)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+
+	return bpf_task_storage_get(&thread_accs, cur, 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+#endif

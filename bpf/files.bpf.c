@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Files each process opens: path, flags and result, deduplicated per process
+ * in the kernel, bounded (TRACER_FILES_PER_PROC distinct paths), and filtered
+ * before anything is sent (configured prefixes such as /proc/, /sys/, /dev/,
+ * and shared libraries). Only the first open of a path becomes an event; how
+ * often it was opened is counted here and sent once, when the process exits.
+ * Paths only: never file contents.
+ */
+#include "common.bpf.h"
+
+#define AT_FDCWD -100
+#define O_WRONLY 01
+#define O_CREAT 0100
+#define O_TRUNC 01000
+
+const volatile __u32 n_exclude = 0;
+const volatile bool exclude_shared_libs = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TRACER_FILE_PREFIXES);
+	__type(key, __u32);
+	__type(value, char[TRACER_FILE_PREFIX_LEN]);
+} file_exclude SEC(".maps");
+
+struct open_args {
+	const char *filename;
+	__u32 flags;
+	__s32 dfd;
+};
+
+/* Arguments of an open in flight, from syscall entry to exit, per thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct open_args);
+} open_pending SEC(".maps");
+
+struct file_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 hash;
+};
+
+struct file_val {
+	__u32 count;
+	__u32 failed;
+	__u32 flags_union;
+	__u32 slot;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct file_key);
+	__type(value, struct file_val);
+} file_seen SEC(".maps");
+
+/* Per process: which paths it has, in order, so exit can collect the counts. */
+struct file_index {
+	__u32 n;
+	__u32 overflow;
+	__u64 hashes[TRACER_FILES_PER_PROC];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct file_index);
+} file_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[TRACER_PATH_MAX]);
+} path_buf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct file_index);
+} index_zero SEC(".maps");
+
+static __always_inline void stash_open(const char *filename, __u32 flags, __s32 dfd)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct open_args a = {.filename = filename, .flags = flags, .dfd = dfd};
+
+	bpf_map_update_elem(&open_pending, &tid, &a, BPF_ANY);
+}
+
+struct prefix_match {
+	const char *path;
+	bool excluded;
+};
+
+static long match_one_prefix(__u64 i, void *ctx)
+{
+	struct prefix_match *m = ctx;
+	__u32 key = (__u32)i;
+	const char *prefix = bpf_map_lookup_elem(&file_exclude, &key);
+
+	if (!prefix || !prefix[0])
+		return 0;
+	for (int j = 0; j < TRACER_FILE_PREFIX_LEN; j++) {
+		if (prefix[j] == '\0') {
+			m->excluded = true;
+			return 1;
+		}
+		if (m->path[j] != prefix[j])
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * "libc.so.6", "x.so", "/etc/ld.so.cache": the loader's business, not the
+ * tool's. n counts the terminating NUL, so ".so" ending the path sits at n-4.
+ */
+static __always_inline bool is_shared_library(const char *p, long n)
+{
+	for (int k = 3; k < 20; k++) {
+		long i = n - 1 - k;
+		if (i < 0)
+			break;
+		i &= TRACER_PATH_MAX - 1;
+		if (i + 3 >= TRACER_PATH_MAX)
+			break;
+		if (p[i] == '.' && p[i + 1] == 's' && p[i + 2] == 'o' &&
+		    (p[i + 3] == '.' || p[i + 3] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+static __always_inline __u64 path_hash(const char *p, long n)
+{
+	__u64 h = 14695981039346656037ULL;
+
+	for (int i = 0; i < TRACER_PATH_MAX; i++) {
+		if (i >= n)
+			break;
+		h ^= (__u8)p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static __always_inline int on_open_exit(void *ctx, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32, zero = 0;
+	struct open_args *pending = bpf_map_lookup_elem(&open_pending, &tid);
+	struct open_args args;
+	char *path;
+	long n;
+
+	if (!pending)
+		return 0;
+	args = *pending;
+	bpf_map_delete_elem(&open_pending, &tid);
+	path = bpf_map_lookup_elem(&path_buf, &zero);
+	if (!path)
+		return 0;
+	n = bpf_probe_read_user_str(path, TRACER_PATH_MAX, args.filename);
+	if (n <= 1)
+		return 0;
+	struct prefix_match m = {.path = path, .excluded = false};
+	if (n_exclude)
+		bpf_loop(n_exclude < TRACER_FILE_PREFIXES ? n_exclude : TRACER_FILE_PREFIXES,
+			 match_one_prefix, &m, 0);
+	if (m.excluded || (exclude_shared_libs && is_shared_library(path, n)))
+		return 0;
+
+	struct file_key key = {.tgid = tgid, .hash = path_hash(path, n)};
+	struct file_val *seen = bpf_map_lookup_elem(&file_seen, &key);
+	if (seen) {
+		__sync_fetch_and_add(&seen->count, 1);
+		if (ret < 0)
+			__sync_fetch_and_add(&seen->failed, 1);
+		seen->flags_union |= args.flags;
+		return 0;
+	}
+	struct file_index *idx = bpf_map_lookup_elem(&file_index, &tgid);
+	if (!idx) {
+		struct file_index *blank = bpf_map_lookup_elem(&index_zero, &zero);
+		if (!blank)
+			return 0;
+		bpf_map_update_elem(&file_index, &tgid, blank, BPF_NOEXIST);
+		idx = bpf_map_lookup_elem(&file_index, &tgid);
+		if (!idx)
+			return 0;
+	}
+	__u32 slot = idx->n;
+	if (slot >= TRACER_FILES_PER_PROC) {
+		idx->overflow++;
+		return 0;
+	}
+	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key.hash;
+	idx->n = slot + 1;
+	struct file_val v = {.count = 1, .failed = ret < 0, .flags_union = args.flags, .slot = slot};
+	bpf_map_update_elem(&file_seen, &key, &v, BPF_NOEXIST);
+
+	struct tracer_file_event *e = event_reserve(sizeof(*e));
+	if (!e) {
+		count_drop(TRACER_DROP_FILE);
+		return 0;
+	}
+	fill_header(&e->h, TRACER_EV_FILE, (void *)bpf_get_current_task());
+	e->open_flags = args.flags;
+	e->result = ret < 0 ? (__s32)ret : 0;
+	e->file_flags = 0;
+	if (path[0] != '/')
+		e->file_flags |= args.dfd == AT_FDCWD ? TRACER_FILE_RELATIVE : TRACER_FILE_DIRFD;
+	if (n >= TRACER_PATH_MAX)
+		e->file_flags |= TRACER_FILE_TRUNCATED;
+	e->slot = slot;
+	e->path_len = n;
+	e->pad = 0;
+	bpf_probe_read_kernel(e->path, sizeof(e->path), path);
+	event_submit(ctx, e, sizeof(*e), TRACER_DROP_FILE);
+	return 0;
+}
+
+struct counts_walk {
+	__u32 tgid;
+	__u32 n;
+	struct file_index *idx;
+	struct tracer_file_counts_event *e;
+};
+
+static long collect_count(__u64 i, void *ctx)
+{
+	struct counts_walk *w = ctx;
+	__u32 slot = (__u32)i & (TRACER_FILES_PER_PROC - 1);
+	struct file_index *idx = w->idx;
+	struct file_key key = {.tgid = w->tgid, .hash = idx->hashes[slot]};
+	struct file_val *v = bpf_map_lookup_elem(&file_seen, &key);
+
+	if (v) {
+		if (w->e) {
+			w->e->count[slot] = v->count;
+			w->e->failed[slot] = v->failed;
+			w->e->flags_union[slot] = v->flags_union;
+		}
+		bpf_map_delete_elem(&file_seen, &key);
+	}
+	return 0;
+}
+
+/* At process exit: send how often each of its files was opened, forget them. */
+static __always_inline void files_flush(void *ctx, struct task_struct *task, __u32 tgid)
+{
+	struct file_index *idx = bpf_map_lookup_elem(&file_index, &tgid);
+	struct tracer_file_counts_event *e;
+
+	if (!idx)
+		return;
+	e = event_reserve(sizeof(*e));
+	if (!e)
+		count_drop(TRACER_DROP_FILE_COUNTS);
+	struct counts_walk w = {.tgid = tgid, .n = idx->n, .idx = idx, .e = e};
+	__u32 n = idx->n < TRACER_FILES_PER_PROC ? idx->n : TRACER_FILES_PER_PROC;
+	if (e) {
+		fill_header(&e->h, TRACER_EV_FILE_COUNTS, task);
+		e->n = n;
+		e->overflow = idx->overflow;
+	}
+	bpf_loop(n, collect_count, &w, 0);
+	if (e)
+		event_submit(ctx, e, sizeof(*e), TRACER_DROP_FILE_COUNTS);
+	bpf_map_delete_elem(&file_index, &tgid);
+}
+
+SEC("tracepoint/syscalls/sys_enter_openat")
+int file_openat_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	stash_open((const char *)ctx->args[1], (__u32)ctx->args[2], (__s32)ctx->args[0]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat")
+int file_openat_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx, ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_enter_openat2")
+int file_openat2_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct open_how how = {};
+
+	bpf_probe_read_user(&how, sizeof(how), (void *)ctx->args[2]);
+	stash_open((const char *)ctx->args[1], (__u32)how.flags, (__s32)ctx->args[0]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat2")
+int file_openat2_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx, ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_enter_open")
+int file_open_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	stash_open((const char *)ctx->args[0], (__u32)ctx->args[1], AT_FDCWD);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_open")
+int file_open_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx, ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_enter_creat")
+int file_creat_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	stash_open((const char *)ctx->args[0], O_WRONLY | O_CREAT | O_TRUNC, AT_FDCWD);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_creat")
+int file_creat_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx, ctx->ret);
+}

@@ -1,0 +1,53 @@
+/*
+ * Collector settings: defaults, then /etc/tracer/collector.conf (or --config),
+ * then command-line options. Every probe group can be switched off.
+ */
+#ifndef TRACER_COLLECTOR_CONFIG_H
+#define TRACER_COLLECTOR_CONFIG_H
+
+#include <stdbool.h>
+
+#include "bpf/events.h"
+
+enum probe_group {
+	PROBE_PROCESS = 0, /* fork, exec, exit: always on */
+	PROBE_SCHEDULER,   /* I/O wait */
+	PROBE_SYSCALLS,	   /* syscall counts by class */
+	PROBE_NETWORK,	   /* bytes sent and received */
+	PROBE_OOM,	   /* OOM kill victims */
+	PROBE_RECLAIM,	   /* direct reclaim time */
+	PROBE_FILES,	   /* files opened */
+	PROBE_CGROUPS,	   /* cgroup creation and removal */
+	PROBE_SAMPLES,	   /* live per-process samples */
+	PROBE_GROUPS,
+};
+
+const char *probe_group_name(enum probe_group g);
+/* -1 if unknown. */
+int probe_group_by_name(const char *name);
+
+struct collector_config {
+	const char *socket_path;
+	const char *user;
+	unsigned flush_ms;
+	unsigned ring_mb;
+	unsigned queue_mb;
+	unsigned sample_ms;
+	bool enabled[PROBE_GROUPS];
+	char file_exclude[TRACER_FILE_PREFIXES][TRACER_FILE_PREFIX_LEN];
+	unsigned n_file_exclude;
+	bool exclude_shared_libs;
+	bool force_tracepoints;
+	bool force_perfbuf;
+};
+
+void collector_config_defaults(struct collector_config *c);
+/*
+ * Reads an INI file. Returns 0, or -1 with a message naming the file, line
+ * and problem in err (nothing is half-applied to c on error).
+ */
+int collector_config_load(struct collector_config *c, const char *path, char *err, unsigned size);
+/* Parses "/proc/,/sys/,/dev/" style lists. 0 or -1. */
+int collector_config_set_excludes(struct collector_config *c, const char *list);
+
+#endif
