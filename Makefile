@@ -92,7 +92,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/store.c aggregator/schema.c aggregator/ingest.c \
                    aggregator/runmark.c aggregator/cputime.c aggregator/hostsample.c \
                    common/jsonutil.c
-CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/report.c cli/launch.c \
+CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

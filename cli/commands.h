@@ -4,5 +4,6 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 #endif

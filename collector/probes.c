@@ -387,10 +387,24 @@ int probes_attach(struct probes *p)
 				p->links[p->n_links++] = link;
 		}
 		if (st->state == PROBE_ACTIVE && !st->detail[0]) {
+			/* "tp_btf: sched_switch,sched_wakeup": the hooks, named once each. */
 			size_t o = 0;
-			for (unsigned i = 0; i < g.n && o < sizeof(st->detail); i++)
-				o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o, "%s%s",
-						      i ? "," : "", bpf_program__section_name(g.progs[i]));
+			for (unsigned i = 0; i < g.n && o < sizeof(st->detail); i++) {
+				const char *sec = bpf_program__section_name(g.progs[i]);
+				const char *hook = strrchr(sec, '/');
+				const char *kind_end = strchr(sec, '/');
+				hook = hook ? hook + 1 : sec;
+				if (!strncmp(hook, "sys_exit_", 9) && strncmp(sec, "tp_btf", 6))
+					continue; /* the matching sys_enter_ names it */
+				if (!strncmp(hook, "sys_enter_", 10) && strncmp(sec, "tp_btf", 6))
+					hook += 10;
+				if (i == 0)
+					o += (size_t)snprintf(st->detail, sizeof(st->detail), "%.*s: ",
+							      kind_end ? (int)(kind_end - sec) : 0, sec);
+				if (o < sizeof(st->detail))
+					o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o,
+							      "%s%s", i ? "," : "", hook);
+			}
 		}
 	}
 	for (int grp = 0; grp < PROBE_GROUPS; grp++)

@@ -9,11 +9,12 @@ build=(make gcc clang llvm bpftool pkg-config libbpf-dev libelf-dev zlib1g-dev
 	libcurl4-openssl-dev libcmocka-dev)
 run=(sqlite3 python3 util-linux procps)
 demo=(bwa samtools bcftools gzip gawk)
+tests=(stress-ng strace)
 
 wanted=("${build[@]}" "${run[@]}")
 case "${1:-all}" in
 	build) wanted=("${build[@]}") ;;
-	all) wanted+=("${demo[@]}") ;;
+	all) wanted+=("${demo[@]}" "${tests[@]}") ;;
 esac
 
 missing=()

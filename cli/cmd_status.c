@@ -1,0 +1,224 @@
+/*
+ * tracer status [--db PATH] [--socket PATH] [--json]
+ *
+ * Is tracer healthy? Which probes are active, missing or disabled, what was
+ * lost where (per hop and event type), whether the daemons are listening,
+ * and what the aggregator refused. Exit status: 0 healthy, 3 degraded (any
+ * loss, a missing probe, or no collector heard from in the last minute),
+ * 1 no database, 2 usage.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "common/ipc.h"
+#include "common/paths.h"
+#include "common/timeutil.h"
+
+#define STALE_NS (60 * NSEC_PER_SEC)
+
+static json_t *query_rows(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	json_t *rows = json_array();
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return rows;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *o = json_object();
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const char *name = sqlite3_column_name(st, i);
+			switch (sqlite3_column_type(st, i)) {
+			case SQLITE_INTEGER:
+				json_object_set_new(o, name, json_integer(sqlite3_column_int64(st, i)));
+				break;
+			case SQLITE_TEXT: {
+				const char *text = (const char *)sqlite3_column_text(st, i);
+				json_t *parsed = !strcmp(name, "probes") ? json_loads(text, 0, NULL) : NULL;
+				json_object_set_new(o, name, parsed ? parsed : json_string(text));
+				break;
+			}
+			default:
+				json_object_set_new(o, name, json_null());
+			}
+		}
+		json_array_append_new(rows, o);
+	}
+	sqlite3_finalize(st);
+	return rows;
+}
+
+static int64_t geti(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static const char *gets_(json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+	return v ? v : "";
+}
+
+static int schema_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int v = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void print_text(json_t *doc)
+{
+	json_t *streams = json_object_get(doc, "collectors");
+	json_t *losses = json_object_get(doc, "losses");
+	json_t *agg = json_object_get(doc, "aggregator");
+	char when[64], size[32];
+	size_t i;
+	json_t *s;
+
+	format_bytes((uint64_t)geti(doc, "db_bytes"), size, sizeof(size));
+	printf("tracer status: %s\n", json_is_true(json_object_get(doc, "healthy")) ? "healthy"
+										 : "DEGRADED");
+	printf("  database   %s (schema v%lld, %s)\n", gets_(doc, "db"),
+	       (long long)geti(doc, "schema_version"), size);
+	printf("  daemons    %s on %s\n",
+	       json_is_true(json_object_get(doc, "listening")) ? "listening" : "not listening",
+	       gets_(doc, "socket"));
+	json_array_foreach(streams, i, s)
+	{
+		char ago[32];
+		format_time(geti(s, "last_seen_ns"), when, sizeof(when));
+		format_duration((int64_t)now_realtime_ns() - geti(s, "last_seen_ns"), ago, sizeof(ago));
+		printf("\ncollector pid %lld on %s%s\n", (long long)geti(s, "collector_pid"),
+		       gets_(s, "hostname"), geti(s, "final") ? " (stopped)" : "");
+		printf("  last heard %s (%s ago); %lld frames, %lld events, %lld samples taken\n", when,
+		       ago, (long long)geti(s, "frames_received"), (long long)geti(s, "events_received"),
+		       (long long)geti(s, "samples_taken"));
+		printf("  lost: %lld in the kernel, %lld in the collector, %lld frames never arrived\n",
+		       (long long)geti(s, "kernel_drops"), (long long)geti(s, "collector_drops"),
+		       (long long)geti(s, "seq_gaps"));
+		json_t *probes = json_object_get(s, "probes");
+		size_t k;
+		json_t *p;
+		if (json_array_size(probes))
+			printf("  probes:\n");
+		json_array_foreach(probes, k, p)
+			printf("    %-10s %-9s %s\n", gets_(p, "name"), gets_(p, "state"), gets_(p, "detail"));
+	}
+	if (json_array_size(streams) == 0)
+		printf("\nno collector has delivered anything to this database yet\n");
+	if (json_array_size(losses)) {
+		printf("\nevents lost, by hop and type:\n");
+		json_array_foreach(losses, i, s)
+			printf("  %-10s %-12s %lld\n", gets_(s, "hop"), gets_(s, "event_type"),
+			       (long long)geti(s, "count"));
+	}
+	if (agg)
+		printf("\naggregator: %lld frames, %lld rejected as malformed, %lld connections "
+		       "refused\n",
+		       (long long)geti(agg, "frames_received"), (long long)geti(agg, "bad_frames"),
+		       (long long)geti(agg, "refused_peers"));
+	if (agg && gets_(agg, "last_bad_frame")[0])
+		printf("  last rejected frame: %s\n", gets_(agg, "last_bad_frame"));
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"db", required_argument, 0, 'd'},
+		{"socket", required_argument, 0, 's'},
+		{"json", no_argument, 0, 'j'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	const char *db_path = TRACER_DEFAULT_DB, *socket_path = TRACER_DEFAULT_SOCKET;
+	bool as_json = false;
+	sqlite3 *db;
+	struct stat st;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			db_path = optarg;
+			break;
+		case 's':
+			socket_path = optarg;
+			break;
+		case 'j':
+			as_json = true;
+			break;
+		case 'h':
+			printf("usage: tracer status [--db PATH] [--socket PATH] [--json]\n");
+			return 0;
+		default:
+			fprintf(stderr, "usage: tracer status [--db PATH] [--socket PATH] [--json]\n");
+			return 2;
+		}
+	}
+	if (stat(db_path, &st) != 0 ||
+	    sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		fprintf(stderr, "tracer status: no readable database at %s\n", db_path);
+		return 1;
+	}
+	json_t *doc = json_object();
+	json_t *streams = query_rows(db, "SELECT * FROM collector_stats ORDER BY last_seen_ns DESC");
+	json_t *losses = query_rows(db, "SELECT hop, event_type, sum(count) AS count FROM event_loss "
+					"GROUP BY hop, event_type HAVING sum(count) > 0 "
+					"ORDER BY hop, event_type");
+	json_t *aggs = query_rows(db, "SELECT * FROM aggregator_stats ORDER BY id DESC LIMIT 1");
+	bool listening = ipc_probe(socket_path);
+	bool healthy = json_array_size(losses) == 0;
+	size_t i;
+	json_t *s;
+
+	json_array_foreach(streams, i, s)
+	{
+		if (geti(s, "kernel_drops") || geti(s, "collector_drops") || geti(s, "seq_gaps"))
+			healthy = false;
+		json_t *probes = json_object_get(s, "probes");
+		size_t k;
+		json_t *p;
+		/* Only the newest collector's probes say how the host is watched now. */
+		if (i == 0) {
+			json_array_foreach(probes, k, p) if (!strcmp(gets_(p, "state"), "missing"))
+				healthy = false;
+			if (!geti(s, "final") &&
+			    (int64_t)now_realtime_ns() - geti(s, "last_seen_ns") > (int64_t)STALE_NS)
+				healthy = false;
+		}
+	}
+	json_object_set_new(doc, "healthy", json_boolean(healthy));
+	json_object_set_new(doc, "db", json_string(db_path));
+	json_object_set_new(doc, "db_bytes", json_integer(st.st_size));
+	json_object_set_new(doc, "schema_version", json_integer(schema_version(db)));
+	json_object_set_new(doc, "socket", json_string(socket_path));
+	json_object_set_new(doc, "listening", json_boolean(listening));
+	json_object_set_new(doc, "collectors", streams);
+	json_object_set_new(doc, "losses", losses);
+	json_object_set(doc, "aggregator", json_array_get(aggs, 0) ? json_array_get(aggs, 0)
+								  : json_null());
+	json_decref(aggs);
+	if (as_json) {
+		json_dumpf(doc, stdout, JSON_INDENT(2));
+		putchar('\n');
+	} else {
+		print_text(doc);
+	}
+	json_decref(doc);
+	sqlite3_close(db);
+	return healthy ? 0 : 3;
+}
