@@ -117,7 +117,8 @@ static int event_ok(const Tracer__Event *ev, const char **what)
 		}
 		return 1;
 	case TRACER__EVENT__KIND_FILE:
-		if (ev->file->pid == 0 || !ev->file->path || !string_ok(ev->file->path, FRAME_MAX_PATH) ||
+		if (ev->file->pid == 0 || !ev->file->path || !ev->file->path[0] ||
+		    !string_ok(ev->file->path, FRAME_MAX_PATH) ||
 		    ev->file->slot >= FRAME_MAX_FILES) {
 			*what = "file event without pid or path, path too long, or slot out of range";
 			return 0;

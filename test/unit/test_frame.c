@@ -128,9 +128,51 @@ static void test_bad_events(void **state)
 	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
 }
 
+static void test_new_kinds_validated(void **state)
+{
+	Tracer__Frame f, *out;
+	Tracer__Event ev = TRACER__EVENT__INIT, *evs[1] = {&ev};
+	Tracer__FileEvent file = TRACER__FILE_EVENT__INIT;
+	Tracer__SampleEvent sample = TRACER__SAMPLE_EVENT__INIT;
+	Tracer__FileCountsEvent counts = TRACER__FILE_COUNTS_EVENT__INIT;
+	uint32_t many[FRAME_MAX_FILES + 1] = {0};
+
+	init_frame(&f);
+	f.events = evs;
+	f.n_events = 1;
+	ev.kind_case = TRACER__EVENT__KIND_FILE;
+	ev.file = &file;
+	file.pid = 5;
+	file.start_ns = 9;
+	file.path = "/data/x.bam";
+	assert_int_equal(roundtrip(&f, &out), FRAME_OK);
+	frame_free(out);
+	file.has_slot = 1;
+	file.slot = FRAME_MAX_FILES; /* out of range */
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
+	file.slot = 0;
+	file.path = NULL; /* required */
+	assert_int_not_equal(roundtrip(&f, &out), FRAME_OK);
+
+	ev.kind_case = TRACER__EVENT__KIND_SAMPLE;
+	ev.sample = &sample;
+	sample.pid = 0;
+	sample.start_ns = 1;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
+
+	ev.kind_case = TRACER__EVENT__KIND_FILE_COUNTS;
+	ev.file_counts = &counts;
+	counts.pid = 3;
+	counts.start_ns = 1;
+	counts.count = many;
+	counts.n_count = FRAME_MAX_FILES + 1;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_new_kinds_validated),
 		cmocka_unit_test(test_roundtrip_exec),
 		cmocka_unit_test(test_garbage_rejected),
 		cmocka_unit_test(test_bad_header),

@@ -243,9 +243,67 @@ static void test_explicit_run(void **state)
 	assert_int_equal(query_int("SELECT command_process_id = (SELECT id FROM processes WHERE pid = 701) FROM runs"), 1);
 }
 
+static void test_files_and_oom(void **state)
+{
+	char *argv[] = {"/usr/bin/tool"};
+	Tracer__Counters c = counters(1, 0, 10);
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__FileEvent f0 = TRACER__FILE_EVENT__INIT, f1 = TRACER__FILE_EVENT__INIT;
+	Tracer__FileCountsEvent fc = TRACER__FILE_COUNTS_EVENT__INIT;
+	Tracer__OomEvent oom = TRACER__OOM_EVENT__INIT;
+	uint32_t count[] = {3, 1}, failed[] = {0, 1}, flags[] = {0, 0101};
+
+	fork_ev(1, 10, 0, 0);
+	fork_ev(800, 100, 1, 10);
+	exec_ev(800, 100, 1, 10, 110, argv, 1, &c, false, -1);
+	f0.pid = f1.pid = 800;
+	f0.start_ns = f1.start_ns = 100;
+	f0.path = "/data/in.bam";
+	f0.slot = 0;
+	f1.path = "out.txt";
+	f1.relative = 1;
+	f1.slot = 1;
+	f1.result = -2;
+	ev.ts_ns = 120;
+	ev.kind_case = TRACER__EVENT__KIND_FILE;
+	ev.file = &f0;
+	ingest_event(&g, &ev);
+	ev.file = &f1;
+	ingest_event(&g, &ev);
+	commit(); /* counts arrive in a later frame than the opens */
+	oom.pid = 800;
+	oom.start_ns = 100;
+	oom.comm = "tool";
+	oom.anon_rss_kb = 5000;
+	oom.memcg_limit_kb = 65536;
+	ev.kind_case = TRACER__EVENT__KIND_OOM;
+	ev.oom = &oom;
+	ingest_event(&g, &ev);
+	exit_ev(800, 100, 200, 9, &c);
+	fc.pid = 800;
+	fc.start_ns = 100;
+	fc.count = count;
+	fc.failed = failed;
+	fc.flags_union = flags;
+	fc.n_count = fc.n_failed = fc.n_flags_union = 2;
+	ev.kind_case = TRACER__EVENT__KIND_FILE_COUNTS;
+	ev.file_counts = &fc;
+	ingest_event(&g, &ev);
+	commit();
+	assert_int_equal(query_int("SELECT count FROM files WHERE path = '/data/in.bam'"), 3);
+	assert_int_equal(query_int("SELECT result FROM files WHERE path LIKE '%out.txt'"), 2);
+	assert_int_equal(query_int("SELECT failed FROM files WHERE path LIKE '%out.txt'"), 1);
+	assert_int_equal(query_int("SELECT created FROM files WHERE path LIKE '%out.txt'"), 1);
+	assert_int_equal(query_int("SELECT access = 'w' FROM files WHERE path LIKE '%out.txt'"), 1);
+	assert_int_equal(query_int("SELECT oom_killed FROM processes WHERE pid = 800"), 1);
+	assert_int_equal(query_int("SELECT o.process_id = p.id FROM oom_kills o, processes p WHERE p.pid = 800"), 1);
+	assert_int_equal(query_int("SELECT memcg_limit_kb FROM oom_kills"), 65536);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_files_and_oom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reuse_never_merges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_in_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_before_exec, setup, teardown),
