@@ -169,6 +169,11 @@ demo: deps
 	$(MAKE) all
 	examples/demo/run-demo.sh
 
+# Overhead and loss benchmarks (root): results in docs/performance.md.
+bench: deps
+	$(MAKE) all
+	$(PYTHON) test/bench/bench.py --build $(BUILD)
+
 .SECONDARY:
 .PHONY: all unit check deps demo bench clean install uninstall format
 

@@ -52,28 +52,46 @@ struct {
 __u64 drop_counts[TRACER_DROP_MAX];
 
 /*
- * Counters the hot hooks keep per thread, in task-local storage (no hash
- * lookup on the hot path).
+ * Counters the hot hooks keep per process: a per-CPU LRU hash keyed by tgid.
+ * Per-CPU values need no atomics; a hash lookup is far cheaper than
+ * task-local storage on the syscall path (measured: docs/performance.md).
+ * Summed over CPUs at exit and by the sampling iterator. LRU bounds entries
+ * left by processes whose exit we missed.
  */
-struct thread_acc {
+struct proc_acc {
 	__u64 iowait_ns;
-	__u64 iowait_start; /* nonzero while blocked in io_schedule() */
 	__u64 reclaim_ns;
-	__u64 reclaim_start;
 	__u64 net_tx_bytes;
 	__u64 net_rx_bytes;
 	__u64 sys[TRACER_SYS_CLASSES];
 	__u64 sys_failed;
-	__u64 last_sample_runtime; /* leader only: the iterator's change filter */
-	__u64 last_sample_rss;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct thread_acc);
-} thread_accs SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 65536); /* sized by the collector for the CPU count */
+	__type(key, __u32);
+	__type(value, struct proc_acc);
+} proc_accs SEC(".maps");
+
+/* Possible CPUs, for summing per-CPU values (set by the collector). */
+const volatile __u32 nr_cpus = 1;
+#define TRACER_MAX_CPUS 4096
+
+/* Since when a thread sleeps in io_schedule() / is in direct reclaim. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} iowait_since SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} reclaim_since SEC(".maps");
 
 /*
  * What threads that already exited contributed, per process. signal_struct
@@ -83,9 +101,6 @@ struct {
 struct dead_acc {
 	__u64 rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
 	__u64 run_delay_ns;
-	__u64 iowait_ns, reclaim_ns, net_tx_bytes, net_rx_bytes;
-	__u64 sys[TRACER_SYS_CLASSES];
-	__u64 sys_failed;
 };
 
 struct {
@@ -94,6 +109,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct dead_acc);
 } dead_threads SEC(".maps");
+
+/* The sampling iterator's change filter, per process leader. */
+struct sample_mark {
+	__u64 runtime;
+	__u64 rss;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sample_mark);
+} sample_marks SEC(".maps");
 
 static __always_inline void count_drop(__u32 index)
 {
@@ -185,13 +213,53 @@ static __always_inline __u64 memcg_v1_id(struct task_struct *task)
 	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
 }
 
-/* The calling thread's accumulator (trusted pointer needed for task storage). */
-static __always_inline struct thread_acc *current_acc(bool create)
+/* This CPU's slot of a process's accumulator, created on first use. */
+static __always_inline struct proc_acc *proc_acc_get(__u32 tgid)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
+	struct proc_acc *a = bpf_map_lookup_elem(&proc_accs, &tgid);
 
-	return bpf_task_storage_get(&thread_accs, cur, 0,
-				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!a) {
+		struct proc_acc zero = {};
+		bpf_map_update_elem(&proc_accs, &tgid, &zero, BPF_NOEXIST);
+		a = bpf_map_lookup_elem(&proc_accs, &tgid);
+	}
+	return a;
+}
+
+static __always_inline struct proc_acc *current_acc(void)
+{
+	return proc_acc_get(bpf_get_current_pid_tgid() >> 32);
+}
+
+struct acc_sum {
+	__u32 tgid;
+	struct proc_acc total;
+};
+
+static long add_cpu_slot(__u64 cpu, void *ctx)
+{
+	struct acc_sum *s = ctx;
+	struct proc_acc *a = bpf_map_lookup_percpu_elem(&proc_accs, &s->tgid, (__u32)cpu);
+
+	if (a) {
+		s->total.iowait_ns += a->iowait_ns;
+		s->total.reclaim_ns += a->reclaim_ns;
+		s->total.net_tx_bytes += a->net_tx_bytes;
+		s->total.net_rx_bytes += a->net_rx_bytes;
+		for (int i = 0; i < TRACER_SYS_CLASSES; i++)
+			s->total.sys[i] += a->sys[i];
+		s->total.sys_failed += a->sys_failed;
+	}
+	return 0;
+}
+
+/* A process's accumulator summed over all CPUs. */
+static __always_inline void proc_acc_sum(__u32 tgid, struct proc_acc *out)
+{
+	struct acc_sum s = {.tgid = tgid};
+
+	bpf_loop(nr_cpus < TRACER_MAX_CPUS ? nr_cpus : TRACER_MAX_CPUS, add_cpu_slot, &s, 0);
+	*out = s.total;
 }
 
 #endif

@@ -5,7 +5,9 @@
  * before anything is sent (configured prefixes such as /proc/, /sys/, /dev/,
  * and shared libraries). Only the first open of a path becomes an event; how
  * often it was opened is counted here and sent once, when the process exits.
- * Paths only: never file contents.
+ * Paths only: never file contents. Only the exit tracepoints are used: the
+ * kernel runs these programs for the open family alone, and the arguments
+ * are read back from the task's saved registers.
  */
 #include "common.bpf.h"
 
@@ -14,29 +16,10 @@
 #define O_CREAT 0100
 #define O_TRUNC 01000
 
+/* Excluded path prefixes, set before load: plain loads, no map lookup per open. */
 const volatile __u32 n_exclude = 0;
 const volatile bool exclude_shared_libs = true;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, TRACER_FILE_PREFIXES);
-	__type(key, __u32);
-	__type(value, char[TRACER_FILE_PREFIX_LEN]);
-} file_exclude SEC(".maps");
-
-struct open_args {
-	const char *filename;
-	__u32 flags;
-	__s32 dfd;
-};
-
-/* Arguments of an open in flight, from syscall entry to exit, per thread. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct open_args);
-} open_pending SEC(".maps");
+const volatile char file_exclude[TRACER_FILE_PREFIXES][TRACER_FILE_PREFIX_LEN] = {};
 
 struct file_key {
 	__u32 tgid;
@@ -88,36 +71,20 @@ struct {
 	__type(value, struct file_index);
 } index_zero SEC(".maps");
 
-static __always_inline void stash_open(const char *filename, __u32 flags, __s32 dfd)
+static __always_inline bool excluded_prefix(const char *path)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct open_args a = {.filename = filename, .flags = flags, .dfd = dfd};
-
-	bpf_map_update_elem(&open_pending, &tid, &a, BPF_ANY);
-}
-
-struct prefix_match {
-	const char *path;
-	bool excluded;
-};
-
-static long match_one_prefix(__u64 i, void *ctx)
-{
-	struct prefix_match *m = ctx;
-	__u32 key = (__u32)i;
-	const char *prefix = bpf_map_lookup_elem(&file_exclude, &key);
-
-	if (!prefix || !prefix[0])
-		return 0;
-	for (int j = 0; j < TRACER_FILE_PREFIX_LEN; j++) {
-		if (prefix[j] == '\0') {
-			m->excluded = true;
-			return 1;
+	for (__u32 i = 0; i < TRACER_FILE_PREFIXES; i++) {
+		if (i >= n_exclude)
+			return false;
+		for (int j = 0; j < TRACER_FILE_PREFIX_LEN; j++) {
+			char c = file_exclude[i][j];
+			if (c == '\0')
+				return true;
+			if (path[j] != c)
+				break;
 		}
-		if (m->path[j] != prefix[j])
-			return 0;
 	}
-	return 0;
+	return false;
 }
 
 /*
@@ -153,30 +120,76 @@ static __always_inline __u64 path_hash(const char *p, long n)
 	return h;
 }
 
-static __always_inline int on_open_exit(void *ctx, long ret)
+struct open_args {
+	const char *filename;
+	__u32 flags;
+	__s32 dfd;
+};
+
+/* bpf_task_pt_regs() gives a BTF pointer: direct loads, no probe-read calls. */
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_ARG1(regs) ((regs)->di)
+#define SYSCALL_ARG2(regs) ((regs)->si)
+#define SYSCALL_ARG3(regs) ((regs)->dx)
+#elif defined(__TARGET_ARCH_arm64)
+/* x0 holds the return value by now; the first argument survives in orig_x0. */
+#define SYSCALL_ARG1(regs) ((regs)->orig_x0)
+#define SYSCALL_ARG2(regs) ((regs)->regs[1])
+#define SYSCALL_ARG3(regs) ((regs)->regs[2])
+#else
+#error "syscall argument access is defined for x86_64 and arm64"
+#endif
+
+enum open_kind { OPEN_OPENAT, OPEN_OPENAT2, OPEN_OPEN, OPEN_CREAT };
+
+/*
+ * At syscall exit the arguments are still in the task's saved user
+ * registers: no entry hook and no map between entry and exit are needed.
+ */
+static __always_inline struct open_args open_arguments(enum open_kind kind)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32, zero = 0;
-	struct open_args *pending = bpf_map_lookup_elem(&open_pending, &tid);
-	struct open_args args;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct open_args a = {.dfd = AT_FDCWD};
+	__u64 how_flags = 0;
+
+	switch (kind) {
+	case OPEN_OPENAT:
+		a.dfd = (__s32)SYSCALL_ARG1(regs);
+		a.filename = (const char *)SYSCALL_ARG2(regs);
+		a.flags = (__u32)SYSCALL_ARG3(regs);
+		break;
+	case OPEN_OPENAT2:
+		a.dfd = (__s32)SYSCALL_ARG1(regs);
+		a.filename = (const char *)SYSCALL_ARG2(regs);
+		bpf_probe_read_user(&how_flags, sizeof(how_flags), (void *)SYSCALL_ARG3(regs));
+		a.flags = (__u32)how_flags;
+		break;
+	case OPEN_OPEN:
+		a.filename = (const char *)SYSCALL_ARG1(regs);
+		a.flags = (__u32)SYSCALL_ARG2(regs);
+		break;
+	case OPEN_CREAT:
+		a.filename = (const char *)SYSCALL_ARG1(regs);
+		a.flags = O_WRONLY | O_CREAT | O_TRUNC;
+		break;
+	}
+	return a;
+}
+
+static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct open_args args = open_arguments(kind);
 	char *path;
 	long n;
 
-	if (!pending)
-		return 0;
-	args = *pending;
-	bpf_map_delete_elem(&open_pending, &tid);
 	path = bpf_map_lookup_elem(&path_buf, &zero);
 	if (!path)
 		return 0;
 	n = bpf_probe_read_user_str(path, TRACER_PATH_MAX, args.filename);
 	if (n <= 1)
 		return 0;
-	struct prefix_match m = {.path = path, .excluded = false};
-	if (n_exclude)
-		bpf_loop(n_exclude < TRACER_FILE_PREFIXES ? n_exclude : TRACER_FILE_PREFIXES,
-			 match_one_prefix, &m, 0);
-	if (m.excluded || (exclude_shared_libs && is_shared_library(path, n)))
+	if (excluded_prefix(path) || (exclude_shared_libs && is_shared_library(path, n)))
 		return 0;
 
 	struct file_key key = {.tgid = tgid, .hash = path_hash(path, n)};
@@ -279,57 +292,26 @@ static __always_inline void files_flush(void *ctx, struct task_struct *task, __u
 	bpf_map_delete_elem(&file_index, &tgid);
 }
 
-SEC("tracepoint/syscalls/sys_enter_openat")
-int file_openat_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	stash_open((const char *)ctx->args[1], (__u32)ctx->args[2], (__s32)ctx->args[0]);
-	return 0;
-}
-
 SEC("tracepoint/syscalls/sys_exit_openat")
 int file_openat_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_open_exit(ctx, ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_enter_openat2")
-int file_openat2_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	struct open_how how = {};
-
-	bpf_probe_read_user(&how, sizeof(how), (void *)ctx->args[2]);
-	stash_open((const char *)ctx->args[1], (__u32)how.flags, (__s32)ctx->args[0]);
-	return 0;
+	return on_open_exit(ctx, ctx->ret, OPEN_OPENAT);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat2")
 int file_openat2_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_open_exit(ctx, ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_enter_open")
-int file_open_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	stash_open((const char *)ctx->args[0], (__u32)ctx->args[1], AT_FDCWD);
-	return 0;
+	return on_open_exit(ctx, ctx->ret, OPEN_OPENAT2);
 }
 
 SEC("tracepoint/syscalls/sys_exit_open")
 int file_open_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_open_exit(ctx, ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_enter_creat")
-int file_creat_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	stash_open((const char *)ctx->args[0], O_WRONLY | O_CREAT | O_TRUNC, AT_FDCWD);
-	return 0;
+	return on_open_exit(ctx, ctx->ret, OPEN_OPEN);
 }
 
 SEC("tracepoint/syscalls/sys_exit_creat")
 int file_creat_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_open_exit(ctx, ctx->ret);
+	return on_open_exit(ctx, ctx->ret, OPEN_CREAT);
 }

@@ -19,8 +19,6 @@ extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __weak __ksym;
 
 static __always_inline void add_thread(struct tracer_sample *s, struct task_struct *t)
 {
-	struct thread_acc *a;
-
 	s->utime_ns += t->utime;
 	s->stime_ns += t->stime;
 	s->runtime_ns += t->se.sum_exec_runtime;
@@ -31,12 +29,6 @@ static __always_inline void add_thread(struct tracer_sample *s, struct task_stru
 	s->vol_ctxsw += t->nvcsw;
 	s->invol_ctxsw += t->nivcsw;
 	s->run_delay_ns += t->sched_info.run_delay;
-	a = bpf_task_storage_get(&thread_accs, t, 0, 0);
-	if (a) {
-		s->iowait_ns += a->iowait_ns;
-		s->net_tx_bytes += a->net_tx_bytes;
-		s->net_rx_bytes += a->net_rx_bytes;
-	}
 }
 
 static __always_inline char state_char(struct task_struct *t)
@@ -63,8 +55,9 @@ int sample_processes(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task;
 	struct tracer_sample s = {};
 	struct signal_struct *sig;
-	struct thread_acc *mine;
+	struct sample_mark *mine;
 	struct dead_acc *dead;
+	struct proc_acc acc;
 
 	if (!task || task->pid != task->tgid || (task->flags & PF_KTHREAD) || task->exit_state)
 		return 0;
@@ -85,10 +78,11 @@ int sample_processes(struct bpf_iter__task *ctx)
 		s.read_bytes = dead->read_bytes;
 		s.write_bytes = dead->write_bytes;
 		s.run_delay_ns = dead->run_delay_ns;
-		s.iowait_ns = dead->iowait_ns;
-		s.net_tx_bytes = dead->net_tx_bytes;
-		s.net_rx_bytes = dead->net_rx_bytes;
 	}
+	proc_acc_sum(s.pid, &acc);
+	s.iowait_ns = acc.iowait_ns;
+	s.net_tx_bytes = acc.net_tx_bytes;
+	s.net_rx_bytes = acc.net_rx_bytes;
 	if (bpf_ksym_exists(bpf_iter_task_new)) {
 		struct bpf_iter_task it;
 		struct task_struct *t;
@@ -105,12 +99,12 @@ int sample_processes(struct bpf_iter__task *ctx)
 	s.state = state_char(task);
 
 	/* Unchanged since the last pass: nothing to say. */
-	mine = bpf_task_storage_get(&thread_accs, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	mine = bpf_task_storage_get(&sample_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (mine) {
-		if (mine->last_sample_runtime == s.runtime_ns && mine->last_sample_rss == s.rss_kb)
+		if (mine->runtime == s.runtime_ns && mine->rss == s.rss_kb)
 			return 0;
-		mine->last_sample_runtime = s.runtime_ns;
-		mine->last_sample_rss = s.rss_kb;
+		mine->runtime = s.runtime_ns;
+		mine->rss = s.rss_kb;
 	}
 	bpf_seq_write(seq, &s, sizeof(s));
 	return 0;

@@ -50,22 +50,27 @@ int BPF_PROG(oom_victim, struct task_struct *task, uid_t uid)
 
 static __always_inline int reclaim_begin(void)
 {
-	struct thread_acc *a = current_acc(true);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns();
 
-	if (a)
-		a->reclaim_start = bpf_ktime_get_ns();
+	bpf_map_update_elem(&reclaim_since, &tid, &now, BPF_ANY);
 	return 0;
 }
 
 static __always_inline int reclaim_end(void)
 {
-	struct thread_acc *a = current_acc(false);
-	__u64 start;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 *since = bpf_map_lookup_elem(&reclaim_since, &tid);
+	struct proc_acc *a;
+	__u64 spent;
 
-	if (!a || !(start = a->reclaim_start))
+	if (!since)
 		return 0;
-	a->reclaim_ns += bpf_ktime_get_ns() - start;
-	a->reclaim_start = 0;
+	spent = bpf_ktime_get_ns() - *since;
+	bpf_map_delete_elem(&reclaim_since, &tid);
+	a = current_acc();
+	if (a)
+		a->reclaim_ns += spent;
 	return 0;
 }
 

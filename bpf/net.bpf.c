@@ -20,9 +20,9 @@ static __always_inline bool is_inet(struct sock *sk)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(net_send, struct sock *sk, int ret, int flags)
 {
-	struct thread_acc *a;
+	struct proc_acc *a;
 
-	if (ret <= 0 || !is_inet(sk) || !(a = current_acc(true)))
+	if (ret <= 0 || !is_inet(sk) || !(a = current_acc()))
 		return 0;
 	a->net_tx_bytes += ret;
 	return 0;
@@ -31,10 +31,10 @@ int BPF_PROG(net_send, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(net_recv, struct sock *sk, int ret, int flags)
 {
-	struct thread_acc *a;
+	struct proc_acc *a;
 
 	/* A peek does not consume: the same bytes are read again later. */
-	if (ret <= 0 || (flags & MSG_PEEK) || !is_inet(sk) || !(a = current_acc(true)))
+	if (ret <= 0 || (flags & MSG_PEEK) || !is_inet(sk) || !(a = current_acc()))
 		return 0;
 	a->net_rx_bytes += ret;
 	return 0;

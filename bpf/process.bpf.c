@@ -41,7 +41,7 @@ static __always_inline void add_task_counters(struct tracer_counters *c, struct 
 	add_task_io(c, t);
 }
 
-static __always_inline void add_acc(struct tracer_counters *c, const struct thread_acc *a)
+static __always_inline void add_acc(struct tracer_counters *c, const struct proc_acc *a)
 {
 	c->iowait_ns += a->iowait_ns;
 	c->reclaim_ns += a->reclaim_ns;
@@ -77,10 +77,7 @@ static __noinline void read_counters(struct task_struct *task, struct tracer_cou
 	struct dead_acc *dead = bpf_map_lookup_elem(&dead_threads, &tgid);
 	c->rchar = c->wchar = c->syscr = c->syscw = 0;
 	c->read_bytes = c->write_bytes = c->cancelled_write_bytes = 0;
-	c->run_delay_ns = c->iowait_ns = c->reclaim_ns = c->net_tx_bytes = c->net_rx_bytes = 0;
-	for (int i = 0; i < TRACER_SYS_CLASSES; i++)
-		c->sys[i] = 0;
-	c->sys_failed = 0;
+	c->run_delay_ns = 0;
 	if (dead) {
 		c->rchar = dead->rchar;
 		c->wchar = dead->wchar;
@@ -90,20 +87,16 @@ static __noinline void read_counters(struct task_struct *task, struct tracer_cou
 		c->write_bytes = dead->write_bytes;
 		c->cancelled_write_bytes = dead->cancelled_write_bytes;
 		c->run_delay_ns = dead->run_delay_ns;
-		c->iowait_ns = dead->iowait_ns;
-		c->reclaim_ns = dead->reclaim_ns;
-		c->net_tx_bytes = dead->net_tx_bytes;
-		c->net_rx_bytes = dead->net_rx_bytes;
-		for (int i = 0; i < TRACER_SYS_CLASSES; i++)
-			c->sys[i] = dead->sys[i];
-		c->sys_failed = dead->sys_failed;
 	}
 	add_task_counters(c, task);
 	if (leader != task)
 		add_task_counters(c, leader);
-	struct thread_acc *acc = current_acc(false);
-	if (acc)
-		add_acc(c, acc);
+	struct proc_acc acc;
+	proc_acc_sum(tgid, &acc);
+	c->iowait_ns = c->reclaim_ns = c->net_tx_bytes = c->net_rx_bytes = c->sys_failed = 0;
+	for (int i = 0; i < TRACER_SYS_CLASSES; i++)
+		c->sys[i] = 0;
+	add_acc(c, &acc);
 
 	c->signal_maxrss_kb = BPF_CORE_READ(sig, maxrss) * page_kb;
 	if (mm) {
@@ -333,7 +326,6 @@ static __always_inline void remember_dead_thread(struct task_struct *task,
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 	struct dead_acc zero = {}, *d;
-	struct thread_acc *a = current_acc(false);
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
 	d = bpf_map_lookup_elem(&dead_threads, &tgid);
@@ -342,16 +334,6 @@ static __always_inline void remember_dead_thread(struct task_struct *task,
 		d = bpf_map_lookup_elem(&dead_threads, &tgid);
 		if (!d)
 			return;
-	}
-	/* Task storage dies with the thread: every thread hands its share over. */
-	if (a) {
-		__sync_fetch_and_add(&d->iowait_ns, a->iowait_ns);
-		__sync_fetch_and_add(&d->reclaim_ns, a->reclaim_ns);
-		__sync_fetch_and_add(&d->net_tx_bytes, a->net_tx_bytes);
-		__sync_fetch_and_add(&d->net_rx_bytes, a->net_rx_bytes);
-		for (int i = 0; i < TRACER_SYS_CLASSES; i++)
-			__sync_fetch_and_add(&d->sys[i], a->sys[i]);
-		__sync_fetch_and_add(&d->sys_failed, a->sys_failed);
 	}
 	/*
 	 * The group leader stays a zombie and its task counters are read at the
@@ -390,6 +372,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task)
 	if (!e) {
 		count_drop(TRACER_DROP_EXIT);
 		bpf_map_delete_elem(&dead_threads, &tgid);
+		bpf_map_delete_elem(&proc_accs, &tgid);
 		files_flush(ctx, task, tgid);
 		return 0;
 	}
@@ -405,6 +388,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task)
 	e->h.flags |= flags;
 	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXIT);
 	bpf_map_delete_elem(&dead_threads, &tgid);
+	bpf_map_delete_elem(&proc_accs, &tgid);
 	files_flush(ctx, task, tgid);
 	return 0;
 }

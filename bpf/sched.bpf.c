@@ -10,26 +10,32 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(iowait_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	struct thread_acc *a;
+	__u32 tid;
+	__u64 now;
 
 	/* Only a task going to sleep inside io_schedule() is waiting for I/O. */
 	if (preempt || !prev_state || !BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
 		return 0;
-	a = bpf_task_storage_get(&thread_accs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (a)
-		a->iowait_start = bpf_ktime_get_ns();
+	tid = prev->pid;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&iowait_since, &tid, &now, BPF_ANY);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(iowait_wakeup, struct task_struct *p)
 {
-	struct thread_acc *a = bpf_task_storage_get(&thread_accs, p, 0, 0);
-	__u64 start;
+	__u32 tid = p->pid;
+	__u64 *since = bpf_map_lookup_elem(&iowait_since, &tid);
+	struct proc_acc *a;
+	__u64 waited;
 
-	if (!a || !(start = a->iowait_start))
+	if (!since)
 		return 0;
-	a->iowait_ns += bpf_ktime_get_ns() - start;
-	a->iowait_start = 0;
+	waited = bpf_ktime_get_ns() - *since;
+	bpf_map_delete_elem(&iowait_since, &tid);
+	a = proc_acc_get(p->tgid);
+	if (a)
+		a->iowait_ns += waited;
 	return 0;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Syscalls per process by class (file, network, memory, process, other) and
- * how many failed, counted in the thread's own storage on syscall exit. The
- * collector fills syscall_class for this architecture.
+ * how many failed. A hook on every syscall exit costs every syscall a BPF
+ * call, so this group is off unless configured (docs/performance.md has the
+ * measured cost). The collector fills syscall_class for this architecture.
  */
 #include "common.bpf.h"
 
@@ -16,28 +17,31 @@ struct {
 	__type(value, __u8);
 } syscall_class SEC(".maps");
 
-/* x86_64 socket syscalls that return a byte count (the fallback only). */
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_NR(regs) ((__u32)(regs)->orig_ax)
 #define NR_SENDTO 44
 #define NR_RECVFROM 45
 #define NR_SENDMSG 46
 #define NR_RECVMSG 47
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_NR(regs) ((__u32)(regs)->syscallno)
+#define NR_SENDTO 206
+#define NR_RECVFROM 207
+#define NR_SENDMSG 211
+#define NR_RECVMSG 212
+#else
+#error "syscall numbers are defined for x86_64 and arm64"
+#endif
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(count_syscall, struct pt_regs *regs, long ret)
 {
-	struct thread_acc *a = current_acc(true);
-	__u32 nr, cls = TRACER_SYS_OTHER;
+	__u32 nr = SYSCALL_NR(regs), cls = TRACER_SYS_OTHER;
+	struct proc_acc *a = current_acc();
 	__u8 *c;
 
 	if (!a)
 		return 0;
-#if defined(__TARGET_ARCH_x86)
-	nr = (__u32)BPF_CORE_READ(regs, orig_ax);
-#elif defined(__TARGET_ARCH_arm64)
-	nr = (__u32)BPF_CORE_READ(regs, syscallno);
-#else
-	nr = TRACER_SYSCALL_MAX;
-#endif
 	c = bpf_map_lookup_elem(&syscall_class, &nr);
 	if (c && *c < TRACER_SYS_CLASSES)
 		cls = *c;

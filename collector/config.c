@@ -39,6 +39,8 @@ void collector_config_defaults(struct collector_config *c)
 	c->sample_ms = 1000;
 	for (int g = 0; g < PROBE_GROUPS; g++)
 		c->enabled[g] = true;
+	/* A BPF call on every syscall: worth it only when asked for. */
+	c->enabled[PROBE_SYSCALLS] = false;
 	collector_config_set_excludes(c, "/proc/,/sys/,/dev/,/usr/lib/locale/,/usr/share/locale/");
 	c->exclude_shared_libs = true;
 }

@@ -43,8 +43,9 @@ static void usage(FILE *out)
 		"  --socket PATH      aggregator socket (default " TRACER_DEFAULT_SOCKET ")\n"
 		"  --user NAME        user to become after loading BPF (default " TRACER_COLLECTOR_USER
 		", else nobody)\n"
-		"  --disable GROUP    turn a probe group off: scheduler, syscalls, network, oom,\n"
-		"                     reclaim, files, cgroups, samples (repeatable)\n"
+		"  --disable GROUP    turn a probe group off: scheduler, network, oom, reclaim,\n"
+		"                     files, cgroups, samples (repeatable)\n"
+		"  --enable GROUP     turn a group on; syscalls is off unless enabled\n"
 		"  --log-level LEVEL  error, warn, info (default) or debug\n"
 		"  --flush-ms N       drain and send every N ms (default 50)\n"
 		"  --sample-ms N      live process samples every N ms (default 1000)\n"
@@ -66,6 +67,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	static const struct option longopts[] = {
 		{"config", required_argument, 0, 'c'},	 {"socket", required_argument, 0, 's'},
 		{"user", required_argument, 0, 'u'},	 {"disable", required_argument, 0, 'D'},
+		{"enable", required_argument, 0, 'E'},
 		{"log-level", required_argument, 0, 'l'}, {"flush-ms", required_argument, 0, 'f'},
 		{"sample-ms", required_argument, 0, 'S'}, {"ring-mb", required_argument, 0, 'r'},
 		{"queue-mb", required_argument, 0, 'q'},	 {"ready-fd", required_argument, 0, 'R'},
@@ -117,6 +119,14 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 				return -1;
 			}
 			c->enabled[g] = false;
+			break;
+		case 'E':
+			g = probe_group_by_name(optarg);
+			if (g < 0) {
+				fprintf(stderr, "tracer-collector: unknown probe group '%s'\n", optarg);
+				return -1;
+			}
+			c->enabled[g] = true;
 			break;
 		case 'l':
 			if (log_set_level_name(optarg) != 0) {

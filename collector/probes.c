@@ -149,22 +149,19 @@ static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_gr
 		}
 		break;
 	case PROBE_FILES:
+		/*
+		 * Syscall tracepoints, not a raw sys_exit hook: the kernel runs our
+		 * programs for the open family only, other syscalls pay a bit test.
+		 */
 		ensure_tracefs();
-		if (has_syscall_tracepoint("sys_enter_openat")) {
-			add(g, s->progs.file_openat_enter);
+		if (has_syscall_tracepoint("sys_exit_openat")) {
 			add(g, s->progs.file_openat_exit);
-			if (has_syscall_tracepoint("sys_enter_openat2")) {
-				add(g, s->progs.file_openat2_enter);
+			if (has_syscall_tracepoint("sys_exit_openat2"))
 				add(g, s->progs.file_openat2_exit);
-			}
-			if (has_syscall_tracepoint("sys_enter_open")) {
-				add(g, s->progs.file_open_enter);
+			if (has_syscall_tracepoint("sys_exit_open"))
 				add(g, s->progs.file_open_exit);
-			}
-			if (has_syscall_tracepoint("sys_enter_creat")) {
-				add(g, s->progs.file_creat_enter);
+			if (has_syscall_tracepoint("sys_exit_creat"))
 				add(g, s->progs.file_creat_exit);
-			}
 		} else {
 			snprintf(why, why_size, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
 		}
@@ -203,10 +200,6 @@ static int fill_tables(struct tracer_bpf *skel, const struct collector_config *c
 		if (nr < TRACER_SYSCALL_MAX && bpf_map_update_elem(fd, &nr, &cls, BPF_ANY) != 0)
 			return -1;
 	}
-	fd = bpf_map__fd(skel->maps.file_exclude);
-	for (uint32_t i = 0; i < cfg->n_file_exclude; i++)
-		if (bpf_map_update_elem(fd, &i, cfg->file_exclude[i], BPF_ANY) != 0)
-			return -1;
 	return 0;
 }
 
@@ -231,6 +224,13 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	skel->rodata->use_perfbuf = p->using_perfbuf;
 	skel->rodata->net_via_syscalls = p->net_via_syscalls;
 	skel->rodata->n_exclude = cfg->n_file_exclude;
+	memcpy((void *)skel->rodata->file_exclude, cfg->file_exclude, sizeof(cfg->file_exclude));
+	int cpus = libbpf_num_possible_cpus();
+	skel->rodata->nr_cpus = cpus > 0 ? (uint32_t)cpus : 1;
+	/* Per-CPU LRU maps are preallocated: keep them near 64 MiB on big hosts. */
+	uint32_t entries = (uint32_t)((64u << 20) / ((cpus > 0 ? (unsigned)cpus : 1u) * 80u));
+	bpf_map__set_max_entries(skel->maps.proc_accs, entries < 65536 ? (entries > 4096 ? entries : 4096)
+									: 65536);
 	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
 	if (p->using_perfbuf) {
 		/* The ring buffer stays unused: as small as allowed, or not created. */
@@ -365,6 +365,13 @@ int probes_attach(struct probes *p)
 			continue;
 		group_programs(p, p->skel, grp, &g, why, sizeof(why));
 		for (unsigned i = 0; i < g.n; i++) {
+			/* One program can serve two groups (sys_exit): attach it once. */
+			bool attached = false;
+			for (unsigned k = 0; k < p->n_links; k++)
+				if (bpf_link__fd(p->links[k]) >= 0 && p->link_progs[k] == g.progs[i])
+					attached = true;
+			if (attached)
+				continue;
 			struct bpf_link *link = grp == PROBE_SAMPLES
 							? bpf_program__attach_iter(g.progs[i], NULL)
 							: bpf_program__attach(g.progs[i]);
@@ -383,8 +390,10 @@ int probes_attach(struct probes *p)
 			}
 			if (grp == PROBE_SAMPLES)
 				p->iter_link = link;
-			else if (p->n_links < PROBES_MAX_LINKS)
+			else if (p->n_links < PROBES_MAX_LINKS) {
+				p->link_progs[p->n_links] = g.progs[i];
 				p->links[p->n_links++] = link;
+			}
 		}
 		if (st->state == PROBE_ACTIVE && !st->detail[0]) {
 			/* "tp_btf: sched_switch,sched_wakeup": the hooks, named once each. */
@@ -395,9 +404,7 @@ int probes_attach(struct probes *p)
 				const char *kind_end = strchr(sec, '/');
 				hook = hook ? hook + 1 : sec;
 				if (!strncmp(hook, "sys_exit_", 9) && strncmp(sec, "tp_btf", 6))
-					continue; /* the matching sys_enter_ names it */
-				if (!strncmp(hook, "sys_enter_", 10) && strncmp(sec, "tp_btf", 6))
-					hook += 10;
+					hook += 9;
 				if (i == 0)
 					o += (size_t)snprintf(st->detail, sizeof(st->detail), "%.*s: ",
 							      kind_end ? (int)(kind_end - sec) : 0, sec);

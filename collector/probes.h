@@ -34,6 +34,7 @@ struct probes {
 	unsigned ring_mb;
 	struct probe_status status[PROBE_GROUPS];
 	struct bpf_link *links[PROBES_MAX_LINKS];
+	struct bpf_program *link_progs[PROBES_MAX_LINKS];
 	unsigned n_links;
 	struct bpf_link *iter_link;
 	uint64_t samples_taken;

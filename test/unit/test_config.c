@@ -31,7 +31,7 @@ static void test_defaults(void **state)
 
 	collector_config_defaults(&c);
 	for (int g = 0; g < PROBE_GROUPS; g++)
-		assert_true(c.enabled[g]);
+		assert_int_equal(c.enabled[g], g != PROBE_SYSCALLS);
 	assert_int_equal(c.sample_ms, 1000);
 	assert_string_equal(c.file_exclude[0], "/proc/");
 	assert_true(c.exclude_shared_libs);
@@ -44,14 +44,14 @@ static void test_good_file(void **state)
 
 	collector_config_defaults(&c);
 	write_config("# comment\n[collector]\nsample_interval_ms = 250\nring_mb = 32\n\n"
-		     "[probes]\nfiles = off\nsyscalls = no\n\n[files]\n"
+		     "[probes]\nfiles = off\nsyscalls = yes\n\n[files]\n"
 		     "exclude_prefixes = /proc/, /scratch/tmp/\nexclude_shared_libraries = no\n"
 		     "[shipper]\nsink = clickhouse://x\n");
 	assert_int_equal(collector_config_load(&c, path, err, sizeof(err)), 0);
 	assert_int_equal(c.sample_ms, 250);
 	assert_int_equal(c.ring_mb, 32);
 	assert_false(c.enabled[PROBE_FILES]);
-	assert_false(c.enabled[PROBE_SYSCALLS]);
+	assert_true(c.enabled[PROBE_SYSCALLS]);
 	assert_true(c.enabled[PROBE_OOM]);
 	assert_int_equal(c.n_file_exclude, 2);
 	assert_string_equal(c.file_exclude[1], "/scratch/tmp/");
