@@ -150,6 +150,15 @@ static uint64_t minus(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
+/* Counters of probe groups that were off are absent: NULL, not zero. */
+static void set_presence(struct proc_metrics *m, const Tracer__Counters *c)
+{
+	m->has_iowait = c && c->has_iowait_ns;
+	m->has_reclaim = c && c->has_reclaim_ns;
+	m->has_net = c && c->has_net_tx_bytes;
+	m->has_sys = c && c->has_sys_file;
+}
+
 /* What this image used: totals now minus totals when it started. */
 static void metrics_between(const struct raw_counters *end, const struct raw_counters *base,
 			    struct proc_metrics *m)
@@ -386,6 +395,7 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tra
 	closed.has_metrics = x->at_exec != NULL;
 	metrics_between(&at_exec, &p->base, &closed.m);
 	closed.m.has_max_rss = x->has_prev_peak_rss_kb;
+	set_presence(&closed.m, x->at_exec);
 	closed.m.max_rss_kb = x->prev_peak_rss_kb;
 	closed.m.ru_maxrss_kb = x->at_exec ? x->at_exec->signal_maxrss_kb : 0;
 	if (!recordable(g, p) || proctable_add_closed(&g->table, &closed) != 0)
@@ -513,6 +523,7 @@ static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent
 	metrics_between(&end, &p->base, &p->row.m);
 	p->row.m.has_max_rss = x->totals != NULL;
 	p->row.m.max_rss_kb = x->totals ? x->totals->peak_rss_kb : 0;
+	set_presence(&p->row.m, x->totals);
 	p->row.m.ru_maxrss_kb = x->totals ? x->totals->signal_maxrss_kb : 0;
 	p->exited = true;
 	finish_run_command(g, p);
@@ -689,6 +700,8 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 	r.iowait_ns = x->iowait_ns;
 	r.net_tx_bytes = x->net_tx_bytes;
 	r.net_rx_bytes = x->net_rx_bytes;
+	r.has_iowait = x->has_iowait_ns;
+	r.has_net = x->has_net_tx_bytes;
 	r.vol_ctxsw = x->vol_ctxsw;
 	r.invol_ctxsw = x->invol_ctxsw;
 	r.state[0] = x->state >= 'A' && x->state <= 'z' ? (char)x->state : '?';

@@ -308,8 +308,15 @@ int store_put_process(struct store *s, const struct process_row *r)
 		uint64_t v[] = {m->runq_ns,  m->iowait_ns, m->reclaim_ns, m->net_tx_bytes,
 				m->net_rx_bytes, m->sys_file, m->sys_net,   m->sys_mem,
 				m->sys_proc,	 m->sys_other, m->sys_failed};
-		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
-			bind_u64(st, i++, v[k]);
+		bool have[] = {true,	    m->has_iowait, m->has_reclaim, m->has_net,
+			       m->has_net,  m->has_sys,	   m->has_sys,	   m->has_sys,
+			       m->has_sys,  m->has_sys,	   m->has_sys};
+		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+			if (have[k])
+				bind_u64(st, i++, v[k]);
+			else
+				sqlite3_bind_null(st, i++);
+		}
 	} else {
 		for (int k = 0; k < 11; k++)
 			sqlite3_bind_null(st, i++);
@@ -545,8 +552,14 @@ int store_put_sample(struct store *s, const struct sample_row *r)
 			r->wchar,	 r->read_bytes,	  r->write_bytes, r->runq_ns,
 			r->iowait_ns,	 r->net_tx_bytes, r->net_rx_bytes, r->vol_ctxsw,
 			r->invol_ctxsw};
-	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
-		bind_u64(st, i++, v[k]);
+	bool have[] = {true, true, true, true, true, true, true, true,
+		       r->has_iowait, r->has_net, r->has_net, true, true};
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		if (have[k])
+			bind_u64(st, i++, v[k]);
+		else
+			sqlite3_bind_null(st, i++);
+	}
 	bind_text_or_null(st, i++, r->state);
 	sqlite3_bind_int64(st, i++, r->threads);
 	return step_done(s, st);

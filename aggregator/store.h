@@ -19,6 +19,8 @@ struct proc_metrics {
 	uint64_t vol_ctxsw, invol_ctxsw, min_faults, maj_faults;
 	uint64_t runq_ns, iowait_ns, reclaim_ns, net_tx_bytes, net_rx_bytes;
 	uint64_t sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed;
+	/* Which probe groups reported: absent ones are stored as NULL. */
+	bool has_iowait, has_reclaim, has_net, has_sys;
 };
 
 struct process_row {
@@ -87,6 +89,7 @@ struct sample_row {
 	int64_t ts_ns;
 	uint64_t cpu_user_ns, cpu_sys_ns, rss_kb, rchar, wchar, read_bytes, write_bytes;
 	uint64_t runq_ns, iowait_ns, net_tx_bytes, net_rx_bytes, vol_ctxsw, invol_ctxsw;
+	bool has_iowait, has_net;
 	char state[2];
 	uint32_t threads;
 };

@@ -65,6 +65,13 @@ void join_path_components(const char *comps, size_t len, int truncated, char *ou
 	out[o] = '\0';
 }
 
+static struct convert_groups active = {true, true, true, true};
+
+void convert_set_groups(struct convert_groups g)
+{
+	active = g;
+}
+
 void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *out,
 			  int peak_from_signal)
 {
@@ -91,17 +98,23 @@ void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *ou
 	SET(peak_rss_kb, in->peak_rss_kb);
 	SET(signal_maxrss_kb, in->signal_maxrss_kb);
 	SET(peak_from_signal, peak_from_signal != 0);
-	SET(run_delay_ns, in->run_delay_ns);
-	SET(iowait_ns, in->iowait_ns);
-	SET(reclaim_ns, in->reclaim_ns);
-	SET(net_tx_bytes, in->net_tx_bytes);
-	SET(net_rx_bytes, in->net_rx_bytes);
-	SET(sys_file, in->sys[TRACER_SYS_FILE]);
-	SET(sys_net, in->sys[TRACER_SYS_NET]);
-	SET(sys_mem, in->sys[TRACER_SYS_MEM]);
-	SET(sys_proc, in->sys[TRACER_SYS_PROC]);
-	SET(sys_other, in->sys[TRACER_SYS_OTHER]);
-	SET(sys_failed, in->sys_failed);
+	SET(run_delay_ns, in->run_delay_ns); /* kept by the kernel: no probe needed */
+	if (active.scheduler)
+		SET(iowait_ns, in->iowait_ns);
+	if (active.reclaim)
+		SET(reclaim_ns, in->reclaim_ns);
+	if (active.network) {
+		SET(net_tx_bytes, in->net_tx_bytes);
+		SET(net_rx_bytes, in->net_rx_bytes);
+	}
+	if (active.syscalls) {
+		SET(sys_file, in->sys[TRACER_SYS_FILE]);
+		SET(sys_net, in->sys[TRACER_SYS_NET]);
+		SET(sys_mem, in->sys[TRACER_SYS_MEM]);
+		SET(sys_proc, in->sys[TRACER_SYS_PROC]);
+		SET(sys_other, in->sys[TRACER_SYS_OTHER]);
+		SET(sys_failed, in->sys_failed);
+	}
 #undef SET
 }
 
@@ -332,9 +345,12 @@ int convert_sample(const struct tracer_sample *k, struct bytebuf *out)
 	SET(read_bytes, k->read_bytes);
 	SET(write_bytes, k->write_bytes);
 	SET(run_delay_ns, k->run_delay_ns);
-	SET(iowait_ns, k->iowait_ns);
-	SET(net_tx_bytes, k->net_tx_bytes);
-	SET(net_rx_bytes, k->net_rx_bytes);
+	if (active.scheduler)
+		SET(iowait_ns, k->iowait_ns);
+	if (active.network) {
+		SET(net_tx_bytes, k->net_tx_bytes);
+		SET(net_rx_bytes, k->net_rx_bytes);
+	}
 	SET(vol_ctxsw, k->vol_ctxsw);
 	SET(invol_ctxsw, k->invol_ctxsw);
 	SET(state, k->state);

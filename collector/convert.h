@@ -5,6 +5,7 @@
 #ifndef TRACER_CONVERT_H
 #define TRACER_CONVERT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,15 @@ unsigned split_argv(char *blob, size_t len, char **argv, unsigned max_args);
 
 /* Leaf-first NUL-separated components -> "/a/b/c" (or ".../b/c" if cut). */
 void join_path_components(const char *comps, size_t len, int truncated, char *out, size_t size);
+
+/*
+ * Which probe groups feed the counters: fields of inactive groups are left
+ * out of every frame, so the database says "unknown" rather than zero.
+ */
+struct convert_groups {
+	bool scheduler, syscalls, network, reclaim;
+};
+void convert_set_groups(struct convert_groups g);
 
 /* Builds the Counters message from a kernel record. */
 void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *out, int peak_from_signal);

@@ -83,10 +83,11 @@ static void flush_staged(struct drain *d)
 	d->staged_bytes = 0;
 }
 
+/* Perf samples are only 4-byte aligned: read them from our aligned copy. */
 static void on_perf_sample(void *ctx, int cpu, void *data, __u32 size)
 {
 	struct drain *d = ctx;
-	const struct tracer_event_header *h = data;
+	struct tracer_event_header h = {0};
 
 	if (d->n_staged == d->cap_staged) {
 		size_t cap = d->cap_staged ? d->cap_staged * 2 : 256;
@@ -104,8 +105,9 @@ static void on_perf_sample(void *ctx, int cpu, void *data, __u32 size)
 		return;
 	}
 	memcpy(copy, data, size);
-	d->staged[d->n_staged++] = (struct staged_record){
-		.ts = size >= sizeof(*h) ? h->ts_ns : 0, .size = size, .data = copy};
+	if (size >= sizeof(h))
+		memcpy(&h, copy, sizeof(h));
+	d->staged[d->n_staged++] = (struct staged_record){.ts = h.ts_ns, .size = size, .data = copy};
 	d->staged_bytes += size;
 	if (d->staged_bytes >= 4 * DRAIN_FLUSH_BYTES)
 		flush_staged(d);

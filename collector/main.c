@@ -14,6 +14,7 @@
 
 #include <nng/nng.h>
 
+#include "collector/convert.h"
 #include "collector/drain.h"
 #include "collector/probes.h"
 #include "collector/sender.h"
@@ -221,6 +222,12 @@ int main(int argc, char **argv)
 		goto out_sender;
 	if (probes_attach(&probes) != 0)
 		goto out_drain;
+	convert_set_groups((struct convert_groups){
+		.scheduler = probes.status[PROBE_SCHEDULER].state == PROBE_ACTIVE,
+		.syscalls = probes.status[PROBE_SYSCALLS].state == PROBE_ACTIVE,
+		.network = probes.status[PROBE_NETWORK].state == PROBE_ACTIVE,
+		.reclaim = probes.status[PROBE_RECLAIM].state == PROBE_ACTIVE,
+	});
 
 	/* Attached first, then /proc: a process can be in both, never in neither. */
 	drain_poll(&drain, 0);

@@ -691,6 +691,8 @@ def disabled_probes_and_status(ctx):
     ctx.check(probes.get("files") == "disabled" and probes.get("samples") == "disabled", f"status {probes}")
     ctx.check(probes.get("process") == "active" and probes.get("oom") == "active", f"status {probes}")
     ctx.check(probes.get("syscalls") == "disabled", f"syscalls are off by default: {probes}")
+    ctx.check(ctx.one("SELECT count(*) FROM processes WHERE sys_file IS NOT NULL", db=db) == 0,
+              "counters of a group that was off are NULL, not zero")
     ctx.check(doc["listening"] is True and st.returncode == 0, f"healthy and listening: rc {st.returncode}")
     text = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--socket", sock],
                           capture_output=True, text=True, timeout=30).stdout
@@ -772,6 +774,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--asan-build")
+    ap.add_argument("--helpers", help="ground-truth helpers (default: BUILD/helpers)")
     ap.add_argument("-k", action="append", default=[])
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -780,7 +783,7 @@ def main():
     os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
     os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
     global HELPERS
-    HELPERS = os.path.join(os.path.abspath(args.build), "helpers")
+    HELPERS = os.path.abspath(args.helpers or os.path.join(args.build, "helpers"))
     failed = []
     for build in [args.build] + ([args.asan_build] if args.asan_build else []):
         print(f"integration tests against {build}:", flush=True)

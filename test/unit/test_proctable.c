@@ -122,6 +122,7 @@ static Tracer__Counters counters(uint64_t cpu_ns, uint64_t wchar, uint64_t peak)
 	c.runtime_ns = cpu_ns;
 	c.wchar = wchar;
 	c.peak_rss_kb = peak;
+	c.has_iowait_ns = c.has_net_tx_bytes = c.has_sys_file = c.has_reclaim_ns = 1;
 	return c;
 }
 
