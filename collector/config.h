@@ -39,6 +39,7 @@ struct collector_config {
 	bool exclude_shared_libs;
 	bool force_tracepoints;
 	bool force_perfbuf;
+	bool force_net_syscalls; /* use the socket-syscall fallback even with sock tracepoints */
 };
 
 void collector_config_defaults(struct collector_config *c);

@@ -54,7 +54,8 @@ static void usage(FILE *out)
 		"  --queue-mb N       frames kept while the aggregator is away (default 64)\n"
 		"  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
 		"  --force-tracepoints  use classic tracepoints even where tp_btf exists\n"
-		"  --force-perfbuf    use perf buffers even where ring buffers exist\n");
+		"  --force-perfbuf    use perf buffers even where ring buffers exist\n"
+		"  --force-net-syscalls  count network bytes from socket syscalls (the fallback)\n");
 }
 
 struct cli {
@@ -73,6 +74,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		{"sample-ms", required_argument, 0, 'S'}, {"ring-mb", required_argument, 0, 'r'},
 		{"queue-mb", required_argument, 0, 'q'},	 {"ready-fd", required_argument, 0, 'R'},
 		{"force-tracepoints", no_argument, 0, 'T'}, {"force-perfbuf", no_argument, 0, 'P'},
+		{"force-net-syscalls", no_argument, 0, 'N'},
 		{"help", no_argument, 0, 'h'},		 {0, 0, 0, 0},
 	};
 	char err[512];
@@ -155,6 +157,9 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 			break;
 		case 'P':
 			c->force_perfbuf = true;
+			break;
+		case 'N':
+			c->force_net_syscalls = true;
 			break;
 		default:
 			break;

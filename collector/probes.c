@@ -121,7 +121,8 @@ static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_gr
 			snprintf(why, why_size, "no BTF tracepoint raw_syscalls:sys_exit");
 		break;
 	case PROBE_NETWORK:
-		if (has_btf_tracepoint("sock_send_length") && has_btf_tracepoint("sock_recv_length")) {
+		if (!p->force_net_syscalls && has_btf_tracepoint("sock_send_length") &&
+		    has_btf_tracepoint("sock_recv_length")) {
 			add(g, s->progs.net_send);
 			add(g, s->progs.net_recv);
 		} else {
@@ -273,6 +274,7 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 
 	memset(p, 0, sizeof(*p));
 	p->ring_mb = cfg->ring_mb;
+	p->force_net_syscalls = cfg->force_net_syscalls;
 	libbpf_set_print(libbpf_to_log);
 
 	p->using_perfbuf =

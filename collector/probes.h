@@ -31,6 +31,7 @@ struct probes {
 	bool using_perfbuf;
 	bool prepare_exec;
 	bool net_via_syscalls;
+	bool force_net_syscalls;
 	unsigned ring_mb;
 	struct probe_status status[PROBE_GROUPS];
 	struct bpf_link *links[PROBES_MAX_LINKS];

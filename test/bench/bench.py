@@ -185,6 +185,7 @@ def main():
         "# Performance",
         "",
         "Produced by `sudo make bench` (`test/bench/bench.py`); rerun it to refresh this page.",
+        "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md).",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.nodename} "
         f"(Linux {uname.release}, {os.cpu_count()} CPUs) in {duration / 60:.1f} min.",
         "",

@@ -528,6 +528,9 @@ def oom_kill_names_the_victim(ctx):
             ctx.check(exe.startswith("/usr/bin/python3") and comm.startswith("python"), f"victim {exe} {comm}")
             ctx.check((sig, flagged) == (9, 1), f"signal {sig}, oom_killed {flagged}")
             ctx.check(limit == 64 * 1024, f"memcg limit {limit} KiB")
+            reclaim = ctx.one("SELECT reclaim_ns FROM processes p JOIN oom_kills o ON o.process_id = p.id "
+                              "WHERE p.run_id = ?", ctx.latest_run())
+            ctx.check(reclaim and reclaim > 0, f"the victim spent time in reclaim at its limit: {reclaim}")
             ctx.check(32 * 1024 < rss <= 80 * 1024, f"victim RSS at the kill {rss} KiB, near the 64 MiB limit")
     finally:
         cg.remove()
@@ -606,6 +609,25 @@ def loopback_bytes_per_process(ctx):
     ctx.check(rx == size, f"receiver net_rx_bytes {rx} == {size}")
     ctx.check(ctx.one("SELECT net_rx_bytes FROM processes WHERE run_id = ? AND pid = ?", run, t["sender"]) == 0,
               "the sender received nothing")
+
+
+@test
+def network_fallback_via_socket_syscalls(ctx):
+    """Without sock tracepoints (forced), bytes come from send/recv syscalls: same answer."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_col=("--enable", "syscalls", "--force-net-syscalls"))
+    out, size = ctx.path("net.json"), 8 << 20
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
+                        ctx.helper("netpair"), str(size), out], capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, p.stderr)
+    t = load_json(out)
+    tx = ctx.one("SELECT net_tx_bytes FROM processes WHERE pid = ? AND exe LIKE '%/netpair'", t["sender"], db=db)
+    rx = ctx.one("SELECT net_rx_bytes FROM processes WHERE pid = ? AND exe LIKE '%/netpair'", t["receiver"], db=db)
+    # netpair uses send()/recv(): sendto/recvfrom underneath, which the fallback counts.
+    ctx.check((tx, rx) == (size, size), f"tx {tx} rx {rx}, expected {size} each")
+    _, err = ctx.stop(col)
+    ctx.check("fallback: bytes of sendto" in err, "the collector said it uses the fallback")
+    ctx.stop(agg)
 
 
 @test
