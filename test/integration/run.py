@@ -580,7 +580,7 @@ def iowait_and_runq_match_kernel_accounting(ctx):
     ours = ctx.one("SELECT iowait_ns FROM processes WHERE run_id = ? AND exe LIKE '%/syncwriter'", run)
     theirs = truth["blkio_ticks"] * truth["tick_ns"]
     # Delay accounting counts in 10 ms ticks; both time the same io_schedule() sleeps.
-    ctx.check(theirs > 0, "delay accounting saw the synchronous writes")
+    ctx.check(theirs > 0 and ours > 50_000_000, f"the synchronous writer waited on I/O: {ours}")
     ctx.close(ours, theirs, 20_000_000 + theirs // 10, "I/O wait of a synchronous writer (ns)")
     burn_rows = ctx.query("SELECT pid, runq_ns, iowait_ns FROM processes WHERE run_id = ? "
                           "AND exe LIKE '%/cpuburn' ORDER BY start_ns", run)
@@ -589,7 +589,9 @@ def iowait_and_runq_match_kernel_accounting(ctx):
         own = load_json(path)["run_delay_ns"]
         # Read by the burner just before exiting; ours at the exit tracepoint.
         ctx.close(runq, own, 2_000_000 + own // 100, f"run-queue delay of burner {pid} (ns)")
-        ctx.check(iowait == 0, f"a CPU burner has no I/O wait: {iowait}")
+        # Paging the program in at exec can sleep in io_schedule(): allow 5 ms,
+        # against the synchronous writer's hundred-odd.
+        ctx.check(iowait < 5_000_000, f"a CPU burner has (almost) no I/O wait: {iowait}")
     contended = sorted(r[1] for r in burn_rows[:4])
     ctx.check(contended[0] > 100_000_000, f"4 burners on 2 CPUs wait for a CPU: {contended}")
 
