@@ -91,6 +91,7 @@ COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collecto
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.c \
                    aggregator/store.c aggregator/schema.c aggregator/ingest.c \
                    aggregator/runmark.c aggregator/cputime.c aggregator/hostsample.c \
+                   aggregator/correlate/tools.c aggregator/correlate/cgroup_path.c \
                    common/jsonutil.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c

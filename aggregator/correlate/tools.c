@@ -1,0 +1,314 @@
+#include "aggregator/correlate/tools.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileutil.h"
+
+/* Programs whose first argument picks what they do. */
+static const char *const subcommand_tools[] = {
+	"samtools", "bcftools", "bwa",	   "bwa-mem2", "gatk",	  "bedtools", "picard", "seqkit",
+	"salmon",   "kallisto", "vg",	   "pbmm2",    "medaka",  "nanopolish", "sambamba",
+	"tabix",    "bedops",	"vcftools", "pysam",   "cellranger", "star-fusion", "mmseqs",
+	"diamond",  "hmmpress", "deeptools", "macs2", "macs3", "plink2", "bowtie2-build",
+	"git",	    "conda",	"mamba",   "docker",   "podman",  "singularity", "apptainer",
+	"kubectl",  "aws",	"gsutil",  "gcloud",   "nextflow", "snakemake", "toil", "cromwell",
+};
+
+/* Interpreters: the tool is the script or module they run. */
+static const char *const script_interpreters[] = {"perl", "ruby", "node", "Rscript", "julia",
+						  "php", "lua", "tclsh"};
+static const char *const shells[] = {"bash", "sh", "dash", "zsh", "ksh", "fish", "tcsh", "csh"};
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, list[i]) == 0)
+			return true;
+	return false;
+}
+
+/* python, python3, python3.11, pypy3 ... */
+static bool is_python(const char *base)
+{
+	if (strncmp(base, "python", 6) == 0)
+		base += 6;
+	else if (strncmp(base, "pypy", 4) == 0)
+		base += 4;
+	else
+		return false;
+	for (; *base; base++)
+		if (!isdigit((unsigned char)*base) && *base != '.')
+			return false;
+	return true;
+}
+
+static bool looks_like_subcommand(const char *arg)
+{
+	if (!arg || !*arg || arg[0] == '-' || strchr(arg, '/') || strchr(arg, '=') ||
+	    strlen(arg) > 40)
+		return false;
+	/* Subcommands are words: "sort", "HaplotypeCaller", "mem"; never file names. */
+	for (const char *p = arg; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+			return false;
+	return true;
+}
+
+static void set_program(struct tool_identity *t, const char *program)
+{
+	snprintf(t->program, sizeof(t->program), "%s", program);
+	snprintf(t->name, sizeof(t->name), "%s", program);
+}
+
+static void add_subcommand(struct tool_identity *t, char *const *argv, size_t argc, size_t from)
+{
+	for (size_t i = from; i < argc; i++) {
+		if (argv[i][0] == '-')
+			return; /* options before a subcommand: none to report */
+		if (looks_like_subcommand(argv[i]))
+			snprintf(t->name, sizeof(t->name), "%s %s", t->program, argv[i]);
+		return;
+	}
+}
+
+/* Python options that take a value (python -W ignore, -X dev, -c code). */
+static bool python_option_takes_value(const char *opt)
+{
+	return !strcmp(opt, "-W") || !strcmp(opt, "-X") || !strcmp(opt, "--check-hash-based-pycs");
+}
+
+/* Each unwrap_* returns the argv index the tool's own arguments start at. */
+static size_t unwrap_python(struct tool_identity *t, char *const *argv, size_t argc)
+{
+	for (size_t i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-m") && i + 1 < argc) {
+			char mod[TOOL_NAME_MAX];
+			snprintf(mod, sizeof(mod), "%s", argv[i + 1]);
+			char *dot = strchr(mod, '.');
+			if (dot)
+				*dot = '\0';
+			set_program(t, mod);
+			return i + 2;
+		}
+		if (!strcmp(a, "-c") || !strcmp(a, "-"))
+			return argc; /* inline code: the tool is python itself */
+		if (a[0] == '-') {
+			if (python_option_takes_value(a))
+				i++;
+			continue;
+		}
+		set_program(t, path_basename(a));
+		return i + 1;
+	}
+	return argc;
+}
+
+/* java [options] -jar x.jar ... | java [options] main.Class ... */
+static size_t unwrap_java(struct tool_identity *t, char *const *argv, size_t argc)
+{
+	for (size_t i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-jar") && i + 1 < argc) {
+			char jar[TOOL_NAME_MAX];
+			snprintf(jar, sizeof(jar), "%s", path_basename(argv[i + 1]));
+			char *ext = strstr(jar, ".jar");
+			if (ext)
+				*ext = '\0';
+			/* picard-2.27.5 -> picard */
+			char *dash = strrchr(jar, '-');
+			if (dash && isdigit((unsigned char)dash[1]))
+				*dash = '\0';
+			set_program(t, jar);
+			return i + 2;
+		}
+		if (!strcmp(a, "-cp") || !strcmp(a, "-classpath") || !strcmp(a, "--class-path")) {
+			i++;
+			continue;
+		}
+		if (a[0] == '-')
+			continue;
+		/* A main class: its last component; Nextflow's launcher is nextflow. */
+		const char *dot = strrchr(a, '.');
+		set_program(t, strstr(a, "nextflow") ? "nextflow" : dot ? dot + 1 : a);
+		return i + 1;
+	}
+	return argc;
+}
+
+/* Rscript x.R, perl -w x.pl, bash -e x.sh (not -c: then the shell is the tool). */
+static size_t unwrap_script(struct tool_identity *t, char *const *argv, size_t argc, bool shell)
+{
+	for (size_t i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		/* Inline code: the interpreter itself is the tool (shells: -c; perl,
+		 * ruby, Rscript: -e). For shells -e is just an option. */
+		if (!strcmp(a, "-c") || (!shell && !strcmp(a, "-e")))
+			return argc;
+		if (!strncmp(a, "--file=", 7)) {
+			set_program(t, path_basename(a + 7));
+			return i + 1;
+		}
+		if (a[0] == '-' || a[0] == '+')
+			continue;
+		set_program(t, path_basename(a));
+		return i + 1;
+	}
+	return argc;
+}
+
+void tool_identify(const char *exe, char *const *argv, size_t argc, struct tool_identity *out)
+{
+	const char *base = exe && *exe ? path_basename(exe) : (argc ? path_basename(argv[0]) : "?");
+	char program[TOOL_NAME_MAX];
+	size_t args_from = 1;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(program, sizeof(program), "%s", base);
+	/* "/usr/bin/python3.11 (deleted)" after an upgrade */
+	char *deleted = strstr(program, " (deleted)");
+	if (deleted)
+		*deleted = '\0';
+	set_program(out, program);
+	if (is_python(program)) {
+		snprintf(out->interpreter, sizeof(out->interpreter), "python");
+		args_from = unwrap_python(out, argv, argc);
+	} else if (!strcmp(program, "java")) {
+		snprintf(out->interpreter, sizeof(out->interpreter), "java");
+		args_from = unwrap_java(out, argv, argc);
+	} else if (in_list(program, script_interpreters,
+			   sizeof(script_interpreters) / sizeof(*script_interpreters)) ||
+		   !strcmp(program, "R")) {
+		snprintf(out->interpreter, sizeof(out->interpreter), "%s", program);
+		args_from = unwrap_script(out, argv, argc, false);
+	} else if (in_list(program, shells, sizeof(shells) / sizeof(*shells))) {
+		snprintf(out->interpreter, sizeof(out->interpreter), "%s", program);
+		args_from = unwrap_script(out, argv, argc, true);
+	}
+	/* Multi-command tools, run directly or through an interpreter: keep the verb. */
+	if (in_list(out->program, subcommand_tools,
+		    sizeof(subcommand_tools) / sizeof(*subcommand_tools)))
+		add_subcommand(out, argv, argc, args_from);
+}
+
+static void free_entries(struct tool_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].name);
+		free(e[i].category);
+	}
+	free(e);
+}
+
+void tool_lists_free(struct tool_lists *l)
+{
+	free_entries(l->allow, l->n_allow);
+	free_entries(l->deny, l->n_deny);
+	l->allow = l->deny = NULL;
+	l->n_allow = l->n_deny = 0;
+}
+
+static int load_list(const char *path, bool with_category, struct tool_entry **out, size_t *n_out,
+		     char *err, size_t err_size)
+{
+	FILE *f = fopen(path, "re");
+	char line[512];
+	struct tool_entry *e = NULL;
+	size_t n = 0, cap = 0;
+	int lineno = 0;
+
+	if (!f) {
+		snprintf(err, err_size, "%s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char name[256] = "", category[256] = "";
+		lineno++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		int fields = sscanf(line, "%255s %255[^\n]", name, category);
+		if (fields <= 0)
+			continue;
+		for (char *c = category + strlen(category); c > category && isspace((unsigned char)c[-1]);)
+			*--c = '\0';
+		const char *bad = NULL;
+		if (with_category && fields < 2)
+			bad = "expected: program category";
+		else if (!with_category && fields > 1)
+			bad = "expected one program name per line";
+		else if (strchr(name, '/') || (strchr(name, '*') && name[strlen(name) - 1] != '*'))
+			bad = "a program name has no '/', and '*' only at the end";
+		if (bad) {
+			snprintf(err, err_size, "%s:%d: %s", path, lineno, bad);
+			fclose(f);
+			free_entries(e, n);
+			return -1;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 128;
+			struct tool_entry *grown = realloc(e, cap * sizeof(*e));
+			if (!grown) {
+				fclose(f);
+				free_entries(e, n);
+				snprintf(err, err_size, "%s: out of memory", path);
+				return -1;
+			}
+			e = grown;
+		}
+		e[n].name = strdup(name);
+		e[n].category = with_category ? strdup(category) : NULL;
+		n++;
+	}
+	fclose(f);
+	*out = e;
+	*n_out = n;
+	return 0;
+}
+
+int tool_lists_load(struct tool_lists *lists, const char *allow_path, const char *deny_path,
+		    char *err, size_t err_size)
+{
+	struct tool_entry *allow = NULL, *deny = NULL;
+	size_t n_allow = 0, n_deny = 0;
+
+	err[0] = '\0';
+	if (allow_path && load_list(allow_path, true, &allow, &n_allow, err, err_size) != 0)
+		return -1;
+	if (deny_path && load_list(deny_path, false, &deny, &n_deny, err, err_size) != 0) {
+		free_entries(allow, n_allow);
+		return -1;
+	}
+	tool_lists_free(lists);
+	lists->allow = allow;
+	lists->n_allow = n_allow;
+	lists->deny = deny;
+	lists->n_deny = n_deny;
+	snprintf(lists->allow_path, sizeof(lists->allow_path), "%s", allow_path ? allow_path : "");
+	snprintf(lists->deny_path, sizeof(lists->deny_path), "%s", deny_path ? deny_path : "");
+	return 0;
+}
+
+const char *tool_category(const struct tool_lists *l, const char *program)
+{
+	for (size_t i = 0; i < l->n_allow; i++)
+		if (strcmp(l->allow[i].name, program) == 0)
+			return l->allow[i].category;
+	return NULL;
+}
+
+bool tool_denied(const struct tool_lists *l, const char *program)
+{
+	for (size_t i = 0; i < l->n_deny; i++) {
+		const char *pat = l->deny[i].name;
+		size_t n = strlen(pat);
+		if (n && pat[n - 1] == '*' ? strncmp(program, pat, n - 1) == 0
+					   : strcmp(program, pat) == 0)
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,127 @@
+/* Tool identification: interpreters unwrapped, subcommands kept; allow/deny lists. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "aggregator/correlate/tools.h"
+
+struct id_case {
+	const char *exe;
+	const char *argv[8];
+	const char *name, *program;
+};
+
+static const struct id_case id_cases[] = {
+	{"/usr/bin/samtools", {"samtools", "sort", "-@", "4", "-o", "x.bam", "y.sam"}, "samtools sort", "samtools"},
+	{"/usr/bin/bwa", {"bwa", "mem", "-t", "2", "ref.fa", "r.fq"}, "bwa mem", "bwa"},
+	{"/usr/bin/bwa", {"bwa", "index", "ref.fa"}, "bwa index", "bwa"},
+	{"/opt/conda/bin/gatk", {"gatk", "--java-options", "-Xmx4g", "HaplotypeCaller"}, "gatk", "gatk"},
+	{"/opt/conda/bin/gatk", {"gatk", "HaplotypeCaller", "-R", "ref.fa"}, "gatk HaplotypeCaller", "gatk"},
+	{"/usr/bin/python3.11", {"python3", "-u", "/opt/scripts/align.py", "--in", "x"}, "align.py", "align.py"},
+	{"/usr/bin/python3", {"python3", "-m", "multiqc.main", "."}, "multiqc", "multiqc"},
+	{"/usr/bin/python3", {"python3", "-c", "print(1)"}, "python3", "python3"},
+	{"/usr/bin/python3", {"/usr/bin/python3", "/usr/bin/snakemake", "--cores", "2"}, "snakemake", "snakemake"},
+	{"/usr/bin/python3", {"python3", "/usr/bin/snakemake", "-s", "Snakefile"}, "snakemake", "snakemake"},
+	{"/usr/lib/jvm/bin/java", {"java", "-Xmx4g", "-jar", "/opt/picard-2.27.5.jar", "SortSam", "I=x"}, "picard SortSam", "picard"},
+	{"/usr/lib/jvm/bin/java", {"java", "-cp", "x.jar", "nextflow.cli.Launcher", "run", "main.nf"}, "nextflow run", "nextflow"},
+	{"/usr/bin/Rscript", {"Rscript", "--vanilla", "deseq.R", "a"}, "deseq.R", "deseq.R"},
+	{"/usr/bin/perl", {"perl", "-w", "/opt/vep/vep", "--cache"}, "vep", "vep"},
+	{"/usr/bin/perl", {"perl", "-e", "print 1"}, "perl", "perl"},
+	{"/usr/bin/bash", {"bash", "-ue", ".command.sh"}, ".command.sh", ".command.sh"},
+	{"/usr/bin/bash", {"bash", "-c", "set -euo pipefail; bwa mem x"}, "bash", "bash"},
+	{"/usr/bin/bash", {"bash", "run.sh", "input"}, "run.sh", "run.sh"},
+	{"/usr/bin/gzip", {"gzip", "-9", "reads.fq"}, "gzip", "gzip"},
+	{"/usr/bin/python3.11 (deleted)", {"python3"}, "python3.11", "python3.11"},
+	{NULL, {"samtools", "view", "x.bam"}, "samtools view", "samtools"},
+};
+
+static void test_identify(void **state)
+{
+	for (size_t i = 0; i < sizeof(id_cases) / sizeof(id_cases[0]); i++) {
+		const struct id_case *c = &id_cases[i];
+		size_t argc = 0;
+		while (argc < 8 && c->argv[argc])
+			argc++;
+		struct tool_identity t;
+		tool_identify(c->exe, (char *const *)c->argv, argc, &t);
+		if (strcmp(t.name, c->name) || strcmp(t.program, c->program))
+			fail_msg("case %zu (%s): got name '%s' program '%s', expected '%s' '%s'", i,
+				 c->argv[0], t.name, t.program, c->name, c->program);
+	}
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_lists_and_reload(void **state)
+{
+	char allow[64], deny[64], err[256];
+	struct tool_lists lists = {0};
+
+	snprintf(allow, sizeof(allow), "/tmp/tracer-allow-%d", (int)getpid());
+	snprintf(deny, sizeof(deny), "/tmp/tracer-deny-%d", (int)getpid());
+	write_file(allow, "# tools\nbwa\taligner\nsamtools  alignment utility\n\n");
+	write_file(deny, "sshd\nsystemd-*\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), 0);
+	assert_string_equal(tool_category(&lists, "bwa"), "aligner");
+	assert_string_equal(tool_category(&lists, "samtools"), "alignment utility");
+	assert_null(tool_category(&lists, "gzip"));
+	assert_true(tool_denied(&lists, "sshd"));
+	assert_true(tool_denied(&lists, "systemd-journald"));
+	assert_false(tool_denied(&lists, "systemd"));
+	assert_false(tool_denied(&lists, "bwa"));
+
+	/* A user adds a tool: reloading picks it up. */
+	write_file(allow, "bwa\taligner\nmytool\tin-house\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), 0);
+	assert_string_equal(tool_category(&lists, "mytool"), "in-house");
+
+	/* A bad line is named and the previous lists stay in force. */
+	write_file(allow, "bwa\taligner\nlonely\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ":2:"));
+	assert_string_equal(tool_category(&lists, "mytool"), "in-house");
+	write_file(deny, "sys*temd\n");
+	write_file(allow, "bwa\taligner\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'*' only at the end"));
+	tool_lists_free(&lists);
+	unlink(allow);
+	unlink(deny);
+}
+
+static void test_shipped_lists(void **state)
+{
+	struct tool_lists lists = {0};
+	char err[256];
+
+	assert_int_equal(tool_lists_load(&lists, "deploy/etc/tools.allow", "deploy/etc/tools.deny", err,
+					 sizeof(err)),
+			 0);
+	assert_true(lists.n_allow >= 150);
+	assert_string_equal(tool_category(&lists, "bwa"), "aligner");
+	assert_true(tool_denied(&lists, "systemd-udevd"));
+	assert_false(tool_denied(&lists, "samtools"));
+	tool_lists_free(&lists);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_identify),
+		cmocka_unit_test(test_lists_and_reload),
+		cmocka_unit_test(test_shipped_lists),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
