@@ -92,6 +92,10 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/store.c aggregator/schema.c aggregator/ingest.c \
                    aggregator/runmark.c aggregator/cputime.c aggregator/hostsample.c \
                    aggregator/correlate/tools.c aggregator/correlate/cgroup_path.c \
+                   aggregator/correlate/rollup.c aggregator/correlate/engines.c \
+                   aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
+                   aggregator/correlate/cwl.c aggregator/correlate/script.c \
+                   aggregator/correlate/correlate.c \
                    common/jsonutil.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c

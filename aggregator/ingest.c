@@ -17,13 +17,28 @@
 
 #define EXITED_GRACE_NS (10 * NSEC_PER_SEC)
 
-int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope)
+static void release_entry(struct proc *p)
+{
+	if (p->launched)
+		p->launched->refs--;
+	p->launched = NULL;
+	correlate_release(p);
+}
+
+int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
+		const char *tools_allow, const char *tools_deny)
 {
 	memset(g, 0, sizeof(*g));
 	g->store = store;
 	g->scope = scope;
 	g->next_file_id = store_max_id(store, "files") + 1;
-	return proctable_init(&g->table);
+	if (correlator_init(&g->corr, store, tools_allow, tools_deny) != 0)
+		return -1;
+	g->corr.explicit_only = scope == SCOPE_RUNS;
+	if (proctable_init(&g->table) != 0)
+		return -1;
+	g->table.on_free = release_entry;
+	return 0;
 }
 
 /* Appends item to a growable array; false on allocation failure. */
@@ -65,23 +80,11 @@ static void pending_clear(struct pending *q, bool release)
 	}
 }
 
-static void free_run(struct run *r)
-{
-	free(r->row.name);
-	free(r->row.pipeline);
-	free(r);
-}
-
 void ingest_free(struct ingest *g)
 {
 	pending_clear(&g->pending, true);
 	proctable_free(&g->table);
-	for (struct run *r = g->runs; r;) {
-		struct run *next = r->next;
-		free_run(r);
-		r = next;
-	}
-	g->runs = NULL;
+	correlator_free(&g->corr);
 }
 
 static int64_t to_epoch(const struct ingest *g, uint64_t boot_ns)
@@ -91,7 +94,7 @@ static int64_t to_epoch(const struct ingest *g, uint64_t boot_ns)
 
 static bool recordable(const struct ingest *g, const struct proc *p)
 {
-	return g->scope == SCOPE_ALL || p->row.run_id > 0;
+	return (g->scope == SCOPE_ALL || p->row.run_id > 0) && correlate_recordable(p);
 }
 
 static void touch(struct ingest *g, struct proc *p)
@@ -99,14 +102,6 @@ static void touch(struct ingest *g, struct proc *p)
 	p->seen_gen = g->gen;
 	if (recordable(g, p))
 		proc_mark_dirty(&g->table, p);
-}
-
-static struct run *run_by_id(struct ingest *g, int64_t id)
-{
-	for (struct run *r = g->runs; r; r = r->next)
-		if (r->row.id == id)
-			return r;
-	return NULL;
 }
 
 /* --- counters ------------------------------------------------------------------ */
@@ -205,26 +200,29 @@ static void default_run_name(const struct runmark *mark, uint64_t epoch_ns, char
 
 static struct run *start_run(struct ingest *g, struct proc *launcher, const struct runmark *mark)
 {
-	struct run *r = calloc(1, sizeof(*r));
+	struct run_row row = {0};
 	char name[RUNMARK_NAME_MAX + 32];
+	struct run *r;
 
-	if (!r)
-		return NULL;
 	if (mark->run[0])
 		snprintf(name, sizeof(name), "%s", mark->run);
 	else
 		default_run_name(mark, (uint64_t)launcher->row.start_ns, name, sizeof(name));
-	r->row.id = g->store->next_run_id++;
-	r->row.name = strdup(name);
-	r->row.pipeline = mark->pipeline[0] ? strdup(mark->pipeline) : NULL;
-	snprintf(r->row.host_id, sizeof(r->row.host_id), "%s", g->host_id);
-	snprintf(r->row.hostname, sizeof(r->row.hostname), "%s", g->hostname);
-	snprintf(r->row.boot_id, sizeof(r->row.boot_id), "%s", g->boot_id);
-	r->row.launcher_pid = launcher->pid;
-	r->row.launcher_start_ns = launcher->start_boot_ns;
-	r->dirty = true;
-	r->next = g->runs;
-	g->runs = r;
+	row.id = g->store->next_run_id++;
+	row.name = strdup(name);
+	row.pipeline = mark->pipeline[0] ? strdup(mark->pipeline) : NULL;
+	snprintf(row.host_id, sizeof(row.host_id), "%s", g->host_id);
+	snprintf(row.hostname, sizeof(row.hostname), "%s", g->hostname);
+	snprintf(row.boot_id, sizeof(row.boot_id), "%s", g->boot_id);
+	row.launcher_pid = launcher->pid;
+	row.launcher_start_ns = launcher->start_boot_ns;
+	r = correlate_explicit_run(&g->corr, &row);
+	if (!r) {
+		free(row.name);
+		free(row.pipeline);
+		return NULL;
+	}
+	r->refs++; /* held by the launcher entry */
 	log_info("run %lld '%s' started by tracer run (pid %u)", (long long)r->row.id, name,
 		 launcher->pid);
 	return r;
@@ -235,7 +233,7 @@ static void join_launched_run(struct ingest *g, struct proc *child, struct proc 
 {
 	struct run *r = launcher->launched;
 
-	child->row.run_id = r->row.id;
+	correlate_join(&g->corr, child, r);
 	if (!r->has_command) {
 		r->has_command = true;
 		r->command_pid = child->pid;
@@ -331,7 +329,7 @@ static void link_parent(struct ingest *g, struct proc *p, struct proc *parent, u
 		if (!runmark_is_tracer_daemon(p->row.exe))
 			join_launched_run(g, p, parent);
 	} else {
-		p->row.run_id = parent->row.run_id;
+		correlate_fork(&g->corr, p, parent);
 	}
 }
 
@@ -463,18 +461,25 @@ static void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
 	}
 	p->execed = true;
 	if (runmark_is_tracer_daemon(p->row.exe)) {
-		struct run *r = run_by_id(g, p->row.run_id);
+		struct run *r = p->run;
 		if (r && r->row.launcher_pid == p->row.ppid)
-			p->row.run_id = 0;
+			correlate_join(&g->corr, p, NULL);
 	}
 done:
 	note_launcher(g, p, x->argv, x->n_argv);
+	{
+		/* The parent process (not the previous image): engines look at it. */
+		struct proc *par = x->has_parent_start_ns
+					   ? proc_find(&g->table, x->ppid, x->parent_start_ns, true)
+					   : proc_by_pid(&g->table, x->ppid);
+		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, to_epoch(g, ts));
+	}
 	touch(g, p);
 }
 
 static void finish_run_command(struct ingest *g, struct proc *p)
 {
-	for (struct run *r = g->runs; r; r = r->next) {
+	for (struct run *r = g->corr.runs; r; r = r->next) {
 		if (!r->has_command || r->command_pid != p->pid ||
 		    !proc_same_start(r->command_start_ns, r->command_coarse, p->start_boot_ns,
 				     p->start_coarse))
@@ -484,6 +489,9 @@ static void finish_run_command(struct ingest *g, struct proc *p)
 		r->row.exit_code = p->row.exit_code;
 		r->row.has_signal = p->row.has_signal;
 		r->row.signal = p->row.signal;
+		r->status = p->row.has_signal ? GROUP_KILLED
+			    : p->row.exit_code	? GROUP_FAILED
+						: GROUP_OK;
 		r->dirty = true;
 	}
 }
@@ -526,6 +534,7 @@ static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent
 	set_presence(&p->row.m, x->totals);
 	p->row.m.ru_maxrss_kb = x->totals ? x->totals->signal_maxrss_kb : 0;
 	p->exited = true;
+	correlate_exit(&g->corr, p);
 	finish_run_command(g, p);
 	if (p->launched)
 		p->launched->finished = true;
@@ -664,6 +673,8 @@ static void on_cgroup(struct ingest *g, uint64_t ts, const Tracer__CgroupEvent *
 	r.controllers = controllers ? strdup(controllers) : NULL;
 	r.path = x->path ? utf8_sanitize(x->path, strlen(x->path)) : NULL;
 	r.level = x->level;
+	if (r.path && (x->hierarchy == 0 || (controllers && !strcmp(controllers, "memory"))))
+		correlate_cgroup(&g->corr, x->id, x->hierarchy != 0, r.path);
 	if (!x->from_snapshot) {
 		if (x->removed)
 			r.removed_ns = to_epoch(g, ts);
@@ -686,6 +697,7 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 		g->stats.samples_unmatched++;
 		return;
 	}
+	correlate_sample(&g->corr, p, to_epoch(g, ts), x->rss_kb, x->runtime_ns);
 	if (!recordable(g, p))
 		return;
 	r.process_id = p->row.id;
@@ -788,9 +800,8 @@ int ingest_write(struct ingest *g)
 	for (struct proc *p = g->table.dirty; p; p = p->dirty_next)
 		if (store_put_process(g->store, &p->row) != 0)
 			return -1;
-	for (struct run *r = g->runs; r; r = r->next)
-		if (r->dirty && store_put_run(g->store, &r->row) != 0)
-			return -1;
+	if (correlate_write(&g->corr) != 0)
+		return -1;
 	struct pending *q = &g->pending;
 	for (size_t i = 0; i < q->n_files; i++)
 		if (store_put_file(g->store, &q->files[i]) != 0)
@@ -819,13 +830,12 @@ bool ingest_has_pending(const struct ingest *g)
 	const struct pending *q = &g->pending;
 
 	return g->table.dirty || g->table.closed || q->n_files || q->n_file_updates || q->n_ooms ||
-	       q->n_cgroups || q->n_samples || q->n_hosts;
+	       q->n_cgroups || q->n_samples || q->n_hosts || correlate_has_pending(&g->corr);
 }
 
 void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
 {
 	struct proctable *t = &g->table;
-	struct run **link = &g->runs;
 
 	for (struct closed_row *c = t->closed; c;) {
 		struct closed_row *next = c->next;
@@ -846,24 +856,9 @@ void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
 		p = next;
 	}
 	t->dirty = NULL;
-	while (*link) {
-		struct run *r = *link;
-		r->dirty = false;
-		if (r->finished) {
-			*link = r->next;
-			for (size_t i = 0; i < t->n_buckets; i++)
-				for (struct proc *p = t->buckets[i]; p; p = p->hash_next)
-					if (p->launched == r)
-						p->launched = NULL;
-			for (struct proc *p = t->gc_head; p; p = p->gc_next)
-				if (p->launched == r)
-					p->launched = NULL;
-			free_run(r);
-			continue;
-		}
-		link = &r->next;
-	}
+	/* Free old entries first: they hold the references that keep runs alive. */
 	proctable_gc(t, now_boot_ns, EXITED_GRACE_NS);
+	correlate_committed(&g->corr);
 }
 
 /* --- restart ---------------------------------------------------------------------- */
@@ -887,6 +882,64 @@ static void load_process(void *ctx, struct process_row *r)
 	p->seen_gen = 0;
 }
 
+static struct proc *entry_with_row_id(struct ingest *g, int64_t id)
+{
+	for (size_t i = 0; i < g->table.n_buckets && id; i++)
+		for (struct proc *p = g->table.buckets[i]; p; p = p->hash_next)
+			if (p->row.id == id)
+				return p;
+	return NULL;
+}
+
+static const char *source_constant(const unsigned char *v)
+{
+	static const char *const sources[] = {"explicit", "engine", "script", "slurm"};
+
+	for (size_t i = 0; v && i < 4; i++)
+		if (!strcmp((const char *)v, sources[i]))
+			return sources[i];
+	return "explicit";
+}
+
+/* Steps of a resumed run, so later processes join them rather than new ones. */
+static void load_steps(struct ingest *g, struct run *r)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(g->store->db,
+			       "SELECT id, key, name, kind, root_process_id, start_ns FROM steps "
+			       "WHERE run_id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, r->row.id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct step *s = calloc(1, sizeof(*s));
+		const unsigned char *v;
+		if (!s)
+			break;
+		s->id = sqlite3_column_int64(st, 0);
+		s->run = r;
+		v = sqlite3_column_text(st, 1);
+		snprintf(s->key, sizeof(s->key), "%s", v ? (const char *)v : "");
+		v = sqlite3_column_text(st, 2);
+		snprintf(s->name, sizeof(s->name), "%s", v ? (const char *)v : "");
+		s->named = s->name[0] != '\0';
+		v = sqlite3_column_text(st, 3);
+		snprintf(s->kind, sizeof(s->kind), "%s", v ? (const char *)v : "");
+		s->root_process_id = sqlite3_column_int64(st, 4);
+		s->r.start_ns = sqlite3_column_int64(st, 5);
+		struct proc *root = entry_with_row_id(g, s->root_process_id);
+		if (root) {
+			s->root_pid = root->pid;
+			s->root_start_ns = root->start_boot_ns;
+		}
+		s->next = r->steps;
+		r->steps = s;
+		r->step_seq++;
+	}
+	sqlite3_finalize(st);
+}
+
 int ingest_load_state(struct ingest *g)
 {
 	sqlite3_stmt *st;
@@ -894,56 +947,84 @@ int ingest_load_state(struct ingest *g)
 
 	if (store_each_running_process(g->store, load_process, g) != 0)
 		return -1;
-	/* Runs whose command has not finished yet. */
+	/* Runs that had not ended, with their engines and steps. */
 	rc = sqlite3_prepare_v2(g->store->db,
 				"SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
-				"command_process_id, launcher_pid, launcher_start_ns FROM runs "
-				"WHERE end_ns IS NULL",
+				"command_process_id, launcher_pid, launcher_start_ns, source, engine, "
+				"engine_process_id, pipeline_id FROM runs WHERE end_ns IS NULL",
 				-1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct run *r = calloc(1, sizeof(*r));
+		struct run_row row = {0};
 		const unsigned char *v;
+		row.id = sqlite3_column_int64(st, 0);
+		v = sqlite3_column_text(st, 1);
+		row.name = strdup(v ? (const char *)v : "");
+		v = sqlite3_column_text(st, 2);
+		row.pipeline = v ? strdup((const char *)v) : NULL;
+		v = sqlite3_column_text(st, 3);
+		snprintf(row.host_id, sizeof(row.host_id), "%s", v ? (const char *)v : "");
+		v = sqlite3_column_text(st, 4);
+		snprintf(row.hostname, sizeof(row.hostname), "%s", v ? (const char *)v : "");
+		v = sqlite3_column_text(st, 5);
+		snprintf(row.boot_id, sizeof(row.boot_id), "%s", v ? (const char *)v : "");
+		row.start_ns = sqlite3_column_int64(st, 6);
+		row.command_process_id = sqlite3_column_int64(st, 7);
+		row.launcher_pid = (uint32_t)sqlite3_column_int64(st, 8);
+		row.launcher_start_ns = (uint64_t)sqlite3_column_int64(st, 9);
+		struct run *r = correlate_explicit_run(&g->corr, &row);
 		if (!r)
 			break;
-		r->row.id = sqlite3_column_int64(st, 0);
-		v = sqlite3_column_text(st, 1);
-		r->row.name = strdup(v ? (const char *)v : "");
-		v = sqlite3_column_text(st, 2);
-		r->row.pipeline = v ? strdup((const char *)v) : NULL;
-		v = sqlite3_column_text(st, 3);
-		snprintf(r->row.host_id, sizeof(r->row.host_id), "%s", v ? (const char *)v : "");
-		v = sqlite3_column_text(st, 4);
-		snprintf(r->row.hostname, sizeof(r->row.hostname), "%s", v ? (const char *)v : "");
-		v = sqlite3_column_text(st, 5);
-		snprintf(r->row.boot_id, sizeof(r->row.boot_id), "%s", v ? (const char *)v : "");
-		r->row.start_ns = sqlite3_column_int64(st, 6);
-		r->row.command_process_id = sqlite3_column_int64(st, 7);
-		r->row.launcher_pid = (uint32_t)sqlite3_column_int64(st, 8);
-		r->row.launcher_start_ns = (uint64_t)sqlite3_column_int64(st, 9);
-		struct proc *launcher = proc_find(&g->table, r->row.launcher_pid,
-						  r->row.launcher_start_ns, true);
-		if (launcher)
+		r->row.source = source_constant(sqlite3_column_text(st, 10));
+		v = sqlite3_column_text(st, 11);
+		snprintf(r->engine, sizeof(r->engine), "%s", v ? (const char *)v : "");
+		r->engine_process_id = sqlite3_column_int64(st, 12);
+		r->pipeline_id = sqlite3_column_int64(st, 13);
+		r->dirty = false;
+		rollup_start(&r->r, row.start_ns);
+		struct proc *engine = entry_with_row_id(g, r->engine_process_id);
+		if (engine) {
+			r->engine_pid = engine->pid;
+			r->engine_start_ns = engine->start_boot_ns;
+		}
+		struct proc *command = entry_with_row_id(g, r->row.command_process_id);
+		if (command) {
+			r->has_command = true;
+			r->command_pid = command->pid;
+			r->command_start_ns = command->start_boot_ns;
+			r->command_coarse = command->start_coarse;
+		}
+		struct proc *launcher = row.launcher_pid ? proc_find(&g->table, row.launcher_pid,
+								     row.launcher_start_ns, true)
+							 : NULL;
+		if (launcher) {
 			launcher->launched = r;
-		for (size_t i = 0; i < g->table.n_buckets && r->row.command_process_id; i++) {
-			for (struct proc *p = g->table.buckets[i]; p; p = p->hash_next) {
-				if (p->row.id != r->row.command_process_id)
-					continue;
-				r->has_command = true;
-				r->command_pid = p->pid;
-				r->command_start_ns = p->start_boot_ns;
-				r->command_coarse = p->start_coarse;
-			}
+			r->refs++;
 		}
-		if (!launcher) {
-			r->has_command = r->row.command_process_id != 0 || r->has_command;
-			r->finished = true; /* launcher gone while we were down */
-		}
-		r->next = g->runs;
-		g->runs = r;
+		/* The process that ends it is gone: it ended while we were down. */
+		if (!strcmp(r->row.source, "explicit") ? !launcher : !engine)
+			r->finished = true;
+		load_steps(g, r);
 	}
 	sqlite3_finalize(st);
+	/* Point the resumed processes at their runs and steps. */
+	for (size_t i = 0; i < g->table.n_buckets; i++) {
+		for (struct proc *p = g->table.buckets[i]; p; p = p->hash_next) {
+			struct run *r = correlate_run_by_id(&g->corr, p->row.run_id);
+			int64_t step_id = p->row.step_id;
+			if (!r)
+				continue;
+			correlate_join(&g->corr, p, r);
+			for (struct step *s = r->steps; s; s = s->next) {
+				if (s->id != step_id)
+					continue;
+				p->step = s;
+				s->refs++;
+				s->r.live++;
+			}
+		}
+	}
 	log_info("resumed %zu running processes from the database", g->table.count);
 	return 0;
 }

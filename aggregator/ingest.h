@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "aggregator/correlate/correlate.h"
 #include "aggregator/proctable.h"
 #include "aggregator/store.h"
 #include "tracer.pb-c.h"
@@ -16,17 +17,6 @@
 enum ingest_scope {
 	SCOPE_ALL,  /* every process on the host */
 	SCOPE_RUNS, /* only processes that belong to a run */
-};
-
-struct run {
-	struct run *next;
-	struct run_row row;
-	bool dirty;
-	bool finished; /* launcher gone: free after the next commit */
-	bool has_command;
-	uint32_t command_pid;
-	uint64_t command_start_ns;
-	bool command_coarse;
 };
 
 struct file_update {
@@ -64,7 +54,7 @@ struct ingest_stats {
 struct ingest {
 	struct proctable table;
 	struct store *store;
-	struct run *runs;
+	struct correlator corr;
 	enum ingest_scope scope;
 	uint64_t gen; /* bumped per new collector stream */
 	/* Context of the frame being applied. */
@@ -81,7 +71,9 @@ struct ingest {
 /* Queues a host sample for the next commit. */
 void ingest_host_sample(struct ingest *g, const struct host_sample_row *row);
 
-int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope);
+/* Tool lists may be NULL (no categories, nothing ignored). */
+int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
+		const char *tools_allow, const char *tools_deny);
 void ingest_free(struct ingest *g);
 
 /* Loads processes and runs a previous aggregator left running. */

@@ -35,13 +35,47 @@ struct aggregator_options {
 	int ready_fd;
 	enum ingest_scope scope;
 	unsigned host_sample_ms;
+	const char *tools_allow, *tools_deny;
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, reload_requested;
 
 static void on_signal(int sig)
 {
 	stop_requested = sig;
+}
+
+static void on_hup(int sig)
+{
+	reload_requested = 1;
+}
+
+/*
+ * The tool lists: as given, else /etc/tracer, else the ones shipped beside
+ * the binary (a source tree's deploy/etc, an install's share/tracer).
+ */
+static const char *find_list(const char *given, const char *name, char *buf, size_t size)
+{
+	char exe[4096], dir[4096];
+	ssize_t n;
+	const char *rel[] = {"../deploy/etc", "../../deploy/etc", "../share/tracer"};
+
+	if (given)
+		return given;
+	snprintf(buf, size, "/etc/tracer/%s", name);
+	if (access(buf, R_OK) == 0)
+		return buf;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	path_dirname(exe, dir, sizeof(dir));
+	for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		snprintf(buf, size, "%s/%s/%s", dir, rel[i], name);
+		if (access(buf, R_OK) == 0)
+			return buf;
+	}
+	return NULL;
 }
 
 static void usage(FILE *out)
@@ -55,6 +89,9 @@ static void usage(FILE *out)
 		"  --socket-mode OCTAL    socket file permissions (default 0660)\n"
 		"  --scope all|runs       record every process (default) or only those in runs\n"
 		"  --host-sample-ms N     whole-host samples every N ms (default 1000; 0: off)\n"
+		"  --tools-allow PATH     known tools and categories (default /etc/tracer/tools.allow)\n"
+		"  --tools-deny PATH      programs not recorded (default /etc/tracer/tools.deny)\n"
+		"  SIGHUP rereads the tool lists\n"
 		"  --log-level LEVEL      error, warn, info (default) or debug\n"
 		"  --ready-fd N           write \"ready\\n\" to fd N once listening\n");
 }
@@ -71,6 +108,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 		{"log-level", required_argument, 0, 'l'},
 		{"ready-fd", required_argument, 0, 'R'},
 		{"host-sample-ms", required_argument, 0, 'H'},
+		{"tools-allow", required_argument, 0, 'A'},
+		{"tools-deny", required_argument, 0, 'N'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -126,6 +165,12 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			break;
 		case 'R':
 			o->ready_fd = atoi(optarg);
+			break;
+		case 'A':
+			o->tools_allow = optarg;
+			break;
+		case 'N':
+			o->tools_deny = optarg;
 			break;
 		case 'H':
 			o->host_sample_ms = (unsigned)strtoul(optarg, &end, 10);
@@ -199,6 +244,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	signal(SIGHUP, on_hup);
 
 	if (geteuid() == 0) {
 		if (!opt.user) {
@@ -220,12 +266,20 @@ int main(int argc, char **argv)
 	}
 	if (store_open(&store, opt.db_path) != 0)
 		return 1;
-	if (ingest_init(&ingest, &store, opt.scope) != 0 || ingest_load_state(&ingest) != 0) {
+	char allow_buf[4200], deny_buf[4200];
+	const char *allow = find_list(opt.tools_allow, "tools.allow", allow_buf, sizeof(allow_buf));
+	const char *deny = find_list(opt.tools_deny, "tools.deny", deny_buf, sizeof(deny_buf));
+	if (!allow || !deny)
+		log_warn("tool lists not found: tools are not categorised%s",
+			 deny ? "" : ", system noise is recorded");
+	if (ingest_init(&ingest, &store, opt.scope, allow, deny) != 0 ||
+	    ingest_load_state(&ingest) != 0) {
 		log_error("cannot load state from %s", opt.db_path);
 		goto out_store;
 	}
 	receiver_init(&receiver, &ingest, &store);
 	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
+	receiver.reload = &reload_requested;
 	if (allowed_peers(&opt, &receiver.policy) != 0)
 		goto out_ingest;
 	rv = ipc_listen(&receiver.sock, opt.socket_path, opt.socket_mode, &receiver.policy);

@@ -13,8 +13,10 @@ int proctable_init(struct proctable *t)
 	return t->buckets ? 0 : -1;
 }
 
-static void free_proc(struct proc *p)
+static void free_proc(struct proctable *t, struct proc *p)
 {
+	if (t->on_free)
+		t->on_free(p);
 	process_row_free_strings(&p->row);
 	free(p->file_ids);
 	free(p);
@@ -27,14 +29,14 @@ void proctable_free(struct proctable *t)
 		while (p) {
 			struct proc *next = p->hash_next;
 			if (!p->in_gc)
-				free_proc(p);
+				free_proc(t, p);
 			p = next;
 		}
 	}
 	/* Retired entries may already be unhashed (their pid was reused). */
 	for (struct proc *p = t->gc_head; p;) {
 		struct proc *next = p->gc_next;
-		free_proc(p);
+		free_proc(t, p);
 		p = next;
 	}
 	for (struct closed_row *c = t->closed; c;) {
@@ -177,7 +179,7 @@ void proctable_gc(struct proctable *t, uint64_t now_boot_ns, uint64_t grace_ns)
 			t->gc_tail = NULL;
 		if (proc_by_pid(t, p->pid) == p)
 			proc_unhash(t, p);
-		free_proc(p);
+		free_proc(t, p);
 	}
 }
 

@@ -44,7 +44,12 @@ struct proc {
 	uint64_t seen_gen;
 	struct raw_counters base;
 	struct run *launched; /* this process is a `tracer run` launcher */
-	int64_t *file_ids;    /* files rows by the kernel's slot number */
+	struct run *run;      /* its run and step (counted references) */
+	struct step *step;
+	bool denied;	      /* deny-listed system noise: kept for the tree, not written */
+	int64_t last_sample_ts;
+	uint64_t last_sample_cpu, last_sample_rss;
+	int64_t *file_ids; /* files rows by the kernel's slot number */
 	uint32_t n_file_ids;
 	struct process_row row;
 };
@@ -61,6 +66,7 @@ struct proctable {
 	struct proc *dirty;	       /* entries whose row must be written */
 	struct closed_row *closed;     /* finished images waiting to be written */
 	struct proc *gc_head, *gc_tail; /* exited entries, oldest first */
+	void (*on_free)(struct proc *p); /* drops references the entry holds */
 };
 
 int proctable_init(struct proctable *t);

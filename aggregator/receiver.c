@@ -224,8 +224,6 @@ int receiver_commit(struct receiver *r)
 
 	for (struct stream_state *s = r->streams; s; s = s->next)
 		work = work || s->dirty || s->ack_pending;
-	for (struct run *run = r->ingest->runs; run; run = run->next)
-		work = work || run->dirty;
 	if (refused != r->agg.refused_peers) {
 		r->agg.refused_peers = refused;
 		work = true;
@@ -281,6 +279,11 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 	while (!*stop) {
 		unsigned frames = 0;
 		uint64_t events = 0;
+
+		if (r->reload && *r->reload) {
+			*r->reload = 0;
+			correlator_reload(&r->ingest->corr);
+		}
 
 		if (r->commit_failed) {
 			if (now_boottime_ns() < r->next_retry_ns) {

@@ -56,6 +56,7 @@ struct receiver {
 	uint64_t host_every_ns; /* 0: no host samples */
 	uint64_t next_host_ns;
 	char host_id[64];
+	volatile sig_atomic_t *reload; /* set by SIGHUP: reread the tool lists */
 };
 
 int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store);

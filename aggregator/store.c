@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregator/correlate/groups.h"
 #include "aggregator/schema.h"
 #include "common/log.h"
 
@@ -14,14 +15,30 @@ static const char *const process_columns =
 	"rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes, vol_ctxsw, "
 	"invol_ctxsw, min_faults, maj_faults, from_snapshot, runq_ns, iowait_ns, reclaim_ns, "
 	"net_tx_bytes, net_rx_bytes, sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed, "
-	"oom_killed, files_overflow";
-#define PROCESS_COLUMN_COUNT 53
+	"oom_killed, files_overflow, step_id, tool_id, helper, container_runtime, container_id, "
+	"pod_uid, slurm_job, slurm_step, systemd_unit";
+#define PROCESS_COLUMN_COUNT 62
+#define PROCESS_OOM_COLUMN 51
 #define PROCESS_FROM_SNAPSHOT_COLUMN 39
 
 static const char sql_put_run[] =
 	"INSERT OR REPLACE INTO runs (id, name, pipeline, host_id, hostname, start_ns, end_ns, "
-	"exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source) "
-	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'explicit')";
+	"exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
+	"pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
+	"avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
+	"write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
+	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+static const char sql_put_step[] =
+	"INSERT OR REPLACE INTO steps (id, run_id, key, name, kind, start_ns, end_ns, status, "
+	"exit_code, signal, root_process_id, container_id, slurm_job, slurm_step, processes, "
+	"failed_processes, cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, "
+	"wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
+	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char sql_put_tool[] =
+	"INSERT OR IGNORE INTO tools (id, name, program, category) VALUES (?,?,?,?)";
+static const char sql_put_pipeline[] =
+	"INSERT OR IGNORE INTO pipelines (id, name, first_seen_ns) VALUES (?,?,?)";
 
 static const char sql_put_stream[] =
 	"INSERT OR REPLACE INTO collector_stats (stream_id, boot_id, host_id, hostname, "
@@ -135,7 +152,9 @@ int store_open(struct store *s, const char *path)
 	    prepare(s, sql_put_agg, &s->put_agg) || prepare(s, sql_put_file, &s->put_file) ||
 	    prepare(s, sql_update_file, &s->update_file) || prepare(s, sql_put_oom, &s->put_oom) ||
 	    prepare(s, sql_put_cgroup, &s->put_cgroup) || prepare(s, sql_put_sample, &s->put_sample) ||
-	    prepare(s, sql_put_host, &s->put_host) || prepare(s, sql_put_loss, &s->put_loss))
+	    prepare(s, sql_put_host, &s->put_host) || prepare(s, sql_put_loss, &s->put_loss) ||
+	    prepare(s, sql_put_step, &s->put_step) || prepare(s, sql_put_tool, &s->put_tool) ||
+	    prepare(s, sql_put_pipeline, &s->put_pipeline))
 		goto fail;
 	s->next_process_id = max_id(s->db, "processes") + 1;
 	s->next_run_id = max_id(s->db, "runs") + 1;
@@ -161,6 +180,9 @@ void store_close(struct store *s)
 	sqlite3_finalize(s->put_sample);
 	sqlite3_finalize(s->put_host);
 	sqlite3_finalize(s->put_loss);
+	sqlite3_finalize(s->put_step);
+	sqlite3_finalize(s->put_tool);
+	sqlite3_finalize(s->put_pipeline);
 	if (s->db)
 		sqlite3_close(s->db);
 	memset(s, 0, sizeof(*s));
@@ -323,6 +345,106 @@ int store_put_process(struct store *s, const struct process_row *r)
 	}
 	sqlite3_bind_int(st, i++, r->oom_killed);
 	sqlite3_bind_int64(st, i++, r->files_overflow);
+	bind_id_or_null(st, i++, r->step_id);
+	bind_id_or_null(st, i++, r->tool_id);
+	sqlite3_bind_int(st, i++, r->helper);
+	bind_text_or_null(st, i++, r->container_runtime);
+	bind_text_or_null(st, i++, r->container_id);
+	bind_text_or_null(st, i++, r->pod_uid);
+	bind_text_or_null(st, i++, r->slurm_job);
+	bind_text_or_null(st, i++, r->slurm_step);
+	bind_text_or_null(st, i++, r->systemd_unit);
+	return step_done(s, st);
+}
+
+/* The rollup columns shared by runs and steps: processes .. runq_ns. */
+static int bind_rollup(sqlite3_stmt *st, int i, const struct rollup *r)
+{
+	static const struct rollup none;
+
+	if (!r)
+		r = &none;
+	sqlite3_bind_int64(st, i++, r->processes);
+	sqlite3_bind_int64(st, i++, r->failed);
+	bind_u64(st, i++, r->cpu_ns);
+	if (r->end_ns > r->start_ns && r->start_ns)
+		sqlite3_bind_double(st, i++, rollup_avg_cores(r));
+	else
+		sqlite3_bind_null(st, i++);
+	if (r->peak_cores > 0)
+		sqlite3_bind_double(st, i++, r->peak_cores);
+	else
+		sqlite3_bind_null(st, i++);
+	if (rollup_peak_rss(r) > 0)
+		sqlite3_bind_int64(st, i++, rollup_peak_rss(r));
+	else
+		sqlite3_bind_null(st, i++);
+	if (r->max_process_rss_kb)
+		bind_u64(st, i++, r->max_process_rss_kb);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_u64(st, i++, r->rchar);
+	bind_u64(st, i++, r->wchar);
+	bind_u64(st, i++, r->read_bytes);
+	bind_u64(st, i++, r->write_bytes);
+	bind_u64(st, i++, r->net_tx);
+	bind_u64(st, i++, r->net_rx);
+	bind_u64(st, i++, r->iowait_ns);
+	bind_u64(st, i++, r->runq_ns);
+	return i;
+}
+
+int store_put_step(struct store *s, const struct step *stp)
+{
+	sqlite3_stmt *st = s->put_step;
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, stp->id);
+	sqlite3_bind_int64(st, i++, stp->run->row.id);
+	sqlite3_bind_text(st, i++, stp->key, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(st, i++, stp->name);
+	sqlite3_bind_text(st, i++, stp->kind, -1, SQLITE_TRANSIENT);
+	bind_id_or_null(st, i++, stp->r.start_ns);
+	if (stp->status != GROUP_RUNNING)
+		bind_id_or_null(st, i++, stp->r.end_ns);
+	else
+		sqlite3_bind_null(st, i++);
+	sqlite3_bind_text(st, i++, group_status_name(stp->status), -1, SQLITE_STATIC);
+	if (stp->has_exit_code)
+		sqlite3_bind_int(st, i++, stp->exit_code);
+	else
+		sqlite3_bind_null(st, i++);
+	if (stp->has_signal)
+		sqlite3_bind_int(st, i++, stp->signal);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_id_or_null(st, i++, stp->root_process_id);
+	bind_text_or_null(st, i++, stp->container_id);
+	bind_text_or_null(st, i++, stp->slurm_job);
+	bind_text_or_null(st, i++, stp->slurm_step);
+	i = bind_rollup(st, i, &stp->r);
+	return step_done(s, st);
+}
+
+int store_put_tool(struct store *s, int64_t id, const char *name, const char *program,
+		   const char *category)
+{
+	sqlite3_stmt *st = s->put_tool;
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, program, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(st, 4, category);
+	return step_done(s, st);
+}
+
+int store_put_pipeline(struct store *s, int64_t id, const char *name, int64_t first_seen_ns)
+{
+	sqlite3_stmt *st = s->put_pipeline;
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, first_seen_ns);
 	return step_done(s, st);
 }
 
@@ -347,9 +469,21 @@ int store_put_run(struct store *s, const struct run_row *r)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_id_or_null(st, i++, r->command_process_id);
-	sqlite3_bind_int64(st, i++, r->launcher_pid);
-	bind_u64(st, i++, r->launcher_start_ns);
+	if (r->launcher_pid) {
+		sqlite3_bind_int64(st, i++, r->launcher_pid);
+		bind_u64(st, i++, r->launcher_start_ns);
+	} else {
+		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+	}
 	bind_text_or_null(st, i++, r->boot_id);
+	sqlite3_bind_text(st, i++, r->source ? r->source : "explicit", -1, SQLITE_STATIC);
+	bind_id_or_null(st, i++, r->pipeline_id);
+	bind_text_or_null(st, i++, r->engine);
+	bind_id_or_null(st, i++, r->engine_process_id);
+	bind_text_or_null(st, i++, r->status);
+	sqlite3_bind_int64(st, i++, r->steps);
+	i = bind_rollup(st, i, r->rollup);
 	return step_done(s, st);
 }
 
@@ -646,7 +780,10 @@ int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct pro
 		r.cgroup1_id = (uint64_t)sqlite3_column_int64(st, i++);
 		r.state = "running";
 		r.from_snapshot = sqlite3_column_int(st, PROCESS_FROM_SNAPSHOT_COLUMN) != 0;
-		r.oom_killed = sqlite3_column_int(st, PROCESS_COLUMN_COUNT - 2) != 0;
+		r.oom_killed = sqlite3_column_int(st, PROCESS_OOM_COLUMN) != 0;
+		r.step_id = sqlite3_column_int64(st, PROCESS_OOM_COLUMN + 2);
+		r.tool_id = sqlite3_column_int64(st, PROCESS_OOM_COLUMN + 3);
+		r.helper = sqlite3_column_int(st, PROCESS_OOM_COLUMN + 4) != 0;
 		fn(ctx, &r);
 	}
 	sqlite3_finalize(st);

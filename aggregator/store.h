@@ -48,6 +48,15 @@ struct process_row {
 	bool from_snapshot;
 	bool oom_killed;
 	uint32_t files_overflow;
+	/* Correlation (v3). */
+	int64_t step_id, tool_id; /* 0: none */
+	bool helper;
+	char container_runtime[16];
+	char container_id[80];
+	char pod_uid[40];
+	char slurm_job[32];
+	char slurm_step[24];
+	char systemd_unit[128];
 };
 
 struct file_row {
@@ -113,7 +122,17 @@ struct run_row {
 	int64_t command_process_id;
 	uint32_t launcher_pid;
 	uint64_t launcher_start_ns;
+	const char *source; /* explicit, engine, script, slurm */
+	/* v3: filled from struct run when written */
+	int64_t pipeline_id;
+	const char *engine;
+	int64_t engine_process_id;
+	const char *status;
+	uint32_t steps;
+	const struct rollup *rollup;
 };
+
+struct step_row;
 
 struct stream_row {
 	char stream_id[33];
@@ -142,6 +161,7 @@ struct store {
 	sqlite3_stmt *put_process, *put_run, *put_stream, *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
 		*put_loss;
+	sqlite3_stmt *put_step, *put_tool, *put_pipeline;
 	int64_t next_process_id;
 	int64_t next_run_id;
 	bool in_tx;
@@ -163,6 +183,12 @@ int store_put_stream(struct store *s, const struct stream_row *r);
 int store_get_stream(struct store *s, const char *stream_id, struct stream_row *out);
 int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r);
 
+struct rollup;
+struct step;
+int store_put_step(struct store *s, const struct step *st);
+int store_put_tool(struct store *s, int64_t id, const char *name, const char *program,
+		   const char *category);
+int store_put_pipeline(struct store *s, int64_t id, const char *name, int64_t first_seen_ns);
 int store_put_file(struct store *s, const struct file_row *r);
 int store_update_file_counts(struct store *s, int64_t id, uint32_t count, uint32_t failed,
 			     uint32_t flags);

@@ -1,0 +1,83 @@
+/*
+ * Correlation: from processes to pipeline -> run -> step -> tool, using only
+ * what the OS shows. Called by ingest.c as processes fork, exec, exit and are
+ * sampled; owns runs, steps, tool and pipeline ids, and the cgroup id -> path
+ * map used to recognise containers and Slurm jobs.
+ */
+#ifndef TRACER_CORRELATE_H
+#define TRACER_CORRELATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aggregator/correlate/groups.h"
+#include "aggregator/correlate/tools.h"
+#include "aggregator/store.h"
+
+struct proc;
+
+struct name_id {
+	char *name;
+	int64_t id;
+	bool written;
+};
+
+struct cgroup_entry {
+	struct cgroup_entry *next;
+	uint64_t id;
+	bool v1_memory;
+	char *path;
+};
+
+struct correlator {
+	struct store *store;
+	struct tool_lists lists;
+	struct name_id *tools;
+	size_t n_tools, cap_tools;
+	struct name_id *pipelines;
+	size_t n_pipelines, cap_pipelines;
+	int64_t next_tool_id, next_pipeline_id, next_step_id;
+	struct cgroup_entry *cgroups[1024];
+	struct run *runs;
+	bool explicit_only; /* only `tracer run` runs (a self-hosted aggregator) */
+	uint64_t engine_runs, script_runs, slurm_runs; /* counters for the log */
+};
+
+int correlator_init(struct correlator *c, struct store *store, const char *allow_path,
+		    const char *deny_path);
+void correlator_free(struct correlator *c);
+/* Reloads the tool lists (SIGHUP). 0, or -1 with the reason logged. */
+int correlator_reload(struct correlator *c);
+
+/* A cgroup seen (created, or found at collector start). */
+void correlate_cgroup(struct correlator *c, uint64_t id, bool v1_memory, const char *path);
+
+/* Creates an explicit run for a `tracer run` launcher. */
+struct run *correlate_explicit_run(struct correlator *c, const struct run_row *row);
+
+/* Puts a process in a run (or, with NULL, takes it out). */
+void correlate_join(struct correlator *c, struct proc *p, struct run *r);
+/* After fork: the child inherits its parent's run, step and helper status. */
+void correlate_fork(struct correlator *c, struct proc *child, struct proc *parent);
+/* After an exec (or a snapshot): container, tool, engine run, step. */
+void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, char *const *argv,
+		    size_t argc, int64_t ts_ns);
+/* At exit: rollups, step and run status. */
+void correlate_exit(struct correlator *c, struct proc *p);
+/* A live sample: RSS and CPU rollups of the process's step and run. */
+void correlate_sample(struct correlator *c, struct proc *p, int64_t ts_ns, uint64_t rss_kb,
+		      uint64_t cpu_ns);
+/* Should this process be written at all (not deny-listed noise)? */
+bool correlate_recordable(const struct proc *p);
+
+/* Writes changed runs, steps, new tools and pipelines (inside a transaction). */
+int correlate_write(struct correlator *c);
+/* After a commit: clean flags, free finished runs nobody points at. */
+void correlate_committed(struct correlator *c);
+bool correlate_has_pending(const struct correlator *c);
+struct run *correlate_run_by_id(struct correlator *c, int64_t id);
+/* Drops a process's references to its run and step (entry being freed). */
+void correlate_release(struct proc *p);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * cwltool and Toil: the engine process is the run; the .cwl workflow names
+ * the pipeline; each tool invocation the engine starts is a step. (Step
+ * names appear only in the engines' logs, never in argv: the tool names it.)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "aggregator/correlate/engines.h"
+
+static bool cwl_pipeline(const struct process_view *v, char *pipeline, size_t size)
+{
+	for (size_t i = 1; i < v->argc; i++) {
+		size_t n = strlen(v->argv[i]);
+		if (n > 4 && !strcmp(v->argv[i] + n - 4, ".cwl")) {
+			pipeline_from_file(v->argv[i], v->cwd, pipeline, size);
+			return true;
+		}
+	}
+	snprintf(pipeline, size, "%s", v->tool->program);
+	return true;
+}
+
+static bool cwltool_run(const struct process_view *v, char *pipeline, size_t size)
+{
+	if (strcmp(v->tool->program, "cwltool") != 0)
+		return false;
+	return cwl_pipeline(v, pipeline, size);
+}
+
+static bool toil_run(const struct process_view *v, char *pipeline, size_t size)
+{
+	if (strcmp(v->tool->program, "toil-cwl-runner") != 0 &&
+	    strcmp(v->tool->program, "toil-wdl-runner") != 0)
+		return false;
+	return cwl_pipeline(v, pipeline, size);
+}
+
+static bool child_step(const struct process_view *v, unsigned seq, struct step_spec *out,
+		       const char *kind)
+{
+	if (!v->parent_is_engine || v->in_step)
+		return false;
+	/* The engine's own helpers (nodejs for expressions, docker pulls) are steps
+	 * too: they are the work it did. */
+	snprintf(out->kind, sizeof(out->kind), "%s", kind);
+	snprintf(out->key, sizeof(out->key), "step-%u", seq);
+	out->name[0] = '\0';
+	return true;
+}
+
+static bool cwltool_step(const struct process_view *v, unsigned seq, struct step_spec *out)
+{
+	return child_step(v, seq, out, "cwl-step");
+}
+
+/* Toil runs each job in a _toil_worker process. */
+static bool toil_step(const struct process_view *v, unsigned seq, struct step_spec *out)
+{
+	if (v->in_step || strcmp(v->tool->program, "_toil_worker") != 0)
+		return child_step(v, seq, out, "toil-job");
+	snprintf(out->kind, sizeof(out->kind), "toil-job");
+	snprintf(out->key, sizeof(out->key), "job-%u", seq);
+	out->name[0] = '\0';
+	return true;
+}
+
+const struct engine engine_cwltool = {"cwltool", cwltool_run, cwltool_step};
+const struct engine engine_toil = {"toil", toil_run, toil_step};

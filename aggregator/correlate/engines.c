@@ -1,0 +1,76 @@
+#include "aggregator/correlate/engines.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/fileutil.h"
+
+static const struct engine *const all_engines[] = {
+	&engine_snakemake, &engine_nextflow, &engine_cwltool, &engine_toil,
+};
+
+const struct engine *engine_detect(const struct process_view *v, char *pipeline, size_t size)
+{
+	for (size_t i = 0; i < sizeof(all_engines) / sizeof(*all_engines); i++)
+		if (all_engines[i]->is_run(v, pipeline, size))
+			return all_engines[i];
+	return NULL;
+}
+
+const struct engine *engine_by_name(const char *name)
+{
+	const struct engine *extra[] = {&engine_script, &engine_slurm};
+
+	for (size_t i = 0; i < sizeof(all_engines) / sizeof(*all_engines); i++)
+		if (!strcmp(all_engines[i]->name, name))
+			return all_engines[i];
+	for (size_t i = 0; i < 2; i++)
+		if (!strcmp(extra[i]->name, name))
+			return extra[i];
+	return NULL;
+}
+
+const char *argv_value(const struct process_view *v, const char *option)
+{
+	size_t n = strlen(option);
+
+	for (size_t i = 1; i < v->argc; i++) {
+		if (!strcmp(v->argv[i], option) && i + 1 < v->argc)
+			return v->argv[i + 1];
+		if (!strncmp(v->argv[i], option, n) && v->argv[i][n] == '=')
+			return v->argv[i] + n + 1;
+	}
+	return NULL;
+}
+
+bool argv_has(const struct process_view *v, const char *word)
+{
+	for (size_t i = 1; i < v->argc; i++)
+		if (!strcmp(v->argv[i], word))
+			return true;
+	return false;
+}
+
+void pipeline_from_file(const char *file, const char *cwd, char *out, size_t size)
+{
+	char dir[1024], name[256];
+	const char *base = path_basename(file);
+
+	snprintf(name, sizeof(name), "%s", base);
+	char *dot = strrchr(name, '.');
+	if (dot && dot != name)
+		*dot = '\0';
+	/* Generic file names say nothing: name the pipeline after the directory. */
+	if (!strcmp(name, "Snakefile") || !strcmp(name, "main") || !strcmp(name, "workflow") ||
+	    !strcmp(name, "snakefile")) {
+		if (strchr(file, '/'))
+			path_dirname(file, dir, sizeof(dir));
+		else
+			snprintf(dir, sizeof(dir), "%s", cwd ? cwd : "");
+		snprintf(out, size, "%s", dir[0] ? path_basename(dir) : name);
+		if (!out[0])
+			snprintf(out, size, "%s", name);
+		return;
+	}
+	snprintf(out, size, "%s", name);
+}

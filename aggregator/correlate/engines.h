@@ -1,0 +1,58 @@
+/*
+ * Workflow engines, recognised from what the OS shows (argv, exe, cwd, the
+ * process tree, cgroup paths): never environment variables, never file
+ * contents, never engine plugins. Each engine answers two questions:
+ *   - is this process a run of mine (and which pipeline)?
+ *   - inside my run, does this process start a step (and which)?
+ */
+#ifndef TRACER_ENGINES_H
+#define TRACER_ENGINES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "aggregator/correlate/cgroup_path.h"
+#include "aggregator/correlate/tools.h"
+
+#define PIPELINE_NAME_MAX 256
+
+struct process_view {
+	char *const *argv;
+	size_t argc;
+	const char *exe;
+	const char *cwd;
+	const struct tool_identity *tool;
+	const struct cgroup_context *cgroup;
+	bool parent_is_engine; /* direct child of the run's engine (or script) process */
+	bool in_step;	       /* already inside a step */
+	bool parent_is_step_root;
+	const char *step_root_program; /* the step root's program, if in a step */
+};
+
+struct step_spec {
+	char key[96];
+	char name[256]; /* "" if the engine cannot tell: the main tool names it later */
+	char kind[24];
+	bool helper; /* engine instrumentation, not the step's work */
+};
+
+struct engine {
+	const char *name;
+	bool (*is_run)(const struct process_view *v, char *pipeline, size_t size);
+	bool (*step)(const struct process_view *v, unsigned seq, struct step_spec *out);
+};
+
+extern const struct engine engine_snakemake, engine_nextflow, engine_cwltool, engine_toil,
+	engine_script, engine_slurm;
+
+/* The engine whose run this process starts, or NULL. */
+const struct engine *engine_detect(const struct process_view *v, char *pipeline, size_t size);
+const struct engine *engine_by_name(const char *name);
+
+/* Helpers shared by the engines. */
+const char *argv_value(const struct process_view *v, const char *option);
+bool argv_has(const struct process_view *v, const char *word);
+/* "Snakefile" -> its directory's name; "rnaseq.nf" -> "rnaseq". */
+void pipeline_from_file(const char *file, const char *cwd, char *out, size_t size);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * Runs and steps in memory, with their rollups. A run or step is freed once
+ * it is finished and no process entry points at it any more (refcounts).
+ */
+#ifndef TRACER_GROUPS_H
+#define TRACER_GROUPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aggregator/store.h"
+
+/* Totals and peaks over a group of processes (a step or a run). */
+struct rollup {
+	int64_t start_ns, end_ns;
+	uint32_t processes, failed, live;
+	uint64_t cpu_ns, rchar, wchar, read_bytes, write_bytes, net_tx, net_rx, iowait_ns, runq_ns;
+	uint64_t max_process_rss_kb;
+	/* Peak of the sum over concurrent processes, from samples. */
+	int64_t rss_now_kb, peak_rss_kb;
+	/* CPU cores in use: summed over one sampling pass, the highest pass. */
+	int64_t pass_ts;
+	double pass_cores, peak_cores;
+};
+
+void rollup_start(struct rollup *r, int64_t start_ns);
+/* A member process finished: add what it used. */
+void rollup_add_process(struct rollup *r, const struct process_row *p, bool failed);
+/* A member's sample: its RSS changed by rss_delta_kb, it used cores since the last one. */
+void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double cores);
+double rollup_avg_cores(const struct rollup *r);
+/* The peak RSS to report: from samples, never below the largest single process. */
+int64_t rollup_peak_rss(const struct rollup *r);
+
+enum group_status { GROUP_RUNNING, GROUP_OK, GROUP_FAILED, GROUP_KILLED };
+const char *group_status_name(enum group_status s);
+
+struct run;
+
+struct step {
+	struct step *next; /* in the run's list */
+	struct run *run;
+	int64_t id;
+	char key[96];
+	char name[256];
+	char kind[24];
+	bool named; /* name given by the engine (rule, process): keep it */
+	int64_t root_process_id;
+	uint32_t root_pid;
+	uint64_t root_start_ns;
+	enum group_status status;
+	bool has_exit_code, has_signal;
+	int exit_code, signal;
+	char container_id[80];
+	char slurm_job[32], slurm_step[24];
+	struct rollup r;
+	unsigned refs;
+	bool dirty;
+};
+
+struct run {
+	struct run *next;
+	struct run_row row;
+	char engine[16];
+	int64_t pipeline_id;
+	int64_t engine_process_id;
+	uint32_t engine_pid; /* 0: none */
+	uint64_t engine_start_ns;
+	char slurm_job[32];  /* a Slurm job run */
+	struct step *steps;
+	uint32_t step_seq;  /* for steps the engine does not number */
+	struct rollup r;
+	enum group_status status;
+	unsigned refs;
+	bool dirty;
+	bool finished; /* launcher or engine gone: free once unreferenced */
+	bool has_command;
+	uint32_t command_pid;
+	uint64_t command_start_ns;
+	bool command_coarse;
+};
+
+#endif

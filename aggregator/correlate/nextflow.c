@@ -1,0 +1,86 @@
+/*
+ * Nextflow: the launcher (nextflow run X, or the JVM running
+ * nextflow.cli.Launcher run X) is the run and X names the pipeline. Each task
+ * is the subtree under `bash .command.run`, whose cwd is <work>/<2 hex>/<30
+ * hex>: that hash is the step key. In docker mode the task's processes run
+ * in a container outside the launcher's tree, but in the same work
+ * directory, which links them back. What .command.run starts besides
+ * .command.sh (ps, sed, awk, date for its own tracing) is instrumentation.
+ * The process name (NFCORE_X:ALIGN) appears only inside .command.run, a
+ * file's contents, which we never read: the main tool names the step.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "aggregator/correlate/engines.h"
+#include "common/fileutil.h"
+
+static bool is_run(const struct process_view *v, char *pipeline, size_t size)
+{
+	if (strcmp(v->tool->program, "nextflow") != 0)
+		return false;
+	for (size_t i = 1; i + 1 < v->argc; i++) {
+		if (strcmp(v->argv[i], "run") != 0)
+			continue;
+		const char *what = v->argv[i + 1];
+		size_t n = strlen(what);
+		if (n > 3 && !strcmp(what + n - 3, ".nf"))
+			pipeline_from_file(what, v->cwd, pipeline, size);
+		else
+			snprintf(pipeline, size, "%s", what); /* nf-core/rnaseq */
+		return true;
+	}
+	return false;
+}
+
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* ".../work/ab/cdef0123456789abcdef0123456789" -> "ab/cdef..." */
+bool nextflow_task_key(const char *dir, char *key, size_t size);
+bool nextflow_task_key(const char *dir, char *key, size_t size)
+{
+	size_t n = dir ? strlen(dir) : 0;
+
+	if (n < 34 || dir[n - 31] != '/' || dir[n - 34] != '/' || !all_hex(dir + n - 33, 2) ||
+	    !all_hex(dir + n - 30, 30))
+		return false;
+	snprintf(key, size, "%.2s/%.30s", dir + n - 33, dir + n - 30);
+	return true;
+}
+
+static bool is_command_script(const struct process_view *v, const char *name)
+{
+	for (size_t i = 1; i < v->argc; i++)
+		if (!strcmp(path_basename(v->argv[i]), name))
+			return true;
+	return false;
+}
+
+static bool step(const struct process_view *v, unsigned seq, struct step_spec *out)
+{
+	char key[96];
+
+	snprintf(out->kind, sizeof(out->kind), "nextflow-task");
+	out->name[0] = '\0';
+	out->helper = false;
+	if (v->in_step) {
+		/* Inside a task: what .command.run starts besides .command.sh is its tracing. */
+		out->helper = v->parent_is_step_root && !is_command_script(v, ".command.sh");
+		return false;
+	}
+	if (!is_command_script(v, ".command.run") && !is_command_script(v, ".command.sh"))
+		return false;
+	if (!nextflow_task_key(v->cwd, key, sizeof(key)))
+		return false;
+	snprintf(out->key, sizeof(out->key), "%s", key);
+	return true;
+}
+
+const struct engine engine_nextflow = {"nextflow", is_run, step};

@@ -1,0 +1,67 @@
+#include "aggregator/correlate/groups.h"
+
+static const char *const status_names[] = {"running", "ok", "failed", "killed"};
+
+const char *group_status_name(enum group_status s)
+{
+	return (unsigned)s < 4 ? status_names[s] : "running";
+}
+
+void rollup_start(struct rollup *r, int64_t start_ns)
+{
+	if (!r->start_ns || (start_ns && start_ns < r->start_ns))
+		r->start_ns = start_ns;
+}
+
+void rollup_add_process(struct rollup *r, const struct process_row *p, bool failed)
+{
+	const struct proc_metrics *m = &p->m;
+
+	r->processes++;
+	r->failed += failed;
+	if (p->end_ns > r->end_ns)
+		r->end_ns = p->end_ns;
+	if (!p->has_metrics)
+		return;
+	r->cpu_ns += m->cpu_user_ns + m->cpu_sys_ns;
+	r->rchar += m->rchar;
+	r->wchar += m->wchar;
+	r->read_bytes += m->read_bytes;
+	r->write_bytes += m->write_bytes;
+	r->net_tx += m->net_tx_bytes;
+	r->net_rx += m->net_rx_bytes;
+	r->iowait_ns += m->iowait_ns;
+	r->runq_ns += m->runq_ns;
+	if (m->has_max_rss && m->max_rss_kb > r->max_process_rss_kb)
+		r->max_process_rss_kb = m->max_rss_kb;
+}
+
+void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double cores)
+{
+	r->rss_now_kb += rss_delta_kb;
+	if (r->rss_now_kb < 0)
+		r->rss_now_kb = 0;
+	if (r->rss_now_kb > r->peak_rss_kb)
+		r->peak_rss_kb = r->rss_now_kb;
+	/* Samples of one pass share a timestamp: sum their cores per pass. */
+	if (ts_ns != r->pass_ts) {
+		r->pass_ts = ts_ns;
+		r->pass_cores = 0;
+	}
+	r->pass_cores += cores;
+	if (r->pass_cores > r->peak_cores)
+		r->peak_cores = r->pass_cores;
+}
+
+double rollup_avg_cores(const struct rollup *r)
+{
+	int64_t wall = r->end_ns - r->start_ns;
+
+	return wall > 0 ? (double)r->cpu_ns / (double)wall : 0.0;
+}
+
+int64_t rollup_peak_rss(const struct rollup *r)
+{
+	return r->peak_rss_kb > (int64_t)r->max_process_rss_kb ? r->peak_rss_kb
+							       : (int64_t)r->max_process_rss_kb;
+}
