@@ -138,6 +138,80 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 	return roots;
 }
 
+static json_t *query_objects(sqlite3 *db, const char *sql, int64_t id)
+{
+	sqlite3_stmt *st;
+	json_t *rows = json_array();
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return rows;
+	sqlite3_bind_int64(st, 1, id);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(rows, row_object(st));
+	sqlite3_finalize(st);
+	return rows;
+}
+
+/*
+ * The run's structure: steps, each with its tools, each with its processes;
+ * processes outside any step (the engine itself) under "outside_steps".
+ */
+static json_t *load_steps(sqlite3 *db, int64_t run_id)
+{
+	json_t *steps = query_objects(db, "SELECT * FROM steps WHERE run_id = ? ORDER BY start_ns, id",
+				      run_id);
+	json_t *procs = query_objects(
+		db,
+		"SELECT p.id, p.pid, p.step_id, p.helper, p.start_ns, p.end_ns, p.exit_code, p.signal, "
+		"p.cpu_user_ns, p.cpu_sys_ns, p.max_rss_kb, p.rchar, p.wchar, p.argv, p.comm, "
+		"coalesce(t.name, p.comm) AS tool, t.category FROM processes p "
+		"LEFT JOIN tools t ON t.id = p.tool_id WHERE p.run_id = ? ORDER BY p.start_ns, p.id",
+		run_id);
+	json_t *outside = json_object();
+	size_t i, k;
+	json_t *p, *s;
+
+	json_object_set_new(outside, "tools", json_array());
+	json_array_foreach(steps, i, s) json_object_set_new(s, "tools", json_array());
+	json_array_foreach(procs, i, p)
+	{
+		json_t *owner = outside;
+		json_array_foreach(steps, k, s) if (json_integer_value(json_object_get(s, "id")) ==
+						    json_integer_value(json_object_get(p, "step_id")))
+		{
+			owner = s;
+			break;
+		}
+		json_t *tools = json_object_get(owner, "tools"), *t = NULL, *cand;
+		const char *name = json_string_value(json_object_get(p, "tool"));
+		json_array_foreach(tools, k, cand) if (!strcmp(json_string_value(json_object_get(cand, "name")),
+							     name ? name : "?"))
+		{
+			t = cand;
+			break;
+		}
+		if (!t) {
+			t = json_pack("{s:s, s:O, s:i, s:i, s:i, s:i, s:b, s:[]}", "name", name ? name : "?",
+				      "category", json_object_get(p, "category"), "processes", 0,
+				      "cpu_ns", 0, "max_rss_kb", 0, "failed", 0, "helper",
+				      json_integer_value(json_object_get(p, "helper")) != 0,
+				      "process_list");
+			json_array_append_new(tools, t);
+		}
+		int64_t cpu = int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns");
+		json_object_set_new(t, "processes", json_integer(int_of(t, "processes") + 1));
+		json_object_set_new(t, "cpu_ns", json_integer(int_of(t, "cpu_ns") + cpu));
+		if (int_of(p, "max_rss_kb") > int_of(t, "max_rss_kb"))
+			json_object_set_new(t, "max_rss_kb", json_integer(int_of(p, "max_rss_kb")));
+		if ((has(p, "exit_code") && int_of(p, "exit_code")) || has(p, "signal"))
+			json_object_set_new(t, "failed", json_integer(int_of(t, "failed") + 1));
+		json_array_append(json_object_get(t, "process_list"), p);
+	}
+	json_decref(procs);
+	json_t *doc = json_pack("{s:o, s:o}", "steps", steps, "outside_steps", outside);
+	return doc;
+}
+
 static void status_text(json_t *p, char *out, size_t size)
 {
 	const char *state = json_string_value(json_object_get(p, "state"));
@@ -190,6 +264,84 @@ static void print_process(FILE *out, json_t *p, const char *prefix, bool last, b
 			      i + 1 == json_array_size(kids), false, run_start, o);
 }
 
+static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t run_start,
+			const struct report_opts *o)
+{
+	size_t i, k;
+	json_t *t, *p;
+
+	json_array_foreach(tools, i, t)
+	{
+		char cpu[32], rss[32];
+		const char *cat = json_string_value(json_object_get(t, "category"));
+		format_duration(int_of(t, "cpu_ns"), cpu, sizeof(cpu));
+		format_bytes((uint64_t)int_of(t, "max_rss_kb") * 1024, rss, sizeof(rss));
+		fprintf(out, "%s%s%s%s%s: %lld process%s, CPU %s, largest %s%s%s\n", indent,
+			json_string_value(json_object_get(t, "name")), cat ? " (" : "", cat ? cat : "",
+			cat ? ")" : "", (long long)int_of(t, "processes"),
+			int_of(t, "processes") == 1 ? "" : "es", cpu, rss,
+			int_of(t, "failed") ? ", FAILED: " : "",
+			int_of(t, "failed") ? "some exited non-zero" : "");
+		if (json_is_true(json_object_get(t, "helper")))
+			fprintf(out, "%s  (engine instrumentation, not counted as work)\n", indent);
+		json_array_foreach(json_object_get(t, "process_list"), k, p)
+		{
+			char status[32], wall[32], pcpu[32], prss[32], cmd[512];
+			status_text(p, status, sizeof(status));
+			format_duration(has(p, "end_ns") ? int_of(p, "end_ns") - int_of(p, "start_ns") : -1,
+					wall, sizeof(wall));
+			format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"), pcpu,
+					sizeof(pcpu));
+			format_bytes((uint64_t)int_of(p, "max_rss_kb") * 1024, prss, sizeof(prss));
+			char *argv_text = json_dumps(json_object_get(p, "argv"), JSON_ENCODE_ANY);
+			format_command(argv_text, json_string_value(json_object_get(p, "comm")), cmd,
+				       sizeof(cmd));
+			free(argv_text);
+			int room = o->width <= 0 ? 160 : (o->width > 90 ? o->width - 60 : 30);
+			fprintf(out, "%s  pid %-7lld %-6s %8s %8s %9s  %.*s\n", indent,
+				(long long)int_of(p, "pid"), status, wall, pcpu, prss, room, cmd);
+		}
+	}
+}
+
+static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct report_opts *o)
+{
+	json_t *steps = json_object_get(doc, "steps");
+	size_t i;
+	json_t *s;
+
+	if (json_array_size(steps) == 0)
+		return;
+	fprintf(out, "\nSteps (%zu):\n", json_array_size(steps));
+	json_array_foreach(steps, i, s)
+	{
+		char wall[32], cpu[32], rss[32], start[32];
+		const char *name = json_string_value(json_object_get(s, "name"));
+		format_duration(int_of(s, "start_ns") - run_start, start, sizeof(start));
+		format_duration(has(s, "end_ns") ? int_of(s, "end_ns") - int_of(s, "start_ns") : -1, wall,
+				sizeof(wall));
+		format_duration(int_of(s, "cpu_ns"), cpu, sizeof(cpu));
+		format_bytes((uint64_t)int_of(s, "peak_rss_kb") * 1024, rss, sizeof(rss));
+		fprintf(out, "  %s %s  [%s]  %s, started +%s, wall %s, CPU %s",
+			json_string_value(json_object_get(s, "kind")),
+			json_string_value(json_object_get(s, "key")), name && *name ? name : "?",
+			json_string_value(json_object_get(s, "status")), start, wall, cpu);
+		if (has(s, "avg_cores"))
+			fprintf(out, " (%.2f cores avg", json_real_value(json_object_get(s, "avg_cores")));
+		if (has(s, "peak_cores"))
+			fprintf(out, ", %.2f peak", json_real_value(json_object_get(s, "peak_cores")));
+		if (has(s, "avg_cores"))
+			fputc(')', out);
+		fprintf(out, ", peak memory %s\n", rss);
+		print_tools(out, json_object_get(s, "tools"), "    ", run_start, o);
+	}
+	json_t *outside = json_object_get(json_object_get(doc, "outside_steps"), "tools");
+	if (json_array_size(outside)) {
+		fprintf(out, "  outside any step (the engine, the launcher):\n");
+		print_tools(out, outside, "    ", run_start, o);
+	}
+}
+
 static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		       const struct report_opts *o)
 {
@@ -207,6 +359,8 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		json_string_value(json_object_get(run, "name")));
 	if (pipeline)
 		fprintf(out, "  (pipeline %s)", pipeline);
+	if (has(run, "engine"))
+		fprintf(out, "  [%s]", json_string_value(json_object_get(run, "engine")));
 	fprintf(out, "\n  host %s, started %s\n",
 		has(run, "hostname") ? json_string_value(json_object_get(run, "hostname")) : "?",
 		when);
@@ -220,6 +374,10 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		     "read %s, written %s\n\n",
 		wall, (long long)int_of(totals, "processes"),
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
+	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {
+		print_steps(out, o->structure, start, o);
+		fprintf(out, "\nProcess tree:\n");
+	}
 	fprintf(out, "%-7s %-7s %8s %8s %8s %9s %9s %9s  %s\n", "PID", "EXIT", "START", "WALL",
 		"CPU", "MAX RSS", "READ", "WRITTEN", "COMMAND");
 	for (size_t i = 0; i < json_array_size(roots); i++)
@@ -238,10 +396,16 @@ int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		return -1;
 	}
 	roots = load_tree(db, run_id, totals);
+	json_t *structure = load_steps(db, run_id);
+	struct report_opts local = *o;
+	local.structure = structure;
+	o = &local;
 	if (o->json) {
 		json_t *doc = json_object();
 		json_object_set(doc, "run", run);
 		json_object_set(doc, "totals", totals);
+		json_object_set(doc, "steps", json_object_get(structure, "steps"));
+		json_object_set(doc, "outside_steps", json_object_get(structure, "outside_steps"));
 		json_object_set(doc, "processes", roots);
 		json_dumpf(doc, out, JSON_INDENT(2));
 		fputc('\n', out);
@@ -252,5 +416,6 @@ int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 	json_decref(roots);
 	json_decref(totals);
 	json_decref(run);
+	json_decref(structure);
 	return 0;
 }

@@ -11,7 +11,8 @@
 
 struct report_opts {
 	bool json;
-	int width; /* terminal columns; 0: not a terminal */
+	int width;	   /* terminal columns; 0: not a terminal */
+	json_t *structure; /* internal: steps and tools of the run */
 };
 
 /* RUN is an id, a name, or NULL for the latest. Returns the id, 0 if none, -1 on error. */
