@@ -48,6 +48,11 @@ static __always_inline char state_char(struct task_struct *t)
 	return '?';
 }
 
+/* All samples of one pass carry the pass's start time, so consumers can sum
+ * concurrent processes per pass (peak cores of a step). */
+__u64 pass_session = ~0ULL;
+__u64 pass_ts_ns;
+
 SEC("iter/task")
 int sample_processes(struct bpf_iter__task *ctx)
 {
@@ -64,7 +69,11 @@ int sample_processes(struct bpf_iter__task *ctx)
 	sig = task->signal;
 	s.pid = task->tgid;
 	s.start_ns = task->start_boottime;
-	s.ts_ns = bpf_ktime_get_boot_ns();
+	if (ctx->meta->session_id != pass_session) {
+		pass_session = ctx->meta->session_id;
+		pass_ts_ns = bpf_ktime_get_boot_ns();
+	}
+	s.ts_ns = pass_ts_ns;
 	s.utime_ns = BPF_CORE_READ(sig, utime);
 	s.stime_ns = BPF_CORE_READ(sig, stime);
 	s.runtime_ns = BPF_CORE_READ(sig, sum_sched_runtime);

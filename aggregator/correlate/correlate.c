@@ -270,7 +270,6 @@ static struct step *new_step(struct correlator *c, struct run *r, const struct s
 	s->dirty = true;
 	s->next = r->steps;
 	r->steps = s;
-	r->row.id = r->row.id; /* unchanged; steps counted on write */
 	r->dirty = true;
 	return s;
 }
@@ -309,6 +308,11 @@ static bool join_nextflow_task(struct correlator *c, struct proc *p)
 			continue;
 		set_run(p, r);
 		set_step(p, s);
+		/* The task's container is the step's container. */
+		if (!s->container_id[0] && p->row.container_id[0]) {
+			snprintf(s->container_id, sizeof(s->container_id), "%s", p->row.container_id);
+			s->dirty = true;
+		}
 		return true;
 	}
 	return false;
@@ -420,17 +424,18 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	}
 
 	/* Steps, as the run's engine sees them. */
+	bool wrapper = false;
 	r = p->run;
 	const struct engine *eng = r && r->engine[0] ? engine_by_name(r->engine) : NULL;
 	if (eng) {
 		struct step_spec spec = {0};
 		v.parent_is_engine = parent && same_process(r->engine_pid, r->engine_start_ns, parent);
 		v.in_step = p->step != NULL;
-		v.parent_is_step_root =
-			parent && p->step && same_process(p->step->root_pid, p->step->root_start_ns, parent);
+		v.parent_argv_json = parent ? parent->row.argv_json : NULL;
 		bool starts = eng->step(&v, r->step_seq + 1, &spec);
 		if (spec.helper)
 			p->row.helper = true;
+		wrapper = spec.wrapper;
 		if (starts && !same_process(r->engine_pid, r->engine_start_ns, p)) {
 			struct step *s = find_step(r, spec.key);
 			if (!s) {
@@ -444,7 +449,8 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	/* A step the engine could not name is named after its main tool. */
 	struct step *s = p->step;
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
-	if (s && !s->named && !p->row.helper && !shell && !p->denied &&
+	if (s && !s->named && !p->row.helper && !shell && !wrapper && !p->denied &&
+	    !tool_is_launcher(tool.program) &&
 	    strcmp(tool.program, s->run->engine)) {
 		snprintf(s->name, sizeof(s->name), "%s", tool.name);
 		s->named = true;

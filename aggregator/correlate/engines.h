@@ -25,15 +25,15 @@ struct process_view {
 	const struct cgroup_context *cgroup;
 	bool parent_is_engine; /* direct child of the run's engine (or script) process */
 	bool in_step;	       /* already inside a step */
-	bool parent_is_step_root;
-	const char *step_root_program; /* the step root's program, if in a step */
+	const char *parent_argv_json;  /* the parent's argv as stored, or NULL */
 };
 
 struct step_spec {
 	char key[96];
 	char name[256]; /* "" if the engine cannot tell: the main tool names it later */
 	char kind[24];
-	bool helper; /* engine instrumentation, not the step's work */
+	bool helper;  /* engine instrumentation, not the step's work */
+	bool wrapper; /* the engine's own task script: never names the step */
 };
 
 struct engine {

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "aggregator/correlate/engines.h"
-#include "common/fileutil.h"
 
 static bool is_run(const struct process_view *v, char *pipeline, size_t size)
 {
@@ -55,12 +54,11 @@ bool nextflow_task_key(const char *dir, char *key, size_t size)
 	return true;
 }
 
+/* The script a shell runs (bash -ue .command.sh), not an argument naming it
+ * (docker run ... /bin/bash -ue <work>/.command.sh). */
 static bool is_command_script(const struct process_view *v, const char *name)
 {
-	for (size_t i = 1; i < v->argc; i++)
-		if (!strcmp(path_basename(v->argv[i]), name))
-			return true;
-	return false;
+	return v->tool && v->tool->interpreter[0] && !strcmp(v->tool->program, name);
 }
 
 static bool step(const struct process_view *v, unsigned seq, struct step_spec *out)
@@ -70,12 +68,18 @@ static bool step(const struct process_view *v, unsigned seq, struct step_spec *o
 	snprintf(out->kind, sizeof(out->kind), "nextflow-task");
 	out->name[0] = '\0';
 	out->helper = false;
+	out->wrapper = is_command_script(v, ".command.run") || is_command_script(v, ".command.sh");
 	if (v->in_step) {
-		/* Inside a task: what .command.run starts besides .command.sh is its tracing. */
-		out->helper = v->parent_is_step_root && !is_command_script(v, ".command.sh");
+		/* Inside a task, the wrapper (.command.run and its forked subshells) starts
+		 * the work (.command.sh) and its own plumbing: ps, awk, sed, date for its
+		 * tracing, tee for the logs, the docker CLI. The plumbing is instrumentation;
+		 * its children inherit the mark. */
+		out->helper = v->parent_argv_json && strstr(v->parent_argv_json, ".command.run") &&
+			      !is_command_script(v, ".command.sh") &&
+			      !is_command_script(v, ".command.run");
 		return false;
 	}
-	if (!is_command_script(v, ".command.run") && !is_command_script(v, ".command.sh"))
+	if (!out->wrapper)
 		return false;
 	if (!nextflow_task_key(v->cwd, key, sizeof(key)))
 		return false;

@@ -23,12 +23,22 @@ static const char *const script_interpreters[] = {"perl", "ruby", "node", "Rscri
 						  "php", "lua", "tclsh"};
 static const char *const shells[] = {"bash", "sh", "dash", "zsh", "ksh", "fish", "tcsh", "csh"};
 
+/* Start another program in their place or as their only child. */
+static const char *const launchers[] = {"env",	 "nohup",   "setsid", "nice",  "ionice",
+					"taskset", "timeout", "stdbuf", "numactl", "chrt",
+					"time",	 "flock",   "runuser", "unbuffer", "prlimit"};
+
 static bool in_list(const char *s, const char *const *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(s, list[i]) == 0)
 			return true;
 	return false;
+}
+
+bool tool_is_launcher(const char *program)
+{
+	return in_list(program, launchers, sizeof(launchers) / sizeof(*launchers));
 }
 
 /* python, python3, python3.11, pypy3 ... */

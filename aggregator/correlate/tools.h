@@ -37,6 +37,10 @@ struct tool_lists {
 /* Identifies the tool from exe and argv (argv may be empty). */
 void tool_identify(const char *exe, char *const *argv, size_t argc, struct tool_identity *out);
 
+/* Programs that only start another one in their place (env, nohup, setsid,
+ * taskset, timeout ...): never what a step is named after. */
+bool tool_is_launcher(const char *program);
+
 /*
  * Loads both lists ("name<TAB or spaces>category" per line; # comments).
  * On error lists keeps what it had and err says file, line and problem.

@@ -56,6 +56,16 @@ static void test_identify(void **state)
 	}
 }
 
+static void test_launchers(void **state)
+{
+	(void)state;
+	assert_true(tool_is_launcher("setsid"));
+	assert_true(tool_is_launcher("nohup"));
+	assert_true(tool_is_launcher("env"));
+	assert_false(tool_is_launcher("samtools"));
+	assert_false(tool_is_launcher("bash"));
+}
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -120,6 +130,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identify),
+		cmocka_unit_test(test_launchers),
 		cmocka_unit_test(test_lists_and_reload),
 		cmocka_unit_test(test_shipped_lists),
 	};

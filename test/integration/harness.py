@@ -1,0 +1,128 @@
+"""Shared test harness: the context each integration test gets, daemons, and
+ground-truth file helpers."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+TESTS = []
+SANITIZER_MARKERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer")
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+HELPERS = None  # ground-truth programs, always from the plain (unsanitised) build
+
+
+class Ctx:
+    def __init__(self, build, tmp):
+        self.build = os.path.abspath(build)
+        self.tmp = tmp
+        self.db = os.path.join(tmp, "t.db")
+        self.failures = []
+        self.procs = []
+
+    def bin(self, name):
+        return os.path.join(self.build, name)
+
+    def helper(self, name):
+        return os.path.join(HELPERS, name)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def check(self, cond, what):
+        if not cond:
+            self.failures.append(what)
+
+    def close(self, a, b, tol, what):
+        """|a - b| <= tol"""
+        self.check(a is not None and b is not None and abs(a - b) <= tol,
+                   f"{what}: tracer {a} vs truth {b} (tolerance {tol})")
+
+    def tracer_run(self, cmd, *opts, expect=None, env=None):
+        args = [self.bin("tracer"), "run", "--db", self.db, *opts, "--", *cmd]
+        p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+        scan_sanitizers(self, p.stderr, "tracer run")
+        if expect is not None and p.returncode != expect:
+            raise Failure(f"tracer run exited {p.returncode}, expected {expect}\n{p.stderr}")
+        return p
+
+    def query(self, sql, *params, db=None):
+        con = sqlite3.connect(f"file:{db or self.db}?mode=ro", uri=True)
+        try:
+            return con.execute(sql, params).fetchall()
+        finally:
+            con.close()
+
+    def one(self, sql, *params, db=None):
+        rows = self.query(sql, *params, db=db)
+        if len(rows) != 1:
+            raise Failure(f"expected one row, got {len(rows)}: {sql} {params}")
+        return rows[0] if len(rows[0]) > 1 else rows[0][0]
+
+    def latest_run(self, db=None):
+        return self.one("SELECT max(id) FROM runs", db=db)
+
+    def spawn(self, args, **kw):
+        p = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p, timeout=15):
+        p.send_signal(signal.SIGTERM)
+        try:
+            _, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            self.failures.append(f"{p.args[0]} did not stop on SIGTERM")
+        scan_sanitizers(self, err, os.path.basename(p.args[0]))
+        return p.returncode, err
+
+
+def scan_sanitizers(ctx, text, who):
+    for marker in SANITIZER_MARKERS:
+        if text and marker in text:
+            ctx.failures.append(f"{who}: sanitizer report:\n{text[-3000:]}")
+            return
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def wait_for_socket(path, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        if os.path.exists(path):
+            return
+        time.sleep(0.02)
+    raise Failure(f"socket {path} never appeared")
+
+
+def start_daemons(ctx, sock, db, extra_agg=(), extra_col=()):
+    agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db,
+                     "--user", "nobody", *extra_agg])
+    wait_for_socket(sock)
+    col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody", *extra_col])
+    # Ready once its snapshot reached the database.
+    end = time.time() + 20
+    while time.time() < end:
+        try:
+            if ctx.query("SELECT count(*) FROM collector_stats WHERE snapshot_processes > 0", db=db)[0][0]:
+                return agg, col
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    raise Failure("collector never delivered its snapshot")

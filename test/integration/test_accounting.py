@@ -1,0 +1,339 @@
+"""Exact per-process accounting, loss handling, daemons and the CLI."""
+import json
+import os
+import pwd
+import subprocess
+import time
+
+from harness import load_json, scan_sanitizers, start_daemons, test, wait_for_socket
+
+
+# --- exact per-process accounting ------------------------------------------------------
+
+@test
+def memory_peak_and_exit_code(ctx):
+    """Peak RSS vs the process's own VmHWM; exit code passes through tracer run."""
+    out = ctx.path("hog.json")
+    ctx.tracer_run([ctx.helper("memhog"), "256", "7", out], "--run", "hog", expect=7)
+    truth = load_json(out)["vmhwm_kb"]
+    rss, code, sig = ctx.one("SELECT max_rss_kb, exit_code, signal FROM processes "
+                             "WHERE run_id = ? AND exe LIKE '%/memhog'", ctx.latest_run())
+    # VmHWM is read a moment before exit; ours at exit from the same mm. The RSS
+    # counters are per-CPU batched (32 pages a CPU), so allow 1% or 1 MiB.
+    ctx.close(rss, truth, max(1024, truth // 100), "peak RSS (KiB)")
+    ctx.check(code == 7 and sig is None, f"exit_code {code} signal {sig}, expected 7/None")
+    ctx.check(ctx.one("SELECT exit_code FROM runs WHERE name = 'hog'") == 7, "run exit code")
+
+
+@test
+def cpu_time_and_counters_match_wait4(ctx):
+    """CPU time, faults and context switches vs wait4() rusage of the same child."""
+    out = ctx.path("m.json")
+    ctx.tracer_run([ctx.helper("measure"), out, "--", ctx.helper("cpuburn"), "700"], expect=0)
+    t = load_json(out)
+    row = ctx.one("SELECT cpu_user_ns, cpu_sys_ns, min_faults, maj_faults, vol_ctxsw, invol_ctxsw "
+                  "FROM processes WHERE run_id = ? AND pid = ? AND exe LIKE '%/cpuburn'",
+                  ctx.latest_run(), t["pid"])
+    user, sys_, minflt, majflt, nvcsw, nivcsw = row
+    # Both scale the tick-sampled split to the exact runtime; we read it at the
+    # exit tracepoint, wait4 after the rest of do_exit: 5 ms + 1%.
+    total_truth = t["utime_ns"] + t["stime_ns"]
+    ctx.close(user + sys_, total_truth, 5_000_000 + total_truth // 100, "CPU user+sys (ns)")
+    ctx.close(user, t["utime_ns"], 20_000_000 + t["utime_ns"] // 20, "CPU user (ns)")
+    ctx.close(minflt, t["minflt"], 20 + t["minflt"] // 50, "minor faults")
+    ctx.close(majflt, t["majflt"], 2, "major faults")
+    # The task's last switch away (as a dead task) comes after our tracepoint.
+    ctx.close(nvcsw, t["nvcsw"], 3, "voluntary context switches")
+    ctx.close(nivcsw, t["nivcsw"], 5, "involuntary context switches")
+
+
+@test
+def io_counters_match_proc_io(ctx):
+    """wchar/write_bytes/syscw vs the writer's own /proc/self/io before exit."""
+    out = ctx.path("io.txt")
+    size = 32 << 20
+    ctx.tracer_run([ctx.helper("fsyncwriter"), ctx.path("data.bin"), str(size), out], expect=0)
+    truth = {}
+    for line in open(out):
+        k, v = line.split(":")
+        truth[k.strip()] = int(v)
+    wchar, write_bytes, syscw = ctx.one(
+        "SELECT wchar, write_bytes, syscw FROM processes WHERE run_id = ? AND exe LIKE '%/fsyncwriter'",
+        ctx.latest_run())
+    # After reading /proc/self/io the writer still writes its report (< 1 KiB, 1 call).
+    ctx.check(0 <= wchar - truth["wchar"] <= 1024, f"wchar {wchar} vs {truth['wchar']} (+0..1024)")
+    ctx.check(0 <= syscw - truth["syscw"] <= 2, f"syscw {syscw} vs {truth['syscw']} (+0..2)")
+    ctx.check(truth["write_bytes"] >= size, "ground truth saw the fsynced bytes")
+    ctx.check(0 <= write_bytes - truth["write_bytes"] <= 64 * 1024,
+              f"write_bytes {write_bytes} vs {truth['write_bytes']} (+0..64 KiB)")
+
+
+@test
+def io_excludes_children_includes_dead_threads(ctx):
+    """A shell's I/O is its own, not its children's (the kernel folds reaped children
+    into /proc/PID/io); a process's I/O includes threads that exited before it."""
+    out, tio = ctx.path("io.txt"), ctx.path("tio.txt")
+    size = 8 << 20
+    ctx.tracer_run(["bash", "-c", f"{ctx.helper('fsyncwriter')} {ctx.path('d.bin')} {size} {out}; "
+                    f"{ctx.helper('threadio')} {tio}; cat /proc/$$/io > {ctx.path('bash-io.txt')}"], expect=0)
+    run = ctx.latest_run()
+    child = ctx.one("SELECT wchar FROM processes WHERE run_id = ? AND exe LIKE '%/fsyncwriter'", run)
+    shell = ctx.one("SELECT wchar FROM processes WHERE run_id = ? AND exe LIKE '%/bash'", run)
+    kernel_view = int([l for l in open(ctx.path("bash-io.txt")) if l.startswith("wchar")][0].split()[1])
+    ctx.check(child >= size, f"writer wchar {child} >= {size}")
+    ctx.check(kernel_view >= size, f"/proc/PID/io of the shell includes its child ({kernel_view})")
+    ctx.check(shell < 64 * 1024, f"our shell wchar {shell} is its own (< 64 KiB), not its children's")
+    truth = {l.split(":")[0]: int(l.split(":")[1]) for l in open(tio)}
+    threaded = ctx.one("SELECT wchar, syscw FROM processes WHERE run_id = ? AND exe LIKE '%/threadio'", run)
+    ctx.check(truth["wchar"] >= 4 << 20, "threads wrote 4 MiB")
+    # After its /proc/self/io read, main only writes its report (< 1 KiB, 1 call).
+    ctx.check(0 <= threaded[0] - truth["wchar"] <= 1024, f"threaded wchar {threaded[0]} vs {truth['wchar']}")
+    ctx.check(0 <= threaded[1] - truth["syscw"] <= 2, f"threaded syscw {threaded[1]} vs {truth['syscw']}")
+
+
+@test
+def peak_rss_is_the_childs_own_not_the_parents(ctx):
+    """A tiny program started by a 400 MiB parent: ru_maxrss is inflated, ours is not."""
+    out, hog = ctx.path("m.json"), ctx.path("hog.json")
+    ctx.tracer_run([ctx.helper("measure"), out, "--heap", "400", "--",
+                    ctx.helper("memhog"), "8", "0", hog], expect=0)
+    t, own = load_json(out), load_json(hog)
+    rss, ru = ctx.one("SELECT max_rss_kb, ru_maxrss_kb FROM processes WHERE run_id = ? AND pid = ? "
+                      "AND exe LIKE '%/memhog'", ctx.latest_run(), t["pid"])
+    ctx.check(t["maxrss_kb"] > 400 * 1024, f"wait4 ru_maxrss {t['maxrss_kb']} should carry the parent's 400 MiB")
+    ctx.close(ru, t["maxrss_kb"], t["maxrss_kb"] // 100, "ru_maxrss column vs wait4")
+    ctx.close(rss, own["vmhwm_kb"], 1024, "peak RSS vs the child's own VmHWM")
+    ctx.check(rss < 64 * 1024, f"peak RSS {rss} KiB must not include the parent's heap")
+
+
+@test
+def killed_by_signal(ctx):
+    """SIGKILLed child: signal 9, no exit code; the shell saw 137."""
+    out = ctx.path("status")
+    script = f"sleep 30 & p=$!; sleep 0.3; kill -9 $p; wait $p; echo $? > {out}; kill -TERM $$"
+    p = ctx.tracer_run(["bash", "-c", script], expect=143)
+    ctx.check(open(out).read().strip() == "137", "shell's view of the kill")
+    sig, code, state = ctx.one("SELECT signal, exit_code, state FROM processes WHERE run_id = ? "
+                               "AND exe LIKE '%/sleep' AND argv LIKE '%30%'", ctx.latest_run())
+    ctx.check((sig, code, state) == (9, None, "exited"), f"sleep row {sig, code, state}")
+    rsig, rcode = ctx.one("SELECT signal, exit_code FROM runs WHERE id = ?", ctx.latest_run())
+    ctx.check((rsig, rcode) == (15, None), f"run ended by SIGTERM, got {rsig, rcode}")
+
+
+@test
+def exec_in_place_is_a_new_image(ctx):
+    """bash -c 'a; b' execs b in its own PID: two rows, linked, each with its own numbers."""
+    out = ctx.path("m.json")
+    ctx.tracer_run([ctx.helper("measure"), out, "--", "bash", "-c",
+                    f"{ctx.helper('cpuburn')} 50; exec {ctx.helper('memhog')} 64 4 {ctx.path('h.json')}"],
+                   expect=0)
+    t = load_json(out)
+    ctx.check(t["code"] == 4, "the exec'd memhog's exit code reached wait4")
+    rows = ctx.query("SELECT id, parent_id, image, state, exe, exit_code, max_rss_kb FROM processes "
+                     "WHERE run_id = ? AND pid = ? ORDER BY image", ctx.latest_run(), t["pid"])
+    ctx.check(len(rows) == 2, f"two images for pid {t['pid']}: {rows}")
+    if len(rows) == 2:
+        (id0, _, im0, st0, exe0, code0, _), (id1, par1, im1, st1, exe1, code1, rss1) = rows
+        ctx.check(exe0.endswith("/bash") and st0 == "exec" and code0 is None, f"image 0 {rows[0]}")
+        ctx.check(exe1.endswith("/memhog") and st1 == "exited" and code1 == 4, f"image 1 {rows[1]}")
+        ctx.check(par1 == id0 and (im0, im1) == (0, 1), "image 1 follows image 0")
+        own = load_json(ctx.path("h.json"))["vmhwm_kb"]
+        ctx.close(rss1, own, 1024, "exec'd image's peak RSS vs its VmHWM")
+
+
+@test
+def process_tree_cwd_and_argv(ctx):
+    """Parent links mirror the real ppid; cwd and argv are exact; long argv is cut cleanly."""
+    work = ctx.path("work dir")
+    os.mkdir(work)
+    os.chmod(work, 0o777)
+    long_args = [f"arg{i:04d}" for i in range(1500)]  # ~12 KB: over the 4 KiB argv limit
+    script = f"cd '{work}' && /bin/echo {' '.join(long_args)} > /dev/null && (sleep 0.05; true) && /bin/true one 'two words'"
+    ctx.tracer_run(["bash", "-c", script], expect=0)
+    run = ctx.latest_run()
+    rows = ctx.query("SELECT id, parent_id, pid, ppid, exe, argv, cwd, argv_truncated FROM processes "
+                     "WHERE run_id = ?", run)
+    by_id = {r[0]: r for r in rows}
+    for r in rows:
+        parent = by_id.get(r[1])
+        if parent:
+            ctx.check(parent[2] == r[3] or parent[2] == r[2], f"pid {r[2]}: parent row pid {parent[2]} != ppid {r[3]}")
+    echo = [r for r in rows if r[4] == "/usr/bin/echo"]
+    ctx.check(len(echo) == 1, f"one echo: {len(echo)}")
+    if echo:
+        argv = json.loads(echo[0][5])
+        ctx.check(echo[0][7] == 1, "argv_truncated set")
+        ctx.check(argv[0] == "/bin/echo" and argv[1:] == long_args[:len(argv) - 1],
+                  "stored argv is a clean prefix of whole arguments")
+        ctx.check(400 < len(argv) < 600, f"about 4 KiB of arguments kept: {len(argv)}")
+        ctx.check(echo[0][6] == work, f"cwd {echo[0][6]!r} == {work!r}")
+    true = [r for r in rows if r[4] == "/usr/bin/true" and r[5] and "one" in r[5]]
+    ctx.check(len(true) == 1 and json.loads(true[0][5]) == ["/bin/true", "one", "two words"],
+              f"exact argv with spaces: {true}")
+
+
+@test
+def secrets_never_stored(ctx):
+    """Planted secrets in argv are redacted; the environment is never read."""
+    env = dict(os.environ, PLANTED_ENV_SECRET="envsecret-7f3a9c")
+    ctx.tracer_run(["/bin/true", "--password=argvsecret-1b2c", "--token", "argvsecret-3d4e",
+                    "https://user:argvsecret-5f6a@example.org/x"], expect=0, env=env)
+    argv = json.loads(ctx.one("SELECT argv FROM processes WHERE run_id = ? AND exe = '/usr/bin/true'",
+                              ctx.latest_run()))
+    ctx.check(argv == ["/bin/true", "--password=***", "--token", "***", "https://user:***@example.org/x"],
+              f"redacted argv {argv}")
+    ctx.check(ctx.one("SELECT argv_redactions FROM processes WHERE run_id = ? AND exe = '/usr/bin/true'",
+                      ctx.latest_run()) == 3, "three redactions counted")
+    blob = b""
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(ctx.db + suffix):
+            blob += open(ctx.db + suffix, "rb").read()
+    for secret in (b"argvsecret", b"envsecret-7f3a9c", b"PLANTED_ENV_SECRET"):
+        ctx.check(secret not in blob, f"{secret!r} found in the database files")
+
+
+# --- loss, storms, daemons ------------------------------------------------------------
+
+@test
+def exec_storm_records_every_process(ctx):
+    """2000 fork+exec of /bin/true on 2 workers: all 2000 recorded, nothing dropped."""
+    n = 2000
+    ctx.tracer_run([ctx.helper("storm"), str(n), "2", "/bin/true"], expect=0)
+    run = ctx.latest_run()
+    got = ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true' "
+                  "AND exit_code = 0", run)
+    ctx.check(got == n, f"recorded {got} of {n} /bin/true processes")
+    drops = ctx.one("SELECT sum(kernel_drops + collector_drops + seq_gaps) FROM collector_stats")
+    ctx.check(drops == 0, f"drops and gaps: {drops}")
+
+
+@test
+def fallbacks_tracepoints_and_perf_buffers(ctx):
+    """The classic-tracepoint and perf-buffer paths (for kernels without tp_btf or ring
+    buffers) record the same things: exit code, exec in place, peak RSS, no loss."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_col=("--force-tracepoints", "--force-perfbuf"))
+    hog = ctx.path("hog.json")
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "fb", "--",
+                        "bash", "-c", f"{ctx.helper('storm')} 300 2 /bin/true; exec {ctx.helper('memhog')} 64 6 {hog}"],
+                       capture_output=True, text=True, timeout=120)
+    ctx.check(p.returncode == 6, f"exit {p.returncode}: {p.stderr}")
+    run = ctx.one("SELECT id FROM runs WHERE name = 'fb'", db=db)
+    ctx.check(ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true'", run, db=db) == 300,
+              "all 300 storm processes")
+    rss, code = ctx.one("SELECT max_rss_kb, exit_code FROM processes WHERE run_id = ? AND exe LIKE '%/memhog'", run, db=db)
+    ctx.close(rss, load_json(hog)["vmhwm_kb"], 1024, "peak RSS via fallbacks")
+    ctx.check(code == 6, f"exec'd image exit code {code}")
+    loss = ctx.one("SELECT kernel_drops, kernel_drops_other, collector_drops, seq_gaps, decode_errors FROM collector_stats", db=db)
+    ctx.check(sum(loss) == 0, f"no loss: {loss}")
+    rc_col, err = ctx.stop(col)
+    ctx.check("tracepoint: sched_process_fork" in err and "events via perf buffers" in err,
+              "collector reported the fallback probes")
+    ctx.stop(agg)
+
+
+@test
+def daemons_serve_tracer_run_and_stop_cleanly(ctx):
+    """Long-lived daemons: tracer run uses them; they record everything; SIGTERM is clean."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    status = open(f"/proc/{col.pid}/status").read()
+    uid_line = [l for l in status.splitlines() if l.startswith("Uid:")][0].split()[1:]
+    cap_eff = [l for l in status.splitlines() if l.startswith("CapEff:")][0].split()[1]
+    nobody = pwd.getpwnam("nobody").pw_uid
+    ctx.check(uid_line == [str(nobody)] * 4, f"collector uids {uid_line}")
+    ctx.check(int(cap_eff, 16) == 0, f"collector CapEff {cap_eff}")
+    # Not started by tracer run: recorded with no run (scope all).
+    subprocess.run(["/bin/sh", "-c", "exec /bin/sleep 0.11"], check=True)
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "viad",
+                        "--", "bash", "-c", "exit 5"], capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 5, f"tracer run exit {p.returncode}: {p.stderr}")
+    ctx.check(ctx.one("SELECT exit_code FROM runs WHERE name = 'viad'", db=db) == 5, "run recorded by daemons")
+    ctx.check(ctx.one("SELECT count(*) FROM collector_stats", db=db) == 1, "one collector stream (no second collector)")
+    time.sleep(0.5)
+    ctx.check(ctx.one("SELECT count(*) FROM processes WHERE argv = '[\"/bin/sleep\",\"0.11\"]' "
+                      "AND run_id IS NULL", db=db) == 1, "outside process recorded without a run")
+    rc_col, _ = ctx.stop(col)
+    rc_agg, _ = ctx.stop(agg)
+    ctx.check(rc_col == 0 and rc_agg == 0, f"exit codes collector {rc_col} aggregator {rc_agg}")
+    ctx.check(ctx.one("SELECT final FROM collector_stats", db=db) == 1, "final frame committed")
+
+
+@test
+def aggregator_killed_mid_run_loses_nothing(ctx):
+    """kill -9 the aggregator under load and restart it: the collector resends, exact count."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    n = 600
+    work = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "kill9",
+                             "--", "bash", "-c", f"for i in $(seq {n}); do /bin/true; sleep 0.004; done"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.2)
+    agg.kill()
+    agg.wait()
+    time.sleep(0.8)
+    agg2 = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
+    _, err = work.communicate(timeout=120)
+    ctx.check(work.returncode == 0, f"tracer run: {work.returncode} {err}")
+    got = ctx.one("SELECT count(*) FROM processes p JOIN runs r ON p.run_id = r.id "
+                  "WHERE r.name = 'kill9' AND p.exe = '/usr/bin/true'", db=db)
+    ctx.check(got == n, f"recorded {got} of {n} after the aggregator was killed")
+    gaps = ctx.one("SELECT seq_gaps + collector_drops FROM collector_stats", db=db)
+    ctx.check(gaps == 0, f"gaps/drops {gaps}")
+    ctx.stop(col)
+    ctx.stop(agg2)
+
+
+@test
+def malformed_frames_and_hostile_peers(ctx):
+    """Garbage, truncated and invalid frames are rejected and counted; the daemon lives;
+    an unprivileged user is refused at connect time."""
+    sock, db = ctx.path("s.sock"), ctx.path("agg.db")
+    agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
+                     "--socket-mode", "0666", "--collector-user", "root"])
+    wait_for_socket(sock)
+    send = ctx.helper("framesend")
+    for mode, extra in (("garbage", ["50"]), ("truncated", []), ("badevent", [])):
+        r = subprocess.run([send, sock, mode, *extra], capture_output=True, text=True, timeout=30)
+        ctx.check(r.returncode == 0, f"framesend {mode}: {r.returncode} {r.stderr}")
+    r = subprocess.run([send, sock, "valid"], capture_output=True, text=True, timeout=30)
+    ctx.check(r.returncode == 0 and "acked" in r.stdout, f"valid frame acked after garbage: {r.stdout} {r.stderr}")
+    ctx.check(agg.poll() is None, "aggregator still running")
+    # A local user who can reach the socket file is still refused by credentials.
+    nobody = pwd.getpwnam("nobody")
+    r = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                        send, sock, "valid"], capture_output=True, text=True, timeout=30)
+    ctx.check(r.returncode != 0, f"unprivileged sender must not be acked: {r.returncode} {r.stdout}")
+    time.sleep(1.3)
+    bad, refused = ctx.one("SELECT bad_frames, refused_peers FROM aggregator_stats ORDER BY id DESC LIMIT 1", db=db)
+    ctx.check(bad == 52, f"bad frames counted: {bad} (expected 50 garbage + 1 truncated + 1 bad event)")
+    ctx.check(refused >= 1, f"refused peers counted: {refused}")
+    ctx.check(ctx.one("SELECT count(*) FROM processes WHERE exe = '/usr/bin/framesend-test'", db=db) == 1,
+              "the valid frame's process was stored")
+    rc, _ = ctx.stop(agg)
+    ctx.check(rc == 0, f"aggregator exit {rc}")
+
+
+@test
+def show_renders_text_and_json(ctx):
+    """tracer show agrees with the database in both formats."""
+    ctx.tracer_run(["bash", "-c", "/bin/true; /bin/false || true"], "--run", "showme", "--pipeline", "demo", expect=0)
+    p = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--json", "showme"],
+                       capture_output=True, text=True, timeout=30)
+    scan_sanitizers(ctx, p.stderr, "tracer show")
+    doc = json.loads(p.stdout)
+    ctx.check(doc["run"]["name"] == "showme" and doc["run"]["pipeline"] == "demo", "run header")
+    count = ctx.one("SELECT count(*) FROM processes WHERE run_id = ?", doc["run"]["id"])
+    ctx.check(doc["totals"]["processes"] == count, f"totals.processes {doc['totals']['processes']} vs {count}")
+
+    def walk(nodes):
+        for n in nodes:
+            yield n
+            yield from walk(n.get("children", []))
+    ctx.check(sum(1 for _ in walk(doc["processes"])) == count, "every process appears once in the tree")
+    ctx.check(doc["totals"]["failed_processes"] == 1, "the /bin/false is the one failure")
+    t = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db], capture_output=True, text=True, timeout=30)
+    ctx.check(t.returncode == 0 and "Run " in t.stdout and "/bin/false" in t.stdout, "text report")
+    missing = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "no-such-run"],
+                             capture_output=True, text=True, timeout=30)
+    ctx.check(missing.returncode == 1 and "no run" in missing.stderr, "unknown run is an error")
