@@ -100,7 +100,9 @@ static bool recordable(const struct ingest *g, const struct proc *p)
 static void touch(struct ingest *g, struct proc *p)
 {
 	p->seen_gen = g->gen;
-	if (recordable(g, p))
+	/* A process that became deny-listed at exec may have been written at fork:
+	 * it goes through the write path once more, to be forgotten. */
+	if (recordable(g, p) || p->denied)
 		proc_mark_dirty(&g->table, p);
 }
 
@@ -797,9 +799,12 @@ int ingest_write(struct ingest *g)
 	for (struct closed_row *c = g->table.closed; c; c = c->next)
 		if (store_put_process(g->store, &c->row) != 0)
 			return -1;
-	for (struct proc *p = g->table.dirty; p; p = p->dirty_next)
-		if (store_put_process(g->store, &p->row) != 0)
+	for (struct proc *p = g->table.dirty; p; p = p->dirty_next) {
+		int rc = recordable(g, p) ? store_put_process(g->store, &p->row)
+					  : store_forget_process(g->store, p->row.id);
+		if (rc != 0)
 			return -1;
+	}
 	if (correlate_write(&g->corr) != 0)
 		return -1;
 	struct pending *q = &g->pending;

@@ -36,7 +36,8 @@ static const char sql_put_step[] =
 	"wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
 	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char sql_put_tool[] =
-	"INSERT OR IGNORE INTO tools (id, name, program, category) VALUES (?,?,?,?)";
+	"INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
+	"ON CONFLICT(id) DO UPDATE SET category = excluded.category";
 static const char sql_put_pipeline[] =
 	"INSERT OR IGNORE INTO pipelines (id, name, first_seen_ns) VALUES (?,?,?)";
 
@@ -253,6 +254,17 @@ static int step_done(struct store *s, sqlite3_stmt *st)
 		return rc;
 	}
 	return 0;
+}
+
+int store_forget_process(struct store *s, int64_t id)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM samples WHERE process_id = %lld; DELETE FROM files WHERE process_id = "
+		 "%lld; DELETE FROM processes WHERE id = %lld",
+		 (long long)id, (long long)id, (long long)id);
+	return exec_sql(s->db, sql);
 }
 
 int store_put_process(struct store *s, const struct process_row *r)

@@ -177,6 +177,9 @@ int store_commit(struct store *s);
 void store_rollback(struct store *s);
 
 int store_put_process(struct store *s, const struct process_row *r);
+/* Removes a process row (and its files and samples) written before the
+ * process turned out to be deny-listed noise. */
+int store_forget_process(struct store *s, int64_t id);
 int store_put_run(struct store *s, const struct run_row *r);
 int store_put_stream(struct store *s, const struct stream_row *r);
 /* 1 found, 0 not found, -1 error. */

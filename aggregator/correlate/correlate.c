@@ -703,6 +703,9 @@ int correlator_reload(struct correlator *c)
 	}
 	log_info("tool lists reloaded: %zu known tools, %zu ignored programs", c->lists.n_allow,
 		 c->lists.n_deny);
+	/* Categories may have changed: rewrite every tool row with the new lists. */
+	for (size_t i = 0; i < c->n_tools; i++)
+		c->tools[i].written = false;
 	return 0;
 }
 

@@ -285,7 +285,11 @@ int tool_lists_load(struct tool_lists *lists, const char *allow_path, const char
 {
 	struct tool_entry *allow = NULL, *deny = NULL;
 	size_t n_allow = 0, n_deny = 0;
+	char allow_copy[sizeof(lists->allow_path)], deny_copy[sizeof(lists->deny_path)];
 
+	/* A reload passes lists->allow_path itself: copy before overwriting it. */
+	snprintf(allow_copy, sizeof(allow_copy), "%s", allow_path ? allow_path : "");
+	snprintf(deny_copy, sizeof(deny_copy), "%s", deny_path ? deny_path : "");
 	err[0] = '\0';
 	if (allow_path && load_list(allow_path, true, &allow, &n_allow, err, err_size) != 0)
 		return -1;
@@ -298,8 +302,8 @@ int tool_lists_load(struct tool_lists *lists, const char *allow_path, const char
 	lists->n_allow = n_allow;
 	lists->deny = deny;
 	lists->n_deny = n_deny;
-	snprintf(lists->allow_path, sizeof(lists->allow_path), "%s", allow_path ? allow_path : "");
-	snprintf(lists->deny_path, sizeof(lists->deny_path), "%s", deny_path ? deny_path : "");
+	memcpy(lists->allow_path, allow_copy, sizeof(allow_copy));
+	memcpy(lists->deny_path, deny_copy, sizeof(deny_copy));
 	return 0;
 }
 

@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -394,3 +395,47 @@ def slurm_job_is_a_run_with_its_steps(ctx):
                       f"includes its work ({truth_ms:.0f} ms)")
     ctx.stop(col)
     ctx.stop(agg)
+
+
+# --- tool lists --------------------------------------------------------------------------
+
+@test
+def tool_lists_reload_on_sighup(ctx):
+    """A user extends the allowlist and the denylist; SIGHUP applies them without a
+    restart: the new tool gets its category, the denied program is no longer recorded."""
+    allow, deny = ctx.path("tools.allow"), ctx.path("tools.deny")
+    shutil.copy(os.path.join(FIXTURES, "..", "..", "..", "deploy", "etc", "tools.allow"), allow)
+    shutil.copy(os.path.join(FIXTURES, "..", "..", "..", "deploy", "etc", "tools.deny"), deny)
+    tool = ctx.path("qcheck")
+    shutil.copy(ctx.helper("cpuburn"), tool)
+    os.chmod(tool, 0o755)
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--tools-allow", allow, "--tools-deny", deny))
+
+    def traced(name):
+        p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", name, "--",
+                            tool, "20"], capture_output=True, text=True, timeout=60)
+        ctx.check(p.returncode == 0, f"tracer run {name}: {p.returncode} {p.stderr}")
+        return ctx.query("SELECT t.category FROM processes p JOIN runs r ON r.id = p.run_id "
+                         "LEFT JOIN tools t ON t.id = p.tool_id WHERE r.name = ? AND p.exe = ?", name, tool, db=db)
+
+    ctx.check(traced("before") == [(None,)], "an unlisted program is a tool without a category")
+    with open(allow, "a") as f:
+        f.write("qcheck  quality control  # added by the user\n")
+    agg.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    ctx.check(traced("allowed") == [("quality control",)], "after SIGHUP the new allowlist entry applies")
+    with open(deny, "a") as f:
+        f.write("qcheck\n")
+    agg.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    ctx.check(traced("denied") == [], "after SIGHUP the denied program is not recorded")
+    with open(allow, "a") as f:
+        f.write("lonelytool\n")  # a tool without a category
+    agg.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    ctx.check(agg.poll() is None, "a bad list line does not stop the aggregator")
+    ctx.check(traced("after-bad-line") == [], "a rejected reload keeps the previous lists")
+    _, err = ctx.stop(agg)
+    ctx.check("reload failed" in err and "tools.allow" in err, f"the bad line is reported: {err[-500:]}")
+    ctx.stop(col)

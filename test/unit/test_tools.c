@@ -92,10 +92,15 @@ static void test_lists_and_reload(void **state)
 	assert_false(tool_denied(&lists, "systemd"));
 	assert_false(tool_denied(&lists, "bwa"));
 
-	/* A user adds a tool: reloading picks it up. */
+	/* A user adds a tool: reloading (from the stored paths, as SIGHUP does) picks it
+	 * up, twice in a row. */
 	write_file(allow, "bwa\taligner\nmytool\tin-house\n");
-	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), 0);
+	assert_int_equal(tool_lists_load(&lists, lists.allow_path, lists.deny_path, err, sizeof(err)), 0);
 	assert_string_equal(tool_category(&lists, "mytool"), "in-house");
+	assert_string_equal(lists.allow_path, allow);
+	assert_int_equal(tool_lists_load(&lists, lists.allow_path, lists.deny_path, err, sizeof(err)), 0);
+	assert_string_equal(lists.deny_path, deny);
+	assert_true(tool_denied(&lists, "sshd"));
 
 	/* A bad line is named and the previous lists stay in force. */
 	write_file(allow, "bwa\taligner\nlonely\n");
