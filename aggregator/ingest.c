@@ -46,7 +46,7 @@ int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
 	({                                                                                         \
 		bool ok_ = true;                                                                   \
 		if ((n) == (cap)) {                                                                \
-			size_t c_ = (cap) ? (cap) * 2 : 64;                                        \
+			size_t c_ = (cap) ? (cap)*2 : 64;                                          \
 			void *p_ = realloc((arr), c_ * sizeof(*(arr)));                            \
 			if (p_) {                                                                  \
 				(arr) = p_;                                                        \
@@ -188,8 +188,7 @@ static void metrics_between(const struct raw_counters *end, const struct raw_cou
 
 /* --- runs -------------------------------------------------------------------------- */
 
-static void default_run_name(const struct runmark *mark, uint64_t epoch_ns, char *out,
-			     size_t size)
+static void default_run_name(const struct runmark *mark, uint64_t epoch_ns, char *out, size_t size)
 {
 	time_t secs = (time_t)(epoch_ns / NSEC_PER_SEC);
 	struct tm tm;
@@ -421,8 +420,8 @@ static void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
 		if (!p)
 			return;
 		parent = x->has_parent_start_ns
-				 ? proc_find(&g->table, x->ppid, x->parent_start_ns, snap)
-				 : NULL;
+			     ? proc_find(&g->table, x->ppid, x->parent_start_ns, snap)
+			     : NULL;
 		fill_image_from_exec(g, p, x);
 		link_parent(g, p, parent, x->ppid);
 		p->execed = true;
@@ -472,8 +471,8 @@ done:
 	{
 		/* The parent process (not the previous image): engines look at it. */
 		struct proc *par = x->has_parent_start_ns
-					   ? proc_find(&g->table, x->ppid, x->parent_start_ns, true)
-					   : proc_by_pid(&g->table, x->ppid);
+				       ? proc_find(&g->table, x->ppid, x->parent_start_ns, true)
+				       : proc_by_pid(&g->table, x->ppid);
 		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, to_epoch(g, ts));
 	}
 	touch(g, p);
@@ -491,9 +490,9 @@ static void finish_run_command(struct ingest *g, struct proc *p)
 		r->row.exit_code = p->row.exit_code;
 		r->row.has_signal = p->row.has_signal;
 		r->row.signal = p->row.signal;
-		r->status = p->row.has_signal ? GROUP_KILLED
-			    : p->row.exit_code	? GROUP_FAILED
-						: GROUP_OK;
+		r->status = p->row.has_signal  ? GROUP_KILLED
+			    : p->row.exit_code ? GROUP_FAILED
+					       : GROUP_OK;
 		r->dirty = true;
 	}
 }
@@ -649,10 +648,10 @@ static void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x)
 	}
 	for (size_t i = 0; i < x->n_count && i < p->n_file_ids; i++) {
 		struct file_update u = {
-			.id = p->file_ids[i],
-			.count = x->count[i],
-			.failed = i < x->n_failed ? x->failed[i] : 0,
-			.flags = i < x->n_flags_union ? x->flags_union[i] : 0,
+		    .id = p->file_ids[i],
+		    .count = x->count[i],
+		    .failed = i < x->n_failed ? x->failed[i] : 0,
+		    .flags = i < x->n_flags_union ? x->flags_union[i] : 0,
 		};
 		if (u.id && !PUSH(g->pending.file_updates, g->pending.n_file_updates,
 				  g->pending.cap_file_updates, u))
@@ -812,8 +811,9 @@ int ingest_write(struct ingest *g)
 		if (store_put_file(g->store, &q->files[i]) != 0)
 			return -1;
 	for (size_t i = 0; i < q->n_file_updates; i++)
-		if (store_update_file_counts(g->store, q->file_updates[i].id, q->file_updates[i].count,
-					     q->file_updates[i].failed, q->file_updates[i].flags) != 0)
+		if (store_update_file_counts(g->store, q->file_updates[i].id,
+					     q->file_updates[i].count, q->file_updates[i].failed,
+					     q->file_updates[i].flags) != 0)
 			return -1;
 	for (size_t i = 0; i < q->n_ooms; i++)
 		if (store_put_oom(g->store, &q->ooms[i]) != 0)
@@ -953,11 +953,12 @@ int ingest_load_state(struct ingest *g)
 	if (store_each_running_process(g->store, load_process, g) != 0)
 		return -1;
 	/* Runs that had not ended, with their engines and steps. */
-	rc = sqlite3_prepare_v2(g->store->db,
-				"SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
-				"command_process_id, launcher_pid, launcher_start_ns, source, engine, "
-				"engine_process_id, pipeline_id FROM runs WHERE end_ns IS NULL",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+	    g->store->db,
+	    "SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
+	    "command_process_id, launcher_pid, launcher_start_ns, source, engine, "
+	    "engine_process_id, pipeline_id FROM runs WHERE end_ns IS NULL",
+	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {

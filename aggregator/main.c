@@ -89,7 +89,8 @@ static void usage(FILE *out)
 		"  --socket-mode OCTAL    socket file permissions (default 0660)\n"
 		"  --scope all|runs       record every process (default) or only those in runs\n"
 		"  --host-sample-ms N     whole-host samples every N ms (default 1000; 0: off)\n"
-		"  --tools-allow PATH     known tools and categories (default /etc/tracer/tools.allow)\n"
+		"  --tools-allow PATH     known tools and categories (default "
+		"/etc/tracer/tools.allow)\n"
 		"  --tools-deny PATH      programs not recorded (default /etc/tracer/tools.deny)\n"
 		"  SIGHUP rereads the tool lists\n"
 		"  --log-level LEVEL      error, warn, info (default) or debug\n"
@@ -99,19 +100,19 @@ static void usage(FILE *out)
 static int parse_options(int argc, char **argv, struct aggregator_options *o)
 {
 	static const struct option longopts[] = {
-		{"socket", required_argument, 0, 's'},
-		{"db", required_argument, 0, 'd'},
-		{"user", required_argument, 0, 'u'},
-		{"collector-user", required_argument, 0, 'c'},
-		{"socket-mode", required_argument, 0, 'm'},
-		{"scope", required_argument, 0, 'S'},
-		{"log-level", required_argument, 0, 'l'},
-		{"ready-fd", required_argument, 0, 'R'},
-		{"host-sample-ms", required_argument, 0, 'H'},
-		{"tools-allow", required_argument, 0, 'A'},
-		{"tools-deny", required_argument, 0, 'N'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+	    {"socket", required_argument, 0, 's'},
+	    {"db", required_argument, 0, 'd'},
+	    {"user", required_argument, 0, 'u'},
+	    {"collector-user", required_argument, 0, 'c'},
+	    {"socket-mode", required_argument, 0, 'm'},
+	    {"scope", required_argument, 0, 'S'},
+	    {"log-level", required_argument, 0, 'l'},
+	    {"ready-fd", required_argument, 0, 'R'},
+	    {"host-sample-ms", required_argument, 0, 'H'},
+	    {"tools-allow", required_argument, 0, 'A'},
+	    {"tools-deny", required_argument, 0, 'N'},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	int c;
 	char *end;
@@ -143,7 +144,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 		case 'm':
 			o->socket_mode = (int)strtol(optarg, &end, 8);
 			if (*end || o->socket_mode & ~0777) {
-				fprintf(stderr, "tracer-aggregator: bad --socket-mode '%s'\n", optarg);
+				fprintf(stderr, "tracer-aggregator: bad --socket-mode '%s'\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -159,7 +161,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			break;
 		case 'l':
 			if (log_set_level_name(optarg) != 0) {
-				fprintf(stderr, "tracer-aggregator: unknown log level '%s'\n", optarg);
+				fprintf(stderr, "tracer-aggregator: unknown log level '%s'\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -175,7 +178,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 		case 'H':
 			o->host_sample_ms = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || (o->host_sample_ms && o->host_sample_ms < 100)) {
-				fprintf(stderr, "tracer-aggregator: --host-sample-ms is 0 or >= 100\n");
+				fprintf(stderr,
+					"tracer-aggregator: --host-sample-ms is 0 or >= 100\n");
 				return -1;
 			}
 			break;
@@ -207,8 +211,8 @@ static int allowed_peers(const struct aggregator_options *o, struct ipc_peer_pol
 		}
 		policy->allowed_uids[policy->n_allowed++] = who.uid;
 	}
-	if (o->n_collector_users == 0 && (run_as_lookup(TRACER_COLLECTOR_USER, &who) == 0 ||
-					  run_as_lookup("nobody", &who) == 0))
+	if (o->n_collector_users == 0 &&
+	    (run_as_lookup(TRACER_COLLECTOR_USER, &who) == 0 || run_as_lookup("nobody", &who) == 0))
 		policy->allowed_uids[policy->n_allowed++] = who.uid;
 	return 0;
 }
@@ -287,8 +291,8 @@ int main(int argc, char **argv)
 		log_error("cannot listen on %s: %s", opt.socket_path, nng_strerror(rv));
 		goto out_ingest;
 	}
-	log_info("listening on %s, writing %s (schema v%d, scope %s)", opt.socket_path,
-		 opt.db_path, schema_latest_version(), opt.scope == SCOPE_ALL ? "all" : "runs");
+	log_info("listening on %s, writing %s (schema v%d, scope %s)", opt.socket_path, opt.db_path,
+		 schema_latest_version(), opt.scope == SCOPE_ALL ? "all" : "runs");
 	if (opt.ready_fd >= 0) {
 		if (write(opt.ready_fd, "ready\n", 6) != 6)
 			log_warn("cannot signal readiness: %s", strerror(errno));

@@ -172,7 +172,8 @@ int proctable_add_closed(struct proctable *t, const struct process_row *row)
 
 void proctable_gc(struct proctable *t, uint64_t now_boot_ns, uint64_t grace_ns)
 {
-	while (t->gc_head && !t->gc_head->dirty && now_boot_ns - t->gc_head->exited_at >= grace_ns) {
+	while (t->gc_head && !t->gc_head->dirty &&
+	       now_boot_ns - t->gc_head->exited_at >= grace_ns) {
 		struct proc *p = t->gc_head;
 		t->gc_head = p->gc_next;
 		if (!t->gc_head)

@@ -46,7 +46,7 @@ struct proc {
 	struct run *launched; /* this process is a `tracer run` launcher */
 	struct run *run;      /* its run and step (counted references) */
 	struct step *step;
-	bool denied;	      /* deny-listed system noise: kept for the tree, not written */
+	bool denied; /* deny-listed system noise: kept for the tree, not written */
 	int64_t last_sample_ts;
 	uint64_t last_sample_cpu, last_sample_rss;
 	int64_t *file_ids; /* files rows by the kernel's slot number */
@@ -63,9 +63,9 @@ struct proctable {
 	struct proc **buckets;
 	size_t n_buckets;
 	size_t count;
-	struct proc *dirty;	       /* entries whose row must be written */
-	struct closed_row *closed;     /* finished images waiting to be written */
-	struct proc *gc_head, *gc_tail; /* exited entries, oldest first */
+	struct proc *dirty;		 /* entries whose row must be written */
+	struct closed_row *closed;	 /* finished images waiting to be written */
+	struct proc *gc_head, *gc_tail;	 /* exited entries, oldest first */
 	void (*on_free)(struct proc *p); /* drops references the entry holds */
 };
 

@@ -92,8 +92,9 @@ static void update_probes(struct stream_row *row, const Tracer__CollectorStats *
 
 	for (size_t i = 0; i < st->n_probes && arr; i++) {
 		const Tracer__ProbeStatus *p = st->probes[i];
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "name", p->name, "state",
-						     p->state, "detail", p->detail ? p->detail : ""));
+		json_array_append_new(arr,
+				      json_pack("{s:s, s:s, s:s}", "name", p->name, "state",
+						p->state, "detail", p->detail ? p->detail : ""));
 	}
 	n = arr ? json_dumpb(arr, row->probes_json, sizeof(row->probes_json) - 1, JSON_COMPACT) : 0;
 	row->probes_json[n < sizeof(row->probes_json) ? n : 0] = '\0';
@@ -106,7 +107,8 @@ static void update_losses(struct stream_state *s, const Tracer__CollectorStats *
 		const Tracer__LossCount *l = st->losses[i];
 		unsigned k;
 		for (k = 0; k < s->n_losses; k++)
-			if (!strcmp(s->losses[k].hop, l->hop) && !strcmp(s->losses[k].type, l->event_type))
+			if (!strcmp(s->losses[k].hop, l->hop) &&
+			    !strcmp(s->losses[k].type, l->event_type))
 				break;
 		if (k == s->n_losses) {
 			if (k == RECEIVER_MAX_LOSSES)

@@ -9,85 +9,85 @@
 #include "common/log.h"
 
 static const char *const process_columns =
-	"id, run_id, parent_id, pid, ppid, image, start_ns, end_ns, proc_start_boot_ns, boot_id, "
-	"comm, exe, argv, argv_truncated, argv_redactions, cwd, uid, gid, cgroup_id, cgroup1_id, "
-	"state, exit_code, signal, core_dumped, cpu_user_ns, cpu_sys_ns, max_rss_kb, ru_maxrss_kb, "
-	"rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes, vol_ctxsw, "
-	"invol_ctxsw, min_faults, maj_faults, from_snapshot, runq_ns, iowait_ns, reclaim_ns, "
-	"net_tx_bytes, net_rx_bytes, sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed, "
-	"oom_killed, files_overflow, step_id, tool_id, helper, container_runtime, container_id, "
-	"pod_uid, slurm_job, slurm_step, systemd_unit";
+    "id, run_id, parent_id, pid, ppid, image, start_ns, end_ns, proc_start_boot_ns, boot_id, "
+    "comm, exe, argv, argv_truncated, argv_redactions, cwd, uid, gid, cgroup_id, cgroup1_id, "
+    "state, exit_code, signal, core_dumped, cpu_user_ns, cpu_sys_ns, max_rss_kb, ru_maxrss_kb, "
+    "rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes, vol_ctxsw, "
+    "invol_ctxsw, min_faults, maj_faults, from_snapshot, runq_ns, iowait_ns, reclaim_ns, "
+    "net_tx_bytes, net_rx_bytes, sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed, "
+    "oom_killed, files_overflow, step_id, tool_id, helper, container_runtime, container_id, "
+    "pod_uid, slurm_job, slurm_step, systemd_unit";
 #define PROCESS_COLUMN_COUNT 62
 #define PROCESS_OOM_COLUMN 51
 #define PROCESS_FROM_SNAPSHOT_COLUMN 39
 
 static const char sql_put_run[] =
-	"INSERT OR REPLACE INTO runs (id, name, pipeline, host_id, hostname, start_ns, end_ns, "
-	"exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
-	"pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
-	"avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
-	"write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
-	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT OR REPLACE INTO runs (id, name, pipeline, host_id, hostname, start_ns, end_ns, "
+    "exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
+    "pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
+    "avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
+    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_step[] =
-	"INSERT OR REPLACE INTO steps (id, run_id, key, name, kind, start_ns, end_ns, status, "
-	"exit_code, signal, root_process_id, container_id, slurm_job, slurm_step, processes, "
-	"failed_processes, cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, "
-	"wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
-	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT OR REPLACE INTO steps (id, run_id, key, name, kind, start_ns, end_ns, status, "
+    "exit_code, signal, root_process_id, container_id, slurm_job, slurm_step, processes, "
+    "failed_processes, cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, "
+    "wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char sql_put_tool[] =
-	"INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
-	"ON CONFLICT(id) DO UPDATE SET category = excluded.category";
+    "INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
+    "ON CONFLICT(id) DO UPDATE SET category = excluded.category";
 static const char sql_put_pipeline[] =
-	"INSERT OR IGNORE INTO pipelines (id, name, first_seen_ns) VALUES (?,?,?)";
+    "INSERT OR IGNORE INTO pipelines (id, name, first_seen_ns) VALUES (?,?,?)";
 
 static const char sql_put_stream[] =
-	"INSERT OR REPLACE INTO collector_stats (stream_id, boot_id, host_id, hostname, "
-	"collector_pid, first_seen_ns, last_seen_ns, last_seq, watermark_boot_ns, frames_received, "
-	"duplicate_frames, events_received, kernel_drops, kernel_drops_fork, kernel_drops_exec, "
-	"kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, decode_errors, "
-	"snapshot_processes, final, probes, samples_taken) "
-	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT OR REPLACE INTO collector_stats (stream_id, boot_id, host_id, hostname, "
+    "collector_pid, first_seen_ns, last_seen_ns, last_seq, watermark_boot_ns, frames_received, "
+    "duplicate_frames, events_received, kernel_drops, kernel_drops_fork, kernel_drops_exec, "
+    "kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, decode_errors, "
+    "snapshot_processes, final, probes, samples_taken) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_file[] =
-	"INSERT OR REPLACE INTO files (id, process_id, path, access, created, open_flags, result, "
-	"count, failed, first_ns, path_truncated) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT OR REPLACE INTO files (id, process_id, path, access, created, open_flags, result, "
+    "count, failed, first_ns, path_truncated) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
 static const char sql_update_file[] =
-	"UPDATE files SET count = ?2, failed = ?3, open_flags = ?4, "
-	"access = CASE ?4 & 3 WHEN 0 THEN 'r' WHEN 1 THEN 'w' ELSE 'rw' END, "
-	"created = (?4 & 64) != 0 WHERE id = ?1";
+    "UPDATE files SET count = ?2, failed = ?3, open_flags = ?4, "
+    "access = CASE ?4 & 3 WHEN 0 THEN 'r' WHEN 1 THEN 'w' ELSE 'rw' END, "
+    "created = (?4 & 64) != 0 WHERE id = ?1";
 static const char sql_put_oom[] =
-	"INSERT INTO oom_kills (ts_ns, process_id, pid, proc_start_boot_ns, boot_id, comm, uid, "
-	"total_vm_kb, anon_rss_kb, file_rss_kb, shmem_rss_kb, rss_kb, cgroup_id, cgroup1_id, "
-	"memcg_limit_kb, memcg_usage_kb, oom_score_adj) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT INTO oom_kills (ts_ns, process_id, pid, proc_start_boot_ns, boot_id, comm, uid, "
+    "total_vm_kb, anon_rss_kb, file_rss_kb, shmem_rss_kb, rss_kb, cgroup_id, cgroup1_id, "
+    "memcg_limit_kb, memcg_usage_kb, oom_score_adj) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char sql_put_cgroup[] =
-	"INSERT INTO cgroups (boot_id, hierarchy, id, controllers, path, level, created_ns, "
-	"removed_ns) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT (boot_id, hierarchy, id) DO UPDATE "
-	"SET controllers = coalesce(excluded.controllers, controllers), "
-	"path = coalesce(excluded.path, path), level = coalesce(excluded.level, level), "
-	"created_ns = coalesce(created_ns, excluded.created_ns), "
-	"removed_ns = coalesce(excluded.removed_ns, removed_ns)";
+    "INSERT INTO cgroups (boot_id, hierarchy, id, controllers, path, level, created_ns, "
+    "removed_ns) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT (boot_id, hierarchy, id) DO UPDATE "
+    "SET controllers = coalesce(excluded.controllers, controllers), "
+    "path = coalesce(excluded.path, path), level = coalesce(excluded.level, level), "
+    "created_ns = coalesce(created_ns, excluded.created_ns), "
+    "removed_ns = coalesce(excluded.removed_ns, removed_ns)";
 static const char sql_put_sample[] =
-	"INSERT OR REPLACE INTO samples (process_id, ts_ns, cpu_user_ns, cpu_sys_ns, rss_kb, rchar, "
-	"wchar, read_bytes, write_bytes, runq_ns, iowait_ns, net_tx_bytes, net_rx_bytes, vol_ctxsw, "
-	"invol_ctxsw, state, threads) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT OR REPLACE INTO samples (process_id, ts_ns, cpu_user_ns, cpu_sys_ns, rss_kb, rchar, "
+    "wchar, read_bytes, write_bytes, runq_ns, iowait_ns, net_tx_bytes, net_rx_bytes, vol_ctxsw, "
+    "invol_ctxsw, state, threads) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char sql_put_host[] =
-	"INSERT OR REPLACE INTO host_samples (ts_ns, interval_ns, host_id, cpus, cpu_busy_pct, "
-	"cpu_user_pct, cpu_system_pct, cpu_iowait_pct, cpu_steal_pct, load1, mem_total_kb, "
-	"mem_available_kb, swap_used_kb, disk_read_bytes, disk_write_bytes, net_rx_bytes, "
-	"net_tx_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT OR REPLACE INTO host_samples (ts_ns, interval_ns, host_id, cpus, cpu_busy_pct, "
+    "cpu_user_pct, cpu_system_pct, cpu_iowait_pct, cpu_steal_pct, load1, mem_total_kb, "
+    "mem_available_kb, swap_used_kb, disk_read_bytes, disk_write_bytes, net_rx_bytes, "
+    "net_tx_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char sql_put_loss[] =
-	"INSERT OR REPLACE INTO event_loss (stream_id, hop, event_type, count) VALUES (?,?,?,?)";
+    "INSERT OR REPLACE INTO event_loss (stream_id, hop, event_type, count) VALUES (?,?,?,?)";
 
 static const char sql_get_stream[] =
-	"SELECT boot_id, host_id, hostname, collector_pid, first_seen_ns, last_seen_ns, last_seq, "
-	"watermark_boot_ns, frames_received, duplicate_frames, events_received, kernel_drops_fork, "
-	"kernel_drops_exec, kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, "
-	"decode_errors, snapshot_processes, final FROM collector_stats WHERE stream_id = ?";
+    "SELECT boot_id, host_id, hostname, collector_pid, first_seen_ns, last_seen_ns, last_seq, "
+    "watermark_boot_ns, frames_received, duplicate_frames, events_received, kernel_drops_fork, "
+    "kernel_drops_exec, kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, "
+    "decode_errors, snapshot_processes, final FROM collector_stats WHERE stream_id = ?";
 
 static const char sql_put_agg[] =
-	"INSERT OR REPLACE INTO aggregator_stats (id, started_ns, updated_ns, aggregator_pid, "
-	"frames_received, bad_frames, refused_peers, last_bad_frame) VALUES (?,?,?,?,?,?,?,?)";
+    "INSERT OR REPLACE INTO aggregator_stats (id, started_ns, updated_ns, aggregator_pid, "
+    "frames_received, bad_frames, refused_peers, last_bad_frame) VALUES (?,?,?,?,?,?,?,?)";
 
 static int exec_sql(sqlite3 *db, const char *sql)
 {
@@ -140,21 +140,25 @@ int store_open(struct store *s, const char *path)
 	}
 	sqlite3_busy_timeout(s->db, 5000);
 	/* WAL: readers (tracer show, users' SQL) never block the writer. */
-	if (exec_sql(s->db, "PRAGMA journal_mode=WAL") || exec_sql(s->db, "PRAGMA synchronous=NORMAL"))
+	if (exec_sql(s->db, "PRAGMA journal_mode=WAL") ||
+	    exec_sql(s->db, "PRAGMA synchronous=NORMAL"))
 		goto fail;
 	if (schema_migrate(s->db) != 0)
 		goto fail;
-	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO processes (%s) VALUES (?", process_columns);
+	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO processes (%s) VALUES (?",
+		 process_columns);
 	for (int i = 1; i < PROCESS_COLUMN_COUNT; i++)
 		strcat(sql, ",?");
 	strcat(sql, ")");
 	if (prepare(s, sql, &s->put_process) || prepare(s, sql_put_run, &s->put_run) ||
-	    prepare(s, sql_put_stream, &s->put_stream) || prepare(s, sql_get_stream, &s->get_stream) ||
-	    prepare(s, sql_put_agg, &s->put_agg) || prepare(s, sql_put_file, &s->put_file) ||
+	    prepare(s, sql_put_stream, &s->put_stream) ||
+	    prepare(s, sql_get_stream, &s->get_stream) || prepare(s, sql_put_agg, &s->put_agg) ||
+	    prepare(s, sql_put_file, &s->put_file) ||
 	    prepare(s, sql_update_file, &s->update_file) || prepare(s, sql_put_oom, &s->put_oom) ||
-	    prepare(s, sql_put_cgroup, &s->put_cgroup) || prepare(s, sql_put_sample, &s->put_sample) ||
-	    prepare(s, sql_put_host, &s->put_host) || prepare(s, sql_put_loss, &s->put_loss) ||
-	    prepare(s, sql_put_step, &s->put_step) || prepare(s, sql_put_tool, &s->put_tool) ||
+	    prepare(s, sql_put_cgroup, &s->put_cgroup) ||
+	    prepare(s, sql_put_sample, &s->put_sample) || prepare(s, sql_put_host, &s->put_host) ||
+	    prepare(s, sql_put_loss, &s->put_loss) || prepare(s, sql_put_step, &s->put_step) ||
+	    prepare(s, sql_put_tool, &s->put_tool) ||
 	    prepare(s, sql_put_pipeline, &s->put_pipeline))
 		goto fail;
 	s->next_process_id = max_id(s->db, "processes") + 1;
@@ -260,10 +264,11 @@ int store_forget_process(struct store *s, int64_t id)
 {
 	char sql[256];
 
-	snprintf(sql, sizeof(sql),
-		 "DELETE FROM samples WHERE process_id = %lld; DELETE FROM files WHERE process_id = "
-		 "%lld; DELETE FROM processes WHERE id = %lld",
-		 (long long)id, (long long)id, (long long)id);
+	snprintf(
+	    sql, sizeof(sql),
+	    "DELETE FROM samples WHERE process_id = %lld; DELETE FROM files WHERE process_id = "
+	    "%lld; DELETE FROM processes WHERE id = %lld",
+	    (long long)id, (long long)id, (long long)id);
 	return exec_sql(s->db, sql);
 }
 
@@ -339,12 +344,12 @@ int store_put_process(struct store *s, const struct process_row *r)
 	sqlite3_bind_int(st, i++, r->from_snapshot);
 	if (r->has_metrics) {
 		const struct proc_metrics *m = &r->m;
-		uint64_t v[] = {m->runq_ns,  m->iowait_ns, m->reclaim_ns, m->net_tx_bytes,
-				m->net_rx_bytes, m->sys_file, m->sys_net,   m->sys_mem,
+		uint64_t v[] = {m->runq_ns,	 m->iowait_ns, m->reclaim_ns, m->net_tx_bytes,
+				m->net_rx_bytes, m->sys_file,  m->sys_net,    m->sys_mem,
 				m->sys_proc,	 m->sys_other, m->sys_failed};
-		bool have[] = {true,	    m->has_iowait, m->has_reclaim, m->has_net,
-			       m->has_net,  m->has_sys,	   m->has_sys,	   m->has_sys,
-			       m->has_sys,  m->has_sys,	   m->has_sys};
+		bool have[] = {true,	   m->has_iowait, m->has_reclaim, m->has_net,
+			       m->has_net, m->has_sys,	  m->has_sys,	  m->has_sys,
+			       m->has_sys, m->has_sys,	  m->has_sys};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
 			if (have[k])
 				bind_u64(st, i++, v[k]);
@@ -516,8 +521,9 @@ int store_put_stream(struct store *s, const struct stream_row *r)
 	bind_u64(st, i++, r->frames_received);
 	bind_u64(st, i++, r->duplicate_frames);
 	bind_u64(st, i++, r->events_received);
-	bind_u64(st, i++, r->kernel_drops_fork + r->kernel_drops_exec + r->kernel_drops_exit +
-				  r->kernel_drops_other);
+	bind_u64(st, i++,
+		 r->kernel_drops_fork + r->kernel_drops_exec + r->kernel_drops_exit +
+		     r->kernel_drops_other);
 	bind_u64(st, i++, r->kernel_drops_fork);
 	bind_u64(st, i++, r->kernel_drops_exec);
 	bind_u64(st, i++, r->kernel_drops_exit);
@@ -694,12 +700,12 @@ int store_put_sample(struct store *s, const struct sample_row *r)
 
 	sqlite3_bind_int64(st, i++, r->process_id);
 	sqlite3_bind_int64(st, i++, r->ts_ns);
-	uint64_t v[] = {r->cpu_user_ns,	 r->cpu_sys_ns,	  r->rss_kb,	  r->rchar,
-			r->wchar,	 r->read_bytes,	  r->write_bytes, r->runq_ns,
-			r->iowait_ns,	 r->net_tx_bytes, r->net_rx_bytes, r->vol_ctxsw,
+	uint64_t v[] = {r->cpu_user_ns, r->cpu_sys_ns,	 r->rss_kb,	  r->rchar,
+			r->wchar,	r->read_bytes,	 r->write_bytes,  r->runq_ns,
+			r->iowait_ns,	r->net_tx_bytes, r->net_rx_bytes, r->vol_ctxsw,
 			r->invol_ctxsw};
-	bool have[] = {true, true, true, true, true, true, true, true,
-		       r->has_iowait, r->has_net, r->has_net, true, true};
+	bool have[] = {true, true,	    true,	true,	    true, true, true,
+		       true, r->has_iowait, r->has_net, r->has_net, true, true};
 	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
 		if (have[k])
 			bind_u64(st, i++, v[k]);

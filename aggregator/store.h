@@ -160,7 +160,7 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *put_process, *put_run, *put_stream, *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
-		*put_loss;
+	    *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline;
 	int64_t next_process_id;
 	int64_t next_run_id;

@@ -12,10 +12,10 @@
 #endif
 
 #define TRACER_COMM_LEN 16
-#define TRACER_CWD_MAX 1024	 /* power of two: offsets are masked with it */
-#define TRACER_CWD_NAME_MAX 256	 /* longest path component copied */
-#define TRACER_CWD_DEPTH 48	 /* deepest directory we walk */
-#define TRACER_ARGV_MAX 4096	 /* power of two */
+#define TRACER_CWD_MAX 1024	/* power of two: offsets are masked with it */
+#define TRACER_CWD_NAME_MAX 256 /* longest path component copied */
+#define TRACER_CWD_DEPTH 48	/* deepest directory we walk */
+#define TRACER_ARGV_MAX 4096	/* power of two */
 
 enum tracer_event_type {
 	TRACER_EV_FORK = 1,
@@ -39,17 +39,17 @@ enum tracer_sys_class {
 };
 #define TRACER_SYSCALL_MAX 512
 
-#define TRACER_PATH_MAX 512	      /* file paths from open(): longer ones are cut */
-#define TRACER_FILES_PER_PROC 256     /* distinct files tracked per process */
-#define TRACER_FILE_PREFIXES 16	      /* configurable excluded prefixes */
+#define TRACER_PATH_MAX 512	  /* file paths from open(): longer ones are cut */
+#define TRACER_FILES_PER_PROC 256 /* distinct files tracked per process */
+#define TRACER_FILE_PREFIXES 16	  /* configurable excluded prefixes */
 #define TRACER_FILE_PREFIX_LEN 32
 
 /* Flags on exec and exit records. */
 enum tracer_event_flags {
-	TRACER_F_ARGV_TRUNCATED = 1 << 0,  /* argv longer than TRACER_ARGV_MAX */
-	TRACER_F_ARGV_ERROR = 1 << 1,	   /* argv could not be read */
-	TRACER_F_CWD_TRUNCATED = 1 << 2,   /* deeper than TRACER_CWD_DEPTH or longer */
-	TRACER_F_CWD_ERROR = 1 << 3,	   /* no fs_struct (kernel thread) */
+	TRACER_F_ARGV_TRUNCATED = 1 << 0,   /* argv longer than TRACER_ARGV_MAX */
+	TRACER_F_ARGV_ERROR = 1 << 1,	    /* argv could not be read */
+	TRACER_F_CWD_TRUNCATED = 1 << 2,    /* deeper than TRACER_CWD_DEPTH or longer */
+	TRACER_F_CWD_ERROR = 1 << 3,	    /* no fs_struct (kernel thread) */
 	TRACER_F_PEAK_FROM_SIGNAL = 1 << 4, /* no mm at exit: peak is signal->maxrss */
 	TRACER_F_PREV_PEAK_KNOWN = 1 << 5,  /* prev_peak_rss_kb came from prepare_exec */
 	TRACER_F_FILENAME_TRUNCATED = 1 << 6,
@@ -76,12 +76,12 @@ struct tracer_counters {
 	__u64 read_bytes;
 	__u64 write_bytes;
 	__u64 cancelled_write_bytes;
-	__u64 peak_rss_kb;   /* post-exec address space high-water mark */
+	__u64 peak_rss_kb;	/* post-exec address space high-water mark */
 	__u64 signal_maxrss_kb; /* ru_maxrss: inflated by the pre-exec parent */
 	/* Aggregated in the kernel from scheduler, syscall and socket hooks. */
-	__u64 run_delay_ns;  /* runnable, waiting for a CPU (sched_info.run_delay) */
-	__u64 iowait_ns;     /* blocked in io_schedule() until woken */
-	__u64 reclaim_ns;    /* in direct memory reclaim */
+	__u64 run_delay_ns; /* runnable, waiting for a CPU (sched_info.run_delay) */
+	__u64 iowait_ns;    /* blocked in io_schedule() until woken */
+	__u64 reclaim_ns;   /* in direct memory reclaim */
 	__u64 net_tx_bytes;
 	__u64 net_rx_bytes;
 	__u64 sys[TRACER_SYS_CLASSES];
@@ -114,13 +114,13 @@ struct tracer_exec_event {
 	__u64 parent_start_ns;
 	__u32 uid;
 	__u32 gid;
-	__u64 cgroup_id;    /* cgroup v2 (unified) id */
-	__u64 cgroup1_id;   /* v1 memory controller cgroup id, 0 if none */
+	__u64 cgroup_id;	/* cgroup v2 (unified) id */
+	__u64 cgroup1_id;	/* v1 memory controller cgroup id, 0 if none */
 	__u64 prev_peak_rss_kb; /* peak of the image this exec replaced */
 	struct tracer_counters at_exec;
 	__u32 argv_len;
 	__u32 filename_len;
-	__u32 cwd_len;	    /* bytes used in cwd: NUL-separated, leaf first */
+	__u32 cwd_len; /* bytes used in cwd: NUL-separated, leaf first */
 	__u32 cwd_depth;
 	char comm[TRACER_COMM_LEN];
 	char filename[TRACER_CWD_MAX + TRACER_CWD_NAME_MAX]; /* like cwd */
@@ -184,7 +184,7 @@ enum tracer_cgroup_op { TRACER_CGROUP_MKDIR = 1, TRACER_CGROUP_RMDIR = 2 };
 
 struct tracer_cgroup_event {
 	struct tracer_event_header h;
-	__u64 id;	    /* kernfs id: the inode number of the cgroup directory */
+	__u64 id;	 /* kernfs id: the inode number of the cgroup directory */
 	__u32 hierarchy; /* 0 for cgroup v2, else the v1 hierarchy id */
 	__u32 level;
 	__u32 op;

@@ -218,7 +218,8 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	}
 	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key.hash;
 	idx->n = slot + 1;
-	struct file_val v = {.count = 1, .failed = ret < 0, .flags_union = args.flags, .slot = slot};
+	struct file_val v = {
+	    .count = 1, .failed = ret < 0, .flags_union = args.flags, .slot = slot};
 	bpf_map_update_elem(&file_seen, &key, &v, BPF_NOEXIST);
 
 	struct tracer_file_event *e = event_reserve(sizeof(*e));

@@ -34,7 +34,8 @@ int BPF_PROG(oom_victim, struct task_struct *task, uid_t uid)
 	e->memcg_usage_kb = 0;
 	css = memory_css(task);
 	if (css) {
-		struct mem_cgroup *memcg = (void *)css - bpf_core_field_offset(struct mem_cgroup, css);
+		struct mem_cgroup *memcg =
+		    (void *)css - bpf_core_field_offset(struct mem_cgroup, css);
 		__u64 max = BPF_CORE_READ(memcg, memory.max);
 		/* PAGE_COUNTER_MAX means no limit. */
 		if (max < (1ULL << 50))

@@ -160,8 +160,8 @@ static long walk_step(__u64 index, void *ctx)
 	if (!buf || w->off >= TRACER_CWD_MAX)
 		return 1;
 	const unsigned char *name = BPF_CORE_READ(dentry, d_name.name);
-	long n = bpf_probe_read_kernel_str(&buf[w->off & (TRACER_CWD_MAX - 1)],
-					   TRACER_CWD_NAME_MAX, name);
+	long n = bpf_probe_read_kernel_str(&buf[w->off & (TRACER_CWD_MAX - 1)], TRACER_CWD_NAME_MAX,
+					   name);
 	if (n <= 0)
 		return 1;
 	w->off += n;
@@ -230,7 +230,8 @@ static __always_inline void read_argv(struct task_struct *task, struct tracer_ex
 	e->argv_len = len;
 }
 
-static __always_inline int emit_fork(void *ctx, struct task_struct *parent, struct task_struct *child)
+static __always_inline int emit_fork(void *ctx, struct task_struct *parent,
+				     struct task_struct *child)
 {
 	struct tracer_fork_event *e;
 
@@ -299,19 +300,18 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 	__u32 depth = 0;
 	e->filename_len = 0;
 	if (exe) {
-		e->filename_len = walk_path(BPF_CORE_READ(exe, f_path.dentry),
-					    BPF_CORE_READ(exe, f_path.mnt), e->filename,
-					    sizeof(e->filename), &depth, &flags,
-					    TRACER_F_FILENAME_TRUNCATED);
+		e->filename_len = walk_path(
+		    BPF_CORE_READ(exe, f_path.dentry), BPF_CORE_READ(exe, f_path.mnt), e->filename,
+		    sizeof(e->filename), &depth, &flags, TRACER_F_FILENAME_TRUNCATED);
 	}
 
 	struct fs_struct *fs = BPF_CORE_READ(task, fs);
 	e->cwd_len = 0;
 	e->cwd_depth = 0;
 	if (fs) {
-		e->cwd_len = walk_path(BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt),
-				       e->cwd, sizeof(e->cwd), &e->cwd_depth, &flags,
-				       TRACER_F_CWD_TRUNCATED);
+		e->cwd_len =
+		    walk_path(BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt), e->cwd,
+			      sizeof(e->cwd), &e->cwd_depth, &flags, TRACER_F_CWD_TRUNCATED);
 	} else {
 		flags |= TRACER_F_CWD_ERROR;
 	}

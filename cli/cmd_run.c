@@ -72,11 +72,15 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 {
 	/* Keep valued options in step with aggregator/runmark.c. */
 	static const struct option longopts[] = {
-		{"pipeline", required_argument, 0, 'p'}, {"run", required_argument, 0, 'r'},
-		{"db", required_argument, 0, 'd'},	  {"socket", required_argument, 0, 's'},
-		{"user", required_argument, 0, 'u'},	  {"log-level", required_argument, 0, 'l'},
-		{"json", no_argument, 0, 'j'},		  {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+	    {"pipeline", required_argument, 0, 'p'},
+	    {"run", required_argument, 0, 'r'},
+	    {"db", required_argument, 0, 'd'},
+	    {"socket", required_argument, 0, 's'},
+	    {"user", required_argument, 0, 'u'},
+	    {"log-level", required_argument, 0, 'l'},
+	    {"json", no_argument, 0, 'j'},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	int c;
 
@@ -146,7 +150,8 @@ static int pick_aggregator_user(const struct run_options *o, struct run_as *who)
 		return run_as_lookup(o->aggregator_user, who);
 	if (run_as_lookup(TRACER_AGGREGATOR_USER, who) == 0)
 		return 0;
-	if (sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0 && run_as_lookup(sudo_uid, who) == 0)
+	if (sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0 &&
+	    run_as_lookup(sudo_uid, who) == 0)
 		return 0;
 	path_dirname(o->db_path, dir, sizeof(dir));
 	if (stat(dir, &st) == 0 && st.st_uid != 0) {
@@ -182,8 +187,9 @@ static int prepare_db_directory(const char *db_path, const struct run_as *owner)
 	if (stat(dir, &st) == 0) {
 		if (user_can_write(&st, owner))
 			return 0;
-		fprintf(stderr, "tracer run: the aggregator runs unprivileged as %s, which cannot "
-				"write %s; pass --user NAME or a --db in a directory it can write\n",
+		fprintf(stderr,
+			"tracer run: the aggregator runs unprivileged as %s, which cannot "
+			"write %s; pass --user NAME or a --db in a directory it can write\n",
 			owner->name, dir);
 		return -1;
 	}
@@ -221,17 +227,27 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 			perror("tracer run: chown socket directory");
 			return -1;
 		}
-		snprintf(h->socket_path, sizeof(h->socket_path), "%s/collector.sock", h->socket_dir);
+		snprintf(h->socket_path, sizeof(h->socket_path), "%s/collector.sock",
+			 h->socket_dir);
 	}
 	if (prepare_db_directory(o->db_path, &agg_user) != 0)
 		return -1;
-	char *agg_argv[] = {agg_path,	"--socket", h->socket_path, "--db",
-			    (char *)o->db_path, "--user", agg_user.name, "--scope",
-			    "runs",	"--log-level", (char *)o->log_level, NULL};
+	char *agg_argv[] = {agg_path,
+			    "--socket",
+			    h->socket_path,
+			    "--db",
+			    (char *)o->db_path,
+			    "--user",
+			    agg_user.name,
+			    "--scope",
+			    "runs",
+			    "--log-level",
+			    (char *)o->log_level,
+			    NULL};
 	if (daemon_start(&h->aggregator, "tracer-aggregator", agg_argv, 10000) != 0)
 		return -1;
-	char *col_argv[] = {col_path, "--socket", h->socket_path, "--log-level",
-			    (char *)o->log_level, NULL};
+	char *col_argv[] = {col_path,	   "--socket",		 h->socket_path,
+			    "--log-level", (char *)o->log_level, NULL};
 	if (daemon_start(&h->collector, "tracer-collector", col_argv, 30000) != 0) {
 		daemon_stop(&h->aggregator, 5000);
 		return -1;
@@ -294,10 +310,11 @@ static int wait_committed(const char *db_path, uint64_t until)
 			db = NULL;
 		}
 		if (db && !st &&
-		    sqlite3_prepare_v2(db,
-				       "SELECT coalesce(max(watermark_boot_ns), 0) FROM collector_stats "
-				       "WHERE boot_id = ?",
-				       -1, &st, NULL) != SQLITE_OK)
+		    sqlite3_prepare_v2(
+			db,
+			"SELECT coalesce(max(watermark_boot_ns), 0) FROM collector_stats "
+			"WHERE boot_id = ?",
+			-1, &st, NULL) != SQLITE_OK)
 			st = NULL;
 		if (st) {
 			sqlite3_bind_text(st, 1, boot_hex, -1, SQLITE_STATIC);
@@ -322,8 +339,9 @@ static int64_t find_my_run(sqlite3 *db)
 	sqlite3_stmt *st;
 	int64_t id = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE launcher_pid = ? ORDER BY id DESC LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db, "SELECT id FROM runs WHERE launcher_pid = ? ORDER BY id DESC LIMIT 1", -1, &st,
+		NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(st, 1, getpid());
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -365,8 +383,9 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	self_host = !ipc_probe(o.socket_path);
 	if (self_host && geteuid() != 0) {
-		fprintf(stderr, "tracer run: no tracer daemons listen on %s, and starting our own "
-				"needs root to load BPF programs: use sudo\n",
+		fprintf(stderr,
+			"tracer run: no tracer daemons listen on %s, and starting our own "
+			"needs root to load BPF programs: use sudo\n",
 			o.socket_path);
 		return 1;
 	}
@@ -390,8 +409,9 @@ int cmd_run(int argc, char **argv)
 	uint64_t ended = now_boottime_ns();
 
 	if (wait_committed(o.db_path, ended) != 0)
-		fprintf(stderr, "tracer run: not every event reached %s within %llus; "
-				"the report may be incomplete\n",
+		fprintf(stderr,
+			"tracer run: not every event reached %s within %llus; "
+			"the report may be incomplete\n",
 			o.db_path, (unsigned long long)(COMMIT_WAIT_NS / NSEC_PER_SEC));
 	if (self_host)
 		stop_daemons(&hosted);

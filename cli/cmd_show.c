@@ -20,10 +20,10 @@ static void show_usage(FILE *out)
 int cmd_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"db", required_argument, 0, 'd'},
-		{"json", no_argument, 0, 'j'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+	    {"db", required_argument, 0, 'd'},
+	    {"json", no_argument, 0, 'j'},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	const char *db_path = TRACER_DEFAULT_DB;
 	struct report_opts ro = {.json = false, .width = 0};
@@ -55,7 +55,8 @@ int cmd_show(int argc, char **argv)
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		ro.width = ws.ws_col;
 	if (access(db_path, R_OK) != 0) {
-		fprintf(stderr, "tracer show: no readable database at %s (record one with tracer run)\n",
+		fprintf(stderr,
+			"tracer show: no readable database at %s (record one with tracer run)\n",
 			db_path);
 		return 1;
 	}
@@ -71,7 +72,8 @@ int cmd_show(int argc, char **argv)
 		fprintf(stderr, "tracer show: %s: %s\n", db_path, sqlite3_errmsg(db));
 		rc = 1;
 	} else if (id == 0) {
-		fprintf(stderr, spec ? "tracer show: no run '%s'\n" : "tracer show: no runs recorded yet\n",
+		fprintf(stderr,
+			spec ? "tracer show: no run '%s'\n" : "tracer show: no runs recorded yet\n",
 			spec);
 		rc = 1;
 	} else {

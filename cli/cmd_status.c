@@ -38,11 +38,13 @@ static json_t *query_rows(sqlite3 *db, const char *sql)
 			const char *name = sqlite3_column_name(st, i);
 			switch (sqlite3_column_type(st, i)) {
 			case SQLITE_INTEGER:
-				json_object_set_new(o, name, json_integer(sqlite3_column_int64(st, i)));
+				json_object_set_new(o, name,
+						    json_integer(sqlite3_column_int64(st, i)));
 				break;
 			case SQLITE_TEXT: {
 				const char *text = (const char *)sqlite3_column_text(st, i);
-				json_t *parsed = !strcmp(name, "probes") ? json_loads(text, 0, NULL) : NULL;
+				json_t *parsed =
+				    !strcmp(name, "probes") ? json_loads(text, 0, NULL) : NULL;
 				json_object_set_new(o, name, parsed ? parsed : json_string(text));
 				break;
 			}
@@ -89,8 +91,8 @@ static void print_text(json_t *doc)
 	json_t *s;
 
 	format_bytes((uint64_t)geti(doc, "db_bytes"), size, sizeof(size));
-	printf("tracer status: %s\n", json_is_true(json_object_get(doc, "healthy")) ? "healthy"
-										 : "DEGRADED");
+	printf("tracer status: %s\n",
+	       json_is_true(json_object_get(doc, "healthy")) ? "healthy" : "DEGRADED");
 	printf("  database   %s (schema v%lld, %s)\n", gets_(doc, "db"),
 	       (long long)geti(doc, "schema_version"), size);
 	printf("  daemons    %s on %s\n",
@@ -100,13 +102,15 @@ static void print_text(json_t *doc)
 	{
 		char ago[32];
 		format_time(geti(s, "last_seen_ns"), when, sizeof(when));
-		format_duration((int64_t)now_realtime_ns() - geti(s, "last_seen_ns"), ago, sizeof(ago));
+		format_duration((int64_t)now_realtime_ns() - geti(s, "last_seen_ns"), ago,
+				sizeof(ago));
 		printf("\ncollector pid %lld on %s%s\n", (long long)geti(s, "collector_pid"),
 		       gets_(s, "hostname"), geti(s, "final") ? " (stopped)" : "");
-		printf("  last heard %s (%s ago); %lld frames, %lld events, %lld samples taken\n", when,
-		       ago, (long long)geti(s, "frames_received"), (long long)geti(s, "events_received"),
-		       (long long)geti(s, "samples_taken"));
-		printf("  lost: %lld in the kernel, %lld in the collector, %lld frames never arrived\n",
+		printf("  last heard %s (%s ago); %lld frames, %lld events, %lld samples taken\n",
+		       when, ago, (long long)geti(s, "frames_received"),
+		       (long long)geti(s, "events_received"), (long long)geti(s, "samples_taken"));
+		printf("  lost: %lld in the kernel, %lld in the collector, %lld frames never "
+		       "arrived\n",
 		       (long long)geti(s, "kernel_drops"), (long long)geti(s, "collector_drops"),
 		       (long long)geti(s, "seq_gaps"));
 		json_t *probes = json_object_get(s, "probes");
@@ -114,16 +118,16 @@ static void print_text(json_t *doc)
 		json_t *p;
 		if (json_array_size(probes))
 			printf("  probes:\n");
-		json_array_foreach(probes, k, p)
-			printf("    %-10s %-9s %s\n", gets_(p, "name"), gets_(p, "state"), gets_(p, "detail"));
+		json_array_foreach(probes, k, p) printf("    %-10s %-9s %s\n", gets_(p, "name"),
+							gets_(p, "state"), gets_(p, "detail"));
 	}
 	if (json_array_size(streams) == 0)
 		printf("\nno collector has delivered anything to this database yet\n");
 	if (json_array_size(losses)) {
 		printf("\nevents lost, by hop and type:\n");
 		json_array_foreach(losses, i, s)
-			printf("  %-10s %-12s %lld\n", gets_(s, "hop"), gets_(s, "event_type"),
-			       (long long)geti(s, "count"));
+		    printf("  %-10s %-12s %lld\n", gets_(s, "hop"), gets_(s, "event_type"),
+			   (long long)geti(s, "count"));
 	}
 	if (agg)
 		printf("\naggregator: %lld frames, %lld rejected as malformed, %lld connections "
@@ -137,11 +141,11 @@ static void print_text(json_t *doc)
 int cmd_status(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"db", required_argument, 0, 'd'},
-		{"socket", required_argument, 0, 's'},
-		{"json", no_argument, 0, 'j'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+	    {"db", required_argument, 0, 'd'},
+	    {"socket", required_argument, 0, 's'},
+	    {"json", no_argument, 0, 'j'},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	const char *db_path = TRACER_DEFAULT_DB, *socket_path = TRACER_DEFAULT_SOCKET;
 	bool as_json = false;
@@ -165,7 +169,8 @@ int cmd_status(int argc, char **argv)
 			printf("usage: tracer status [--db PATH] [--socket PATH] [--json]\n");
 			return 0;
 		default:
-			fprintf(stderr, "usage: tracer status [--db PATH] [--socket PATH] [--json]\n");
+			fprintf(stderr,
+				"usage: tracer status [--db PATH] [--socket PATH] [--json]\n");
 			return 2;
 		}
 	}
@@ -175,10 +180,12 @@ int cmd_status(int argc, char **argv)
 		return 1;
 	}
 	json_t *doc = json_object();
-	json_t *streams = query_rows(db, "SELECT * FROM collector_stats ORDER BY last_seen_ns DESC");
-	json_t *losses = query_rows(db, "SELECT hop, event_type, sum(count) AS count FROM event_loss "
-					"GROUP BY hop, event_type HAVING sum(count) > 0 "
-					"ORDER BY hop, event_type");
+	json_t *streams =
+	    query_rows(db, "SELECT * FROM collector_stats ORDER BY last_seen_ns DESC");
+	json_t *losses =
+	    query_rows(db, "SELECT hop, event_type, sum(count) AS count FROM event_loss "
+			   "GROUP BY hop, event_type HAVING sum(count) > 0 "
+			   "ORDER BY hop, event_type");
 	json_t *aggs = query_rows(db, "SELECT * FROM aggregator_stats ORDER BY id DESC LIMIT 1");
 	bool listening = ipc_probe(socket_path);
 	bool healthy = json_array_size(losses) == 0;
@@ -195,9 +202,10 @@ int cmd_status(int argc, char **argv)
 		/* Only the newest collector's probes say how the host is watched now. */
 		if (i == 0) {
 			json_array_foreach(probes, k, p) if (!strcmp(gets_(p, "state"), "missing"))
-				healthy = false;
+			    healthy = false;
 			if (!geti(s, "final") &&
-			    (int64_t)now_realtime_ns() - geti(s, "last_seen_ns") > (int64_t)STALE_NS)
+			    (int64_t)now_realtime_ns() - geti(s, "last_seen_ns") >
+				(int64_t)STALE_NS)
 				healthy = false;
 		}
 	}
@@ -209,8 +217,8 @@ int cmd_status(int argc, char **argv)
 	json_object_set_new(doc, "listening", json_boolean(listening));
 	json_object_set_new(doc, "collectors", streams);
 	json_object_set_new(doc, "losses", losses);
-	json_object_set(doc, "aggregator", json_array_get(aggs, 0) ? json_array_get(aggs, 0)
-								  : json_null());
+	json_object_set(doc, "aggregator",
+			json_array_get(aggs, 0) ? json_array_get(aggs, 0) : json_null());
 	json_decref(aggs);
 	if (as_json) {
 		json_dumpf(doc, stdout, JSON_INDENT(2));

@@ -14,9 +14,10 @@ int64_t report_find_run(sqlite3 *db, const char *spec)
 
 	for (const char *p = spec; p && *p; p++)
 		numeric = numeric && isdigit((unsigned char)*p);
-	const char *sql = !spec	    ? "SELECT id FROM runs ORDER BY id DESC LIMIT 1"
-			  : numeric ? "SELECT id FROM runs WHERE id = ?1"
-				    : "SELECT id FROM runs WHERE name = ?1 ORDER BY id DESC LIMIT 1";
+	const char *sql = !spec ? "SELECT id FROM runs ORDER BY id DESC LIMIT 1"
+			  : numeric
+			      ? "SELECT id FROM runs WHERE id = ?1"
+			      : "SELECT id FROM runs WHERE name = ?1 ORDER BY id DESC LIMIT 1";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	if (spec)
@@ -158,15 +159,15 @@ static json_t *query_objects(sqlite3 *db, const char *sql, int64_t id)
  */
 static json_t *load_steps(sqlite3 *db, int64_t run_id)
 {
-	json_t *steps = query_objects(db, "SELECT * FROM steps WHERE run_id = ? ORDER BY start_ns, id",
-				      run_id);
+	json_t *steps =
+	    query_objects(db, "SELECT * FROM steps WHERE run_id = ? ORDER BY start_ns, id", run_id);
 	json_t *procs = query_objects(
-		db,
-		"SELECT p.id, p.pid, p.step_id, p.helper, p.start_ns, p.end_ns, p.exit_code, p.signal, "
-		"p.cpu_user_ns, p.cpu_sys_ns, p.max_rss_kb, p.rchar, p.wchar, p.argv, p.comm, "
-		"coalesce(t.name, p.comm) AS tool, t.category FROM processes p "
-		"LEFT JOIN tools t ON t.id = p.tool_id WHERE p.run_id = ? ORDER BY p.start_ns, p.id",
-		run_id);
+	    db,
+	    "SELECT p.id, p.pid, p.step_id, p.helper, p.start_ns, p.end_ns, p.exit_code, p.signal, "
+	    "p.cpu_user_ns, p.cpu_sys_ns, p.max_rss_kb, p.rchar, p.wchar, p.argv, p.comm, "
+	    "coalesce(t.name, p.comm) AS tool, t.category FROM processes p "
+	    "LEFT JOIN tools t ON t.id = p.tool_id WHERE p.run_id = ? ORDER BY p.start_ns, p.id",
+	    run_id);
 	json_t *outside = json_object();
 	size_t i, k;
 	json_t *p, *s;
@@ -176,26 +177,28 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 	json_array_foreach(procs, i, p)
 	{
 		json_t *owner = outside;
-		json_array_foreach(steps, k, s) if (json_integer_value(json_object_get(s, "id")) ==
-						    json_integer_value(json_object_get(p, "step_id")))
+		json_array_foreach(steps, k,
+				   s) if (json_integer_value(json_object_get(s, "id")) ==
+					  json_integer_value(json_object_get(p, "step_id")))
 		{
 			owner = s;
 			break;
 		}
 		json_t *tools = json_object_get(owner, "tools"), *t = NULL, *cand;
 		const char *name = json_string_value(json_object_get(p, "tool"));
-		json_array_foreach(tools, k, cand) if (!strcmp(json_string_value(json_object_get(cand, "name")),
-							     name ? name : "?"))
+		json_array_foreach(
+		    tools, k, cand) if (!strcmp(json_string_value(json_object_get(cand, "name")),
+						name ? name : "?"))
 		{
 			t = cand;
 			break;
 		}
 		if (!t) {
-			t = json_pack("{s:s, s:O, s:i, s:i, s:i, s:i, s:b, s:[]}", "name", name ? name : "?",
-				      "category", json_object_get(p, "category"), "processes", 0,
-				      "cpu_ns", 0, "max_rss_kb", 0, "failed", 0, "helper",
-				      json_integer_value(json_object_get(p, "helper")) != 0,
-				      "process_list");
+			t = json_pack(
+			    "{s:s, s:O, s:i, s:i, s:i, s:i, s:b, s:[]}", "name", name ? name : "?",
+			    "category", json_object_get(p, "category"), "processes", 0, "cpu_ns", 0,
+			    "max_rss_kb", 0, "failed", 0, "helper",
+			    json_integer_value(json_object_get(p, "helper")) != 0, "process_list");
 			json_array_append_new(tools, t);
 		}
 		int64_t cpu = int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns");
@@ -236,7 +239,8 @@ static void print_process(FILE *out, json_t *p, const char *prefix, bool last, b
 	format_duration(has(p, "end_ns") ? end - int_of(p, "start_ns") : -1, wall, sizeof(wall));
 	format_duration(int_of(p, "start_ns") - run_start, start, sizeof(start));
 	if (has(p, "cpu_user_ns"))
-		format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"), cpu, sizeof(cpu));
+		format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"), cpu,
+				sizeof(cpu));
 	else
 		snprintf(cpu, sizeof(cpu), "-");
 	if (has(p, "max_rss_kb"))
@@ -277,8 +281,8 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 		format_duration(int_of(t, "cpu_ns"), cpu, sizeof(cpu));
 		format_bytes((uint64_t)int_of(t, "max_rss_kb") * 1024, rss, sizeof(rss));
 		fprintf(out, "%s%s%s%s%s: %lld process%s, CPU %s, largest %s%s%s\n", indent,
-			json_string_value(json_object_get(t, "name")), cat ? " (" : "", cat ? cat : "",
-			cat ? ")" : "", (long long)int_of(t, "processes"),
+			json_string_value(json_object_get(t, "name")), cat ? " (" : "",
+			cat ? cat : "", cat ? ")" : "", (long long)int_of(t, "processes"),
 			int_of(t, "processes") == 1 ? "" : "es", cpu, rss,
 			int_of(t, "failed") ? ", FAILED: " : "",
 			int_of(t, "failed") ? "some exited non-zero" : "");
@@ -288,14 +292,15 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 		{
 			char status[32], wall[32], pcpu[32], prss[32], cmd[512];
 			status_text(p, status, sizeof(status));
-			format_duration(has(p, "end_ns") ? int_of(p, "end_ns") - int_of(p, "start_ns") : -1,
-					wall, sizeof(wall));
+			format_duration(
+			    has(p, "end_ns") ? int_of(p, "end_ns") - int_of(p, "start_ns") : -1,
+			    wall, sizeof(wall));
 			format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"), pcpu,
 					sizeof(pcpu));
 			format_bytes((uint64_t)int_of(p, "max_rss_kb") * 1024, prss, sizeof(prss));
 			char *argv_text = json_dumps(json_object_get(p, "argv"), JSON_ENCODE_ANY);
-			format_command(argv_text, json_string_value(json_object_get(p, "comm")), cmd,
-				       sizeof(cmd));
+			format_command(argv_text, json_string_value(json_object_get(p, "comm")),
+				       cmd, sizeof(cmd));
 			free(argv_text);
 			int room = o->width <= 0 ? 160 : (o->width > 90 ? o->width - 60 : 30);
 			fprintf(out, "%s  pid %-7lld %-6s %8s %8s %9s  %.*s\n", indent,
@@ -318,8 +323,8 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 		char wall[32], cpu[32], rss[32], start[32];
 		const char *name = json_string_value(json_object_get(s, "name"));
 		format_duration(int_of(s, "start_ns") - run_start, start, sizeof(start));
-		format_duration(has(s, "end_ns") ? int_of(s, "end_ns") - int_of(s, "start_ns") : -1, wall,
-				sizeof(wall));
+		format_duration(has(s, "end_ns") ? int_of(s, "end_ns") - int_of(s, "start_ns") : -1,
+				wall, sizeof(wall));
 		format_duration(int_of(s, "cpu_ns"), cpu, sizeof(cpu));
 		format_bytes((uint64_t)int_of(s, "peak_rss_kb") * 1024, rss, sizeof(rss));
 		fprintf(out, "  %s %s  [%s]  %s, started +%s, wall %s, CPU %s",
@@ -327,9 +332,11 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 			json_string_value(json_object_get(s, "key")), name && *name ? name : "?",
 			json_string_value(json_object_get(s, "status")), start, wall, cpu);
 		if (has(s, "avg_cores"))
-			fprintf(out, " (%.2f cores avg", json_real_value(json_object_get(s, "avg_cores")));
+			fprintf(out, " (%.2f cores avg",
+				json_real_value(json_object_get(s, "avg_cores")));
 		if (has(s, "peak_cores"))
-			fprintf(out, ", %.2f peak", json_real_value(json_object_get(s, "peak_cores")));
+			fprintf(out, ", %.2f peak",
+				json_real_value(json_object_get(s, "peak_cores")));
 		if (has(s, "avg_cores"))
 			fputc(')', out);
 		fprintf(out, ", peak memory %s\n", rss);
@@ -350,7 +357,8 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 	int64_t start = int_of(run, "start_ns");
 
 	format_time(start, when, sizeof(when));
-	format_duration(has(run, "end_ns") ? int_of(run, "end_ns") - start : -1, wall, sizeof(wall));
+	format_duration(has(run, "end_ns") ? int_of(run, "end_ns") - start : -1, wall,
+			sizeof(wall));
 	format_duration(int_of(totals, "cpu_ns"), cpu, sizeof(cpu));
 	format_bytes((uint64_t)int_of(totals, "max_process_rss_kb") * 1024, peak, sizeof(peak));
 	format_bytes((uint64_t)int_of(totals, "rchar"), rd, sizeof(rd));
@@ -370,8 +378,9 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		fprintf(out, "  exit %lld", (long long)int_of(run, "exit_code"));
 	else
 		fprintf(out, "  running");
-	fprintf(out, ", wall %s, %lld processes (%lld failed), CPU %s, largest process %s, "
-		     "read %s, written %s\n\n",
+	fprintf(out,
+		", wall %s, %lld processes (%lld failed), CPU %s, largest process %s, "
+		"read %s, written %s\n\n",
 		wall, (long long)int_of(totals, "processes"),
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
 	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {

@@ -13,9 +13,9 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-	{"run", cmd_run, "run a command and report every process it started"},
-	{"show", cmd_show, "show a recorded run as a process tree"},
-	{"status", cmd_status, "probes, losses and daemon health"},
+    {"run", cmd_run, "run a command and report every process it started"},
+    {"show", cmd_show, "show a recorded run as a process tree"},
+    {"status", cmd_status, "probes, losses and daemon health"},
 };
 
 static void usage(FILE *out)

@@ -11,9 +11,11 @@
 #include "common/paths.h"
 
 static const char *const group_names[PROBE_GROUPS] = {
-	[PROBE_PROCESS] = "process", [PROBE_SCHEDULER] = "scheduler", [PROBE_SYSCALLS] = "syscalls",
-	[PROBE_NETWORK] = "network", [PROBE_OOM] = "oom",	      [PROBE_RECLAIM] = "reclaim",
-	[PROBE_FILES] = "files",     [PROBE_CGROUPS] = "cgroups",     [PROBE_SAMPLES] = "samples",
+    [PROBE_PROCESS] = "process",   [PROBE_SCHEDULER] = "scheduler",
+    [PROBE_SYSCALLS] = "syscalls", [PROBE_NETWORK] = "network",
+    [PROBE_OOM] = "oom",	   [PROBE_RECLAIM] = "reclaim",
+    [PROBE_FILES] = "files",	   [PROBE_CGROUPS] = "cgroups",
+    [PROBE_SAMPLES] = "samples",
 };
 
 const char *probe_group_name(enum probe_group g)
@@ -119,7 +121,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 			if (parse_uint(value, 1, 10000, &c->flush_ms))
 				why = "expected 1..10000";
 		} else if (!strcmp(name, "ring_mb")) {
-			if (parse_uint(value, 1, 1024, &c->ring_mb) || (c->ring_mb & (c->ring_mb - 1)))
+			if (parse_uint(value, 1, 1024, &c->ring_mb) ||
+			    (c->ring_mb & (c->ring_mb - 1)))
 				why = "expected a power of two up to 1024";
 		} else if (!strcmp(name, "queue_mb")) {
 			if (parse_uint(value, 1, 65536, &c->queue_mb))

@@ -167,7 +167,9 @@ static int convert_exec(const struct tracer_exec_event *k, struct bytebuf *out,
 	unsigned redactions = redact_argv(argv, argc, redacted, sizeof(redacted), safe_argv);
 	st->redactions += redactions;
 
-	join_path_components(k->filename, k->filename_len < sizeof(k->filename) ? k->filename_len : sizeof(k->filename),
+	join_path_components(k->filename,
+			     k->filename_len < sizeof(k->filename) ? k->filename_len
+								   : sizeof(k->filename),
 			     (k->h.flags & TRACER_F_FILENAME_TRUNCATED) != 0, exe, sizeof(exe));
 	join_path_components(k->cwd, k->cwd_len < sizeof(k->cwd) ? k->cwd_len : sizeof(k->cwd),
 			     (k->h.flags & TRACER_F_CWD_TRUNCATED) != 0, cwd, sizeof(cwd));

@@ -51,6 +51,7 @@ struct convert_groups {
 void convert_set_groups(struct convert_groups g);
 
 /* Builds the Counters message from a kernel record. */
-void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *out, int peak_from_signal);
+void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *out,
+			  int peak_from_signal);
 
 #endif

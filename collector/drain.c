@@ -107,7 +107,8 @@ static void on_perf_sample(void *ctx, int cpu, void *data, __u32 size)
 	memcpy(copy, data, size);
 	if (size >= sizeof(h))
 		memcpy(&h, copy, sizeof(h));
-	d->staged[d->n_staged++] = (struct staged_record){.ts = h.ts_ns, .size = size, .data = copy};
+	d->staged[d->n_staged++] =
+	    (struct staged_record){.ts = h.ts_ns, .size = size, .data = copy};
 	d->staged_bytes += size;
 	if (d->staged_bytes >= 4 * DRAIN_FLUSH_BYTES)
 		flush_staged(d);
@@ -151,7 +152,8 @@ int drain_init(struct drain *d, struct probes *probes, struct sender *sender)
 
 int drain_poll(struct drain *d, int timeout_ms)
 {
-	int rv = d->pb ? perf_buffer__poll(d->pb, timeout_ms) : ring_buffer__poll(d->rb, timeout_ms);
+	int rv =
+	    d->pb ? perf_buffer__poll(d->pb, timeout_ms) : ring_buffer__poll(d->rb, timeout_ms);
 	uint64_t start;
 
 	if (rv < 0 && rv != -EINTR)
@@ -168,7 +170,7 @@ int drain_poll(struct drain *d, int timeout_ms)
 
 /* Kernel drop counters by event type, in the order of enum tracer_drop_index. */
 static const int drop_types[TRACER_DROP_MAX] = {
-	EVT_FORK, EVT_EXEC, EVT_EXIT, EVT_OOM, EVT_FILE, EVT_FILE_COUNTS, EVT_CGROUP, 0,
+    EVT_FORK, EVT_EXEC, EVT_EXIT, EVT_OOM, EVT_FILE, EVT_FILE_COUNTS, EVT_CGROUP, 0,
 };
 
 int drain_flush(struct drain *d, bool final)
@@ -176,7 +178,8 @@ int drain_flush(struct drain *d, bool final)
 	Tracer__CollectorStats st = TRACER__COLLECTOR_STATS__INIT;
 	uint64_t drops[TRACER_DROP_MAX] = {0};
 	Tracer__ProbeStatus probes[PROBE_GROUPS], *probe_ptrs[PROBE_GROUPS];
-	Tracer__LossCount losses[TRACER_DROP_MAX + EVT_COUNT], *loss_ptrs[TRACER_DROP_MAX + EVT_COUNT];
+	Tracer__LossCount losses[TRACER_DROP_MAX + EVT_COUNT],
+	    *loss_ptrs[TRACER_DROP_MAX + EVT_COUNT];
 	size_t n_losses = 0;
 
 	probes_read_drops(d->probes, drops);

@@ -27,10 +27,10 @@ struct staged_record {
 
 struct drain {
 	struct ring_buffer *rb;
-	struct perf_buffer *pb;	     /* instead of rb on kernels without ring buffers */
+	struct perf_buffer *pb;	      /* instead of rb on kernels without ring buffers */
 	struct staged_record *staged; /* perf buffers are per CPU: sort before sending */
 	size_t n_staged, cap_staged, staged_bytes;
-	uint64_t perf_lost;	     /* samples the kernel could not write (perf mode) */
+	uint64_t perf_lost; /* samples the kernel could not write (perf mode) */
 	struct probes *probes;
 	struct sender *sender;
 	struct bytebuf batch;

@@ -38,24 +38,25 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: tracer-collector [options]\n"
-		"  --config PATH      settings file (default " DEFAULT_CONFIG " if present)\n"
-		"  --socket PATH      aggregator socket (default " TRACER_DEFAULT_SOCKET ")\n"
-		"  --user NAME        user to become after loading BPF (default " TRACER_COLLECTOR_USER
-		", else nobody)\n"
-		"  --disable GROUP    turn a probe group off: scheduler, network, oom, reclaim,\n"
-		"                     files, cgroups, samples (repeatable)\n"
-		"  --enable GROUP     turn a group on; syscalls is off unless enabled\n"
-		"  --log-level LEVEL  error, warn, info (default) or debug\n"
-		"  --flush-ms N       drain and send every N ms (default 50)\n"
-		"  --sample-ms N      live process samples every N ms (default 1000)\n"
-		"  --ring-mb N        kernel ring buffer size in MiB, power of two (default 16)\n"
-		"  --queue-mb N       frames kept while the aggregator is away (default 64)\n"
-		"  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
-		"  --force-tracepoints  use classic tracepoints even where tp_btf exists\n"
-		"  --force-perfbuf    use perf buffers even where ring buffers exist\n"
-		"  --force-net-syscalls  count network bytes from socket syscalls (the fallback)\n");
+	fprintf(
+	    out,
+	    "usage: tracer-collector [options]\n"
+	    "  --config PATH      settings file (default " DEFAULT_CONFIG " if present)\n"
+	    "  --socket PATH      aggregator socket (default " TRACER_DEFAULT_SOCKET ")\n"
+	    "  --user NAME        user to become after loading BPF (default " TRACER_COLLECTOR_USER
+	    ", else nobody)\n"
+	    "  --disable GROUP    turn a probe group off: scheduler, network, oom, reclaim,\n"
+	    "                     files, cgroups, samples (repeatable)\n"
+	    "  --enable GROUP     turn a group on; syscalls is off unless enabled\n"
+	    "  --log-level LEVEL  error, warn, info (default) or debug\n"
+	    "  --flush-ms N       drain and send every N ms (default 50)\n"
+	    "  --sample-ms N      live process samples every N ms (default 1000)\n"
+	    "  --ring-mb N        kernel ring buffer size in MiB, power of two (default 16)\n"
+	    "  --queue-mb N       frames kept while the aggregator is away (default 64)\n"
+	    "  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
+	    "  --force-tracepoints  use classic tracepoints even where tp_btf exists\n"
+	    "  --force-perfbuf    use perf buffers even where ring buffers exist\n"
+	    "  --force-net-syscalls  count network bytes from socket syscalls (the fallback)\n");
 }
 
 struct cli {
@@ -67,15 +68,14 @@ struct cli {
 static int parse_options(int argc, char **argv, struct collector_config *c, struct cli *cli)
 {
 	static const struct option longopts[] = {
-		{"config", required_argument, 0, 'c'},	 {"socket", required_argument, 0, 's'},
-		{"user", required_argument, 0, 'u'},	 {"disable", required_argument, 0, 'D'},
-		{"enable", required_argument, 0, 'E'},
-		{"log-level", required_argument, 0, 'l'}, {"flush-ms", required_argument, 0, 'f'},
-		{"sample-ms", required_argument, 0, 'S'}, {"ring-mb", required_argument, 0, 'r'},
-		{"queue-mb", required_argument, 0, 'q'},	 {"ready-fd", required_argument, 0, 'R'},
-		{"force-tracepoints", no_argument, 0, 'T'}, {"force-perfbuf", no_argument, 0, 'P'},
-		{"force-net-syscalls", no_argument, 0, 'N'},
-		{"help", no_argument, 0, 'h'},		 {0, 0, 0, 0},
+	    {"config", required_argument, 0, 'c'},   {"socket", required_argument, 0, 's'},
+	    {"user", required_argument, 0, 'u'},     {"disable", required_argument, 0, 'D'},
+	    {"enable", required_argument, 0, 'E'},   {"log-level", required_argument, 0, 'l'},
+	    {"flush-ms", required_argument, 0, 'f'}, {"sample-ms", required_argument, 0, 'S'},
+	    {"ring-mb", required_argument, 0, 'r'},  {"queue-mb", required_argument, 0, 'q'},
+	    {"ready-fd", required_argument, 0, 'R'}, {"force-tracepoints", no_argument, 0, 'T'},
+	    {"force-perfbuf", no_argument, 0, 'P'},  {"force-net-syscalls", no_argument, 0, 'N'},
+	    {"help", no_argument, 0, 'h'},	     {0, 0, 0, 0},
 	};
 	char err[512];
 	int opt;
@@ -126,14 +126,16 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		case 'E':
 			g = probe_group_by_name(optarg);
 			if (g < 0) {
-				fprintf(stderr, "tracer-collector: unknown probe group '%s'\n", optarg);
+				fprintf(stderr, "tracer-collector: unknown probe group '%s'\n",
+					optarg);
 				return -1;
 			}
 			c->enabled[g] = true;
 			break;
 		case 'l':
 			if (log_set_level_name(optarg) != 0) {
-				fprintf(stderr, "tracer-collector: unknown log level '%s'\n", optarg);
+				fprintf(stderr, "tracer-collector: unknown log level '%s'\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -168,8 +170,9 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	unsigned mb = c->ring_mb;
 	if (mb == 0 || (mb & (mb - 1)) != 0 || mb > 1024 || c->flush_ms == 0 ||
 	    c->flush_ms > 10000 || c->queue_mb == 0 || c->sample_ms < 100) {
-		fprintf(stderr, "tracer-collector: --ring-mb must be a power of two up to 1024, "
-				"--flush-ms 1..10000, --queue-mb at least 1, --sample-ms at least 100\n");
+		fprintf(stderr,
+			"tracer-collector: --ring-mb must be a power of two up to 1024, "
+			"--flush-ms 1..10000, --queue-mb at least 1, --sample-ms at least 100\n");
 		return -1;
 	}
 	return 0;
@@ -228,10 +231,10 @@ int main(int argc, char **argv)
 	if (probes_attach(&probes) != 0)
 		goto out_drain;
 	convert_set_groups((struct convert_groups){
-		.scheduler = probes.status[PROBE_SCHEDULER].state == PROBE_ACTIVE,
-		.syscalls = probes.status[PROBE_SYSCALLS].state == PROBE_ACTIVE,
-		.network = probes.status[PROBE_NETWORK].state == PROBE_ACTIVE,
-		.reclaim = probes.status[PROBE_RECLAIM].state == PROBE_ACTIVE,
+	    .scheduler = probes.status[PROBE_SCHEDULER].state == PROBE_ACTIVE,
+	    .syscalls = probes.status[PROBE_SYSCALLS].state == PROBE_ACTIVE,
+	    .network = probes.status[PROBE_NETWORK].state == PROBE_ACTIVE,
+	    .reclaim = probes.status[PROBE_RECLAIM].state == PROBE_ACTIVE,
 	});
 
 	/* Attached first, then /proc: a process can be in both, never in neither. */

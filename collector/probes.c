@@ -126,7 +126,8 @@ static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_gr
 			add(g, s->progs.net_send);
 			add(g, s->progs.net_recv);
 		} else {
-			snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
+			snprintf(why, why_size,
+				 "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
 		}
 		break;
 	case PROBE_OOM:
@@ -164,7 +165,8 @@ static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_gr
 			if (has_syscall_tracepoint("sys_exit_creat"))
 				add(g, s->progs.file_creat_exit);
 		} else {
-			snprintf(why, why_size, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
+			snprintf(why, why_size,
+				 "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
 		}
 		break;
 	case PROBE_CGROUPS:
@@ -187,8 +189,7 @@ static void all_programs_off(struct tracer_bpf *s)
 {
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program(prog, s->obj)
-		bpf_program__set_autoload(prog, false);
+	bpf_object__for_each_program(prog, s->obj) bpf_program__set_autoload(prog, false);
 }
 
 static int fill_tables(struct tracer_bpf *skel, const struct collector_config *cfg)
@@ -230,13 +231,14 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	skel->rodata->nr_cpus = cpus > 0 ? (uint32_t)cpus : 1;
 	/* Per-CPU LRU maps are preallocated: keep them near 64 MiB on big hosts. */
 	uint32_t entries = (uint32_t)((64u << 20) / ((cpus > 0 ? (unsigned)cpus : 1u) * 80u));
-	bpf_map__set_max_entries(skel->maps.proc_accs, entries < 65536 ? (entries > 4096 ? entries : 4096)
-									: 65536);
+	bpf_map__set_max_entries(skel->maps.proc_accs,
+				 entries < 65536 ? (entries > 4096 ? entries : 4096) : 65536);
 	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
 	if (p->using_perfbuf) {
 		/* The ring buffer stays unused: as small as allowed, or not created. */
 		if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1)
-			bpf_map__set_max_entries(skel->maps.events, (uint32_t)sysconf(_SC_PAGESIZE));
+			bpf_map__set_max_entries(skel->maps.events,
+						 (uint32_t)sysconf(_SC_PAGESIZE));
 		else
 			bpf_map__set_autocreate(skel->maps.events, false);
 	} else {
@@ -278,7 +280,7 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	libbpf_set_print(libbpf_to_log);
 
 	p->using_perfbuf =
-		cfg->force_perfbuf || libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1;
+	    cfg->force_perfbuf || libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1;
 	if (p->using_perfbuf && !cfg->force_perfbuf)
 		log_warn("no BPF ring buffer in this kernel: using per-CPU perf buffers");
 	p->using_tp_btf = !cfg->force_tracepoints && has_btf_tracepoint("sched_process_exec") &&
@@ -327,13 +329,15 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 		bool have[PROBE_GROUPS] = {false};
 		have[PROBE_PROCESS] = true;
 		if (p->using_tp_btf && try_load(p, cfg, have, true) != 0) {
-			log_warn("tp_btf process probes failed to load; trying classic tracepoints");
+			log_warn(
+			    "tp_btf process probes failed to load; trying classic tracepoints");
 			p->using_tp_btf = false;
 			ensure_tracefs();
 		}
 		if (try_load(p, cfg, have, false) != 0) {
-			log_error("cannot load the process probes: is this root (or CAP_BPF+CAP_PERFMON) "
-				  "on a kernel with BTF (/sys/kernel/btf/vmlinux)?");
+			log_error(
+			    "cannot load the process probes: is this root (or CAP_BPF+CAP_PERFMON) "
+			    "on a kernel with BTF (/sys/kernel/btf/vmlinux)?");
 			return -1;
 		}
 		for (int grp = PROBE_PROCESS + 1; grp < PROBE_GROUPS; grp++) {
@@ -370,18 +374,19 @@ int probes_attach(struct probes *p)
 			/* One program can serve two groups (sys_exit): attach it once. */
 			bool attached = false;
 			for (unsigned k = 0; k < p->n_links; k++)
-				if (bpf_link__fd(p->links[k]) >= 0 && p->link_progs[k] == g.progs[i])
+				if (bpf_link__fd(p->links[k]) >= 0 &&
+				    p->link_progs[k] == g.progs[i])
 					attached = true;
 			if (attached)
 				continue;
 			struct bpf_link *link = grp == PROBE_SAMPLES
-							? bpf_program__attach_iter(g.progs[i], NULL)
-							: bpf_program__attach(g.progs[i]);
+						    ? bpf_program__attach_iter(g.progs[i], NULL)
+						    : bpf_program__attach(g.progs[i]);
 			if (!link) {
 				int err = errno;
 				if (grp == PROBE_PROCESS) {
-					log_error("cannot attach %s: %s", bpf_program__name(g.progs[i]),
-						  strerror(err));
+					log_error("cannot attach %s: %s",
+						  bpf_program__name(g.progs[i]), strerror(err));
 					return -1;
 				}
 				st->state = PROBE_MISSING;
@@ -408,11 +413,13 @@ int probes_attach(struct probes *p)
 				if (!strncmp(hook, "sys_exit_", 9) && strncmp(sec, "tp_btf", 6))
 					hook += 9;
 				if (i == 0)
-					o += (size_t)snprintf(st->detail, sizeof(st->detail), "%.*s: ",
-							      kind_end ? (int)(kind_end - sec) : 0, sec);
+					o += (size_t)snprintf(
+					    st->detail, sizeof(st->detail),
+					    "%.*s: ", kind_end ? (int)(kind_end - sec) : 0, sec);
 				if (o < sizeof(st->detail))
-					o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o,
-							      "%s%s", i ? "," : "", hook);
+					o +=
+					    (size_t)snprintf(st->detail + o, sizeof(st->detail) - o,
+							     "%s%s", i ? "," : "", hook);
 			}
 		}
 	}

@@ -11,34 +11,34 @@
 
 /* Substrings of a normalised key (lower case, '-' as '_') that mark secrets. */
 static const char *const secret_words[] = {
-	"password", "passwd", "passphrase", "secret", "token", "api_key", "apikey",
-	"access_key", "accesskey", "private_key", "privatekey", "credential", "auth_key",
-	"session_key", "signature", "x_amz_credential",
+    "password", "passwd",      "passphrase", "secret",		 "token",      "api_key",
+    "apikey",	"access_key",  "accesskey",  "private_key",	 "privatekey", "credential",
+    "auth_key", "session_key", "signature",  "x_amz_credential",
 };
 /* Whole keys that are secrets but too short to match as substrings. */
 static const char *const secret_keys[] = {
-	"pass", "pwd", "pw", "auth", "authorization", "proxy_authorization", "cookie", "sig",
+    "pass", "pwd", "pw", "auth", "authorization", "proxy_authorization", "cookie", "sig",
 };
 /* Endings that name where a secret is, or how long, not the secret itself. */
 static const char *const harmless_suffixes[] = {
-	"_file", "_path", "_stdin", "_env", "_cmd", "_command", "_prompt", "_dir", "_length",
-	"_len", "_type", "_tokens", "_url",
+    "_file", "_path",	"_stdin", "_env",  "_cmd",    "_command", "_prompt",
+    "_dir",  "_length", "_len",	  "_type", "_tokens", "_url",
 };
 
 /* Tools that take a secret as a detached or glued short option. */
 struct tool_rule {
 	const char *tool;
 	const char *flag;
-	bool glued; /* -pSECRET rather than -p SECRET */
+	bool glued;	  /* -pSECRET rather than -p SECRET */
 	bool after_colon; /* user:SECRET: keep the user */
 };
 static const struct tool_rule tool_rules[] = {
-	{"mysql", "-p", true, false},	   {"mysqldump", "-p", true, false},
-	{"mysqladmin", "-p", true, false}, {"mariadb", "-p", true, false},
-	{"sshpass", "-p", false, false},   {"curl", "-u", false, true},
-	{"curl", "--user", false, true},   {"curl", "--proxy-user", false, true},
-	{"curl", "-U", false, true},	   {"wget", "--password", false, false},
-	{"smbclient", "-U", false, true},  {"htpasswd", "-b", false, false},
+    {"mysql", "-p", true, false},      {"mysqldump", "-p", true, false},
+    {"mysqladmin", "-p", true, false}, {"mariadb", "-p", true, false},
+    {"sshpass", "-p", false, false},   {"curl", "-u", false, true},
+    {"curl", "--user", false, true},   {"curl", "--proxy-user", false, true},
+    {"curl", "-U", false, true},       {"wget", "--password", false, false},
+    {"smbclient", "-U", false, true},  {"htpasswd", "-b", false, false},
 };
 
 static bool ends_with(const char *s, size_t len, const char *suffix)
@@ -290,8 +290,8 @@ static size_t put(char *out, size_t cap, const char *a, size_t alen, const char 
 	return alen + blen + 1;
 }
 
-static size_t redact_one(const char *tool, const char *prev, const char *arg, char *out,
-			 size_t cap, unsigned *count)
+static size_t redact_one(const char *tool, const char *prev, const char *arg, char *out, size_t cap,
+			 unsigned *count)
 {
 	size_t len = strlen(arg);
 	const struct tool_rule *r = detached_rule(tool, prev);
@@ -319,8 +319,7 @@ static size_t redact_one(const char *tool, const char *prev, const char *arg, ch
 	return write_redacted(arg, len, &sp, out, cap);
 }
 
-unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_size,
-		     char **out_argv)
+unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_size, char **out_argv)
 {
 	unsigned count = 0;
 	size_t used = 0;

@@ -25,7 +25,6 @@ int redact_key_is_sensitive(const char *key, size_t len);
  * out_argv[i] at each result. An argument that does not fit is replaced by
  * REDACTED entirely. Returns the number of redactions made.
  */
-unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_size,
-		     char **out_argv);
+unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_size, char **out_argv);
 
 #endif

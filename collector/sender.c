@@ -67,9 +67,8 @@ static void drop_head(struct sender *s, bool delivered)
 }
 
 int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_t *types,
-		   uint32_t n_events,
-		   uint64_t watermark_ns, Tracer__CollectorStats *stats, bool final,
-		   bool snapshot_done)
+		   uint32_t n_events, uint64_t watermark_ns, Tracer__CollectorStats *stats,
+		   bool final, bool snapshot_done)
 {
 	Tracer__Frame f = TRACER__FRAME__INIT;
 	uint8_t *head;

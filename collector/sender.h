@@ -41,7 +41,7 @@ struct sender {
 	struct queued_frame *q; /* ring of q_cap */
 	size_t q_cap, q_head, q_count, q_bytes, q_max_bytes;
 
-	uint64_t queue_drops;	    /* events */
+	uint64_t queue_drops; /* events */
 	uint64_t queue_drops_by_type[EVT_COUNT];
 	uint64_t queue_drop_frames;
 	uint64_t frames_sent;
@@ -52,9 +52,8 @@ struct sender {
 int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes);
 /* Wraps the packed events in a frame with the next seq and queues it. */
 int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_t *types,
-		   uint32_t n_events,
-		   uint64_t watermark_ns, Tracer__CollectorStats *stats, bool final,
-		   bool snapshot_done);
+		   uint32_t n_events, uint64_t watermark_ns, Tracer__CollectorStats *stats,
+		   bool final, bool snapshot_done);
 /* Sends what is unsent and takes in acks; never blocks. */
 void sender_pump(struct sender *s);
 bool sender_all_acked(const struct sender *s);

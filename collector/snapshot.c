@@ -150,8 +150,9 @@ static int parse_stat(const char *text, struct snap_proc *p, unsigned long *flag
 	memcpy(p->comm, open + 1, clen);
 	p->comm[clen] = '\0';
 	/* fields 3.. : state ppid pgrp session tty tpgid flags ... starttime(22) */
-	if (sscanf(close + 2, "%*c %u %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			      "%*d %*d %llu",
+	if (sscanf(close + 2,
+		   "%*c %u %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu",
 		   &p->ppid, flags, &start) != 3)
 		return -1;
 	p->start_ns = start * (NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK));
@@ -339,7 +340,8 @@ int snapshot_processes(const char *proc_root, const struct cgroup_mounts *mounts
 		struct snap_proc key = {.pid = procs[i].ppid};
 		struct snap_proc *parent = bsearch(&key, by_pid_index, n, sizeof(*procs), by_pid);
 		uint64_t parent_start = parent ? parent->start_ns : 0;
-		int rv = emit_snapshot_exec(proc_root, &procs[i], parent_start, mounts, sink, ctx, st);
+		int rv =
+		    emit_snapshot_exec(proc_root, &procs[i], parent_start, mounts, sink, ctx, st);
 		if (rv < 0) {
 			emitted = -1;
 			break;

@@ -13,8 +13,8 @@
 #include "common/bytebuf.h"
 
 struct cgroup_mounts {
-	char v2[256];	  /* cgroup2 mount point, "" if none */
-	char memory[256]; /* cgroup v1 memory controller mount, "" if none */
+	char v2[256];		   /* cgroup2 mount point, "" if none */
+	char memory[256];	   /* cgroup v1 memory controller mount, "" if none */
 	unsigned memory_hierarchy; /* its v1 hierarchy id (from /proc/cgroups) */
 };
 

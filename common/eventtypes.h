@@ -18,7 +18,7 @@ enum event_type_index {
 static inline const char *event_type_name(int t)
 {
 	static const char *const names[EVT_COUNT] = {
-		"other", "fork", "exec", "exit", "oom", "file", "file_counts", "cgroup", "sample",
+	    "other", "fork", "exec", "exit", "oom", "file", "file_counts", "cgroup", "sample",
 	};
 	return t >= 0 && t < EVT_COUNT ? names[t] : "other";
 }

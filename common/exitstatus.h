@@ -5,9 +5,9 @@
 #include <stdbool.h>
 
 struct exit_status {
-	bool exited;	  /* normal exit: code is valid */
-	int code;	  /* 0..255 */
-	int signal;	  /* killing signal when !exited */
+	bool exited; /* normal exit: code is valid */
+	int code;    /* 0..255 */
+	int signal;  /* killing signal when !exited */
 	bool core_dumped;
 };
 

@@ -6,12 +6,12 @@
 #include <string.h>
 
 static const char *const error_names[] = {
-	[FRAME_OK] = "ok",
-	[FRAME_TOO_BIG] = "too big",
-	[FRAME_UNDECODABLE] = "not a valid protobuf frame",
-	[FRAME_BAD_VERSION] = "unsupported frame version",
-	[FRAME_BAD_HEADER] = "invalid frame header",
-	[FRAME_BAD_EVENT] = "invalid event",
+    [FRAME_OK] = "ok",
+    [FRAME_TOO_BIG] = "too big",
+    [FRAME_UNDECODABLE] = "not a valid protobuf frame",
+    [FRAME_BAD_VERSION] = "unsupported frame version",
+    [FRAME_BAD_HEADER] = "invalid frame header",
+    [FRAME_BAD_EVENT] = "invalid event",
 };
 
 const char *frame_error_name(enum frame_error err)
@@ -33,11 +33,10 @@ int frame_encode(const Tracer__Frame *f, uint8_t **out, size_t *len)
 	return 0;
 }
 
-static enum frame_error fail(enum frame_error err, char *why, size_t why_size, const char *fmt,
-			     ...) __attribute__((format(printf, 4, 5)));
+static enum frame_error fail(enum frame_error err, char *why, size_t why_size, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static enum frame_error fail(enum frame_error err, char *why, size_t why_size, const char *fmt,
-			     ...)
+static enum frame_error fail(enum frame_error err, char *why, size_t why_size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -120,7 +119,8 @@ static int event_ok(const Tracer__Event *ev, const char **what)
 		if (ev->file->pid == 0 || !ev->file->path || !ev->file->path[0] ||
 		    !string_ok(ev->file->path, FRAME_MAX_PATH) ||
 		    ev->file->slot >= FRAME_MAX_FILES) {
-			*what = "file event without pid or path, path too long, or slot out of range";
+			*what =
+			    "file event without pid or path, path too long, or slot out of range";
 			return 0;
 		}
 		return 1;

@@ -81,7 +81,10 @@ static const struct {
 	const char *prefix;
 	const char *runtime;
 } scope_prefixes[] = {
-	{"docker-", "docker"}, {"cri-containerd-", "containerd"}, {"crio-", "cri-o"}, {"libpod-", "podman"},
+    {"docker-", "docker"},
+    {"cri-containerd-", "containerd"},
+    {"crio-", "cri-o"},
+    {"libpod-", "podman"},
 };
 
 void cgroup_path_parse(const char *path, struct cgroup_context *out)
@@ -123,21 +126,27 @@ void cgroup_path_parse(const char *path, struct cgroup_context *out)
 			size_t pl = strlen(scope_prefixes[i].prefix);
 			if (base_len > pl && !strncmp(comp, scope_prefixes[i].prefix, pl) &&
 			    !strstr(comp, "-conmon-") && container_id(comp + pl, base_len - pl)) {
-				copy(out->container_id, sizeof(out->container_id), comp + pl, base_len - pl);
+				copy(out->container_id, sizeof(out->container_id), comp + pl,
+				     base_len - pl);
 				snprintf(out->runtime, sizeof(out->runtime), "%s",
 					 ecs ? "ecs" : scope_prefixes[i].runtime);
 				matched = true;
 			}
 		}
-		/* Bare ids: /docker/<id>, /kubepods/.../<id>, /ecs/<task>/<id>, /libpod_parent/libpod-<id> */
+		/* Bare ids: /docker/<id>, /kubepods/.../<id>, /ecs/<task>/<id>,
+		 * /libpod_parent/libpod-<id> */
 		if (!matched && container_id(comp, len)) {
 			copy(out->container_id, sizeof(out->container_id), comp, len);
 			snprintf(out->runtime, sizeof(out->runtime), "%s",
-				 ecs ? "ecs" : kube ? "containerd" : !strcmp(prev, "docker") ? "docker" : "");
+				 ecs			   ? "ecs"
+				 : kube			   ? "containerd"
+				 : !strcmp(prev, "docker") ? "docker"
+							   : "");
 		}
 
 		/* Slurm v1: /slurm[_node]/uid_N/job_N/step_S; v2: slurmstepd.scope/job_N/step_S */
-		if (!strcmp(prev, "slurm") || starts(prev, "slurm_") || ends(prev, strlen(prev), "slurmstepd.scope"))
+		if (!strcmp(prev, "slurm") || starts(prev, "slurm_") ||
+		    ends(prev, strlen(prev), "slurmstepd.scope"))
 			slurm = true;
 		if (!strncmp(comp, "slurm", len) || starts(comp, "slurm_") ||
 		    ends(comp, len, "slurmstepd.scope"))

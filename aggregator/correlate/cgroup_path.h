@@ -8,13 +8,13 @@
 #define TRACER_CGROUP_PATH_H
 
 struct cgroup_context {
-	char runtime[16];	/* docker, containerd, cri-o, podman, ecs, or "" */
-	char container_id[80];	/* 64 hex, or ECS Fargate <32hex>-<digits> */
-	char pod_uid[40];	/* Kubernetes pod uid, with dashes */
-	char ecs_task[40];	/* ECS/Batch task id */
-	char unit[128];		/* systemd unit: foo.service, session-3.scope */
-	char slurm_job[32];	/* numeric job id, or the SLUID on Slurm 26.05+ */
-	char slurm_step[24];	/* batch, extern, interactive, 0, 1, ... */
+	char runtime[16];      /* docker, containerd, cri-o, podman, ecs, or "" */
+	char container_id[80]; /* 64 hex, or ECS Fargate <32hex>-<digits> */
+	char pod_uid[40];      /* Kubernetes pod uid, with dashes */
+	char ecs_task[40];     /* ECS/Batch task id */
+	char unit[128];	       /* systemd unit: foo.service, session-3.scope */
+	char slurm_job[32];    /* numeric job id, or the SLUID on Slurm 26.05+ */
+	char slurm_step[24];   /* batch, extern, interactive, 0, 1, ... */
 };
 
 void cgroup_path_parse(const char *path, struct cgroup_context *out);

@@ -50,8 +50,8 @@ static void load_names(struct correlator *c, const char *sql, struct name_id **v
 	if (sqlite3_prepare_v2(c->store->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW)
-		name_add(v, n, cap, (const char *)sqlite3_column_text(st, 1), sqlite3_column_int64(st, 0),
-			 true);
+		name_add(v, n, cap, (const char *)sqlite3_column_text(st, 1),
+			 sqlite3_column_int64(st, 0), true);
 	sqlite3_finalize(st);
 }
 
@@ -276,15 +276,16 @@ static struct step *new_step(struct correlator *c, struct run *r, const struct s
 
 static bool same_process(uint32_t pid, uint64_t start, const struct proc *p)
 {
-	return p && pid == p->pid && proc_same_start(start, true, p->start_boot_ns, p->start_coarse);
+	return p && pid == p->pid &&
+	       proc_same_start(start, true, p->start_boot_ns, p->start_coarse);
 }
 
 /* Programs a script run can be started from: a user at a shell, or a launcher. */
 static bool interactive_parent(const struct proc *parent)
 {
-	static const char *const launchers[] = {"bash", "sh",  "zsh",	"dash", "fish", "sudo",
-						"su",	"sshd", "login", "tmux", "screen", "tracer",
-						"sshd-session", "ksh"};
+	static const char *const launchers[] = {"bash",	  "sh",	    "zsh",	    "dash",  "fish",
+						"sudo",	  "su",	    "sshd",	    "login", "tmux",
+						"screen", "tracer", "sshd-session", "ksh"};
 	if (!parent || !parent->row.exe)
 		return false;
 	const char *base = strrchr(parent->row.exe, '/');
@@ -310,7 +311,8 @@ static bool join_nextflow_task(struct correlator *c, struct proc *p)
 		set_step(p, s);
 		/* The task's container is the step's container. */
 		if (!s->container_id[0] && p->row.container_id[0]) {
-			snprintf(s->container_id, sizeof(s->container_id), "%s", p->row.container_id);
+			snprintf(s->container_id, sizeof(s->container_id), "%s",
+				 p->row.container_id);
 			s->dirty = true;
 		}
 		return true;
@@ -377,7 +379,8 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 		/* An explicit run learns its engine from what runs inside it. */
 		if ((e = engine_detect(&v, pipeline, sizeof(pipeline))) ||
 		    (r->has_command && same_process(r->command_pid, r->command_start_ns, p) &&
-		     engine_script.is_run(&v, pipeline, sizeof(pipeline)) && (e = &engine_script))) {
+		     engine_script.is_run(&v, pipeline, sizeof(pipeline)) &&
+		     (e = &engine_script))) {
 			snprintf(r->engine, sizeof(r->engine), "%s", e->name);
 			r->engine_pid = p->pid;
 			r->engine_start_ns = p->start_boot_ns;
@@ -429,7 +432,8 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	const struct engine *eng = r && r->engine[0] ? engine_by_name(r->engine) : NULL;
 	if (eng) {
 		struct step_spec spec = {0};
-		v.parent_is_engine = parent && same_process(r->engine_pid, r->engine_start_ns, parent);
+		v.parent_is_engine =
+		    parent && same_process(r->engine_pid, r->engine_start_ns, parent);
 		v.in_step = p->step != NULL;
 		v.parent_argv_json = parent ? parent->row.argv_json : NULL;
 		bool starts = eng->step(&v, r->step_seq + 1, &spec);
@@ -450,8 +454,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	struct step *s = p->step;
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
 	if (s && !s->named && !p->row.helper && !shell && !wrapper && !p->denied &&
-	    !tool_is_launcher(tool.program) &&
-	    strcmp(tool.program, s->run->engine)) {
+	    !tool_is_launcher(tool.program) && strcmp(tool.program, s->run->engine)) {
 		snprintf(s->name, sizeof(s->name), "%s", tool.name);
 		s->named = true;
 		s->dirty = true;
@@ -494,7 +497,8 @@ void correlate_exit(struct correlator *c, struct proc *p)
 		r->r.rss_now_kb -= (int64_t)p->last_sample_rss;
 		if (r->r.live)
 			r->r.live--;
-		bool engine_ended = r->engine_pid && same_process(r->engine_pid, r->engine_start_ns, p);
+		bool engine_ended =
+		    r->engine_pid && same_process(r->engine_pid, r->engine_start_ns, p);
 		if (engine_ended && strcmp(r->row.source ? r->row.source : "", "explicit") != 0) {
 			r->row.end_ns = row->end_ns;
 			r->row.has_exit_code = row->has_exit_code;
@@ -672,16 +676,17 @@ int correlator_init(struct correlator *c, struct store *store, const char *allow
 		if (tool_lists_load(&c->lists, allow_path, deny_path, err, sizeof(err)) != 0)
 			log_warn("tool lists not loaded: %s", err);
 		else
-			log_info("tool lists: %zu known tools, %zu ignored programs", c->lists.n_allow,
-				 c->lists.n_deny);
+			log_info("tool lists: %zu known tools, %zu ignored programs",
+				 c->lists.n_allow, c->lists.n_deny);
 	}
 	/* Cgroups of this boot the database already knows (an aggregator restart). */
 	if (read_boot_id(boot) == 0)
 		format_hex(boot, sizeof(boot), boot_hex, sizeof(boot_hex));
-	if (sqlite3_prepare_v2(store->db,
-			       "SELECT id, controllers = 'memory', path FROM cgroups WHERE boot_id = ? "
-			       "AND (hierarchy = 0 OR controllers = 'memory')",
-			       -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+		store->db,
+		"SELECT id, controllers = 'memory', path FROM cgroups WHERE boot_id = ? "
+		"AND (hierarchy = 0 OR controllers = 'memory')",
+		-1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, boot_hex, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW)
 			correlate_cgroup(c, (uint64_t)sqlite3_column_int64(st, 0),
@@ -697,7 +702,8 @@ int correlator_reload(struct correlator *c)
 	char err[512];
 
 	if (tool_lists_load(&c->lists, c->lists.allow_path[0] ? c->lists.allow_path : NULL,
-			    c->lists.deny_path[0] ? c->lists.deny_path : NULL, err, sizeof(err)) != 0) {
+			    c->lists.deny_path[0] ? c->lists.deny_path : NULL, err,
+			    sizeof(err)) != 0) {
 		log_error("reload failed, keeping the previous tool lists: %s", err);
 		return -1;
 	}

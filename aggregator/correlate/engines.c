@@ -6,7 +6,10 @@
 #include "common/fileutil.h"
 
 static const struct engine *const all_engines[] = {
-	&engine_snakemake, &engine_nextflow, &engine_cwltool, &engine_toil,
+    &engine_snakemake,
+    &engine_nextflow,
+    &engine_cwltool,
+    &engine_toil,
 };
 
 const struct engine *engine_detect(const struct process_view *v, char *pipeline, size_t size)

@@ -23,9 +23,9 @@ struct process_view {
 	const char *cwd;
 	const struct tool_identity *tool;
 	const struct cgroup_context *cgroup;
-	bool parent_is_engine; /* direct child of the run's engine (or script) process */
-	bool in_step;	       /* already inside a step */
-	const char *parent_argv_json;  /* the parent's argv as stored, or NULL */
+	bool parent_is_engine;	      /* direct child of the run's engine (or script) process */
+	bool in_step;		      /* already inside a step */
+	const char *parent_argv_json; /* the parent's argv as stored, or NULL */
 };
 
 struct step_spec {
@@ -43,7 +43,7 @@ struct engine {
 };
 
 extern const struct engine engine_snakemake, engine_nextflow, engine_cwltool, engine_toil,
-	engine_script, engine_slurm;
+    engine_script, engine_slurm;
 
 /* The engine whose run this process starts, or NULL. */
 const struct engine *engine_detect(const struct process_view *v, char *pipeline, size_t size);

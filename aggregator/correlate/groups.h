@@ -66,9 +66,9 @@ struct run {
 	int64_t engine_process_id;
 	uint32_t engine_pid; /* 0: none */
 	uint64_t engine_start_ns;
-	char slurm_job[32];  /* a Slurm job run */
+	char slurm_job[32]; /* a Slurm job run */
 	struct step *steps;
-	uint32_t step_seq;  /* for steps the engine does not number */
+	uint32_t step_seq; /* for steps the engine does not number */
 	struct rollup r;
 	enum group_status status;
 	unsigned refs;

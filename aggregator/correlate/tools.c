@@ -10,23 +10,24 @@
 
 /* Programs whose first argument picks what they do. */
 static const char *const subcommand_tools[] = {
-	"samtools", "bcftools", "bwa",	   "bwa-mem2", "gatk",	  "bedtools", "picard", "seqkit",
-	"salmon",   "kallisto", "vg",	   "pbmm2",    "medaka",  "nanopolish", "sambamba",
-	"tabix",    "bedops",	"vcftools", "pysam",   "cellranger", "star-fusion", "mmseqs",
-	"diamond",  "hmmpress", "deeptools", "macs2", "macs3", "plink2", "bowtie2-build",
-	"git",	    "conda",	"mamba",   "docker",   "podman",  "singularity", "apptainer",
-	"kubectl",  "aws",	"gsutil",  "gcloud",   "nextflow", "snakemake", "toil", "cromwell",
+    "samtools",	     "bcftools", "bwa",	     "bwa-mem2",  "gatk",   "bedtools",	  "picard",
+    "seqkit",	     "salmon",	 "kallisto", "vg",	  "pbmm2",  "medaka",	  "nanopolish",
+    "sambamba",	     "tabix",	 "bedops",   "vcftools",  "pysam",  "cellranger", "star-fusion",
+    "mmseqs",	     "diamond",	 "hmmpress", "deeptools", "macs2",  "macs3",	  "plink2",
+    "bowtie2-build", "git",	 "conda",    "mamba",	  "docker", "podman",	  "singularity",
+    "apptainer",     "kubectl",	 "aws",	     "gsutil",	  "gcloud", "nextflow",	  "snakemake",
+    "toil",	     "cromwell",
 };
 
 /* Interpreters: the tool is the script or module they run. */
-static const char *const script_interpreters[] = {"perl", "ruby", "node", "Rscript", "julia",
-						  "php", "lua", "tclsh"};
+static const char *const script_interpreters[] = {"perl",  "ruby", "node", "Rscript",
+						  "julia", "php",  "lua",  "tclsh"};
 static const char *const shells[] = {"bash", "sh", "dash", "zsh", "ksh", "fish", "tcsh", "csh"};
 
 /* Start another program in their place or as their only child. */
-static const char *const launchers[] = {"env",	 "nohup",   "setsid", "nice",  "ionice",
-					"taskset", "timeout", "stdbuf", "numactl", "chrt",
-					"time",	 "flock",   "runuser", "unbuffer", "prlimit"};
+static const char *const launchers[] = {"env",	   "nohup",   "setsid",	 "nice",     "ionice",
+					"taskset", "timeout", "stdbuf",	 "numactl",  "chrt",
+					"time",	   "flock",   "runuser", "unbuffer", "prlimit"};
 
 static bool in_list(const char *s, const char *const *list, size_t n)
 {
@@ -244,7 +245,8 @@ static int load_list(const char *path, bool with_category, struct tool_entry **o
 		int fields = sscanf(line, "%255s %255[^\n]", name, category);
 		if (fields <= 0)
 			continue;
-		for (char *c = category + strlen(category); c > category && isspace((unsigned char)c[-1]);)
+		for (char *c = category + strlen(category);
+		     c > category && isspace((unsigned char)c[-1]);)
 			*--c = '\0';
 		const char *bad = NULL;
 		if (with_category && fields < 2)

@@ -15,8 +15,8 @@
 #define TOOL_NAME_MAX 128
 
 struct tool_identity {
-	char name[2 * TOOL_NAME_MAX];	/* "samtools sort", "picard", "align.py" */
-	char program[TOOL_NAME_MAX];	/* "samtools": what the lists match */
+	char name[2 * TOOL_NAME_MAX];	 /* "samtools sort", "picard", "align.py" */
+	char program[TOOL_NAME_MAX];	 /* "samtools": what the lists match */
 	char interpreter[TOOL_NAME_MAX]; /* "python", "java", ... or "" */
 };
 

@@ -50,14 +50,15 @@ int main(int argc, char **argv)
 	FILE *f = fopen(argv[1], "w");
 	if (!f)
 		return 1;
-	fprintf(f,
-		"{\"pid\": %d, \"exited\": %d, \"code\": %d, \"signal\": %d, \"utime_ns\": %lld, "
-		"\"stime_ns\": %lld, \"maxrss_kb\": %ld, \"minflt\": %ld, \"majflt\": %ld, "
-		"\"nvcsw\": %ld, \"nivcsw\": %ld, \"inblock\": %ld, \"oublock\": %ld, \"heap\": %d}\n",
-		pid, WIFEXITED(status), WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-		WIFSIGNALED(status) ? WTERMSIG(status) : 0, tv_ns(ru.ru_utime), tv_ns(ru.ru_stime),
-		ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw, ru.ru_inblock,
-		ru.ru_oublock, heap ? heap[12345] : 0);
+	fprintf(
+	    f,
+	    "{\"pid\": %d, \"exited\": %d, \"code\": %d, \"signal\": %d, \"utime_ns\": %lld, "
+	    "\"stime_ns\": %lld, \"maxrss_kb\": %ld, \"minflt\": %ld, \"majflt\": %ld, "
+	    "\"nvcsw\": %ld, \"nivcsw\": %ld, \"inblock\": %ld, \"oublock\": %ld, \"heap\": %d}\n",
+	    pid, WIFEXITED(status), WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+	    WIFSIGNALED(status) ? WTERMSIG(status) : 0, tv_ns(ru.ru_utime), tv_ns(ru.ru_stime),
+	    ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw, ru.ru_inblock,
+	    ru.ru_oublock, heap ? heap[12345] : 0);
 	fclose(f);
 	free(heap);
 	return 0;

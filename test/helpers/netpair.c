@@ -36,7 +36,8 @@ int main(int argc, char **argv)
 			_exit(1);
 		memset(buf, 'n', sizeof(buf));
 		while (sent < total) {
-			size_t n = total - sent < (long long)sizeof(buf) ? (size_t)(total - sent) : sizeof(buf);
+			size_t n = total - sent < (long long)sizeof(buf) ? (size_t)(total - sent)
+									 : sizeof(buf);
 			ssize_t w = send(s, buf, n, 0);
 			if (w <= 0)
 				_exit(1);
@@ -56,7 +57,8 @@ int main(int argc, char **argv)
 	FILE *out = fopen(argv[2], "w");
 	if (!out)
 		return 1;
-	fprintf(out, "{\"sender\": %d, \"receiver\": %d, \"received\": %lld}\n", child, getpid(), got);
+	fprintf(out, "{\"sender\": %d, \"receiver\": %d, \"received\": %lld}\n", child, getpid(),
+		got);
 	fclose(out);
 	return got == total && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }

@@ -64,14 +64,14 @@ static void test_bad_lines_are_named(void **state)
 	struct collector_config c;
 	char err[256];
 	const char *cases[][2] = {
-		{"[probes]\nfiles = maybe\n", ":2: [probes] files = maybe: expected on or off"},
-		{"[probes]\nprocess = off\n", "cannot be turned off"},
-		{"[probes]\nnope = on\n", "unknown probe group"},
-		{"[collector]\nring_mb = 3\n", "power of two"},
-		{"[collector]\nflush_ms = 10x\n", "expected 1..10000"},
-		{"[collector]\ncolour = blue\n", "unknown setting"},
-		{"[files]\nexclude_prefixes = /a-prefix-longer-than-thirty-two-bytes/\n", "at most 16"},
-		{"this is not ini\n", ":1:"},
+	    {"[probes]\nfiles = maybe\n", ":2: [probes] files = maybe: expected on or off"},
+	    {"[probes]\nprocess = off\n", "cannot be turned off"},
+	    {"[probes]\nnope = on\n", "unknown probe group"},
+	    {"[collector]\nring_mb = 3\n", "power of two"},
+	    {"[collector]\nflush_ms = 10x\n", "expected 1..10000"},
+	    {"[collector]\ncolour = blue\n", "unknown setting"},
+	    {"[files]\nexclude_prefixes = /a-prefix-longer-than-thirty-two-bytes/\n", "at most 16"},
+	    {"this is not ini\n", ":1:"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -79,22 +79,24 @@ static void test_bad_lines_are_named(void **state)
 		write_config(cases[i][0]);
 		assert_int_equal(collector_config_load(&c, path, err, sizeof(err)), -1);
 		if (!strstr(err, cases[i][1]) || !strstr(err, path))
-			fail_msg("case %zu: error '%s' lacks '%s' or the path", i, err, cases[i][1]);
+			fail_msg("case %zu: error '%s' lacks '%s' or the path", i, err,
+				 cases[i][1]);
 		/* Nothing half-applied. */
 		assert_true(c.enabled[PROBE_FILES]);
 		assert_int_equal(c.ring_mb, 16);
 	}
 	unlink(path);
-	assert_int_equal(collector_config_load(&c, "/nonexistent/tracer.conf", err, sizeof(err)), -1);
+	assert_int_equal(collector_config_load(&c, "/nonexistent/tracer.conf", err, sizeof(err)),
+			 -1);
 	assert_non_null(strstr(err, "cannot read"));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_good_file),
-		cmocka_unit_test(test_bad_lines_are_named),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_good_file),
+	    cmocka_unit_test(test_bad_lines_are_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

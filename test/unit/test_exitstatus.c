@@ -23,7 +23,8 @@ static int real_status(int code, int sig)
 		struct rlimit no_core = {0, 0};
 		setrlimit(RLIMIT_CORE, &no_core);
 		if (sig) {
-			signal(sig, SIG_DFL); /* cmocka catches some signals; we want the real death */
+			signal(sig,
+			       SIG_DFL); /* cmocka catches some signals; we want the real death */
 			raise(sig);
 		}
 		_exit(code);
@@ -73,9 +74,9 @@ static void test_core_flag(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exit_codes),
-		cmocka_unit_test(test_signals),
-		cmocka_unit_test(test_core_flag),
+	    cmocka_unit_test(test_exit_codes),
+	    cmocka_unit_test(test_signals),
+	    cmocka_unit_test(test_core_flag),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

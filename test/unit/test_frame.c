@@ -71,7 +71,8 @@ static void test_garbage_rejected(void **state)
 
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)(i * 37 + 11);
-	assert_int_equal(frame_decode(junk, sizeof(junk), &out, why, sizeof(why)), FRAME_UNDECODABLE);
+	assert_int_equal(frame_decode(junk, sizeof(junk), &out, why, sizeof(why)),
+			 FRAME_UNDECODABLE);
 	assert_null(out);
 	assert_true(strlen(why) > 0);
 	/* A valid encoding cut short is undecodable too. */
@@ -172,11 +173,9 @@ static void test_new_kinds_validated(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_new_kinds_validated),
-		cmocka_unit_test(test_roundtrip_exec),
-		cmocka_unit_test(test_garbage_rejected),
-		cmocka_unit_test(test_bad_header),
-		cmocka_unit_test(test_bad_events),
+	    cmocka_unit_test(test_new_kinds_validated), cmocka_unit_test(test_roundtrip_exec),
+	    cmocka_unit_test(test_garbage_rejected),	cmocka_unit_test(test_bad_header),
+	    cmocka_unit_test(test_bad_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

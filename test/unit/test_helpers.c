@@ -71,8 +71,8 @@ static void test_utf8(void **state)
 static void test_runmark(void **state)
 {
 	struct runmark m;
-	char *argv[] = {"tracer", "run", "--pipeline", "rnaseq", "--db=/x.db", "--run=r7",
-			"--", "nextflow", "run", "main.nf"};
+	char *argv[] = {"tracer",   "run", "--pipeline", "rnaseq", "--db=/x.db",
+			"--run=r7", "--",  "nextflow",	 "run",	   "main.nf"};
 	char *other[] = {"tracer", "show"};
 
 	assert_true(runmark_parse("/usr/local/bin/tracer", argv, 10, &m));
@@ -88,9 +88,9 @@ static void test_runmark(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cputime_adjust), cmocka_unit_test(test_split_argv),
-		cmocka_unit_test(test_join_path),      cmocka_unit_test(test_utf8),
-		cmocka_unit_test(test_runmark),
+	    cmocka_unit_test(test_cputime_adjust), cmocka_unit_test(test_split_argv),
+	    cmocka_unit_test(test_join_path),	   cmocka_unit_test(test_utf8),
+	    cmocka_unit_test(test_runmark),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

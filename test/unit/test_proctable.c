@@ -72,7 +72,8 @@ static void fork_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart
 }
 
 static void exec_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart, uint64_t ts,
-		    char **argv, size_t argc, const Tracer__Counters *at, bool snap, int64_t prev_peak)
+		    char **argv, size_t argc, const Tracer__Counters *at, bool snap,
+		    int64_t prev_peak)
 {
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
@@ -97,7 +98,8 @@ static void exec_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart
 	ingest_event(&g, &ev);
 }
 
-static void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status, const Tracer__Counters *tot)
+static void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status,
+		    const Tracer__Counters *tot)
 {
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
@@ -138,12 +140,16 @@ static void test_pid_reuse_never_merges(void **state)
 	exec_ev(100, 5000, 1, 1, 5100, b, 1, &c, false, -1);
 	commit();
 	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100"), 2);
-	assert_int_equal(query_int("SELECT count(DISTINCT proc_start_boot_ns) FROM processes WHERE pid = 100"), 2);
-	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100 AND state = 'running'"), 1);
+	assert_int_equal(
+	    query_int("SELECT count(DISTINCT proc_start_boot_ns) FROM processes WHERE pid = 100"),
+	    2);
+	assert_int_equal(
+	    query_int("SELECT count(*) FROM processes WHERE pid = 100 AND state = 'running'"), 1);
 	/* Reuse without the old exit: the old one is marked lost, not merged. */
 	fork_ev(100, 9000, 1, 1);
 	commit();
-	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100 AND state = 'lost'"), 1);
+	assert_int_equal(
+	    query_int("SELECT count(*) FROM processes WHERE pid = 100 AND state = 'lost'"), 1);
 	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100"), 3);
 }
 
@@ -161,17 +167,26 @@ static void test_exec_in_place(void **state)
 	exit_ev(200, 100, 600, 3 << 8, &tot);
 	commit();
 	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 200"), 2);
-	assert_int_equal(query_int("SELECT state = 'exec' FROM processes WHERE pid = 200 AND image = 0"), 1);
-	assert_int_equal(query_int("SELECT cpu_user_ns FROM processes WHERE pid = 200 AND image = 0"), 3000000);
-	assert_int_equal(query_int("SELECT max_rss_kb FROM processes WHERE pid = 200 AND image = 0"), 2944);
-	assert_int_equal(query_int("SELECT cpu_user_ns FROM processes WHERE pid = 200 AND image = 1"), 2000000);
-	assert_int_equal(query_int("SELECT wchar FROM processes WHERE pid = 200 AND image = 1"), 30);
-	assert_int_equal(query_int("SELECT max_rss_kb FROM processes WHERE pid = 200 AND image = 1"), 900);
-	assert_int_equal(query_int("SELECT exit_code FROM processes WHERE pid = 200 AND image = 1"), 3);
-	assert_int_equal(query_int("SELECT exit_code FROM processes WHERE pid = 200 AND image = 0"), -2);
-	assert_int_equal(query_int("SELECT p1.parent_id = p0.id FROM processes p0, processes p1 "
-				   "WHERE p0.pid = 200 AND p0.image = 0 AND p1.pid = 200 AND p1.image = 1"),
-			 1);
+	assert_int_equal(
+	    query_int("SELECT state = 'exec' FROM processes WHERE pid = 200 AND image = 0"), 1);
+	assert_int_equal(
+	    query_int("SELECT cpu_user_ns FROM processes WHERE pid = 200 AND image = 0"), 3000000);
+	assert_int_equal(
+	    query_int("SELECT max_rss_kb FROM processes WHERE pid = 200 AND image = 0"), 2944);
+	assert_int_equal(
+	    query_int("SELECT cpu_user_ns FROM processes WHERE pid = 200 AND image = 1"), 2000000);
+	assert_int_equal(query_int("SELECT wchar FROM processes WHERE pid = 200 AND image = 1"),
+			 30);
+	assert_int_equal(
+	    query_int("SELECT max_rss_kb FROM processes WHERE pid = 200 AND image = 1"), 900);
+	assert_int_equal(query_int("SELECT exit_code FROM processes WHERE pid = 200 AND image = 1"),
+			 3);
+	assert_int_equal(query_int("SELECT exit_code FROM processes WHERE pid = 200 AND image = 0"),
+			 -2);
+	assert_int_equal(
+	    query_int("SELECT p1.parent_id = p0.id FROM processes p0, processes p1 "
+		      "WHERE p0.pid = 200 AND p0.image = 0 AND p1.pid = 200 AND p1.image = 1"),
+	    1);
 }
 
 static void test_exit_before_exec(void **state)
@@ -180,7 +195,7 @@ static void test_exit_before_exec(void **state)
 	Tracer__Counters c = counters(7, 0, 10);
 
 	exit_ev(300, 7000, 7100, 9, &c); /* killed by SIGKILL, never seen starting */
-	exec_ev(300, 7000, 1, 1, 7200, argv, 1, &c, true, -1);	 /* /proc still showed it */
+	exec_ev(300, 7000, 1, 1, 7200, argv, 1, &c, true, -1);	/* /proc still showed it */
 	exec_ev(300, 7000, 1, 1, 7300, argv, 1, &c, false, -1); /* a resent exec */
 	commit();
 	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 300"), 1);
@@ -200,7 +215,8 @@ static void test_snapshot_then_precise(void **state)
 	exit_ev(400, 12345678, 60000000, 0, &c);
 	commit();
 	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 400"), 1);
-	assert_int_equal(query_int("SELECT proc_start_boot_ns FROM processes WHERE pid = 400"), 12345678);
+	assert_int_equal(query_int("SELECT proc_start_boot_ns FROM processes WHERE pid = 400"),
+			 12345678);
 	assert_int_equal(query_int("SELECT from_snapshot FROM processes WHERE pid = 400"), 1);
 }
 
@@ -222,8 +238,8 @@ static void test_snapshot_done_marks_lost(void **state)
 
 static void test_explicit_run(void **state)
 {
-	char *launcher[] = {"/opt/tracer/bin/tracer", "run", "--pipeline", "P", "--run", "R", "--",
-			    "bash", "x.sh"};
+	char *launcher[] = {
+	    "/opt/tracer/bin/tracer", "run", "--pipeline", "P", "--run", "R", "--", "bash", "x.sh"};
 	char *daemon[] = {"/opt/tracer/bin/tracer-aggregator", "--db", "x"};
 	char *cmd[] = {"/usr/bin/bash", "x.sh"};
 	Tracer__Counters c = counters(1, 0, 10);
@@ -236,12 +252,17 @@ static void test_explicit_run(void **state)
 	exit_ev(702, 3000, 3500, 0, &c);
 	exit_ev(701, 2000, 4000, 3 << 8, &c);
 	commit();
-	assert_int_equal(query_int("SELECT count(*) FROM runs WHERE name = 'R' AND pipeline = 'P'"), 1);
+	assert_int_equal(query_int("SELECT count(*) FROM runs WHERE name = 'R' AND pipeline = 'P'"),
+			 1);
 	assert_int_equal(query_int("SELECT exit_code FROM runs"), 3);
-	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE run_id = (SELECT id FROM runs)"), 2);
+	assert_int_equal(
+	    query_int("SELECT count(*) FROM processes WHERE run_id = (SELECT id FROM runs)"), 2);
 	assert_int_equal(query_int("SELECT run_id FROM processes WHERE pid = 700"), -2);
 	assert_int_equal(query_int("SELECT run_id FROM processes WHERE pid = 699"), -2);
-	assert_int_equal(query_int("SELECT command_process_id = (SELECT id FROM processes WHERE pid = 701) FROM runs"), 1);
+	assert_int_equal(
+	    query_int(
+		"SELECT command_process_id = (SELECT id FROM processes WHERE pid = 701) FROM runs"),
+	    1);
 }
 
 static void test_files_and_oom(void **state)
@@ -297,20 +318,22 @@ static void test_files_and_oom(void **state)
 	assert_int_equal(query_int("SELECT created FROM files WHERE path LIKE '%out.txt'"), 1);
 	assert_int_equal(query_int("SELECT access = 'w' FROM files WHERE path LIKE '%out.txt'"), 1);
 	assert_int_equal(query_int("SELECT oom_killed FROM processes WHERE pid = 800"), 1);
-	assert_int_equal(query_int("SELECT o.process_id = p.id FROM oom_kills o, processes p WHERE p.pid = 800"), 1);
+	assert_int_equal(
+	    query_int("SELECT o.process_id = p.id FROM oom_kills o, processes p WHERE p.pid = 800"),
+	    1);
 	assert_int_equal(query_int("SELECT memcg_limit_kb FROM oom_kills"), 65536);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_files_and_oom, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pid_reuse_never_merges, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exec_in_place, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exit_before_exec, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_snapshot_then_precise, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_files_and_oom, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pid_reuse_never_merges, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exec_in_place, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exit_before_exec, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_snapshot_then_precise, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,8 +23,8 @@ static void run(struct redacted *r, char **argv, unsigned argc)
 static void test_flag_forms(void **state)
 {
 	struct redacted r;
-	char *argv[] = {"mysqlx", "--password=hunter2", "--token", "abc123", "--user=bob",
-			"--api-key", "K1", "--max-tokens=200"};
+	char *argv[] = {"mysqlx",     "--password=hunter2", "--token", "abc123",
+			"--user=bob", "--api-key",	    "K1",      "--max-tokens=200"};
 
 	run(&r, argv, 8);
 	assert_string_equal(r.argv[1], "--password=***");
@@ -39,8 +39,9 @@ static void test_flag_forms(void **state)
 static void test_env_style_and_lists(void **state)
 {
 	struct redacted r;
-	char *argv[] = {"env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI", "GITHUB_TOKEN=ghp_x",
-			"PATH=/usr/bin", "-o", "username=me,password=pw,ro"};
+	char *argv[] = {
+	    "env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI", "GITHUB_TOKEN=ghp_x", "PATH=/usr/bin",
+	    "-o",  "username=me,password=pw,ro"};
 
 	run(&r, argv, 6);
 	assert_string_equal(r.argv[1], "AWS_SECRET_ACCESS_KEY=***");
@@ -52,16 +53,19 @@ static void test_env_style_and_lists(void **state)
 static void test_urls(void **state)
 {
 	struct redacted r;
-	char *argv[] = {"git", "clone", "https://user:s3cret@github.com/o/r.git",
-			"https://ghp_token@github.com/o/r", "ssh://git@github.com/o/r",
+	char *argv[] = {"git",
+			"clone",
+			"https://user:s3cret@github.com/o/r.git",
+			"https://ghp_token@github.com/o/r",
+			"ssh://git@github.com/o/r",
 			"https://x.s3.amazonaws.com/f?X-Amz-Signature=abc&X-Amz-Date=1&token=t9"};
 
 	run(&r, argv, 6);
 	assert_string_equal(r.argv[2], "https://user:***@github.com/o/r.git");
 	assert_string_equal(r.argv[3], "https://***@github.com/o/r");
 	assert_string_equal(r.argv[4], "ssh://git@github.com/o/r");
-	assert_string_equal(r.argv[5],
-			    "https://x.s3.amazonaws.com/f?X-Amz-Signature=***&X-Amz-Date=1&token=***");
+	assert_string_equal(
+	    r.argv[5], "https://x.s3.amazonaws.com/f?X-Amz-Signature=***&X-Amz-Date=1&token=***");
 	assert_null(strstr(r.buf, "s3cret"));
 	assert_null(strstr(r.buf, "ghp_token"));
 }
@@ -69,8 +73,9 @@ static void test_urls(void **state)
 static void test_headers_and_tools(void **state)
 {
 	struct redacted r;
-	char *curl[] = {"/usr/bin/curl", "-H", "Authorization: Bearer eyJhbGciOi", "-u",
-			"alice:pw1", "https://example.org"};
+	char *curl[] = {
+	    "/usr/bin/curl",	  "-H", "Authorization: Bearer eyJhbGciOi", "-u", "alice:pw1",
+	    "https://example.org"};
 	char *mysql[] = {"mysql", "-uroot", "-psecretpw", "db"};
 	char *ssl[] = {"openssl", "rsa", "-passin", "pass:topsecret", "-pass", "pass:x"};
 
@@ -88,8 +93,8 @@ static void test_headers_and_tools(void **state)
 static void test_harmless_untouched(void **state)
 {
 	struct redacted r;
-	char *argv[] = {"samtools", "sort", "-@", "4", "-o", "out.bam", "--password-file",
-			"/etc/pw", "in.bam", "sort", "-k", "2,2", "--author=me"};
+	char *argv[] = {"samtools", "sort",   "-@",   "4",  "-o",  "out.bam",	 "--password-file",
+			"/etc/pw",  "in.bam", "sort", "-k", "2,2", "--author=me"};
 
 	run(&r, argv, 13);
 	assert_int_equal(r.count, 0);
@@ -111,9 +116,12 @@ static void test_no_room_fails_closed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flag_forms),	  cmocka_unit_test(test_env_style_and_lists),
-		cmocka_unit_test(test_urls),		  cmocka_unit_test(test_headers_and_tools),
-		cmocka_unit_test(test_harmless_untouched), cmocka_unit_test(test_no_room_fails_closed),
+	    cmocka_unit_test(test_flag_forms),
+	    cmocka_unit_test(test_env_style_and_lists),
+	    cmocka_unit_test(test_urls),
+	    cmocka_unit_test(test_headers_and_tools),
+	    cmocka_unit_test(test_harmless_untouched),
+	    cmocka_unit_test(test_no_room_fails_closed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,12 +37,14 @@ static void test_v1_to_latest(void **state)
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_string_equal(schema_migrations[0].name, "001_initial.sql");
 	assert_int_equal(sqlite3_exec(db, schema_migrations[0].sql, NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db,
-				      "PRAGMA user_version = 1;"
-				      "INSERT INTO processes (id, pid, proc_start_boot_ns, state, exe, "
-				      "cpu_user_ns, max_rss_kb) VALUES (7, 42, 1000, 'exited', '/bin/x', 5, 99);",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(
+		db,
+		"PRAGMA user_version = 1;"
+		"INSERT INTO processes (id, pid, proc_start_boot_ns, state, exe, "
+		"cpu_user_ns, max_rss_kb) VALUES (7, 42, 1000, 'exited', '/bin/x', 5, 99);",
+		NULL, NULL, NULL),
+	    SQLITE_OK);
 	sqlite3_close(db);
 
 	/* The aggregator opens it: migrated to the latest, data intact. */
@@ -58,7 +60,8 @@ static void test_v1_to_latest(void **state)
 
 	/* A database from a newer tracer is refused, not damaged. */
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 999", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 999", NULL, NULL, NULL),
+			 SQLITE_OK);
 	sqlite3_close(db);
 	assert_int_equal(store_open(&s, path), -1);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
@@ -70,7 +73,7 @@ static void test_v1_to_latest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_v1_to_latest),
+	    cmocka_unit_test(test_v1_to_latest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

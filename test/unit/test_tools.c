@@ -18,27 +18,51 @@ struct id_case {
 };
 
 static const struct id_case id_cases[] = {
-	{"/usr/bin/samtools", {"samtools", "sort", "-@", "4", "-o", "x.bam", "y.sam"}, "samtools sort", "samtools"},
-	{"/usr/bin/bwa", {"bwa", "mem", "-t", "2", "ref.fa", "r.fq"}, "bwa mem", "bwa"},
-	{"/usr/bin/bwa", {"bwa", "index", "ref.fa"}, "bwa index", "bwa"},
-	{"/opt/conda/bin/gatk", {"gatk", "--java-options", "-Xmx4g", "HaplotypeCaller"}, "gatk", "gatk"},
-	{"/opt/conda/bin/gatk", {"gatk", "HaplotypeCaller", "-R", "ref.fa"}, "gatk HaplotypeCaller", "gatk"},
-	{"/usr/bin/python3.11", {"python3", "-u", "/opt/scripts/align.py", "--in", "x"}, "align.py", "align.py"},
-	{"/usr/bin/python3", {"python3", "-m", "multiqc.main", "."}, "multiqc", "multiqc"},
-	{"/usr/bin/python3", {"python3", "-c", "print(1)"}, "python3", "python3"},
-	{"/usr/bin/python3", {"/usr/bin/python3", "/usr/bin/snakemake", "--cores", "2"}, "snakemake", "snakemake"},
-	{"/usr/bin/python3", {"python3", "/usr/bin/snakemake", "-s", "Snakefile"}, "snakemake", "snakemake"},
-	{"/usr/lib/jvm/bin/java", {"java", "-Xmx4g", "-jar", "/opt/picard-2.27.5.jar", "SortSam", "I=x"}, "picard SortSam", "picard"},
-	{"/usr/lib/jvm/bin/java", {"java", "-cp", "x.jar", "nextflow.cli.Launcher", "run", "main.nf"}, "nextflow run", "nextflow"},
-	{"/usr/bin/Rscript", {"Rscript", "--vanilla", "deseq.R", "a"}, "deseq.R", "deseq.R"},
-	{"/usr/bin/perl", {"perl", "-w", "/opt/vep/vep", "--cache"}, "vep", "vep"},
-	{"/usr/bin/perl", {"perl", "-e", "print 1"}, "perl", "perl"},
-	{"/usr/bin/bash", {"bash", "-ue", ".command.sh"}, ".command.sh", ".command.sh"},
-	{"/usr/bin/bash", {"bash", "-c", "set -euo pipefail; bwa mem x"}, "bash", "bash"},
-	{"/usr/bin/bash", {"bash", "run.sh", "input"}, "run.sh", "run.sh"},
-	{"/usr/bin/gzip", {"gzip", "-9", "reads.fq"}, "gzip", "gzip"},
-	{"/usr/bin/python3.11 (deleted)", {"python3"}, "python3.11", "python3.11"},
-	{NULL, {"samtools", "view", "x.bam"}, "samtools view", "samtools"},
+    {"/usr/bin/samtools",
+     {"samtools", "sort", "-@", "4", "-o", "x.bam", "y.sam"},
+     "samtools sort",
+     "samtools"},
+    {"/usr/bin/bwa", {"bwa", "mem", "-t", "2", "ref.fa", "r.fq"}, "bwa mem", "bwa"},
+    {"/usr/bin/bwa", {"bwa", "index", "ref.fa"}, "bwa index", "bwa"},
+    {"/opt/conda/bin/gatk",
+     {"gatk", "--java-options", "-Xmx4g", "HaplotypeCaller"},
+     "gatk",
+     "gatk"},
+    {"/opt/conda/bin/gatk",
+     {"gatk", "HaplotypeCaller", "-R", "ref.fa"},
+     "gatk HaplotypeCaller",
+     "gatk"},
+    {"/usr/bin/python3.11",
+     {"python3", "-u", "/opt/scripts/align.py", "--in", "x"},
+     "align.py",
+     "align.py"},
+    {"/usr/bin/python3", {"python3", "-m", "multiqc.main", "."}, "multiqc", "multiqc"},
+    {"/usr/bin/python3", {"python3", "-c", "print(1)"}, "python3", "python3"},
+    {"/usr/bin/python3",
+     {"/usr/bin/python3", "/usr/bin/snakemake", "--cores", "2"},
+     "snakemake",
+     "snakemake"},
+    {"/usr/bin/python3",
+     {"python3", "/usr/bin/snakemake", "-s", "Snakefile"},
+     "snakemake",
+     "snakemake"},
+    {"/usr/lib/jvm/bin/java",
+     {"java", "-Xmx4g", "-jar", "/opt/picard-2.27.5.jar", "SortSam", "I=x"},
+     "picard SortSam",
+     "picard"},
+    {"/usr/lib/jvm/bin/java",
+     {"java", "-cp", "x.jar", "nextflow.cli.Launcher", "run", "main.nf"},
+     "nextflow run",
+     "nextflow"},
+    {"/usr/bin/Rscript", {"Rscript", "--vanilla", "deseq.R", "a"}, "deseq.R", "deseq.R"},
+    {"/usr/bin/perl", {"perl", "-w", "/opt/vep/vep", "--cache"}, "vep", "vep"},
+    {"/usr/bin/perl", {"perl", "-e", "print 1"}, "perl", "perl"},
+    {"/usr/bin/bash", {"bash", "-ue", ".command.sh"}, ".command.sh", ".command.sh"},
+    {"/usr/bin/bash", {"bash", "-c", "set -euo pipefail; bwa mem x"}, "bash", "bash"},
+    {"/usr/bin/bash", {"bash", "run.sh", "input"}, "run.sh", "run.sh"},
+    {"/usr/bin/gzip", {"gzip", "-9", "reads.fq"}, "gzip", "gzip"},
+    {"/usr/bin/python3.11 (deleted)", {"python3"}, "python3.11", "python3.11"},
+    {NULL, {"samtools", "view", "x.bam"}, "samtools view", "samtools"},
 };
 
 static void test_identify(void **state)
@@ -95,10 +119,12 @@ static void test_lists_and_reload(void **state)
 	/* A user adds a tool: reloading (from the stored paths, as SIGHUP does) picks it
 	 * up, twice in a row. */
 	write_file(allow, "bwa\taligner\nmytool\tin-house\n");
-	assert_int_equal(tool_lists_load(&lists, lists.allow_path, lists.deny_path, err, sizeof(err)), 0);
+	assert_int_equal(
+	    tool_lists_load(&lists, lists.allow_path, lists.deny_path, err, sizeof(err)), 0);
 	assert_string_equal(tool_category(&lists, "mytool"), "in-house");
 	assert_string_equal(lists.allow_path, allow);
-	assert_int_equal(tool_lists_load(&lists, lists.allow_path, lists.deny_path, err, sizeof(err)), 0);
+	assert_int_equal(
+	    tool_lists_load(&lists, lists.allow_path, lists.deny_path, err, sizeof(err)), 0);
 	assert_string_equal(lists.deny_path, deny);
 	assert_true(tool_denied(&lists, "sshd"));
 
@@ -121,8 +147,8 @@ static void test_shipped_lists(void **state)
 	struct tool_lists lists = {0};
 	char err[256];
 
-	assert_int_equal(tool_lists_load(&lists, "deploy/etc/tools.allow", "deploy/etc/tools.deny", err,
-					 sizeof(err)),
+	assert_int_equal(tool_lists_load(&lists, "deploy/etc/tools.allow", "deploy/etc/tools.deny",
+					 err, sizeof(err)),
 			 0);
 	assert_true(lists.n_allow >= 150);
 	assert_string_equal(tool_category(&lists, "bwa"), "aligner");
@@ -134,10 +160,10 @@ static void test_shipped_lists(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_identify),
-		cmocka_unit_test(test_launchers),
-		cmocka_unit_test(test_lists_and_reload),
-		cmocka_unit_test(test_shipped_lists),
+	    cmocka_unit_test(test_identify),
+	    cmocka_unit_test(test_launchers),
+	    cmocka_unit_test(test_lists_and_reload),
+	    cmocka_unit_test(test_shipped_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
