@@ -67,6 +67,8 @@ def main():
         return 2
     os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
     os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lsan.supp")
+    os.environ.setdefault("LSAN_OPTIONS", f"suppressions={os.path.abspath(supp)}")
     harness.HELPERS = os.path.abspath(args.helpers or os.path.join(args.build, "helpers"))
     failed = []
     for build in [args.build] + ([args.asan_build] if args.asan_build else []):

@@ -240,7 +240,7 @@ def disabled_probes_and_status(ctx):
                     ctx.helper("opener"), d], capture_output=True, timeout=60)
     ctx.check(ctx.one("SELECT count(*) FROM files", db=db) == 0, "no files recorded")
     ctx.check(ctx.one("SELECT count(*) FROM samples", db=db) == 0, "no samples recorded")
-    ctx.check(ctx.one("SELECT iowait_ns IS NOT NULL AND cpu_user_ns IS NOT NULL FROM processes p "
+    ctx.check(ctx.one("SELECT p.iowait_ns IS NOT NULL AND p.cpu_user_ns IS NOT NULL FROM processes p "
                       "JOIN runs r ON r.id = p.run_id WHERE r.name = 'off2' AND p.exe LIKE '%/opener'",
                       db=db) == 1, "the other counters still recorded")
     st = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--socket", sock, "--json"],
