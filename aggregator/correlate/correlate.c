@@ -208,17 +208,32 @@ struct run *correlate_run_by_id(struct correlator *c, int64_t id)
 	return NULL;
 }
 
+/* A run recognised from a script or a Slurm job: what starts inside it with
+ * stronger evidence (an engine, another job's cgroup) gets its own run. */
+static bool weak_run(const struct run *r)
+{
+	const char *src = r->row.source ? r->row.source : "";
+	return !strcmp(src, "script") || !strcmp(src, "slurm");
+}
+
 static void set_run(struct proc *p, struct run *r)
 {
 	if (p->run == r)
 		return;
-	if (p->run)
+	if (p->run) {
+		/* Moving to another run: it no longer lives or holds memory here. */
 		p->run->refs--;
+		if (!p->exited && p->run->r.live)
+			p->run->r.live--;
+		p->run->r.rss_now_kb -= (int64_t)p->last_sample_rss;
+		p->run->dirty = true;
+	}
 	p->run = r;
 	p->row.run_id = r ? r->row.id : 0;
 	if (r) {
 		r->refs++;
 		r->r.live++;
+		r->r.rss_now_kb += (int64_t)p->last_sample_rss;
 		rollup_start(&r->r, p->row.start_ns);
 	}
 }
@@ -227,13 +242,19 @@ static void set_step(struct proc *p, struct step *s)
 {
 	if (p->step == s)
 		return;
-	if (p->step)
+	if (p->step) {
 		p->step->refs--;
+		if (!p->exited && p->step->r.live)
+			p->step->r.live--;
+		p->step->r.rss_now_kb -= (int64_t)p->last_sample_rss;
+		p->step->dirty = true;
+	}
 	p->step = s;
 	p->row.step_id = s ? s->id : 0;
 	if (s) {
 		s->refs++;
 		s->r.live++;
+		s->r.rss_now_kb += (int64_t)p->last_sample_rss;
 		rollup_start(&s->r, p->row.start_ns);
 		s->dirty = true;
 	}
@@ -375,27 +396,41 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	v.cgroup = &cg;
 
 	struct run *r = p->run;
-	if (r && !r->engine[0]) {
-		/* An explicit run learns its engine from what runs inside it. */
-		if ((e = engine_detect(&v, pipeline, sizeof(pipeline))) ||
-		    (r->has_command && same_process(r->command_pid, r->command_start_ns, p) &&
-		     engine_script.is_run(&v, pipeline, sizeof(pipeline)) &&
-		     (e = &engine_script))) {
+	if (r && !weak_run(r) && (!r->engine[0] || !strcmp(r->engine, "script"))) {
+		/* An explicit run learns its engine from what runs inside it: its
+		 * command if that is a script, then any workflow engine the script
+		 * starts (which then leaves the script's step). */
+		e = engine_detect(&v, pipeline, sizeof(pipeline));
+		if (!e && !r->engine[0] && r->has_command &&
+		    same_process(r->command_pid, r->command_start_ns, p) &&
+		    engine_script.is_run(&v, pipeline, sizeof(pipeline)))
+			e = &engine_script;
+		if (e) {
 			snprintf(r->engine, sizeof(r->engine), "%s", e->name);
 			r->engine_pid = p->pid;
 			r->engine_start_ns = p->start_boot_ns;
 			r->engine_process_id = p->row.id;
-			if (!r->row.pipeline) {
+			if (!r->row.pipeline || r->pipeline_guessed) {
+				free(r->row.pipeline);
 				r->row.pipeline = strdup(pipeline);
 				r->pipeline_id = pipeline_id(c, pipeline);
+				r->pipeline_guessed = true;
 			}
+			if (p->step)
+				set_step(p, NULL);
 			r->dirty = true;
 		}
-	} else if (!r && !c->explicit_only) {
+	} else if (!c->explicit_only && (!r || weak_run(r))) {
+		/* Stronger evidence wins over a run inherited from a script or a batch
+		 * job: an engine starts its own run, a Slurm job's cgroup its job's run,
+		 * a Nextflow task's work dir its task. */
+		struct run *inherited = r;
+		r = NULL;
 		if ((e = engine_detect(&v, pipeline, sizeof(pipeline)))) {
 			r = new_run(c, "engine", e->name, pipeline, p);
 			c->engine_runs++;
-		} else if (cg.slurm_job[0]) {
+		} else if (cg.slurm_job[0] &&
+			   (!inherited || strcmp(inherited->slurm_job, cg.slurm_job) != 0)) {
 			for (r = c->runs; r; r = r->next)
 				if (!strcmp(r->slurm_job, cg.slurm_job))
 					break;
@@ -408,7 +443,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 				c->slurm_runs++;
 			}
 			e = NULL;
-		} else if (!p->denied && interactive_parent(parent) &&
+		} else if (!inherited && !p->denied && interactive_parent(parent) &&
 			   engine_script.is_run(&v, pipeline, sizeof(pipeline))) {
 			r = new_run(c, "script", "script", pipeline, p);
 			e = &engine_script;
@@ -416,6 +451,8 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 		} else if (join_nextflow_task(c, p)) {
 			r = NULL;
 		}
+		if (r && p->step)
+			set_step(p, NULL); /* it leaves the inherited run's step */
 		if (r) {
 			set_run(p, r);
 			if (e) {

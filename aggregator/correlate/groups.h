@@ -63,6 +63,7 @@ struct run {
 	struct run_row row;
 	char engine[16];
 	int64_t pipeline_id;
+	bool pipeline_guessed; /* named by us (from the engine or script), not by the user */
 	int64_t engine_process_id;
 	uint32_t engine_pid; /* 0: none */
 	uint64_t engine_start_ns;

@@ -439,3 +439,47 @@ def tool_lists_reload_on_sighup(ctx):
     _, err = ctx.stop(agg)
     ctx.check("reload failed" in err and "tools.allow" in err, f"the bad line is reported: {err[-500:]}")
     ctx.stop(col)
+
+
+@test
+def engine_started_by_a_script_gets_its_own_run(ctx):
+    """A user's wrapper script runs a tool, then a workflow engine. Recognised by the
+    daemons, the script is a run and the engine's subtree a run of its own with its tasks;
+    under `tracer run`, the explicit run learns the engine and its tasks."""
+    helpers = ctx.helper
+    d = nextflow_pipeline(ctx, [("BURN", f"{helpers('cpuburn')} 100"),
+                                ("HOG", f"{helpers('memhog')} 8 0 memhog.out"),
+                                ("FAIL", f"{helpers('memhog')} 8 3 memhog.out")])
+    wrapper = ctx.path("wrapper.sh")
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/bash\ncd {d}\ngzip -c /etc/services > /dev/null\n"
+                f"{os.path.join(FIXTURES, 'nextflow', 'nextflow')} run main.nf || true\n")
+    os.chmod(wrapper, 0o755)
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    # Started from a shell, as a user would: the script is recognised as a run.
+    subprocess.run(["bash", "-c", f"bash {wrapper}; true"], check=True, timeout=60)
+    time.sleep(1.5)
+    # The script's run: its own, or the run of a script the test suite itself runs from.
+    gzip_run = ctx.query("SELECT r.id, r.engine FROM processes p JOIN runs r ON r.id = p.run_id "
+                         "WHERE p.exe LIKE '%/gzip' AND p.argv LIKE '%/etc/services%'", db=db)
+    nf_runs = ctx.query("SELECT id FROM runs WHERE source = 'engine' AND engine = 'nextflow'", db=db)
+    ctx.check(len(gzip_run) == 1 and gzip_run[0][1] == "script", f"the script's tool is in a script run: {gzip_run}")
+    ctx.check(len(nf_runs) == 1, f"the engine has a run of its own: {nf_runs}")
+    if nf_runs and gzip_run:
+        nf_steps = steps_of(ctx, nf_runs[0][0], db=db)
+        ctx.check(len(nf_steps) == 3 and all(s["kind"] == "nextflow-task" for s in nf_steps),
+                  f"the engine run has its tasks: {[(s['kind'], s['name']) for s in nf_steps]}")
+        ctx.check(nf_runs[0][0] != gzip_run[0][0], "the engine's run is not the script's")
+        burners = ctx.query("SELECT run_id FROM processes WHERE exe LIKE '%/cpuburn'", db=db)
+        ctx.check(burners == [(nf_runs[0][0],)], f"the task's tool is in the engine's run: {burners}")
+    # The same under tracer run: one explicit run that learns the engine.
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "wrapped", "--",
+                        wrapper], capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer run: {p.returncode} {p.stderr[-300:]}")
+    run_id, engine, pipeline = ctx.one("SELECT id, engine, pipeline FROM runs WHERE name = 'wrapped'", db=db)
+    ctx.check((engine, pipeline) == ("nextflow", "nf-demo"), f"explicit run learned {engine} {pipeline}")
+    kinds = sorted(s["kind"] for s in steps_of(ctx, run_id, db=db))
+    ctx.check(kinds.count("nextflow-task") == 3, f"its tasks are steps: {kinds}")
+    ctx.stop(col)
+    ctx.stop(agg)
