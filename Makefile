@@ -95,7 +95,10 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/correlate/rollup.c aggregator/correlate/engines.c \
                    aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
                    aggregator/correlate/cwl.c aggregator/correlate/script.c \
-                   aggregator/correlate/correlate.c \
+                   aggregator/correlate/correlate.c aggregator/store_signals.c \
+                   aggregator/insight/signals.c aggregator/insight/raise.c \
+                   aggregator/insight/stall.c aggregator/insight/steps.c \
+                   aggregator/insight/limits.c aggregator/insight/config.c \
                    common/jsonutil.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c

@@ -26,8 +26,11 @@ static void release_entry(struct proc *p)
 }
 
 int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
-		const char *tools_allow, const char *tools_deny)
+		const char *tools_allow, const char *tools_deny,
+		const struct insight_config *signals)
 {
+	struct insight_config defaults;
+
 	memset(g, 0, sizeof(*g));
 	g->store = store;
 	g->scope = scope;
@@ -35,6 +38,13 @@ int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
 	if (correlator_init(&g->corr, store, tools_allow, tools_deny) != 0)
 		return -1;
 	g->corr.explicit_only = scope == SCOPE_RUNS;
+	if (!signals) {
+		insight_config_defaults(&defaults);
+		signals = &defaults;
+	}
+	if (insight_init(&g->insight, store, signals) != 0)
+		return -1;
+	g->corr.insight = &g->insight;
 	if (proctable_init(&g->table) != 0)
 		return -1;
 	g->table.on_free = release_entry;
@@ -85,6 +95,7 @@ void ingest_free(struct ingest *g)
 	pending_clear(&g->pending, true);
 	proctable_free(&g->table);
 	correlator_free(&g->corr);
+	insight_free(&g->insight);
 }
 
 static int64_t to_epoch(const struct ingest *g, uint64_t boot_ns)
@@ -313,6 +324,7 @@ static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bo
 	p->row.proc_start_boot_ns = start;
 	p->row.start_ns = to_epoch(g, start);
 	p->row.state = "running";
+	p->last_activity_boot_ns = now_boot;
 	snprintf(p->row.boot_id, sizeof(p->row.boot_id), "%s", g->boot_id);
 	return p;
 }
@@ -377,6 +389,11 @@ static void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
 		p->row.gid = f->gid;
 	}
 	link_parent(g, p, parent, f->parent_pid);
+	p->last_activity_boot_ns = ts;
+	if (parent) {
+		parent->had_children = true;
+		insight_activity(&g->insight, parent, ts, to_epoch(g, ts));
+	}
 	touch(g, p);
 }
 
@@ -475,6 +492,7 @@ done:
 				       : proc_by_pid(&g->table, x->ppid);
 		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, to_epoch(g, ts));
 	}
+	insight_activity(&g->insight, p, ts, to_epoch(g, ts));
 	touch(g, p);
 }
 
@@ -536,6 +554,7 @@ static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent
 	p->row.m.ru_maxrss_kb = x->totals ? x->totals->signal_maxrss_kb : 0;
 	p->exited = true;
 	correlate_exit(&g->corr, p);
+	insight_process_exit(&g->insight, p, p->row.end_ns);
 	finish_run_command(g, p);
 	if (p->launched)
 		p->launched->finished = true;
@@ -572,6 +591,7 @@ static void on_oom(struct ingest *g, uint64_t ts, const Tracer__OomEvent *x)
 	} else if (g->scope == SCOPE_RUNS) {
 		return;
 	}
+	insight_oom(&g->insight, &r, p, r.ts_ns);
 	if (!PUSH(g->pending.ooms, g->pending.n_ooms, g->pending.cap_ooms, r))
 		g->stats.oom++;
 }
@@ -698,7 +718,13 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 		g->stats.samples_unmatched++;
 		return;
 	}
+	uint64_t io = x->rchar + x->wchar;
+	bool active = x->runtime_ns != p->last_sample_cpu || io != p->last_sample_io;
+	g->insight.last_sample_boot_ns = ts;
+	p->last_sample_io = io;
 	correlate_sample(&g->corr, p, to_epoch(g, ts), x->rss_kb, x->runtime_ns);
+	if (active)
+		insight_activity(&g->insight, p, ts, to_epoch(g, ts));
 	if (!recordable(g, p))
 		return;
 	r.process_id = p->row.id;
@@ -804,7 +830,7 @@ int ingest_write(struct ingest *g)
 		if (rc != 0)
 			return -1;
 	}
-	if (correlate_write(&g->corr) != 0)
+	if (correlate_write(&g->corr) != 0 || insight_write(&g->insight) != 0)
 		return -1;
 	struct pending *q = &g->pending;
 	for (size_t i = 0; i < q->n_files; i++)
@@ -835,7 +861,8 @@ bool ingest_has_pending(const struct ingest *g)
 	const struct pending *q = &g->pending;
 
 	return g->table.dirty || g->table.closed || q->n_files || q->n_file_updates || q->n_ooms ||
-	       q->n_cgroups || q->n_samples || q->n_hosts || correlate_has_pending(&g->corr);
+	       q->n_cgroups || q->n_samples || q->n_hosts || correlate_has_pending(&g->corr) ||
+	       insight_has_pending(&g->insight);
 }
 
 void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
@@ -864,6 +891,12 @@ void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
 	/* Free old entries first: they hold the references that keep runs alive. */
 	proctable_gc(t, now_boot_ns, EXITED_GRACE_NS);
 	correlate_committed(&g->corr);
+	insight_committed(&g->insight);
+}
+
+void ingest_tick(struct ingest *g, uint64_t now_boot_ns, int64_t now_ns)
+{
+	insight_tick(&g->insight, &g->table, g->corr.runs, now_boot_ns, now_ns);
 }
 
 /* --- restart ---------------------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "aggregator/correlate/correlate.h"
+#include "aggregator/insight/insight.h"
 #include "aggregator/proctable.h"
 #include "aggregator/store.h"
 #include "tracer.pb-c.h"
@@ -55,6 +56,7 @@ struct ingest {
 	struct proctable table;
 	struct store *store;
 	struct correlator corr;
+	struct insight insight;
 	enum ingest_scope scope;
 	uint64_t gen; /* bumped per new collector stream */
 	/* Context of the frame being applied. */
@@ -71,9 +73,12 @@ struct ingest {
 /* Queues a host sample for the next commit. */
 void ingest_host_sample(struct ingest *g, const struct host_sample_row *row);
 
-/* Tool lists may be NULL (no categories, nothing ignored). */
+/* Tool lists may be NULL (no categories, nothing ignored); signals NULL: defaults. */
 int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
-		const char *tools_allow, const char *tools_deny);
+		const char *tools_allow, const char *tools_deny,
+		const struct insight_config *signals);
+/* Periodic checks that need no event: stalls, steps running longer than usual. */
+void ingest_tick(struct ingest *g, uint64_t now_boot_ns, int64_t now_ns);
 void ingest_free(struct ingest *g);
 
 /* Loads processes and runs a previous aggregator left running. */

@@ -36,6 +36,7 @@ struct aggregator_options {
 	enum ingest_scope scope;
 	unsigned host_sample_ms;
 	const char *tools_allow, *tools_deny;
+	struct insight_config signals;
 };
 
 static volatile sig_atomic_t stop_requested, reload_requested;
@@ -80,21 +81,27 @@ static const char *find_list(const char *given, const char *name, char *buf, siz
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: tracer-aggregator [options]\n"
-		"  --socket PATH          listen here (default " TRACER_DEFAULT_SOCKET ")\n"
-		"  --db PATH              SQLite database (default " TRACER_DEFAULT_DB ")\n"
-		"  --user NAME            when started as root, run as this user\n"
-		"  --collector-user NAME  accept frames from this user (repeatable; root always)\n"
-		"  --socket-mode OCTAL    socket file permissions (default 0660)\n"
-		"  --scope all|runs       record every process (default) or only those in runs\n"
-		"  --host-sample-ms N     whole-host samples every N ms (default 1000; 0: off)\n"
-		"  --tools-allow PATH     known tools and categories (default "
-		"/etc/tracer/tools.allow)\n"
-		"  --tools-deny PATH      programs not recorded (default /etc/tracer/tools.deny)\n"
-		"  SIGHUP rereads the tool lists\n"
-		"  --log-level LEVEL      error, warn, info (default) or debug\n"
-		"  --ready-fd N           write \"ready\\n\" to fd N once listening\n");
+	fprintf(
+	    out,
+	    "usage: tracer-aggregator [options]\n"
+	    "  --socket PATH          listen here (default " TRACER_DEFAULT_SOCKET ")\n"
+	    "  --db PATH              SQLite database (default " TRACER_DEFAULT_DB ")\n"
+	    "  --user NAME            when started as root, run as this user\n"
+	    "  --collector-user NAME  accept frames from this user (repeatable; root always)\n"
+	    "  --socket-mode OCTAL    socket file permissions (default 0660)\n"
+	    "  --scope all|runs       record every process (default) or only those in runs\n"
+	    "  --host-sample-ms N     whole-host samples every N ms (default 1000; 0: off)\n"
+	    "  --tools-allow PATH     known tools and categories (default "
+	    "/etc/tracer/tools.allow)\n"
+	    "  --tools-deny PATH      programs not recorded (default /etc/tracer/tools.deny)\n"
+	    "  SIGHUP rereads the tool lists\n"
+	    "  --signal NAME=VALUE    a failure-signal threshold (repeatable; docs/insight.md):\n"
+	    "                         stall-seconds, io-wait-seconds, io-wait-share, "
+	    "runq-seconds,\n"
+	    "                         runq-share, reclaim-seconds, near-limit-share, slow-factor,\n"
+	    "                         slow-min-extra-seconds, slow-min-history\n"
+	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
+	    "  --ready-fd N           write \"ready\\n\" to fd N once listening\n");
 }
 
 static int parse_options(int argc, char **argv, struct aggregator_options *o)
@@ -111,6 +118,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"host-sample-ms", required_argument, 0, 'H'},
 	    {"tools-allow", required_argument, 0, 'A'},
 	    {"tools-deny", required_argument, 0, 'N'},
+	    {"signal", required_argument, 0, 'G'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -123,6 +131,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 					 .ready_fd = -1,
 					 .scope = SCOPE_ALL,
 					 .host_sample_ms = 1000};
+	insight_config_defaults(&o->signals);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -175,6 +184,14 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 		case 'N':
 			o->tools_deny = optarg;
 			break;
+		case 'G': {
+			char err[256];
+			if (insight_config_set(&o->signals, optarg, err, sizeof(err)) != 0) {
+				fprintf(stderr, "tracer-aggregator: --signal %s\n", err);
+				return -1;
+			}
+			break;
+		}
 		case 'H':
 			o->host_sample_ms = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || (o->host_sample_ms && o->host_sample_ms < 100)) {
@@ -276,7 +293,7 @@ int main(int argc, char **argv)
 	if (!allow || !deny)
 		log_warn("tool lists not found: tools are not categorised%s",
 			 deny ? "" : ", system noise is recorded");
-	if (ingest_init(&ingest, &store, opt.scope, allow, deny) != 0 ||
+	if (ingest_init(&ingest, &store, opt.scope, allow, deny, &opt.signals) != 0 ||
 	    ingest_load_state(&ingest) != 0) {
 		log_error("cannot load state from %s", opt.db_path);
 		goto out_store;

@@ -48,7 +48,12 @@ struct proc {
 	struct step *step;
 	bool denied; /* deny-listed system noise: kept for the tree, not written */
 	int64_t last_sample_ts;
-	uint64_t last_sample_cpu, last_sample_rss;
+	uint64_t last_sample_cpu, last_sample_rss, last_sample_io;
+	bool had_children;		/* forked at least once */
+	uint64_t last_activity_boot_ns; /* last CPU, I/O, exec or fork seen */
+	int64_t stall_signal_id;	/* an active `stalled` signal, 0 if none */
+	uint64_t child_mark;		/* has a live child (insight tick generation) */
+	bool plumbing;	   /* a shell running inline code, a launcher, an engine wrapper */
 	int64_t *file_ids; /* files rows by the kernel's slot number */
 	uint32_t n_file_ids;
 	struct process_row row;

@@ -317,6 +317,12 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			}
 			r->next_host_ns = now + r->host_every_ns;
 		}
+		if (now >= r->next_tick_ns) {
+			ingest_tick(r->ingest, now, (int64_t)now_realtime_ns());
+			r->next_tick_ns = now + NSEC_PER_SEC;
+			if (ingest_has_pending(r->ingest))
+				frames++;
+		}
 		if (frames || now - r->last_stats_ns >= STATS_EVERY_NS) {
 			receiver_commit(r);
 			r->last_stats_ns = now;

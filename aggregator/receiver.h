@@ -54,6 +54,7 @@ struct receiver {
 	uint64_t last_stats_ns;
 	struct host_sampler host;
 	uint64_t host_every_ns; /* 0: no host samples */
+	uint64_t next_tick_ns;	/* the insight layer's periodic checks */
 	uint64_t next_host_ns;
 	char host_id[64];
 	volatile sig_atomic_t *reload; /* set by SIGHUP: reread the tool lists */

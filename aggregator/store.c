@@ -26,15 +26,16 @@ static const char sql_put_run[] =
     "exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
     "pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
     "avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
-    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_step[] =
     "INSERT OR REPLACE INTO steps (id, run_id, key, name, kind, start_ns, end_ns, status, "
     "exit_code, signal, root_process_id, container_id, slurm_job, slurm_step, processes, "
     "failed_processes, cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, "
-    "wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, "
+    "sleep_ns, character, memory_limit_kb, cpu_limit, signature) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char sql_put_tool[] =
     "INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
     "ON CONFLICT(id) DO UPDATE SET category = excluded.category";
@@ -188,6 +189,8 @@ void store_close(struct store *s)
 	sqlite3_finalize(s->put_step);
 	sqlite3_finalize(s->put_tool);
 	sqlite3_finalize(s->put_pipeline);
+	sqlite3_finalize(s->put_signal);
+	sqlite3_finalize(s->step_history);
 	if (s->db)
 		sqlite3_close(s->db);
 	memset(s, 0, sizeof(*s));
@@ -408,6 +411,8 @@ static int bind_rollup(sqlite3_stmt *st, int i, const struct rollup *r)
 	bind_u64(st, i++, r->net_rx);
 	bind_u64(st, i++, r->iowait_ns);
 	bind_u64(st, i++, r->runq_ns);
+	bind_u64(st, i++, r->reclaim_ns);
+	bind_u64(st, i++, r->sleep_ns);
 	return i;
 }
 
@@ -440,6 +445,13 @@ int store_put_step(struct store *s, const struct step *stp)
 	bind_text_or_null(st, i++, stp->slurm_job);
 	bind_text_or_null(st, i++, stp->slurm_step);
 	i = bind_rollup(st, i, &stp->r);
+	bind_text_or_null(st, i++, stp->character);
+	bind_id_or_null(st, i++, stp->memory_limit_kb);
+	if (stp->cpu_limit > 0)
+		sqlite3_bind_double(st, i++, stp->cpu_limit);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_text_or_null(st, i++, stp->signature);
 	return step_done(s, st);
 }
 

@@ -83,6 +83,20 @@ struct oom_row {
 	int32_t oom_score_adj;
 };
 
+struct signal_row {
+	int64_t id;
+	const char *kind;     /* static strings */
+	const char *severity; /* info, warning, critical */
+	int64_t detected_ns, at_ns;
+	int64_t run_id, step_id, process_id, tool_id; /* 0: none */
+	bool has_value, has_threshold;
+	double value, threshold;
+	const char *unit;
+	char message[512];
+	char details[1024]; /* JSON object, "" for none */
+	bool active;
+};
+
 struct cgroup_row {
 	char boot_id[33];
 	uint32_t hierarchy;
@@ -161,7 +175,7 @@ struct store {
 	sqlite3_stmt *put_process, *put_run, *put_stream, *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
 	    *put_loss;
-	sqlite3_stmt *put_step, *put_tool, *put_pipeline;
+	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
 	int64_t next_process_id;
 	int64_t next_run_id;
 	bool in_tx;
@@ -177,6 +191,12 @@ int store_commit(struct store *s);
 void store_rollback(struct store *s);
 
 int store_put_process(struct store *s, const struct process_row *r);
+int store_put_signal(struct store *s, const struct signal_row *r);
+int64_t store_max_signal_id(struct store *s);
+/* Wall times of finished, successful steps named `name` in earlier runs of the
+ * pipeline (not run `exclude_run`): their median and how many, newest 50. */
+int store_step_history(struct store *s, int64_t pipeline_id, const char *name, int64_t exclude_run,
+		       int64_t *median_ns, unsigned *count);
 /* Removes a process row (and its files and samples) written before the
  * process turned out to be deny-listed noise. */
 int store_forget_process(struct store *s, int64_t id);

@@ -1,4 +1,6 @@
 #include "aggregator/correlate/correlate.h"
+#include "aggregator/insight/insight.h"
+#include "aggregator/insight/limits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +288,12 @@ static struct step *new_step(struct correlator *c, struct run *r, const struct s
 	s->root_start_ns = root->start_boot_ns;
 	s->status = GROUP_RUNNING;
 	snprintf(s->container_id, sizeof(s->container_id), "%s", root->row.container_id);
+	cgroup_limits(c->cgroup_root ? c->cgroup_root : "/sys/fs/cgroup",
+		      root->row.cgroup1_id ? cgroup_path_of(c, root->row.cgroup1_id, true) : NULL,
+		      root->row.cgroup_id ? cgroup_path_of(c, root->row.cgroup_id, false) : NULL,
+		      &s->memory_limit_kb, &s->cpu_limit);
+	if (s->named && root->row.argv_json)
+		s->signature = strdup(root->row.argv_json);
 	snprintf(s->slurm_job, sizeof(s->slurm_job), "%s", root->row.slurm_job);
 	snprintf(s->slurm_step, sizeof(s->slurm_step), "%s", root->row.slurm_step);
 	s->dirty = true;
@@ -495,8 +503,13 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 		snprintf(s->name, sizeof(s->name), "%s", tool.name);
 		s->named = true;
 		s->dirty = true;
+		s->main_tool_id = p->row.tool_id;
+		free(s->signature);
+		s->signature = p->row.argv_json ? strdup(p->row.argv_json) : NULL;
+		if (c->insight)
+			insight_step_named(c->insight, s, ts_ns);
 	}
-	(void)ts_ns;
+	p->plumbing = shell || wrapper || p->row.helper || tool_is_launcher(tool.program);
 }
 
 static enum group_status status_of(const struct process_row *row)
@@ -514,7 +527,18 @@ void correlate_exit(struct correlator *c, struct proc *p)
 	struct run *r = p->run;
 
 	if (s) {
-		rollup_add_process(&s->r, row, failed);
+		if (failed && !row->helper && !p->plumbing && !s->failed_process_id) {
+			char prog[64];
+			const char *exe = row->exe ? strrchr(row->exe, '/') : NULL;
+			snprintf(prog, sizeof(prog), "%s",
+				 exe ? exe + 1 : (row->exe ? row->exe : "?"));
+			s->failed_process_id = row->id;
+			s->failed_tool_id = row->tool_id;
+			s->failed_has_signal = row->has_signal;
+			s->failed_code = row->has_signal ? row->signal : row->exit_code;
+			snprintf(s->failed_tool, sizeof(s->failed_tool), "%s", prog);
+		}
+		rollup_add_process(&s->r, row, failed, !p->had_children);
 		s->r.rss_now_kb -= (int64_t)p->last_sample_rss;
 		if (s->r.live)
 			s->r.live--;
@@ -528,9 +552,11 @@ void correlate_exit(struct correlator *c, struct proc *p)
 		if (s->status == GROUP_RUNNING && s->r.live == 0)
 			s->status = GROUP_OK; /* the root exited earlier, unseen */
 		s->dirty = true;
+		if (s->status != GROUP_RUNNING && c->insight)
+			insight_step_end(c->insight, s, row->end_ns);
 	}
 	if (r) {
-		rollup_add_process(&r->r, row, failed);
+		rollup_add_process(&r->r, row, failed, !p->had_children);
 		r->r.rss_now_kb -= (int64_t)p->last_sample_rss;
 		if (r->r.live)
 			r->r.live--;
@@ -629,9 +655,13 @@ int correlate_write(struct correlator *c)
 			return -1;
 	}
 	for (struct run *r = c->runs; r; r = r->next) {
-		for (struct step *s = r->steps; s; s = s->next)
-			if (s->dirty && store_put_step(c->store, s) != 0)
+		for (struct step *s = r->steps; s; s = s->next) {
+			if (!s->dirty)
+				continue;
+			s->character = insight_character(&s->r);
+			if (store_put_step(c->store, s) != 0)
 				return -1;
+		}
 		if (r->dirty) {
 			fill_run_row(r);
 			if (store_put_run(c->store, &r->row) != 0)
@@ -663,6 +693,7 @@ static void free_run(struct run *r)
 {
 	for (struct step *s = r->steps; s;) {
 		struct step *next = s->next;
+		free(s->signature);
 		free(s);
 		s = next;
 	}

@@ -15,6 +15,11 @@ struct rollup {
 	int64_t start_ns, end_ns;
 	uint32_t processes, failed, live;
 	uint64_t cpu_ns, rchar, wchar, read_bytes, write_bytes, net_tx, net_rx, iowait_ns, runq_ns;
+	uint64_t reclaim_ns;
+	/* Wall time leaf processes (those that started no children) spent neither
+	 * on a CPU nor waiting for one, for I/O or for memory: sleeping on
+	 * something else (a lock, a pipe, the network, a timer). */
+	uint64_t sleep_ns;
 	uint64_t max_process_rss_kb;
 	/* Peak of the sum over concurrent processes, from samples. */
 	int64_t rss_now_kb, peak_rss_kb;
@@ -24,8 +29,9 @@ struct rollup {
 };
 
 void rollup_start(struct rollup *r, int64_t start_ns);
-/* A member process finished: add what it used. */
-void rollup_add_process(struct rollup *r, const struct process_row *p, bool failed);
+/* A member process finished: add what it used. A leaf started no children:
+ * its time off the CPU is its own waiting, not waiting for them. */
+void rollup_add_process(struct rollup *r, const struct process_row *p, bool failed, bool leaf);
 /* A member's sample: its RSS changed by rss_delta_kb, it used cores since the last one. */
 void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double cores);
 double rollup_avg_cores(const struct rollup *r);
@@ -53,9 +59,23 @@ struct step {
 	int exit_code, signal;
 	char container_id[80];
 	char slurm_job[32], slurm_step[24];
+	int64_t memory_limit_kb; /* of its cgroup when it started; 0: none */
+	double cpu_limit;	 /* CPUs its cgroup allows; 0: unlimited or unknown */
+	char *signature;	 /* argv of the process that named it (retries share it) */
 	struct rollup r;
 	unsigned refs;
 	bool dirty;
+	bool end_reported; /* the insight layer saw it finish */
+	int64_t retry_of;  /* the failed step this one repeats, 0 if none */
+	int64_t main_tool_id;
+	/* The first tool (not a shell or wrapper) that failed in it. */
+	int64_t failed_process_id, failed_tool_id;
+	bool failed_has_signal;
+	int failed_code; /* exit code, or signal if failed_has_signal */
+	char failed_tool[64];
+	int64_t slow_signal_id;	 /* an active slower_than_usual signal */
+	int64_t retry_signal_id; /* an active retried signal */
+	const char *character;	 /* compute, io, memory, network, contended, waiting */
 };
 
 struct run {

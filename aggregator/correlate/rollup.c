@@ -13,7 +13,7 @@ void rollup_start(struct rollup *r, int64_t start_ns)
 		r->start_ns = start_ns;
 }
 
-void rollup_add_process(struct rollup *r, const struct process_row *p, bool failed)
+void rollup_add_process(struct rollup *r, const struct process_row *p, bool failed, bool leaf)
 {
 	const struct proc_metrics *m = &p->m;
 
@@ -32,6 +32,14 @@ void rollup_add_process(struct rollup *r, const struct process_row *p, bool fail
 	r->net_rx += m->net_rx_bytes;
 	r->iowait_ns += m->iowait_ns;
 	r->runq_ns += m->runq_ns;
+	r->reclaim_ns += m->reclaim_ns;
+	if (leaf && p->end_ns > p->start_ns) {
+		uint64_t wall = (uint64_t)(p->end_ns - p->start_ns);
+		uint64_t busy =
+		    m->cpu_user_ns + m->cpu_sys_ns + m->iowait_ns + m->runq_ns + m->reclaim_ns;
+		if (wall > busy)
+			r->sleep_ns += wall - busy;
+	}
 	if (m->has_max_rss && m->max_rss_kb > r->max_process_rss_kb)
 		r->max_process_rss_kb = m->max_rss_kb;
 }

@@ -22,6 +22,7 @@ from harness import TESTS, Ctx, Failure
 import test_accounting  # noqa: F401  (registers tests)
 import test_telemetry  # noqa: F401
 import test_correlation  # noqa: F401
+import test_insight  # noqa: F401
 
 
 def run_suite(build, selected):

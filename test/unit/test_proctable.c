@@ -21,7 +21,7 @@ static struct ingest g;
 static int setup(void **state)
 {
 	assert_int_equal(store_open(&st, ":memory:"), 0);
-	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL), 0);
+	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL, NULL), 0);
 	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
 	ingest_new_generation(&g);
 	return 0;

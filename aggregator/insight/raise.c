@@ -1,0 +1,70 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregator/insight/raise.h"
+#include "common/log.h"
+
+static bool push(struct signal_row **v, size_t *n, size_t *cap, const struct signal_row *s)
+{
+	if (*n == *cap) {
+		size_t grown = *cap ? *cap * 2 : 16;
+		struct signal_row *bigger = realloc(*v, grown * sizeof(**v));
+		if (!bigger)
+			return false;
+		*v = bigger;
+		*cap = grown;
+	}
+	(*v)[(*n)++] = *s;
+	return true;
+}
+
+int64_t insight_raise(struct insight *in, struct signal_row *s)
+{
+	s->id = in->next_id++;
+	if (!push(&in->pending, &in->n_pending, &in->cap_pending, s)) {
+		log_error("out of memory: signal '%s' lost", s->message);
+		return 0;
+	}
+	if (s->active && !push(&in->active, &in->n_active, &in->cap_active, s))
+		log_error("out of memory: signal %lld will not be updated", (long long)s->id);
+	in->raised++;
+	log_info("signal %s: %s", s->kind, s->message);
+	return s->id;
+}
+
+struct signal_row *insight_active(struct insight *in, int64_t id)
+{
+	for (size_t i = 0; id && i < in->n_active; i++)
+		if (in->active[i].id == id)
+			return &in->active[i];
+	return NULL;
+}
+
+void insight_update(struct insight *in, struct signal_row *s)
+{
+	if (!push(&in->pending, &in->n_pending, &in->cap_pending, s))
+		log_error("out of memory: update of signal %lld lost", (long long)s->id);
+	if (!s->active) {
+		size_t i = (size_t)(s - in->active);
+		if (i < in->n_active)
+			in->active[i] = in->active[--in->n_active];
+	}
+}
+
+int insight_write(struct insight *in)
+{
+	for (size_t i = 0; i < in->n_pending; i++)
+		if (store_put_signal(in->store, &in->pending[i]) != 0)
+			return -1;
+	return 0;
+}
+
+bool insight_has_pending(const struct insight *in)
+{
+	return in->n_pending > 0;
+}
+
+void insight_committed(struct insight *in)
+{
+	in->n_pending = 0;
+}

@@ -1,0 +1,16 @@
+/* Inside the insight layer: raising and updating signal rows. */
+#ifndef TRACER_INSIGHT_RAISE_H
+#define TRACER_INSIGHT_RAISE_H
+
+#include "aggregator/insight/insight.h"
+
+/* Queues a new signal (assigning its id); active ones are remembered. Returns the id. */
+int64_t insight_raise(struct insight *in, struct signal_row *s);
+/* The remembered active signal with this id, or NULL. */
+struct signal_row *insight_active(struct insight *in, int64_t id);
+/* Queues the changed active signal for writing; forgets it once inactive. */
+void insight_update(struct insight *in, struct signal_row *s);
+/* The process's stall, if any, is over. */
+void insight_stall_end(struct insight *in, struct proc *p, int64_t now_ns);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * Failure signals from finished processes, OOM kills and finished steps.
+ * Every signal is one row in `signals`, raised once; those that describe an
+ * ongoing condition (stalled, slower than usual) stay `active` until it ends
+ * and are rewritten then with the final numbers.
+ */
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregator/insight/insight.h"
+#include "aggregator/insight/raise.h"
+#include "common/timeutil.h"
+
+void insight_config_defaults(struct insight_config *cfg)
+{
+	cfg->stall_ns = 60 * NSEC_PER_SEC;
+	cfg->io_wait_min_ns = 10 * NSEC_PER_SEC;
+	cfg->io_wait_share = 0.3;
+	cfg->runq_min_ns = 10 * NSEC_PER_SEC;
+	cfg->runq_share = 0.3;
+	cfg->reclaim_min_ns = 1 * NSEC_PER_SEC;
+	cfg->near_limit_share = 0.9;
+	cfg->slow_factor = 2.0;
+	cfg->slow_min_extra_ns = 60 * NSEC_PER_SEC;
+	cfg->slow_min_history = 3;
+}
+
+int insight_init(struct insight *in, struct store *store, const struct insight_config *cfg)
+{
+	memset(in, 0, sizeof(*in));
+	in->cfg = *cfg;
+	in->store = store;
+	in->next_id = store_max_signal_id(store) + 1;
+	return in->next_id > 0 ? 0 : -1;
+}
+
+void insight_free(struct insight *in)
+{
+	for (size_t i = 0; i < in->n_history; i++)
+		free(in->history[i].name);
+	free(in->history);
+	free(in->pending);
+	free(in->active);
+	memset(in, 0, sizeof(*in));
+}
+
+/* The program a process row ran, for messages: argv[0]'s basename. */
+static void program_of(const struct process_row *r, char *out, size_t size)
+{
+	const char *exe = r->exe ? r->exe : r->comm;
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+	snprintf(out, size, "%s", base ? base + 1 : (exe ? exe : "?"));
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static void set_details(struct signal_row *s, json_t *obj)
+{
+	char *text = obj ? json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	snprintf(s->details, sizeof(s->details), "%s", text ? text : "");
+	free(text);
+	json_decref(obj);
+}
+
+static void base_row(struct signal_row *s, const char *kind, const char *severity,
+		     const struct proc *p, int64_t now_ns)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->severity = severity;
+	s->detected_ns = now_ns;
+	if (p) {
+		s->run_id = p->row.run_id;
+		s->step_id = p->row.step_id;
+		s->process_id = p->row.id;
+		s->tool_id = p->row.tool_id;
+	}
+}
+
+static void check_killed(struct insight *in, const struct proc *p, int64_t now_ns)
+{
+	const struct process_row *r = &p->row;
+	char prog[64];
+	struct signal_row s;
+
+	if (!r->has_signal)
+		return;
+	program_of(r, prog, sizeof(prog));
+	base_row(&s, "killed", r->signal == SIGKILL ? "critical" : "warning", p, now_ns);
+	s.at_ns = r->end_ns;
+	s.has_value = true;
+	s.value = r->signal;
+	s.unit = "signal";
+	snprintf(s.message, sizeof(s.message), "%s (pid %u) was killed by signal %d (%s)%s%s", prog,
+		 r->pid, r->signal, strsignal(r->signal) ? strsignal(r->signal) : "?",
+		 r->oom_killed ? ", chosen by the kernel's OOM killer" : "",
+		 r->core_dumped ? ", core dumped" : "");
+	set_details(&s, json_pack("{s:i, s:b, s:f}", "signal", r->signal, "oom_killed",
+				  r->oom_killed, "wall_s", secs((uint64_t)(r->end_ns - r->start_ns))));
+	insight_raise(in, &s);
+}
+
+static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns)
+{
+	const struct process_row *r = &p->row;
+	const struct proc_metrics *m = &r->m;
+	const struct insight_config *cfg = &in->cfg;
+	char prog[64];
+	struct signal_row s;
+
+	if (!r->has_metrics || r->helper || r->end_ns <= r->start_ns)
+		return;
+	program_of(r, prog, sizeof(prog));
+	uint64_t wall = (uint64_t)(r->end_ns - r->start_ns);
+	uint64_t cpu = m->cpu_user_ns + m->cpu_sys_ns;
+
+	if (m->has_iowait && m->iowait_ns >= cfg->io_wait_min_ns &&
+	    (double)m->iowait_ns >= cfg->io_wait_share * (double)wall) {
+		base_row(&s, "io_wait", "warning", p, now_ns);
+		s.at_ns = r->end_ns;
+		s.has_value = s.has_threshold = true;
+		s.value = (double)m->iowait_ns / (double)wall;
+		s.threshold = cfg->io_wait_share;
+		s.unit = "share of wall time";
+		snprintf(s.message, sizeof(s.message),
+			 "%s (pid %u) spent %.0f%% of its wall time (%.1f s) waiting on disk I/O "
+			 "(read %.1f MiB, wrote %.1f MiB from storage)",
+			 prog, r->pid, 100.0 * s.value, secs(m->iowait_ns),
+			 (double)m->read_bytes / 1048576.0, (double)m->write_bytes / 1048576.0);
+		set_details(&s, json_pack("{s:f, s:f, s:I, s:I}", "iowait_s", secs(m->iowait_ns),
+					  "wall_s", secs(wall), "read_bytes",
+					  (json_int_t)m->read_bytes, "write_bytes",
+					  (json_int_t)m->write_bytes));
+		insight_raise(in, &s);
+	}
+	if (m->runq_ns >= cfg->runq_min_ns &&
+	    (double)m->runq_ns >= cfg->runq_share * (double)(m->runq_ns + cpu)) {
+		base_row(&s, "cpu_contention", "warning", p, now_ns);
+		s.at_ns = r->end_ns;
+		s.has_value = s.has_threshold = true;
+		s.value = (double)m->runq_ns / (double)(m->runq_ns + cpu);
+		s.threshold = cfg->runq_share;
+		s.unit = "share of runnable time";
+		snprintf(s.message, sizeof(s.message),
+			 "%s (pid %u) waited %.1f s for a CPU while runnable (%.0f%% of the time it "
+			 "wanted to run): the CPUs were oversubscribed",
+			 prog, r->pid, secs(m->runq_ns), 100.0 * s.value);
+		set_details(&s, json_pack("{s:f, s:f}", "runq_s", secs(m->runq_ns), "cpu_s",
+					  secs(cpu)));
+		insight_raise(in, &s);
+	}
+	if (m->has_reclaim && m->reclaim_ns >= cfg->reclaim_min_ns) {
+		base_row(&s, "memory_pressure", "warning", p, now_ns);
+		s.at_ns = r->end_ns;
+		s.has_value = s.has_threshold = true;
+		s.value = secs(m->reclaim_ns);
+		s.threshold = secs(cfg->reclaim_min_ns);
+		s.unit = "s";
+		snprintf(s.message, sizeof(s.message),
+			 "%s (pid %u) spent %.1f s reclaiming memory before it could allocate "
+			 "(peak %.0f MiB): memory pressure",
+			 prog, r->pid, s.value, (double)m->max_rss_kb / 1024.0);
+		set_details(&s, json_pack("{s:f, s:I}", "reclaim_s", s.value, "max_rss_kb",
+					  (json_int_t)m->max_rss_kb));
+		insight_raise(in, &s);
+	}
+}
+
+void insight_process_exit(struct insight *in, struct proc *p, int64_t now_ns)
+{
+	if (!p->row.run_id)
+		return; /* signals are about tracked work */
+	insight_stall_end(in, p, now_ns);
+	check_killed(in, p, now_ns);
+	check_waits(in, p, now_ns);
+}
+
+void insight_oom(struct insight *in, const struct oom_row *oom, const struct proc *p, int64_t now_ns)
+{
+	struct signal_row s;
+	char prog[64];
+	uint64_t rss = oom->anon_rss_kb + oom->file_rss_kb + oom->shmem_rss_kb;
+
+	if (p && !p->row.run_id)
+		return;
+	if (p)
+		program_of(&p->row, prog, sizeof(prog));
+	else
+		snprintf(prog, sizeof(prog), "%s", oom->comm);
+	base_row(&s, "oom_kill", "critical", p, now_ns);
+	s.at_ns = oom->ts_ns;
+	s.has_value = true;
+	s.value = (double)rss;
+	s.unit = "KiB";
+	if (oom->memcg_limit_kb) {
+		s.has_threshold = true;
+		s.threshold = (double)oom->memcg_limit_kb;
+		snprintf(s.message, sizeof(s.message),
+			 "%s (pid %u) was killed by the kernel's OOM killer at %.0f MiB resident: "
+			 "its memory cgroup limit is %.0f MiB (%.0f MiB in use)",
+			 prog, oom->pid, (double)rss / 1024.0, (double)oom->memcg_limit_kb / 1024.0,
+			 (double)oom->memcg_usage_kb / 1024.0);
+	} else {
+		snprintf(s.message, sizeof(s.message),
+			 "%s (pid %u) was killed by the kernel's OOM killer at %.0f MiB resident: "
+			 "the host ran out of memory",
+			 prog, oom->pid, (double)rss / 1024.0);
+	}
+	set_details(&s, json_pack("{s:I, s:I, s:I, s:I, s:I}", "anon_rss_kb",
+				  (json_int_t)oom->anon_rss_kb, "file_rss_kb",
+				  (json_int_t)oom->file_rss_kb, "memcg_limit_kb",
+				  (json_int_t)oom->memcg_limit_kb, "memcg_usage_kb",
+				  (json_int_t)oom->memcg_usage_kb, "total_vm_kb",
+				  (json_int_t)oom->total_vm_kb));
+	insight_raise(in, &s);
+}

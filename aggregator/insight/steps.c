@@ -1,0 +1,184 @@
+/*
+ * Signals about steps: the tool that failed one, a step slower than its
+ * history, a retry of a failed step and what changed; and each step's
+ * character (where its processes' time went).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregator/insight/insight.h"
+#include "aggregator/insight/raise.h"
+
+static struct step *step_by_id(struct run *r, int64_t id)
+{
+	for (struct step *s = r->steps; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static void outcome(const struct step *s, char *out, size_t size)
+{
+	double wall = s->r.end_ns > s->r.start_ns ? (double)(s->r.end_ns - s->r.start_ns) / 1e9 : 0;
+	double peak = (double)rollup_peak_rss(&s->r) / 1024.0;
+
+	if (s->status == GROUP_KILLED && s->has_signal)
+		snprintf(out, size, "killed by signal %d after %.0f s, peak %.0f MiB", s->signal, wall,
+			 peak);
+	else if (s->status == GROUP_FAILED)
+		snprintf(out, size, "exit %d after %.0f s, peak %.0f MiB", s->exit_code, wall, peak);
+	else
+		snprintf(out, size, "%s after %.0f s, peak %.0f MiB",
+			 s->status == GROUP_OK ? "succeeded" : "running", wall, peak);
+}
+
+void insight_step_named(struct insight *in, struct step *s, int64_t now_ns)
+{
+	struct signal_row sig;
+	char was[160];
+
+	if (!s->signature || s->retry_of)
+		return;
+	for (struct step *o = s->run->steps; o; o = o->next) {
+		if (o == s || !o->signature || strcmp(o->signature, s->signature) ||
+		    (o->status != GROUP_FAILED && o->status != GROUP_KILLED))
+			continue;
+		s->retry_of = o->id;
+		outcome(o, was, sizeof(was));
+		memset(&sig, 0, sizeof(sig));
+		sig.kind = "retried";
+		sig.severity = "info";
+		sig.detected_ns = now_ns;
+		sig.at_ns = s->r.start_ns;
+		sig.run_id = s->run->row.id;
+		sig.step_id = s->id;
+		sig.tool_id = s->main_tool_id;
+		sig.active = true;
+		snprintf(sig.message, sizeof(sig.message),
+			 "step '%.100s' is a retry of step %lld, which failed (%s)", s->name,
+			 (long long)o->id, was);
+		s->retry_signal_id = insight_raise(in, &sig);
+		return;
+	}
+}
+
+static void finish_retry(struct insight *in, struct step *s)
+{
+	struct signal_row *sig = insight_active(in, s->retry_signal_id);
+	struct step *prev = step_by_id(s->run, s->retry_of);
+	char was[160], now[160];
+
+	s->retry_signal_id = 0;
+	if (!sig)
+		return;
+	outcome(s, now, sizeof(now));
+	if (prev) {
+		outcome(prev, was, sizeof(was));
+		snprintf(sig->message, sizeof(sig->message),
+			 "step '%.100s' was retried: the first attempt %s; the retry %s", s->name, was,
+			 now);
+		snprintf(sig->details, sizeof(sig->details),
+			 "{\"previous_step\":%lld,\"previous_peak_rss_kb\":%lld,\"peak_rss_kb\":%lld,"
+			 "\"previous_wall_s\":%.3f,\"wall_s\":%.3f,\"previous_status\":\"%s\","
+			 "\"status\":\"%s\"}",
+			 (long long)prev->id, (long long)rollup_peak_rss(&prev->r),
+			 (long long)rollup_peak_rss(&s->r),
+			 (double)(prev->r.end_ns - prev->r.start_ns) / 1e9,
+			 (double)(s->r.end_ns - s->r.start_ns) / 1e9, group_status_name(prev->status),
+			 group_status_name(s->status));
+	}
+	sig->active = false;
+	insight_update(in, sig);
+}
+
+static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
+{
+	struct signal_row sig;
+
+	memset(&sig, 0, sizeof(sig));
+	sig.kind = "tool_failed";
+	sig.severity = "critical";
+	sig.detected_ns = now_ns;
+	sig.at_ns = s->r.end_ns;
+	sig.run_id = s->run->row.id;
+	sig.step_id = s->id;
+	if (s->failed_process_id) {
+		sig.process_id = s->failed_process_id;
+		sig.tool_id = s->failed_tool_id;
+		sig.has_value = true;
+		sig.value = s->failed_code;
+		sig.unit = s->failed_has_signal ? "signal" : "exit code";
+		snprintf(sig.message, sizeof(sig.message), "%s %s %d and failed step '%s' (%s %s)",
+			 s->failed_tool, s->failed_has_signal ? "was killed by signal" : "exited with",
+			 s->failed_code, s->name, s->kind, s->key);
+	} else {
+		sig.process_id = s->root_process_id;
+		sig.has_value = true;
+		sig.value = s->has_signal ? s->signal : s->exit_code;
+		sig.unit = s->has_signal ? "signal" : "exit code";
+		snprintf(sig.message, sizeof(sig.message), "step '%s' (%s %s) failed: its %s %d",
+			 s->name, s->kind, s->key, s->has_signal ? "root was killed by signal" : "exit code is",
+			 s->has_signal ? s->signal : s->exit_code);
+	}
+	insight_raise(in, &sig);
+}
+
+void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
+{
+	struct signal_row sig;
+
+	if (s->end_reported)
+		return;
+	s->end_reported = true;
+	if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
+		tool_failed(in, s, now_ns);
+	int64_t wall = s->r.end_ns - s->r.start_ns;
+	struct signal_row *slow = insight_active(in, s->slow_signal_id);
+	s->slow_signal_id = 0;
+	if (slow) {
+		if (insight_slow(in, s, wall, &sig)) {
+			sig.id = slow->id;
+			sig.detected_ns = slow->detected_ns;
+		} else {
+			sig = *slow; /* it caught up: keep what was seen, closed */
+		}
+		sig.active = false;
+		*slow = sig;
+		insight_update(in, slow);
+	} else if (s->status == GROUP_OK && insight_slow(in, s, wall, &sig)) {
+		sig.detected_ns = now_ns;
+		insight_raise(in, &sig);
+	}
+	if (s->retry_of)
+		finish_retry(in, s);
+}
+
+/*
+ * Where the step's process time went. CPU, I/O wait, run-queue wait and reclaim
+ * are measured per process; sleep is the rest of the wall time of processes that
+ * started no children. The largest share decides, with memory pressure and CPU
+ * contention called out when they take a real part.
+ */
+const char *insight_character(const struct rollup *r)
+{
+	double cpu = (double)r->cpu_ns, io = (double)r->iowait_ns, runq = (double)r->runq_ns;
+	double reclaim = (double)r->reclaim_ns, sleep = (double)r->sleep_ns;
+	double total = cpu + io + runq + reclaim + sleep;
+
+	if (total <= 0)
+		return NULL;
+	if (reclaim >= 0.1 * total)
+		return "memory";
+	if (runq >= 0.3 * total)
+		return "contended";
+	if (cpu >= io && cpu >= sleep)
+		return "compute";
+	if (io >= sleep)
+		return "io";
+	/* Asleep: on the network if it moved data at a real rate, else waiting. */
+	double wall_s = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e9 : 0;
+	if (wall_s > 0 && (double)(r->net_tx + r->net_rx) / wall_s >= 1048576.0)
+		return "network";
+	return "waiting";
+}

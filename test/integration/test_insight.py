@@ -1,0 +1,197 @@
+"""Insight: failure signals raised while work runs, step character, history.
+
+Each scenario has a known answer: a process that sleeps (stalled), one that
+fsyncs (I/O wait), four CPU burners on fewer CPUs (contention), a tool that
+fails its step, a step retried after a failure, an OOM in a memory-limited
+cgroup, a step made slower than its history.
+"""
+import json
+import os
+import subprocess
+import time
+
+from harness import Failure, start_daemons, test
+from test_telemetry import MemoryCgroup
+
+
+def signals(ctx, db, run_id=None, kind=None):
+    sql = ("SELECT id, kind, severity, run_id, step_id, process_id, tool_id, value, threshold, message, "
+           "details, active, detected_ns, at_ns FROM signals WHERE 1=1")
+    args = []
+    if run_id is not None:
+        sql += " AND run_id = ?"
+        args.append(run_id)
+    if kind is not None:
+        sql += " AND kind = ?"
+        args.append(kind)
+    keys = ("id", "kind", "severity", "run_id", "step_id", "process_id", "tool_id", "value", "threshold",
+            "message", "details", "active", "detected_ns", "at_ns")
+    return [dict(zip(keys, r)) for r in ctx.query(sql + " ORDER BY id", *args, db=db)]
+
+
+def traced(ctx, sock, db, name, cmd, *opts, expect=None):
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", name, *opts, "--", *cmd],
+                       capture_output=True, text=True, timeout=120)
+    if expect is not None and p.returncode != expect:
+        raise Failure(f"tracer run {name} exited {p.returncode}, expected {expect}: {p.stderr[-500:]}")
+    return ctx.one("SELECT id FROM runs WHERE name = ?", name, db=db)
+
+
+def script(ctx, name, body):
+    path = ctx.path(name)
+    with open(path, "w") as f:
+        f.write("#!/bin/bash\n" + body)
+    os.chmod(path, 0o755)
+    return path
+
+
+@test
+def signals_for_stalls_io_contention_failures_and_retries(ctx):
+    """One set of daemons with low thresholds; each scenario is a run with a known cause."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=(
+        "--signal", "stall-seconds=2", "--signal", "io-wait-seconds=0.2", "--signal", "io-wait-share=0.2",
+        "--signal", "runq-seconds=0.3", "--signal", "runq-share=0.25"))
+
+    # Stalled: `sleep` inside a step; the signal must appear while it still sleeps.
+    stall = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "stall", "--",
+                              script(ctx, "stall.sh", "/bin/sleep 8\n")], stderr=subprocess.PIPE, text=True)
+    ctx.procs.append(stall)
+    seen, deadline = None, time.time() + 7
+    while time.time() < deadline and seen is None:
+        time.sleep(0.3)
+        runs = ctx.query("SELECT id FROM runs WHERE name = 'stall'", db=db)
+        rows = [s for s in signals(ctx, db, run_id=runs[0][0], kind="stalled") if s["active"]] if runs else []
+        if rows:
+            seen = rows[0]
+            sleeper_alive = stall.poll() is None
+    ctx.check(seen is not None, "a stalled signal while the sleep was still running")
+    if seen:
+        ctx.check(sleeper_alive, "raised before the process ended")
+        exe = ctx.one("SELECT exe FROM processes WHERE id = ?", seen["process_id"], db=db)
+        ctx.check(exe.endswith("/sleep"), f"it names the sleeping process: {exe}")
+        ctx.check(2 <= seen["value"] < 7 and seen["threshold"] == 2, f"quiet for {seen['value']} s")
+        step = ctx.one("SELECT name FROM steps WHERE id = ?", seen["step_id"], db=db)
+        ctx.check(step == "sleep", f"and its step: {step}")
+    stall.wait(timeout=30)
+    time.sleep(1.5)
+    if seen:
+        done = [s for s in signals(ctx, db, kind="stalled") if s["id"] == seen["id"]]
+        ctx.check(done and not done[0]["active"] and "ended" in done[0]["message"] and done[0]["value"] >= 6,
+                  f"closed when the process ended, with the full stall: {done}")
+    # A CPU burner is never stalled.
+    burn_run = traced(ctx, sock, db, "burn", [script(ctx, "burn.sh", f"{ctx.helper('cpuburn')} 2500\n")], expect=0)
+    time.sleep(1.2)
+    ctx.check(not signals(ctx, db, run_id=burn_run, kind="stalled"), "a busy process is not stalled")
+    ctx.check(ctx.one("SELECT character FROM steps WHERE run_id = ?", burn_run, db=db) == "compute",
+              "the burner's step is compute-bound")
+
+    # I/O wait: 1500 synchronous 64 KiB writes (about 60% of its time waiting here).
+    io_run = traced(ctx, sock, db, "io", [script(ctx, "io.sh", f"{ctx.helper('syncwriter')} {ctx.path('big')} "
+                                                 f"1500 {ctx.path('io.json')}\n")], expect=0)
+    time.sleep(1.2)
+    io = signals(ctx, db, run_id=io_run, kind="io_wait")
+    iowait, start, end = ctx.one("SELECT iowait_ns, start_ns, end_ns FROM processes WHERE run_id = ? "
+                                 "AND exe LIKE '%/syncwriter'", io_run, db=db)
+    share = iowait / (end - start)
+    if share >= 0.2 and iowait >= 0.2e9:
+        ctx.check(len(io) == 1, f"one io_wait signal for the writer (iowait {iowait / 1e9:.2f} s, {share:.0%})")
+        if io:
+            ctx.close(io[0]["value"], share, 0.001, "signal value is the process's iowait share")
+            ctx.check(ctx.one("SELECT character FROM steps WHERE run_id = ?", io_run, db=db) == "io",
+                      "the writer's step is I/O-bound")
+    else:
+        ctx.check(not io, f"below the threshold (iowait {iowait / 1e9:.2f} s, {share:.0%}): no signal")
+        raise Failure(f"the synchronous writes waited too little here to test ({iowait / 1e9:.2f} s, {share:.0%})")
+
+    # CPU contention: 2 burners per CPU.
+    n = 2 * os.cpu_count()
+    burners = " & ".join([f"{ctx.helper('cpuburn')} 1500"] * n) + " & wait\n"
+    cont_run = traced(ctx, sock, db, "contention", ["bash", "-c", burners], expect=0)
+    time.sleep(1.2)
+    cont = signals(ctx, db, run_id=cont_run, kind="cpu_contention")
+    rows = ctx.query("SELECT id, runq_ns, cpu_user_ns + cpu_sys_ns FROM processes WHERE run_id = ? "
+                     "AND exe LIKE '%/cpuburn'", cont_run, db=db)
+    expected = {r[0] for r in rows if r[1] >= 0.3e9 and r[1] >= 0.25 * (r[1] + r[2])}
+    ctx.check({s["process_id"] for s in cont} == expected and expected,
+              f"a contention signal for exactly the burners that waited: {len(cont)} vs {len(expected)} of {n}")
+
+    # A tool that fails its step: gzip of a missing file under set -e.
+    fail_run = traced(ctx, sock, db, "fail", [script(ctx, "fail.sh",
+                      "bash -c 'set -e; gzip -c /no/such/file > /dev/null; echo never'\n")], expect=1)
+    time.sleep(1.2)
+    failed = signals(ctx, db, run_id=fail_run, kind="tool_failed")
+    ctx.check(len(failed) == 1, f"one tool_failed signal: {failed}")
+    if failed:
+        exe, code = ctx.one("SELECT exe, exit_code FROM processes WHERE id = ?", failed[0]["process_id"], db=db)
+        ctx.check(exe.endswith("/gzip") and code == 1 and failed[0]["value"] == 1,
+                  f"it names gzip and its exit code: {exe} {code} {failed[0]['message']}")
+        ctx.check(failed[0]["severity"] == "critical", "a failed step is critical")
+
+    # A retry: the same command again after it failed once.
+    flaky = ctx.path("flaky.py")
+    with open(flaky, "w") as f:
+        f.write("import os, sys\nflag = sys.argv[1]\n"
+                "if not os.path.exists(flag):\n    open(flag, 'w').close()\n    sys.exit(3)\n"
+                "x = bytearray(40 << 20)\n")
+    retry_run = traced(ctx, sock, db, "retry", [script(ctx, "retry.sh",
+                       f"python3 {flaky} {ctx.path('flag')} || python3 {flaky} {ctx.path('flag')}\n")], expect=0)
+    time.sleep(1.2)
+    retried = signals(ctx, db, run_id=retry_run, kind="retried")
+    ctx.check(len(retried) == 1 and not retried[0]["active"], f"one retried signal, closed: {retried}")
+    if retried:
+        d = json.loads(retried[0]["details"])
+        ctx.check(d["previous_status"] == "failed" and d["status"] == "ok", f"what changed: {d}")
+        ctx.check(d["peak_rss_kb"] > d["previous_peak_rss_kb"] + 30 * 1024, f"the retry used 40 MiB more: {d}")
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+@test
+def oom_kill_signal_names_victim_and_limit(ctx):
+    """The OOM signal names the process the kernel chose and the limit it hit."""
+    cg = MemoryCgroup(f"tracer-it-oomsig-{os.getpid()}", "64M")
+    try:
+        ctx.tracer_run(cg.enter_cmd(["/usr/bin/python3", "-c", "x = bytearray(300 * 1024 * 1024)"]), expect=137)
+    finally:
+        cg.remove()
+    run_id = ctx.latest_run()
+    ooms = signals(ctx, ctx.db, run_id=run_id, kind="oom_kill")
+    ctx.check(len(ooms) == 1, f"one oom_kill signal: {ooms}")
+    if ooms:
+        victim = ctx.one("SELECT process_id FROM oom_kills o JOIN processes p ON p.id = o.process_id "
+                         "WHERE p.run_id = ?", run_id)
+        ctx.check(ooms[0]["process_id"] == victim, "it names the victim the kernel reported")
+        ctx.check(ooms[0]["threshold"] == 64 * 1024 and "64 MiB" in ooms[0]["message"],
+                  f"and the 64 MiB limit: {ooms[0]['message']}")
+        ctx.check(ooms[0]["severity"] == "critical", "critical")
+
+
+@test
+def slower_than_usual_is_flagged_while_running(ctx):
+    """Three runs of a pipeline set the usual time of its step; a fourth, five times
+    slower, is flagged while the step still runs."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=(
+        "--signal", "slow-factor=2", "--signal", "slow-min-extra-seconds=0.5", "--signal", "slow-min-history=3"))
+    for i in range(3):
+        run = traced(ctx, sock, db, f"usual{i}", [script(ctx, "align.sh", f"{ctx.helper('cpuburn')} 300\n")],
+                     "--pipeline", "align", expect=0)
+    time.sleep(1.2)
+    ctx.check(not signals(ctx, db, kind="slower_than_usual"), "no signal for usual runs")
+    with open(ctx.path("align.sh"), "w") as f:
+        f.write(f"#!/bin/bash\n{ctx.helper('cpuburn')} 2500\n")
+    run = traced(ctx, sock, db, "slow", [ctx.path("align.sh")], "--pipeline", "align", expect=0)
+    time.sleep(1.2)
+    slow = signals(ctx, db, run_id=run, kind="slower_than_usual")
+    ctx.check(len(slow) == 1, f"one slower_than_usual signal: {slow}")
+    if slow:
+        step_start, step_end = ctx.one("SELECT start_ns, end_ns FROM steps WHERE id = ?", slow[0]["step_id"], db=db)
+        ctx.check(slow[0]["detected_ns"] < step_end, "detected while the step was running")
+        usual = [ctx.one("SELECT end_ns - start_ns FROM steps WHERE run_id = (SELECT id FROM runs WHERE name = ?)",
+                         f"usual{i}", db=db) for i in range(3)]
+        ratio = (step_end - step_start) / sorted(usual)[1]
+        ctx.close(slow[0]["value"], ratio, 0.01, "final value: wall time over the median of the usual runs")
+        ctx.check(not slow[0]["active"], "closed when the step ended")
+    ctx.stop(col)
+    ctx.stop(agg)
