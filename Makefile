@@ -98,9 +98,11 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/correlate/correlate.c aggregator/store_signals.c \
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
-                   aggregator/insight/limits.c aggregator/insight/config.c \
+                   aggregator/insight/limits.c aggregator/insight/config.c common/character.c \
                    common/jsonutil.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
+            cli/clidb.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/schema.c \
+            common/character.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

@@ -5,5 +5,8 @@
 int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+int cmd_signals(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 #endif

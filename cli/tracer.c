@@ -15,6 +15,9 @@ struct verb {
 static const struct verb verbs[] = {
     {"run", cmd_run, "run a command and report every process it started"},
     {"show", cmd_show, "show a recorded run as a process tree"},
+    {"runs", cmd_runs, "recorded runs, newest first"},
+    {"signals", cmd_signals, "failure signals of a run: OOM kills, failures, stalls, slow steps"},
+    {"explain", cmd_explain, "why a run or step was slow or failed, ranked by evidence"},
     {"status", cmd_status, "probes, losses and daemon health"},
 };
 

@@ -18,16 +18,16 @@ struct threshold {
 #define AT(field) offsetof(struct insight_config, field)
 
 static const struct threshold thresholds[] = {
-	{"stall-seconds", SECONDS, AT(stall_ns)},
-	{"io-wait-seconds", SECONDS, AT(io_wait_min_ns)},
-	{"io-wait-share", SHARE, AT(io_wait_share)},
-	{"runq-seconds", SECONDS, AT(runq_min_ns)},
-	{"runq-share", SHARE, AT(runq_share)},
-	{"reclaim-seconds", SECONDS, AT(reclaim_min_ns)},
-	{"near-limit-share", SHARE, AT(near_limit_share)},
-	{"slow-factor", FACTOR, AT(slow_factor)},
-	{"slow-min-extra-seconds", SECONDS, AT(slow_min_extra_ns)},
-	{"slow-min-history", COUNT, AT(slow_min_history)},
+    {"stall-seconds", SECONDS, AT(stall_ns)},
+    {"io-wait-seconds", SECONDS, AT(io_wait_min_ns)},
+    {"io-wait-share", SHARE, AT(io_wait_share)},
+    {"runq-seconds", SECONDS, AT(runq_min_ns)},
+    {"runq-share", SHARE, AT(runq_share)},
+    {"reclaim-seconds", SECONDS, AT(reclaim_min_ns)},
+    {"near-limit-share", SHARE, AT(near_limit_share)},
+    {"slow-factor", FACTOR, AT(slow_factor)},
+    {"slow-min-extra-seconds", SECONDS, AT(slow_min_extra_ns)},
+    {"slow-min-history", COUNT, AT(slow_min_history)},
 };
 
 int insight_config_set(struct insight_config *cfg, const char *assignment, char *err,
@@ -46,8 +46,8 @@ int insight_config_set(struct insight_config *cfg, const char *assignment, char 
 		if (strlen(t->name) != n || strncmp(t->name, assignment, n) != 0)
 			continue;
 		double v = strtod(eq + 1, &end);
-		if (end == eq + 1 || *end || !isfinite(v) || v < 0 ||
-		    (t->unit == SHARE && v > 1) || (t->unit == FACTOR && v < 1) ||
+		if (end == eq + 1 || *end || !isfinite(v) || v < 0 || (t->unit == SHARE && v > 1) ||
+		    (t->unit == FACTOR && v < 1) ||
 		    (t->unit == COUNT && (v != floor(v) || v > 1000)) ||
 		    (t->unit == SECONDS && v > 1e7)) {
 			snprintf(err, err_size, "%s: bad value '%s'", t->name, eq + 1);

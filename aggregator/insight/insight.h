@@ -15,16 +15,16 @@
 #include "aggregator/store.h"
 
 struct insight_config {
-	uint64_t stall_ns;	     /* alive with no CPU, I/O or children this long: stalled */
-	uint64_t io_wait_min_ns;     /* a process waited on I/O at least this long ... */
-	double io_wait_share;	     /* ... and for at least this share of its wall time */
-	uint64_t runq_min_ns;	     /* waited for a CPU at least this long ... */
-	double runq_share;	     /* ... and for this share of its CPU + waiting time */
-	uint64_t reclaim_min_ns;     /* time in direct reclaim that means memory pressure */
-	double near_limit_share;     /* peak memory at this share of the cgroup limit */
-	double slow_factor;	     /* a step this many times its usual wall time ... */
-	uint64_t slow_min_extra_ns;  /* ... and at least this much longer: slower than usual */
-	unsigned slow_min_history;   /* earlier successful runs of the step needed */
+	uint64_t stall_ns;	    /* alive with no CPU, I/O or children this long: stalled */
+	uint64_t io_wait_min_ns;    /* a process waited on I/O at least this long ... */
+	double io_wait_share;	    /* ... and for at least this share of its wall time */
+	uint64_t runq_min_ns;	    /* waited for a CPU at least this long ... */
+	double runq_share;	    /* ... and for this share of its CPU + waiting time */
+	uint64_t reclaim_min_ns;    /* time in direct reclaim that means memory pressure */
+	double near_limit_share;    /* peak memory at this share of the cgroup limit */
+	double slow_factor;	    /* a step this many times its usual wall time ... */
+	uint64_t slow_min_extra_ns; /* ... and at least this much longer: slower than usual */
+	unsigned slow_min_history;  /* earlier successful runs of the step needed */
 };
 
 void insight_config_defaults(struct insight_config *cfg);
@@ -61,7 +61,8 @@ void insight_free(struct insight *in);
 /* A process ended (its row is final): killed, slow I/O, CPU contention, memory pressure. */
 void insight_process_exit(struct insight *in, struct proc *p, int64_t now_ns);
 /* The kernel's OOM killer chose a process (p may be NULL if never seen). */
-void insight_oom(struct insight *in, const struct oom_row *oom, const struct proc *p, int64_t now_ns);
+void insight_oom(struct insight *in, const struct oom_row *oom, const struct proc *p,
+		 int64_t now_ns);
 /* The engine named a step after its main tool: is it a retry of a failed one? */
 void insight_step_named(struct insight *in, struct step *s, int64_t now_ns);
 /* A step finished: which tool failed it, was it slower than usual, what a retry changed. */

@@ -101,8 +101,9 @@ static void check_killed(struct insight *in, const struct proc *p, int64_t now_n
 		 r->pid, r->signal, strsignal(r->signal) ? strsignal(r->signal) : "?",
 		 r->oom_killed ? ", chosen by the kernel's OOM killer" : "",
 		 r->core_dumped ? ", core dumped" : "");
-	set_details(&s, json_pack("{s:i, s:b, s:f}", "signal", r->signal, "oom_killed",
-				  r->oom_killed, "wall_s", secs((uint64_t)(r->end_ns - r->start_ns))));
+	set_details(&s,
+		    json_pack("{s:i, s:b, s:f}", "signal", r->signal, "oom_killed", r->oom_killed,
+			      "wall_s", secs((uint64_t)(r->end_ns - r->start_ns))));
 	insight_raise(in, &s);
 }
 
@@ -133,10 +134,10 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 			 "(read %.1f MiB, wrote %.1f MiB from storage)",
 			 prog, r->pid, 100.0 * s.value, secs(m->iowait_ns),
 			 (double)m->read_bytes / 1048576.0, (double)m->write_bytes / 1048576.0);
-		set_details(&s, json_pack("{s:f, s:f, s:I, s:I}", "iowait_s", secs(m->iowait_ns),
-					  "wall_s", secs(wall), "read_bytes",
-					  (json_int_t)m->read_bytes, "write_bytes",
-					  (json_int_t)m->write_bytes));
+		set_details(&s,
+			    json_pack("{s:f, s:f, s:I, s:I}", "iowait_s", secs(m->iowait_ns),
+				      "wall_s", secs(wall), "read_bytes", (json_int_t)m->read_bytes,
+				      "write_bytes", (json_int_t)m->write_bytes));
 		insight_raise(in, &s);
 	}
 	if (m->runq_ns >= cfg->runq_min_ns &&
@@ -147,12 +148,13 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 		s.value = (double)m->runq_ns / (double)(m->runq_ns + cpu);
 		s.threshold = cfg->runq_share;
 		s.unit = "share of runnable time";
-		snprintf(s.message, sizeof(s.message),
-			 "%s (pid %u) waited %.1f s for a CPU while runnable (%.0f%% of the time it "
-			 "wanted to run): the CPUs were oversubscribed",
-			 prog, r->pid, secs(m->runq_ns), 100.0 * s.value);
-		set_details(&s, json_pack("{s:f, s:f}", "runq_s", secs(m->runq_ns), "cpu_s",
-					  secs(cpu)));
+		snprintf(
+		    s.message, sizeof(s.message),
+		    "%s (pid %u) waited %.1f s for a CPU while runnable (%.0f%% of the time it "
+		    "wanted to run): the CPUs were oversubscribed",
+		    prog, r->pid, secs(m->runq_ns), 100.0 * s.value);
+		set_details(
+		    &s, json_pack("{s:f, s:f}", "runq_s", secs(m->runq_ns), "cpu_s", secs(cpu)));
 		insight_raise(in, &s);
 	}
 	if (m->has_reclaim && m->reclaim_ns >= cfg->reclaim_min_ns) {
@@ -181,7 +183,8 @@ void insight_process_exit(struct insight *in, struct proc *p, int64_t now_ns)
 	check_waits(in, p, now_ns);
 }
 
-void insight_oom(struct insight *in, const struct oom_row *oom, const struct proc *p, int64_t now_ns)
+void insight_oom(struct insight *in, const struct oom_row *oom, const struct proc *p,
+		 int64_t now_ns)
 {
 	struct signal_row s;
 	char prog[64];

@@ -73,9 +73,10 @@ static void check_stall(struct insight *in, struct proc *p, uint64_t now_boot_ns
 	s.threshold = (double)in->cfg.stall_ns / 1e9;
 	s.unit = "s";
 	s.active = true;
-	snprintf(s.message, sizeof(s.message),
-		 "%s (pid %u) is stalled: alive, but no CPU, no I/O and no new processes for %.0f s",
-		 prog, p->pid, s.value);
+	snprintf(
+	    s.message, sizeof(s.message),
+	    "%s (pid %u) is stalled: alive, but no CPU, no I/O and no new processes for %.0f s",
+	    prog, p->pid, s.value);
 	snprintf(s.details, sizeof(s.details), "{\"quiet_s\":%.3f}", s.value);
 	p->stall_signal_id = insight_raise(in, &s);
 }

@@ -9,6 +9,7 @@
 
 #include "aggregator/insight/insight.h"
 #include "aggregator/insight/raise.h"
+#include "common/character.h"
 
 static struct step *step_by_id(struct run *r, int64_t id)
 {
@@ -24,10 +25,11 @@ static void outcome(const struct step *s, char *out, size_t size)
 	double peak = (double)rollup_peak_rss(&s->r) / 1024.0;
 
 	if (s->status == GROUP_KILLED && s->has_signal)
-		snprintf(out, size, "killed by signal %d after %.0f s, peak %.0f MiB", s->signal, wall,
-			 peak);
+		snprintf(out, size, "killed by signal %d after %.0f s, peak %.0f MiB", s->signal,
+			 wall, peak);
 	else if (s->status == GROUP_FAILED)
-		snprintf(out, size, "exit %d after %.0f s, peak %.0f MiB", s->exit_code, wall, peak);
+		snprintf(out, size, "exit %d after %.0f s, peak %.0f MiB", s->exit_code, wall,
+			 peak);
 	else
 		snprintf(out, size, "%s after %.0f s, peak %.0f MiB",
 			 s->status == GROUP_OK ? "succeeded" : "running", wall, peak);
@@ -76,17 +78,18 @@ static void finish_retry(struct insight *in, struct step *s)
 	if (prev) {
 		outcome(prev, was, sizeof(was));
 		snprintf(sig->message, sizeof(sig->message),
-			 "step '%.100s' was retried: the first attempt %s; the retry %s", s->name, was,
-			 now);
-		snprintf(sig->details, sizeof(sig->details),
-			 "{\"previous_step\":%lld,\"previous_peak_rss_kb\":%lld,\"peak_rss_kb\":%lld,"
-			 "\"previous_wall_s\":%.3f,\"wall_s\":%.3f,\"previous_status\":\"%s\","
-			 "\"status\":\"%s\"}",
-			 (long long)prev->id, (long long)rollup_peak_rss(&prev->r),
-			 (long long)rollup_peak_rss(&s->r),
-			 (double)(prev->r.end_ns - prev->r.start_ns) / 1e9,
-			 (double)(s->r.end_ns - s->r.start_ns) / 1e9, group_status_name(prev->status),
-			 group_status_name(s->status));
+			 "step '%.100s' was retried: the first attempt %s; the retry %s", s->name,
+			 was, now);
+		snprintf(
+		    sig->details, sizeof(sig->details),
+		    "{\"previous_step\":%lld,\"previous_peak_rss_kb\":%lld,\"peak_rss_kb\":%lld,"
+		    "\"previous_wall_s\":%.3f,\"wall_s\":%.3f,\"previous_status\":\"%s\","
+		    "\"status\":\"%s\"}",
+		    (long long)prev->id, (long long)rollup_peak_rss(&prev->r),
+		    (long long)rollup_peak_rss(&s->r),
+		    (double)(prev->r.end_ns - prev->r.start_ns) / 1e9,
+		    (double)(s->r.end_ns - s->r.start_ns) / 1e9, group_status_name(prev->status),
+		    group_status_name(s->status));
 	}
 	sig->active = false;
 	insight_update(in, sig);
@@ -110,7 +113,8 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 		sig.value = s->failed_code;
 		sig.unit = s->failed_has_signal ? "signal" : "exit code";
 		snprintf(sig.message, sizeof(sig.message), "%s %s %d and failed step '%s' (%s %s)",
-			 s->failed_tool, s->failed_has_signal ? "was killed by signal" : "exited with",
+			 s->failed_tool,
+			 s->failed_has_signal ? "was killed by signal" : "exited with",
 			 s->failed_code, s->name, s->kind, s->key);
 	} else {
 		sig.process_id = s->root_process_id;
@@ -118,7 +122,8 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 		sig.value = s->has_signal ? s->signal : s->exit_code;
 		sig.unit = s->has_signal ? "signal" : "exit code";
 		snprintf(sig.message, sizeof(sig.message), "step '%s' (%s %s) failed: its %s %d",
-			 s->name, s->kind, s->key, s->has_signal ? "root was killed by signal" : "exit code is",
+			 s->name, s->kind, s->key,
+			 s->has_signal ? "root was killed by signal" : "exit code is",
 			 s->has_signal ? s->signal : s->exit_code);
 	}
 	insight_raise(in, &sig);
@@ -154,31 +159,12 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 		finish_retry(in, s);
 }
 
-/*
- * Where the step's process time went. CPU, I/O wait, run-queue wait and reclaim
- * are measured per process; sleep is the rest of the wall time of processes that
- * started no children. The largest share decides, with memory pressure and CPU
- * contention called out when they take a real part.
- */
+/* Where the step's process time went (common/character.c has the rule). */
 const char *insight_character(const struct rollup *r)
 {
-	double cpu = (double)r->cpu_ns, io = (double)r->iowait_ns, runq = (double)r->runq_ns;
-	double reclaim = (double)r->reclaim_ns, sleep = (double)r->sleep_ns;
-	double total = cpu + io + runq + reclaim + sleep;
-
-	if (total <= 0)
-		return NULL;
-	if (reclaim >= 0.1 * total)
-		return "memory";
-	if (runq >= 0.3 * total)
-		return "contended";
-	if (cpu >= io && cpu >= sleep)
-		return "compute";
-	if (io >= sleep)
-		return "io";
-	/* Asleep: on the network if it moved data at a real rate, else waiting. */
 	double wall_s = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e9 : 0;
-	if (wall_s > 0 && (double)(r->net_tx + r->net_rx) / wall_s >= 1048576.0)
-		return "network";
-	return "waiting";
+	double net_rate = wall_s > 0 ? (double)(r->net_tx + r->net_rx) / wall_s : 0;
+
+	return time_character(r->cpu_ns, r->iowait_ns, r->runq_ns, r->reclaim_ns, r->sleep_ns,
+			      net_rate);
 }

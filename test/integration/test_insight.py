@@ -143,6 +143,32 @@ def signals_for_stalls_io_contention_failures_and_retries(ctx):
         d = json.loads(retried[0]["details"])
         ctx.check(d["previous_status"] == "failed" and d["status"] == "ok", f"what changed: {d}")
         ctx.check(d["peak_rss_kb"] > d["previous_peak_rss_kb"] + 30 * 1024, f"the retry used 40 MiB more: {d}")
+
+    # The CLI tells the same story as the database.
+    def cli(*args):
+        p = subprocess.run([ctx.bin("tracer"), *args, "--db", db], capture_output=True, text=True, timeout=30)
+        ctx.check(p.returncode == 0, f"tracer {' '.join(args)}: {p.returncode} {p.stderr}")
+        return p.stdout
+    doc = json.loads(cli("signals", "--json", "fail"))
+    ctx.check([g["kind"] for g in doc["signals"]] == ["tool_failed"], f"tracer signals: {doc}")
+    doc = json.loads(cli("explain", "--json", "fail"))
+    ctx.check([g["kind"] for g in doc["failure"]] == ["tool_failed"] and "gzip" in doc["failure"][0]["message"],
+              f"explain names the failure: {doc['failure']}")
+    doc = json.loads(cli("explain", "--json", "io"))
+    top = doc["steps"][0] if doc["steps"] else {}
+    ctx.check(top.get("character") == "io" and "waiting on disk I/O" in top.get("explanation", ""),
+              f"explain says where the I/O step's time went: {top.get('explanation')}")
+    shares = top.get("shares", {})
+    ctx.close(sum(shares.values()), 1.0, 1e-6, "time shares add up to 1")
+    text = cli("explain", "contention")
+    ctx.check("competed for CPUs" in text, f"contention explained: {text}")
+    runs = json.loads(cli("runs", "--json"))["runs"]
+    fail_row = [r for r in runs if r["name"] == "fail"]
+    ctx.check(fail_row and fail_row[0]["critical_signals"] == 1 and fail_row[0]["status"] == "failed",
+              f"tracer runs counts the critical signal: {fail_row}")
+    bad = subprocess.run([ctx.bin("tracer"), "explain", "--db", db, "no-such-run"], capture_output=True,
+                         text=True, timeout=30)
+    ctx.check(bad.returncode == 1 and "no run" in bad.stderr, "an unknown run is a clear error")
     ctx.stop(col)
     ctx.stop(agg)
 

@@ -63,8 +63,8 @@ static void test_character(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_thresholds),
-		cmocka_unit_test(test_character),
+	    cmocka_unit_test(test_thresholds),
+	    cmocka_unit_test(test_character),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

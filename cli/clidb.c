@@ -1,0 +1,174 @@
+#include "cli/clidb.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aggregator/schema.h"
+#include "cli/report.h"
+#include "common/paths.h"
+
+int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
+	      const struct cli_extra_option *extra, bool *done)
+{
+	struct option longopts[24] = {
+	    {"db", required_argument, 0, 'd'},
+	    {"json", no_argument, 0, 'j'},
+	    {"help", no_argument, 0, 'h'},
+	};
+	size_t n = 3, n_extra = 0;
+	int c, index;
+
+	*done = false;
+	while (extra && extra[n_extra].name && n + n_extra < 23) {
+		longopts[n + n_extra] = (struct option){extra[n_extra].name,
+							extra[n_extra].has_arg ? required_argument
+									       : no_argument,
+							0, 'x'};
+		n_extra++;
+	}
+	longopts[n + n_extra] = (struct option){0, 0, 0, 0};
+	if (!q->db_path)
+		q->db_path = TRACER_DEFAULT_DB;
+	q->color = isatty(STDOUT_FILENO);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, &index)) != -1) {
+		switch (c) {
+		case 'd':
+			q->db_path = optarg;
+			break;
+		case 'j':
+			q->json = true;
+			break;
+		case 'x':
+			*extra[index - (int)n].value = optarg ? optarg : "";
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			*done = true;
+			return 0;
+		default:
+			fputs(usage, stderr);
+			*done = true;
+			return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		fputs(usage, stderr);
+		*done = true;
+		return 2;
+	}
+	q->arg = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+sqlite3 *cli_open(const struct cli_query *q)
+{
+	sqlite3 *db = NULL;
+
+	if (access(q->db_path, R_OK) != 0) {
+		fprintf(stderr, "tracer %s: no readable database at %s (record one with tracer run)\n",
+			q->verb, q->db_path);
+		return NULL;
+	}
+	if (sqlite3_open_v2(q->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		fprintf(stderr, "tracer %s: %s: %s\n", q->verb, q->db_path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_busy_timeout(db, 5000);
+	sqlite3_stmt *st;
+	int version = -1;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			version = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (version != schema_latest_version()) {
+		fprintf(stderr,
+			version < schema_latest_version()
+			    ? "tracer %s: %s has schema version %d; this tracer reads version %d: start "
+			      "tracer-aggregator (or tracer run) once to upgrade it\n"
+			    : "tracer %s: %s has schema version %d, newer than this tracer's %d: "
+			      "use a newer tracer\n",
+			q->verb, q->db_path, version, schema_latest_version());
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+int64_t cli_run(const struct cli_query *q, sqlite3 *db)
+{
+	int64_t id = report_find_run(db, q->arg);
+
+	if (id < 0)
+		fprintf(stderr, "tracer %s: %s: %s\n", q->verb, q->db_path, sqlite3_errmsg(db));
+	else if (id == 0 && q->arg)
+		fprintf(stderr, "tracer %s: no run '%s'\n", q->verb, q->arg);
+	else if (id == 0)
+		fprintf(stderr, "tracer %s: no runs recorded yet\n", q->verb);
+	return id > 0 ? id : 0;
+}
+
+const char *cli_severity_color(const struct cli_query *q, const char *severity)
+{
+	if (!q->color || !severity)
+		return "";
+	if (!strcmp(severity, "critical"))
+		return "\033[1;31m";
+	if (!strcmp(severity, "warning"))
+		return "\033[33m";
+	return "\033[36m";
+}
+
+const char *cli_reset(const struct cli_query *q)
+{
+	return q->color ? "\033[0m" : "";
+}
+
+json_t *cli_rows_json(sqlite3 *db, const char *sql, int64_t bind)
+{
+	json_t *rows = json_array();
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return rows;
+	if (sqlite3_bind_parameter_count(st) > 0)
+		sqlite3_bind_int64(st, 1, bind);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *o = json_object();
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const char *name = sqlite3_column_name(st, i);
+			switch (sqlite3_column_type(st, i)) {
+			case SQLITE_INTEGER:
+				json_object_set_new(o, name, json_integer(sqlite3_column_int64(st, i)));
+				break;
+			case SQLITE_FLOAT:
+				json_object_set_new(o, name, json_real(sqlite3_column_double(st, i)));
+				break;
+			case SQLITE_NULL:
+				json_object_set_new(o, name, json_null());
+				break;
+			default: {
+				const char *text = (const char *)sqlite3_column_text(st, i);
+				/* JSON columns (details, argv) stay structured. */
+				json_t *parsed = (text && (text[0] == '{' || text[0] == '['))
+							 ? json_loads(text, 0, NULL)
+							 : NULL;
+				json_object_set_new(o, name, parsed ? parsed : json_string(text ? text : ""));
+			}
+			}
+		}
+		json_array_append_new(rows, o);
+	}
+	sqlite3_finalize(st);
+	return rows;
+}
+
+void cli_print_json(json_t *doc)
+{
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+}

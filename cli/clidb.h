@@ -1,0 +1,44 @@
+/* What the query verbs share: options, opening the database, finding a run. */
+#ifndef TRACER_CLIDB_H
+#define TRACER_CLIDB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+struct cli_query {
+	const char *verb;
+	const char *db_path;
+	bool json;
+	bool color; /* stdout is a terminal */
+	const char *arg; /* the positional argument, if any */
+};
+
+/*
+ * Parses --db PATH, --json, --help and at most one positional argument.
+ * Extra options (name, has_arg) are passed to on_extra. Returns 0, or the exit
+ * code to return (0 after --help, 2 on bad usage).
+ */
+struct cli_extra_option {
+	const char *name;
+	bool has_arg;
+	const char **value; /* set to optarg, or to "" for flags */
+};
+int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
+	      const struct cli_extra_option *extra, bool *done);
+/* Opens the database read-only; NULL with the reason printed. */
+sqlite3 *cli_open(const struct cli_query *q);
+/* The run named by q->arg (id or name; NULL: latest): id, or 0 with the reason printed. */
+int64_t cli_run(const struct cli_query *q, sqlite3 *db);
+/* ANSI colour for a severity, "" without a terminal. */
+const char *cli_severity_color(const struct cli_query *q, const char *severity);
+const char *cli_reset(const struct cli_query *q);
+/* Every row of a query as JSON objects (column name -> value). */
+json_t *cli_rows_json(sqlite3 *db, const char *sql, int64_t bind);
+/* Prints a JSON document to stdout. */
+void cli_print_json(json_t *doc);
+
+#endif

@@ -1,0 +1,105 @@
+/* tracer runs [--db PATH] [--json] [--limit N] [PIPELINE]: recorded runs, newest first. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/clidb.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+
+static const char usage[] =
+    "usage: tracer runs [--db PATH] [--json] [--limit N] [PIPELINE]\n"
+    "  recorded runs, newest first (of one pipeline if given)\n";
+
+int cmd_runs(int argc, char **argv)
+{
+	struct cli_query q = {.verb = "runs"};
+	const char *limit_arg = NULL;
+	const struct cli_extra_option extra[] = {{"limit", true, &limit_arg}, {NULL, false, NULL}};
+	bool done;
+	int rc = cli_parse(argc, argv, &q, usage, extra, &done);
+	sqlite3_stmt *st;
+
+	if (done)
+		return rc;
+	long limit = limit_arg ? strtol(limit_arg, NULL, 10) : 20;
+	sqlite3 *db = cli_open(&q);
+	if (!db)
+		return 1;
+	const char *sql =
+	    "SELECT r.id, r.name, r.pipeline, r.engine, r.source, r.status, r.start_ns, r.end_ns,"
+	    " r.end_ns - r.start_ns AS wall_ns, r.cpu_ns, r.peak_rss_kb, r.steps, r.processes,"
+	    " r.failed_processes, (SELECT count(*) FROM signals g WHERE g.run_id = r.id AND"
+	    " g.severity = 'critical') AS critical_signals, (SELECT count(*) FROM signals g WHERE"
+	    " g.run_id = r.id AND g.severity = 'warning') AS warnings FROM runs r"
+	    " WHERE ?1 IS NULL OR r.pipeline = ?1 ORDER BY r.id DESC LIMIT ?2";
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "tracer runs: %s\n", sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return 1;
+	}
+	if (q.arg)
+		sqlite3_bind_text(st, 1, q.arg, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, limit > 0 ? limit : 20);
+	json_t *rows = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *o = json_object();
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const char *name = sqlite3_column_name(st, i);
+			int t = sqlite3_column_type(st, i);
+			json_object_set_new(
+			    o, name,
+			    t == SQLITE_NULL      ? json_null()
+			    : t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, i))
+			    : t == SQLITE_FLOAT   ? json_real(sqlite3_column_double(st, i))
+						  : json_string((const char *)sqlite3_column_text(st, i)));
+		}
+		json_array_append_new(rows, o);
+	}
+	sqlite3_finalize(st);
+	if (q.json) {
+		json_t *doc = json_pack("{s:o}", "runs", rows);
+		cli_print_json(doc);
+		json_decref(doc);
+		sqlite3_close(db);
+		return 0;
+	}
+	printf("%-5s %-30s %-16s %-10s %-8s %-20s %9s %9s %9s %5s %6s\n", "ID", "NAME", "PIPELINE",
+	       "ENGINE", "STATUS", "STARTED", "WALL", "CPU", "PEAK MEM", "STEPS", "ALERTS");
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *r = json_array_get(rows, i);
+		char start[40], wall[32], cpu[32], mem[32], alerts[32];
+		json_t *end = json_object_get(r, "end_ns");
+		format_time(json_integer_value(json_object_get(r, "start_ns")), start, sizeof(start));
+		start[19] = '\0';
+		if (json_is_null(end))
+			snprintf(wall, sizeof(wall), "running");
+		else
+			format_duration(json_integer_value(json_object_get(r, "wall_ns")), wall,
+					sizeof(wall));
+		format_duration(json_integer_value(json_object_get(r, "cpu_ns")), cpu, sizeof(cpu));
+		format_bytes((uint64_t)json_integer_value(json_object_get(r, "peak_rss_kb")) * 1024,
+			     mem, sizeof(mem));
+		const char *status = json_string_value(json_object_get(r, "status"));
+		long long crit = json_integer_value(json_object_get(r, "critical_signals"));
+		long long warn = json_integer_value(json_object_get(r, "warnings"));
+		snprintf(alerts, sizeof(alerts), "%lld/%lld", crit, warn);
+		printf("%-5lld %-30.30s %-16.16s %-10.10s %s%-8.8s%s %-20s %9s %9s %9s %5lld %6s\n",
+		       (long long)json_integer_value(json_object_get(r, "id")),
+		       json_string_value(json_object_get(r, "name")),
+		       json_string_value(json_object_get(r, "pipeline"))
+			   ? json_string_value(json_object_get(r, "pipeline"))
+			   : "-",
+		       json_string_value(json_object_get(r, "engine"))
+			   ? json_string_value(json_object_get(r, "engine"))
+			   : "-",
+		       cli_severity_color(&q, crit ? "critical" : warn ? "warning" : NULL),
+		       status ? status : "-", cli_reset(&q), start, wall, cpu, mem,
+		       (long long)json_integer_value(json_object_get(r, "steps")), alerts);
+	}
+	if (!json_array_size(rows))
+		printf("(no runs recorded)\n");
+	json_decref(rows);
+	sqlite3_close(db);
+	return 0;
+}
