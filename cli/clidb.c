@@ -22,10 +22,9 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 
 	*done = false;
 	while (extra && extra[n_extra].name && n + n_extra < 23) {
-		longopts[n + n_extra] = (struct option){extra[n_extra].name,
-							extra[n_extra].has_arg ? required_argument
-									       : no_argument,
-							0, 'x'};
+		longopts[n + n_extra] = (struct option){
+		    extra[n_extra].name, extra[n_extra].has_arg ? required_argument : no_argument,
+		    0, 'x'};
 		n_extra++;
 	}
 	longopts[n + n_extra] = (struct option){0, 0, 0, 0};
@@ -68,7 +67,8 @@ sqlite3 *cli_open(const struct cli_query *q)
 	sqlite3 *db = NULL;
 
 	if (access(q->db_path, R_OK) != 0) {
-		fprintf(stderr, "tracer %s: no readable database at %s (record one with tracer run)\n",
+		fprintf(stderr,
+			"tracer %s: no readable database at %s (record one with tracer run)\n",
 			q->verb, q->db_path);
 		return NULL;
 	}
@@ -88,7 +88,8 @@ sqlite3 *cli_open(const struct cli_query *q)
 	if (version != schema_latest_version()) {
 		fprintf(stderr,
 			version < schema_latest_version()
-			    ? "tracer %s: %s has schema version %d; this tracer reads version %d: start "
+			    ? "tracer %s: %s has schema version %d; this tracer reads version %d: "
+			      "start "
 			      "tracer-aggregator (or tracer run) once to upgrade it\n"
 			    : "tracer %s: %s has schema version %d, newer than this tracer's %d: "
 			      "use a newer tracer\n",
@@ -143,10 +144,12 @@ json_t *cli_rows_json(sqlite3 *db, const char *sql, int64_t bind)
 			const char *name = sqlite3_column_name(st, i);
 			switch (sqlite3_column_type(st, i)) {
 			case SQLITE_INTEGER:
-				json_object_set_new(o, name, json_integer(sqlite3_column_int64(st, i)));
+				json_object_set_new(o, name,
+						    json_integer(sqlite3_column_int64(st, i)));
 				break;
 			case SQLITE_FLOAT:
-				json_object_set_new(o, name, json_real(sqlite3_column_double(st, i)));
+				json_object_set_new(o, name,
+						    json_real(sqlite3_column_double(st, i)));
 				break;
 			case SQLITE_NULL:
 				json_object_set_new(o, name, json_null());
@@ -155,9 +158,10 @@ json_t *cli_rows_json(sqlite3 *db, const char *sql, int64_t bind)
 				const char *text = (const char *)sqlite3_column_text(st, i);
 				/* JSON columns (details, argv) stay structured. */
 				json_t *parsed = (text && (text[0] == '{' || text[0] == '['))
-							 ? json_loads(text, 0, NULL)
-							 : NULL;
-				json_object_set_new(o, name, parsed ? parsed : json_string(text ? text : ""));
+						     ? json_loads(text, 0, NULL)
+						     : NULL;
+				json_object_set_new(
+				    o, name, parsed ? parsed : json_string(text ? text : ""));
 			}
 			}
 		}

@@ -13,7 +13,7 @@ struct cli_query {
 	const char *verb;
 	const char *db_path;
 	bool json;
-	bool color; /* stdout is a terminal */
+	bool color;	 /* stdout is a terminal */
 	const char *arg; /* the positional argument, if any */
 };
 

@@ -50,8 +50,8 @@ static void explain_step(json_t *s)
 	double total = cpu + io + runq + reclaim + sleep;
 	const char *character = jstr(s, "character");
 	const char *name = jstr(s, "name_for_text")[0] ? jstr(s, "name_for_text")
-			   : jstr(s, "name")[0]		 ? jstr(s, "name")
-							 : jstr(s, "key");
+			   : jstr(s, "name")[0]	       ? jstr(s, "name")
+						       : jstr(s, "key");
 	char text[512], a[32], b[32];
 
 	if (total <= 0) {
@@ -70,11 +70,12 @@ static void explain_step(json_t *s)
 			 "storage)",
 			 name, 100 * io / total, a, b);
 	} else if (!strcmp(character, "contended")) {
-		snprintf(text, sizeof(text),
-			 "%s competed for CPUs: it waited for one %.0f%% of the time it was runnable "
-			 "(%.1f cores used on average%s)",
-			 name, 100 * runq / (runq + cpu), jnum(s, "avg_cores"),
-			 jnum(s, "cpu_limit") > 0 ? ", under a CPU limit" : "");
+		snprintf(
+		    text, sizeof(text),
+		    "%s competed for CPUs: it waited for one %.0f%% of the time it was runnable "
+		    "(%.1f cores used on average%s)",
+		    name, 100 * runq / (runq + cpu), jnum(s, "avg_cores"),
+		    jnum(s, "cpu_limit") > 0 ? ", under a CPU limit" : "");
 	} else if (!strcmp(character, "memory")) {
 		format_bytes((uint64_t)jint(s, "peak_rss_kb") * 1024, a, sizeof(a));
 		snprintf(text, sizeof(text),
@@ -98,9 +99,10 @@ static void explain_step(json_t *s)
 		char peak[32] = "";
 		if (jnum(s, "peak_cores") > 0)
 			snprintf(peak, sizeof(peak), " (peak %.1f)", jnum(s, "peak_cores"));
-		snprintf(text, sizeof(text),
-			 "%s was compute-bound: %.0f%% of its time on a CPU, %.1f cores on average%s",
-			 name, 100 * cpu / total, jnum(s, "avg_cores"), peak);
+		snprintf(
+		    text, sizeof(text),
+		    "%s was compute-bound: %.0f%% of its time on a CPU, %.1f cores on average%s",
+		    name, 100 * cpu / total, jnum(s, "avg_cores"), peak);
 	}
 	json_object_set_new(s, "explanation", json_string(text));
 }
@@ -158,8 +160,9 @@ int cmd_explain(int argc, char **argv)
 		    (uint64_t)jint(r, "cpu_ns"), (uint64_t)jint(r, "iowait_ns"),
 		    (uint64_t)jint(r, "runq_ns"), (uint64_t)jint(r, "reclaim_ns"),
 		    (uint64_t)jint(r, "sleep_ns"),
-		    wall_s > 0 ? (double)(jint(r, "net_tx_bytes") + jint(r, "net_rx_bytes")) / wall_s
-			       : 0);
+		    wall_s > 0
+			? (double)(jint(r, "net_tx_bytes") + jint(r, "net_rx_bytes")) / wall_s
+			: 0);
 		json_object_set_new(r, "character", c ? json_string(c) : json_null());
 		json_object_set_new(r, "name_for_text", json_string("the run"));
 		explain_step(r);
@@ -177,8 +180,8 @@ int cmd_explain(int argc, char **argv)
 		 " coalesce(g.at_ns, g.detected_ns), g.id",
 		 step ? "AND g.step_id = " : "", where);
 	json_t *sigs = cli_rows_json(db, full, run);
-	snprintf(sql, sizeof(sql), "%s WHERE s.run_id = ?1 %s%s ORDER BY wall_ns DESC", step_columns,
-		 step ? "AND s.id = " : "", where);
+	snprintf(sql, sizeof(sql), "%s WHERE s.run_id = ?1 %s%s ORDER BY wall_ns DESC",
+		 step_columns, step ? "AND s.id = " : "", where);
 	json_t *steps = cli_rows_json(db, sql, run);
 	int64_t run_wall = jint(r, "wall_ns");
 	size_t shown = 0;
@@ -186,8 +189,9 @@ int cmd_explain(int argc, char **argv)
 		json_t *s = json_array_get(steps, i);
 		explain_step(s);
 		if (run_wall > 0)
-			json_object_set_new(s, "share_of_run",
-					    json_real((double)jint(s, "wall_ns") / (double)run_wall));
+			json_object_set_new(
+			    s, "share_of_run",
+			    json_real((double)jint(s, "wall_ns") / (double)run_wall));
 		json_t *mine = json_array();
 		for (size_t k = 0; k < json_array_size(sigs); k++)
 			if (jint(json_array_get(sigs, k), "step_id") == jint(s, "id"))
@@ -199,8 +203,8 @@ int cmd_explain(int argc, char **argv)
 		if (!strcmp(jstr(json_array_get(sigs, k), "severity"), "critical"))
 			json_array_append(failures, json_array_get(sigs, k));
 	if (q.json) {
-		json_t *doc = json_pack("{s:o, s:O, s:O, s:O}", "run", r ? r : json_null(), "failure",
-					failures, "steps", steps, "signals", sigs);
+		json_t *doc = json_pack("{s:o, s:O, s:O, s:O}", "run", r ? r : json_null(),
+					"failure", failures, "steps", steps, "signals", sigs);
 		cli_print_json(doc);
 		json_decref(doc);
 	} else {
@@ -221,17 +225,21 @@ int cmd_explain(int argc, char **argv)
 		}
 		if (json_array_size(steps)) {
 			printf("\nWhere the time went (steps by wall time):\n");
-			for (size_t i = 0; i < json_array_size(steps) && (long)shown < top; i++, shown++) {
+			for (size_t i = 0; i < json_array_size(steps) && (long)shown < top;
+			     i++, shown++) {
 				json_t *s = json_array_get(steps, i);
 				format_duration(jint(s, "wall_ns"), wall, sizeof(wall));
 				printf("  %zu. %s: %s", i + 1,
 				       jstr(s, "name")[0] ? jstr(s, "name") : jstr(s, "key"), wall);
 				if (json_object_get(s, "share_of_run"))
-					printf(" (%.0f%% of the run)", 100 * jnum(s, "share_of_run"));
-				printf(", %s\n     %s\n", jstr(s, "status"), jstr(s, "explanation"));
+					printf(" (%.0f%% of the run)",
+					       100 * jnum(s, "share_of_run"));
+				printf(", %s\n     %s\n", jstr(s, "status"),
+				       jstr(s, "explanation"));
 				json_t *mine = json_object_get(s, "signals");
 				for (size_t k = 0; k < json_array_size(mine); k++)
-					if (strcmp(jstr(json_array_get(mine, k), "severity"), "critical"))
+					if (strcmp(jstr(json_array_get(mine, k), "severity"),
+						   "critical"))
 						print_signal(&q, json_array_get(mine, k), "     ");
 			}
 		}

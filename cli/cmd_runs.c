@@ -7,9 +7,8 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 
-static const char usage[] =
-    "usage: tracer runs [--db PATH] [--json] [--limit N] [PIPELINE]\n"
-    "  recorded runs, newest first (of one pipeline if given)\n";
+static const char usage[] = "usage: tracer runs [--db PATH] [--json] [--limit N] [PIPELINE]\n"
+			    "  recorded runs, newest first (of one pipeline if given)\n";
 
 int cmd_runs(int argc, char **argv)
 {
@@ -49,10 +48,11 @@ int cmd_runs(int argc, char **argv)
 			int t = sqlite3_column_type(st, i);
 			json_object_set_new(
 			    o, name,
-			    t == SQLITE_NULL      ? json_null()
+			    t == SQLITE_NULL	  ? json_null()
 			    : t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, i))
-			    : t == SQLITE_FLOAT   ? json_real(sqlite3_column_double(st, i))
-						  : json_string((const char *)sqlite3_column_text(st, i)));
+			    : t == SQLITE_FLOAT
+				? json_real(sqlite3_column_double(st, i))
+				: json_string((const char *)sqlite3_column_text(st, i)));
 		}
 		json_array_append_new(rows, o);
 	}
@@ -70,7 +70,8 @@ int cmd_runs(int argc, char **argv)
 		json_t *r = json_array_get(rows, i);
 		char start[40], wall[32], cpu[32], mem[32], alerts[32];
 		json_t *end = json_object_get(r, "end_ns");
-		format_time(json_integer_value(json_object_get(r, "start_ns")), start, sizeof(start));
+		format_time(json_integer_value(json_object_get(r, "start_ns")), start,
+			    sizeof(start));
 		start[19] = '\0';
 		if (json_is_null(end))
 			snprintf(wall, sizeof(wall), "running");
@@ -93,7 +94,9 @@ int cmd_runs(int argc, char **argv)
 		       json_string_value(json_object_get(r, "engine"))
 			   ? json_string_value(json_object_get(r, "engine"))
 			   : "-",
-		       cli_severity_color(&q, crit ? "critical" : warn ? "warning" : NULL),
+		       cli_severity_color(&q, crit   ? "critical"
+					      : warn ? "warning"
+						     : NULL),
 		       status ? status : "-", cli_reset(&q), start, wall, cpu, mem,
 		       (long long)json_integer_value(json_object_get(r, "steps")), alerts);
 	}

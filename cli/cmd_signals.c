@@ -6,11 +6,10 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 
-static const char usage[] =
-    "usage: tracer signals [--db PATH] [--json] [--all] [--active] [RUN]\n"
-    "  failure signals of a run (default: the latest), most severe first\n"
-    "  --all     every run's signals\n"
-    "  --active  only conditions that still hold (stalls, slow steps)\n";
+static const char usage[] = "usage: tracer signals [--db PATH] [--json] [--all] [--active] [RUN]\n"
+			    "  failure signals of a run (default: the latest), most severe first\n"
+			    "  --all     every run's signals\n"
+			    "  --active  only conditions that still hold (stalls, slow steps)\n";
 
 static const char select_signals[] =
     "SELECT g.id, g.kind, g.severity, g.active, g.detected_ns, g.at_ns, g.run_id, r.name AS run,"
@@ -61,18 +60,21 @@ int cmd_signals(int argc, char **argv)
 		json_t *s = json_array_get(rows, i);
 		const char *sev = json_string_value(json_object_get(s, "severity"));
 		char when[40];
-		format_time(json_integer_value(json_object_get(s, "detected_ns")), when, sizeof(when));
+		format_time(json_integer_value(json_object_get(s, "detected_ns")), when,
+			    sizeof(when));
 		const char *step = json_string_value(json_object_get(s, "step"));
 		printf("  %s%-8s%s %-17s %s%s\n", cli_severity_color(&q, sev), sev ? sev : "?",
 		       cli_reset(&q), json_string_value(json_object_get(s, "kind")), when + 11,
 		       json_is_true(json_object_get(s, "active")) ||
-				   json_integer_value(json_object_get(s, "active"))
-			       ? "  (still active)"
-			       : "");
+			       json_integer_value(json_object_get(s, "active"))
+			   ? "  (still active)"
+			   : "");
 		if (!run)
 			printf("           run %lld '%s'\n",
 			       (long long)json_integer_value(json_object_get(s, "run_id")),
-			       json_string_value(json_object_get(s, "run")) ? json_string_value(json_object_get(s, "run")) : "-");
+			       json_string_value(json_object_get(s, "run"))
+				   ? json_string_value(json_object_get(s, "run"))
+				   : "-");
 		if (step)
 			printf("           step '%s'\n", step);
 		printf("           %s\n", json_string_value(json_object_get(s, "message")));

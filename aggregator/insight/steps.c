@@ -129,6 +129,37 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 	insight_raise(in, &sig);
 }
 
+/* Peak memory close to the cgroup's limit: the next input may not fit. */
+static void near_limit(struct insight *in, struct step *s, int64_t now_ns)
+{
+	int64_t peak = rollup_peak_rss(&s->r);
+	struct signal_row sig;
+
+	if (s->memory_limit_kb <= 0 || peak <= 0 ||
+	    (double)peak < in->cfg.near_limit_share * (double)s->memory_limit_kb)
+		return;
+	memset(&sig, 0, sizeof(sig));
+	sig.kind = "memory_pressure";
+	sig.severity = "warning";
+	sig.detected_ns = now_ns;
+	sig.at_ns = s->r.end_ns;
+	sig.run_id = s->run->row.id;
+	sig.step_id = s->id;
+	sig.tool_id = s->main_tool_id;
+	sig.has_value = sig.has_threshold = true;
+	sig.value = (double)peak / (double)s->memory_limit_kb;
+	sig.threshold = in->cfg.near_limit_share;
+	sig.unit = "share of the memory limit";
+	snprintf(sig.message, sizeof(sig.message),
+		 "step '%.100s' peaked at %.0f MiB, %.0f%% of its cgroup's %.0f MiB memory limit",
+		 s->name, (double)peak / 1024.0, 100.0 * sig.value,
+		 (double)s->memory_limit_kb / 1024.0);
+	snprintf(sig.details, sizeof(sig.details),
+		 "{\"peak_rss_kb\":%lld,\"memory_limit_kb\":%lld}", (long long)peak,
+		 (long long)s->memory_limit_kb);
+	insight_raise(in, &sig);
+}
+
 void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 {
 	struct signal_row sig;
@@ -157,6 +188,7 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 	}
 	if (s->retry_of)
 		finish_retry(in, s);
+	near_limit(in, s, now_ns);
 }
 
 /* Where the step's process time went (common/character.c has the rule). */

@@ -221,3 +221,27 @@ def slower_than_usual_is_flagged_while_running(ctx):
         ctx.check(not slow[0]["active"], "closed when the step ended")
     ctx.stop(col)
     ctx.stop(agg)
+
+
+@test
+def step_near_its_memory_limit_is_flagged(ctx):
+    """A step that peaks at over 90% of its cgroup's memory limit gets a memory_pressure
+    signal; the step records the limit (read from the cgroup) and its peak."""
+    cg = MemoryCgroup(f"tracer-it-near-{os.getpid()}", "100M")
+    try:
+        body = (f"echo $$ > {cg.path}/cgroup.procs\n"
+                f"{ctx.helper('memhog')} 92 0 {ctx.path('hog.json')}\n"
+                f"{ctx.helper('memhog')} 20 0 {ctx.path('small.json')}\n")
+        ctx.tracer_run([script(ctx, "near.sh", body)], expect=0)
+    finally:
+        cg.remove()
+    run_id = ctx.latest_run()
+    steps = ctx.query("SELECT id, name, memory_limit_kb, peak_rss_kb FROM steps WHERE run_id = ? "
+                      "AND name = 'memhog' ORDER BY id", run_id)
+    ctx.check(len(steps) == 2 and all(s[2] == 100 * 1024 for s in steps),
+              f"both steps record the 100 MiB limit: {steps}")
+    near = signals(ctx, ctx.db, run_id=run_id, kind="memory_pressure")
+    ctx.check(len(near) == 1 and steps and near[0]["step_id"] == steps[0][0],
+              f"only the 92 MiB step is near its limit: {near}")
+    if near and steps:
+        ctx.close(near[0]["value"], steps[0][3] / (100 * 1024), 0.001, "value is peak over limit")
