@@ -165,6 +165,7 @@ $(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
 
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+	$(PYTHON) test/prices/test_build_table.py
 
 # Tests need root (BPF); as root, missing Debian packages are installed first.
 check: deps
@@ -179,13 +180,21 @@ demo: deps
 	$(MAKE) all
 	examples/demo/run-demo.sh
 
+# Refresh the price table: make prices AWS_BULK=index.json [SPOT=spot.json] [REGION=...]
+# (AWS_BULK: the region's Price List bulk JSON; SPOT: describe-spot-price-history output).
+prices:
+	@test -n "$(AWS_BULK)" || { echo "make prices AWS_BULK=FILE [SPOT=FILE] [REGION=r]"; exit 2; }
+	$(PYTHON) deploy/prices/build_table.py --aws-bulk $(AWS_BULK) $(if $(SPOT),--spot $(SPOT)) \
+		$(if $(REGION),--region $(REGION)) > deploy/etc/prices.tsv.new
+	mv deploy/etc/prices.tsv.new deploy/etc/prices.tsv
+
 # Overhead and loss benchmarks (root): results in docs/performance.md.
 bench: deps
 	$(MAKE) all
 	$(PYTHON) test/bench/bench.py --build $(BUILD)
 
 .SECONDARY:
-.PHONY: all unit check deps demo bench clean install uninstall format
+.PHONY: all unit check deps demo bench clean install uninstall format prices
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
