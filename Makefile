@@ -43,7 +43,7 @@ endif
 # Debian's libnng-dev ships no pkg-config file, so libraries are named directly.
 LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -linih -lpthread
 LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
-LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
+LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lcurl -linih -lpthread -lm
 
 # --- generated sources -------------------------------------------------------
 VMLINUX_H := $(BUILD)/vmlinux.h
@@ -102,7 +102,8 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    common/jsonutil.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/clidb.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/schema.c \
-            common/character.c \
+            common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c \
+            cli/cmd_cost.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

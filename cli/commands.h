@@ -8,5 +8,6 @@ int cmd_status(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_signals(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+int cmd_cost(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ static const struct verb verbs[] = {
     {"runs", cmd_runs, "recorded runs, newest first"},
     {"signals", cmd_signals, "failure signals of a run: OOM kills, failures, stalls, slow steps"},
     {"explain", cmd_explain, "why a run or step was slow or failed, ranked by evidence"},
+    {"cost", cmd_cost, "what the host cost and who used it, by step, run, tool, user..."},
     {"status", cmd_status, "probes, losses and daemon health"},
 };
 

@@ -1,0 +1,184 @@
+"""Cost, right-sizing and idle: arithmetic against hand-computed values on a
+database with known usage, and the IMDSv2 token protocol against a local
+server (including 401 and timeouts)."""
+import http.server
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+
+from harness import Failure, test
+
+HOUR = 3600 * 10**9
+T0 = 1_800_000_000 * 10**9  # an arbitrary epoch, whole seconds
+
+
+def empty_db(ctx, path):
+    """A database with the current schema, made by the aggregator itself."""
+    sock = ctx.path("mk.sock")
+    agg = subprocess.Popen([ctx.bin("tracer-aggregator"), "--db", path, "--socket", sock, "--user", "nobody",
+                            "--host-sample-ms", "0"], stderr=subprocess.PIPE, text=True)
+    end = time.time() + 10
+    while not os.path.exists(sock) and time.time() < end:
+        time.sleep(0.05)
+    agg.send_signal(signal.SIGTERM)
+    agg.communicate(timeout=10)
+    if not os.path.exists(path):
+        raise Failure("aggregator made no database")
+
+
+def known_usage_db(ctx):
+    """One hour on a 4-CPU, 16 GiB host. Run 'align' (pipeline p) has two steps:
+    bwa: 1800 CPU-s and 4 GiB all hour; sort: no CPU, 2 GiB for the first half hour.
+    Outside any run: a daemon with 360 CPU-s and 1 GiB all hour."""
+    db = ctx.path("cost.db")
+    empty_db(ctx, db)
+    con = sqlite3.connect(db)
+    for i in range(3600):
+        con.execute("INSERT INTO host_samples (ts_ns, interval_ns, cpus, mem_total_kb) VALUES (?,?,?,?)",
+                    (T0 + i * 10**9, 10**9, 4, 16 * 1024 * 1024))
+    con.execute("INSERT INTO runs (id, name, pipeline, start_ns, end_ns, status) VALUES "
+                "(1, 'align', 'p', ?, ?, 'ok')", (T0, T0 + HOUR))
+    con.execute("INSERT INTO steps (id, run_id, key, name, kind, status, start_ns, end_ns) VALUES "
+                "(1, 1, '1', 'bwa', 'script-step', 'ok', ?, ?), (2, 1, '2', 'sort', 'script-step', 'ok', ?, ?)",
+                (T0, T0 + HOUR, T0, T0 + HOUR // 2))
+    procs = [  # id, run, step, uid, start, end, cpu_ns, rss_kb
+        (1, 1, 1, 0, T0, T0 + HOUR, 1800 * 10**9, 4 * 1024 * 1024),
+        (2, 1, 2, 0, T0, T0 + HOUR // 2, 0, 2 * 1024 * 1024),
+        (3, None, None, 65534, T0 - HOUR, T0 + 2 * HOUR, 3 * 360 * 10**9, 1024 * 1024),
+    ]
+    for pid, run, step, uid, start, end, cpu, rss in procs:
+        con.execute("INSERT INTO processes (id, run_id, step_id, pid, proc_start_boot_ns, start_ns, end_ns, "
+                    "state, uid, gid, cpu_user_ns, cpu_sys_ns, max_rss_kb) VALUES (?,?,?,?,?,?,?,?,?,?,?,0,?)",
+                    (pid, run, step, 1000 + pid, 0, start, end, "exited", uid, uid, cpu, rss))
+        # One sample per minute: cumulative CPU growing evenly, RSS constant.
+        for m in range(0, (end - start) // (60 * 10**9) + 1):
+            ts = start + m * 60 * 10**9
+            con.execute("INSERT INTO samples (process_id, ts_ns, cpu_user_ns, cpu_sys_ns, rss_kb) VALUES "
+                        "(?,?,?,0,?)", (pid, ts, cpu * (ts - start) // (end - start), rss))
+    con.commit()
+    con.close()
+    return db
+
+
+def tracer_json(ctx, *args):
+    p = subprocess.run([ctx.bin("tracer"), *args, "--json"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise Failure(f"tracer {' '.join(args)}: {p.returncode} {p.stderr}")
+    return json.loads(p.stdout)
+
+
+@test
+def cost_arithmetic_matches_hand_computed_values(ctx):
+    """$1/h, half by CPU, half by memory. Hand-computed:
+    bwa  = 0.5 x 1800/(4 x 3600) + 0.5 x 4/16        = 0.0625 + 0.125   = $0.1875
+    sort = 0.5 x 0             + 0.5 x (2 x 0.5)/16 = $0.03125
+    the daemon inside the hour = 0.5 x 360/14400 + 0.5 x 1/16 = 0.0125 + 0.03125 = $0.04375
+    idle = 1 - 0.1875 - 0.03125 - 0.04375 = $0.7375"""
+    db = known_usage_db(ctx)
+    doc = tracer_json(ctx, "cost", "--db", db, "--rate", "1", "align")
+    got = {r["key"]: r["usd"] for r in doc["breakdown"]}
+    want = {"bwa": 0.1875, "sort": 0.03125, "(not in a run)": 0.04375}
+    for k, v in want.items():
+        ctx.close(got.get(k), v, 1e-6, f"cost of {k}")
+    ctx.close(doc["total_usd"], 1.0, 1e-9, "one hour at $1/h")
+    ctx.close(doc["idle_usd"], 0.7375, 1e-6, "idle capacity")
+    ctx.close(sum(got.values()) + doc["idle_usd"], doc["total_usd"], 1e-12, "parts add up to the bill")
+    # By user, priced from the table (m5.xlarge on-demand: $0.192/h): the same shares.
+    doc = tracer_json(ctx, "cost", "--db", db, "--instance-type", "m5.xlarge", "--region", "us-east-1",
+                      "--by", "user", "align")
+    ctx.close(doc["total_usd"], 0.192, 1e-9, "m5.xlarge hour from the price table")
+    users = {r["key"]: r["usd"] for r in doc["breakdown"]}
+    ctx.close(users.get("root"), 0.192 * (0.1875 + 0.03125), 1e-6, "root's processes")
+    ctx.close(users.get("nobody"), 0.192 * 0.04375, 1e-6, "nobody's daemon")
+    # Cost centers from a mapping file: users first, then groups, then cgroup prefixes.
+    centers = ctx.path("centers.ini")
+    with open(centers, "w") as f:
+        f.write("[users]\nroot = genomics\n[groups]\nnogroup = platform\n")
+    doc = tracer_json(ctx, "cost", "--db", db, "--rate", "1", "--by", "costcenter", "--cost-centers", centers,
+                      "align")
+    cc = {r["key"]: r["usd"] for r in doc["breakdown"]}
+    ctx.close(cc.get("genomics"), 0.21875, 1e-6, "genomics cost center")
+    ctx.close(cc.get("platform"), 0.04375, 1e-6, "platform cost center (by group)")
+    with open(centers, "w") as f:
+        f.write("[users]\nroot genomics\n")
+    bad = subprocess.run([ctx.bin("tracer"), "cost", "--db", db, "--rate", "1", "--by", "costcenter",
+                          "--cost-centers", centers, "align"], capture_output=True, text=True, timeout=30)
+    ctx.check(bad.returncode == 1 and ":2:" in bad.stderr, f"a bad mapping line is named: {bad.stderr}")
+
+
+class FakeImds(http.server.BaseHTTPRequestHandler):
+    """IMDSv2: PUT /latest/api/token (with the TTL header) gives a token; GETs need it."""
+    mode = "ok"
+    tokens_issued = 0
+    tokens = set()
+
+    def log_message(self, *a):
+        pass
+
+    def do_PUT(self):
+        if self.path != "/latest/api/token" or "X-aws-ec2-metadata-token-ttl-seconds" not in self.headers:
+            self.send_response(400)
+            self.end_headers()
+            return
+        if self.mode == "slow":
+            time.sleep(3)
+        FakeImds.tokens_issued += 1
+        token = f"tok{FakeImds.tokens_issued}"
+        FakeImds.tokens.add(token)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(token.encode())
+
+    def do_GET(self):
+        token = self.headers.get("X-aws-ec2-metadata-token")
+        # "expire": the first token stops working, as after its TTL: a 401 asks for a new one.
+        if self.mode == "expire" and token == "tok1":
+            FakeImds.tokens.discard("tok1")
+        if token not in FakeImds.tokens or self.mode == "deny":
+            self.send_response(401)
+            self.end_headers()
+            return
+        values = {"/latest/meta-data/instance-type": "m5.xlarge",
+                  "/latest/meta-data/placement/availability-zone": "us-east-1b",
+                  "/latest/meta-data/placement/region": "us-east-1",
+                  "/latest/meta-data/instance-life-cycle": "on-demand"}
+        if self.path not in values:
+            self.send_response(404)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(values[self.path].encode())
+
+
+@test
+def imdsv2_token_flow_401_and_timeouts(ctx):
+    """The instance type comes from a local IMDSv2: token first, one refresh on 401,
+    'unknown' quickly when the service denies or hangs."""
+    db = known_usage_db(ctx)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeImds)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    none = "http://127.0.0.1:9"  # nothing listens: the GCP probe fails at once
+    try:
+        for mode in ("ok", "expire"):
+            FakeImds.mode, FakeImds.tokens_issued, FakeImds.tokens = mode, 0, set()
+            doc = tracer_json(ctx, "cost", "--db", db, "--imds-endpoint", url, "--gcp-endpoint", none, "align")
+            ctx.check("m5.xlarge on-demand us-east-1" in doc["price_source"], f"{mode}: {doc['price_source']}")
+            ctx.close(doc["total_usd"], 0.192, 1e-9, f"{mode}: priced as m5.xlarge")
+            if mode == "expire":
+                ctx.check(FakeImds.tokens_issued == 2, f"a 401 fetched one new token: {FakeImds.tokens_issued}")
+        for mode in ("deny", "slow"):
+            FakeImds.mode, FakeImds.tokens = mode, set()
+            start = time.time()
+            p = subprocess.run([ctx.bin("tracer"), "cost", "--db", db, "--imds-endpoint", url,
+                                "--gcp-endpoint", none, "align"], capture_output=True, text=True, timeout=30)
+            took = time.time() - start
+            ctx.check(p.returncode == 1 and "instance unknown" in p.stderr, f"{mode}: {p.returncode} {p.stderr}")
+            ctx.check(took < 2.5, f"{mode}: gave up within the 1 s timeouts ({took:.1f} s)")
+    finally:
+        server.shutdown()
