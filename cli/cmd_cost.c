@@ -52,8 +52,8 @@ struct tally {
 static int center_line(void *user, const char *section, const char *name, const char *value)
 {
 	struct tally *t = user;
-	const char *kind = !strcmp(section, "users")	? "user"
-			   : !strcmp(section, "groups") ? "group"
+	const char *kind = !strcmp(section, "users")	 ? "user"
+			   : !strcmp(section, "groups")	 ? "group"
 			   : !strcmp(section, "cgroups") ? "cgroup"
 							 : NULL;
 	if (!kind)
@@ -117,10 +117,14 @@ static void add(const struct process_usage *u, void *ctx)
 		snprintf(key, sizeof(key), "%s", u->run_id ? u->run : "(not in a run)");
 	else if (!strcmp(t->by, "pipeline"))
 		snprintf(key, sizeof(key), "%s",
-			 !u->run_id ? "(not in a run)" : u->pipeline[0] ? u->pipeline : "(no pipeline)");
+			 !u->run_id	  ? "(not in a run)"
+			 : u->pipeline[0] ? u->pipeline
+					  : "(no pipeline)");
 	else if (!strcmp(t->by, "step"))
 		snprintf(key, sizeof(key), "%s",
-			 !u->run_id ? "(not in a run)" : u->step_id ? u->step : "(outside steps)");
+			 !u->run_id   ? "(not in a run)"
+			 : u->step_id ? u->step
+				      : "(outside steps)");
 	else if (!strcmp(t->by, "tool"))
 		snprintf(key, sizeof(key), "%s", u->tool[0] ? u->tool : "(unknown)");
 	else if (!strcmp(t->by, "user"))
@@ -163,9 +167,11 @@ static int64_t parse_duration(const char *s)
 {
 	char *end;
 	double v = strtod(s, &end);
-	double unit = !strcmp(end, "s") || !*end ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600
-		      : !strcmp(end, "d")				      ? 86400
-										      : 0;
+	double unit = !strcmp(end, "s") || !*end ? 1
+		      : !strcmp(end, "m")	 ? 60
+		      : !strcmp(end, "h")	 ? 3600
+		      : !strcmp(end, "d")	 ? 86400
+						 : 0;
 	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : 0;
 }
 
@@ -209,7 +215,8 @@ int cmd_cost(int argc, char **argv)
 	for (size_t i = 0; i < 6; i++)
 		known_by = known_by || !strcmp(t.by, bys[i]);
 	if (!known_by) {
-		fprintf(stderr, "tracer cost: --by is run, pipeline, step, tool, user or costcenter\n");
+		fprintf(stderr,
+			"tracer cost: --by is run, pipeline, step, tool, user or costcenter\n");
 		return 2;
 	}
 	if (centers_path) {
@@ -218,8 +225,9 @@ int cmd_cost(int argc, char **argv)
 			fprintf(stderr, "tracer cost: %s: %s\n", centers_path,
 				line < 0 ? "cannot read" : "bad line");
 			if (line > 0)
-				fprintf(stderr, "tracer cost: %s:%d: expected NAME = COST_CENTER in "
-						"[users], [groups] or [cgroups]\n",
+				fprintf(stderr,
+					"tracer cost: %s:%d: expected NAME = COST_CENTER in "
+					"[users], [groups] or [cgroups]\n",
 					centers_path, line);
 			free(t.centers);
 			return 1;
@@ -242,10 +250,11 @@ int cmd_cost(int argc, char **argv)
 	} else {
 		if (!(run = cli_run(&q, db)))
 			goto fail;
-		json_t *r = cli_rows_json(db,
-					  "SELECT start_ns, coalesce(end_ns, (SELECT max(ts_ns) FROM "
-					  "host_samples)) AS end_ns FROM runs WHERE id = ?1",
-					  run);
+		json_t *r =
+		    cli_rows_json(db,
+				  "SELECT start_ns, coalesce(end_ns, (SELECT max(ts_ns) FROM "
+				  "host_samples)) AS end_ns FROM runs WHERE id = ?1",
+				  run);
 		from = json_integer_value(json_object_get(json_array_get(r, 0), "start_ns"));
 		to = json_integer_value(json_object_get(json_array_get(r, 0), "end_ns"));
 		json_decref(r);
@@ -256,8 +265,9 @@ int cmd_cost(int argc, char **argv)
 		goto fail;
 	usage_capacity(db, &cap);
 	if (cap.cpus <= 0 || cap.memory_gib <= 0) {
-		fprintf(stderr, "tracer cost: no host samples in %s: the host's CPUs and memory are "
-				"unknown (the aggregator records them every second)\n",
+		fprintf(stderr,
+			"tracer cost: no host samples in %s: the host's CPUs and memory are "
+			"unknown (the aggregator records them every second)\n",
 			q.db_path);
 		goto fail;
 	}
@@ -273,21 +283,23 @@ int cmd_cost(int argc, char **argv)
 	json_t *rows = json_array();
 	double used = 0;
 	for (size_t i = 0; i < t.n; i++) {
-		double c = total * (w * t.b[i].cpu_s / cpu_cap + (1 - w) * t.b[i].mem_gib_s / mem_cap);
+		double c =
+		    total * (w * t.b[i].cpu_s / cpu_cap + (1 - w) * t.b[i].mem_gib_s / mem_cap);
 		used += c;
 		json_array_append_new(
-		    rows, json_pack("{s:s, s:i, s:f, s:f, s:f, s:f}", "key", t.b[i].key, "processes",
-				    (int)t.b[i].processes, "cpu_seconds", t.b[i].cpu_s, "memory_gib_hours",
-				    t.b[i].mem_gib_s / 3600.0, "usd", c, "share", total > 0 ? c / total : 0));
+		    rows, json_pack("{s:s, s:i, s:f, s:f, s:f, s:f}", "key", t.b[i].key,
+				    "processes", (int)t.b[i].processes, "cpu_seconds", t.b[i].cpu_s,
+				    "memory_gib_hours", t.b[i].mem_gib_s / 3600.0, "usd", c,
+				    "share", total > 0 ? c / total : 0));
 	}
 	double idle = total - used;
 	if (q.json) {
 		json_t *doc = json_pack(
-		    "{s:s, s:I, s:I, s:f, s:s, s:f, s:i, s:f, s:f, s:o, s:f, s:f}", "by", t.by, "from_ns",
-		    (json_int_t)from, "to_ns", (json_int_t)to, "usd_per_hour", hp.usd_per_hour,
-		    "price_source", hp.source, "cpu_weight", w, "cpus", cap.cpus, "memory_gib",
-		    cap.memory_gib, "total_usd", total, "breakdown", rows, "idle_usd", idle,
-		    "work_usd", used);
+		    "{s:s, s:I, s:I, s:f, s:s, s:f, s:i, s:f, s:f, s:o, s:f, s:f}", "by", t.by,
+		    "from_ns", (json_int_t)from, "to_ns", (json_int_t)to, "usd_per_hour",
+		    hp.usd_per_hour, "price_source", hp.source, "cpu_weight", w, "cpus", cap.cpus,
+		    "memory_gib", cap.memory_gib, "total_usd", total, "breakdown", rows, "idle_usd",
+		    idle, "work_usd", used);
 		if (run)
 			json_object_set_new(doc, "run", json_integer(run));
 		cli_print_json(doc);
@@ -306,8 +318,9 @@ int cmd_cost(int argc, char **argv)
 		for (size_t i = 0; i < json_array_size(rows); i++) {
 			json_t *r = json_array_get(rows, i);
 			char cpu[32];
-			format_duration((int64_t)(json_real_value(json_object_get(r, "cpu_seconds")) * 1e9),
-					cpu, sizeof(cpu));
+			format_duration(
+			    (int64_t)(json_real_value(json_object_get(r, "cpu_seconds")) * 1e9),
+			    cpu, sizeof(cpu));
 			printf("%-40.40s %9lld %12s %12.4f %10.4f %5.1f%%\n",
 			       json_string_value(json_object_get(r, "key")),
 			       (long long)json_integer_value(json_object_get(r, "processes")), cpu,

@@ -9,5 +9,7 @@ int cmd_runs(int argc, char **argv);
 int cmd_signals(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
+int cmd_recommend(int argc, char **argv);
+int cmd_idle(int argc, char **argv);
 
 #endif

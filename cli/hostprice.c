@@ -14,7 +14,8 @@ int host_price_resolve(const char *verb, const struct price_options *o, struct p
 		char *end;
 		hp->usd_per_hour = strtod(o->rate, &end);
 		if (*end || hp->usd_per_hour <= 0) {
-			fprintf(stderr, "tracer %s: --rate is USD per hour, got '%s'\n", verb, o->rate);
+			fprintf(stderr, "tracer %s: --rate is USD per hour, got '%s'\n", verb,
+				o->rate);
 			return -1;
 		}
 		snprintf(hp->source, sizeof(hp->source), "configured rate (--rate)");
@@ -40,10 +41,11 @@ int host_price_resolve(const char *verb, const struct price_options *o, struct p
 		if (cloud_detect(o->imds_endpoint ? o->imds_endpoint : AWS_METADATA_ENDPOINT,
 				 o->gcp_endpoint ? o->gcp_endpoint : GCP_METADATA_ENDPOINT, 1000,
 				 &hp->facts, err, sizeof(err)) != 0) {
-			fprintf(stderr,
-				"tracer %s: instance unknown (%s): not on a cloud? pass --rate USD/h "
-				"(on-prem) or --instance-type TYPE [--region R] [--lifecycle L]\n",
-				verb, err);
+			fprintf(
+			    stderr,
+			    "tracer %s: instance unknown (%s): not on a cloud? pass --rate USD/h "
+			    "(on-prem) or --instance-type TYPE [--region R] [--lifecycle L]\n",
+			    verb, err);
 			return -1;
 		}
 	} else {
@@ -57,8 +59,9 @@ int host_price_resolve(const char *verb, const struct price_options *o, struct p
 		hp->row = prices_find(t, region, hp->facts.instance_type, "on-demand");
 	}
 	if (!hp->row) {
-		fprintf(stderr, "tracer %s: %s %s in %s is not in the price table %s; pass --rate\n",
-			verb, hp->facts.instance_type, hp->facts.lifecycle, region, t->path);
+		fprintf(stderr,
+			"tracer %s: %s %s in %s is not in the price table %s; pass --rate\n", verb,
+			hp->facts.instance_type, hp->facts.lifecycle, region, t->path);
 		return -1;
 	}
 	hp->usd_per_hour = hp->row->usd_per_hour;

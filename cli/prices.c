@@ -37,7 +37,8 @@ int prices_load(struct price_table *t, const char *path, char *err, size_t err_s
 
 	memset(t, 0, sizeof(*t));
 	if (!path && !(path = default_path(buf, sizeof(buf)))) {
-		snprintf(err, err_size, "no price table (/etc/tracer/prices.tsv); pass --prices FILE");
+		snprintf(err, err_size,
+			 "no price table (/etc/tracer/prices.tsv); pass --prices FILE");
 		return -1;
 	}
 	FILE *f = fopen(path, "re");
@@ -58,8 +59,10 @@ int prices_load(struct price_table *t, const char *path, char *err, size_t err_s
 		if (sscanf(line, "%7s %31s %47s %15s %lf %d %lf %15s", p.provider, p.region, p.type,
 			   p.lifecycle, &p.usd_per_hour, &p.vcpu, &p.memory_gib, p.cls) != 8 ||
 		    p.usd_per_hour <= 0 || p.vcpu <= 0 || p.memory_gib <= 0) {
-			snprintf(err, err_size, "%s:%d: expected provider region type lifecycle "
-				 "usd_per_hour vcpu memory_gib class", path, lineno);
+			snprintf(err, err_size,
+				 "%s:%d: expected provider region type lifecycle "
+				 "usd_per_hour vcpu memory_gib class",
+				 path, lineno);
 			fclose(f);
 			prices_free(t);
 			return -1;
@@ -106,7 +109,8 @@ const struct price *prices_cheapest_fit(const struct price_table *t, const char 
 
 	for (size_t i = 0; i < t->n; i++) {
 		const struct price *p = &t->rows[i];
-		if (strcmp(p->lifecycle, lifecycle) || (region && *region && strcmp(p->region, region)))
+		if (strcmp(p->lifecycle, lifecycle) ||
+		    (region && *region && strcmp(p->region, region)))
 			continue;
 		if (cls ? strcmp(p->cls, cls) != 0
 			: (!strcmp(p->cls, "gpu") || !strcmp(p->cls, "burstable")))

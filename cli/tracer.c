@@ -19,6 +19,8 @@ static const struct verb verbs[] = {
     {"signals", cmd_signals, "failure signals of a run: OOM kills, failures, stalls, slow steps"},
     {"explain", cmd_explain, "why a run or step was slow or failed, ranked by evidence"},
     {"cost", cmd_cost, "what the host cost and who used it, by step, run, tool, user..."},
+    {"recommend", cmd_recommend, "right-sizing: what each step used, was given, should get"},
+    {"idle", cmd_idle, "periods the host ran no tracked work, and what they cost"},
     {"status", cmd_status, "probes, losses and daemon health"},
 };
 

@@ -23,7 +23,8 @@ static double cpu_at(const struct sample_point *s, size_t n, int64_t start, doub
 		if (t <= nt) {
 			if (nt <= prev_t)
 				return nc;
-			return prev_c + (nc - prev_c) * (double)(t - prev_t) / (double)(nt - prev_t);
+			return prev_c +
+			       (nc - prev_c) * (double)(t - prev_t) / (double)(nt - prev_t);
 		}
 		prev_t = nt;
 		prev_c = nc;
@@ -102,7 +103,8 @@ int usage_scan(sqlite3 *db, int64_t from_ns, int64_t to_ns, int64_t only_run,
 		int64_t id = sqlite3_column_int64(st, 0);
 		if (id != cur) {
 			if (cur)
-				finish(&u, pts, n, start, end, total_cpu, peak, from_ns, to_ns, fn, ctx);
+				finish(&u, pts, n, start, end, total_cpu, peak, from_ns, to_ns, fn,
+				       ctx);
 			memset(&u, 0, sizeof(u));
 			cur = id;
 			n = 0;
@@ -122,7 +124,8 @@ int usage_scan(sqlite3 *db, int64_t from_ns, int64_t to_ns, int64_t only_run,
 			peak = (double)sqlite3_column_int64(st, 13) / GIB_KB;
 		}
 		if (sqlite3_column_type(st, 14) != SQLITE_NULL) {
-			/* Long-lived processes: keep every 2nd point once full (coarser, same total). */
+			/* Long-lived processes: keep every 2nd point once full (coarser, same
+			 * total). */
 			if (n == sizeof(pts) / sizeof(*pts)) {
 				for (size_t i = 0; i < n / 2; i++)
 					pts[i] = pts[2 * i + 1];

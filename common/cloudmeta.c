@@ -145,8 +145,8 @@ static int detect_aws(const char *endpoint, long timeout_ms, struct instance_fac
 	return 0;
 }
 
-static bool gcp_get(const char *endpoint, const char *path, long timeout_ms, char *out,
-		    size_t size, char *err, size_t err_size)
+static bool gcp_get(const char *endpoint, const char *path, long timeout_ms, char *out, size_t size,
+		    char *err, size_t err_size)
 {
 	char url[512];
 	struct buffer b;

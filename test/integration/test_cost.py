@@ -182,3 +182,73 @@ def imdsv2_token_flow_401_and_timeouts(ctx):
             ctx.check(took < 2.5, f"{mode}: gave up within the 1 s timeouts ({took:.1f} s)")
     finally:
         server.shutdown()
+
+
+@test
+def idle_periods_and_gaps_match_hand_computed_values(ctx):
+    """30 minutes of host samples: 10 idle (2% CPU), 10 with a run (90%), 10 idle (1%).
+    The run's two steps leave a 5-minute gap. At $0.36/h: each idle 10 minutes costs
+    $0.06, the gap $0.03."""
+    db = ctx.path("idle.db")
+    empty_db(ctx, db)
+    con = sqlite3.connect(db)
+    s = 10**9
+    for i in range(1, 1801):
+        busy = 2.0 if i <= 600 else 90.0 if i <= 1200 else 1.0
+        con.execute("INSERT INTO host_samples (ts_ns, interval_ns, cpus, mem_total_kb, cpu_busy_pct) "
+                    "VALUES (?,?,?,?,?)", (T0 + i * s, s, 4, 16 * 1024 * 1024, busy))
+    con.execute("INSERT INTO runs (id, name, start_ns, end_ns, status, steps) VALUES (1, 'job', ?, ?, 'ok', 2)",
+                (T0 + 600 * s, T0 + 1200 * s))
+    con.execute("INSERT INTO steps (id, run_id, key, name, kind, status, start_ns, end_ns) VALUES "
+                "(1, 1, '1', 'a', 'script-step', 'ok', ?, ?), (2, 1, '2', 'b', 'script-step', 'ok', ?, ?)",
+                (T0 + 600 * s, T0 + 700 * s, T0 + 1000 * s, T0 + 1200 * s))
+    con.commit()
+    con.close()
+    doc = tracer_json(ctx, "idle", "--db", db, "--rate", "0.36", "--since", "1h")
+    host = [(p["from_ns"] - T0) // s for p in doc["host_idle"]], [(p["to_ns"] - T0) // s for p in doc["host_idle"]]
+    ctx.check(host == ([0, 1200], [600, 1800]), f"two idle periods, 0-600 s and 1200-1800 s: {host}")
+    ctx.check(all(abs(p["usd"] - 0.06) < 1e-9 for p in doc["host_idle"]), f"$0.06 each: {doc['host_idle']}")
+    gaps = [((p["from_ns"] - T0) // s, (p["to_ns"] - T0) // s, round(p["usd"], 9)) for p in doc["idle_in_runs"]]
+    ctx.check(gaps == [(700, 1000, 0.03)], f"the gap between the steps: {gaps}")
+    doc = tracer_json(ctx, "idle", "--db", db, "--rate", "0.36", "--since", "1h", "--cpu-below", "1.5")
+    ctx.check(len(doc["host_idle"]) == 1, "at 1.5% only the 1% stretch is idle")
+
+
+@test
+def recommend_shrinks_a_step_that_used_a_tenth_of_its_limit(ctx):
+    """A step peaking at ~51 MiB under a 512 MiB cgroup limit is over-provisioned: give
+    it peak + 20% rounded up to 64 MiB, and the cheapest instance type that fits."""
+    from test_telemetry import MemoryCgroup
+    cg = MemoryCgroup(f"tracer-it-rec-{os.getpid()}", "512M")
+    script = ctx.path("small.sh")
+    with open(script, "w") as f:
+        f.write(f"#!/bin/bash\necho $$ > {cg.path}/cgroup.procs\n"
+                f"{ctx.helper('memhog')} 50 0 {ctx.path('hog.json')}\n")
+    os.chmod(script, 0o755)
+    try:
+        ctx.tracer_run([script], expect=0)
+    finally:
+        cg.remove()
+    doc = tracer_json(ctx, "recommend", "--db", ctx.db, "--instance-type", "m5.2xlarge")
+    steps = {s["name"]: s for s in doc["steps"]}
+    s = steps.get("memhog")
+    if not s:
+        raise Failure(f"no memhog step: {list(steps)}")
+    peak_gib = s["peak_rss_kb"] / 1048576
+    ctx.check(abs(s["memory_given_gib"] - 0.5) < 1e-9 and s["memory_given_from"] == "cgroup limit",
+              f"given: the 512 MiB limit: {s['memory_given_gib']} {s['memory_given_from']}")
+    ctx.check(s["memory_verdict"] == "over-provisioned", f"told to shrink: {s['memory_verdict']}")
+    import math
+    want = math.ceil(peak_gib * 1.2 * 16) / 16
+    ctx.close(s["memory_recommended_gib"], want, 1e-9, "peak + 20%, rounded up to 64 MiB")
+    ctx.check(s["cpus_recommended"] == 1, f"one CPU: {s['cpus_recommended']}")
+    # The cheapest fitting type, computed here from the bundled table.
+    rows = [line.split("\t") for line in open(os.path.join(os.path.dirname(__file__), "..", "..",
+                                                           "deploy", "etc", "prices.tsv"))
+            if not line.startswith("#")]
+    fits = [r for r in rows if r[1] == "us-east-1" and r[3] == "on-demand" and r[7].strip() not in
+            ("gpu", "burstable") and int(r[5]) >= 1 and float(r[6]) >= want]
+    cheapest = min(fits, key=lambda r: float(r[4]))
+    ctx.check(s["instance"]["type"] == cheapest[2], f"instance {s['instance']['type']} vs {cheapest[2]}")
+    hours = s["wall_ns"] / 3.6e12
+    ctx.close(s["usd_saving"], hours * (0.384 - float(cheapest[4])), 1e-9, "saving vs m5.2xlarge for its wall time")
