@@ -72,6 +72,16 @@ $(BUILD)/schema_sql.c: $(SCHEMA_SQL) aggregator/schema/embed.sh
 	$(call msg,GEN,$@)
 	$(Q)aggregator/schema/embed.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
 
+$(BUILD)/report_template.c: cli/report_template.html cli/embed_text.sh
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)cli/embed_text.sh report_template $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/report_template.o: $(BUILD)/report_template.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 $(BUILD)/obj/schema_sql.o: $(BUILD)/schema_sql.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -103,7 +113,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/clidb.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/schema.c \
             common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c \
-            cli/cmd_cost.c cli/cmd_recommend.c cli/cmd_idle.c \
+            cli/cmd_cost.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -111,7 +121,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 COMMON_OBJS     := $(call obj,$(COMMON_SRCS)) $(BUILD)/obj/proto/tracer.pb-c.o
 COLLECTOR_OBJS  := $(call obj,$(COLLECTOR_SRCS))
 AGGREGATOR_OBJS := $(call obj,$(AGGREGATOR_SRCS)) $(BUILD)/obj/schema_sql.o
-CLI_OBJS        := $(call obj,$(CLI_SRCS)) $(BUILD)/obj/schema_sql.o
+CLI_OBJS        := $(call obj,$(CLI_SRCS)) $(BUILD)/obj/schema_sql.o $(BUILD)/obj/report_template.o
 
 PROGRAMS := $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer
 HELPERS  := $(patsubst test/helpers/%.c,$(BUILD)/helpers/%,$(wildcard test/helpers/*.c)) \

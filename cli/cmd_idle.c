@@ -15,7 +15,8 @@
 #include "common/timeutil.h"
 
 static const char usage_text[] =
-    "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min DURATION]\n"
+    "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min "
+    "DURATION]\n"
     "                   [--rate USD_PER_HOUR | --instance-type T [--region R]] [--prices FILE]\n"
     "                   [--no-detect] [--imds-endpoint URL]\n"
     "  idle periods of the host (default: the last 24h, CPU under 5%, at least 5m)\n";
@@ -26,17 +27,19 @@ static int64_t duration_ns(const char *s, int64_t fallback)
 		return fallback;
 	char *end;
 	double v = strtod(s, &end);
-	double unit = !*end || !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600
-		      : !strcmp(end, "d")					       ? 86400
-										       : 0;
+	double unit = !*end || !strcmp(end, "s") ? 1
+		      : !strcmp(end, "m")	 ? 60
+		      : !strcmp(end, "h")	 ? 3600
+		      : !strcmp(end, "d")	 ? 86400
+						 : 0;
 	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : -1;
 }
 
 static json_t *period(int64_t a, int64_t b, double usd_per_hour, const char *what)
 {
 	double hours = (double)(b - a) / 3.6e12;
-	json_t *p = json_pack("{s:I, s:I, s:f, s:s}", "from_ns", (json_int_t)a, "to_ns", (json_int_t)b,
-			      "seconds", (double)(b - a) / 1e9, "what", what);
+	json_t *p = json_pack("{s:I, s:I, s:f, s:s}", "from_ns", (json_int_t)a, "to_ns",
+			      (json_int_t)b, "seconds", (double)(b - a) / 1e9, "what", what);
 	if (usd_per_hour > 0)
 		json_object_set_new(p, "usd", json_real(hours * usd_per_hour));
 	return p;
@@ -105,11 +108,13 @@ int cmd_idle(int argc, char **argv)
 			int64_t ts = row ? sqlite3_column_int64(st, 0) : 0;
 			int64_t iv = row ? sqlite3_column_int64(st, 1) : 0;
 			bool idle = row && sqlite3_column_type(st, 2) != SQLITE_NULL &&
-				    sqlite3_column_double(st, 2) < threshold && !sqlite3_column_int(st, 3);
+				    sqlite3_column_double(st, 2) < threshold &&
+				    !sqlite3_column_int(st, 3);
 			/* A period ends at a busy sample or a hole in the samples. */
 			if (a && (!idle || ts - iv > b + iv)) {
 				if (b - a >= min_ns) {
-					json_array_append_new(host, period(a, b, hp.usd_per_hour, "host idle"));
+					json_array_append_new(
+					    host, period(a, b, hp.usd_per_hour, "host idle"));
 					host_s += (double)(b - a) / 1e9;
 				}
 				a = 0;
@@ -125,10 +130,11 @@ int cmd_idle(int argc, char **argv)
 		sqlite3_finalize(st);
 	}
 	/* Inside runs: stretches where none of the run's steps was running. */
-	const char *steps_sql =
-	    "SELECT r.id, r.name, r.start_ns, coalesce(r.end_ns, ?2), s.start_ns, s.end_ns FROM runs r"
-	    " LEFT JOIN steps s ON s.run_id = r.id WHERE r.start_ns < ?2 AND coalesce(r.end_ns, ?2) >"
-	    " ?1 AND r.steps > 0 ORDER BY r.id, s.start_ns";
+	const char *steps_sql = "SELECT r.id, r.name, r.start_ns, coalesce(r.end_ns, ?2), "
+				"s.start_ns, s.end_ns FROM runs r"
+				" LEFT JOIN steps s ON s.run_id = r.id WHERE r.start_ns < ?2 AND "
+				"coalesce(r.end_ns, ?2) >"
+				" ?1 AND r.steps > 0 ORDER BY r.id, s.start_ns";
 	if (sqlite3_prepare_v2(db, steps_sql, -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, from);
 		sqlite3_bind_int64(st, 2, to);
@@ -139,7 +145,8 @@ int cmd_idle(int argc, char **argv)
 			int64_t id = row ? sqlite3_column_int64(st, 0) : -1;
 			if (id != cur) {
 				if (cur && run_end - covered >= min_ns) {
-					json_t *p = period(covered, run_end, hp.usd_per_hour, "no step running");
+					json_t *p = period(covered, run_end, hp.usd_per_hour,
+							   "no step running");
 					json_object_set_new(p, "run", json_string(name));
 					json_array_append_new(gaps, p);
 					gap_s += (double)(run_end - covered) / 1e9;
@@ -152,8 +159,9 @@ int cmd_idle(int argc, char **argv)
 				run_end = sqlite3_column_int64(st, 3);
 			}
 			int64_t s = sqlite3_column_int64(st, 4);
-			int64_t e = sqlite3_column_type(st, 5) == SQLITE_NULL ? run_end
-									       : sqlite3_column_int64(st, 5);
+			int64_t e = sqlite3_column_type(st, 5) == SQLITE_NULL
+					? run_end
+					: sqlite3_column_int64(st, 5);
 			if (s - covered >= min_ns) {
 				json_t *p = period(covered, s, hp.usd_per_hour, "no step running");
 				json_object_set_new(p, "run", json_string(name));
@@ -178,27 +186,32 @@ int cmd_idle(int argc, char **argv)
 	} else {
 		char d[32];
 		format_duration((int64_t)(host_s * 1e9), d, sizeof(d));
-		printf("Host idle (no run active, CPU under %.0f%%, at least %llds): %zu periods, %s",
-		       threshold, (long long)(min_ns / 1000000000), json_array_size(host), d);
+		printf(
+		    "Host idle (no run active, CPU under %.0f%%, at least %llds): %zu periods, %s",
+		    threshold, (long long)(min_ns / 1000000000), json_array_size(host), d);
 		if (hp.usd_per_hour > 0)
 			printf(", $%.4f", host_s / 3600.0 * hp.usd_per_hour);
 		printf("\n");
 		for (int k = 0; k < 2; k++) {
 			json_t *list = k ? gaps : host;
 			if (k)
-				printf("Inside runs, no step running: %zu periods\n", json_array_size(gaps));
+				printf("Inside runs, no step running: %zu periods\n",
+				       json_array_size(gaps));
 			for (size_t i = 0; i < json_array_size(list); i++) {
 				json_t *p = json_array_get(list, i);
 				char a[40];
-				format_time(json_integer_value(json_object_get(p, "from_ns")), a, sizeof(a));
+				format_time(json_integer_value(json_object_get(p, "from_ns")), a,
+					    sizeof(a));
 				format_duration(
-				    (int64_t)(json_real_value(json_object_get(p, "seconds")) * 1e9), d,
-				    sizeof(d));
+				    (int64_t)(json_real_value(json_object_get(p, "seconds")) * 1e9),
+				    d, sizeof(d));
 				printf("  %s  %9s", a, d);
 				if (json_object_get(p, "usd"))
-					printf("  $%.4f", json_real_value(json_object_get(p, "usd")));
+					printf("  $%.4f",
+					       json_real_value(json_object_get(p, "usd")));
 				if (json_object_get(p, "run"))
-					printf("  run %s", json_string_value(json_object_get(p, "run")));
+					printf("  run %s",
+					       json_string_value(json_object_get(p, "run")));
 				printf("\n");
 			}
 		}

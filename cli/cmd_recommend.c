@@ -8,7 +8,6 @@
  * table with that many vCPUs and that much memory (GPU and burstable types
  * excluded); the saving assumes the step runs alone on it (Batch-style).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/hostprice.h"
+#include "cli/rightsize.h"
 #include "cli/usage.h"
 
 static const char usage_text[] =
@@ -29,17 +29,6 @@ static const char usage_text[] =
 static double jnum(json_t *o, const char *k)
 {
 	return json_number_value(json_object_get(o, k));
-}
-
-static const char *verdict(double used, double given, double recommended)
-{
-	if (given <= 0)
-		return "unknown";
-	if (used >= 0.9 * given)
-		return "under-provisioned";
-	if (recommended < 0.67 * given)
-		return "over-provisioned";
-	return "fits";
 }
 
 int cmd_recommend(int argc, char **argv)
@@ -89,8 +78,8 @@ int cmd_recommend(int argc, char **argv)
 	int64_t scope = run;
 	if (pipeline) {
 		sqlite3_stmt *st;
-		if (sqlite3_prepare_v2(db, "SELECT id FROM pipelines WHERE name = ?1", -1, &st, NULL) ==
-		    SQLITE_OK) {
+		if (sqlite3_prepare_v2(db, "SELECT id FROM pipelines WHERE name = ?1", -1, &st,
+				       NULL) == SQLITE_OK) {
 			sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC);
 			if (sqlite3_step(st) == SQLITE_ROW)
 				scope = sqlite3_column_int64(st, 0);
@@ -103,91 +92,65 @@ int cmd_recommend(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* One row per step name: the largest use over its instances. */
-	char sql[1600];
-	snprintf(sql, sizeof(sql),
-		 "SELECT s.name, count(*) AS instances, max(s.peak_rss_kb) AS peak_rss_kb,"
-		 " max(coalesce(s.peak_cores, s.avg_cores)) AS peak_cores, avg(s.avg_cores) AS avg_cores,"
-		 " sum(s.end_ns - s.start_ns) AS wall_ns, max(s.memory_limit_kb) AS memory_limit_kb,"
-		 " max(s.cpu_limit) AS cpu_limit, sum(s.read_bytes + s.write_bytes) AS io_bytes,"
-		 " max(s.character) AS character FROM steps s JOIN runs r ON r.id = s.run_id"
-		 " WHERE s.end_ns IS NOT NULL AND s.name IS NOT NULL AND %s GROUP BY s.name"
-		 " ORDER BY wall_ns DESC",
-		 pipeline ? "r.pipeline_id = ?1" : "s.run_id = ?1");
-	json_t *steps = cli_rows_json(db, sql, scope);
+	json_t *steps = rightsize_steps(db, pipeline != NULL, scope);
 	double total_now = 0, total_rec = 0;
 	for (size_t i = 0; i < json_array_size(steps); i++) {
 		json_t *s = json_array_get(steps, i);
-		double peak_gib = jnum(s, "peak_rss_kb") / (1024.0 * 1024.0);
-		double cores = jnum(s, "peak_cores");
-		double mem_given = jnum(s, "memory_limit_kb") > 0
-				       ? jnum(s, "memory_limit_kb") / (1024.0 * 1024.0)
-				       : cap.memory_gib;
-		double cpu_given = jnum(s, "cpu_limit") > 0 ? jnum(s, "cpu_limit") : cap.cpus;
-		double rec_gib = ceil(peak_gib * (1 + headroom) * 16.0) / 16.0; /* 64 MiB steps */
-		if (rec_gib < 1.0 / 16)
-			rec_gib = 1.0 / 16;
-		/* Headroom on CPUs, except for work that never used more than one core:
-		 * a single thread cannot use a second one. */
-		int rec_cpus = cores <= 1.05 ? 1 : (int)ceil(cores * (1 + headroom) - 1e-9);
-		if (rec_cpus < 1)
-			rec_cpus = 1;
-		json_object_set_new(s, "memory_given_gib", json_real(mem_given));
-		json_object_set_new(s, "memory_given_from",
-				    json_string(jnum(s, "memory_limit_kb") > 0 ? "cgroup limit" : "host"));
-		json_object_set_new(s, "cpus_given", json_real(cpu_given));
-		json_object_set_new(s, "memory_recommended_gib", json_real(rec_gib));
-		json_object_set_new(s, "cpus_recommended", json_integer(rec_cpus));
-		json_object_set_new(s, "memory_verdict",
-				    json_string(verdict(peak_gib, mem_given, rec_gib)));
-		json_object_set_new(s, "cpu_verdict",
-				    json_string(verdict(cores, cpu_given, (double)rec_cpus)));
+		rightsize_step(s, headroom, &cap);
+		double rec_gib = jnum(s, "memory_recommended_gib");
+		int rec_cpus = (int)json_integer_value(json_object_get(s, "cpus_recommended"));
 		if (!priced || !table.n)
 			continue;
-		const char *region = hp.row ? hp.row->region : (po.region ? po.region : "us-east-1");
+		const char *region =
+		    hp.row ? hp.row->region : (po.region ? po.region : "us-east-1");
 		const struct price *fit =
 		    prices_cheapest_fit(&table, region, "on-demand", rec_cpus, rec_gib, NULL);
 		const struct price *spot =
 		    prices_cheapest_fit(&table, region, "spot", rec_cpus, rec_gib, NULL);
 		double hours = jnum(s, "wall_ns") / 3.6e12;
 		if (fit) {
-			json_object_set_new(s, "instance", json_pack("{s:s, s:s, s:i, s:f, s:f}", "type",
-								     fit->type, "class", fit->cls,
-								     "vcpu", fit->vcpu, "memory_gib",
-								     fit->memory_gib, "usd_per_hour",
-								     fit->usd_per_hour));
-			double now_cost = hours * hp.usd_per_hour, rec_cost = hours * fit->usd_per_hour;
+			json_object_set_new(s, "instance",
+					    json_pack("{s:s, s:s, s:i, s:f, s:f}", "type",
+						      fit->type, "class", fit->cls, "vcpu",
+						      fit->vcpu, "memory_gib", fit->memory_gib,
+						      "usd_per_hour", fit->usd_per_hour));
+			double now_cost = hours * hp.usd_per_hour,
+			       rec_cost = hours * fit->usd_per_hour;
 			total_now += now_cost;
 			total_rec += rec_cost < now_cost ? rec_cost : now_cost;
 			json_object_set_new(s, "usd_now", json_real(now_cost));
 			json_object_set_new(s, "usd_recommended", json_real(rec_cost));
-			json_object_set_new(s, "usd_saving",
-					    json_real(now_cost > rec_cost ? now_cost - rec_cost : 0));
+			json_object_set_new(
+			    s, "usd_saving",
+			    json_real(now_cost > rec_cost ? now_cost - rec_cost : 0));
 		}
 		if (spot)
-			json_object_set_new(s, "spot", json_pack("{s:s, s:f, s:f}", "type", spot->type,
-								 "usd_per_hour", spot->usd_per_hour,
-								 "usd", hours * spot->usd_per_hour));
+			json_object_set_new(s, "spot",
+					    json_pack("{s:s, s:f, s:f}", "type", spot->type,
+						      "usd_per_hour", spot->usd_per_hour, "usd",
+						      hours * spot->usd_per_hour));
 	}
 	if (q.json) {
-		json_t *doc = json_pack("{s:O, s:f, s:o, s:f, s:f}", "steps", steps, "headroom",
-					headroom, "price_source",
-					priced ? json_string(hp.source) : json_null(), "usd_now",
-					total_now, "usd_recommended", total_rec);
+		json_t *doc =
+		    json_pack("{s:O, s:f, s:o, s:f, s:f}", "steps", steps, "headroom", headroom,
+			      "price_source", priced ? json_string(hp.source) : json_null(),
+			      "usd_now", total_now, "usd_recommended", total_rec);
 		cli_print_json(doc);
 		json_decref(doc);
 	} else {
 		printf("Right-sizing %s%s (headroom %.0f%%%s%s)\n", pipeline ? "pipeline " : "run ",
-		       pipeline ? pipeline : q.arg ? q.arg : "(latest)", 100 * headroom,
-		       priced ? "; now: " : "", priced ? hp.source : "");
+		       pipeline ? pipeline
+		       : q.arg	? q.arg
+				: "(latest)",
+		       100 * headroom, priced ? "; now: " : "", priced ? hp.source : "");
 		for (size_t i = 0; i < json_array_size(steps); i++) {
 			json_t *s = json_array_get(steps, i);
 			char peak[32], given[32], rec[32], wall[32];
 			format_bytes((uint64_t)jnum(s, "peak_rss_kb") * 1024, peak, sizeof(peak));
 			format_bytes((uint64_t)(jnum(s, "memory_given_gib") * 1073741824.0), given,
 				     sizeof(given));
-			format_bytes((uint64_t)(jnum(s, "memory_recommended_gib") * 1073741824.0), rec,
-				     sizeof(rec));
+			format_bytes((uint64_t)(jnum(s, "memory_recommended_gib") * 1073741824.0),
+				     rec, sizeof(rec));
 			format_duration((int64_t)jnum(s, "wall_ns"), wall, sizeof(wall));
 			printf("\n  %s  (%lld run%s, %s, %s)\n",
 			       json_string_value(json_object_get(s, "name")),
@@ -197,20 +160,23 @@ int cmd_recommend(int argc, char **argv)
 			       json_string_value(json_object_get(s, "character"))
 				   ? json_string_value(json_object_get(s, "character"))
 				   : "-");
-			printf("    memory: used %s of %s (%s, %.0f%%): %s -> give it %s\n", peak, given,
-			       json_string_value(json_object_get(s, "memory_given_from")),
+			printf("    memory: used %s of %s (%s, %.0f%%): %s -> give it %s\n", peak,
+			       given, json_string_value(json_object_get(s, "memory_given_from")),
 			       jnum(s, "memory_given_gib") > 0
-				   ? 100 * jnum(s, "peak_rss_kb") / 1048576.0 / jnum(s, "memory_given_gib")
+				   ? 100 * jnum(s, "peak_rss_kb") / 1048576.0 /
+					 jnum(s, "memory_given_gib")
 				   : 0,
 			       json_string_value(json_object_get(s, "memory_verdict")), rec);
-			printf("    CPU:    used %.2f cores at peak (%.2f on average) of %.1f: %s -> "
-			       "give it %lld\n",
-			       jnum(s, "peak_cores"), jnum(s, "avg_cores"), jnum(s, "cpus_given"),
-			       json_string_value(json_object_get(s, "cpu_verdict")),
-			       (long long)json_integer_value(json_object_get(s, "cpus_recommended")));
+			printf(
+			    "    CPU:    used %.2f cores at peak (%.2f on average) of %.1f: %s -> "
+			    "give it %lld\n",
+			    jnum(s, "peak_cores"), jnum(s, "avg_cores"), jnum(s, "cpus_given"),
+			    json_string_value(json_object_get(s, "cpu_verdict")),
+			    (long long)json_integer_value(json_object_get(s, "cpus_recommended")));
 			json_t *inst = json_object_get(s, "instance");
 			if (inst)
-				printf("    fits:   %s (%s, %lld vCPU, %.0f GiB, $%.4g/h): $%.4f instead of "
+				printf("    fits:   %s (%s, %lld vCPU, %.0f GiB, $%.4g/h): $%.4f "
+				       "instead of "
 				       "$%.4f for its wall time\n",
 				       json_string_value(json_object_get(inst, "type")),
 				       json_string_value(json_object_get(inst, "class")),
@@ -219,14 +185,16 @@ int cmd_recommend(int argc, char **argv)
 				       jnum(s, "usd_recommended"), jnum(s, "usd_now"));
 			json_t *spot = json_object_get(s, "spot");
 			if (spot)
-				printf("    spot:   %s at $%.4g/h ($%.4f), if the step can be restarted\n",
+				printf("    spot:   %s at $%.4g/h ($%.4f), if the step can be "
+				       "restarted\n",
 				       json_string_value(json_object_get(spot, "type")),
 				       jnum(spot, "usd_per_hour"), jnum(spot, "usd"));
 		}
 		if (!json_array_size(steps))
 			printf("\n  no finished steps to size\n");
 		else if (priced && total_now > 0)
-			printf("\nAll steps: $%.4f on the current instance, $%.4f right-sized (%.0f%% less)\n",
+			printf("\nAll steps: $%.4f on the current instance, $%.4f right-sized "
+			       "(%.0f%% less)\n",
 			       total_now, total_rec, 100 * (1 - total_rec / total_now));
 	}
 	json_decref(steps);

@@ -11,5 +11,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_recommend(int argc, char **argv);
 int cmd_idle(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ import test_telemetry  # noqa: F401
 import test_correlation  # noqa: F401
 import test_insight  # noqa: F401
 import test_cost  # noqa: F401
+import test_report  # noqa: F401
 
 
 def run_suite(build, selected):

@@ -1,0 +1,98 @@
+"""tracer report --html: rendered in headless Chromium, the page shows what the
+database holds, needs no network, and treats recorded text as text."""
+import json
+import os
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+from harness import Failure, test
+
+
+class Dom(HTMLParser):
+    """Elements of the rendered page: (tag, attrs, text inside)."""
+
+    def __init__(self):
+        super().__init__()
+        self.elements, self.stack = [], []
+
+    def handle_starttag(self, tag, attrs):
+        e = {"tag": tag, "attrs": dict(attrs), "text": ""}
+        self.elements.append(e)
+        if tag not in ("meta", "link", "br", "img", "input", "path", "line", "rect"):
+            self.stack.append(e)
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.stack.pop()["tag"] == tag:
+                break
+
+    def handle_data(self, data):
+        for e in self.stack:
+            e["text"] += data
+
+    def by_class(self, cls):
+        return [e for e in self.elements if cls in e["attrs"].get("class", "").split()]
+
+
+def render(ctx, html):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        raise Failure("chromium is not installed (deploy/install-deps.sh tests)")
+    p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                        "file://" + html], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 or "<html" not in p.stdout:
+        raise Failure(f"chromium failed: {p.returncode} {p.stderr[-800:]}")
+    dom = Dom()
+    dom.feed(p.stdout)
+    return dom
+
+
+@test
+def html_report_renders_the_run(ctx):
+    script = ctx.path("report-demo.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\n"
+                f"{ctx.helper('cpuburn')} 2500 &\n"
+                f"{ctx.helper('cpuburn')} 1500 '</script><img src=x onerror=alert(1)>'\n"
+                "gzip -c /no/such/file\n"
+                "wait\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], "--run", "report-demo", expect=0)
+    html = ctx.path("report.html")
+    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", html, "report-demo"],
+                       capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer report: {p.returncode} {p.stderr}")
+    raw = open(html).read()
+    ctx.check("<img" not in raw.split('id="tracer-data">')[1].split("</script>")[0],
+              "recorded text cannot open elements inside the data")
+    dom = render(ctx, html)
+    run_id = ctx.one("SELECT id FROM runs WHERE name = 'report-demo'")
+    steps = ctx.query("SELECT id FROM steps WHERE run_id = ? ORDER BY id", run_id)
+    title = [e for e in dom.elements if e["attrs"].get("id") == "title"]
+    ctx.check(title and "report-demo" in title[0]["text"], f"title: {title and title[0]['text']}")
+    bars = dom.by_class("step-bar")
+    ctx.check(sorted(int(b["attrs"]["data-step"]) for b in bars) == [s[0] for s in steps],
+              f"a timeline bar per step: {len(bars)} vs {len(steps)}")
+    cards = {e["attrs"]["data-key"]: e["text"] for e in dom.by_class("card")}
+    processes = ctx.one("SELECT processes FROM runs WHERE id = ?", run_id)
+    ctx.check(cards.get("processes", "").startswith(str(processes)), f"process count card: {cards}")
+    signals = ctx.query("SELECT message FROM signals WHERE run_id = ?", run_id)
+    rows = dom.by_class("signals-row")
+    ctx.check(len(rows) == len(signals) and signals, f"a row per signal: {len(rows)} vs {len(signals)}")
+    ctx.check(all(any(m[0] in r["text"] for r in rows) for m in signals), "signal messages shown")
+    # Steps sampled in at least two passes get a CPU and memory chart.
+    sampled = ctx.query("SELECT p.step_id FROM samples m JOIN processes p ON p.id = m.process_id "
+                        "WHERE p.run_id = ? AND p.step_id IS NOT NULL GROUP BY p.step_id "
+                        "HAVING count(DISTINCT m.ts_ns) >= 3", run_id)
+    charts = {int(c["attrs"]["data-step"]) for c in dom.by_class("usage-chart")}
+    ctx.check({s[0] for s in sampled} <= charts and charts, f"charts for sampled steps: {charts} vs {sampled}")
+    ctx.check(len(dom.by_class("cpu-line")) == len(charts), "a CPU line per chart")
+    rec_rows = dom.by_class("recommendations-row")
+    ctx.check(len(rec_rows) >= 2, f"right-sizing rows: {len(rec_rows)}")
+    # Self-contained and safe: nothing loaded from elsewhere, the hostile argv is text.
+    external = [e for e in dom.elements for k in ("src", "href") if k in e["attrs"]]
+    ctx.check(not external, f"no external resources: {external}")
+    ctx.check(not [e for e in dom.elements if e["tag"] == "img"], "the argv's <img> did not become an element")
+    data = json.loads(raw.split('id="tracer-data">')[1].split("</script>")[0])
+    ctx.check(len(data["steps"]) == len(steps), "embedded data matches the database")
