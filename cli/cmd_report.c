@@ -29,10 +29,12 @@ static void add_processes(sqlite3 *db, json_t *steps)
 		json_t *s = json_array_get(steps, i);
 		json_t *rows = cli_rows_json(
 		    db,
-		    "SELECT p.start_ns, p.end_ns, p.argv, p.exe, (p.exit_code != 0 OR p.signal IS NOT"
+		    "SELECT p.start_ns, p.end_ns, p.argv, p.exe, (p.exit_code != 0 OR p.signal IS "
+		    "NOT"
 		    " NULL) AS failed FROM processes p LEFT JOIN tools t ON t.id = p.tool_id WHERE"
 		    " p.step_id = ?1 AND p.helper = 0 AND coalesce(t.program, '') NOT IN ('bash',"
-		    " 'sh', 'dash') ORDER BY coalesce(p.end_ns, p.start_ns) - p.start_ns DESC LIMIT 8",
+		    " 'sh', 'dash') ORDER BY coalesce(p.end_ns, p.start_ns) - p.start_ns DESC "
+		    "LIMIT 8",
 		    json_integer_value(json_object_get(s, "id")));
 		for (size_t k = 0; k < json_array_size(rows); k++) {
 			json_t *p = json_array_get(rows, k);
@@ -43,8 +45,9 @@ static void add_processes(sqlite3 *db, json_t *steps)
 			free(argv);
 			json_object_set_new(p, "command", json_string(cmd));
 			json_object_del(p, "argv");
-			json_object_set_new(p, "failed",
-					    json_boolean(json_integer_value(json_object_get(p, "failed"))));
+			json_object_set_new(
+			    p, "failed",
+			    json_boolean(json_integer_value(json_object_get(p, "failed"))));
 		}
 		json_object_set_new(s, "processes_shown", rows);
 	}
@@ -106,7 +109,8 @@ int cmd_report(int argc, char **argv)
 	add_processes(db, steps);
 	json_t *signals = cli_rows_json(
 	    db,
-	    "SELECT g.kind, g.severity, g.message, g.active, s.name AS step FROM signals g LEFT JOIN"
+	    "SELECT g.kind, g.severity, g.message, g.active, s.name AS step FROM signals g LEFT "
+	    "JOIN"
 	    " steps s ON s.id = g.step_id WHERE g.run_id = ?1 ORDER BY CASE g.severity WHEN"
 	    " 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, g.id",
 	    run);
@@ -116,9 +120,10 @@ int cmd_report(int argc, char **argv)
 		rightsize_step(json_array_get(recs, i), headroom, &cap);
 	char now[40];
 	format_time((int64_t)time(NULL) * 1000000000LL, now, sizeof(now));
-	json_t *doc = json_pack("{s:O, s:o, s:o, s:o, s:o, s:f, s:s}", "run", json_array_get(runs, 0),
-				"steps", steps, "signals", signals, "usage", usage_series(db, run),
-				"recommendations", recs, "headroom", headroom, "generated_at", now);
+	json_t *doc =
+	    json_pack("{s:O, s:o, s:o, s:o, s:o, s:f, s:s}", "run", json_array_get(runs, 0),
+		      "steps", steps, "signals", signals, "usage", usage_series(db, run),
+		      "recommendations", recs, "headroom", headroom, "generated_at", now);
 	json_decref(runs);
 	char *data = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(doc);

@@ -12,5 +12,7 @@ int cmd_cost(int argc, char **argv);
 int cmd_recommend(int argc, char **argv);
 int cmd_idle(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -9,15 +9,17 @@ json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 {
 	char sql[1600];
 
-	snprintf(sql, sizeof(sql),
-		 "SELECT s.name, count(*) AS instances, max(s.peak_rss_kb) AS peak_rss_kb,"
-		 " max(coalesce(s.peak_cores, s.avg_cores)) AS peak_cores, avg(s.avg_cores) AS avg_cores,"
-		 " sum(s.end_ns - s.start_ns) AS wall_ns, max(s.memory_limit_kb) AS memory_limit_kb,"
-		 " max(s.cpu_limit) AS cpu_limit, sum(s.read_bytes + s.write_bytes) AS io_bytes,"
-		 " max(s.character) AS character FROM steps s JOIN runs r ON r.id = s.run_id"
-		 " WHERE s.end_ns IS NOT NULL AND s.name IS NOT NULL AND %s GROUP BY s.name"
-		 " ORDER BY wall_ns DESC",
-		 pipeline ? "r.pipeline_id = ?1" : "s.run_id = ?1");
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT s.name, count(*) AS instances, max(s.peak_rss_kb) AS peak_rss_kb,"
+	    " max(coalesce(s.peak_cores, s.avg_cores)) AS peak_cores, avg(s.avg_cores) AS "
+	    "avg_cores,"
+	    " sum(s.end_ns - s.start_ns) AS wall_ns, max(s.memory_limit_kb) AS memory_limit_kb,"
+	    " max(s.cpu_limit) AS cpu_limit, sum(s.read_bytes + s.write_bytes) AS io_bytes,"
+	    " max(s.character) AS character FROM steps s JOIN runs r ON r.id = s.run_id"
+	    " WHERE s.end_ns IS NOT NULL AND s.name IS NOT NULL AND %s GROUP BY s.name"
+	    " ORDER BY wall_ns DESC",
+	    pipeline ? "r.pipeline_id = ?1" : "s.run_id = ?1");
 	return cli_rows_json(db, sql, scope);
 }
 
@@ -42,7 +44,8 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	double peak_gib = num(s, "peak_rss_kb") / (1024.0 * 1024.0);
 	double cores = num(s, "peak_cores");
 	bool mem_limited = num(s, "memory_limit_kb") > 0;
-	double mem_given = mem_limited ? num(s, "memory_limit_kb") / (1024.0 * 1024.0) : cap->memory_gib;
+	double mem_given =
+	    mem_limited ? num(s, "memory_limit_kb") / (1024.0 * 1024.0) : cap->memory_gib;
 	double cpu_given = num(s, "cpu_limit") > 0 ? num(s, "cpu_limit") : cap->cpus;
 	double rec_gib = ceil(peak_gib * (1 + headroom) * 16.0) / 16.0; /* 64 MiB steps */
 
@@ -52,10 +55,13 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	 * single thread cannot use a second one. */
 	int rec_cpus = cores <= 1.05 ? 1 : (int)ceil(cores * (1 + headroom) - 1e-9);
 	json_object_set_new(s, "memory_given_gib", json_real(mem_given));
-	json_object_set_new(s, "memory_given_from", json_string(mem_limited ? "cgroup limit" : "host"));
+	json_object_set_new(s, "memory_given_from",
+			    json_string(mem_limited ? "cgroup limit" : "host"));
 	json_object_set_new(s, "cpus_given", json_real(cpu_given));
 	json_object_set_new(s, "memory_recommended_gib", json_real(rec_gib));
 	json_object_set_new(s, "cpus_recommended", json_integer(rec_cpus));
-	json_object_set_new(s, "memory_verdict", json_string(verdict(peak_gib, mem_given, rec_gib)));
-	json_object_set_new(s, "cpu_verdict", json_string(verdict(cores, cpu_given, (double)rec_cpus)));
+	json_object_set_new(s, "memory_verdict",
+			    json_string(verdict(peak_gib, mem_given, rec_gib)));
+	json_object_set_new(s, "cpu_verdict",
+			    json_string(verdict(cores, cpu_given, (double)rec_cpus)));
 }

@@ -16,6 +16,8 @@ static const struct verb verbs[] = {
     {"run", cmd_run, "run a command and report every process it started"},
     {"show", cmd_show, "show a recorded run as a process tree"},
     {"runs", cmd_runs, "recorded runs, newest first"},
+    {"timeline", cmd_timeline, "a run's steps over time, as a text Gantt chart"},
+    {"top", cmd_top, "what is running now, per run, step and tool, with progress"},
     {"signals", cmd_signals, "failure signals of a run: OOM kills, failures, stalls, slow steps"},
     {"explain", cmd_explain, "why a run or step was slow or failed, ranked by evidence"},
     {"cost", cmd_cost, "what the host cost and who used it, by step, run, tool, user..."},
@@ -29,7 +31,7 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: tracer VERB [options]\n\n");
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		fprintf(out, "  %-8s %s\n", verbs[i].name, verbs[i].help);
+		fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].help);
 	fprintf(out, "\n'tracer VERB --help' for a verb's options.\n");
 }
 

@@ -245,3 +245,45 @@ def step_near_its_memory_limit_is_flagged(ctx):
               f"only the 92 MiB step is near its limit: {near}")
     if near and steps:
         ctx.close(near[0]["value"], steps[0][3] / (100 * 1024), 0.001, "value is peak over limit")
+
+
+@test
+def top_shows_progress_from_history_and_timeline_draws_steps(ctx):
+    """Three runs of a pipeline set a step's usual time; during a fourth, tracer top
+    shows the running step, its tool using about one core, and its progress against
+    that usual time. tracer timeline draws every step of a finished run."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    for i in range(3):
+        traced(ctx, sock, db, f"usual{i}", [script(ctx, "qc.sh", f"{ctx.helper('cpuburn')} 4000\n")],
+               "--pipeline", "qc", expect=0)
+    live = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "live",
+                             "--pipeline", "qc", "--", ctx.path("qc.sh")], stderr=subprocess.PIPE, text=True)
+    ctx.procs.append(live)
+    time.sleep(2.5)
+    p = subprocess.run([ctx.bin("tracer"), "top", "--db", db, "--json"], capture_output=True, text=True, timeout=30)
+    ctx.check(p.returncode == 0, f"tracer top: {p.stderr}")
+    runs = {r["name"]: r for r in json.loads(p.stdout)["runs"]} if p.returncode == 0 else {}
+    r = runs.get("live")
+    ctx.check(r is not None and live.poll() is None, f"the live run is listed while it runs: {list(runs)}")
+    if r:
+        steps = r["steps"]
+        ctx.check(len(steps) == 1 and steps[0]["name"] == "cpuburn", f"its running step: {steps}")
+        if steps:
+            s = steps[0]
+            usual = [ctx.one("SELECT end_ns - start_ns FROM steps WHERE run_id = (SELECT id FROM runs "
+                             "WHERE name = ?)", f"usual{i}", db=db) for i in range(3)]
+            ctx.check(s.get("usual_ns") == sorted(usual)[1] and s.get("history") == 3,
+                      f"usual time is the median of the three runs: {s.get('usual_ns')} vs {sorted(usual)}")
+            ctx.close(s.get("progress"), s["elapsed_ns"] / sorted(usual)[1], 1e-6, "progress = elapsed / usual")
+            ctx.check(0.3 < s.get("progress", 0) < 1.0, f"partway: {s.get('progress')}")
+            tools = {t["tool"]: t for t in s["tools"]}
+            ctx.check("cpuburn" in tools and 0.7 < tools["cpuburn"]["cores"] < 1.3,
+                      f"the burner uses about one core: {tools}")
+    live.wait(timeout=30)
+    text = subprocess.run([ctx.bin("tracer"), "timeline", "--db", db, "--width", "80", "usual0"],
+                          capture_output=True, text=True, timeout=30).stdout
+    lines = [line for line in text.splitlines()[1:] if line.strip()]
+    ctx.check(len(lines) == 1 and lines[0].startswith("cpuburn") and "#" in lines[0], f"timeline: {text}")
+    ctx.stop(col)
+    ctx.stop(agg)
