@@ -20,4 +20,13 @@ chown "$owner": "$demo"
 build/tracer run --db "$demo/demo.db" --pipeline demo-variant-calling \
 	-- examples/demo/pipeline.sh "$demo/work"
 echo
-echo "Recorded in $demo/demo.db. Try: build/tracer show --db $demo/demo.db --json"
+echo "== tracer explain: where the time went, and what went wrong"
+build/tracer explain --db "$demo/demo.db"
+echo
+echo "== tracer timeline"
+build/tracer timeline --db "$demo/demo.db"
+build/tracer report --db "$demo/demo.db" --html "$demo/report.html"
+chown "$owner": "$demo/report.html"
+echo
+echo "Recorded in $demo/demo.db; HTML report in $demo/report.html."
+echo "Try: build/tracer signals, recommend --rate 0.10, cost --rate 0.10 (all with --db $demo/demo.db)"
