@@ -173,7 +173,7 @@ UNIT_LIB_OBJS := $(filter-out $(BUILD)/obj/collector/main.o $(BUILD)/obj/aggrega
 $(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR) $(LIBS_CLI)
 
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
