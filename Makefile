@@ -43,6 +43,7 @@ endif
 # Debian's libnng-dev ships no pkg-config file, so libraries are named directly.
 LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -linih -lpthread
 LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
+LIBS_SHIPPER    := -lsqlite3 -ljansson -lcurl -linih -lz
 LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lcurl -linih -lpthread -lm
 
 # --- generated sources -------------------------------------------------------
@@ -105,7 +106,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/correlate/rollup.c aggregator/correlate/engines.c \
                    aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
                    aggregator/correlate/cwl.c aggregator/correlate/script.c \
-                   aggregator/correlate/correlate.c aggregator/store_signals.c \
+                   aggregator/correlate/correlate.c aggregator/store_signals.c aggregator/outbox.c \
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \
@@ -117,14 +118,19 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/repor
             cli/cmd_timeline.c cli/cmd_top.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c
 
+SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
+                shipper/retry.c shipper/sink.c shipper/sink_clickhouse.c shipper/sink_http.c \
+                shipper/credentials.c aggregator/schema.c
+
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 COMMON_OBJS     := $(call obj,$(COMMON_SRCS)) $(BUILD)/obj/proto/tracer.pb-c.o
 COLLECTOR_OBJS  := $(call obj,$(COLLECTOR_SRCS))
 AGGREGATOR_OBJS := $(call obj,$(AGGREGATOR_SRCS)) $(BUILD)/obj/schema_sql.o
+SHIPPER_OBJS    := $(call obj,$(SHIPPER_SRCS)) $(BUILD)/obj/schema_sql.o
 CLI_OBJS        := $(call obj,$(CLI_SRCS)) $(BUILD)/obj/schema_sql.o $(BUILD)/obj/report_template.o
 
-PROGRAMS := $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer
+PROGRAMS := $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer-shipper $(BUILD)/tracer
 HELPERS  := $(patsubst test/helpers/%.c,$(BUILD)/helpers/%,$(wildcard test/helpers/*.c)) \
             $(BUILD)/helpers/framesend
 
@@ -150,6 +156,12 @@ $(BUILD)/tracer-aggregator: $(AGGREGATOR_OBJS) $(COMMON_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_AGGREGATOR)
 
+# The shipper links no IPC or protobuf code: it never talks to the collector.
+$(BUILD)/tracer-shipper: $(SHIPPER_OBJS) $(call obj,common/log.c common/timeutil.c common/hostinfo.c \
+                         common/privdrop.c common/paths.c common/fileutil.c)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SHIPPER)
+
 $(BUILD)/tracer: $(CLI_OBJS) $(COMMON_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CLI)
@@ -167,13 +179,14 @@ $(BUILD)/helpers/framesend: test/helpers/ipc/framesend.c $(COMMON_OBJS)
 # --- tests ----------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/%.c,$(BUILD)/unit/%,$(wildcard test/unit/test_*.c))
 UNIT_LIB_OBJS := $(filter-out $(BUILD)/obj/collector/main.o $(BUILD)/obj/aggregator/main.o \
-                 $(BUILD)/obj/cli/tracer.o, \
-                 $(sort $(COLLECTOR_OBJS) $(AGGREGATOR_OBJS) $(CLI_OBJS) $(COMMON_OBJS)))
+                 $(BUILD)/obj/cli/tracer.o $(BUILD)/obj/shipper/main.o, \
+                 $(sort $(COLLECTOR_OBJS) $(AGGREGATOR_OBJS) $(CLI_OBJS) $(SHIPPER_OBJS) \
+                 $(COMMON_OBJS)))
 
 $(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR) $(LIBS_CLI)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR) $(LIBS_CLI) $(LIBS_SHIPPER)
 
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done

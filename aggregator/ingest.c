@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "aggregator/outbox.h"
 #include "aggregator/cputime.h"
 #include "aggregator/runmark.h"
 #include "common/exitstatus.h"
@@ -822,11 +823,14 @@ void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns)
 int ingest_write(struct ingest *g)
 {
 	for (struct closed_row *c = g->table.closed; c; c = c->next)
-		if (store_put_process(g->store, &c->row) != 0)
+		if (store_put_process(g->store, &c->row) != 0 ||
+		    store_ship(g->store, OUTBOX_PROCESSES, c->row.id, 0, NULL) != 0)
 			return -1;
 	for (struct proc *p = g->table.dirty; p; p = p->dirty_next) {
 		int rc = recordable(g, p) ? store_put_process(g->store, &p->row)
 					  : store_forget_process(g->store, p->row.id);
+		if (rc == 0 && recordable(g, p) && p->exited)
+			rc = store_ship(g->store, OUTBOX_PROCESSES, p->row.id, 0, NULL);
 		if (rc != 0)
 			return -1;
 	}
@@ -848,11 +852,16 @@ int ingest_write(struct ingest *g)
 		if (store_put_cgroup(g->store, &q->cgroups[i]) != 0)
 			return -1;
 	for (size_t i = 0; i < q->n_samples; i++)
-		if (store_put_sample(g->store, &q->samples[i]) != 0)
+		if (store_put_sample(g->store, &q->samples[i]) != 0 ||
+		    store_ship(g->store, OUTBOX_SAMPLES, q->samples[i].process_id,
+			       q->samples[i].ts_ns, NULL) != 0)
 			return -1;
 	for (size_t i = 0; i < q->n_hosts; i++)
-		if (store_put_host_sample(g->store, &q->hosts[i]) != 0)
+		if (store_put_host_sample(g->store, &q->hosts[i]) != 0 ||
+		    store_ship(g->store, OUTBOX_HOST_SAMPLES, q->hosts[i].ts_ns, 0, NULL) != 0)
 			return -1;
+	if (g->store->outbox && outbox_trim(g->store->outbox, (int64_t)now_realtime_ns()) != 0)
+		return -1;
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "aggregator/ingest.h"
+#include "aggregator/outbox.h"
 #include "aggregator/receiver.h"
 #include "aggregator/schema.h"
 #include "aggregator/store.h"
@@ -37,6 +38,7 @@ struct aggregator_options {
 	unsigned host_sample_ms;
 	const char *tools_allow, *tools_deny;
 	struct insight_config signals;
+	unsigned outbox_mib; /* 0: no shipping */
 };
 
 static volatile sig_atomic_t stop_requested, reload_requested;
@@ -119,6 +121,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"tools-allow", required_argument, 0, 'A'},
 	    {"tools-deny", required_argument, 0, 'N'},
 	    {"signal", required_argument, 0, 'G'},
+	    {"outbox-mib", required_argument, 0, 'O'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -183,6 +186,14 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			break;
 		case 'N':
 			o->tools_deny = optarg;
+			break;
+		case 'O':
+			o->outbox_mib = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || o->outbox_mib > 1048576) {
+				fprintf(stderr,
+					"tracer-aggregator: --outbox-mib is 0 to 1048576\n");
+				return -1;
+			}
 			break;
 		case 'G': {
 			char err[256];
@@ -287,6 +298,13 @@ int main(int argc, char **argv)
 	}
 	if (store_open(&store, opt.db_path) != 0)
 		return 1;
+	struct outbox outbox;
+	if (opt.outbox_mib) {
+		if (outbox_open(&outbox, store.db, (uint64_t)opt.outbox_mib << 20) != 0)
+			goto out_store;
+		store.outbox = &outbox;
+		log_info("outbox on: at most %u MiB queued for the shipper", opt.outbox_mib);
+	}
 	char allow_buf[4200], deny_buf[4200];
 	const char *allow = find_list(opt.tools_allow, "tools.allow", allow_buf, sizeof(allow_buf));
 	const char *deny = find_list(opt.tools_deny, "tools.deny", deny_buf, sizeof(deny_buf));
@@ -326,6 +344,8 @@ int main(int argc, char **argv)
 out_ingest:
 	ingest_free(&ingest);
 out_store:
+	if (store.outbox)
+		outbox_close(store.outbox);
 	store_close(&store);
 	nng_fini();
 	return exit_code;

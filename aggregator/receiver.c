@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "aggregator/outbox.h"
 #include "common/frame.h"
 #include "common/hostinfo.h"
 #include "common/log.h"
@@ -240,6 +241,14 @@ int receiver_commit(struct receiver *r)
 	for (struct stream_state *s = r->streams; s; s = s->next) {
 		if (s->dirty && store_put_stream(r->store, &s->row) != 0)
 			goto fail;
+		/* Collector stats ship once a minute and when the stream ends. */
+		if (s->dirty && r->store->outbox &&
+		    (s->row.final || now_boottime_ns() >= s->next_ship_ns)) {
+			if (store_ship(r->store, OUTBOX_COLLECTOR_STATS, 0, 0, s->row.stream_id) !=
+			    0)
+				goto fail;
+			s->next_ship_ns = now_boottime_ns() + 60 * NSEC_PER_SEC;
+		}
 		for (unsigned k = 0; k < s->n_losses; k++)
 			if (s->losses[k].dirty &&
 			    store_put_loss(r->store, s->row.stream_id, s->losses[k].hop,

@@ -39,6 +39,7 @@ struct stream_state {
 	bool dirty;
 	bool ack_pending;
 	uint64_t ack_seq;
+	uint64_t next_ship_ns; /* collector stats go to the outbox once a minute */
 };
 
 struct receiver {

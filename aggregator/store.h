@@ -179,7 +179,11 @@ struct store {
 	int64_t next_process_id;
 	int64_t next_run_id;
 	bool in_tx;
+	struct outbox *outbox; /* NULL: shipping off */
 };
+
+/* Queues a written record for the shipper (no-op with shipping off). */
+int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text);
 
 /* Opens (creating and migrating) the database for writing. 0 or -1. */
 int store_open(struct store *s, const char *path);

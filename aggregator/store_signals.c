@@ -3,7 +3,9 @@
 #include <stdlib.h>
 
 #include "aggregator/store.h"
+#include "aggregator/outbox.h"
 #include "common/log.h"
+#include "common/timeutil.h"
 
 static const char sql_put_signal[] =
     "INSERT OR REPLACE INTO signals (id, kind, severity, detected_ns, at_ns, run_id, step_id, "
@@ -74,6 +76,14 @@ int store_put_signal(struct store *s, const struct signal_row *r)
 		return -1;
 	}
 	return 0;
+}
+
+int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text)
+{
+	if (!s->outbox)
+		return 0;
+	return outbox_add(s->outbox, (enum outbox_kind)kind, a, b, text,
+			  (int64_t)now_realtime_ns());
 }
 
 int64_t store_max_signal_id(struct store *s)

@@ -22,7 +22,8 @@ static void bar(char *out, int width, double a, double b, bool running)
 	if (to > width)
 		to = width;
 	for (int i = 0; i < width; i++)
-		out[i] = i >= from && i < to ? (running && i == to - 1 ? '>' : '#') : (i % 10 ? ' ' : '.');
+		out[i] = i >= from && i < to ? (running && i == to - 1 ? '>' : '#')
+					     : (i % 10 ? ' ' : '.');
 	out[width] = '\0';
 }
 
@@ -46,34 +47,38 @@ int cmd_timeline(int argc, char **argv)
 		sqlite3_close(db);
 		return 1;
 	}
-	json_t *r = cli_rows_json(db,
-				  "SELECT name, start_ns, coalesce(end_ns, (SELECT max(coalesce(end_ns,"
-				  " start_ns)) FROM processes WHERE run_id = ?1)) AS end_ns, status FROM"
-				  " runs WHERE id = ?1",
-				  run);
+	json_t *r =
+	    cli_rows_json(db,
+			  "SELECT name, start_ns, coalesce(end_ns, (SELECT max(coalesce(end_ns,"
+			  " start_ns)) FROM processes WHERE run_id = ?1)) AS end_ns, status FROM"
+			  " runs WHERE id = ?1",
+			  run);
 	json_t *run_row = json_array_get(r, 0);
 	int64_t t0 = json_integer_value(json_object_get(run_row, "start_ns"));
 	int64_t t1 = json_integer_value(json_object_get(run_row, "end_ns"));
-	json_t *steps = cli_rows_json(db,
-				      "SELECT id, coalesce(name, key) AS name, kind, status, start_ns,"
-				      " end_ns FROM steps WHERE run_id = ?1 ORDER BY start_ns, id",
-				      run);
+	json_t *steps =
+	    cli_rows_json(db,
+			  "SELECT id, coalesce(name, key) AS name, kind, status, start_ns,"
+			  " end_ns FROM steps WHERE run_id = ?1 ORDER BY start_ns, id",
+			  run);
 	for (size_t i = 0; i < json_array_size(steps); i++) {
 		json_t *s = json_array_get(steps, i);
 		int64_t e = json_integer_value(json_object_get(s, "end_ns"));
 		if (e > t1)
 			t1 = e;
-		json_object_set_new(s, "offset_ns",
-				    json_integer(json_integer_value(json_object_get(s, "start_ns")) - t0));
+		json_object_set_new(
+		    s, "offset_ns",
+		    json_integer(json_integer_value(json_object_get(s, "start_ns")) - t0));
 		if (with_procs)
 			json_object_set_new(
 			    s, "processes",
-			    cli_rows_json(db,
-					  "SELECT p.pid, coalesce(t.name, p.comm) AS tool, p.start_ns,"
-					  " p.end_ns, p.exit_code, p.signal FROM processes p LEFT JOIN"
-					  " tools t ON t.id = p.tool_id WHERE p.step_id = ?1 AND"
-					  " p.helper = 0 ORDER BY p.start_ns",
-					  json_integer_value(json_object_get(s, "id"))));
+			    cli_rows_json(
+				db,
+				"SELECT p.pid, coalesce(t.name, p.comm) AS tool, p.start_ns,"
+				" p.end_ns, p.exit_code, p.signal FROM processes p LEFT JOIN"
+				" tools t ON t.id = p.tool_id WHERE p.step_id = ?1 AND"
+				" p.helper = 0 ORDER BY p.start_ns",
+				json_integer_value(json_object_get(s, "id"))));
 	}
 	if (t1 <= t0)
 		t1 = t0 + 1;
@@ -85,7 +90,7 @@ int cmd_timeline(int argc, char **argv)
 	} else {
 		int cols = width_arg ? atoi(width_arg)
 			   : ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col
-										       : 100;
+										     : 100;
 		int width = cols - 24 - 12;
 		if (width < 20)
 			width = 20;
@@ -110,10 +115,15 @@ int cmd_timeline(int argc, char **argv)
 			bar(line, width, (double)(a - t0) / (double)(t1 - t0),
 			    (double)(b - t0) / (double)(t1 - t0), running);
 			format_duration(b - a, d, sizeof(d));
-			bool bad = status && (!strcmp(status, "failed") || !strcmp(status, "killed"));
-			printf("%-22.22s %s%s%s %9s%s\n", json_string_value(json_object_get(s, "name")),
-			       bad ? cli_severity_color(&q, "critical") : "", line, bad ? cli_reset(&q) : "",
-			       d, bad ? " !" : running ? " ..." : "");
+			bool bad =
+			    status && (!strcmp(status, "failed") || !strcmp(status, "killed"));
+			printf("%-22.22s %s%s%s %9s%s\n",
+			       json_string_value(json_object_get(s, "name")),
+			       bad ? cli_severity_color(&q, "critical") : "", line,
+			       bad ? cli_reset(&q) : "", d,
+			       bad	 ? " !"
+			       : running ? " ..."
+					 : "");
 			json_t *procs = json_object_get(s, "processes");
 			for (size_t k = 0; k < json_array_size(procs); k++) {
 				json_t *p = json_array_get(procs, k);
@@ -126,8 +136,8 @@ int cmd_timeline(int argc, char **argv)
 					if (*c == '#')
 						*c = '-';
 				format_duration(pb - pa, d, sizeof(d));
-				printf("  %-20.20s %s %9s\n", json_string_value(json_object_get(p, "tool")),
-				       line, d);
+				printf("  %-20.20s %s %9s\n",
+				       json_string_value(json_object_get(p, "tool")), line, d);
 			}
 		}
 		if (!json_array_size(steps))

@@ -37,11 +37,12 @@ static int64_t median_wall(sqlite3 *db, int64_t pipeline_id, const char *name, i
 
 	*count = 0;
 	if (!pipeline_id || !name ||
-	    sqlite3_prepare_v2(db,
-			       "SELECT s.end_ns - s.start_ns FROM steps s JOIN runs r ON r.id ="
-			       " s.run_id WHERE r.pipeline_id = ?1 AND s.name = ?2 AND s.run_id != ?3"
-			       " AND s.status = 'ok' AND s.end_ns IS NOT NULL ORDER BY 1 LIMIT 50",
-			       -1, &st, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(
+		db,
+		"SELECT s.end_ns - s.start_ns FROM steps s JOIN runs r ON r.id ="
+		" s.run_id WHERE r.pipeline_id = ?1 AND s.name = ?2 AND s.run_id != ?3"
+		" AND s.status = 'ok' AND s.end_ns IS NOT NULL ORDER BY 1 LIMIT 50",
+		-1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(st, 1, pipeline_id);
 	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
@@ -56,34 +57,40 @@ static int64_t median_wall(sqlite3 *db, int64_t pipeline_id, const char *name, i
 /* Runs with live work, their running steps, and per step the tools now running. */
 static json_t *snapshot(sqlite3 *db, int64_t now_ns)
 {
-	json_t *runs = cli_rows_json(db,
-				     "SELECT id, name, pipeline, pipeline_id, engine, start_ns FROM runs"
-				     " WHERE end_ns IS NULL AND (status IS NULL OR status = 'running')"
-				     " ORDER BY id DESC",
-				     0);
+	json_t *runs =
+	    cli_rows_json(db,
+			  "SELECT id, name, pipeline, pipeline_id, engine, start_ns FROM runs"
+			  " WHERE end_ns IS NULL AND (status IS NULL OR status = 'running')"
+			  " ORDER BY id DESC",
+			  0);
 	for (size_t i = 0; i < json_array_size(runs); i++) {
 		json_t *r = json_array_get(runs, i);
 		int64_t id = json_integer_value(json_object_get(r, "id"));
-		json_object_set_new(r, "elapsed_ns",
-				    json_integer(now_ns - json_integer_value(json_object_get(r, "start_ns"))));
-		json_t *steps = cli_rows_json(db,
-					      "SELECT id, coalesce(name, key) AS name, kind, start_ns FROM"
-					      " steps WHERE run_id = ?1 AND status = 'running' ORDER BY"
-					      " start_ns",
-					      id);
+		json_object_set_new(
+		    r, "elapsed_ns",
+		    json_integer(now_ns - json_integer_value(json_object_get(r, "start_ns"))));
+		json_t *steps =
+		    cli_rows_json(db,
+				  "SELECT id, coalesce(name, key) AS name, kind, start_ns FROM"
+				  " steps WHERE run_id = ?1 AND status = 'running' ORDER BY"
+				  " start_ns",
+				  id);
 		for (size_t k = 0; k < json_array_size(steps); k++) {
 			json_t *s = json_array_get(steps, k);
-			int64_t elapsed = now_ns - json_integer_value(json_object_get(s, "start_ns"));
+			int64_t elapsed =
+			    now_ns - json_integer_value(json_object_get(s, "start_ns"));
 			int history;
-			int64_t usual =
-			    median_wall(db, json_integer_value(json_object_get(r, "pipeline_id")),
-					json_string_value(json_object_get(s, "name")), id, &history);
+			int64_t usual = median_wall(
+			    db, json_integer_value(json_object_get(r, "pipeline_id")),
+			    json_string_value(json_object_get(s, "name")), id, &history);
 			json_object_set_new(s, "elapsed_ns", json_integer(elapsed));
 			if (usual > 0) {
 				json_object_set_new(s, "usual_ns", json_integer(usual));
 				json_object_set_new(s, "history", json_integer(history));
-				json_object_set_new(s, "progress", json_real((double)elapsed / (double)usual));
-				json_object_set_new(s, "remaining_ns", json_integer(usual - elapsed));
+				json_object_set_new(s, "progress",
+						    json_real((double)elapsed / (double)usual));
+				json_object_set_new(s, "remaining_ns",
+						    json_integer(usual - elapsed));
 			}
 			/* Tools running in the step, with cores from their last two samples. */
 			json_object_set_new(
@@ -91,15 +98,23 @@ static json_t *snapshot(sqlite3 *db, int64_t now_ns)
 			    cli_rows_json(
 				db,
 				"WITH live AS (SELECT p.id, coalesce(t.name, p.comm) AS tool FROM"
-				" processes p LEFT JOIN tools t ON t.id = p.tool_id WHERE p.step_id = ?1"
-				" AND p.state = 'running' AND p.helper = 0), last AS (SELECT m.process_id,"
+				" processes p LEFT JOIN tools t ON t.id = p.tool_id WHERE "
+				"p.step_id = ?1"
+				" AND p.state = 'running' AND p.helper = 0), last AS (SELECT "
+				"m.process_id,"
 				" m.rss_kb, (m.cpu_user_ns + m.cpu_sys_ns - lag(m.cpu_user_ns +"
-				" m.cpu_sys_ns) OVER w) * 1.0 / (m.ts_ns - lag(m.ts_ns) OVER w) AS cores,"
-				" row_number() OVER (PARTITION BY m.process_id ORDER BY m.ts_ns DESC) AS k"
-				" FROM samples m WHERE m.process_id IN (SELECT id FROM live) WINDOW w AS"
-				" (PARTITION BY m.process_id ORDER BY m.ts_ns)) SELECT l.tool, count(*) AS"
-				" processes, coalesce(sum(x.cores), 0) AS cores, coalesce(sum(x.rss_kb), 0)"
-				" AS rss_kb FROM live l LEFT JOIN last x ON x.process_id = l.id AND x.k = 1"
+				" m.cpu_sys_ns) OVER w) * 1.0 / (m.ts_ns - lag(m.ts_ns) OVER w) AS "
+				"cores,"
+				" row_number() OVER (PARTITION BY m.process_id ORDER BY m.ts_ns "
+				"DESC) AS k"
+				" FROM samples m WHERE m.process_id IN (SELECT id FROM live) "
+				"WINDOW w AS"
+				" (PARTITION BY m.process_id ORDER BY m.ts_ns)) SELECT l.tool, "
+				"count(*) AS"
+				" processes, coalesce(sum(x.cores), 0) AS cores, "
+				"coalesce(sum(x.rss_kb), 0)"
+				" AS rss_kb FROM live l LEFT JOIN last x ON x.process_id = l.id "
+				"AND x.k = 1"
 				" GROUP BY l.tool ORDER BY cores DESC",
 				json_integer_value(json_object_get(s, "id"))));
 		}
@@ -129,19 +144,22 @@ static void print_view(const struct cli_query *q, json_t *runs)
 		json_t *steps = json_object_get(r, "steps");
 		for (size_t k = 0; k < json_array_size(steps); k++) {
 			json_t *s = json_array_get(steps, k);
-			format_duration(json_integer_value(json_object_get(s, "elapsed_ns")), a, sizeof(a));
+			format_duration(json_integer_value(json_object_get(s, "elapsed_ns")), a,
+					sizeof(a));
 			printf("  %-28.28s %9s", json_string_value(json_object_get(s, "name")), a);
 			if (json_object_get(s, "usual_ns")) {
-				int64_t rem = json_integer_value(json_object_get(s, "remaining_ns"));
-				format_duration(json_integer_value(json_object_get(s, "usual_ns")), b,
-						sizeof(b));
+				int64_t rem =
+				    json_integer_value(json_object_get(s, "remaining_ns"));
+				format_duration(json_integer_value(json_object_get(s, "usual_ns")),
+						b, sizeof(b));
 				double pct = 100 * json_real_value(json_object_get(s, "progress"));
 				if (rem >= 0) {
 					format_duration(rem, a, sizeof(a));
 					printf("  %3.0f%% of usual %s, ~%s left", pct, b, a);
 				} else {
 					format_duration(-rem, a, sizeof(a));
-					printf("  %s%s over its usual %s%s", cli_severity_color(q, "warning"), a, b,
+					printf("  %s%s over its usual %s%s",
+					       cli_severity_color(q, "warning"), a, b,
 					       cli_reset(q));
 				}
 			} else {
@@ -151,12 +169,14 @@ static void print_view(const struct cli_query *q, json_t *runs)
 			json_t *tools = json_object_get(s, "tools");
 			for (size_t t = 0; t < json_array_size(tools); t++) {
 				json_t *tool = json_array_get(tools, t);
-				format_bytes((uint64_t)json_integer_value(json_object_get(tool, "rss_kb")) *
-						 1024,
-					     mem, sizeof(mem));
+				format_bytes(
+				    (uint64_t)json_integer_value(json_object_get(tool, "rss_kb")) *
+					1024,
+				    mem, sizeof(mem));
 				printf("      %-24.24s x%-3lld %5.2f cores %10s\n",
 				       json_string_value(json_object_get(tool, "tool")),
-				       (long long)json_integer_value(json_object_get(tool, "processes")),
+				       (long long)json_integer_value(
+					   json_object_get(tool, "processes")),
 				       json_number_value(json_object_get(tool, "cores")), mem);
 			}
 		}

@@ -1,6 +1,7 @@
 #include "aggregator/correlate/correlate.h"
 #include "aggregator/insight/insight.h"
 #include "aggregator/insight/limits.h"
+#include "aggregator/outbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -659,12 +660,16 @@ int correlate_write(struct correlator *c)
 			if (!s->dirty)
 				continue;
 			s->character = insight_character(&s->r);
-			if (store_put_step(c->store, s) != 0)
+			if (store_put_step(c->store, s) != 0 ||
+			    (s->status != GROUP_RUNNING &&
+			     store_ship(c->store, OUTBOX_STEPS, s->id, 0, NULL) != 0))
 				return -1;
 		}
 		if (r->dirty) {
 			fill_run_row(r);
-			if (store_put_run(c->store, &r->row) != 0)
+			if (store_put_run(c->store, &r->row) != 0 ||
+			    (r->status != GROUP_RUNNING &&
+			     store_ship(c->store, OUTBOX_RUNS, r->row.id, 0, NULL) != 0))
 				return -1;
 		}
 	}

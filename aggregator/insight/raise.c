@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "aggregator/insight/raise.h"
+#include "aggregator/outbox.h"
 #include "common/log.h"
 
 static bool push(struct signal_row **v, size_t *n, size_t *cap, const struct signal_row *s)
@@ -53,9 +54,12 @@ void insight_update(struct insight *in, struct signal_row *s)
 
 int insight_write(struct insight *in)
 {
-	for (size_t i = 0; i < in->n_pending; i++)
-		if (store_put_signal(in->store, &in->pending[i]) != 0)
+	for (size_t i = 0; i < in->n_pending; i++) {
+		const struct signal_row *s = &in->pending[i];
+		if (store_put_signal(in->store, s) != 0 ||
+		    (!s->active && store_ship(in->store, OUTBOX_SIGNALS, s->id, 0, NULL) != 0))
 			return -1;
+	}
 	return 0;
 }
 

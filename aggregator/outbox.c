@@ -1,0 +1,195 @@
+#include "aggregator/outbox.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+struct kind_spec {
+	const char *table;
+	const char *key;   /* SQL for record_key */
+	const char *where; /* selects the row */
+	int priority;
+};
+
+static const struct kind_spec kinds[OUTBOX_KINDS] = {
+    [OUTBOX_PROCESSES] = {"processes", "CAST(id AS TEXT)", "id = ?2", 2},
+    [OUTBOX_STEPS] = {"steps", "CAST(id AS TEXT)", "id = ?2", 3},
+    [OUTBOX_RUNS] = {"runs", "CAST(id AS TEXT)", "id = ?2", 3},
+    [OUTBOX_SIGNALS] = {"signals", "CAST(id AS TEXT)", "id = ?2", 3},
+    [OUTBOX_SAMPLES] = {"samples", "process_id || ':' || ts_ns", "process_id = ?2 AND ts_ns = ?3", 0},
+    [OUTBOX_HOST_SAMPLES] = {"host_samples", "CAST(ts_ns AS TEXT)", "ts_ns = ?2", 1},
+    [OUTBOX_COLLECTOR_STATS] = {"collector_stats", "stream_id", "stream_id = ?4", 3},
+};
+
+const char *outbox_table(enum outbox_kind kind)
+{
+	return (unsigned)kind < OUTBOX_KINDS ? kinds[kind].table : "?";
+}
+
+/* "json_object('a', a, 'b', b, ...)" over every column of the table. */
+static char *json_of_columns(sqlite3 *db, const char *table)
+{
+	char sql[128];
+	sqlite3_stmt *st;
+	size_t cap = 4096, n = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	n = (size_t)snprintf(out, cap, "json_object(");
+	snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		free(out);
+		return NULL;
+	}
+	bool first = true;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *col = (const char *)sqlite3_column_text(st, 1);
+		size_t need = 2 * strlen(col) + 16;
+		if (n + need + 2 >= cap) {
+			cap = 2 * cap + need;
+			char *bigger = realloc(out, cap);
+			if (!bigger) {
+				free(out);
+				sqlite3_finalize(st);
+				return NULL;
+			}
+			out = bigger;
+		}
+		n += (size_t)snprintf(out + n, cap - n, "%s'%s', \"%s\"", first ? "" : ", ", col, col);
+		first = false;
+	}
+	sqlite3_finalize(st);
+	snprintf(out + n, cap - n, ")");
+	return out;
+}
+
+int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes)
+{
+	memset(o, 0, sizeof(*o));
+	o->db = db;
+	o->max_bytes = max_bytes;
+	for (int k = 0; k < OUTBOX_KINDS; k++) {
+		char *json = json_of_columns(db, kinds[k].table);
+		size_t len = (json ? strlen(json) : 0) + 512;
+		char *sql = json ? malloc(len) : NULL;
+		if (!sql) {
+			free(json);
+			log_error("outbox: cannot build the statement for %s", kinds[k].table);
+			outbox_close(o);
+			return -1;
+		}
+		snprintf(sql, len,
+			 "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) SELECT "
+			 "'%s', %s, %d, ?1, %s FROM %s WHERE %s",
+			 kinds[k].table, kinds[k].key, kinds[k].priority, json, kinds[k].table,
+			 kinds[k].where);
+		int rc = sqlite3_prepare_v2(db, sql, -1, &o->put[k], NULL);
+		free(sql);
+		free(json);
+		if (rc != SQLITE_OK) {
+			log_error("outbox: %s: %s", kinds[k].table, sqlite3_errmsg(db));
+			outbox_close(o);
+			return -1;
+		}
+	}
+	if (sqlite3_prepare_v2(db, "SELECT bytes FROM outbox_size", -1, &o->size, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY priority, "
+			       "id LIMIT 256) RETURNING kind, length(payload)",
+			       -1, &o->trim, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO outbox_drops (kind, records, bytes, last_ns) VALUES (?1, 1, "
+			       "?2, ?3) ON CONFLICT(kind) DO UPDATE SET records = records + 1, bytes = "
+			       "bytes + ?2, last_ns = ?3",
+			       -1, &o->count_drop, NULL) != SQLITE_OK) {
+		log_error("outbox: %s", sqlite3_errmsg(db));
+		outbox_close(o);
+		return -1;
+	}
+	return 0;
+}
+
+void outbox_close(struct outbox *o)
+{
+	for (int k = 0; k < OUTBOX_KINDS; k++)
+		sqlite3_finalize(o->put[k]);
+	sqlite3_finalize(o->size);
+	sqlite3_finalize(o->trim);
+	sqlite3_finalize(o->count_drop);
+	memset(o, 0, sizeof(*o));
+}
+
+int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
+	       int64_t now_ns)
+{
+	sqlite3_stmt *st = o->put[kind];
+
+	sqlite3_bind_int64(st, 1, now_ns);
+	sqlite3_bind_int64(st, 2, a);
+	sqlite3_bind_int64(st, 3, b);
+	if (text)
+		sqlite3_bind_text(st, 4, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 4);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE) {
+		log_error("outbox: queueing %s: %s", kinds[kind].table, sqlite3_errmsg(o->db));
+		return -1;
+	}
+	o->queued++;
+	return 0;
+}
+
+static int64_t queued_bytes(struct outbox *o)
+{
+	int64_t bytes = 0;
+
+	if (sqlite3_step(o->size) == SQLITE_ROW)
+		bytes = sqlite3_column_int64(o->size, 0);
+	sqlite3_reset(o->size);
+	return bytes;
+}
+
+int outbox_trim(struct outbox *o, int64_t now_ns)
+{
+	int64_t bytes = queued_bytes(o);
+	uint64_t dropped = 0;
+
+	if (!o->max_bytes || bytes <= (int64_t)o->max_bytes)
+		return 0;
+	/* Down to 90% of the limit, so that trimming is not needed on every commit. */
+	while (bytes > (int64_t)(o->max_bytes / 10 * 9)) {
+		unsigned n = 0;
+		while (sqlite3_step(o->trim) == SQLITE_ROW) {
+			const char *kind = (const char *)sqlite3_column_text(o->trim, 0);
+			int64_t len = sqlite3_column_int64(o->trim, 1);
+			sqlite3_bind_text(o->count_drop, 1, kind, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int64(o->count_drop, 2, len);
+			sqlite3_bind_int64(o->count_drop, 3, now_ns);
+			int rc = sqlite3_step(o->count_drop);
+			sqlite3_reset(o->count_drop);
+			if (rc != SQLITE_DONE) {
+				sqlite3_reset(o->trim);
+				return -1;
+			}
+			n++;
+		}
+		if (sqlite3_reset(o->trim) != SQLITE_OK)
+			return -1;
+		if (n == 0)
+			break;
+		dropped += n;
+		bytes = queued_bytes(o);
+	}
+	o->dropped += dropped;
+	log_warn("outbox full (limit %llu bytes): dropped %llu records, least valuable first (%llu "
+		 "dropped since start; see outbox_drops)",
+		 (unsigned long long)o->max_bytes, (unsigned long long)dropped,
+		 (unsigned long long)o->dropped);
+	return 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * The outbox: finished records queued for the shipper, appended in the same
+ * transaction that writes them (a crash never leaves one without the other).
+ * Bounded: past the size limit the least valuable records go first (raw
+ * samples, then host samples, then processes; summaries last), each drop
+ * counted in outbox_drops and logged.
+ */
+#ifndef TRACER_OUTBOX_H
+#define TRACER_OUTBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+enum outbox_kind {
+	OUTBOX_PROCESSES,
+	OUTBOX_STEPS,
+	OUTBOX_RUNS,
+	OUTBOX_SIGNALS,
+	OUTBOX_SAMPLES,
+	OUTBOX_HOST_SAMPLES,
+	OUTBOX_COLLECTOR_STATS,
+	OUTBOX_KINDS
+};
+
+struct outbox {
+	sqlite3 *db;
+	uint64_t max_bytes;
+	sqlite3_stmt *put[OUTBOX_KINDS];
+	sqlite3_stmt *size, *trim, *count_drop;
+	uint64_t queued, dropped;
+};
+
+/* Builds the statements from the tables' columns. -1 with the reason logged. */
+int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes);
+void outbox_close(struct outbox *o);
+/* Queues the row of that kind with that key (a, or a and b for samples; text for streams). */
+int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
+	       int64_t now_ns);
+/* Inside the same transaction, after adding: applies the size limit. */
+int outbox_trim(struct outbox *o, int64_t now_ns);
+/* The table a kind ships (also its name at the sink). */
+const char *outbox_table(enum outbox_kind kind);
+
+#endif

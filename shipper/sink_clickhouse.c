@@ -1,0 +1,128 @@
+/*
+ * ClickHouse over its HTTP interface. Each shipped table becomes a table of
+ * the same name and columns (types from the local schema) plus `_host`,
+ * `_key` (the record's key) and `_version` (its outbox id), in a
+ * ReplacingMergeTree ordered by (_host, _key): a batch delivered twice, or a
+ * record queued again, leaves one row per record once merged, and queries
+ * with FINAL never see duplicates (docs/clickhouse.md).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "shipper/sink.h"
+
+static const char *const shipped[] = {"processes",	"steps",	"runs",
+				      "signals",	"samples",	"host_samples",
+				      "collector_stats"};
+
+static void query(struct sink *s, const char *sql, const char *body, size_t len,
+		  struct send_result *out)
+{
+	char url[4096];
+	char *q = curl_easy_escape(NULL, sql, 0);
+
+	snprintf(url, sizeof(url), "%s?query=%s&input_format_skip_unknown_fields=1", s->base,
+		 q ? q : "");
+	curl_free(q);
+	sink_post(s, url, NULL, body, len, out);
+}
+
+/* The ClickHouse type of a SQLite declared type. */
+static const char *ch_type(const char *decl)
+{
+	char up[64];
+	size_t i = 0;
+
+	for (; decl && decl[i] && i < sizeof(up) - 1; i++)
+		up[i] = (char)toupper((unsigned char)decl[i]);
+	up[i] = '\0';
+	if (strstr(up, "INT"))
+		return "Nullable(Int64)";
+	if (strstr(up, "REAL") || strstr(up, "FLOA") || strstr(up, "DOUB"))
+		return "Nullable(Float64)";
+	return "Nullable(String)";
+}
+
+void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_result *out)
+{
+	char sql[8192], pragma[128];
+
+	snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`", s->database);
+	query(s, sql, "", 0, out);
+	if (out->outcome != SEND_OK)
+		return;
+	for (size_t t = 0; t < sizeof(shipped) / sizeof(*shipped); t++) {
+		sqlite3_stmt *st;
+		size_t n = (size_t)snprintf(sql, sizeof(sql),
+					    "CREATE TABLE IF NOT EXISTS `%s`.`%s` (_host String, _key "
+					    "String, _version UInt64",
+					    s->database, shipped[t]);
+		snprintf(pragma, sizeof(pragma), "PRAGMA table_info(%s)", shipped[t]);
+		if (sqlite3_prepare_v2(o->db, pragma, -1, &st, NULL) != SQLITE_OK)
+			continue;
+		while (sqlite3_step(st) == SQLITE_ROW && n < sizeof(sql) - 256)
+			n += (size_t)snprintf(sql + n, sizeof(sql) - n, ", `%s` %s",
+					      (const char *)sqlite3_column_text(st, 1),
+					      ch_type((const char *)sqlite3_column_text(st, 2)));
+		sqlite3_finalize(st);
+		snprintf(sql + n, sizeof(sql) - n,
+			 ") ENGINE = ReplacingMergeTree(_version) ORDER BY (_host, _key)");
+		query(s, sql, "", 0, out);
+		if (out->outcome != SEND_OK)
+			return;
+	}
+	s->prepared = true;
+}
+
+/* {"_host":H,"_key":K,"_version":N, + the payload's members */
+static bool append_row(struct sink *s, const struct record *r, const char *host)
+{
+	json_t *head = json_pack("{s:s, s:s, s:I}", "_host", host, "_key", r->key, "_version",
+				 (json_int_t)r->id);
+	char *text = head ? json_dumps(head, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	bool ok = text && r->payload_len >= 2 && r->payload[0] == '{';
+
+	json_decref(head);
+	if (ok) {
+		ok = lines_append(s, text, strlen(text) - 1) && lines_append(s, ",", 1) &&
+		     lines_append(s, r->payload + 1, r->payload_len - 1) && lines_append(s, "\n", 1);
+	}
+	free(text);
+	return ok;
+}
+
+void clickhouse_send(struct sink *s, const struct batch *b, const char *host,
+		     struct send_result *out)
+{
+	char sql[256];
+
+	memset(out, 0, sizeof(*out));
+	out->outcome = SEND_OK;
+	/* One INSERT per table; a failure retries the whole batch (replays are harmless). */
+	for (size_t t = 0; t < sizeof(shipped) / sizeof(*shipped); t++) {
+		size_t start = s->lines_len;
+		for (size_t i = 0; i < b->n; i++) {
+			if (strcmp(b->r[i].kind, shipped[t]) != 0)
+				continue;
+			if (!append_row(s, &b->r[i], host)) {
+				out->outcome = SEND_REJECTED;
+				snprintf(out->answer, sizeof(out->answer),
+					 "record %lld: payload is not a JSON object",
+					 (long long)b->r[i].id);
+				return;
+			}
+		}
+		if (s->lines_len == start)
+			continue;
+		snprintf(sql, sizeof(sql), "INSERT INTO `%s`.`%s` FORMAT JSONEachRow", s->database,
+			 shipped[t]);
+		query(s, sql, s->lines + start, s->lines_len - start, out);
+		if (out->outcome != SEND_OK)
+			return;
+	}
+}
