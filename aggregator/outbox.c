@@ -18,7 +18,8 @@ static const struct kind_spec kinds[OUTBOX_KINDS] = {
     [OUTBOX_STEPS] = {"steps", "CAST(id AS TEXT)", "id = ?2", 3},
     [OUTBOX_RUNS] = {"runs", "CAST(id AS TEXT)", "id = ?2", 3},
     [OUTBOX_SIGNALS] = {"signals", "CAST(id AS TEXT)", "id = ?2", 3},
-    [OUTBOX_SAMPLES] = {"samples", "process_id || ':' || ts_ns", "process_id = ?2 AND ts_ns = ?3", 0},
+    [OUTBOX_SAMPLES] = {"samples", "process_id || ':' || ts_ns", "process_id = ?2 AND ts_ns = ?3",
+			0},
     [OUTBOX_HOST_SAMPLES] = {"host_samples", "CAST(ts_ns AS TEXT)", "ts_ns = ?2", 1},
     [OUTBOX_COLLECTOR_STATS] = {"collector_stats", "stream_id", "stream_id = ?4", 3},
 };
@@ -58,7 +59,8 @@ static char *json_of_columns(sqlite3 *db, const char *table)
 			}
 			out = bigger;
 		}
-		n += (size_t)snprintf(out + n, cap - n, "%s'%s', \"%s\"", first ? "" : ", ", col, col);
+		n += (size_t)snprintf(out + n, cap - n, "%s'%s', \"%s\"", first ? "" : ", ", col,
+				      col);
 		first = false;
 	}
 	sqlite3_finalize(st);
@@ -81,11 +83,12 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes)
 			outbox_close(o);
 			return -1;
 		}
-		snprintf(sql, len,
-			 "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) SELECT "
-			 "'%s', %s, %d, ?1, %s FROM %s WHERE %s",
-			 kinds[k].table, kinds[k].key, kinds[k].priority, json, kinds[k].table,
-			 kinds[k].where);
+		snprintf(
+		    sql, len,
+		    "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) SELECT "
+		    "'%s', %s, %d, ?1, %s FROM %s WHERE %s",
+		    kinds[k].table, kinds[k].key, kinds[k].priority, json, kinds[k].table,
+		    kinds[k].where);
 		int rc = sqlite3_prepare_v2(db, sql, -1, &o->put[k], NULL);
 		free(sql);
 		free(json);
@@ -95,16 +98,19 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes)
 			return -1;
 		}
 	}
-	if (sqlite3_prepare_v2(db, "SELECT bytes FROM outbox_size", -1, &o->size, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY priority, "
-			       "id LIMIT 256) RETURNING kind, length(payload)",
-			       -1, &o->trim, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "INSERT INTO outbox_drops (kind, records, bytes, last_ns) VALUES (?1, 1, "
-			       "?2, ?3) ON CONFLICT(kind) DO UPDATE SET records = records + 1, bytes = "
-			       "bytes + ?2, last_ns = ?3",
-			       -1, &o->count_drop, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT bytes FROM outbox_size", -1, &o->size, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		db,
+		"DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY priority, "
+		"id LIMIT 256) RETURNING kind, length(payload)",
+		-1, &o->trim, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		db,
+		"INSERT INTO outbox_drops (kind, records, bytes, last_ns) VALUES (?1, 1, "
+		"?2, ?3) ON CONFLICT(kind) DO UPDATE SET records = records + 1, bytes = "
+		"bytes + ?2, last_ns = ?3",
+		-1, &o->count_drop, NULL) != SQLITE_OK) {
 		log_error("outbox: %s", sqlite3_errmsg(db));
 		outbox_close(o);
 		return -1;

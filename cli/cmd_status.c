@@ -81,6 +81,43 @@ static int schema_version(sqlite3 *db)
 	return v;
 }
 
+/* The outbox and the shipper's health; NULL if nothing was ever queued. */
+static json_t *shipping_status(sqlite3 *db)
+{
+	json_t *rows = query_rows(
+	    db, "SELECT (SELECT records FROM outbox_size) AS pending_records, (SELECT bytes FROM"
+		" outbox_size) AS pending_bytes, (SELECT min(created_ns) FROM outbox) AS"
+		" oldest_created_ns, (SELECT coalesce(sum(records), 0) FROM outbox_drops) AS"
+		" dropped_records, (SELECT coalesce(sum(records), 0) FROM dead_letters) AS"
+		" dead_letter_records, (SELECT value FROM shipper_state WHERE key ="
+		" 'delivered_records') AS delivered_records, (SELECT value FROM shipper_state WHERE"
+		" key = 'last_success_ns') AS last_success_ns, (SELECT value FROM shipper_state"
+		" WHERE key = 'last_error') AS last_error, (SELECT value FROM shipper_state WHERE"
+		" key = 'last_error_ns') AS last_error_ns, (SELECT value FROM shipper_state WHERE"
+		" key = 'sink') AS sink");
+	json_t *s = json_incref(json_array_get(rows, 0));
+	json_decref(rows);
+	if (!s)
+		return NULL;
+	if (!geti(s, "pending_records") && !geti(s, "dropped_records") &&
+	    json_is_null(json_object_get(s, "delivered_records"))) {
+		json_decref(s);
+		return NULL;
+	}
+	/* Counters are stored as text in shipper_state: numbers here. */
+	const char *numeric[] = {"delivered_records", "last_success_ns", "last_error_ns"};
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = json_string_value(json_object_get(s, numeric[i]));
+		if (v)
+			json_object_set_new(s, numeric[i], json_integer(strtoll(v, NULL, 10)));
+	}
+	int64_t oldest = geti(s, "oldest_created_ns");
+	json_object_set_new(s, "oldest_age_s",
+			    oldest ? json_real((double)((int64_t)now_realtime_ns() - oldest) / 1e9)
+				   : json_null());
+	return s;
+}
+
 static void print_text(json_t *doc)
 {
 	json_t *streams = json_object_get(doc, "collectors");
@@ -136,6 +173,22 @@ static void print_text(json_t *doc)
 		       (long long)geti(agg, "refused_peers"));
 	if (agg && gets_(agg, "last_bad_frame")[0])
 		printf("  last rejected frame: %s\n", gets_(agg, "last_bad_frame"));
+	json_t *ship = json_object_get(doc, "shipping");
+	if (ship) {
+		format_bytes((uint64_t)geti(ship, "pending_bytes"), size, sizeof(size));
+		printf("\nshipping%s%s: %lld records (%s) waiting",
+		       gets_(ship, "sink")[0] ? " to " : "", gets_(ship, "sink"),
+		       (long long)geti(ship, "pending_records"), size);
+		if (json_is_number(json_object_get(ship, "oldest_age_s")))
+			printf(", oldest %.0f s old",
+			       json_number_value(json_object_get(ship, "oldest_age_s")));
+		printf("; %lld delivered, %lld dropped (outbox full), %lld in dead letters\n",
+		       (long long)geti(ship, "delivered_records"),
+		       (long long)geti(ship, "dropped_records"),
+		       (long long)geti(ship, "dead_letter_records"));
+		if (gets_(ship, "last_error")[0])
+			printf("  last error: %s\n", gets_(ship, "last_error"));
+	}
 }
 
 int cmd_status(int argc, char **argv)
@@ -220,6 +273,13 @@ int cmd_status(int argc, char **argv)
 	json_object_set(doc, "aggregator",
 			json_array_get(aggs, 0) ? json_array_get(aggs, 0) : json_null());
 	json_decref(aggs);
+	json_t *shipping = shipping_status(db);
+	if (shipping) {
+		if (geti(shipping, "dropped_records") || geti(shipping, "dead_letter_records"))
+			healthy = false;
+		json_object_set_new(doc, "healthy", json_boolean(healthy));
+		json_object_set_new(doc, "shipping", shipping);
+	}
 	if (as_json) {
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');

@@ -45,7 +45,8 @@ int credentials_load(const char *path, struct credentials *c, char *err, size_t 
 		snprintf(err, err_size,
 			 "%s: must belong to this user (uid %u) and be mode 0600 or stricter "
 			 "(it is uid %u, mode %04o)",
-			 path, (unsigned)geteuid(), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+			 path, (unsigned)geteuid(), (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777));
 		close(fd);
 		return -1;
 	}
@@ -58,8 +59,8 @@ int credentials_load(const char *path, struct credentials *c, char *err, size_t 
 	int line = ini_parse_file(f, on_line, c);
 	fclose(f);
 	if (line != 0) {
-		snprintf(err, err_size, "%s:%d: expected user = ..., password = ... or token = ...", path,
-			 line);
+		snprintf(err, err_size, "%s:%d: expected user = ..., password = ... or token = ...",
+			 path, line);
 		credentials_wipe(c);
 		return -1;
 	}

@@ -83,8 +83,8 @@ void http_free(struct http_client *c)
 	free(c);
 }
 
-void http_post(struct http_client *c, const char *url, const char *const *headers,
-	       const void *body, size_t len, struct http_result *out)
+void http_post(struct http_client *c, const char *url, const char *const *headers, const void *body,
+	       size_t len, struct http_result *out)
 {
 	CURL *h = c->curl;
 	struct curl_slist *list = NULL;

@@ -6,16 +6,16 @@
 #include <stddef.h>
 
 struct http_options {
-	const char *ca_file;	/* NULL: the system's CAs */
+	const char *ca_file;	     /* NULL: the system's CAs */
 	const char *user, *password; /* basic auth, or NULL */
-	const char *bearer;	/* Authorization: Bearer, or NULL */
+	const char *bearer;	     /* Authorization: Bearer, or NULL */
 	long timeout_ms, connect_timeout_ms;
 };
 
 struct http_result {
-	long status;	    /* 0: no answer (transport error) */
-	char error[256];    /* transport error text */
-	char body[2048];    /* the start of the answer */
+	long status;	     /* 0: no answer (transport error) */
+	char error[256];     /* transport error text */
+	char body[2048];     /* the start of the answer */
 	long retry_after_ms; /* -1: none given */
 };
 
@@ -24,7 +24,7 @@ struct http_client;
 struct http_client *http_new(const struct http_options *o);
 void http_free(struct http_client *c);
 /* POSTs body (already encoded) with extra header lines. */
-void http_post(struct http_client *c, const char *url, const char *const *headers,
-	       const void *body, size_t len, struct http_result *out);
+void http_post(struct http_client *c, const char *url, const char *const *headers, const void *body,
+	       size_t len, struct http_result *out);
 
 #endif

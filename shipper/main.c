@@ -193,8 +193,8 @@ static int lock_database(const char *db_path)
 static void note_error(struct outbox_reader *o, const char *what, const struct send_result *r)
 {
 	char text[2300], when[32];
-	snprintf(text, sizeof(text), "%s: %s%ld %s", what, r->status ? "HTTP " : "",
-		 r->status, r->answer);
+	snprintf(text, sizeof(text), "%s: %s%ld %s", what, r->status ? "HTTP " : "", r->status,
+		 r->answer);
 	for (char *c = text; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
@@ -232,7 +232,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (opt.credentials_path && credentials_load(opt.credentials_path, &cred, err, sizeof(err))) {
+	if (opt.credentials_path &&
+	    credentials_load(opt.credentials_path, &cred, err, sizeof(err))) {
 		log_error("%s", err);
 		return 1;
 	}
@@ -245,7 +246,8 @@ int main(int argc, char **argv)
 				  .password = cred.password,
 				  .bearer = cred.token[0] ? cred.token : NULL,
 				  .timeout_ms = opt.timeout_ms,
-				  .connect_timeout_ms = opt.timeout_ms < 10000 ? opt.timeout_ms : 10000};
+				  .connect_timeout_ms =
+				      opt.timeout_ms < 10000 ? opt.timeout_ms : 10000};
 	struct sink *sink = sink_open(opt.sink_url, &ho, err, sizeof(err));
 	if (!sink) {
 		log_error("%s", err);
@@ -301,10 +303,12 @@ int main(int argc, char **argv)
 		}
 		sink_send(sink, &batch, reader.host_id, &res);
 		if (res.outcome == SEND_OK) {
-			if (reader_delivered(&reader, &batch, sink->name, (int64_t)now_realtime_ns()) != 0)
-				log_error("delivered records %lld..%lld but could not forget them: they "
-					  "will be sent again (harmless at the sink)",
-					  (long long)batch.first_id, (long long)batch.last_id);
+			if (reader_delivered(&reader, &batch, sink->name,
+					     (int64_t)now_realtime_ns()) != 0)
+				log_error(
+				    "delivered records %lld..%lld but could not forget them: they "
+				    "will be sent again (harmless at the sink)",
+				    (long long)batch.first_id, (long long)batch.last_id);
 			log_debug("delivered %zu records (%lld..%lld)", batch.n,
 				  (long long)batch.first_id, (long long)batch.last_id);
 			backoff_reset(&backoff);
@@ -315,8 +319,9 @@ int main(int argc, char **argv)
 				log_error("cannot set the refused batch aside; retrying it");
 				nap(backoff_next(&backoff, -1));
 			} else {
-				log_warn("%zu records (%lld..%lld) set aside in dead_letters", batch.n,
-					 (long long)batch.first_id, (long long)batch.last_id);
+				log_warn("%zu records (%lld..%lld) set aside in dead_letters",
+					 batch.n, (long long)batch.first_id,
+					 (long long)batch.last_id);
 				rejected_any = true;
 			}
 		} else {

@@ -44,20 +44,22 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *host_i
 		reader_close(o);
 		return -1;
 	}
-	if (sqlite3_prepare_v2(o->db,
-			       "SELECT id, kind, record_key, payload, created_ns FROM outbox ORDER BY id "
-			       "LIMIT ?1",
-			       -1, &o->read, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(o->db, "DELETE FROM outbox WHERE id BETWEEN ?1 AND ?2", -1, &o->remove,
-			       NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(
+		o->db,
+		"SELECT id, kind, record_key, payload, created_ns FROM outbox ORDER BY id "
+		"LIMIT ?1",
+		-1, &o->read, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(o->db, "DELETE FROM outbox WHERE id BETWEEN ?1 AND ?2", -1,
+			       &o->remove, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(o->db,
 			       "INSERT INTO shipper_state (key, value) VALUES (?1, ?2) ON "
 			       "CONFLICT(key) DO UPDATE SET value = excluded.value",
 			       -1, &o->state, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(o->db,
-			       "INSERT INTO dead_letters (at_ns, sink, first_outbox_id, last_outbox_id, "
-			       "records, http_status, answer, payload) VALUES (?,?,?,?,?,?,?,?)",
-			       -1, &o->dead, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		o->db,
+		"INSERT INTO dead_letters (at_ns, sink, first_outbox_id, last_outbox_id, "
+		"records, http_status, answer, payload) VALUES (?,?,?,?,?,?,?,?)",
+		-1, &o->dead, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(o->db, "SELECT records FROM outbox_size", -1, &o->pending, NULL) !=
 		SQLITE_OK) {
 		snprintf(err, err_size, "%s: %s", db_path, sqlite3_errmsg(o->db));
@@ -66,10 +68,11 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *host_i
 	}
 	if (host_id && *host_id) {
 		snprintf(o->host_id, sizeof(o->host_id), "%s", host_id);
-	} else if (sqlite3_prepare_v2(o->db,
-				      "SELECT host_id FROM collector_stats WHERE host_id IS NOT NULL "
-				      "ORDER BY last_seen_ns DESC LIMIT 1",
-				      -1, &st, NULL) == SQLITE_OK) {
+	} else if (sqlite3_prepare_v2(
+		       o->db,
+		       "SELECT host_id FROM collector_stats WHERE host_id IS NOT NULL "
+		       "ORDER BY last_seen_ns DESC LIMIT 1",
+		       -1, &st, NULL) == SQLITE_OK) {
 		/* The records' own host: the collector that produced them. */
 		if (sqlite3_step(st) == SQLITE_ROW)
 			snprintf(o->host_id, sizeof(o->host_id), "%s", sqlite3_column_text(st, 0));

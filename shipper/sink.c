@@ -21,8 +21,10 @@ struct sink *sink_open(const char *url, const struct http_options *o, char *err,
 		const char *rest = url + 13;
 		bool secure = strstr(rest, "?secure=1") != NULL;
 		if (sscanf(rest, "%255[^/]/%127[A-Za-z0-9_]", hostport, db) != 2) {
-			snprintf(err, err_size,
-				 "%s: expected clickhouse://HOST:PORT/DATABASE (letters, digits, _)", url);
+			snprintf(
+			    err, err_size,
+			    "%s: expected clickhouse://HOST:PORT/DATABASE (letters, digits, _)",
+			    url);
 			free(s);
 			return NULL;
 		}
@@ -32,7 +34,8 @@ struct sink *sink_open(const char *url, const struct http_options *o, char *err,
 	} else if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8)) {
 		snprintf(s->name, sizeof(s->name), "http");
 	} else {
-		snprintf(err, err_size, "%s: the sink is clickhouse://HOST:PORT/DB or http(s)://URL", url);
+		snprintf(err, err_size,
+			 "%s: the sink is clickhouse://HOST:PORT/DB or http(s)://URL", url);
 		free(s);
 		return NULL;
 	}

@@ -44,7 +44,6 @@ void sink_post(struct sink *s, const char *url, const char *const *headers, cons
 void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_result *out);
 void clickhouse_send(struct sink *s, const struct batch *b, const char *host,
 		     struct send_result *out);
-void generic_send(struct sink *s, const struct batch *b, const char *host,
-		  struct send_result *out);
+void generic_send(struct sink *s, const struct batch *b, const char *host, struct send_result *out);
 
 #endif

@@ -16,9 +16,8 @@
 
 #include "shipper/sink.h"
 
-static const char *const shipped[] = {"processes",	"steps",	"runs",
-				      "signals",	"samples",	"host_samples",
-				      "collector_stats"};
+static const char *const shipped[] = {"processes", "steps",	   "runs",	     "signals",
+				      "samples",   "host_samples", "collector_stats"};
 
 static void query(struct sink *s, const char *sql, const char *body, size_t len,
 		  struct send_result *out)
@@ -58,10 +57,11 @@ void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_res
 		return;
 	for (size_t t = 0; t < sizeof(shipped) / sizeof(*shipped); t++) {
 		sqlite3_stmt *st;
-		size_t n = (size_t)snprintf(sql, sizeof(sql),
-					    "CREATE TABLE IF NOT EXISTS `%s`.`%s` (_host String, _key "
-					    "String, _version UInt64",
-					    s->database, shipped[t]);
+		size_t n =
+		    (size_t)snprintf(sql, sizeof(sql),
+				     "CREATE TABLE IF NOT EXISTS `%s`.`%s` (_host String, _key "
+				     "String, _version UInt64",
+				     s->database, shipped[t]);
 		snprintf(pragma, sizeof(pragma), "PRAGMA table_info(%s)", shipped[t]);
 		if (sqlite3_prepare_v2(o->db, pragma, -1, &st, NULL) != SQLITE_OK)
 			continue;
@@ -90,7 +90,8 @@ static bool append_row(struct sink *s, const struct record *r, const char *host)
 	json_decref(head);
 	if (ok) {
 		ok = lines_append(s, text, strlen(text) - 1) && lines_append(s, ",", 1) &&
-		     lines_append(s, r->payload + 1, r->payload_len - 1) && lines_append(s, "\n", 1);
+		     lines_append(s, r->payload + 1, r->payload_len - 1) &&
+		     lines_append(s, "\n", 1);
 	}
 	free(text);
 	return ok;

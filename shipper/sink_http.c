@@ -17,8 +17,8 @@ void generic_send(struct sink *s, const struct batch *b, const char *host, struc
 
 	for (size_t i = 0; i < b->n; i++) {
 		const struct record *r = &b->r[i];
-		json_t *line = json_pack("{s:s, s:s, s:s, s:I}", "host", host, "kind", r->kind, "key",
-					 r->key, "version", (json_int_t)r->id);
+		json_t *line = json_pack("{s:s, s:s, s:s, s:I}", "host", host, "kind", r->kind,
+					 "key", r->key, "version", (json_int_t)r->id);
 		char *head = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		json_decref(line);
 		if (!head) {

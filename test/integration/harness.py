@@ -30,6 +30,7 @@ class Ctx:
         self.db = os.path.join(tmp, "t.db")
         self.failures = []
         self.procs = []
+        self.cleanups = []  # callables run after the test, last first
 
     def bin(self, name):
         return os.path.join(self.build, name)

@@ -25,6 +25,7 @@ import test_correlation  # noqa: F401
 import test_insight  # noqa: F401
 import test_cost  # noqa: F401
 import test_report  # noqa: F401
+import test_shipper  # noqa: F401
 
 
 def run_suite(build, selected):
@@ -43,6 +44,11 @@ def run_suite(build, selected):
         except Exception:
             ctx.failures.append(traceback.format_exc())
         finally:
+            for fn_cleanup in reversed(ctx.cleanups):
+                try:
+                    fn_cleanup()
+                except Exception:
+                    ctx.failures.append("cleanup: " + traceback.format_exc())
             for p in ctx.procs:
                 if p.poll() is None:
                     p.kill()

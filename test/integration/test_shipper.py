@@ -1,0 +1,301 @@
+"""The outbox and tracer-shipper against a real ClickHouse (started by the test on
+127.0.0.1) and a local HTTP test server for the generic sink and fault injection.
+Every check compares what arrived with the local SQLite database: counts per
+table exact, nothing twice."""
+import gzip
+import http.server
+import json
+import os
+import pwd
+import random
+import signal
+import subprocess
+import threading
+import time
+
+from clickhouse import ClickHouse
+from harness import Failure, start_daemons, test
+
+# Finished records per shipped table, as the local database has them.
+FINISHED = {
+    "processes": "SELECT count(*) FROM processes WHERE state != 'running'",
+    "samples": "SELECT count(*) FROM samples",
+    "host_samples": "SELECT count(*) FROM host_samples",
+    "runs": "SELECT count(*) FROM runs WHERE status IS NOT NULL AND status != 'running'",
+    "steps": "SELECT count(*) FROM steps WHERE status != 'running'",
+    "signals": "SELECT count(*) FROM signals WHERE active = 0",
+    "collector_stats": "SELECT count(*) FROM collector_stats WHERE final = 1",
+}
+
+
+def credentials(ctx, text, owner="nobody"):
+    path = ctx.path("sink.cred")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+    os.chown(path, pwd.getpwnam(owner).pw_uid, -1)
+    return path
+
+
+def clickhouse(ctx, name="ch"):
+    if not ClickHouse.available():
+        raise Failure("clickhouse-server is not installed (deploy/install-deps.sh tests)")
+    ch = ClickHouse(ctx.path(name))
+    ch.start()
+    ctx.cleanups.append(ch.stop)
+    return ch
+
+
+def workload(ctx, sock, db, name, burn_ms=1500, storm=200):
+    script = ctx.path(f"{name}.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\n"
+                f"{ctx.helper('cpuburn')} {burn_ms} &\n"
+                f"{ctx.helper('storm')} {storm} 2 /bin/true > /dev/null\n"
+                "gzip -c /etc/services > /dev/null\n"
+                "bash -c 'exit 3' || true\n"
+                "wait\n")
+    os.chmod(script, 0o755)
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", name, "--", script],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise Failure(f"workload {name}: {p.returncode} {p.stderr[-500:]}")
+
+
+def shipper(ctx, db, sink, *extra, once=True, wait=True, cred=None):
+    args = [ctx.bin("tracer-shipper"), "--db", db, "--sink", sink, "--user", "nobody", *extra]
+    if cred:
+        args += ["--credentials", cred]
+    if once:
+        args.append("--once")
+    p = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    ctx.procs.append(p)
+    if not wait:
+        return p
+    _, err = p.communicate(timeout=300)
+    return p.returncode, err
+
+
+def compare_counts(ctx, ch, db, host=None):
+    """Per table: rows in ClickHouse (FINAL) == distinct keys == finished local rows."""
+    where = f"WHERE _host = '{host}'" if host else ""
+    for table, sql in FINISHED.items():
+        local = ctx.one(sql, db=db)
+        final = int(ch.query(f"SELECT count() FROM tracer.{table} FINAL {where}").strip())
+        keys = int(ch.query(f"SELECT uniqExact(_key) FROM tracer.{table} {where}").strip())
+        ctx.check(final == keys == local, f"{table}: ClickHouse {final} rows, {keys} keys, local {local}")
+
+
+def stop_daemons(ctx, agg, col):
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+@test
+def shipper_delivers_everything_to_clickhouse(ctx):
+    """Happy path, then the sink goes down while records keep coming, then it comes
+    back: everything arrives, nothing twice, with credentials from a 0600 file."""
+    ch = clickhouse(ctx)
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    workload(ctx, sock, db, "first")
+    cred = credentials(ctx, f"user = {ch.user}\npassword = {ch.password}\n")
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    # A live shipper delivers while records arrive.
+    live = shipper(ctx, db, sink, "--batch-age-ms", "200", once=False, wait=False, cred=cred)
+    time.sleep(3)
+    ch.stop()  # the sink goes away ...
+    workload(ctx, sock, db, "during-outage")
+    time.sleep(2)
+    state = dict(ctx.query("SELECT key, value FROM shipper_state", db=db))
+    ctx.check("last_error" in state, f"the outage is visible: {state}")
+    st = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--json"], capture_output=True, text=True,
+                        timeout=30)
+    doc = json.loads(st.stdout) if st.stdout.startswith("{") else {}
+    ship = doc.get("shipping", {})
+    ctx.check(ship.get("pending_records", 0) > 0 and ship.get("last_error"),
+              f"tracer status shows the backlog and the error: {ship}")
+    ch.start()  # ... and comes back
+    stop_daemons(ctx, agg, col)
+    deadline = time.time() + 90
+    while time.time() < deadline and ctx.one("SELECT records FROM outbox_size", db=db) > 0:
+        time.sleep(0.5)
+    ctx.check(ctx.one("SELECT records FROM outbox_size", db=db) == 0, "the live shipper drained the outbox")
+    live.send_signal(signal.SIGTERM)
+    live.communicate(timeout=30)
+    compare_counts(ctx, ch, db)
+    names = {r[0] for r in ch.rows("SELECT name FROM tracer.runs FINAL")}
+    ctx.check({"first", "during-outage"} <= names, f"both runs arrived: {names}")
+    # The credentials file must be the shipper's own and private.
+    os.chmod(cred, 0o644)
+    rc, err = shipper(ctx, db, sink, cred=cred)
+    ctx.check(rc == 1 and "mode 0600" in err, f"a readable credentials file is refused: {rc} {err[-300:]}")
+
+
+@test
+def shipper_killed_repeatedly_loses_and_duplicates_nothing(ctx):
+    """kill -9 the shipper in the middle of uploads, five times; after a final run
+    the results in ClickHouse are exact."""
+    ch = clickhouse(ctx)
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    workload(ctx, sock, db, "crashy", burn_ms=3000, storm=3000)
+    stop_daemons(ctx, agg, col)
+    total = ctx.one("SELECT records FROM outbox_size", db=db)
+    cred = credentials(ctx, f"user = {ch.user}\npassword = {ch.password}\n")
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    rnd = random.Random(42)
+    for _ in range(5):
+        p = shipper(ctx, db, sink, "--batch-records", "10", once=False, wait=False, cred=cred)
+        time.sleep(rnd.uniform(0.2, 0.5))
+        p.kill()
+        p.wait()
+    left = ctx.one("SELECT records FROM outbox_size", db=db)
+    ctx.check(0 < left < total, f"the kills happened mid-way: {left} of {total} left")
+    rc, err = shipper(ctx, db, sink, cred=cred)
+    ctx.check(rc == 0, f"final --once: {rc} {err[-300:]}")
+    compare_counts(ctx, ch, db)
+
+
+class Collector(http.server.BaseHTTPRequestHandler):
+    """A generic sink: stores records by (host, kind, key, version); fault modes."""
+    records = {}
+    requests = []
+    mode = "ok"
+    lock = threading.Lock()
+
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        lines = [json.loads(line) for line in body.decode().splitlines() if line]
+        with self.lock:
+            Collector.requests.append((time.time(), self.headers.get("Idempotency-Key"), len(lines)))
+            n = len(Collector.requests)
+        if Collector.mode == "poison" and any(r["kind"] == "runs" and r["record"]["name"] == "poison"
+                                              for r in lines):
+            self.send_response(400)
+            self.end_headers()
+            self.wfile.write(b"run 'poison' is not acceptable")
+            return
+        if Collector.mode == "retry-after" and n == 1:
+            self.send_response(503)
+            self.send_header("Retry-After", "2")
+            self.end_headers()
+            return
+        if Collector.mode == "retry-after":
+            time.sleep(1.5)  # a slow sink, within the shipper's timeout
+        with self.lock:
+            for r in lines:
+                Collector.records[(r["host"], r["kind"], r["key"], r["version"])] = r
+        self.send_response(200)
+        self.end_headers()
+
+
+def generic_sink(ctx, mode):
+    Collector.records, Collector.requests, Collector.mode = {}, [], mode
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ctx.cleanups.append(server.shutdown)
+    return f"http://127.0.0.1:{server.server_address[1]}/ingest"
+
+
+def queued_outbox(ctx, db):
+    return {(r[0], r[1], r[2]) for r in ctx.query("SELECT kind, record_key, id FROM outbox", db=db)}
+
+
+@test
+def poison_batch_is_set_aside_and_the_rest_flows(ctx):
+    """The sink answers 400 for the batch holding run 'poison': that batch goes to
+    dead_letters with the answer, every other record arrives."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    workload(ctx, sock, db, "before")
+    subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "poison", "--",
+                        "/bin/true"], capture_output=True, timeout=60)
+    workload(ctx, sock, db, "after")
+    stop_daemons(ctx, agg, col)
+    queued = queued_outbox(ctx, db)
+    url = generic_sink(ctx, "poison")
+    rc, err = shipper(ctx, db, url, "--batch-records", "25")
+    ctx.check(rc == 1, f"--once reports the refused batch: {rc}")
+    dead = ctx.query("SELECT first_outbox_id, last_outbox_id, records, http_status, answer, payload "
+                     "FROM dead_letters", db=db)
+    ctx.check(len(dead) == 1 and dead[0][3] == 400 and "poison" in dead[0][4], f"one dead letter: {dead}")
+    if dead:
+        first, last = dead[0][0], dead[0][1]
+        expect = {(k, key, v) for k, key, v in queued if not first <= v <= last}
+        got = {(k, key, v) for (_, k, key, v) in Collector.records}
+        ctx.check(got == expect, f"every other record arrived: {len(got)} vs {len(expect)}")
+        ctx.check(dead[0][5].count("\n") == dead[0][2], "the batch is kept, one line per record")
+    ctx.check(ctx.one("SELECT records FROM outbox_size", db=db) == 0, "the queue is not blocked")
+    st = json.loads(subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--json"], capture_output=True,
+                                   text=True, timeout=30).stdout)
+    ctx.check(st.get("shipping", {}).get("dead_letter_records") == (dead[0][2] if dead else None),
+              f"tracer status counts the dead letters: {st.get('shipping')}")
+    keys = [k for _, k, _ in Collector.requests]
+    ctx.check(all(k and k.startswith("tracer-") for k in keys), f"every batch has an idempotency key: {keys[:3]}")
+
+
+@test
+def retry_after_and_slow_sink_are_honoured(ctx):
+    """503 with Retry-After: 2 on the first request: the next comes at least 2 s later;
+    the sink then answers slowly (1.5 s): delivered, each record once."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    workload(ctx, sock, db, "slow")
+    stop_daemons(ctx, agg, col)
+    queued = queued_outbox(ctx, db)
+    url = generic_sink(ctx, "retry-after")
+    rc, err = shipper(ctx, db, url, "--timeout-ms", "5000")
+    ctx.check(rc == 0, f"delivered: {rc} {err[-300:]}")
+    times = [t for t, _, _ in Collector.requests]
+    ctx.check(len(times) >= 2 and times[1] - times[0] >= 1.95, f"waited as asked: {times[:2]}")
+    ctx.check(len(times) >= 2 and times[1] - times[0] < 5, "and not much longer")
+    got = {(k, key, v) for (_, k, key, v) in Collector.records}
+    ctx.check(got == queued, f"each record once: {len(got)} of {len(queued)}")
+    keys = [k for _, k, _ in Collector.requests]
+    ctx.check(keys[0] == keys[1], "the retried batch kept its idempotency key")
+
+
+@test
+def outbox_full_drops_least_valuable_first_and_counts(ctx):
+    """A 1 MiB outbox and no shipper: samples go first, then host samples, then
+    processes; for each table, what is queued plus what was dropped is exactly what
+    was written."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "1"))
+    script = ctx.path("fill.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\n"
+                + "".join(f"{ctx.helper('cpuburn')} 4000 &\n" for _ in range(4))
+                + f"{ctx.helper('storm')} 1500 2 /bin/true > /dev/null\nwait\n")
+    os.chmod(script, 0o755)
+    subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "fill", "--", script],
+                   capture_output=True, timeout=120)
+    stop_daemons(ctx, agg, col)
+    dropped = dict(ctx.query("SELECT kind, records FROM outbox_drops", db=db))
+    queued = dict(ctx.query("SELECT kind, count(*) FROM outbox GROUP BY kind", db=db))
+    ctx.check(sum(dropped.values()) > 0, f"the outbox overflowed: {dropped}")
+    for kind in ("samples", "host_samples", "processes"):
+        written = ctx.one(FINISHED[kind], db=db)
+        ctx.check(queued.get(kind, 0) + dropped.get(kind, 0) == written,
+                  f"{kind}: queued {queued.get(kind, 0)} + dropped {dropped.get(kind, 0)} == written {written}")
+    # Least valuable first: when processes were last dropped, every sample and host sample
+    # queued before then had gone already; any still queued came in later.
+    last = dict(ctx.query("SELECT kind, last_ns FROM outbox_drops", db=db))
+    if "processes" in last:
+        for kind in ("samples", "host_samples"):
+            oldest = ctx.one("SELECT min(created_ns) FROM outbox WHERE kind = ?", kind, db=db)
+            ctx.check(oldest is None or oldest > last["processes"],
+                      f"{kind} queued before the last process drop would have gone first")
+    size = ctx.one("SELECT bytes FROM outbox_size", db=db)
+    ctx.check(size <= 1 << 20, f"within the limit: {size} bytes")
+    ctx.check(size == ctx.one("SELECT total(length(payload)) FROM outbox", db=db), "the size is exact")
+    st = json.loads(subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--json"], capture_output=True,
+                                   text=True, timeout=30).stdout)
+    ctx.check(st.get("shipping", {}).get("dropped_records") == sum(dropped.values()),
+              f"tracer status shows the drops: {st.get('shipping')}")
