@@ -295,7 +295,7 @@ int cmd_cost(int argc, char **argv)
 	double idle = total - used;
 	if (q.json) {
 		json_t *doc = json_pack(
-		    "{s:s, s:I, s:I, s:f, s:s, s:f, s:i, s:f, s:f, s:o, s:f, s:f}", "by", t.by,
+		    "{s:s, s:I, s:I, s:f, s:s, s:f, s:i, s:f, s:f, s:O, s:f, s:f}", "by", t.by,
 		    "from_ns", (json_int_t)from, "to_ns", (json_int_t)to, "usd_per_hour",
 		    hp.usd_per_hour, "price_source", hp.source, "cpu_weight", w, "cpus", cap.cpus,
 		    "memory_gib", cap.memory_gib, "total_usd", total, "breakdown", rows, "idle_usd",
