@@ -299,3 +299,131 @@ def outbox_full_drops_least_valuable_first_and_counts(ctx):
                                    text=True, timeout=30).stdout)
     ctx.check(st.get("shipping", {}).get("dropped_records") == sum(dropped.values()),
               f"tracer status shows the drops: {st.get('shipping')}")
+
+
+# --- a fleet -----------------------------------------------------------------------------
+
+CLONE_NEWNET = 0x40000000
+
+
+class NetnsRelay:
+    """Makes ClickHouse (on the root namespace's 127.0.0.1) reachable as 127.0.0.1:port
+    inside a network namespace: the listening socket is made in the namespace, the
+    outgoing connections in the root one. Nothing listens beyond a loopback."""
+
+    def __init__(self, netns, target_port):
+        import ctypes
+        self.target = target_port
+        libc = ctypes.CDLL(None, use_errno=True)
+        made = {}
+
+        def make_listener():
+            fd = os.open(f"/var/run/netns/{netns}", os.O_RDONLY)
+            if libc.setns(fd, CLONE_NEWNET) != 0:
+                made["error"] = os.strerror(ctypes.get_errno())
+                return
+            os.close(fd)
+            import socket
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            s.listen(16)
+            made["sock"] = s
+        t = threading.Thread(target=make_listener)  # only this thread enters the namespace
+        t.start()
+        t.join()
+        if "sock" not in made:
+            raise Failure(f"cannot listen in {netns}: {made.get('error')}")
+        self.listener = made["sock"]
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        import socket
+        while True:
+            try:
+                inner, _ = self.listener.accept()
+            except OSError:
+                return
+            outer = socket.create_connection(("127.0.0.1", self.target))
+            for a, b in ((inner, outer), (outer, inner)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pump(a, b):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(2)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.listener.close()
+
+
+@test
+def fleet_of_three_hosts_ships_to_one_clickhouse(ctx):
+    """Three hosts: each a collector seeing its own machine id (a mount namespace), its
+    own aggregator and outbox, and a shipper in its own network namespace. One
+    ClickHouse; a fleet query returns each host's exact numbers."""
+    ch = clickhouse(ctx)
+    hosts = []
+    for i in range(3):
+        ns = f"tracer-it-{os.getpid()}-{i}"
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        ctx.cleanups.append(lambda ns=ns: subprocess.run(["ip", "netns", "delete", ns]))
+        subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)
+        machine_id = ctx.path(f"machine-id-{i}")
+        host_id = f"{i + 1:x}" * 32
+        with open(machine_id, "w") as f:
+            f.write(host_id + "\n")
+        sock, db = ctx.path(f"h{i}.sock"), ctx.path(f"h{i}.db")
+        agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
+                         "--outbox-mib", "64"])
+        end = time.time() + 10
+        while not os.path.exists(sock) and time.time() < end:
+            time.sleep(0.05)
+        col = ctx.spawn(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                         f"mount --bind {machine_id} /etc/machine-id && exec {ctx.bin('tracer-collector')} "
+                         f"--socket {sock} --user nobody"])
+        hosts.append({"ns": ns, "sock": sock, "db": db, "agg": agg, "col": col, "host_id": host_id})
+    for h in hosts:
+        end = time.time() + 20
+        while time.time() < end:
+            try:
+                if ctx.query("SELECT count(*) FROM collector_stats WHERE snapshot_processes > 0", db=h["db"])[0][0]:
+                    break
+            except Exception:
+                pass
+            time.sleep(0.1)
+    for i, h in enumerate(hosts):
+        workload(ctx, h["sock"], h["db"], f"fleet-{i}", burn_ms=500 + 500 * i)
+    for h in hosts:
+        ctx.stop(h["col"])
+        ctx.stop(h["agg"])
+        got = ctx.query("SELECT DISTINCT host_id FROM collector_stats", db=h["db"])
+        ctx.check(got == [(h["host_id"],)], f"the collector saw its own machine id: {got}")
+    cred = credentials(ctx, f"user = {ch.user}\npassword = {ch.password}\n")
+    for h in hosts:
+        relay = NetnsRelay(h["ns"], ch.http_port)
+        ctx.cleanups.append(relay.close)
+        p = subprocess.run(["ip", "netns", "exec", h["ns"], ctx.bin("tracer-shipper"), "--db", h["db"], "--sink",
+                            f"clickhouse://127.0.0.1:{relay.port}/tracer", "--credentials", cred,
+                            "--user", "nobody", "--once"], capture_output=True, text=True, timeout=300)
+        ctx.check(p.returncode == 0, f"shipper in {h['ns']}: {p.returncode} {p.stderr[-400:]}")
+    hosts_seen = {r[0] for r in ch.rows("SELECT DISTINCT _host FROM tracer.processes")}
+    ctx.check(hosts_seen == {h["host_id"] for h in hosts}, f"three hosts in ClickHouse: {hosts_seen}")
+    for i, h in enumerate(hosts):
+        compare_counts(ctx, ch, h["db"], host=h["host_id"])
+        local = ctx.one("SELECT cpu_ns, processes FROM runs WHERE name = ?", f"fleet-{i}", db=h["db"])
+        remote = ch.rows(f"SELECT cpu_ns, processes FROM tracer.runs FINAL WHERE _host = '{h['host_id']}' "
+                         f"AND name = 'fleet-{i}'")
+        ctx.check(remote == [[str(local[0]), str(local[1])]], f"host {i}'s run: {remote} vs {local}")
