@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <ini.h>
 
 #include "common/hostinfo.h"
 #include "common/log.h"
@@ -46,22 +47,103 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: tracer-shipper --db PATH --sink URL [options]\n"
-		"  --sink URL             clickhouse://HOST:PORT/DATABASE (HTTP interface;\n"
-		"                         ?secure=1 for HTTPS) or an http(s):// endpoint\n"
-		"  --credentials FILE     user/password or token (mode 0600, this user's)\n"
-		"  --ca-file FILE         CA certificates for TLS (default: the system's)\n"
-		"  --once                 deliver what is pending and exit: 0 only if all of it\n"
-		"                         was acknowledged\n"
-		"  --once-timeout-s N     give up retrying after N s in --once mode (default 120)\n"
-		"  --batch-records N      at most N records per batch (default 5000)\n"
-		"  --batch-kib N          at most N KiB of records per batch (default 4096)\n"
-		"  --batch-age-ms N       wait up to N ms to fill a batch (default 2000)\n"
-		"  --timeout-ms N         per request (default 30000)\n"
-		"  --host-id ID           the records' host (default: from the database)\n"
-		"  --user NAME            when started as root, run as this user\n"
-		"  --log-level LEVEL      error, warn, info (default) or debug\n");
+	fprintf(
+	    out,
+	    "usage: tracer-shipper --db PATH --sink URL [options]\n"
+	    "  --sink URL             clickhouse://HOST:PORT/DATABASE (HTTP interface;\n"
+	    "                         ?secure=1 for HTTPS) or an http(s):// endpoint\n"
+	    "  --credentials FILE     user/password or token (mode 0600, this user's)\n"
+	    "  --ca-file FILE         CA certificates for TLS (default: the system's)\n"
+	    "  --once                 deliver what is pending and exit: 0 only if all of it\n"
+	    "                         was acknowledged\n"
+	    "  --once-timeout-s N     give up retrying after N s in --once mode (default 120)\n"
+	    "  --batch-records N      at most N records per batch (default 5000)\n"
+	    "  --batch-kib N          at most N KiB of records per batch (default 4096)\n"
+	    "  --batch-age-ms N       wait up to N ms to fill a batch (default 2000)\n"
+	    "  --timeout-ms N         per request (default 30000)\n"
+	    "  --host-id ID           the records' host (default: from the database)\n"
+	    "  --user NAME            when started as root, run as this user\n"
+	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
+	    "  --config FILE          the [shipper] section of an INI file: the same settings\n"
+	    "                         by their long names (db, sink, credentials, ca-file, user,\n"
+	    "                         host-id, batch-records, batch-kib, batch-age-ms, "
+	    "timeout-ms)\n");
+}
+
+/* [shipper] keys in the config file: the long option names. */
+struct config_ctx {
+	struct shipper_options *o;
+	char *strings[16];
+	size_t n;
+	char err[256];
+};
+
+static int config_value(struct config_ctx *c, const char *value, const char **out)
+{
+	if (c->n == sizeof(c->strings) / sizeof(*c->strings) || !(c->strings[c->n] = strdup(value)))
+		return 0;
+	*out = c->strings[c->n++];
+	return 1;
+}
+
+static int config_line(void *user, const char *section, const char *name, const char *value)
+{
+	struct config_ctx *c = user;
+	struct shipper_options *o = c->o;
+	char *end;
+	long v;
+
+	if (strcmp(section, "shipper") != 0)
+		return 1; /* other programs' sections */
+	if (!strcmp(name, "db"))
+		return config_value(c, value, &o->db_path);
+	if (!strcmp(name, "sink"))
+		return config_value(c, value, &o->sink_url);
+	if (!strcmp(name, "credentials"))
+		return config_value(c, value, &o->credentials_path);
+	if (!strcmp(name, "ca-file"))
+		return config_value(c, value, &o->ca_file);
+	if (!strcmp(name, "user"))
+		return config_value(c, value, &o->user);
+	if (!strcmp(name, "host-id"))
+		return config_value(c, value, &o->host_id);
+	v = strtol(value, &end, 10);
+	if (*end || v <= 0 || v > 100000000) {
+		snprintf(c->err, sizeof(c->err), "%s: expected a positive number, got '%s'", name,
+			 value);
+		return 0;
+	}
+	if (!strcmp(name, "batch-records"))
+		o->batch_records = (size_t)v;
+	else if (!strcmp(name, "batch-kib"))
+		o->batch_bytes = (size_t)v * 1024;
+	else if (!strcmp(name, "batch-age-ms"))
+		o->batch_age_ms = v;
+	else if (!strcmp(name, "timeout-ms"))
+		o->timeout_ms = v;
+	else {
+		snprintf(c->err, sizeof(c->err), "unknown key '%s'", name);
+		return 0;
+	}
+	return 1;
+}
+
+static struct config_ctx config;
+
+static int load_config(const char *path, struct shipper_options *o)
+{
+	config.o = o;
+	int line = ini_parse(path, config_line, &config);
+	if (line < 0) {
+		fprintf(stderr, "tracer-shipper: cannot read %s\n", path);
+		return -1;
+	}
+	if (line > 0) {
+		fprintf(stderr, "tracer-shipper: %s:%d: %s\n", path, line,
+			config.err[0] ? config.err : "bad line");
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct shipper_options *o)
@@ -80,6 +162,7 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 	    {"host-id", required_argument, 0, 'H'},
 	    {"user", required_argument, 0, 'u'},
 	    {"log-level", required_argument, 0, 'l'},
+	    {"config", required_argument, 0, 'C'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -94,6 +177,13 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 				      .poll_ms = 500,
 				      .timeout_ms = 30000,
 				      .once_timeout_ms = 120000};
+	/* The config file first, whatever its place: options on the command line win. */
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--config") && load_config(argv[i + 1], o) != 0)
+			return -1;
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--config=", 9) && load_config(argv[i] + 9, o) != 0)
+			return -1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -123,6 +213,8 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 				return -1;
 			}
 			break;
+		case 'C':
+			break; /* read above */
 		case 'r':
 		case 'k':
 		case 'A':
