@@ -41,7 +41,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 # Debian's libnng-dev ships no pkg-config file, so libraries are named directly.
-LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -linih -lpthread
+LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -linih -lseccomp -lpthread
 LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
 LIBS_SHIPPER    := -lsqlite3 -ljansson -lcurl -linih -lz
 LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lcurl -linih -lpthread -lm
@@ -95,10 +95,11 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 
 # --- sources per program ------------------------------------------------------
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/ipc.c common/privdrop.c \
-               common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c
+               common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
+               common/sdnotify.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
-                  collector/redact.c collector/sender.c collector/convert.c
+                  collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.c \
                    aggregator/store.c aggregator/schema.c aggregator/ingest.c \
                    aggregator/runmark.c aggregator/cputime.c aggregator/hostsample.c \
@@ -158,7 +159,7 @@ $(BUILD)/tracer-aggregator: $(AGGREGATOR_OBJS) $(COMMON_OBJS)
 
 # The shipper links no IPC or protobuf code: it never talks to the collector.
 $(BUILD)/tracer-shipper: $(SHIPPER_OBJS) $(call obj,common/log.c common/timeutil.c common/hostinfo.c \
-                         common/privdrop.c common/paths.c common/fileutil.c)
+                         common/privdrop.c common/paths.c common/fileutil.c common/sdnotify.c)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SHIPPER)
 
@@ -220,6 +221,46 @@ bench: deps
 
 .SECONDARY:
 .PHONY: all unit check deps demo bench clean install uninstall format prices
+
+# Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/tracer
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+DOCDIR     ?= $(PREFIX)/share/doc/tracer
+SYSCONFDIR ?= /etc/tracer
+UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
+CONFIGS := collector.conf tools.allow tools.deny prices.tsv shipper.conf.example
+DOCS    := README.md $(wildcard docs/*.md)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR)/docs \
+		$(DESTDIR)$(SYSCONFDIR)
+	install -m 0755 $(BUILD)/tracer $(DESTDIR)$(BINDIR)/tracer
+	install -m 0755 $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer-shipper \
+		$(DESTDIR)$(LIBEXECDIR)/
+	for u in $(UNITS); do \
+		sed -e 's|/usr/libexec/tracer|$(LIBEXECDIR)|g' -e 's|/etc/tracer|$(SYSCONFDIR)|g' \
+			deploy/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; \
+	done
+	install -m 0644 deploy/sysusers.d/tracer.conf $(DESTDIR)$(SYSUSERSDIR)/tracer.conf
+	sed -e 's|/etc/tracer|$(SYSCONFDIR)|g' deploy/tmpfiles.d/tracer.conf \
+		> $(DESTDIR)$(TMPFILESDIR)/tracer.conf
+	for c in $(CONFIGS); do install -m 0644 deploy/etc/$$c $(DESTDIR)$(SYSCONFDIR)/$$c; done
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/docs/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/tracer
+	rm -f $(addprefix $(DESTDIR)$(LIBEXECDIR)/,tracer-collector tracer-aggregator tracer-shipper)
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/tracer.conf $(DESTDIR)$(TMPFILESDIR)/tracer.conf
+	rm -f $(addprefix $(DESTDIR)$(SYSCONFDIR)/,$(CONFIGS))
+	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR) 2>/dev/null
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

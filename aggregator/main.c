@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/privdrop.h"
+#include "common/sdnotify.h"
 #include "common/timeutil.h"
 
 struct aggregator_options {
@@ -39,6 +40,7 @@ struct aggregator_options {
 	const char *tools_allow, *tools_deny;
 	struct insight_config signals;
 	unsigned outbox_mib; /* 0: no shipping */
+	const char *shipper_state;
 };
 
 static volatile sig_atomic_t stop_requested, reload_requested;
@@ -122,6 +124,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"tools-deny", required_argument, 0, 'N'},
 	    {"signal", required_argument, 0, 'G'},
 	    {"outbox-mib", required_argument, 0, 'O'},
+	    {"shipper-state", required_argument, 0, 'P'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -133,7 +136,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 					 .socket_mode = 0660,
 					 .ready_fd = -1,
 					 .scope = SCOPE_ALL,
-					 .host_sample_ms = 1000};
+					 .host_sample_ms = 1000,
+					 .shipper_state = TRACER_DEFAULT_SHIPPER_STATE};
 	insight_config_defaults(&o->signals);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -186,6 +190,9 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			break;
 		case 'N':
 			o->tools_deny = optarg;
+			break;
+		case 'P':
+			o->shipper_state = optarg;
 			break;
 		case 'O':
 			o->outbox_mib = (unsigned)strtoul(optarg, &end, 10);
@@ -271,6 +278,7 @@ int main(int argc, char **argv)
 	int rv, exit_code = 1;
 
 	log_init("tracer-aggregator");
+	sdnotify_init();
 	if (parse_options(argc, argv, &opt) != 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
@@ -300,7 +308,8 @@ int main(int argc, char **argv)
 		return 1;
 	struct outbox outbox;
 	if (opt.outbox_mib) {
-		if (outbox_open(&outbox, store.db, (uint64_t)opt.outbox_mib << 20) != 0)
+		if (outbox_open(&outbox, store.db, (uint64_t)opt.outbox_mib << 20,
+				opt.shipper_state) != 0)
 			goto out_store;
 		store.outbox = &outbox;
 		log_info("outbox on: at most %u MiB queued for the shipper", opt.outbox_mib);
@@ -333,7 +342,9 @@ int main(int argc, char **argv)
 			log_warn("cannot signal readiness: %s", strerror(errno));
 		close(opt.ready_fd);
 	}
+	sdnotify_ready();
 	exit_code = receiver_run(&receiver, &stop_requested) == 0 ? 0 : 1;
+	sdnotify_stopping();
 	log_info("stopped (signal %d); %llu events, %llu bad frames, %llu refused peers",
 		 (int)stop_requested, (unsigned long long)ingest.stats.events,
 		 (unsigned long long)receiver.agg.bad_frames,

@@ -68,11 +68,12 @@ static char *json_of_columns(sqlite3 *db, const char *table)
 	return out;
 }
 
-int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes)
+int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *shipper_state)
 {
 	memset(o, 0, sizeof(*o));
 	o->db = db;
 	o->max_bytes = max_bytes;
+	o->shipper_state = shipper_state;
 	for (int k = 0; k < OUTBOX_KINDS; k++) {
 		char *json = json_of_columns(db, kinds[k].table);
 		size_t len = (json ? strlen(json) : 0) + 512;
@@ -125,7 +126,53 @@ void outbox_close(struct outbox *o)
 	sqlite3_finalize(o->size);
 	sqlite3_finalize(o->trim);
 	sqlite3_finalize(o->count_drop);
+	if (o->state)
+		sqlite3_close(o->state);
 	memset(o, 0, sizeof(*o));
+}
+
+/* The shipper's watermark: every outbox id up to it was delivered (or set aside). */
+static int64_t delivered_through(struct outbox *o)
+{
+	sqlite3_stmt *st;
+	int64_t through = -1;
+
+	if (!o->shipper_state)
+		return -1;
+	if (!o->state && sqlite3_open_v2(o->shipper_state, &o->state, SQLITE_OPEN_READONLY, NULL) !=
+			     SQLITE_OK) {
+		sqlite3_close(o->state); /* not there yet: no shipper has run */
+		o->state = NULL;
+		return -1;
+	}
+	if (sqlite3_prepare_v2(o->state,
+			       "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = "
+			       "'delivered_through'",
+			       -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_close(o->state);
+		o->state = NULL;
+		return -1;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		through = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return through;
+}
+
+static int forget_delivered(struct outbox *o)
+{
+	int64_t through = delivered_through(o);
+	char sql[128];
+
+	if (through <= o->forgotten_through)
+		return 0;
+	snprintf(sql, sizeof(sql), "DELETE FROM outbox WHERE id <= %lld", (long long)through);
+	if (sqlite3_exec(o->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		log_error("outbox: forgetting delivered records: %s", sqlite3_errmsg(o->db));
+		return -1;
+	}
+	o->forgotten_through = through;
+	return 0;
 }
 
 int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
@@ -163,6 +210,12 @@ static int64_t queued_bytes(struct outbox *o)
 
 int outbox_trim(struct outbox *o, int64_t now_ns)
 {
+	uint64_t now = (uint64_t)now_ns;
+	if (now >= o->next_check_ns) {
+		o->next_check_ns = now + 1000000000ULL;
+		if (forget_delivered(o) != 0)
+			return -1;
+	}
 	int64_t bytes = queued_bytes(o);
 	uint64_t dropped = 0;
 

@@ -27,18 +27,25 @@ enum outbox_kind {
 struct outbox {
 	sqlite3 *db;
 	uint64_t max_bytes;
+	/* The shipper's progress: what it has delivered is forgotten here. */
+	const char *shipper_state;
+	sqlite3 *state;
+	int64_t forgotten_through;
+	uint64_t next_check_ns;
 	sqlite3_stmt *put[OUTBOX_KINDS];
 	sqlite3_stmt *size, *trim, *count_drop;
 	uint64_t queued, dropped;
 };
 
-/* Builds the statements from the tables' columns. -1 with the reason logged. */
-int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes);
+/* Builds the statements from the tables' columns. -1 with the reason logged.
+ * shipper_state: the shipper's state database (read only), or NULL. */
+int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *shipper_state);
 void outbox_close(struct outbox *o);
 /* Queues the row of that kind with that key (a, or a and b for samples; text for streams). */
 int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
 	       int64_t now_ns);
-/* Inside the same transaction, after adding: applies the size limit. */
+/* Inside the same transaction, after adding: forgets what the shipper delivered
+ * (at most once a second) and applies the size limit. */
 int outbox_trim(struct outbox *o, int64_t now_ns);
 /* The table a kind ships (also its name at the sink). */
 const char *outbox_table(enum outbox_kind kind);

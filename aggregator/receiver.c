@@ -11,6 +11,7 @@
 #include "common/frame.h"
 #include "common/hostinfo.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
 #include "common/timeutil.h"
 
 #define BATCH_MAX_FRAMES 64
@@ -317,6 +318,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			frames++;
 		}
 		uint64_t now = now_boottime_ns();
+		sdnotify_watchdog(now);
 		if (r->host_every_ns && now >= r->next_host_ns) {
 			struct host_sample_row row;
 			if (host_sample(&r->host, (int64_t)now_realtime_ns(), &row) == 1) {

@@ -81,36 +81,59 @@ static int schema_version(sqlite3 *db)
 	return v;
 }
 
-/* The outbox and the shipper's health; NULL if nothing was ever queued. */
-static json_t *shipping_status(sqlite3 *db)
+/* The shipper's own state (its progress, dead letters, last error), if readable. */
+static json_t *shipper_state(const char *path)
 {
-	json_t *rows = query_rows(
-	    db, "SELECT (SELECT records FROM outbox_size) AS pending_records, (SELECT bytes FROM"
-		" outbox_size) AS pending_bytes, (SELECT min(created_ns) FROM outbox) AS"
-		" oldest_created_ns, (SELECT coalesce(sum(records), 0) FROM outbox_drops) AS"
-		" dropped_records, (SELECT coalesce(sum(records), 0) FROM dead_letters) AS"
-		" dead_letter_records, (SELECT value FROM shipper_state WHERE key ="
-		" 'delivered_records') AS delivered_records, (SELECT value FROM shipper_state WHERE"
-		" key = 'last_success_ns') AS last_success_ns, (SELECT value FROM shipper_state"
-		" WHERE key = 'last_error') AS last_error, (SELECT value FROM shipper_state WHERE"
-		" key = 'last_error_ns') AS last_error_ns, (SELECT value FROM shipper_state WHERE"
-		" key = 'sink') AS sink");
+	sqlite3 *st = NULL;
+	json_t *o = json_object();
+
+	if (access(path, R_OK) != 0 ||
+	    sqlite3_open_v2(path, &st, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(st);
+		return o;
+	}
+	json_t *rows = query_rows(st, "SELECT key, value FROM shipper_state");
+	size_t i;
+	json_t *r;
+	json_array_foreach(rows, i, r)
+	{
+		const char *k = gets_(r, "key"), *v = gets_(r, "value");
+		bool text = !strcmp(k, "last_error") || !strcmp(k, "sink");
+		json_object_set_new(o, k, text ? json_string(v) : json_integer(strtoll(v, NULL, 10)));
+	}
+	json_decref(rows);
+	rows = query_rows(st, "SELECT coalesce(sum(records), 0) AS n FROM dead_letters");
+	json_object_set_new(o, "dead_letter_records",
+			    json_integer(geti(json_array_get(rows, 0), "n")));
+	json_decref(rows);
+	sqlite3_close(st);
+	return o;
+}
+
+/* The outbox and the shipper's health; NULL if shipping was never used. */
+static json_t *shipping_status(sqlite3 *db, const char *state_path)
+{
+	json_t *ship = shipper_state(state_path);
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) AS pending_records, total(length(payload)) AS pending_bytes, "
+		 "min(created_ns) AS oldest_created_ns, (SELECT coalesce(sum(records), 0) FROM "
+		 "outbox_drops) AS dropped_records FROM outbox WHERE id > %lld",
+		 (long long)geti(ship, "delivered_through"));
+	json_t *rows = query_rows(db, sql);
 	json_t *s = json_incref(json_array_get(rows, 0));
 	json_decref(rows);
-	if (!s)
-		return NULL;
-	if (!geti(s, "pending_records") && !geti(s, "dropped_records") &&
-	    json_is_null(json_object_get(s, "delivered_records"))) {
+	if (!s || (!geti(s, "pending_records") && !geti(s, "dropped_records") &&
+		   !json_object_size(ship))) {
 		json_decref(s);
+		json_decref(ship);
 		return NULL;
 	}
-	/* Counters are stored as text in shipper_state: numbers here. */
-	const char *numeric[] = {"delivered_records", "last_success_ns", "last_error_ns"};
-	for (size_t i = 0; i < 3; i++) {
-		const char *v = json_string_value(json_object_get(s, numeric[i]));
-		if (v)
-			json_object_set_new(s, numeric[i], json_integer(strtoll(v, NULL, 10)));
-	}
+	json_object_update(s, ship);
+	json_decref(ship);
+	json_object_set_new(s, "pending_bytes", json_integer((json_int_t)json_number_value(
+							 json_object_get(s, "pending_bytes"))));
 	int64_t oldest = geti(s, "oldest_created_ns");
 	json_object_set_new(s, "oldest_age_s",
 			    oldest ? json_real((double)((int64_t)now_realtime_ns() - oldest) / 1e9)
@@ -196,11 +219,13 @@ int cmd_status(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"db", required_argument, 0, 'd'},
 	    {"socket", required_argument, 0, 's'},
+	    {"shipper-state", required_argument, 0, 'S'},
 	    {"json", no_argument, 0, 'j'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
 	const char *db_path = TRACER_DEFAULT_DB, *socket_path = TRACER_DEFAULT_SOCKET;
+	const char *state_path = TRACER_DEFAULT_SHIPPER_STATE;
 	bool as_json = false;
 	sqlite3 *db;
 	struct stat st;
@@ -215,15 +240,18 @@ int cmd_status(int argc, char **argv)
 		case 's':
 			socket_path = optarg;
 			break;
+		case 'S':
+			state_path = optarg;
+			break;
 		case 'j':
 			as_json = true;
 			break;
 		case 'h':
-			printf("usage: tracer status [--db PATH] [--socket PATH] [--json]\n");
+			printf("usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n");
 			return 0;
 		default:
 			fprintf(stderr,
-				"usage: tracer status [--db PATH] [--socket PATH] [--json]\n");
+				"usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n");
 			return 2;
 		}
 	}
@@ -273,7 +301,7 @@ int cmd_status(int argc, char **argv)
 	json_object_set(doc, "aggregator",
 			json_array_get(aggs, 0) ? json_array_get(aggs, 0) : json_null());
 	json_decref(aggs);
-	json_t *shipping = shipping_status(db);
+	json_t *shipping = shipping_status(db, state_path);
 	if (shipping) {
 		if (geti(shipping, "dropped_records") || geti(shipping, "dead_letter_records"))
 			healthy = false;

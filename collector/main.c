@@ -5,6 +5,7 @@
  * It parses nothing another process sends, except a fixed-size ack.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,11 +18,13 @@
 #include "collector/convert.h"
 #include "collector/drain.h"
 #include "collector/probes.h"
+#include "collector/sandbox.h"
 #include "collector/sender.h"
 #include "collector/snapshot.h"
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/privdrop.h"
+#include "common/sdnotify.h"
 #include "common/timeutil.h"
 
 #define HEARTBEAT_NS (200 * NSEC_PER_MSEC)
@@ -56,12 +59,15 @@ static void usage(FILE *out)
 	    "  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
 	    "  --force-tracepoints  use classic tracepoints even where tp_btf exists\n"
 	    "  --force-perfbuf    use perf buffers even where ring buffers exist\n"
-	    "  --force-net-syscalls  count network bytes from socket syscalls (the fallback)\n");
+	    "  --force-net-syscalls  count network bytes from socket syscalls (the fallback)\n"
+	    "  --test-forbidden-syscall  (tests) make a forbidden syscall once in the steady\n"
+	    "                     state: the allow-list must kill the process\n");
 }
 
 struct cli {
 	const char *config;
 	int ready_fd;
+	bool test_forbidden;
 };
 
 /* Two passes: the config file first (so the command line wins), then options. */
@@ -75,6 +81,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	    {"ring-mb", required_argument, 0, 'r'},  {"queue-mb", required_argument, 0, 'q'},
 	    {"ready-fd", required_argument, 0, 'R'}, {"force-tracepoints", no_argument, 0, 'T'},
 	    {"force-perfbuf", no_argument, 0, 'P'},  {"force-net-syscalls", no_argument, 0, 'N'},
+	    {"test-forbidden-syscall", no_argument, 0, 'X'},
 	    {"help", no_argument, 0, 'h'},	     {0, 0, 0, 0},
 	};
 	char err[512];
@@ -83,6 +90,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	collector_config_defaults(c);
 	cli->config = NULL;
 	cli->ready_fd = -1;
+	cli->test_forbidden = false;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (opt == 'c')
 			cli->config = optarg;
@@ -163,6 +171,9 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		case 'N':
 			c->force_net_syscalls = true;
 			break;
+		case 'X':
+			cli->test_forbidden = true;
+			break;
 		default:
 			break;
 		}
@@ -214,6 +225,7 @@ int main(int argc, char **argv)
 	int exit_code = 1;
 
 	log_init("tracer-collector");
+	sdnotify_init();
 	if (parse_options(argc, argv, &cfg, &cli) != 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
@@ -262,12 +274,24 @@ int main(int argc, char **argv)
 		log_error("refusing to run privileged: privilege drop to %s failed", who.name);
 		goto out_drain;
 	}
-	log_info("running as %s (uid %u); sending to %s", who.name, (unsigned)who.uid,
-		 cfg.socket_path);
+	if (sandbox_enter() != 0) {
+		log_error("refusing to run without the syscall allow-list");
+		goto out_drain;
+	}
+	log_info("running as %s (uid %u), syscall allow-list on; sending to %s", who.name,
+		 (unsigned)who.uid, cfg.socket_path);
 	signal_ready(cli.ready_fd);
+	sdnotify_ready();
 
 	uint64_t next_sample = now_boottime_ns();
+	if (cli.test_forbidden) {
+		/* Opening a file is not on the list: this must not return. */
+		int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+		log_error("the forbidden open() returned %d: the allow-list is not enforced", fd);
+		goto out_drain;
+	}
 	while (!stop_requested) {
+		sdnotify_watchdog(now_boottime_ns());
 		if (drain_poll(&drain, (int)cfg.flush_ms) < 0) {
 			log_error("ring buffer poll failed");
 			break;
@@ -284,6 +308,7 @@ int main(int argc, char **argv)
 	}
 
 	log_info("stopping (signal %d): flushing", (int)stop_requested);
+	sdnotify_stopping();
 	drain_poll(&drain, 0);
 	drain_flush(&drain, true);
 	uint64_t deadline = now_boottime_ns() + SHUTDOWN_GRACE_NS;

@@ -4,6 +4,7 @@
 
 #define TRACER_DEFAULT_SOCKET "/run/tracer/collector.sock"
 #define TRACER_DEFAULT_DB "/var/lib/tracer/tracer.db"
+#define TRACER_DEFAULT_SHIPPER_STATE "/var/lib/tracer-shipper/state.db"
 #define TRACER_COLLECTOR_USER "tracer-collector"
 #define TRACER_AGGREGATOR_USER "tracer-aggregator"
 #define TRACER_GROUP "tracer"

@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/privdrop.h"
+#include "common/sdnotify.h"
 #include "common/timeutil.h"
 #include "shipper/credentials.h"
 #include "shipper/outbox_reader.h"
@@ -32,7 +33,7 @@
 #include "shipper/sink.h"
 
 struct shipper_options {
-	const char *db_path, *sink_url, *credentials_path, *ca_file, *user, *host_id;
+	const char *db_path, *state_path, *sink_url, *credentials_path, *ca_file, *user, *host_id;
 	bool once;
 	size_t batch_records, batch_bytes;
 	long batch_age_ms, poll_ms, timeout_ms, once_timeout_ms;
@@ -97,6 +98,8 @@ static int config_line(void *user, const char *section, const char *name, const 
 		return 1; /* other programs' sections */
 	if (!strcmp(name, "db"))
 		return config_value(c, value, &o->db_path);
+	if (!strcmp(name, "state"))
+		return config_value(c, value, &o->state_path);
 	if (!strcmp(name, "sink"))
 		return config_value(c, value, &o->sink_url);
 	if (!strcmp(name, "credentials"))
@@ -150,6 +153,7 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 {
 	static const struct option longopts[] = {
 	    {"db", required_argument, 0, 'd'},
+	    {"state", required_argument, 0, 'S'},
 	    {"sink", required_argument, 0, 's'},
 	    {"credentials", required_argument, 0, 'c'},
 	    {"ca-file", required_argument, 0, 'a'},
@@ -171,6 +175,7 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 	long v;
 
 	*o = (struct shipper_options){.db_path = TRACER_DEFAULT_DB,
+				      .state_path = TRACER_DEFAULT_SHIPPER_STATE,
 				      .batch_records = 5000,
 				      .batch_bytes = 4096 * 1024,
 				      .batch_age_ms = 2000,
@@ -188,6 +193,9 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 		switch (c) {
 		case 'd':
 			o->db_path = optarg;
+			break;
+		case 'S':
+			o->state_path = optarg;
 			break;
 		case 's':
 			o->sink_url = optarg;
@@ -258,24 +266,25 @@ static void nap(long ms)
 {
 	while (ms > 0 && !stop_requested) {
 		long step = ms < 100 ? ms : 100;
+		sdnotify_watchdog(now_boottime_ns());
 		struct timespec ts = {0, step * 1000000L};
 		nanosleep(&ts, NULL);
 		ms -= step;
 	}
 }
 
-/* One shipper per database: a second would send everything twice. */
-static int lock_database(const char *db_path)
+/* One shipper per state: a second would send everything twice. */
+static int lock_database(const char *state_path)
 {
 	char path[4200];
-	snprintf(path, sizeof(path), "%s.shipper-lock", db_path);
+	snprintf(path, sizeof(path), "%s.lock", state_path);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		log_error("cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		log_error("another tracer-shipper is delivering %s", db_path);
+		log_error("another tracer-shipper is using %s", state_path);
 		close(fd);
 		return -1;
 	}
@@ -308,6 +317,7 @@ int main(int argc, char **argv)
 	int exit_code = 1;
 
 	log_init("tracer-shipper");
+	sdnotify_init();
 	if (parse_options(argc, argv, &opt) != 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
@@ -345,16 +355,17 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out_curl;
 	}
-	int lock = lock_database(opt.db_path);
+	int lock = lock_database(opt.state_path);
 	if (lock < 0)
 		goto out_sink;
-	if (reader_open(&reader, opt.db_path, opt.host_id, err, sizeof(err)) != 0) {
+	if (reader_open(&reader, opt.db_path, opt.state_path, opt.host_id, err, sizeof(err)) != 0) {
 		log_error("%s", err);
 		goto out_lock;
 	}
 	if (!reader.host_id[0])
 		read_host_id(reader.host_id, sizeof(reader.host_id));
 	log_info("delivering %s to %s as host %s", opt.db_path, sink->name, reader.host_id);
+	sdnotify_ready();
 	backoff_init(&backoff, 500, 60000, (unsigned)getpid() ^ (unsigned)now_realtime_ns());
 	uint64_t once_deadline = now_boottime_ns() + (uint64_t)opt.once_timeout_ms * 1000000ULL;
 	/* --once: what is pending now; records queued meanwhile wait for the next run. */
@@ -362,6 +373,7 @@ int main(int argc, char **argv)
 	bool rejected_any = false;
 	exit_code = 0;
 	while (!stop_requested) {
+		sdnotify_watchdog(now_boottime_ns());
 		if (opt.once && now_boottime_ns() > once_deadline) {
 			log_error("--once: gave up after %ld s with records still pending",
 				  opt.once_timeout_ms / 1000);

@@ -3,9 +3,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "aggregator/schema.h"
 #include "common/log.h"
+
+/* The shipper's own database: created on first start. */
+static const char state_schema[] =
+    "PRAGMA journal_mode=WAL;"
+    "CREATE TABLE IF NOT EXISTS shipper_state (key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE IF NOT EXISTS dead_letters (id INTEGER PRIMARY KEY, at_ns INTEGER NOT NULL,"
+    " sink TEXT NOT NULL, first_outbox_id INTEGER NOT NULL, last_outbox_id INTEGER NOT NULL,"
+    " records INTEGER NOT NULL, http_status INTEGER, answer TEXT, payload TEXT);"
+    "INSERT OR IGNORE INTO shipper_state (key, value) VALUES ('delivered_through', '0');";
 
 static int exec(sqlite3 *db, const char *sql)
 {
@@ -18,24 +28,34 @@ static int exec(sqlite3 *db, const char *sql)
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
-int reader_open(struct outbox_reader *o, const char *db_path, const char *host_id, char *err,
-		size_t err_size)
+static int64_t one_number(sqlite3 *db, const char *sql, int64_t arg)
 {
 	sqlite3_stmt *st;
-	int version = -1;
+	int64_t n = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_bind_parameter_count(st))
+		sqlite3_bind_int64(st, 1, arg);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+int reader_open(struct outbox_reader *o, const char *db_path, const char *state_path,
+		const char *host_id, char *err, size_t err_size)
+{
+	sqlite3_stmt *st;
 
 	memset(o, 0, sizeof(*o));
-	if (sqlite3_open_v2(db_path, &o->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(db_path, &o->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		snprintf(err, err_size, "%s: %s", db_path, sqlite3_errmsg(o->db));
 		reader_close(o);
 		return -1;
 	}
 	sqlite3_busy_timeout(o->db, 10000);
-	if (sqlite3_prepare_v2(o->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			version = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
-	}
+	int version = (int)one_number(o->db, "PRAGMA user_version", 0);
 	if (version != schema_latest_version()) {
 		snprintf(err, err_size,
 			 "%s has schema version %d, this shipper reads %d (start the matching "
@@ -44,35 +64,47 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *host_i
 		reader_close(o);
 		return -1;
 	}
-	if (sqlite3_prepare_v2(
-		o->db,
-		"SELECT id, kind, record_key, payload, created_ns FROM outbox ORDER BY id "
-		"LIMIT ?1",
-		-1, &o->read, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(o->db, "DELETE FROM outbox WHERE id BETWEEN ?1 AND ?2", -1,
-			       &o->remove, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(o->db,
+	mode_t old = umask(027); /* group-readable: the aggregator and tracer status read it */
+	int rc = sqlite3_open_v2(state_path, &o->state, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+				 NULL);
+	umask(old);
+	if (rc != SQLITE_OK) {
+		snprintf(err, err_size, "%s: %s", state_path, sqlite3_errmsg(o->state));
+		reader_close(o);
+		return -1;
+	}
+	sqlite3_busy_timeout(o->state, 10000);
+	if (exec(o->state, state_schema) != 0) {
+		snprintf(err, err_size, "%s: cannot create the shipper's tables", state_path);
+		reader_close(o);
+		return -1;
+	}
+	o->delivered_through = one_number(
+	    o->state, "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = 'delivered_through'",
+	    0);
+	if (sqlite3_prepare_v2(o->db,
+			       "SELECT id, kind, record_key, payload, created_ns FROM outbox WHERE id > "
+			       "?1 ORDER BY id LIMIT ?2",
+			       -1, &o->read, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(o->state,
 			       "INSERT INTO shipper_state (key, value) VALUES (?1, ?2) ON "
 			       "CONFLICT(key) DO UPDATE SET value = excluded.value",
-			       -1, &o->state, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(
-		o->db,
-		"INSERT INTO dead_letters (at_ns, sink, first_outbox_id, last_outbox_id, "
-		"records, http_status, answer, payload) VALUES (?,?,?,?,?,?,?,?)",
-		-1, &o->dead, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(o->db, "SELECT records FROM outbox_size", -1, &o->pending, NULL) !=
-		SQLITE_OK) {
-		snprintf(err, err_size, "%s: %s", db_path, sqlite3_errmsg(o->db));
+			       -1, &o->set_state, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(o->state,
+			       "INSERT INTO dead_letters (at_ns, sink, first_outbox_id, last_outbox_id, "
+			       "records, http_status, answer, payload) VALUES (?,?,?,?,?,?,?,?)",
+			       -1, &o->dead, NULL) != SQLITE_OK) {
+		snprintf(err, err_size, "preparing statements: %s / %s", sqlite3_errmsg(o->db),
+			 sqlite3_errmsg(o->state));
 		reader_close(o);
 		return -1;
 	}
 	if (host_id && *host_id) {
 		snprintf(o->host_id, sizeof(o->host_id), "%s", host_id);
-	} else if (sqlite3_prepare_v2(
-		       o->db,
-		       "SELECT host_id FROM collector_stats WHERE host_id IS NOT NULL "
-		       "ORDER BY last_seen_ns DESC LIMIT 1",
-		       -1, &st, NULL) == SQLITE_OK) {
+	} else if (sqlite3_prepare_v2(o->db,
+				      "SELECT host_id FROM collector_stats WHERE host_id IS NOT NULL "
+				      "ORDER BY last_seen_ns DESC LIMIT 1",
+				      -1, &st, NULL) == SQLITE_OK) {
 		/* The records' own host: the collector that produced them. */
 		if (sqlite3_step(st) == SQLITE_ROW)
 			snprintf(o->host_id, sizeof(o->host_id), "%s", sqlite3_column_text(st, 0));
@@ -84,12 +116,12 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *host_i
 void reader_close(struct outbox_reader *o)
 {
 	sqlite3_finalize(o->read);
-	sqlite3_finalize(o->remove);
-	sqlite3_finalize(o->state);
+	sqlite3_finalize(o->set_state);
 	sqlite3_finalize(o->dead);
-	sqlite3_finalize(o->pending);
 	if (o->db)
 		sqlite3_close(o->db);
+	if (o->state)
+		sqlite3_close(o->state);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -116,7 +148,8 @@ int reader_next(struct outbox_reader *o, size_t max_records, size_t max_bytes, s
 	int rc;
 
 	batch_clear(b);
-	sqlite3_bind_int64(o->read, 1, (int64_t)max_records);
+	sqlite3_bind_int64(o->read, 1, o->delivered_through);
+	sqlite3_bind_int64(o->read, 2, (int64_t)max_records);
 	while ((rc = sqlite3_step(o->read)) == SQLITE_ROW) {
 		size_t len = (size_t)sqlite3_column_bytes(o->read, 3);
 		if (b->n && b->bytes + len > max_bytes)
@@ -153,26 +186,12 @@ int reader_next(struct outbox_reader *o, size_t max_records, size_t max_bytes, s
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
-static void bind_state(struct outbox_reader *o, const char *key, const char *value)
-{
-	sqlite3_bind_text(o->state, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(o->state, 2, value, -1, SQLITE_TRANSIENT);
-	sqlite3_step(o->state);
-	sqlite3_reset(o->state);
-}
-
 void reader_set_state(struct outbox_reader *o, const char *key, const char *value)
 {
-	bind_state(o, key, value);
-}
-
-static int forget(struct outbox_reader *o, const struct batch *b)
-{
-	sqlite3_bind_int64(o->remove, 1, b->first_id);
-	sqlite3_bind_int64(o->remove, 2, b->last_id);
-	int rc = sqlite3_step(o->remove);
-	sqlite3_reset(o->remove);
-	return rc == SQLITE_DONE ? 0 : -1;
+	sqlite3_bind_text(o->set_state, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(o->set_state, 2, value, -1, SQLITE_TRANSIENT);
+	sqlite3_step(o->set_state);
+	sqlite3_reset(o->set_state);
 }
 
 /* Adds n to a counter kept in shipper_state. */
@@ -183,7 +202,15 @@ static void bump(struct outbox_reader *o, const char *key, int64_t n)
 		 "INSERT INTO shipper_state (key, value) VALUES ('%s', %lld) ON CONFLICT(key) DO "
 		 "UPDATE SET value = CAST(value AS INTEGER) + %lld",
 		 key, (long long)n, (long long)n);
-	exec(o->db, sql);
+	exec(o->state, sql);
+}
+
+/* Inside a transaction: the watermark moves past the batch. */
+static void advance(struct outbox_reader *o, const struct batch *b)
+{
+	char through[32];
+	snprintf(through, sizeof(through), "%lld", (long long)b->last_id);
+	reader_set_state(o, "delivered_through", through);
 }
 
 int reader_delivered(struct outbox_reader *o, const struct batch *b, const char *sink,
@@ -191,24 +218,24 @@ int reader_delivered(struct outbox_reader *o, const struct batch *b, const char 
 {
 	char when[32];
 
-	if (exec(o->db, "BEGIN IMMEDIATE") != 0)
+	if (exec(o->state, "BEGIN IMMEDIATE") != 0)
 		return -1;
-	if (forget(o, b) != 0) {
-		exec(o->db, "ROLLBACK");
-		return -1;
-	}
+	advance(o, b);
 	snprintf(when, sizeof(when), "%lld", (long long)now_ns);
-	bind_state(o, "last_success_ns", when);
-	bind_state(o, "sink", sink);
+	reader_set_state(o, "last_success_ns", when);
+	reader_set_state(o, "sink", sink);
 	bump(o, "delivered_records", (int64_t)b->n);
 	bump(o, "delivered_batches", 1);
-	return exec(o->db, "COMMIT");
+	if (exec(o->state, "COMMIT") != 0)
+		return -1;
+	o->delivered_through = b->last_id;
+	return 0;
 }
 
 int reader_dead_letter(struct outbox_reader *o, const struct batch *b, const char *sink,
 		       long status, const char *answer, const char *lines, int64_t now_ns)
 {
-	if (exec(o->db, "BEGIN IMMEDIATE") != 0)
+	if (exec(o->state, "BEGIN IMMEDIATE") != 0)
 		return -1;
 	sqlite3_bind_int64(o->dead, 1, now_ns);
 	sqlite3_bind_text(o->dead, 2, sink, -1, SQLITE_STATIC);
@@ -220,41 +247,37 @@ int reader_dead_letter(struct outbox_reader *o, const struct batch *b, const cha
 	sqlite3_bind_text(o->dead, 8, lines ? lines : "", -1, SQLITE_TRANSIENT);
 	int rc = sqlite3_step(o->dead);
 	sqlite3_reset(o->dead);
-	if (rc != SQLITE_DONE || forget(o, b) != 0) {
-		exec(o->db, "ROLLBACK");
+	if (rc != SQLITE_DONE) {
+		exec(o->state, "ROLLBACK");
 		return -1;
 	}
+	advance(o, b);
 	bump(o, "dead_letter_records", (int64_t)b->n);
-	return exec(o->db, "COMMIT");
-}
-
-static int64_t one_number(sqlite3 *db, const char *sql, int64_t arg)
-{
-	sqlite3_stmt *st;
-	int64_t n = -1;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (exec(o->state, "COMMIT") != 0)
 		return -1;
-	sqlite3_bind_int64(st, 1, arg);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return n;
+	o->delivered_through = b->last_id;
+	return 0;
 }
 
 int64_t reader_pending(struct outbox_reader *o, int64_t upto)
 {
-	int64_t n = -1;
-
-	if (upto > 0)
-		return one_number(o->db, "SELECT count(*) FROM outbox WHERE id <= ?1", upto);
-	if (sqlite3_step(o->pending) == SQLITE_ROW)
-		n = sqlite3_column_int64(o->pending, 0);
-	sqlite3_reset(o->pending);
-	return n;
+	if (upto > 0) {
+		sqlite3_stmt *st;
+		int64_t n = -1;
+		if (sqlite3_prepare_v2(o->db, "SELECT count(*) FROM outbox WHERE id > ?1 AND id <= ?2",
+				       -1, &st, NULL) != SQLITE_OK)
+			return -1;
+		sqlite3_bind_int64(st, 1, o->delivered_through);
+		sqlite3_bind_int64(st, 2, upto);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		return n;
+	}
+	return one_number(o->db, "SELECT count(*) FROM outbox WHERE id > ?1", o->delivered_through);
 }
 
 int64_t reader_last_id(struct outbox_reader *o)
 {
-	return one_number(o->db, "SELECT coalesce(max(id), 0) FROM outbox WHERE ?1 = ?1", 0);
+	return one_number(o->db, "SELECT coalesce(max(id), 0) FROM outbox", 0);
 }

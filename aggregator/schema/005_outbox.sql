@@ -32,21 +32,5 @@ CREATE TABLE outbox_drops (
     last_ns  INTEGER
 );
 
--- Batches a sink refused for good (4xx other than 408/429): kept with its answer.
-CREATE TABLE dead_letters (
-    id              INTEGER PRIMARY KEY,
-    at_ns           INTEGER NOT NULL,
-    sink            TEXT NOT NULL,
-    first_outbox_id INTEGER NOT NULL,
-    last_outbox_id  INTEGER NOT NULL,
-    records         INTEGER NOT NULL,
-    http_status     INTEGER,
-    answer          TEXT,
-    payload         TEXT    -- the batch as JSON lines, to replay by hand
-);
-
--- The shipper's progress and health (key/value), for tracer status.
-CREATE TABLE shipper_state (
-    key    TEXT PRIMARY KEY,
-    value  TEXT
-);
+-- The shipper keeps its own progress, dead letters and health in its own
+-- database (it only reads this one): docs/shipping.md.

@@ -62,8 +62,23 @@ def workload(ctx, sock, db, name, burn_ms=1500, storm=200):
         raise Failure(f"workload {name}: {p.returncode} {p.stderr[-500:]}")
 
 
+def state_db(ctx):
+    """The shipper's own database (progress, dead letters, health)."""
+    return ctx.path("shipper-state.db")
+
+
+def pending(ctx, db):
+    """Outbox records the shipper has not delivered yet (by its watermark)."""
+    through = 0
+    if os.path.exists(state_db(ctx)):
+        rows = ctx.query("SELECT value FROM shipper_state WHERE key = 'delivered_through'", db=state_db(ctx))
+        through = int(rows[0][0]) if rows else 0
+    return ctx.one("SELECT count(*) FROM outbox WHERE id > ?", through, db=db)
+
+
 def shipper(ctx, db, sink, *extra, once=True, wait=True, cred=None):
-    args = [ctx.bin("tracer-shipper"), "--db", db, "--sink", sink, "--user", "nobody", *extra]
+    args = [ctx.bin("tracer-shipper"), "--db", db, "--state", state_db(ctx), "--sink", sink, "--user", "nobody",
+            *extra]
     if cred:
         args += ["--credentials", cred]
     if once:
@@ -97,7 +112,7 @@ def shipper_delivers_everything_to_clickhouse(ctx):
     back: everything arrives, nothing twice, with credentials from a 0600 file."""
     ch = clickhouse(ctx)
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
-    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state_db(ctx)))
     workload(ctx, sock, db, "first")
     cred = credentials(ctx, f"user = {ch.user}\npassword = {ch.password}\n")
     sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
@@ -107,10 +122,10 @@ def shipper_delivers_everything_to_clickhouse(ctx):
     ch.stop()  # the sink goes away ...
     workload(ctx, sock, db, "during-outage")
     time.sleep(2)
-    state = dict(ctx.query("SELECT key, value FROM shipper_state", db=db))
+    state = dict(ctx.query("SELECT key, value FROM shipper_state", db=state_db(ctx)))
     ctx.check("last_error" in state, f"the outage is visible: {state}")
-    st = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--json"], capture_output=True, text=True,
-                        timeout=30)
+    st = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--shipper-state", state_db(ctx), "--json"],
+                        capture_output=True, text=True, timeout=30)
     doc = json.loads(st.stdout) if st.stdout.startswith("{") else {}
     ship = doc.get("shipping", {})
     ctx.check(ship.get("pending_records", 0) > 0 and ship.get("last_error"),
@@ -118,9 +133,9 @@ def shipper_delivers_everything_to_clickhouse(ctx):
     ch.start()  # ... and comes back
     stop_daemons(ctx, agg, col)
     deadline = time.time() + 90
-    while time.time() < deadline and ctx.one("SELECT records FROM outbox_size", db=db) > 0:
+    while time.time() < deadline and pending(ctx, db) > 0:
         time.sleep(0.5)
-    ctx.check(ctx.one("SELECT records FROM outbox_size", db=db) == 0, "the live shipper drained the outbox")
+    ctx.check(pending(ctx, db) == 0, "the live shipper delivered the whole outbox")
     live.send_signal(signal.SIGTERM)
     live.communicate(timeout=30)
     compare_counts(ctx, ch, db)
@@ -138,10 +153,10 @@ def shipper_killed_repeatedly_loses_and_duplicates_nothing(ctx):
     the results in ClickHouse are exact."""
     ch = clickhouse(ctx)
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
-    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state_db(ctx)))
     workload(ctx, sock, db, "crashy", burn_ms=3000, storm=3000)
     stop_daemons(ctx, agg, col)
-    total = ctx.one("SELECT records FROM outbox_size", db=db)
+    total = pending(ctx, db)
     cred = credentials(ctx, f"user = {ch.user}\npassword = {ch.password}\n")
     sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
     rnd = random.Random(42)
@@ -150,7 +165,7 @@ def shipper_killed_repeatedly_loses_and_duplicates_nothing(ctx):
         time.sleep(rnd.uniform(0.2, 0.5))
         p.kill()
         p.wait()
-    left = ctx.one("SELECT records FROM outbox_size", db=db)
+    left = pending(ctx, db)
     ctx.check(0 < left < total, f"the kills happened mid-way: {left} of {total} left")
     rc, err = shipper(ctx, db, sink, cred=cred)
     ctx.check(rc == 0, f"final --once: {rc} {err[-300:]}")
@@ -212,7 +227,7 @@ def poison_batch_is_set_aside_and_the_rest_flows(ctx):
     """The sink answers 400 for the batch holding run 'poison': that batch goes to
     dead_letters with the answer, every other record arrives."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
-    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state_db(ctx)))
     workload(ctx, sock, db, "before")
     subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "poison", "--",
                         "/bin/true"], capture_output=True, timeout=60)
@@ -223,7 +238,7 @@ def poison_batch_is_set_aside_and_the_rest_flows(ctx):
     rc, err = shipper(ctx, db, url, "--batch-records", "25")
     ctx.check(rc == 1, f"--once reports the refused batch: {rc}")
     dead = ctx.query("SELECT first_outbox_id, last_outbox_id, records, http_status, answer, payload "
-                     "FROM dead_letters", db=db)
+                     "FROM dead_letters", db=state_db(ctx))
     ctx.check(len(dead) == 1 and dead[0][3] == 400 and "poison" in dead[0][4], f"one dead letter: {dead}")
     if dead:
         first, last = dead[0][0], dead[0][1]
@@ -231,9 +246,9 @@ def poison_batch_is_set_aside_and_the_rest_flows(ctx):
         got = {(k, key, v) for (_, k, key, v) in Collector.records}
         ctx.check(got == expect, f"every other record arrived: {len(got)} vs {len(expect)}")
         ctx.check(dead[0][5].count("\n") == dead[0][2], "the batch is kept, one line per record")
-    ctx.check(ctx.one("SELECT records FROM outbox_size", db=db) == 0, "the queue is not blocked")
-    st = json.loads(subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--json"], capture_output=True,
-                                   text=True, timeout=30).stdout)
+    ctx.check(pending(ctx, db) == 0, "the queue is not blocked")
+    st = json.loads(subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--shipper-state", state_db(ctx),
+                                    "--json"], capture_output=True, text=True, timeout=30).stdout)
     ctx.check(st.get("shipping", {}).get("dead_letter_records") == (dead[0][2] if dead else None),
               f"tracer status counts the dead letters: {st.get('shipping')}")
     keys = [k for _, k, _ in Collector.requests]
@@ -245,7 +260,7 @@ def retry_after_and_slow_sink_are_honoured(ctx):
     """503 with Retry-After: 2 on the first request: the next comes at least 2 s later;
     the sink then answers slowly (1.5 s): delivered, each record once."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
-    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state_db(ctx)))
     workload(ctx, sock, db, "slow")
     stop_daemons(ctx, agg, col)
     queued = queued_outbox(ctx, db)
@@ -267,7 +282,7 @@ def outbox_full_drops_least_valuable_first_and_counts(ctx):
     processes; for each table, what is queued plus what was dropped is exactly what
     was written."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
-    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "1"))
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "1", "--shipper-state", state_db(ctx)))
     script = ctx.path("fill.sh")
     with open(script, "w") as f:
         f.write("#!/bin/bash\n"
@@ -387,7 +402,7 @@ def fleet_of_three_hosts_ships_to_one_clickhouse(ctx):
             f.write(host_id + "\n")
         sock, db = ctx.path(f"h{i}.sock"), ctx.path(f"h{i}.db")
         agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
-                         "--outbox-mib", "64"])
+                         "--outbox-mib", "64", "--shipper-state", db + ".ship"])
         end = time.time() + 10
         while not os.path.exists(sock) and time.time() < end:
             time.sleep(0.05)
@@ -415,7 +430,8 @@ def fleet_of_three_hosts_ships_to_one_clickhouse(ctx):
     for h in hosts:
         relay = NetnsRelay(h["ns"], ch.http_port)
         ctx.cleanups.append(relay.close)
-        p = subprocess.run(["ip", "netns", "exec", h["ns"], ctx.bin("tracer-shipper"), "--db", h["db"], "--sink",
+        p = subprocess.run(["ip", "netns", "exec", h["ns"], ctx.bin("tracer-shipper"), "--db", h["db"],
+                            "--state", h["db"] + ".ship", "--sink",
                             f"clickhouse://127.0.0.1:{relay.port}/tracer", "--credentials", cred,
                             "--user", "nobody", "--once"], capture_output=True, text=True, timeout=300)
         ctx.check(p.returncode == 0, f"shipper in {h['ns']}: {p.returncode} {p.stderr[-400:]}")

@@ -1,0 +1,13 @@
+/*
+ * The collector's steady state, after privileges are dropped: a seccomp
+ * allow-list of the syscalls it needs to drain the kernel buffers, sample,
+ * and talk to the aggregator. Anything else kills the process (SIGSYS):
+ * a compromised collector cannot open files, exec, ptrace or load more BPF.
+ */
+#ifndef TRACER_SANDBOX_H
+#define TRACER_SANDBOX_H
+
+/* 0, or -1 with the reason logged: the caller must exit (fail closed). */
+int sandbox_enter(void);
+
+#endif
