@@ -139,8 +139,8 @@ static int64_t delivered_through(struct outbox *o)
 
 	if (!o->shipper_state)
 		return -1;
-	if (!o->state && sqlite3_open_v2(o->shipper_state, &o->state, SQLITE_OPEN_READONLY, NULL) !=
-			     SQLITE_OK) {
+	if (!o->state &&
+	    sqlite3_open_v2(o->shipper_state, &o->state, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		sqlite3_close(o->state); /* not there yet: no shipper has run */
 		o->state = NULL;
 		return -1;

@@ -99,7 +99,8 @@ static json_t *shipper_state(const char *path)
 	{
 		const char *k = gets_(r, "key"), *v = gets_(r, "value");
 		bool text = !strcmp(k, "last_error") || !strcmp(k, "sink");
-		json_object_set_new(o, k, text ? json_string(v) : json_integer(strtoll(v, NULL, 10)));
+		json_object_set_new(o, k,
+				    text ? json_string(v) : json_integer(strtoll(v, NULL, 10)));
 	}
 	json_decref(rows);
 	rows = query_rows(st, "SELECT coalesce(sum(records), 0) AS n FROM dead_letters");
@@ -132,8 +133,9 @@ static json_t *shipping_status(sqlite3 *db, const char *state_path)
 	}
 	json_object_update(s, ship);
 	json_decref(ship);
-	json_object_set_new(s, "pending_bytes", json_integer((json_int_t)json_number_value(
-							 json_object_get(s, "pending_bytes"))));
+	json_object_set_new(
+	    s, "pending_bytes",
+	    json_integer((json_int_t)json_number_value(json_object_get(s, "pending_bytes"))));
 	int64_t oldest = geti(s, "oldest_created_ns");
 	json_object_set_new(s, "oldest_age_s",
 			    oldest ? json_real((double)((int64_t)now_realtime_ns() - oldest) / 1e9)
@@ -247,11 +249,12 @@ int cmd_status(int argc, char **argv)
 			as_json = true;
 			break;
 		case 'h':
-			printf("usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n");
+			printf("usage: tracer status [--db PATH] [--socket PATH] [--shipper-state "
+			       "PATH] [--json]\n");
 			return 0;
 		default:
-			fprintf(stderr,
-				"usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n");
+			fprintf(stderr, "usage: tracer status [--db PATH] [--socket PATH] "
+					"[--shipper-state PATH] [--json]\n");
 			return 2;
 		}
 	}

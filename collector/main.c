@@ -74,15 +74,23 @@ struct cli {
 static int parse_options(int argc, char **argv, struct collector_config *c, struct cli *cli)
 {
 	static const struct option longopts[] = {
-	    {"config", required_argument, 0, 'c'},   {"socket", required_argument, 0, 's'},
-	    {"user", required_argument, 0, 'u'},     {"disable", required_argument, 0, 'D'},
-	    {"enable", required_argument, 0, 'E'},   {"log-level", required_argument, 0, 'l'},
-	    {"flush-ms", required_argument, 0, 'f'}, {"sample-ms", required_argument, 0, 'S'},
-	    {"ring-mb", required_argument, 0, 'r'},  {"queue-mb", required_argument, 0, 'q'},
-	    {"ready-fd", required_argument, 0, 'R'}, {"force-tracepoints", no_argument, 0, 'T'},
-	    {"force-perfbuf", no_argument, 0, 'P'},  {"force-net-syscalls", no_argument, 0, 'N'},
+	    {"config", required_argument, 0, 'c'},
+	    {"socket", required_argument, 0, 's'},
+	    {"user", required_argument, 0, 'u'},
+	    {"disable", required_argument, 0, 'D'},
+	    {"enable", required_argument, 0, 'E'},
+	    {"log-level", required_argument, 0, 'l'},
+	    {"flush-ms", required_argument, 0, 'f'},
+	    {"sample-ms", required_argument, 0, 'S'},
+	    {"ring-mb", required_argument, 0, 'r'},
+	    {"queue-mb", required_argument, 0, 'q'},
+	    {"ready-fd", required_argument, 0, 'R'},
+	    {"force-tracepoints", no_argument, 0, 'T'},
+	    {"force-perfbuf", no_argument, 0, 'P'},
+	    {"force-net-syscalls", no_argument, 0, 'N'},
 	    {"test-forbidden-syscall", no_argument, 0, 'X'},
-	    {"help", no_argument, 0, 'h'},	     {0, 0, 0, 0},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	char err[512];
 	int opt;

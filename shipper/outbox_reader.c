@@ -80,20 +80,22 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *state_
 		return -1;
 	}
 	o->delivered_through = one_number(
-	    o->state, "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = 'delivered_through'",
-	    0);
-	if (sqlite3_prepare_v2(o->db,
-			       "SELECT id, kind, record_key, payload, created_ns FROM outbox WHERE id > "
-			       "?1 ORDER BY id LIMIT ?2",
-			       -1, &o->read, NULL) != SQLITE_OK ||
+	    o->state,
+	    "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = 'delivered_through'", 0);
+	if (sqlite3_prepare_v2(
+		o->db,
+		"SELECT id, kind, record_key, payload, created_ns FROM outbox WHERE id > "
+		"?1 ORDER BY id LIMIT ?2",
+		-1, &o->read, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(o->state,
 			       "INSERT INTO shipper_state (key, value) VALUES (?1, ?2) ON "
 			       "CONFLICT(key) DO UPDATE SET value = excluded.value",
 			       -1, &o->set_state, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(o->state,
-			       "INSERT INTO dead_letters (at_ns, sink, first_outbox_id, last_outbox_id, "
-			       "records, http_status, answer, payload) VALUES (?,?,?,?,?,?,?,?)",
-			       -1, &o->dead, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(
+		o->state,
+		"INSERT INTO dead_letters (at_ns, sink, first_outbox_id, last_outbox_id, "
+		"records, http_status, answer, payload) VALUES (?,?,?,?,?,?,?,?)",
+		-1, &o->dead, NULL) != SQLITE_OK) {
 		snprintf(err, err_size, "preparing statements: %s / %s", sqlite3_errmsg(o->db),
 			 sqlite3_errmsg(o->state));
 		reader_close(o);
@@ -101,10 +103,11 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *state_
 	}
 	if (host_id && *host_id) {
 		snprintf(o->host_id, sizeof(o->host_id), "%s", host_id);
-	} else if (sqlite3_prepare_v2(o->db,
-				      "SELECT host_id FROM collector_stats WHERE host_id IS NOT NULL "
-				      "ORDER BY last_seen_ns DESC LIMIT 1",
-				      -1, &st, NULL) == SQLITE_OK) {
+	} else if (sqlite3_prepare_v2(
+		       o->db,
+		       "SELECT host_id FROM collector_stats WHERE host_id IS NOT NULL "
+		       "ORDER BY last_seen_ns DESC LIMIT 1",
+		       -1, &st, NULL) == SQLITE_OK) {
 		/* The records' own host: the collector that produced them. */
 		if (sqlite3_step(st) == SQLITE_ROW)
 			snprintf(o->host_id, sizeof(o->host_id), "%s", sqlite3_column_text(st, 0));
@@ -264,8 +267,9 @@ int64_t reader_pending(struct outbox_reader *o, int64_t upto)
 	if (upto > 0) {
 		sqlite3_stmt *st;
 		int64_t n = -1;
-		if (sqlite3_prepare_v2(o->db, "SELECT count(*) FROM outbox WHERE id > ?1 AND id <= ?2",
-				       -1, &st, NULL) != SQLITE_OK)
+		if (sqlite3_prepare_v2(o->db,
+				       "SELECT count(*) FROM outbox WHERE id > ?1 AND id <= ?2", -1,
+				       &st, NULL) != SQLITE_OK)
 			return -1;
 		sqlite3_bind_int64(st, 1, o->delivered_through);
 		sqlite3_bind_int64(st, 2, upto);

@@ -26,6 +26,7 @@ import test_insight  # noqa: F401
 import test_cost  # noqa: F401
 import test_report  # noqa: F401
 import test_shipper  # noqa: F401
+import test_security  # noqa: F401
 
 
 def run_suite(build, selected):

@@ -103,10 +103,10 @@ static void test_credentials(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_retryable),
-		cmocka_unit_test(test_backoff),
-		cmocka_unit_test(test_gzip_roundtrip),
-		cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_retryable),
+	    cmocka_unit_test(test_backoff),
+	    cmocka_unit_test(test_gzip_roundtrip),
+	    cmocka_unit_test(test_credentials),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

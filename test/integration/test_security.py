@@ -1,0 +1,131 @@
+"""Privilege separation and deployment: the units as systemd reads them, the
+collector's state after start-up, its syscall allow-list, and planted secrets
+that must appear nowhere: database, outbox, frames on the socket, logs."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+from harness import Failure, start_daemons, test
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Exposure scores `systemd-analyze security --offline=yes` must not exceed (docs/security.md).
+MAX_EXPOSURE = {"tracer-aggregator.service": 2.0, "tracer-shipper.service": 2.0, "tracer-collector.service": 2.5}
+
+
+def status_fields(pid):
+    fields = {}
+    for line in open(f"/proc/{pid}/status"):
+        k, _, v = line.partition(":")
+        fields[k] = v.strip()
+    return fields
+
+
+@test
+def units_verify_and_score(ctx):
+    """`make install` into a prefix; every unit passes systemd-analyze verify, and the
+    security exposure scores stay within the documented ceilings."""
+    prefix = ctx.path("prefix")
+    p = subprocess.run(["make", "-C", REPO, "install", f"BUILD={ctx.build}", f"PREFIX={prefix}/usr",
+                        f"SYSCONFDIR={prefix}/etc/tracer"], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise Failure(f"make install: {p.stderr[-800:]}")
+    units = os.path.join(prefix, "usr/lib/systemd/system")
+    for unit in sorted(os.listdir(units)):
+        v = subprocess.run(["systemd-analyze", "verify", os.path.join(units, unit)], capture_output=True,
+                           text=True, timeout=60)
+        ctx.check(v.returncode == 0 and not v.stderr.strip(), f"verify {unit}: {v.returncode} {v.stderr}")
+        if unit in MAX_EXPOSURE:
+            s = subprocess.run(["systemd-analyze", "security", "--offline=yes", os.path.join(units, unit)],
+                               capture_output=True, text=True, timeout=60)
+            m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", s.stdout)
+            ctx.check(m and float(m.group(1)) <= MAX_EXPOSURE[unit],
+                      f"{unit} exposure {m and m.group(1)} (at most {MAX_EXPOSURE[unit]})")
+    for f in ("usr/lib/sysusers.d/tracer.conf", "usr/lib/tmpfiles.d/tracer.conf", "etc/tracer/tools.allow",
+              "usr/libexec/tracer/tracer-collector", "usr/bin/tracer"):
+        ctx.check(os.path.exists(os.path.join(prefix, f)), f"installed {f}")
+    p = subprocess.run(["make", "-C", REPO, "uninstall", f"PREFIX={prefix}/usr", f"SYSCONFDIR={prefix}/etc/tracer"],
+                       capture_output=True, text=True, timeout=120)
+    left = [os.path.join(d, f) for d, _, fs in os.walk(prefix) for f in fs]
+    ctx.check(p.returncode == 0 and not left, f"uninstall removes everything: {left[:5]}")
+
+
+@test
+def collector_runs_unprivileged_and_confined(ctx):
+    """After start-up the collector has its unprivileged uid, no capabilities,
+    no_new_privs and a seccomp filter; a forbidden syscall in its steady state kills it."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    st = status_fields(col.pid)
+    nobody = str(__import__("pwd").getpwnam("nobody").pw_uid)
+    ctx.check(st["Uid"].split() == [nobody] * 4, f"uids {st['Uid']}")
+    for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        if cap == "CapBnd":
+            continue  # the bounding set only limits what could be gained: nothing can be, see below
+        ctx.check(int(st[cap], 16) == 0, f"{cap} {st[cap]}")
+    ctx.check(st.get("NoNewPrivs") == "1", f"no_new_privs {st.get('NoNewPrivs')}")
+    ctx.check(st.get("Seccomp") == "2", f"seccomp filter mode {st.get('Seccomp')}")
+    ctx.stop(col)
+    ctx.stop(agg)
+    agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
+    time.sleep(0.5)
+    p = subprocess.run([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody",
+                        "--test-forbidden-syscall"], capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == -signal.SIGSYS, f"killed by SIGSYS: {p.returncode} {p.stderr[-300:]}")
+    ctx.check("allow-list is not enforced" not in p.stderr, "the forbidden call never returned")
+    ctx.stop(agg)
+
+
+@test
+def planted_secrets_appear_nowhere(ctx):
+    """A secret in an environment variable and in --password=: neither the values nor
+    the variable appear in the database, the outbox, the frames on the socket (traced
+    with strace on the collector), or the daemons' logs."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
+                     "--outbox-mib", "64", "--log-level", "debug"])
+    end = time.time() + 10
+    while not os.path.exists(sock) and time.time() < end:
+        time.sleep(0.05)
+    trace, col_log_path = ctx.path("collector.strace"), ctx.path("collector.log")
+    # stderr to a file: the traced collector must not hold a pipe to us.
+    with open(col_log_path, "w") as log:
+        tracer_proc = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=sendmsg,sendto,write,writev", "-s",
+                                        "1000000", "-xx", "-o", trace, ctx.bin("tracer-collector"), "--socket",
+                                        sock, "--user", "nobody", "--log-level", "debug"], stderr=log)
+    ctx.procs.append(tracer_proc)
+    end = time.time() + 60
+    while time.time() < end and not ctx.query("SELECT count(*) FROM collector_stats WHERE snapshot_processes > 0",
+                                              db=db)[0][0]:
+        time.sleep(0.2)
+    env = dict(os.environ, PLANTED_ENV_SECRET="envsecret-7f3a9c")
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "secrets", "--",
+                        "bash", "-c", "sleep 0.2; exec /bin/true --password=argvsecret-1b2c"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    ctx.check(p.returncode == 0, f"tracer run: {p.stderr[-300:]}")
+    # Stop the collector itself (strace's child), so it flushes; strace then exits.
+    children = open(f"/proc/{tracer_proc.pid}/task/{tracer_proc.pid}/children").read().split()
+    for c in children:
+        os.kill(int(c), signal.SIGTERM)
+    tracer_proc.wait(timeout=60)
+    col_log = open(col_log_path).read()
+    _, agg_log = ctx.stop(agg)
+    argv = ctx.one("SELECT argv FROM processes p JOIN runs r ON r.id = p.run_id WHERE r.name = 'secrets' "
+                   "AND p.exe = '/usr/bin/true'", db=db)
+    ctx.check(argv == '["/bin/true","--password=***"]', f"the password is redacted in argv: {argv}")
+    blobs = {"database": b"", "outbox": b"", "frames": b"", "logs": (col_log + agg_log + p.stderr).encode()}
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            blobs["database"] += open(db + suffix, "rb").read()
+    blobs["outbox"] = "\n".join(r[0] for r in ctx.query("SELECT payload FROM outbox", db=db)).encode()
+    raw = open(trace).read()
+    # strace -xx prints every byte as \xNN: decode what the collector sent.
+    for m in re.finditer(r'"((?:\\x[0-9a-f]{2})+)"', raw):
+        blobs["frames"] += bytes.fromhex(m.group(1).replace("\\x", ""))
+    ctx.check(len(blobs["frames"]) > 10000, f"frames were captured ({len(blobs['frames'])} bytes)")
+    ctx.check(b"argvsecret" not in blobs["frames"] and b"/usr/bin/true" in blobs["frames"],
+              "the frames carry the process but not the argv secret")
+    for where, blob in blobs.items():
+        for secret in (b"argvsecret-1b2c", b"envsecret-7f3a9c", b"PLANTED_ENV_SECRET"):
+            ctx.check(secret not in blob, f"{secret!r} found in the {where}")
