@@ -1,0 +1,168 @@
+"""The three units under a real systemd: a Debian 12 container made with
+debootstrap (cached in /var/cache/tracer-it) and booted with systemd-nspawn.
+`make install` puts tracer in it; sysusers and tmpfiles create the users and
+directories at boot; the services start as their users; a workload reaches the
+database and ClickHouse; restarting the aggregator or the shipper loses nothing.
+"""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+from clickhouse import ClickHouse
+from harness import Failure, test
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CACHE = "/var/cache/tracer-it/bookworm"
+PACKAGES = ("systemd,systemd-sysv,dbus,libcap2-bin,procps,sqlite3,libbpf1,libelf1,libnng1,libprotobuf-c1,"
+            "libsqlite3-0,libjansson4,libcurl4,libinih1,libseccomp2,zlib1g")
+
+
+def base_rootfs():
+    """A pristine Debian 12 root with systemd and tracer's runtime libraries."""
+    if os.path.exists(os.path.join(CACHE, "usr/lib/systemd/systemd")):
+        return CACHE
+    if not shutil.which("debootstrap") or not shutil.which("systemd-nspawn"):
+        raise Failure("debootstrap and systemd-container are needed (deploy/install-deps.sh tests)")
+    tmp = CACHE + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.dirname(CACHE), exist_ok=True)
+    p = subprocess.run(["debootstrap", "--variant=minbase", f"--include={PACKAGES}", "bookworm", tmp],
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        raise Failure(f"debootstrap failed: {p.stdout[-1500:]}")
+    os.rename(tmp, CACHE)
+    return CACHE
+
+
+class Container:
+    def __init__(self, ctx, root):
+        self.ctx, self.root, self.proc = ctx, root, None
+
+    def boot(self):
+        # The host's network: the shipper inside reaches ClickHouse on 127.0.0.1.
+        self.proc = subprocess.Popen(
+            ["systemd-nspawn", "-b", "-D", self.root, "--register=no", "--keep-unit", "--console=pipe",
+             "--capability=CAP_BPF,CAP_PERFMON", "--system-call-filter=bpf perf_event_open",
+             "--bind-ro=/sys/kernel/btf"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL)
+        self.ctx.procs.append(self.proc)
+        end = time.time() + 60
+        self.leader = None
+        while time.time() < end and not self.leader:
+            time.sleep(0.5)
+            for child in open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read().split():
+                self.leader = int(child)
+        if not self.leader:
+            raise Failure("the container's systemd did not start")
+        state = self.run("systemctl", "is-system-running", "--wait", timeout=120).stdout.strip()
+        return state
+
+    def run(self, *cmd, timeout=120, check=False):
+        p = subprocess.run(["nsenter", "-t", str(self.leader), "-m", "-u", "-i", "-p", "--", *cmd],
+                           capture_output=True, text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise Failure(f"in the container: {' '.join(cmd)}: {p.returncode} {p.stderr[-500:]}")
+        return p
+
+    def pid_of(self, unit):
+        return int(self.run("systemctl", "show", "-p", "MainPID", "--value", unit).stdout.strip() or 0)
+
+    def poweroff(self):
+        if self.proc and self.proc.poll() is None:
+            self.run("systemctl", "poweroff")
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        # nspawn leaves empty cgroup directories behind.
+        for top in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd"):
+            for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -w[0].count("/")):
+                if "machine.slice" in dirpath or "nspawn" in dirpath:
+                    try:
+                        os.rmdir(dirpath)
+                    except OSError:
+                        pass
+
+
+@test
+def three_units_under_real_systemd(ctx):
+    base = base_rootfs()
+    root = ctx.path("root")
+    subprocess.run(["cp", "-a", base, root], check=True)
+    p = subprocess.run(["make", "-C", REPO, "install", f"BUILD={ctx.build}", f"DESTDIR={root}", "PREFIX=/usr",
+                        "SYSCONFDIR=/etc/tracer"], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise Failure(f"make install: {p.stderr[-800:]}")
+    shutil.copy(ctx.helper("storm"), os.path.join(root, "usr/local/bin/storm"))
+    # The shipper is configured like an operator would: a config file and a 0600 credentials file.
+    ch = ClickHouse(ctx.path("ch"))
+    ch.start()
+    ctx.cleanups.append(ch.stop)
+    with open(os.path.join(root, "etc/tracer/shipper.conf"), "w") as f:
+        f.write(f"[shipper]\nsink = clickhouse://127.0.0.1:{ch.http_port}/tracer\nbatch-age-ms = 500\n")
+    cred = os.path.join(root, "etc/tracer/sink.credentials")
+    with open(cred, "w") as f:
+        f.write(f"user = {ch.user}\npassword = {ch.password}\n")
+    os.chmod(cred, 0o600)
+    subprocess.run(["systemctl", f"--root={root}", "enable", "tracer.target", "tracer-aggregator.service",
+                    "tracer-collector.service", "tracer-shipper.service"], capture_output=True, check=True)
+    box = Container(ctx, root)
+    ctx.cleanups.append(box.poweroff)
+    state = box.boot()
+    active = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector", "tracer-shipper").stdout.split()
+    if active != ["active"] * 3:
+        logs = box.run("journalctl", "-b", "--no-pager", "-n", "60", "-u", "tracer-*").stdout
+        raise Failure(f"units {active} (system {state}):\n{logs[-3000:]}")
+    # Each runs as its own user; the collector has dropped everything.
+    users = {}
+    for unit, user in (("tracer-aggregator", "tracer-aggregator"), ("tracer-collector", "tracer-collector"),
+                       ("tracer-shipper", "tracer-shipper")):
+        pid = box.pid_of(unit)
+        st = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status"))
+        uid = st["Uid"].split()[0]
+        name = box.run("getent", "passwd", uid).stdout.split(":")[0]
+        users[unit] = name
+        ctx.check(name == user, f"{unit} runs as {name}, expected {user}")
+        ctx.check(int(st["CapEff"], 16) == 0, f"{unit} CapEff {st['CapEff'].strip()}")
+    col = dict(line.split(":", 1) for line in open(f"/proc/{box.pid_of('tracer-collector')}/status"))
+    ctx.check(col["Seccomp"].strip() == "2" and col["NoNewPrivs"].strip() == "1", "collector confined")
+    ls = box.run("stat", "-c", "%a %U %G", "/var/lib/tracer", "/var/lib/tracer/tracer.db", "/run/tracer").stdout.split("\n")
+    ctx.check(ls[0] == "2750 tracer-aggregator tracer" and ls[1].startswith("640 tracer-aggregator"),
+              f"data permissions: {ls}")
+
+    db = os.path.join(root, "var/lib/tracer/tracer.db")
+
+    def runs(name):
+        return subprocess.run(["sqlite3", f"file:{db}?mode=ro", f"SELECT count(*) FROM processes p JOIN runs r "
+                               f"ON r.id = p.run_id WHERE r.name = '{name}' AND p.exe = '/usr/bin/true' "
+                               f"AND p.exit_code = 0"], capture_output=True, text=True).stdout.strip()
+    box.run("tracer", "run", "--run", "first", "--", "storm", "300", "2", "/bin/true", check=True)
+    ctx.check(runs("first") == "300", f"the workload reached the database: {runs('first')} of 300")
+    # Restart the aggregator, then the shipper, in the middle of a storm: nothing lost.
+    wl = subprocess.Popen(["nsenter", "-t", str(box.leader), "-m", "-u", "-i", "-p", "--", "tracer", "run",
+                           "--run", "restarts", "--", "sh", "-c", "storm 1500 1 /bin/true; sleep 1; storm 1500 1 /bin/true"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ctx.procs.append(wl)
+    time.sleep(0.5)
+    box.run("systemctl", "restart", "tracer-aggregator", check=True)
+    time.sleep(1.0)
+    box.run("systemctl", "restart", "tracer-shipper", check=True)
+    _, err = wl.communicate(timeout=180)
+    ctx.check(wl.returncode == 0, f"workload across restarts: {wl.returncode} {err[-300:]}")
+    ctx.check(runs("restarts") == "3000", f"restarts lost nothing: {runs('restarts')} of 3000")
+    # The shipper inside delivered to ClickHouse outside; wait for the outbox to drain.
+    end = time.time() + 60
+    got = []
+    while time.time() < end:
+        got = ch.rows("SELECT name FROM tracer.runs FINAL WHERE name IN ('first', 'restarts') ORDER BY name")
+        if got == [["first"], ["restarts"]]:
+            break
+        time.sleep(1)
+    ctx.check(got == [["first"], ["restarts"]], f"both runs in ClickHouse: {got}")
+    n = ch.query("SELECT count() FROM tracer.processes FINAL WHERE exe = '/usr/bin/true' AND exit_code = 0").strip()
+    ctx.check(n == "3300", f"every /bin/true shipped once: {n}")
+    status = json.loads(box.run("tracer", "status", "--json").stdout or "{}")
+    ctx.check(status.get("listening") is True, f"tracer status inside: {status.get('listening')}")
