@@ -86,6 +86,10 @@ static const int allowed[] = {
 
 int sandbox_enter(void)
 {
+#ifdef TRACER_SANITIZED
+	log_warn("sanitizer build: running without the syscall allow-list");
+	return 0;
+#endif
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int rc = ctx ? 0 : -ENOMEM;
 
