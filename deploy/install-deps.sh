@@ -9,7 +9,8 @@ build=(make gcc clang llvm bpftool pkg-config libbpf-dev libelf-dev zlib1g-dev
 	libcurl4-openssl-dev libcmocka-dev libinih-dev libseccomp-dev)
 run=(sqlite3 python3 util-linux procps)
 demo=(bwa samtools bcftools gzip gawk)
-tests=(stress-ng strace snakemake cwltool slurm-wlm munge chromium clickhouse-server)
+tests=(stress-ng strace snakemake cwltool slurm-wlm munge chromium clickhouse-server debootstrap
+	systemd-container)
 
 wanted=("${build[@]}" "${run[@]}")
 case "${1:-all}" in

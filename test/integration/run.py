@@ -27,6 +27,7 @@ import test_cost  # noqa: F401
 import test_report  # noqa: F401
 import test_shipper  # noqa: F401
 import test_security  # noqa: F401
+import test_systemd  # noqa: F401
 
 
 def run_suite(build, selected):

@@ -120,14 +120,15 @@ def three_units_under_real_systemd(ctx):
     users = {}
     for unit, user in (("tracer-aggregator", "tracer-aggregator"), ("tracer-collector", "tracer-collector"),
                        ("tracer-shipper", "tracer-shipper")):
-        pid = box.pid_of(unit)
-        st = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status"))
+        pid = box.pid_of(unit)  # in the container's PID namespace: read it from inside
+        st = dict(line.split(":", 1) for line in box.run("cat", f"/proc/{pid}/status").stdout.splitlines())
         uid = st["Uid"].split()[0]
         name = box.run("getent", "passwd", uid).stdout.split(":")[0]
         users[unit] = name
         ctx.check(name == user, f"{unit} runs as {name}, expected {user}")
         ctx.check(int(st["CapEff"], 16) == 0, f"{unit} CapEff {st['CapEff'].strip()}")
-    col = dict(line.split(":", 1) for line in open(f"/proc/{box.pid_of('tracer-collector')}/status"))
+    col = dict(line.split(":", 1) for line in
+               box.run("cat", f"/proc/{box.pid_of('tracer-collector')}/status").stdout.splitlines())
     ctx.check(col["Seccomp"].strip() == "2" and col["NoNewPrivs"].strip() == "1", "collector confined")
     ls = box.run("stat", "-c", "%a %U %G", "/var/lib/tracer", "/var/lib/tracer/tracer.db", "/run/tracer").stdout.split("\n")
     ctx.check(ls[0] == "2750 tracer-aggregator tracer" and ls[1].startswith("640 tracer-aggregator"),
