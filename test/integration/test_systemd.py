@@ -129,7 +129,9 @@ def three_units_under_real_systemd(ctx):
         ctx.check(int(st["CapEff"], 16) == 0, f"{unit} CapEff {st['CapEff'].strip()}")
     col = dict(line.split(":", 1) for line in
                box.run("cat", f"/proc/{box.pid_of('tracer-collector')}/status").stdout.splitlines())
-    ctx.check(col["Seccomp"].strip() == "2" and col["NoNewPrivs"].strip() == "1", "collector confined")
+    # Sanitizer builds run without the allow-list (docs/security.md).
+    seccomp = "0" if "asan" in os.path.basename(ctx.build) else "2"
+    ctx.check(col["Seccomp"].strip() == seccomp and col["NoNewPrivs"].strip() == "1", "collector confined")
     ls = box.run("stat", "-c", "%a %U %G", "/var/lib/tracer", "/var/lib/tracer/tracer.db", "/run/tracer").stdout.split("\n")
     ctx.check(ls[0] == "2750 tracer-aggregator tracer" and ls[1].startswith("640 tracer-aggregator"),
               f"data permissions: {ls}")
