@@ -209,6 +209,41 @@ demo: deps
 	$(MAKE) all
 	examples/demo/run-demo.sh
 
+# Fuzzing (clang libFuzzer + ASan + UBSan): make fuzz [FUZZ_SECONDS=60]. Each harness in
+# test/fuzz/ runs for FUZZ_SECONDS from its corpus; a crash fails the target and leaves
+# the input in build/fuzz/.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := build/fuzz
+FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SRC_frame      := common/frame.c $(PROTO_C) common/log.c common/timeutil.c
+FUZZ_LIB_frame      := -lprotobuf-c
+FUZZ_SRC_redact     := collector/redact.c common/fileutil.c
+FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c \
+                       common/log.c common/timeutil.c shipper/credentials.c
+FUZZ_LIB_text_files := -linih
+FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \
+                       common/fileutil.c shipper/http.c
+FUZZ_LIB_strings    := -lcurl
+FUZZERS := frame redact text_files strings
+
+.SECONDEXPANSION:
+$(FUZZ_BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(PROTO_H) $$(FUZZ_SRC_$$*)
+	@mkdir -p $(@D)
+	$(call msg,FUZZ,$@)
+	$(Q)clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC_$*) $(FUZZ_LIB_$*)
+
+fuzz: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
+	@set -e; for f in $(FUZZERS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$f; cp -n test/fuzz/corpus/$$f/* $(FUZZ_BUILD)/corpus/$$f/ 2>/dev/null || true; \
+		echo "== fuzz_$$f for $(FUZZ_SECONDS)s"; \
+		if ! (cd $(FUZZ_BUILD) && ./fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+			-print_final_stats=1 corpus/$$f > fuzz_$$f.log 2>&1); then \
+			tail -40 $(FUZZ_BUILD)/fuzz_$$f.log; echo "fuzz_$$f found a crash (input in $(FUZZ_BUILD))"; exit 1; \
+		fi; \
+		grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' $(FUZZ_BUILD)/fuzz_$$f.log || true; \
+	done
+
 # Refresh the price table: make prices AWS_BULK=index.json [SPOT=spot.json] [REGION=...]
 # (AWS_BULK: the region's Price List bulk JSON; SPOT: describe-spot-price-history output).
 prices:
@@ -223,7 +258,7 @@ bench: deps
 	$(PYTHON) test/bench/bench.py --build $(BUILD)
 
 .SECONDARY:
-.PHONY: all unit check deps demo bench clean install uninstall format prices
+.PHONY: all unit check deps demo bench clean install uninstall format prices fuzz
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

@@ -6,7 +6,7 @@
 
 #include "common/fileutil.h"
 
-#define KEY_MAX 64
+#define KEY_MAX 256 /* longer keys are treated as sensitive: when in doubt, redact */
 #define MAX_SPANS 32
 
 /* Substrings of a normalised key (lower case, '-' as '_') that mark secrets. */
@@ -60,7 +60,7 @@ int redact_key_is_sensitive(const char *key, size_t len)
 	if (len == 0)
 		return 0;
 	if (len > KEY_MAX)
-		len = KEY_MAX;
+		return 1;
 	for (size_t i = 0; i < len; i++) {
 		char c = (char)tolower((unsigned char)key[i]);
 		norm[n++] = c == '-' || c == '.' ? '_' : c;

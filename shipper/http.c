@@ -1,5 +1,6 @@
 #include "shipper/http.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,33 +31,42 @@ static size_t on_body(char *ptr, size_t size, size_t n, void *user)
 	return bytes; /* read it all; keep the start */
 }
 
+long http_retry_after_ms(const char *header_line, size_t len)
+{
+	char value[128];
+
+	if (len <= 12 || strncasecmp(header_line, "Retry-After:", 12) != 0)
+		return -1;
+	size_t v = len - 12 < sizeof(value) - 1 ? len - 12 : sizeof(value) - 1;
+	memcpy(value, header_line + 12, v);
+	value[v] = '\0';
+	char *s = value;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	s[strcspn(s, "\r\n")] = '\0';
+	char *end;
+	errno = 0;
+	long secs = strtol(s, &end, 10);
+	if (end != s && *end == '\0' && secs >= 0 && errno == 0)
+		return secs <= 86400 ? secs * 1000 : 86400L * 1000; /* a day at most */
+	time_t when = curl_getdate(s, NULL);
+	if (when <= 0)
+		return -1;
+	time_t now = time(NULL);
+	if (when <= now)
+		return 0;
+	return when - now <= 86400 ? (long)(when - now) * 1000 : 86400L * 1000;
+}
+
 /* Retry-After: delay-seconds or an HTTP date. */
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
 	struct http_result *r = user;
 	size_t len = size * n;
-	char value[128];
+	long ms = http_retry_after_ms(line, len);
 
-	if (len > 12 && !strncasecmp(line, "Retry-After:", 12)) {
-		size_t v = len - 12 < sizeof(value) - 1 ? len - 12 : sizeof(value) - 1;
-		memcpy(value, line + 12, v);
-		value[v] = '\0';
-		char *s = value;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		s[strcspn(s, "\r\n")] = '\0';
-		char *end;
-		long secs = strtol(s, &end, 10);
-		if (end != s && *end == '\0' && secs >= 0) {
-			r->retry_after_ms = secs * 1000;
-		} else {
-			time_t when = curl_getdate(s, NULL);
-			if (when > 0) {
-				long d = (long)(when - time(NULL));
-				r->retry_after_ms = d > 0 ? d * 1000 : 0;
-			}
-		}
-	}
+	if (ms >= 0)
+		r->retry_after_ms = ms;
 	return len;
 }
 

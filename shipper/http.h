@@ -23,6 +23,9 @@ struct http_client;
 
 struct http_client *http_new(const struct http_options *o);
 void http_free(struct http_client *c);
+/* The delay a "Retry-After: ..." header line asks for (seconds or an HTTP date,
+ * at most a day), or -1 if the line is not one. */
+long http_retry_after_ms(const char *header_line, size_t len);
 /* POSTs body (already encoded) with extra header lines. */
 void http_post(struct http_client *c, const char *url, const char *const *headers, const void *body,
 	       size_t len, struct http_result *out);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -34,6 +35,24 @@ static void test_flag_forms(void **state)
 	assert_string_equal(r.argv[6], "***");
 	assert_string_equal(r.argv[7], "--max-tokens=200");
 	assert_int_equal(r.count, 3);
+}
+
+/* Found by fuzzing: a long key named its secret past the first 64 characters. */
+static void test_long_keys(void **state)
+{
+	struct redacted r;
+	char long_key[400], very_long[400];
+	(void)state;
+	snprintf(long_key, sizeof(long_key), "--%s-database-password=hunter2",
+		 "a-very-long-option-name-that-goes-on-and-on-for-more-than-sixty-four-chars");
+	memset(very_long, 'x', 300);
+	snprintf(very_long + 300, sizeof(very_long) - 300, "=plain");
+	char *argv[] = {"tool", long_key, very_long};
+	run(&r, argv, 3);
+	assert_non_null(strstr(r.argv[1], "-password=***"));
+	assert_null(strstr(r.argv[1], "hunter2"));
+	/* Past 256 characters we cannot tell: redacted. */
+	assert_null(strstr(r.argv[2], "plain"));
 }
 
 static void test_env_style_and_lists(void **state)
@@ -116,11 +135,9 @@ static void test_no_room_fails_closed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_flag_forms),
-	    cmocka_unit_test(test_env_style_and_lists),
-	    cmocka_unit_test(test_urls),
-	    cmocka_unit_test(test_headers_and_tools),
-	    cmocka_unit_test(test_harmless_untouched),
+	    cmocka_unit_test(test_flag_forms),		 cmocka_unit_test(test_long_keys),
+	    cmocka_unit_test(test_env_style_and_lists),	 cmocka_unit_test(test_urls),
+	    cmocka_unit_test(test_headers_and_tools),	 cmocka_unit_test(test_harmless_untouched),
 	    cmocka_unit_test(test_no_room_fails_closed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

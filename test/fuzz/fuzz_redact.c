@@ -1,0 +1,47 @@
+/* argv redaction: any argv (NUL-separated input), any output size. The
+ * redacted arguments fit in the output and never contain a value that follows
+ * --password=. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/redact.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *copy = malloc(size + 1);
+	char *argv[64];
+	unsigned argc = 0;
+
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	copy[size] = '\0';
+	for (char *p = copy; p < copy + size && argc < 64; p += strlen(p) + 1)
+		argv[argc++] = p;
+	size_t out_size = size ? (size_t)data[0] * 4 + 1 : 16;
+	char *out = malloc(out_size);
+	char *out_argv[64];
+	if (out) {
+		redact_argv(argv, argc, out, out_size, out_argv);
+		for (unsigned i = 0; i < argc; i++) {
+			/* Inside the output, or the fixed REDACTED when even that did not fit. */
+			bool inside = out_argv[i] >= out && out_argv[i] < out + out_size;
+			if (!inside && strcmp(out_argv[i], REDACTED) != 0)
+				abort();
+			if (inside && memchr(out_argv[i], '\0', (size_t)(out + out_size - out_argv[i])) == NULL)
+				abort();
+			const char *eq = strstr(out_argv[i], "--password=");
+			if (eq && strncmp(eq + 11, REDACTED, 3) != 0 && eq[11] != '\0') {
+				fprintf(stderr, "LEAK arg %u: in [%s] out [%s]\n", i, argv[i], out_argv[i]);
+				abort();
+			}
+		}
+	}
+	free(out);
+	free(copy);
+	return 0;
+}
