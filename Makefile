@@ -273,7 +273,7 @@ UNITS   := tracer.target tracer-collector.service tracer-aggregator.service trac
 CONFIGS := collector.conf tools.allow tools.deny prices.tsv shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
 
-install: all
+install: $(PROGRAMS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR)/docs \
 		$(DESTDIR)$(SYSCONFDIR)

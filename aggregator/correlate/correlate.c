@@ -499,10 +499,15 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	/* A step the engine could not name is named after its main tool. */
 	struct step *s = p->step;
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
-	if (s && !s->named && !p->row.helper && !shell && !wrapper && !p->denied &&
-	    !tool_is_launcher(tool.program) && strcmp(tool.program, s->run->engine)) {
+	bool earlier_sibling = s && s->named_by_tool && p->row.ppid == s->namer_ppid &&
+			       p->row.proc_start_boot_ns < s->namer_fork_ns;
+	if (s && (!s->named || earlier_sibling) && !p->row.helper && !shell && !wrapper &&
+	    !p->denied && !tool_is_launcher(tool.program) && strcmp(tool.program, s->run->engine)) {
 		snprintf(s->name, sizeof(s->name), "%s", tool.name);
 		s->named = true;
+		s->named_by_tool = true;
+		s->namer_ppid = p->row.ppid;
+		s->namer_fork_ns = p->row.proc_start_boot_ns;
 		s->dirty = true;
 		s->main_tool_id = p->row.tool_id;
 		free(s->signature);

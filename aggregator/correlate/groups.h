@@ -51,6 +51,11 @@ struct step {
 	char name[256];
 	char kind[24];
 	bool named; /* name given by the engine (rule, process): keep it */
+	/* Named after a tool: a sibling forked earlier (the head of a shell pipeline
+	 * whose exec lost the race) takes the name over, so the name is stable. */
+	bool named_by_tool;
+	uint32_t namer_ppid;
+	uint64_t namer_fork_ns;
 	int64_t root_process_id;
 	uint32_t root_pid;
 	uint64_t root_start_ns;

@@ -26,6 +26,8 @@ HELPERS = None  # ground-truth programs, always from the plain (unsanitised) bui
 class Ctx:
     def __init__(self, build, tmp):
         self.build = os.path.abspath(build)
+        # The ASan+UBSan build (Makefile SANITIZE=1) lives in a directory named asan.
+        self.sanitized = 1 if "asan" in os.path.basename(self.build) else 0
         self.tmp = tmp
         self.db = os.path.join(tmp, "t.db")
         self.failures = []

@@ -27,7 +27,7 @@ def units_verify_and_score(ctx):
     """`make install` into a prefix; every unit passes systemd-analyze verify, and the
     security exposure scores stay within the documented ceilings."""
     prefix = ctx.path("prefix")
-    p = subprocess.run(["make", "-C", REPO, "install", f"BUILD={ctx.build}", f"PREFIX={prefix}/usr",
+    p = subprocess.run(["make", "-C", REPO, "install", f"BUILD={ctx.build}", f"SANITIZE={ctx.sanitized}", f"PREFIX={prefix}/usr",
                         f"SYSCONFDIR={prefix}/etc/tracer"], capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         raise Failure(f"make install: {p.stderr[-800:]}")
@@ -66,7 +66,7 @@ def collector_runs_unprivileged_and_confined(ctx):
         ctx.check(int(st[cap], 16) == 0, f"{cap} {st[cap]}")
     ctx.check(st.get("NoNewPrivs") == "1", f"no_new_privs {st.get('NoNewPrivs')}")
     # Sanitizer builds run without the allow-list (their runtimes need syscalls it refuses).
-    sanitized = "asan" in os.path.basename(ctx.build)
+    sanitized = bool(ctx.sanitized)
     ctx.check(st.get("Seccomp") == ("0" if sanitized else "2"), f"seccomp filter mode {st.get('Seccomp')}")
     ctx.stop(col)
     ctx.stop(agg)
