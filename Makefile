@@ -4,6 +4,8 @@
 #   make check      unit tests (plain and ASan+UBSan) and root integration tests
 #   sudo make demo  install missing packages, build, trace the example pipeline
 #   make bench      overhead and loss benchmarks -> docs/performance.md
+#   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
+#   make lint       cppcheck + clang-tidy
 #   make install    PREFIX=/usr/local DESTDIR=
 
 BUILD    ?= build
@@ -253,12 +255,13 @@ prices:
 	mv deploy/etc/prices.tsv.new deploy/etc/prices.tsv
 
 # Overhead and loss benchmarks (root): results in docs/performance.md.
-bench: deps
+bench:
+	@deploy/install-deps.sh bench
 	$(MAKE) all
 	$(PYTHON) test/bench/bench.py --build $(BUILD)
 
 .SECONDARY:
-.PHONY: all unit check deps demo bench clean install uninstall format prices fuzz
+.PHONY: all unit check deps demo bench clean install uninstall format prices fuzz lint
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local
@@ -299,6 +302,10 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(SYSCONFDIR)/,$(CONFIGS))
 	rm -rf $(DESTDIR)$(DOCDIR)
 	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR) 2>/dev/null
+
+# Static analysis (cppcheck + clang-tidy, config in test/lint/ and .clang-tidy); CI runs it.
+lint: $(PROGRAMS)
+	test/lint/run.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -182,9 +182,17 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 				return -1;
 			}
 			break;
-		case 'R':
-			o->ready_fd = atoi(optarg);
+		case 'R': {
+			char *tail;
+			long fd = strtol(optarg, &tail, 10);
+			if (tail == optarg || *tail || fd < 0 || fd > 65535) {
+				fprintf(stderr, "tracer-aggregator: --ready-fd: bad descriptor '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->ready_fd = (int)fd;
 			break;
+		}
 		case 'A':
 			o->tools_allow = optarg;
 			break;

@@ -512,7 +512,7 @@ int store_put_run(struct store *s, const struct run_row *r)
 	bind_id_or_null(st, i++, r->engine_process_id);
 	bind_text_or_null(st, i++, r->status);
 	sqlite3_bind_int64(st, i++, r->steps);
-	i = bind_rollup(st, i, r->rollup);
+	(void)bind_rollup(st, i, r->rollup);
 	return step_done(s, st);
 }
 

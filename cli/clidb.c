@@ -41,7 +41,9 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 			q->json = true;
 			break;
 		case 'x':
-			*extra[index - (int)n].value = optarg ? optarg : "";
+			/* 'x' entries exist only when extra was given. */
+			if (extra)
+				*extra[index - (int)n].value = optarg ? optarg : "";
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -154,6 +154,15 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	return 1;
 }
 
+int collector_config_set(struct collector_config *c, const char *section, const char *name,
+			 const char *value, char *err, unsigned size)
+{
+	struct load_state st = {.c = c, .err = err, .size = size, .path = NULL};
+
+	err[0] = '\0';
+	return on_entry(&st, section, name, value) ? 0 : -1;
+}
+
 int collector_config_load(struct collector_config *c, const char *path, char *err, unsigned size)
 {
 	struct collector_config copy = *c;

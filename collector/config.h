@@ -49,6 +49,11 @@ void collector_config_defaults(struct collector_config *c);
  */
 int collector_config_load(struct collector_config *c, const char *path, char *err, unsigned size);
 /* Parses "/proc/,/sys/,/dev/" style lists. 0 or -1. */
+/* One setting (as in the file), validated the same way: command-line options use it.
+ * Returns -1 with the problem in err. */
+int collector_config_set(struct collector_config *c, const char *section, const char *name,
+			 const char *value, char *err, unsigned size);
+
 int collector_config_set_excludes(struct collector_config *c, const char *list);
 
 #endif

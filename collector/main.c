@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,31 @@ struct cli {
 };
 
 /* Two passes: the config file first (so the command line wins), then options. */
+/* The config-file key behind a numeric option: one validation for both. */
+static const char *setting_of_option(int opt)
+{
+	switch (opt) {
+	case 'f':
+		return "flush_ms";
+	case 'S':
+		return "sample_interval_ms";
+	case 'r':
+		return "ring_mb";
+	default:
+		return "queue_mb";
+	}
+}
+
+static int parse_fd(const char *text)
+{
+	char *end;
+	long fd;
+
+	errno = 0;
+	fd = strtol(text, &end, 10);
+	return errno || end == text || *end || fd < 0 || fd > INT32_MAX ? -1 : (int)fd;
+}
+
 static int parse_options(int argc, char **argv, struct collector_config *c, struct cli *cli)
 {
 	static const struct option longopts[] = {
@@ -156,19 +182,22 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 			}
 			break;
 		case 'f':
-			c->flush_ms = (unsigned)atoi(optarg);
-			break;
 		case 'S':
-			c->sample_ms = (unsigned)atoi(optarg);
-			break;
 		case 'r':
-			c->ring_mb = (unsigned)atoi(optarg);
-			break;
 		case 'q':
-			c->queue_mb = (unsigned)atoi(optarg);
+			if (collector_config_set(c, "collector", setting_of_option(opt), optarg, err,
+						 sizeof(err)) != 0) {
+				fprintf(stderr, "tracer-collector: %s\n", err);
+				return -1;
+			}
 			break;
 		case 'R':
-			cli->ready_fd = atoi(optarg);
+			cli->ready_fd = parse_fd(optarg);
+			if (cli->ready_fd < 0) {
+				fprintf(stderr, "tracer-collector: --ready-fd: bad descriptor '%s'\n",
+					optarg);
+				return -1;
+			}
 			break;
 		case 'T':
 			c->force_tracepoints = true;
@@ -185,14 +214,6 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		default:
 			break;
 		}
-	}
-	unsigned mb = c->ring_mb;
-	if (mb == 0 || (mb & (mb - 1)) != 0 || mb > 1024 || c->flush_ms == 0 ||
-	    c->flush_ms > 10000 || c->queue_mb == 0 || c->sample_ms < 100) {
-		fprintf(stderr,
-			"tracer-collector: --ring-mb must be a power of two up to 1024, "
-			"--flush-ms 1..10000, --queue-mb at least 1, --sample-ms at least 100\n");
-		return -1;
 	}
 	return 0;
 }
@@ -286,8 +307,8 @@ int main(int argc, char **argv)
 		log_error("refusing to run without the syscall allow-list");
 		goto out_drain;
 	}
-	log_info("running as %s (uid %u), syscall allow-list on; sending to %s", who.name,
-		 (unsigned)who.uid, cfg.socket_path);
+	log_info("running as %s (uid %u), syscall allow-list %s; sending to %s", who.name,
+		 (unsigned)who.uid, sandbox_active() ? "on" : "off", cfg.socket_path);
 	signal_ready(cli.ready_fd);
 	sdnotify_ready();
 

@@ -84,6 +84,15 @@ static const int allowed[] = {
     SCMP_SYS(sysinfo),
 };
 
+bool sandbox_active(void)
+{
+#ifdef TRACER_SANITIZED
+	return false;
+#else
+	return true;
+#endif
+}
+
 int sandbox_enter(void)
 {
 #ifdef TRACER_SANITIZED

@@ -7,7 +7,12 @@
 #ifndef TRACER_SANDBOX_H
 #define TRACER_SANDBOX_H
 
+#include <stdbool.h>
+
 /* 0, or -1 with the reason logged: the caller must exit (fail closed). */
 int sandbox_enter(void);
+
+/* Whether sandbox_enter installed the allow-list (sanitizer builds do not). */
+bool sandbox_active(void);
 
 #endif

@@ -328,7 +328,8 @@ int snapshot_processes(const char *proc_root, const struct cgroup_mounts *mounts
 	}
 	closedir(d);
 	/* Parents start before their children: send them first. */
-	qsort(procs, n, sizeof(*procs), by_start);
+	if (n > 1)
+		qsort(procs, n, sizeof(*procs), by_start);
 	struct snap_proc *by_pid_index = malloc((n ? n : 1) * sizeof(*procs));
 	if (!by_pid_index) {
 		free(procs);

@@ -10,12 +10,15 @@ build=(make gcc clang llvm bpftool pkg-config libbpf-dev libelf-dev zlib1g-dev
 run=(sqlite3 python3 util-linux procps)
 demo=(bwa samtools bcftools gzip gawk)
 tests=(stress-ng strace snakemake cwltool slurm-wlm munge chromium clickhouse-server debootstrap
-	systemd-container)
+	systemd-container cppcheck clang-tidy)
+# The peers `make bench` compares against.
+bench=(libbpf-tools bpftrace fio)
 
 wanted=("${build[@]}" "${run[@]}")
 case "${1:-all}" in
 	build) wanted=("${build[@]}") ;;
 	all) wanted+=("${demo[@]}" "${tests[@]}") ;;
+	bench) wanted+=("${demo[@]}" "${bench[@]}") ;;
 esac
 
 missing=()

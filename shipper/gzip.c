@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define ZLIB_CONST /* next_in is const: no cast away from the caller's buffer */
 #include <zlib.h>
 
 unsigned char *gzip_compress(const void *in, size_t len, size_t *out_len)
@@ -19,7 +20,7 @@ unsigned char *gzip_compress(const void *in, size_t len, size_t *out_len)
 		deflateEnd(&z);
 		return NULL;
 	}
-	z.next_in = (Bytef *)(uintptr_t)in;
+	z.next_in = in;
 	z.avail_in = (uInt)len;
 	z.next_out = out;
 	z.avail_out = (uInt)cap;

@@ -16,6 +16,14 @@ def test(fn):
     return fn
 
 
+def plain_build_only(reason):
+    """Run a test against the plain build only; the ASan pass lists it as skipped, with why."""
+    def mark(fn):
+        fn.plain_only = reason
+        return fn
+    return mark
+
+
 class Failure(Exception):
     pass
 
