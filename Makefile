@@ -6,6 +6,7 @@
 #   make bench      overhead and loss benchmarks -> docs/performance.md
 #   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
 #   make lint       cppcheck + clang-tidy
+#   make soak       the soak test for SOAK_SECONDS (default 1800) per build
 #   make install    PREFIX=/usr/local DESTDIR=
 
 BUILD    ?= build
@@ -138,7 +139,7 @@ CLI_OBJS        := $(call obj,$(CLI_SRCS)) $(BUILD)/obj/schema_sql.o $(BUILD)/ob
 
 PROGRAMS := $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer-shipper $(BUILD)/tracer
 HELPERS  := $(patsubst test/helpers/%.c,$(BUILD)/helpers/%,$(wildcard test/helpers/*.c)) \
-            $(BUILD)/helpers/framesend
+            $(patsubst test/helpers/ipc/%.c,$(BUILD)/helpers/%,$(wildcard test/helpers/ipc/*.c))
 
 all: $(PROGRAMS) $(if $(filter 1,$(SANITIZE)),,$(HELPERS))
 
@@ -177,7 +178,8 @@ $(BUILD)/helpers/%: test/helpers/%.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $< $(LDFLAGS)
 
-$(BUILD)/helpers/framesend: test/helpers/ipc/framesend.c $(COMMON_OBJS)
+# Helpers that speak our IPC protocol (ipc/) link the common objects.
+$(BUILD)/helpers/%: test/helpers/ipc/%.c $(COMMON_OBJS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LIBS_CLI)
@@ -261,7 +263,7 @@ bench:
 	$(PYTHON) test/bench/bench.py --build $(BUILD)
 
 .SECONDARY:
-.PHONY: all unit check deps demo bench clean install uninstall format prices fuzz lint
+.PHONY: all unit check deps demo bench clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local
@@ -302,6 +304,14 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(SYSCONFDIR)/,$(CONFIGS))
 	rm -rf $(DESTDIR)$(DOCDIR)
 	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR) 2>/dev/null
+
+# The soak test alone, long (default 30 min) against the plain and ASan builds.
+SOAK_SECONDS ?= 1800
+soak: deps
+	$(MAKE) all
+	$(MAKE) BUILD=build/asan SANITIZE=1 all
+	SOAK_SECONDS=$(SOAK_SECONDS) $(PYTHON) test/integration/run.py --build $(BUILD) \
+		--asan-build build/asan -k soak_
 
 # Static analysis (cppcheck + clang-tidy, config in test/lint/ and .clang-tidy); CI runs it.
 lint: $(PROGRAMS)

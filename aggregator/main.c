@@ -338,7 +338,7 @@ int main(int argc, char **argv)
 	receiver.reload = &reload_requested;
 	if (allowed_peers(&opt, &receiver.policy) != 0)
 		goto out_ingest;
-	rv = ipc_listen(&receiver.sock, opt.socket_path, opt.socket_mode, &receiver.policy);
+	rv = ipc_listen(&receiver.server, opt.socket_path, opt.socket_mode, &receiver.policy);
 	if (rv != 0) {
 		log_error("cannot listen on %s: %s", opt.socket_path, nng_strerror(rv));
 		goto out_ingest;
@@ -357,7 +357,7 @@ int main(int argc, char **argv)
 		 (int)stop_requested, (unsigned long long)ingest.stats.events,
 		 (unsigned long long)receiver.agg.bad_frames,
 		 (unsigned long long)receiver.agg.refused_peers);
-	nng_close(receiver.sock);
+	nng_close(receiver.server.sock);
 	unlink(opt.socket_path);
 	receiver_free(&receiver);
 out_ingest:

@@ -215,7 +215,7 @@ static void send_acks(struct receiver *r)
 		ack.seq = s->ack_seq;
 		ipc_ack_pack(&ack, buf);
 		/* A lost ack only means the collector resends; we dedupe. */
-		nng_send(r->sock, buf, sizeof(buf), NNG_FLAG_NONBLOCK);
+		nng_send(r->server.sock, buf, sizeof(buf), NNG_FLAG_NONBLOCK);
 		s->ack_pending = false;
 	}
 }
@@ -285,9 +285,12 @@ fail_committed:
 	return -1;
 }
 
+/* How often the listener proves it still admits connections (ipc_listener_check). */
+#define LISTENER_CHECK_NS (2 * NSEC_PER_SEC)
+
 int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 {
-	nng_socket_set_ms(r->sock, NNG_OPT_RECVTIMEO, RECV_TIMEOUT_MS);
+	nng_socket_set_ms(r->server.sock, NNG_OPT_RECVTIMEO, RECV_TIMEOUT_MS);
 	while (!*stop) {
 		unsigned frames = 0;
 		uint64_t events = 0;
@@ -308,7 +311,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		/* Take what is waiting (bounded), then commit it in one transaction. */
 		while (frames < BATCH_MAX_FRAMES && events < BATCH_MAX_EVENTS) {
 			nng_msg *msg;
-			int rv = nng_recvmsg(r->sock, &msg, frames ? NNG_FLAG_NONBLOCK : 0);
+			int rv = nng_recvmsg(r->server.sock, &msg, frames ? NNG_FLAG_NONBLOCK : 0);
 			if (rv != 0)
 				break;
 			uint64_t before = r->ingest->stats.events;
@@ -319,6 +322,10 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		}
 		uint64_t now = now_boottime_ns();
 		sdnotify_watchdog(now);
+		if (r->server.policy && now >= r->next_listener_check_ns) {
+			ipc_listener_check(&r->server);
+			r->next_listener_check_ns = now + LISTENER_CHECK_NS;
+		}
 		if (r->host_every_ns && now >= r->next_host_ns) {
 			struct host_sample_row row;
 			if (host_sample(&r->host, (int64_t)now_realtime_ns(), &row) == 1) {

@@ -43,8 +43,9 @@ struct stream_state {
 };
 
 struct receiver {
-	nng_socket sock;
+	struct ipc_server server; /* the socket and its listener */
 	struct ipc_peer_policy policy;
+	uint64_t next_listener_check_ns;
 	struct ingest *ingest;
 	struct store *store;
 	struct stream_state *streams;

@@ -214,7 +214,8 @@ int store_commit(struct store *s)
 		return 0;
 	rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
-		log_error("commit failed: %s", sqlite3_errmsg(s->db));
+		/* The caller says it once per episode; retries stay quiet. */
+		log_debug("commit failed: %s", sqlite3_errmsg(s->db));
 		store_rollback(s);
 		return rc;
 	}

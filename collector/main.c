@@ -33,7 +33,15 @@
 
 #define DEFAULT_CONFIG "/etc/tracer/collector.conf"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, hup_received;
+
+/* SIGHUP (e.g. `pkill -HUP tracer`) must not kill the collector: it holds no
+ * privilege to re-attach probes, so settings change on restart; say so. */
+static void on_hup(int sig)
+{
+	(void)sig;
+	hup_received = 1;
+}
 
 static void on_signal(int sig)
 {
@@ -260,6 +268,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	signal(SIGHUP, on_hup);
 	if (resolve_user(cfg.user, &who) != 0)
 		return 1;
 
@@ -321,6 +330,10 @@ int main(int argc, char **argv)
 	}
 	while (!stop_requested) {
 		sdnotify_watchdog(now_boottime_ns());
+		if (hup_received) {
+			hup_received = 0;
+			log_info("SIGHUP: nothing to reload; probe settings apply on restart");
+		}
 		if (drain_poll(&drain, (int)cfg.flush_ms) < 0) {
 			log_error("ring buffer poll failed");
 			break;

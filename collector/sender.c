@@ -110,9 +110,16 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 
 	while (s->q_count > 0 &&
 	       (s->q_count == s->q_cap || s->q_bytes + head_len + events->len > s->q_max_bytes)) {
-		log_warn("queue full (%zu frames, %zu bytes): dropping frame %llu", s->q_count,
-			 s->q_bytes, (unsigned long long)slot(s, 0)->seq);
 		drop_head(s, false);
+		/* Once per 10 s, with totals: a dead aggregator must not become a log storm. */
+		uint64_t now = now_boottime_ns();
+		if (now >= s->next_drop_log_ns) {
+			log_warn("queue full (%zu frames, %zu bytes): dropping the oldest; %llu frames "
+				 "(%llu events) dropped so far",
+				 s->q_count, s->q_bytes, (unsigned long long)s->queue_drop_frames,
+				 (unsigned long long)s->queue_drops);
+			s->next_drop_log_ns = now + 10 * NSEC_PER_SEC;
+		}
 	}
 	struct queued_frame *q = slot(s, s->q_count);
 	q->seq = f.seq;

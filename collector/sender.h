@@ -43,6 +43,7 @@ struct sender {
 
 	uint64_t queue_drops; /* events */
 	uint64_t queue_drops_by_type[EVT_COUNT];
+	uint64_t next_drop_log_ns; /* rate limit of the queue-full warning */
 	uint64_t queue_drop_frames;
 	uint64_t frames_sent;
 	uint64_t acked_seq;

@@ -1,6 +1,8 @@
 #include "common/ipc.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -39,6 +41,13 @@ static void check_peer(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 
 	if (ev != NNG_PIPE_EV_ADD_PRE)
 		return;
+	/* The listener check (ipc_listener_check): proof of admission, then hang up. */
+	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &pid) == 0 && policy->self_pid &&
+	    pid == (uint64_t)policy->self_pid) {
+		__atomic_add_fetch(&policy->self_checks, 1, __ATOMIC_RELEASE);
+		nng_pipe_close(pipe);
+		return;
+	}
 	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
 		for (unsigned i = 0; i < policy->n_allowed; i++) {
 			if (uid == policy->allowed_uids[i]) {
@@ -54,32 +63,66 @@ static void check_peer(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	nng_pipe_close(pipe);
 }
 
-int ipc_listen(nng_socket *sock, const char *path, int mode, struct ipc_peer_policy *policy)
+static int start_listener(struct ipc_server *srv)
 {
 	char url[4200];
-	nng_listener listener;
 	int rv;
 
-	if (socket_url(path, url, sizeof(url)) != 0)
+	if (socket_url(srv->path, url, sizeof(url)) != 0)
 		return NNG_EINVAL;
-	if ((rv = nng_pair1_open(sock)) != 0)
+	if ((rv = nng_listener_create(&srv->listener, srv->sock, url)) != 0)
 		return rv;
-	nng_socket_set_size(*sock, NNG_OPT_RECVMAXSZ, FRAME_MAX_BYTES + 4096);
-	if ((rv = nng_pipe_notify(*sock, NNG_PIPE_EV_ADD_PRE, check_peer, policy)) != 0)
-		goto fail;
-	if ((rv = nng_listener_create(&listener, *sock, url)) != 0)
-		goto fail;
-	if ((rv = nng_listener_set_int(listener, NNG_OPT_IPC_PERMISSIONS, mode)) != 0)
+	if ((rv = nng_listener_set_int(srv->listener, NNG_OPT_IPC_PERMISSIONS, srv->mode)) != 0)
+		return rv;
+	return nng_listener_start(srv->listener, 0);
+}
+
+int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_peer_policy *policy)
+{
+	int rv;
+
+	if (strlen(path) >= sizeof(srv->path))
+		return NNG_EINVAL;
+	snprintf(srv->path, sizeof(srv->path), "%s", path);
+	srv->mode = mode;
+	srv->policy = policy;
+	policy->self_pid = getpid();
+	if ((rv = nng_pair1_open(&srv->sock)) != 0)
+		return rv;
+	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ, FRAME_MAX_BYTES + 4096);
+	if ((rv = nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_PRE, check_peer, policy)) != 0)
 		goto fail;
 	/* A stale socket file from a crash would make bind fail. */
 	if (!ipc_probe(path))
 		unlink(path);
-	if ((rv = nng_listener_start(listener, 0)) != 0)
+	if ((rv = start_listener(srv)) != 0)
 		goto fail;
 	return 0;
 fail:
-	nng_close(*sock);
+	nng_close(srv->sock);
 	return rv;
+}
+
+int ipc_listener_check(struct ipc_server *srv)
+{
+	uint64_t seen = __atomic_load_n(&srv->policy->self_checks, __ATOMIC_ACQUIRE);
+	int rebuilt = 0;
+
+	if (srv->check_pending && seen == srv->checks_seen) {
+		srv->restarts++;
+		log_warn("the IPC listener stopped admitting connections (nng#1518: a peer hung up "
+			 "mid-handshake); rebuilding it (%llu so far)",
+			 (unsigned long long)srv->restarts);
+		nng_listener_close(srv->listener);
+		unlink(srv->path);
+		int rv = start_listener(srv);
+		if (rv != 0)
+			log_error("cannot listen on %s again: %s", srv->path, nng_strerror(rv));
+		rebuilt = 1;
+	}
+	srv->checks_seen = seen;
+	srv->check_pending = ipc_probe(srv->path);
+	return rebuilt;
 }
 
 int ipc_dial(nng_socket *sock, const char *path, nng_pipe_cb on_connect, void *arg)
@@ -120,7 +163,10 @@ fail:
 
 bool ipc_probe(const char *path)
 {
+	/* The SP header a pair1 peer sends: 0, 'S', 'P', 0, protocol (16 bits), 0, 0. */
+	static const uint8_t hello[8] = {0, 'S', 'P', 0, 0, 0x11, 0, 0};
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	uint8_t reply[8];
 	int fd;
 	bool ok;
 
@@ -131,6 +177,18 @@ bool ipc_probe(const char *path)
 	if (fd < 0)
 		return false;
 	ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	if (ok && send(fd, hello, sizeof(hello), MSG_NOSIGNAL) == (ssize_t)sizeof(hello)) {
+		/* Wait (briefly) for the listener's header: the handshake is then done on
+		 * both sides and hanging up is an ordinary disconnect. */
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		size_t got = 0;
+		while (got < sizeof(reply) && poll(&p, 1, 1000) == 1) {
+			ssize_t n = recv(fd, reply + got, sizeof(reply) - got, 0);
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+	}
 	close(fd);
 	return ok;
 }

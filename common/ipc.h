@@ -30,19 +30,44 @@ struct ipc_peer_policy {
 	unsigned n_allowed;
 	uint64_t refused; /* updated from nng's callback thread */
 	uint64_t accepted;
+	/* Our own probes of the listener (see ipc_listener_check): not counted above. */
+	pid_t self_pid;
+	uint64_t self_checks;
+};
+
+/* The aggregator's end: the socket, its listener and what rebuilding it needs. */
+struct ipc_server {
+	nng_socket sock;
+	nng_listener listener;
+	char path[4096];
+	int mode;
+	struct ipc_peer_policy *policy;
+	uint64_t checks_seen; /* policy->self_checks when the last probe went out */
+	bool check_pending;
+	uint64_t restarts;
 };
 
 /*
  * Listens on path (creating the socket file with mode), rejecting peers whose
  * uid is not allowed. Returns 0 or an nng error.
  */
-int ipc_listen(nng_socket *sock, const char *path, int mode, struct ipc_peer_policy *policy);
+int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_peer_policy *policy);
+/*
+ * Keeps the listener alive. nng 1.5's listener stops admitting connections after
+ * one peer hangs up in the middle of the SP handshake (nanomsg/nng#1518): any
+ * local process able to connect could silence us. Call every few seconds: if the
+ * previous call's probe of our own socket never reached the admission callback,
+ * the listener is rebuilt (the stuck connections are closed; peers redial).
+ * Returns 1 when it rebuilt the listener, 0 otherwise.
+ */
+int ipc_listener_check(struct ipc_server *srv);
 /*
  * Dials path: synchronously if someone listens now, else in the background;
  * reconnects forever. on_connect runs (on an nng thread) for every new pipe.
  */
 int ipc_dial(nng_socket *sock, const char *path, nng_pipe_cb on_connect, void *arg);
-/* Is something accepting connections on path right now? */
+/* Is something accepting connections on path right now? Completes the SP
+ * handshake before hanging up, so the probe itself never trips nng#1518. */
 bool ipc_probe(const char *path);
 
 #endif

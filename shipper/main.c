@@ -39,11 +39,59 @@ struct shipper_options {
 	long batch_age_ms, poll_ms, timeout_ms, once_timeout_ms;
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, reload_requested;
 
 static void on_signal(int sig)
 {
 	stop_requested = sig;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
+
+static struct http_options http_options_for(const struct shipper_options *opt,
+					    const struct credentials *cred)
+{
+	return (struct http_options){.ca_file = opt->ca_file,
+				     .user = cred->user[0] ? cred->user : NULL,
+				     .password = cred->password,
+				     .bearer = cred->token[0] ? cred->token : NULL,
+				     .timeout_ms = opt->timeout_ms,
+				     .connect_timeout_ms =
+					 opt->timeout_ms < 10000 ? opt->timeout_ms : 10000};
+}
+
+/* SIGHUP: rotated credentials take effect without a restart. A bad file keeps the
+ * old credentials (and says why); the sink's connection is rebuilt either way. */
+static struct sink *reload_credentials(const struct shipper_options *opt, struct credentials *cred,
+				       struct sink *sink)
+{
+	struct credentials fresh = {0};
+	char err[512];
+
+	if (!opt->credentials_path) {
+		log_info("SIGHUP: no credentials file to reread");
+		return sink;
+	}
+	if (credentials_load(opt->credentials_path, &fresh, err, sizeof(err)) != 0) {
+		log_error("SIGHUP: keeping the previous credentials: %s", err);
+		credentials_wipe(&fresh);
+		return sink;
+	}
+	sink_free(sink);
+	credentials_wipe(cred);
+	*cred = fresh;
+	credentials_wipe(&fresh);
+	struct http_options ho = http_options_for(opt, cred);
+	sink = sink_open(opt->sink_url, &ho, err, sizeof(err));
+	if (!sink)
+		log_error("SIGHUP: %s", err);
+	else
+		log_info("SIGHUP: credentials reread from %s", opt->credentials_path);
+	return sink;
 }
 
 static void usage(FILE *out)
@@ -68,7 +116,8 @@ static void usage(FILE *out)
 	    "  --config FILE          the [shipper] section of an INI file: the same settings\n"
 	    "                         by their long names (db, sink, credentials, ca-file, user,\n"
 	    "                         host-id, batch-records, batch-kib, batch-age-ms, "
-	    "timeout-ms)\n");
+	    "timeout-ms)\n"
+	    "  SIGHUP rereads the credentials file\n");
 }
 
 /* [shipper] keys in the config file: the long option names. */
@@ -323,6 +372,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	signal(SIGHUP, on_hup);
 	if (geteuid() == 0) {
 		struct run_as who;
 		if (!opt.user) {
@@ -343,13 +393,7 @@ int main(int argc, char **argv)
 		log_error("cannot initialise libcurl");
 		return 1;
 	}
-	struct http_options ho = {.ca_file = opt.ca_file,
-				  .user = cred.user[0] ? cred.user : NULL,
-				  .password = cred.password,
-				  .bearer = cred.token[0] ? cred.token : NULL,
-				  .timeout_ms = opt.timeout_ms,
-				  .connect_timeout_ms =
-				      opt.timeout_ms < 10000 ? opt.timeout_ms : 10000};
+	struct http_options ho = http_options_for(&opt, &cred);
 	struct sink *sink = sink_open(opt.sink_url, &ho, err, sizeof(err));
 	if (!sink) {
 		log_error("%s", err);
@@ -374,6 +418,14 @@ int main(int argc, char **argv)
 	exit_code = 0;
 	while (!stop_requested) {
 		sdnotify_watchdog(now_boottime_ns());
+		if (reload_requested) {
+			reload_requested = 0;
+			sink = reload_credentials(&opt, &cred, sink);
+			if (!sink) {
+				exit_code = 1;
+				break;
+			}
+		}
 		if (opt.once && now_boottime_ns() > once_deadline) {
 			log_error("--once: gave up after %ld s with records still pending",
 				  opt.once_timeout_ms / 1000);

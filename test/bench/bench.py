@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 
+import peers
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -70,7 +72,8 @@ def timed(cmd, cwd):
 
 
 def pairs(label, cmd, cwd, daemons, n, aa=False):
-    """Alternating pairs; returns per-pair ratios and the raw times."""
+    """Alternating pairs; returns per-pair ratios and the raw times. `daemons` is
+    tracer's Daemons or a peer observer (anything with start() and stop())."""
     ratios, bare_t, traced_t = [], [], []
     for i in range(n):
         order = ("bare", "traced") if i % 2 == 0 else ("traced", "bare")
@@ -141,8 +144,154 @@ def prepare_bio(work):
            f"bcftools mpileup -f ref.fa b.bam 2>/dev/null | bcftools call -mv -Oz -o b.vcf.gz 2>/dev/null"
 
 
+def capture_check(observer, work, build, n=200, mib=32):
+    """n short processes, each touching `mib` MiB and writing its own VmHWM (the
+    truth) to a file named by its pid: how many did the observer see, and for how
+    many is its peak within max(1 MiB, 5%) of the truth?"""
+    out = os.path.join(work, "hwm")
+    shutil.rmtree(out, ignore_errors=True)
+    os.mkdir(out)
+    since = time.time_ns()
+    observer.start()
+    sh(f"for i in $(seq {n}); do sh -c 'exec {build}/helpers/memhog {mib} 0 {out}/$$'; done",
+       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    observer.stop()
+    truth = {}
+    for name in os.listdir(out):
+        with open(os.path.join(out, name)) as f:
+            truth[int(name)] = int(f.read().split()[0])
+    if isinstance(observer, Daemons):
+        marks = ",".join(str(p) for p in truth)
+        seen = {pid: kb for pid, kb in observer.query(
+            f"SELECT pid, max_rss_kb FROM processes WHERE pid IN ({marks}) AND exe LIKE '%/memhog' "
+            f"AND start_ns >= ?", since)}
+    else:
+        seen = observer.capture()
+    got = [p for p in truth if p in seen]
+    right = [p for p in got if seen[p] is not None and abs(seen[p] - truth[p]) <= max(1024, truth[p] * 0.05)]
+    example = next(iter(got), None)
+    return {"started": len(truth), "seen": len(got), "peak_right": len(right),
+            "has_peak": any(seen[p] is not None for p in got),
+            "example": (truth[example], seen[example]) if example else None}
+
+
+def exit_latency(daemons, n=200):
+    """From a process's exit (our waitpid returning) to its row being queryable."""
+    daemons.start()
+    con = sqlite3.connect(f"file:{daemons.db}?mode=ro", uri=True)
+    lat = []
+    try:
+        for i in range(n):
+            p = subprocess.Popen(["/bin/true", f"latency-{i}"])
+            p.wait()
+            t_exit = time.perf_counter()
+            while True:
+                row = con.execute("SELECT 1 FROM processes WHERE pid = ? AND state = 'exited' "
+                                  "AND exe = '/usr/bin/true'", (p.pid,)).fetchone()
+                if row:
+                    break
+                if time.perf_counter() - t_exit > 10:
+                    raise RuntimeError(f"process {p.pid} never appeared")
+                time.sleep(0.0005)
+            lat.append(time.perf_counter() - t_exit)
+            time.sleep(0.02)
+    finally:
+        con.close()
+        daemons.stop()
+    lat.sort()
+    return lat[len(lat) // 2], lat[int(len(lat) * 0.99) - 1], lat[-1]
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ingest_and_footprint(build, work, milestones):
+    """The aggregator alone, fed synthetic process lives by ingestbench: events per
+    second (decode, correlate, commit, ack) and its RSS and DB size at each milestone."""
+    sock, db = os.path.join(work, "ingest.sock"), os.path.join(work, "ingest.db")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.unlink(db + suffix)
+    agg = subprocess.Popen([f"{build}/tracer-aggregator", "--socket", sock, "--db", db, "--user", "nobody",
+                            "--log-level", "warn", "--collector-user", "root"])
+    while not os.path.exists(sock):
+        time.sleep(0.02)
+    rows, done, first_pid = [], 0, 5_000_000
+    try:
+        for target in milestones:
+            n = target - done
+            out = subprocess.run([f"{build}/helpers/ingestbench", sock, str(first_pid + done), str(n)],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            events, secs = int(out[0]), float(out[1])
+            done = target
+            size = sum(os.path.getsize(db + s) for s in ("", "-wal") if os.path.exists(db + s))
+            procs = sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute(
+                "SELECT count(*) FROM processes").fetchone()[0]
+            rows.append({"processes": target, "events_per_s": events / secs, "procs_per_s": n / secs,
+                         "rss_kb": rss_kb(agg.pid), "db_bytes": size, "rows": procs})
+            print(f"  ingest: {target} processes, {events / secs:.0f} events/s, RSS {rss_kb(agg.pid)} kB",
+                  flush=True)
+    finally:
+        agg.send_signal(signal.SIGTERM)
+        agg.wait(timeout=120)
+    return rows
+
+
+def collector_footprint(daemons, build, work, milestones):
+    """Real processes through the whole pipeline: collector and aggregator RSS and
+    collector CPU per event at each milestone (cumulative exec storms)."""
+    daemons.start()
+    rows, done = [], 0
+    try:
+        cpu0 = cpu_s(daemons.col.pid)
+        t0 = time.perf_counter()
+        for target in milestones:
+            subprocess.run([f"{build}/helpers/storm", str(target - done), "2", "/bin/true"], check=True,
+                           stdout=subprocess.DEVNULL)
+            done = target
+            time.sleep(1.0)
+            events = daemons.query("SELECT sum(events_received) FROM collector_stats")[0][0] or 0
+            rows.append({"processes": target, "collector_rss_kb": rss_kb(daemons.col.pid),
+                         "aggregator_rss_kb": rss_kb(daemons.agg.pid),
+                         "collector_cpu_us_per_event": (cpu_s(daemons.col.pid) - cpu0) * 1e6 / max(events, 1),
+                         "events": events, "seconds": time.perf_counter() - t0})
+            print(f"  real: {target} processes, collector RSS {rows[-1]['collector_rss_kb']} kB, "
+                  f"aggregator RSS {rows[-1]['aggregator_rss_kb']} kB", flush=True)
+    finally:
+        daemons.stop()
+    return rows
+
+
 def fmt_ratio(r):
     return f"{r:.4f} ({(r - 1) * 100:+.1f}%)"
+
+
+def overhead_table(results, observers):
+    lines = ["| workload | bare (median) | " + " | ".join(observers) + " |",
+             "|---|---|" + "---|" * len(observers)]
+    for label, per in results.items():
+        bare = statistics.median([b for o in per.values() for b in o["bare"]])
+        cells = []
+        for name in observers:
+            o = per.get(name)
+            if not o:
+                cells.append("")
+                continue
+            cells.append(f"{fmt_ratio(statistics.median(o['ratios']))}<br>"
+                         f"{min(o['ratios']):.3f} .. {max(o['ratios']):.3f}")
+        lines.append(f"| {label} | {bare:.3f} s | " + " | ".join(cells) + " |")
+    return lines
 
 
 def main():
@@ -151,6 +300,10 @@ def main():
     ap.add_argument("--pairs", type=int, default=15)
     ap.add_argument("--storm", type=int, default=3000)
     ap.add_argument("--syscall-rounds", type=int, default=200000)
+    ap.add_argument("--real-milestones", default="10000,100000",
+                    help="cumulative real processes at which collector/aggregator RSS is read")
+    ap.add_argument("--ingest-milestones", default="10000,100000,1000000",
+                    help="cumulative synthetic processes for the aggregator ingest/footprint run")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -163,63 +316,125 @@ def main():
     storm_cmd = f"{build}/helpers/storm {args.storm} 2 /bin/true"
     print("preparing the bioinformatics workload data...", flush=True)
     bio_cmd = prepare_bio(work)
-    results = {}
     started = time.time()
     with open(os.path.join(work, "small.dat"), "wb") as f:
         f.write(os.urandom(4096))
     sys_cmd = f"{build}/helpers/syscallstorm {args.syscall_rounds} {work}/small.dat"
     with_syscalls = Daemons(build, work, extra_col=("--enable", "syscalls"))
-    for label, cmd, d in (("exec storm", storm_cmd, daemons), ("bwa/samtools/bcftools", bio_cmd, daemons),
-                          ("syscall-heavy", sys_cmd, daemons),
-                          ("syscall-heavy, syscall counting on", sys_cmd, with_syscalls)):
-        ratios, bare_t, traced_t = pairs(label, cmd, work, d, args.pairs)
-        results[label] = (statistics.median(ratios), statistics.median(bare_t), statistics.median(traced_t),
-                          min(ratios), max(ratios))
+    peer_list = [cls(work) for cls in peers.available()]
+    observers = [("tracer", daemons)] + [(p.name, p) for p in peer_list]
+    workloads = (("exec storm", storm_cmd), ("bwa/samtools/bcftools", bio_cmd), ("syscall-heavy", sys_cmd))
+    results = {}
+    for label, cmd in workloads:
+        results[label] = {}
+        for name, obs in observers:
+            ratios, bare_t, traced_t = pairs(f"{label} / {name}", cmd, work, obs, args.pairs)
+            results[label][name] = {"ratios": ratios, "bare": bare_t, "traced": traced_t}
+    ratios, bare_t, traced_t = pairs("syscall-heavy / tracer + syscall counting", sys_cmd, work, with_syscalls,
+                                     args.pairs)
+    results["syscall-heavy, syscall counting on"] = {"tracer": {"ratios": ratios, "bare": bare_t,
+                                                               "traced": traced_t}}
     aa, aa_b, aa_t = pairs("A/A exec storm", storm_cmd, work, daemons, args.pairs, aa=True)
+    results["A/A: exec storm against itself"] = {"tracer": {"ratios": aa, "bare": aa_b, "traced": aa_t}}
+
+    print("capture of short processes...", flush=True)
+    capture = {name: capture_check(obs, work, build) for name, obs in observers}
+    print("loss at the highest exec rate...", flush=True)
     n, recorded, drops, rate = loss_check(daemons, args.storm * 2, work, build)
+    print("latency...", flush=True)
+    p50, p99, worst = exit_latency(daemons)
+    print("kernel cost...", flush=True)
     cost = kernel_cost(storm_cmd, work, with_syscalls)
     cost_bio = kernel_cost(bio_cmd, work, with_syscalls)
+    cost_sys = kernel_cost(sys_cmd, work, with_syscalls)
+    print("footprint with real processes...", flush=True)
+    real = collector_footprint(daemons, build, work, [int(x) for x in args.real_milestones.split(",")])
+    print("aggregator ingest with synthetic frames...", flush=True)
+    ingest = ingest_and_footprint(build, work, [int(x) for x in args.ingest_milestones.split(",")])
     duration = time.time() - started
     uname = os.uname()
+    names = [name for name, _ in observers]
+    cmdline = "sudo make bench"
     lines = [
         "# Performance",
         "",
-        "Produced by `sudo make bench` (`test/bench/bench.py`); rerun it to refresh this page.",
+        f"Produced by `{cmdline}` (`test/bench/bench.py`, peers in `test/bench/peers.py`); rerun it to "
+        "refresh this page. Every number below comes from that one run.",
         "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md).",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.nodename} "
         f"(Linux {uname.release}, {os.cpu_count()} CPUs) in {duration / 60:.1f} min.",
         "",
-        "**Method.** Each workload runs in alternating pairs, bare and traced (order flipped every pair), "
-        f"{args.pairs} pairs; the number is the median of the per-pair ratios traced/bare. *Traced* means "
-        "the collector and aggregator running with every probe group on, recording every process on the host. "
-        "An A/A run (bare against bare, same method) shows the noise floor: read a ratio within that distance "
-        "of 1 as no measurable difference.",
+        "**Method.** Each workload runs in alternating pairs, bare and observed (order flipped every pair), "
+        f"{args.pairs} pairs per observer; each cell is the median of the per-pair ratios observed/bare, with "
+        "their range below it. *tracer* means the collector and aggregator running with the default probe "
+        "groups, recording every process on the host. The peers are what users run otherwise: libbpf-tools "
+        "`execsnoop` and `exitsnoop`, a `bpftrace` script doing per-process exit accounting, and a "
+        "/proc poller at 1 s (like Nextflow's trace or psrecord). An A/A run (bare against bare, same method) "
+        "shows the noise floor: read a ratio within that distance of 1 as no measurable difference.",
         "",
-        "## Overhead (wall time)",
+        "## Overhead (wall time, median ratio observed/bare)",
         "",
-        "| workload | bare (median) | traced (median) | median ratio | range of ratios |",
-        "|---|---|---|---|---|",
     ]
-    for label, (ratio, b, t, lo, hi) in results.items():
-        lines.append(f"| {label} | {b:.3f} s | {t:.3f} s | {fmt_ratio(ratio)} | {lo:.3f} .. {hi:.3f} |")
-    lines.append(f"| A/A: exec storm against itself | {statistics.median(aa_b):.3f} s | "
-                 f"{statistics.median(aa_t):.3f} s | {fmt_ratio(statistics.median(aa))} | "
-                 f"{min(aa):.3f} .. {max(aa):.3f} |")
+    lines += overhead_table(results, names)
     lines += [
         "",
-        f"- exec storm: `{os.path.basename(storm_cmd.split()[0])} {args.storm} 2 /bin/true`: "
-        f"{args.storm} fork+exec+wait of `/bin/true` on 2 workers.",
+        f"- exec storm: `storm {args.storm} 2 /bin/true`: {args.storm} fork+exec+wait of `/bin/true` on 2 workers.",
         "- bwa/samtools/bcftools: align 60k reads to a 400 kb genome (`bwa mem -t 2`), sort, index, "
         "call variants: the demo pipeline's data, generated once before timing.",
         f"- syscall-heavy: `syscallstorm {args.syscall_rounds}`: open, 64-byte read, 64-byte write, close, "
         "in a loop: every fourth syscall an open (a deliberately harsh case for file tracking). "
-        "Syscall counting (a BPF call on every syscall) is off by default; the last row turns it on.",
+        "Syscall counting (a BPF call on every syscall) is off by default; its row turns it on.",
+        "",
+        "## What each captured (200 processes of 32 MiB living a few ms)",
+        "",
+        "Ground truth: each process writes its own VmHWM just before exiting. *Peak right*: within "
+        "max(1 MiB, 5%) of it.",
+        "",
+        "| observer | processes seen | peak right | example (truth kB / reported kB) |",
+        "|---|---|---|---|",
+    ]
+    for name, c in capture.items():
+        peak = f"{c['peak_right']} of {c['started']}" if c["has_peak"] else "no memory figure"
+        ex = f"{c['example'][0]} / {c['example'][1]}" if c["example"] else ""
+        lines.append(f"| {name} | {c['seen']} of {c['started']} | {peak} | {ex} |")
+    lines += [
         "",
         "## Loss at the highest exec rate",
         "",
-        f"{n} processes started by the storm at {rate:.0f} execs/s (2 workers, as fast as the machine goes): "
+        f"{n} processes started by the storm at {rate:.0f} execs/s (2 workers, as fast as this machine goes): "
         f"**{recorded} recorded**, {drops} events lost or missing (kernel drops + collector drops + "
-        f"sequence gaps).",
+        f"sequence gaps). The highest rate with zero loss is therefore at least {rate:.0f} execs/s: the "
+        "machine cannot start processes faster.",
+        "",
+        "## Latency: exit to queryable row",
+        "",
+        f"200 `/bin/true` processes, 20 ms apart; from `waitpid` returning to the row being visible to a "
+        f"read-only SQLite reader: **p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms**, worst "
+        f"{worst * 1000:.0f} ms (the collector flushes every 50 ms; the aggregator commits what it has).",
+        "",
+        "## Throughput and footprint",
+        "",
+        "Aggregator alone, fed synthetic process lives (fork, exec, exit; 128 events per frame) by "
+        "`ingestbench` as fast as its acknowledgements come back (decode, correlate, SQLite commit, ack):",
+        "",
+        "| processes (cumulative) | events/s | processes/s | aggregator RSS | DB size | bytes per process row |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in ingest:
+        lines.append(f"| {r['processes']:,} | {r['events_per_s']:,.0f} | {r['procs_per_s']:,.0f} | "
+                     f"{r['rss_kb'] / 1024:.1f} MiB | {r['db_bytes'] / 1048576:.1f} MiB | "
+                     f"{r['db_bytes'] / max(r['rows'], 1):.0f} |")
+    lines += [
+        "",
+        "Real processes (exec storms) through the whole pipeline:",
+        "",
+        "| processes (cumulative) | collector RSS | aggregator RSS | collector CPU per event |",
+        "|---|---|---|---|",
+    ]
+    for r in real:
+        lines.append(f"| {r['processes']:,} | {r['collector_rss_kb'] / 1024:.1f} MiB | "
+                     f"{r['aggregator_rss_kb'] / 1024:.1f} MiB | {r['collector_cpu_us_per_event']:.1f} us |")
+    lines += [
         "",
         "## Kernel cost per program",
         "",
@@ -227,19 +442,25 @@ def main():
         "traced run of each workload with every group on, syscall counting included. Programs not listed did "
         "not run. Enabling the statistics adds a few tens of nanoseconds to each run.",
         "",
-        "| program | storm: runs | storm: ns/run | bio: runs | bio: ns/run |",
-        "|---|---|---|---|---|",
+        "| program | storm: runs | ns/run | bio: runs | ns/run | syscall-heavy: runs | ns/run |",
+        "|---|---|---|---|---|---|---|",
     ]
-    bio_map = {name: (cnt, ns) for name, cnt, ns in cost_bio}
-    names = [name for name, _, _ in cost] + [name for name, _, _ in cost_bio if name not in {c[0] for c in cost}]
-    storm_map = {name: (cnt, ns) for name, cnt, ns in cost}
-    for name in names:
-        sc, sn = storm_map.get(name, (0, 0))
-        bc, bn = bio_map.get(name, (0, 0))
-        lines.append(f"| {name} | {sc} | {sn:.0f} | {bc} | {bn:.0f} |")
+    maps = [{name: (cnt, ns) for name, cnt, ns in c} for c in (cost, cost_bio, cost_sys)]
+    order = []
+    for c in (cost, cost_bio, cost_sys):
+        order += [name for name, _, _ in c if name not in order]
+    for name in order:
+        cells = []
+        for m in maps:
+            cnt, ns = m.get(name, (0, 0))
+            cells += [str(cnt), f"{ns:.0f}"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
+    with open(os.path.join(os.path.dirname(args.out), "performance.json"), "w") as f:
+        json.dump({"overhead": results, "capture": capture, "loss": [n, recorded, drops, rate],
+                   "latency_s": [p50, p99, worst], "ingest": ingest, "real": real}, f, indent=1)
     print("\n".join(lines))
     shutil.rmtree(work, ignore_errors=True)
     return 0 if recorded == n and not drops else 1

@@ -28,6 +28,8 @@ import test_report  # noqa: F401
 import test_shipper  # noqa: F401
 import test_security  # noqa: F401
 import test_systemd  # noqa: F401
+import test_faults  # noqa: F401
+import test_soak  # noqa: F401
 
 
 def run_suite(build, selected):

@@ -4,10 +4,12 @@ that must appear nowhere: database, outbox, frames on the socket, logs."""
 import os
 import re
 import signal
+import socket
+import sqlite3
 import subprocess
 import time
 
-from harness import Failure, start_daemons, test
+from harness import Failure, start_daemons, test, wait_for_socket
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Exposure scores `systemd-analyze security --offline=yes` must not exceed (docs/security.md).
@@ -132,3 +134,52 @@ def planted_secrets_appear_nowhere(ctx):
     for where, blob in blobs.items():
         for secret in (b"argvsecret-1b2c", b"envsecret-7f3a9c", b"PLANTED_ENV_SECRET"):
             ctx.check(secret not in blob, f"{secret!r} found in the {where}")
+
+
+def hang_up_mid_handshake(path):
+    """What a hostile or careless local process can do: connect, send nothing, hang up."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.close()
+
+
+@test
+def peer_hanging_up_mid_handshake_cannot_silence_the_aggregator(ctx):
+    """nng 1.5's listener stops admitting connections after a peer hangs up during
+    the SP handshake (nanomsg/nng#1518). Before the collector connects, such peers
+    hang up on the aggregator; the aggregator must notice (its own probe is not
+    admitted), rebuild the listener, and then take the collector's data."""
+    sock, db = ctx.path("s.sock"), ctx.path("agg.db")
+    log = ctx.path("agg.log")
+    with open(log, "w") as out:
+        agg = subprocess.Popen([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"],
+                               stderr=out)
+    ctx.procs.append(agg)
+    wait_for_socket(sock)
+    for _ in range(3):
+        hang_up_mid_handshake(sock)
+        time.sleep(0.05)
+    col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody"])
+    end = time.time() + 20
+    delivered = 0
+    while time.time() < end and not delivered:
+        time.sleep(0.25)
+        try:
+            delivered = ctx.one("SELECT count(*) FROM collector_stats WHERE frames_received > 0", db=db)
+        except sqlite3.Error:
+            pass
+    ctx.check(delivered == 1, "the collector's frames arrive despite the hang-ups")
+    # Our own tools' probes complete the handshake: a hundred `tracer status` change nothing.
+    before = open(log).read().count("rebuilding it")
+    for _ in range(100):
+        subprocess.run([ctx.bin("tracer"), "status", "--socket", sock, "--db", db], capture_output=True, timeout=30)
+    time.sleep(4.5)
+    after = open(log).read().count("rebuilding it")
+    ctx.check(after == before, f"probes by tracer status never break the listener ({before} -> {after} rebuilds)")
+    r = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "after-hangups", "--",
+                        "/bin/true"], capture_output=True, text=True, timeout=60)
+    ctx.check(r.returncode == 0, f"tracer run through the daemons: {r.returncode} {r.stderr[-300:]}")
+    ctx.stop(col)
+    agg.send_signal(signal.SIGTERM)
+    agg.wait(timeout=30)
+    print(f"       listener rebuilds after the hang-ups: {before}", flush=True)
