@@ -186,7 +186,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			char *tail;
 			long fd = strtol(optarg, &tail, 10);
 			if (tail == optarg || *tail || fd < 0 || fd > 65535) {
-				fprintf(stderr, "tracer-aggregator: --ready-fd: bad descriptor '%s'\n",
+				fprintf(stderr,
+					"tracer-aggregator: --ready-fd: bad descriptor '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -357,7 +358,7 @@ int main(int argc, char **argv)
 		 (int)stop_requested, (unsigned long long)ingest.stats.events,
 		 (unsigned long long)receiver.agg.bad_frames,
 		 (unsigned long long)receiver.agg.refused_peers);
-	nng_close(receiver.server.sock);
+	ipc_server_close(&receiver.server);
 	unlink(opt.socket_path);
 	receiver_free(&receiver);
 out_ingest:

@@ -323,7 +323,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		uint64_t now = now_boottime_ns();
 		sdnotify_watchdog(now);
 		if (r->server.policy && now >= r->next_listener_check_ns) {
-			ipc_listener_check(&r->server);
+			ipc_listener_check(&r->server, now);
 			r->next_listener_check_ns = now + LISTENER_CHECK_NS;
 		}
 		if (r->host_every_ns && now >= r->next_host_ns) {

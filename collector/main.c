@@ -193,8 +193,8 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		case 'S':
 		case 'r':
 		case 'q':
-			if (collector_config_set(c, "collector", setting_of_option(opt), optarg, err,
-						 sizeof(err)) != 0) {
+			if (collector_config_set(c, "collector", setting_of_option(opt), optarg,
+						 err, sizeof(err)) != 0) {
 				fprintf(stderr, "tracer-collector: %s\n", err);
 				return -1;
 			}
@@ -202,7 +202,8 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		case 'R':
 			cli->ready_fd = parse_fd(optarg);
 			if (cli->ready_fd < 0) {
-				fprintf(stderr, "tracer-collector: --ready-fd: bad descriptor '%s'\n",
+				fprintf(stderr,
+					"tracer-collector: --ready-fd: bad descriptor '%s'\n",
 					optarg);
 				return -1;
 			}

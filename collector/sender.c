@@ -114,10 +114,11 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 		/* Once per 10 s, with totals: a dead aggregator must not become a log storm. */
 		uint64_t now = now_boottime_ns();
 		if (now >= s->next_drop_log_ns) {
-			log_warn("queue full (%zu frames, %zu bytes): dropping the oldest; %llu frames "
-				 "(%llu events) dropped so far",
-				 s->q_count, s->q_bytes, (unsigned long long)s->queue_drop_frames,
-				 (unsigned long long)s->queue_drops);
+			log_warn(
+			    "queue full (%zu frames, %zu bytes): dropping the oldest; %llu frames "
+			    "(%llu events) dropped so far",
+			    s->q_count, s->q_bytes, (unsigned long long)s->queue_drop_frames,
+			    (unsigned long long)s->queue_drops);
 			s->next_drop_log_ns = now + 10 * NSEC_PER_SEC;
 		}
 	}

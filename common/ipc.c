@@ -86,6 +86,7 @@ int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_pe
 	snprintf(srv->path, sizeof(srv->path), "%s", path);
 	srv->mode = mode;
 	srv->policy = policy;
+	srv->probe_fd = -1;
 	policy->self_pid = getpid();
 	if ((rv = nng_pair1_open(&srv->sock)) != 0)
 		return rv;
@@ -103,26 +104,67 @@ fail:
 	return rv;
 }
 
-int ipc_listener_check(struct ipc_server *srv)
+/* Connects to path and sends the pair1 SP header; the fd stays open. -1 on failure. */
+static int open_probe(const char *path)
+{
+	static const uint8_t hello[8] = {0, 'S', 'P', 0, 0, 0x11, 0, 0};
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -1;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+	    send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int ipc_listener_check(struct ipc_server *srv, uint64_t now_ns)
 {
 	uint64_t seen = __atomic_load_n(&srv->policy->self_checks, __ATOMIC_ACQUIRE);
-	int rebuilt = 0;
 
-	if (srv->check_pending && seen == srv->checks_seen) {
-		srv->restarts++;
-		log_warn("the IPC listener stopped admitting connections (nng#1518: a peer hung up "
-			 "mid-handshake); rebuilding it (%llu so far)",
-			 (unsigned long long)srv->restarts);
-		nng_listener_close(srv->listener);
-		unlink(srv->path);
-		int rv = start_listener(srv);
-		if (rv != 0)
-			log_error("cannot listen on %s again: %s", srv->path, nng_strerror(rv));
-		rebuilt = 1;
+	if (srv->probe_fd >= 0) {
+		if (seen != srv->checks_seen) {
+			/* Admitted: the handshake is done, hanging up is harmless. */
+			close(srv->probe_fd);
+			srv->probe_fd = -1;
+		} else if (now_ns - srv->probe_since_ns < IPC_ADMISSION_GRACE_NS) {
+			return 0; /* still in the listener's hands; give it time */
+		} else {
+			srv->restarts++;
+			log_warn("the IPC listener stopped admitting connections (nng#1518: a peer "
+				 "hung up mid-handshake); rebuilding it (%llu so far)",
+				 (unsigned long long)srv->restarts);
+			close(srv->probe_fd);
+			srv->probe_fd = -1;
+			nng_listener_close(srv->listener);
+			unlink(srv->path);
+			int rv = start_listener(srv);
+			if (rv != 0)
+				log_error("cannot listen on %s again: %s", srv->path,
+					  nng_strerror(rv));
+			srv->checks_seen = seen;
+			return 1;
+		}
 	}
 	srv->checks_seen = seen;
-	srv->check_pending = ipc_probe(srv->path);
-	return rebuilt;
+	srv->probe_fd = open_probe(srv->path);
+	srv->probe_since_ns = now_ns;
+	return 0;
+}
+
+void ipc_server_close(struct ipc_server *srv)
+{
+	if (srv->probe_fd >= 0)
+		close(srv->probe_fd);
+	srv->probe_fd = -1;
+	nng_close(srv->sock);
 }
 
 int ipc_dial(nng_socket *sock, const char *path, nng_pipe_cb on_connect, void *arg)

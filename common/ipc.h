@@ -43,9 +43,13 @@ struct ipc_server {
 	int mode;
 	struct ipc_peer_policy *policy;
 	uint64_t checks_seen; /* policy->self_checks when the last probe went out */
-	bool check_pending;
+	int probe_fd;	      /* our probe connection, open until admitted */
+	uint64_t probe_since_ns;
 	uint64_t restarts;
 };
+
+/* How long our probe may wait for admission before the listener counts as stuck. */
+#define IPC_ADMISSION_GRACE_NS (6ULL * 1000000000ULL)
 
 /*
  * Listens on path (creating the socket file with mode), rejecting peers whose
@@ -55,12 +59,14 @@ int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_pe
 /*
  * Keeps the listener alive. nng 1.5's listener stops admitting connections after
  * one peer hangs up in the middle of the SP handshake (nanomsg/nng#1518): any
- * local process able to connect could silence us. Call every few seconds: if the
- * previous call's probe of our own socket never reached the admission callback,
- * the listener is rebuilt (the stuck connections are closed; peers redial).
- * Returns 1 when it rebuilt the listener, 0 otherwise.
+ * local process able to connect could silence us. Call every few seconds: it keeps
+ * one probe connection of our own open until the admission callback has seen it;
+ * if that takes longer than IPC_ADMISSION_GRACE_NS the listener is rebuilt (its
+ * stuck connections close; peers redial). Returns 1 when it rebuilt it.
  */
-int ipc_listener_check(struct ipc_server *srv);
+int ipc_listener_check(struct ipc_server *srv, uint64_t now_ns);
+/* Closes the socket (and our probe). */
+void ipc_server_close(struct ipc_server *srv);
 /*
  * Dials path: synchronously if someone listens now, else in the background;
  * reconnects forever. on_connect runs (on an nng thread) for every new pipe.

@@ -146,7 +146,8 @@ int main(int argc, char **argv)
 	while (acked < frames) {
 		while (sent < frames && sent - acked < WINDOW) {
 			uint64_t first = sent * EVENTS_PER_FRAME;
-			uint64_t n = total - first < EVENTS_PER_FRAME ? total - first : EVENTS_PER_FRAME;
+			uint64_t n =
+			    total - first < EVENTS_PER_FRAME ? total - first : EVENTS_PER_FRAME;
 			if (send_frame(s, sent + 1, first, n, first_pid) != 0) {
 				fprintf(stderr, "ingestbench: send failed\n");
 				return 1;
