@@ -159,7 +159,7 @@ def capture_check(observer, work, build, n=200, mib=32):
     truth = {}
     for name in os.listdir(out):
         with open(os.path.join(out, name)) as f:
-            truth[int(name)] = int(f.read().split()[0])
+            truth[int(name)] = json.load(f)["vmhwm_kb"]
     if isinstance(observer, Daemons):
         marks = ",".join(str(p) for p in truth)
         seen = {pid: kb for pid, kb in observer.query(

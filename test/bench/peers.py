@@ -51,6 +51,15 @@ class Process:
         with open(self.out, errors="replace") as f:
             return f.read().splitlines()
 
+    def capture(self):
+        """libbpf-tools print a header, then one line per event: COMM PID ..."""
+        seen = {}
+        for line in self.lines()[1:]:
+            f = line.split()
+            if len(f) >= 3 and f[1].isdigit():
+                seen[int(f[1])] = None  # no memory figure in these tools' output
+        return seen
+
 
 class Execsnoop(Process):
     warmup = 1.5  # loading BPF takes a moment; measured runs start after it
@@ -58,28 +67,12 @@ class Execsnoop(Process):
     def __init__(self, work):
         super().__init__("execsnoop", ["execsnoop"], work)
 
-    def capture(self):
-        seen = {}
-        for line in self.lines()[1:]:
-            f = line.split()
-            if len(f) >= 3 and f[1].isdigit():
-                seen[int(f[1])] = None  # exec events carry no memory figure
-        return seen
-
 
 class Exitsnoop(Process):
     warmup = 1.5
 
     def __init__(self, work):
         super().__init__("exitsnoop", ["exitsnoop"], work)
-
-    def capture(self):
-        seen = {}
-        for line in self.lines()[1:]:
-            f = line.split()
-            if len(f) >= 3 and f[1].isdigit():
-                seen[int(f[1])] = None
-        return seen
 
 
 class Bpftrace(Process):

@@ -122,6 +122,16 @@ def wait_for_socket(path, timeout=10):
     raise Failure(f"socket {path} never appeared")
 
 
+def start_logged_aggregator(ctx, sock, db, log):
+    """An aggregator whose stderr goes to a file the test can read while it runs."""
+    with open(log, "w") as out:
+        agg = subprocess.Popen([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"],
+                               stderr=out)
+    ctx.procs.append(agg)
+    wait_for_socket(sock)
+    return agg
+
+
 def start_daemons(ctx, sock, db, extra_agg=(), extra_col=()):
     agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db,
                      "--user", "nobody", *extra_agg])

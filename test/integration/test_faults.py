@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from harness import Failure, start_daemons, test, wait_for_socket
+from harness import Failure, start_daemons, start_logged_aggregator, test, wait_for_socket
 
 TRUE = "/usr/bin/true"
 
@@ -153,11 +153,7 @@ def database_disk_full_holds_frames_and_recovers(ctx):
     ctx.cleanups.append(lambda: subprocess.run(["umount", "-l", mnt]))
     sock, db = ctx.path("s.sock"), os.path.join(mnt, "full.db")
     log = ctx.path("agg.log")
-    with open(log, "w") as out:
-        agg = subprocess.Popen([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"],
-                               stderr=out)
-    ctx.procs.append(agg)
-    wait_for_socket(sock)
+    agg = start_logged_aggregator(ctx, sock, db, log)
     col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody"])
     end = time.time() + 20  # attached and talking once its stream appears
     while time.time() < end and "new collector stream" not in open(log).read():

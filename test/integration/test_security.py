@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import time
 
-from harness import Failure, scan_sanitizers, start_daemons, test, wait_for_socket
+from harness import Failure, scan_sanitizers, start_daemons, start_logged_aggregator, test
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Exposure scores `systemd-analyze security --offline=yes` must not exceed (docs/security.md).
@@ -151,11 +151,7 @@ def peer_hanging_up_mid_handshake_cannot_silence_the_aggregator(ctx):
     admitted), rebuild the listener, and then take the collector's data."""
     sock, db = ctx.path("s.sock"), ctx.path("agg.db")
     log = ctx.path("agg.log")
-    with open(log, "w") as out:
-        agg = subprocess.Popen([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"],
-                               stderr=out)
-    ctx.procs.append(agg)
-    wait_for_socket(sock)
+    agg = start_logged_aggregator(ctx, sock, db, log)
     for _ in range(3):
         hang_up_mid_handshake(sock)
         time.sleep(0.05)

@@ -31,16 +31,18 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* What one event points to while its frame is encoded. */
+struct event_storage {
+	Tracer__ForkEvent fork;
+	Tracer__ExecEvent exec;
+	Tracer__ExitEvent exit;
+	Tracer__Counters totals;
+	char *argv[4];
+};
+
 /* Event i of the run: process i / 3, phase i % 3 (fork, exec, exit). */
-static void fill_event(Tracer__Event *ev, uint64_t i, uint32_t first_pid, void *storage)
+static void fill_event(Tracer__Event *ev, uint64_t i, uint32_t first_pid, struct event_storage *s)
 {
-	struct {
-		Tracer__ForkEvent fork;
-		Tracer__ExecEvent exec;
-		Tracer__ExitEvent exit;
-		Tracer__Counters totals;
-		char *argv[4];
-	} *s = storage;
 	uint32_t pid = first_pid + (uint32_t)(i / 3);
 	uint64_t start = 1000000000ULL + (i / 3) * 1000;
 
@@ -96,14 +98,14 @@ static void fill_event(Tracer__Event *ev, uint64_t i, uint32_t first_pid, void *
 static int send_frame(nng_socket s, uint64_t seq, uint64_t first_event, uint64_t n_events,
 		      uint32_t first_pid)
 {
-	static unsigned char storage[EVENTS_PER_FRAME][512];
+	static struct event_storage storage[EVENTS_PER_FRAME];
 	Tracer__Frame f = TRACER__FRAME__INIT;
 	Tracer__Event evs[EVENTS_PER_FRAME], *ptrs[EVENTS_PER_FRAME];
 	uint8_t *buf;
 	size_t len;
 
 	for (uint64_t k = 0; k < n_events; k++) {
-		fill_event(&evs[k], first_event + k, first_pid, storage[k]);
+		fill_event(&evs[k], first_event + k, first_pid, &storage[k]);
 		ptrs[k] = &evs[k];
 	}
 	f.version = TRACER__CONSTANTS__FRAME_VERSION;
