@@ -101,6 +101,13 @@ class Ctx:
         return p.returncode, err
 
 
+def stacks_of(pid):
+    """Every thread's stack of a live process (gdb), for a failure message."""
+    p = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 12"],
+                       capture_output=True, text=True, timeout=120)
+    return "\n".join(line for line in p.stdout.splitlines() if line.startswith(("#", "Thread")))
+
+
 def scan_sanitizers(ctx, text, who):
     for marker in SANITIZER_MARKERS:
         if text and marker in text:

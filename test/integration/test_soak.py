@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 
-from harness import Failure, start_daemons, test, wait_for_socket
+from harness import Failure, stacks_of, start_daemons, test, wait_for_socket
 from test_shipper import FINISHED, Collector, state_db
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -87,7 +87,10 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
         # whether its memory stays flat.
         if cycle in (2, 3) or (cycle % 5 == 0 and time.time() < deadline - seconds / 2):
             agg.send_signal(signal.SIGTERM)
-            _, err = agg.communicate(timeout=60)
+            try:
+                _, err = agg.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                raise Failure(f"the aggregator did not stop on SIGTERM in cycle {cycle}:\n{stacks_of(agg.pid)}")
             ctx.check(agg.returncode == 0, f"aggregator stop in cycle {cycle}: {agg.returncode} {err[-300:]}")
             agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
                              *agg_args])
