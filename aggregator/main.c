@@ -279,6 +279,7 @@ static int prepare_directory(const char *file, const struct run_as *who, mode_t 
 
 int main(int argc, char **argv)
 {
+	bool stuck_listener = false;
 	struct aggregator_options opt;
 	struct store store;
 	struct ingest ingest;
@@ -358,6 +359,8 @@ int main(int argc, char **argv)
 		 (int)stop_requested, (unsigned long long)ingest.stats.events,
 		 (unsigned long long)receiver.agg.bad_frames,
 		 (unsigned long long)receiver.agg.refused_peers);
+	/* nng_fini waits for every listener; one nng#1518 left stuck may never finish. */
+	stuck_listener = receiver.server.restarts > 0;
 	ipc_server_close(&receiver.server);
 	unlink(opt.socket_path);
 	receiver_free(&receiver);
@@ -367,6 +370,7 @@ out_store:
 	if (store.outbox)
 		outbox_close(store.outbox);
 	store_close(&store);
-	nng_fini();
+	if (!stuck_listener)
+		nng_fini();
 	return exit_code;
 }
