@@ -51,18 +51,8 @@ int cmd_idle(int argc, char **argv)
 	struct price_options po = {0};
 	const char *since = NULL, *below = NULL, *min_arg = NULL;
 	const struct cli_extra_option extra[] = {
-	    {"since", true, &since},
-	    {"cpu-below", true, &below},
-	    {"min", true, &min_arg},
-	    {"rate", true, &po.rate},
-	    {"instance-type", true, &po.instance_type},
-	    {"region", true, &po.region},
-	    {"lifecycle", true, &po.lifecycle},
-	    {"prices", true, &po.prices_path},
-	    {"no-detect", false, &po.no_detect},
-	    {"imds-endpoint", true, &po.imds_endpoint},
-	    {"gcp-endpoint", true, &po.gcp_endpoint},
-	    {NULL, false, NULL},
+	    {"since", true, &since}, {"cpu-below", true, &below}, {"min", true, &min_arg},
+	    PRICE_EXTRA_OPTIONS(po), {NULL, false, NULL},
 	};
 	struct price_table table = {0};
 	struct host_price hp = {0};

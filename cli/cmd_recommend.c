@@ -39,14 +39,7 @@ int cmd_recommend(int argc, char **argv)
 	const struct cli_extra_option extra[] = {
 	    {"pipeline", true, &pipeline},
 	    {"headroom", true, &headroom_arg},
-	    {"rate", true, &po.rate},
-	    {"instance-type", true, &po.instance_type},
-	    {"region", true, &po.region},
-	    {"lifecycle", true, &po.lifecycle},
-	    {"prices", true, &po.prices_path},
-	    {"no-detect", false, &po.no_detect},
-	    {"imds-endpoint", true, &po.imds_endpoint},
-	    {"gcp-endpoint", true, &po.gcp_endpoint},
+	    PRICE_EXTRA_OPTIONS(po),
 	    {NULL, false, NULL},
 	};
 	struct price_table table = {0};

@@ -16,6 +16,20 @@ struct price_options {
 	const char *imds_endpoint, *gcp_endpoint;
 };
 
+/* The entries every costing verb (cost, recommend, idle) puts in its
+ * cli_extra_option table to fill a struct price_options. */
+/* clang-format off */
+#define PRICE_EXTRA_OPTIONS(po)                                 \
+	{"rate", true, &(po).rate},                             \
+	{"instance-type", true, &(po).instance_type},           \
+	{"region", true, &(po).region},                         \
+	{"lifecycle", true, &(po).lifecycle},                   \
+	{"prices", true, &(po).prices_path},                    \
+	{"no-detect", false, &(po).no_detect},                  \
+	{"imds-endpoint", true, &(po).imds_endpoint},           \
+	{"gcp-endpoint", true, &(po).gcp_endpoint}
+/* clang-format on */
+
 struct host_price {
 	double usd_per_hour;
 	char source[256]; /* how we know: "--rate", "m5.large on-demand us-east-1 (IMDSv2)" */
