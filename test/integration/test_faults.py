@@ -62,7 +62,7 @@ def losses(ctx, db):
     return {(hop, kind): n for hop, kind, n in rows}
 
 
-def check_accounted(ctx, n, tally, lost, kind, workers=2, extra_exits=0):
+def check_accounted(ctx, n, tally, lost, kind, workers=2, extra_exits=0, unseen=0):
     """received + counted losses == what happened, for one event type, over the storm
     tree: n children plus the root execs; n children, the workers and the root exit.
     Background processes that lost the same event type make the sum larger; the slack
@@ -73,6 +73,7 @@ def check_accounted(ctx, n, tally, lost, kind, workers=2, extra_exits=0):
     total = got + lost
     rate = lost / total if total else 0
     slack = int(tally["background"] * rate / (1 - rate) * 2 + 0.999) if rate < 1 else tally["background"]
+    slack += unseen
     ctx.check(happened <= total <= happened + slack,
               f"{kind}: {got} received + {lost} counted lost = {total}, happened {happened} "
               f"(slack {slack} for {tally['background']} background processes)")
@@ -135,8 +136,11 @@ def queue_overflow_while_aggregator_is_dead_is_counted_exactly(ctx):
     lost = losses(ctx, db)
     q_exec, q_exit = lost.get(("collector", "exec"), 0), lost.get(("collector", "exit"), 0)
     ctx.check(q_exec + q_exit > 0, f"the queue overflowed: {lost}")
-    check_accounted(ctx, n, tally, q_exec + lost.get(("kernel", "exec"), 0), "exec")
-    check_accounted(ctx, n, tally, q_exit + lost.get(("kernel", "exit"), 0), "exit", extra_exits=1)
+    # Dropping oldest-first erases every trace of another process that ended at the start
+    # of the window (seen once in CI: one exit too many); allow two such, never fewer
+    # than happened.
+    check_accounted(ctx, n, tally, q_exec + lost.get(("kernel", "exec"), 0), "exec", unseen=2)
+    check_accounted(ctx, n, tally, q_exit + lost.get(("kernel", "exit"), 0), "exit", extra_exits=1, unseen=2)
     gaps = ctx.one("SELECT seq_gaps FROM collector_stats", db=db)
     ctx.check(gaps > 0, f"the aggregator saw the dropped frames as sequence gaps: {gaps}")
 
