@@ -27,6 +27,9 @@
 #include "common/sdnotify.h"
 #include "common/timeutil.h"
 
+/* Long enough for a healthy close under load; short of systemd's stop timeout. */
+#define IPC_CLOSE_TIMEOUT_MS 5000u
+
 struct aggregator_options {
 	const char *socket_path;
 	const char *db_path;
@@ -361,7 +364,17 @@ int main(int argc, char **argv)
 		 (unsigned long long)receiver.agg.refused_peers);
 	/* nng_fini waits for every listener; one nng#1518 left stuck may never finish. */
 	stuck_listener = receiver.server.restarts > 0;
-	ipc_server_close(&receiver.server);
+	if (ipc_server_close_within(&receiver.server, IPC_CLOSE_TIMEOUT_MS) != 0) {
+		/* Everything acknowledged is committed; unacknowledged frames are resent
+		 * by the collector. Leave nng's threads (which still use our memory) be. */
+		log_warn("the IPC socket did not close within %u ms (nng#1543); exiting without it",
+			 IPC_CLOSE_TIMEOUT_MS);
+		unlink(opt.socket_path);
+		if (store.outbox)
+			outbox_close(store.outbox);
+		store_close(&store);
+		_exit(exit_code);
+	}
 	unlink(opt.socket_path);
 	receiver_free(&receiver);
 out_ingest:

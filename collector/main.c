@@ -365,7 +365,13 @@ int main(int argc, char **argv)
 out_drain:
 	drain_close(&drain);
 out_sender:
-	sender_close(&sender);
+	if (sender_close(&sender) != 0) {
+		/* nng's threads still hold our memory: stop the probes and leave now. */
+		log_warn("the IPC socket did not close within %u ms (nng#1543); exiting without it",
+			 SENDER_CLOSE_TIMEOUT_MS);
+		probes_stop(&probes);
+		_exit(exit_code);
+	}
 out_probes:
 	probes_stop(&probes);
 	nng_fini(); /* pipes are torn down asynchronously: wait for them */

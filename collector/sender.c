@@ -184,11 +184,11 @@ bool sender_all_acked(const struct sender *s)
 	return s->q_count == 0;
 }
 
-void sender_close(struct sender *s)
+int sender_close(struct sender *s)
 {
 	while (s->q_count)
 		drop_head(s, true);
 	free(s->q);
 	s->q = NULL;
-	nng_close(s->sock);
+	return ipc_close_within(s->sock, SENDER_CLOSE_TIMEOUT_MS);
 }

@@ -58,6 +58,9 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 /* Sends what is unsent and takes in acks; never blocks. */
 void sender_pump(struct sender *s);
 bool sender_all_acked(const struct sender *s);
-void sender_close(struct sender *s);
+/* How long closing the socket may take (see ipc_close_within). */
+#define SENDER_CLOSE_TIMEOUT_MS 3000u
+/* Drops what is queued (counted) and closes; -1 if nng's close got stuck. */
+int sender_close(struct sender *s);
 
 #endif

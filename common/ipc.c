@@ -2,6 +2,9 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -159,12 +162,65 @@ int ipc_listener_check(struct ipc_server *srv, uint64_t now_ns)
 	return 0;
 }
 
-void ipc_server_close(struct ipc_server *srv)
+/* Shared with the closing thread, which may outlive ipc_server_close_within. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done_cv;
+	bool done;
+	nng_socket sock;
+} closing = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, NNG_SOCKET_INITIALIZER};
+
+static void *close_socket(void *unused)
 {
+	(void)unused;
+	nng_close(closing.sock);
+	pthread_mutex_lock(&closing.lock);
+	closing.done = true;
+	pthread_cond_signal(&closing.done_cv);
+	pthread_mutex_unlock(&closing.lock);
+	return NULL;
+}
+
+int ipc_close_within(nng_socket sock, unsigned timeout_ms)
+{
+	pthread_t thread;
+	struct timespec until;
+	int rv = 0;
+
+	closing.sock = sock;
+	closing.done = false;
+	if (pthread_create(&thread, NULL, close_socket, NULL) != 0) {
+		close_socket(NULL);
+		return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&closing.lock);
+	while (!closing.done && rv == 0)
+		rv = pthread_cond_timedwait(&closing.done_cv, &closing.lock, &until);
+	rv = closing.done ? 0 : -1;
+	pthread_mutex_unlock(&closing.lock);
+	if (rv == 0)
+		pthread_join(thread, NULL);
+	else
+		pthread_detach(thread);
+	return rv;
+}
+
+int ipc_server_close_within(struct ipc_server *srv, unsigned timeout_ms)
+{
+	int rv = ipc_close_within(srv->sock, timeout_ms);
+
+	/* Our probe goes last: a hang-up mid-handshake is what upsets nng 1.5. */
 	if (srv->probe_fd >= 0)
 		close(srv->probe_fd);
 	srv->probe_fd = -1;
-	nng_close(srv->sock);
+	return rv;
 }
 
 int ipc_dial(nng_socket *sock, const char *path, nng_pipe_cb on_connect, void *arg)

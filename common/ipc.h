@@ -65,8 +65,15 @@ int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_pe
  * stuck connections close; peers redial). Returns 1 when it rebuilt it.
  */
 int ipc_listener_check(struct ipc_server *srv, uint64_t now_ns);
-/* Closes the socket (and our probe). */
-void ipc_server_close(struct ipc_server *srv);
+/*
+ * Closes sock, waiting at most timeout_ms: nng 1.5's close
+ * can deadlock when peers come and go during it (nanomsg/nng#1543, fixed after
+ * 1.5.2). Returns 0 when closed, -1 when it gave up; the close then goes on in a
+ * detached thread and the caller should exit without nng_fini.
+ */
+int ipc_close_within(nng_socket sock, unsigned timeout_ms);
+/* The same for the aggregator's socket, then our probe. */
+int ipc_server_close_within(struct ipc_server *srv, unsigned timeout_ms);
 /*
  * Dials path: synchronously if someone listens now, else in the background;
  * reconnects forever. on_connect runs (on an nng thread) for every new pipe.

@@ -36,7 +36,7 @@ struct shipper_options {
 	const char *db_path, *state_path, *sink_url, *credentials_path, *ca_file, *user, *host_id;
 	bool once;
 	size_t batch_records, batch_bytes;
-	long batch_age_ms, poll_ms, timeout_ms, once_timeout_ms;
+	long batch_age_ms, poll_ms, timeout_ms, once_timeout_ms, retry_max_ms;
 };
 
 static volatile sig_atomic_t stop_requested, reload_requested;
@@ -110,13 +110,15 @@ static void usage(FILE *out)
 	    "  --batch-kib N          at most N KiB of records per batch (default 4096)\n"
 	    "  --batch-age-ms N       wait up to N ms to fill a batch (default 2000)\n"
 	    "  --timeout-ms N         per request (default 30000)\n"
+	    "  --retry-max-ms N       longest wait between retries (default 60000)\n"
 	    "  --host-id ID           the records' host (default: from the database)\n"
 	    "  --user NAME            when started as root, run as this user\n"
 	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
 	    "  --config FILE          the [shipper] section of an INI file: the same settings\n"
 	    "                         by their long names (db, sink, credentials, ca-file, user,\n"
 	    "                         host-id, batch-records, batch-kib, batch-age-ms, "
-	    "timeout-ms)\n"
+	    "timeout-ms,\n"
+	    "                         retry-max-ms)\n"
 	    "  SIGHUP rereads the credentials file\n");
 }
 
@@ -173,6 +175,8 @@ static int config_line(void *user, const char *section, const char *name, const 
 		o->batch_age_ms = v;
 	else if (!strcmp(name, "timeout-ms"))
 		o->timeout_ms = v;
+	else if (!strcmp(name, "retry-max-ms"))
+		o->retry_max_ms = v;
 	else {
 		snprintf(c->err, sizeof(c->err), "unknown key '%s'", name);
 		return 0;
@@ -212,6 +216,7 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 	    {"batch-kib", required_argument, 0, 'k'},
 	    {"batch-age-ms", required_argument, 0, 'A'},
 	    {"timeout-ms", required_argument, 0, 't'},
+	    {"retry-max-ms", required_argument, 0, 'R'},
 	    {"host-id", required_argument, 0, 'H'},
 	    {"user", required_argument, 0, 'u'},
 	    {"log-level", required_argument, 0, 'l'},
@@ -230,6 +235,7 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 				      .batch_age_ms = 2000,
 				      .poll_ms = 500,
 				      .timeout_ms = 30000,
+				      .retry_max_ms = 60000,
 				      .once_timeout_ms = 120000};
 	/* The config file first, whatever its place: options on the command line win. */
 	for (int i = 1; i + 1 < argc; i++)
@@ -277,6 +283,7 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 		case 'A':
 		case 't':
 		case 'T':
+		case 'R':
 			v = strtol(optarg, &end, 10);
 			if (*end || v <= 0 || v > 100000000) {
 				fprintf(stderr, "tracer-shipper: bad number '%s'\n", optarg);
@@ -290,6 +297,8 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 				o->batch_age_ms = v;
 			else if (c == 't')
 				o->timeout_ms = v;
+			else if (c == 'R')
+				o->retry_max_ms = v;
 			else
 				o->once_timeout_ms = v * 1000;
 			break;
@@ -410,7 +419,7 @@ int main(int argc, char **argv)
 		read_host_id(reader.host_id, sizeof(reader.host_id));
 	log_info("delivering %s to %s as host %s", opt.db_path, sink->name, reader.host_id);
 	sdnotify_ready();
-	backoff_init(&backoff, 500, 60000, (unsigned)getpid() ^ (unsigned)now_realtime_ns());
+	backoff_init(&backoff, opt.retry_max_ms < 500 ? opt.retry_max_ms : 500, opt.retry_max_ms, (unsigned)getpid() ^ (unsigned)now_realtime_ns());
 	uint64_t once_deadline = now_boottime_ns() + (uint64_t)opt.once_timeout_ms * 1000000ULL;
 	/* --once: what is pending now; records queued meanwhile wait for the next run. */
 	int64_t once_upto = opt.once ? reader_last_id(&reader) : 0;

@@ -61,7 +61,8 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
 
     def start_shipper():
         return ctx.spawn([ctx.bin("tracer-shipper"), "--db", db, "--state", state_db(ctx), "--sink", url,
-                          "--user", "nobody", "--batch-age-ms", "300", "--timeout-ms", "3000"])
+                          "--user", "nobody", "--batch-age-ms", "300", "--timeout-ms", "3000",
+                          "--retry-max-ms", "2000"])
 
     ship = start_shipper()
     pipe_dir = ctx.path("pipe")
