@@ -160,6 +160,26 @@ static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
 	s->dirty = true;
 }
 
+/* Asks for the missing frame again, at most once a second while it stays missing. */
+static void refuse_early_frame(struct receiver *r, struct stream_state *s, uint64_t seq)
+{
+	uint64_t from = s->row.last_seq + 1, now = now_boottime_ns();
+	struct ipc_ack ask = {.seq = s->row.last_seq, .resend = true};
+	uint8_t buf[IPC_RESEND_LEN];
+
+	s->early_frames++;
+	if (from == s->resend_from && now - s->resend_asked_ns < NSEC_PER_SEC)
+		return;
+	log_info("stream %s: frame %llu came before %llu; asking for it again (%llu early so far)",
+		 s->row.stream_id, (unsigned long long)seq, (unsigned long long)from,
+		 (unsigned long long)s->early_frames);
+	memcpy(ask.stream_id, s->id, sizeof(ask.stream_id));
+	size_t len = ipc_ack_pack(&ask, buf);
+	nng_send(r->server.sock, buf, len, 0);
+	s->resend_from = from;
+	s->resend_asked_ns = now;
+}
+
 void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 {
 	Tracer__Frame *f = NULL;
@@ -179,13 +199,31 @@ void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 		frame_free(f);
 		return;
 	}
-	if (f->seq <= s->row.last_seq) {
+	uint64_t expected = s->row.last_seq + 1;
+	if (f->has_oldest_seq && f->oldest_seq > expected) {
+		/* The collector dropped these from its full queue (and counted their events). */
+		uint64_t missing = f->oldest_seq - expected;
+		s->row.seq_gaps += missing;
+		s->row.last_seq = f->oldest_seq - 1;
+		s->dirty = true;
+		log_warn("stream %s: %llu frames dropped by the collector before seq %llu",
+			 s->row.stream_id, (unsigned long long)missing,
+			 (unsigned long long)f->oldest_seq);
+		expected = f->oldest_seq;
+	}
+	if (f->seq < expected) {
 		/* Resent after a reconnect: already committed. Ack it again. */
 		s->row.duplicate_frames++;
 		s->dirty = true;
+	} else if (f->seq > expected && f->has_oldest_seq) {
+		/* It overtook a resent one: applying it would lose the one still coming. */
+		refuse_early_frame(r, s, f->seq);
+		frame_free(f);
+		return;
 	} else {
-		if (f->seq > s->row.last_seq + 1 && s->row.last_seq > 0) {
-			uint64_t missing = f->seq - s->row.last_seq - 1;
+		if (f->seq > expected && s->row.last_seq > 0) {
+			/* A collector that does not say what it dropped: count the gap. */
+			uint64_t missing = f->seq - expected;
 			s->row.seq_gaps += missing;
 			log_warn("stream %s: %llu frames missing before seq %llu", s->row.stream_id,
 				 (unsigned long long)missing, (unsigned long long)f->seq);
@@ -197,8 +235,7 @@ void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 			ingest_snapshot_done(r->ingest, f->watermark_ns);
 		update_stream_stats(s, f);
 	}
-	if (!s->ack_pending || f->seq > s->ack_seq)
-		s->ack_seq = f->seq > s->ack_seq ? f->seq : s->ack_seq;
+	s->ack_seq = s->row.last_seq; /* everything up to it is in this commit or earlier */
 	s->ack_pending = true;
 	frame_free(f);
 }
@@ -207,17 +244,32 @@ static void send_acks(struct receiver *r)
 {
 	for (struct stream_state *s = r->streams; s; s = s->next) {
 		struct ipc_ack ack;
-		uint8_t buf[IPC_ACK_LEN];
+		uint8_t buf[IPC_RESEND_LEN];
 
 		if (!s->ack_pending)
 			continue;
 		memcpy(ack.stream_id, s->id, 16);
 		ack.seq = s->ack_seq;
-		ipc_ack_pack(&ack, buf);
+		ack.resend = false;
+		size_t len = ipc_ack_pack(&ack, buf);
 		/* A lost ack only means the collector resends; we dedupe. */
-		nng_send(r->server.sock, buf, sizeof(buf), NNG_FLAG_NONBLOCK);
+		nng_send(r->server.sock, buf, len, 0);
 		s->ack_pending = false;
 	}
+}
+
+/* Tells the collector we are alive even while nothing can be acked (see ipc.h). */
+static void send_heartbeat(struct receiver *r)
+{
+	uint64_t now = now_boottime_ns();
+	struct ipc_ack beat = {.seq = 0};
+	uint8_t buf[IPC_RESEND_LEN];
+
+	if (now < r->next_heartbeat_ns)
+		return;
+	size_t len = ipc_ack_pack(&beat, buf);
+	nng_send(r->server.sock, buf, len, 0);
+	r->next_heartbeat_ns = now + IPC_HEARTBEAT_NS;
 }
 
 int receiver_commit(struct receiver *r)
@@ -300,6 +352,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			correlator_reload(&r->ingest->corr);
 		}
 
+		send_heartbeat(r);
 		if (r->commit_failed) {
 			if (now_boottime_ns() < r->next_retry_ns) {
 				sleep_ns(50 * NSEC_PER_MSEC);

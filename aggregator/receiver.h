@@ -40,12 +40,16 @@ struct stream_state {
 	bool ack_pending;
 	uint64_t ack_seq;
 	uint64_t next_ship_ns; /* collector stats go to the outbox once a minute */
+	uint64_t resend_from;  /* the frame we last asked for again, and when */
+	uint64_t resend_asked_ns;
+	uint64_t early_frames; /* frames refused because an earlier one was missing */
 };
 
 struct receiver {
 	struct ipc_server server; /* the socket and its listener */
 	struct ipc_peer_policy policy;
 	uint64_t next_listener_check_ns;
+	uint64_t next_heartbeat_ns;
 	struct ingest *ingest;
 	struct store *store;
 	struct stream_state *streams;

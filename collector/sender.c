@@ -12,11 +12,18 @@
 
 #define QUEUE_MAX_FRAMES 65536
 
-static void count_connection(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+static void track_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct sender *s = arg;
+	uint32_t id = nng_pipe_id(pipe);
 
-	__atomic_add_fetch(&s->connections, 1, __ATOMIC_RELEASE);
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		__atomic_store_n(&s->pipe_id, id, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&s->connections, 1, __ATOMIC_RELEASE);
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		__atomic_compare_exchange_n(&s->pipe_id, &id, 0, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+	}
 }
 
 int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes)
@@ -36,7 +43,7 @@ int sender_init(struct sender *s, const char *socket_path, size_t max_queue_byte
 	s->q = calloc(s->q_cap, sizeof(*s->q));
 	if (!s->q)
 		return -1;
-	rv = ipc_dial(&s->sock, socket_path, count_connection, s);
+	rv = ipc_dial(&s->ipc, socket_path, track_pipe, s);
 	if (rv != 0) {
 		log_error("cannot set up the connection to %s: %s", socket_path, nng_strerror(rv));
 		return -1;
@@ -140,12 +147,15 @@ static void take_acks(struct sender *s)
 		uint8_t buf[64];
 		size_t len = sizeof(buf);
 		struct ipc_ack ack;
-		int rv = nng_recv(s->sock, buf, &len, NNG_FLAG_NONBLOCK);
+		int rv = nng_recv(s->ipc.sock, buf, &len, NNG_FLAG_NONBLOCK);
 
 		if (rv != 0)
 			return;
-		if (ipc_ack_unpack(buf, len, &ack) != 0 ||
-		    memcmp(ack.stream_id, s->stream_id, sizeof(s->stream_id)) != 0) {
+		s->last_heard_ns = now_boottime_ns();
+		bool valid = ipc_ack_unpack(buf, len, &ack) == 0;
+		if (valid && ipc_ack_is_heartbeat(&ack))
+			continue;
+		if (!valid || memcmp(ack.stream_id, s->stream_id, sizeof(s->stream_id)) != 0) {
 			s->bad_acks++;
 			continue;
 		}
@@ -153,7 +163,73 @@ static void take_acks(struct sender *s)
 			s->acked_seq = ack.seq;
 		while (s->q_count > 0 && slot(s, 0)->seq <= s->acked_seq)
 			drop_head(s, true);
+		if (ack.resend) {
+			/* A later frame overtook the one it needs: all again, in order. */
+			s->resends++;
+			for (size_t i = 0; i < s->q_count; i++)
+				slot(s, i)->sent = false;
+		}
 	}
+}
+
+/*
+ * nng 1.5 can get stuck in two ways when the aggregator restarts under load:
+ * a pipe whose peer is gone stays up, or the dialer stops dialing. The
+ * aggregator acks or sends a heartbeat every second, so silence for
+ * IPC_STALL_NS means a dead pipe; no pipe for IPC_REDIAL_NS gets a new dialer.
+ */
+static void watch_connection(struct sender *s)
+{
+	uint32_t id = __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE);
+	uint64_t now = now_boottime_ns();
+
+	if (!id) {
+		if (!s->down_since_ns) {
+			s->down_since_ns = now;
+		} else if (now - s->down_since_ns >= IPC_REDIAL_NS) {
+			s->redials++;
+			if (now >= s->next_redial_log_ns) {
+				log_info("no connection to the aggregator for %llu s: dialing "
+					 "afresh (%llu so far)",
+					 (unsigned long long)(IPC_REDIAL_NS / NSEC_PER_SEC),
+					 (unsigned long long)s->redials);
+				s->next_redial_log_ns = now + 60 * NSEC_PER_SEC;
+			}
+			int rv = ipc_redial(&s->ipc);
+			if (rv != 0)
+				log_warn("cannot dial %s: %s", s->ipc.path, nng_strerror(rv));
+			s->down_since_ns = now;
+		}
+		return;
+	}
+	s->down_since_ns = 0;
+	if (now - s->last_heard_ns < IPC_STALL_NS)
+		return;
+	s->stall_resets++;
+	log_warn("no word from the aggregator for %llu s on a live connection; reconnecting "
+		 "(%llu so far)",
+		 (unsigned long long)(IPC_STALL_NS / NSEC_PER_SEC),
+		 (unsigned long long)s->stall_resets);
+	nng_pipe_close((nng_pipe){.id = id});
+	s->last_heard_ns = now;
+}
+
+/* Sends the frame stamped with the oldest frame we still hold (see frame.h). */
+static int send_frame(struct sender *s, const struct queued_frame *f)
+{
+	uint8_t tail[FRAME_OLDEST_SEQ_TAIL];
+	size_t tail_len = frame_oldest_seq_tail(slot(s, 0)->seq, tail);
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, f->len + tail_len) != 0)
+		return -1;
+	memcpy(nng_msg_body(msg), f->data, f->len);
+	memcpy((uint8_t *)nng_msg_body(msg) + f->len, tail, tail_len);
+	if (nng_sendmsg(s->ipc.sock, msg, NNG_FLAG_NONBLOCK) != 0) {
+		nng_msg_free(msg);
+		return -1;
+	}
+	return 0;
 }
 
 void sender_pump(struct sender *s)
@@ -164,14 +240,16 @@ void sender_pump(struct sender *s)
 	if (conns != s->seen_connections) {
 		/* New connection: whatever was not acknowledged may be lost. Resend. */
 		s->seen_connections = conns;
+		s->last_heard_ns = now_boottime_ns();
 		for (size_t i = 0; i < s->q_count; i++)
 			slot(s, i)->sent = false;
 	}
+	watch_connection(s);
 	for (size_t i = 0; i < s->q_count; i++) {
 		struct queued_frame *f = slot(s, i);
 		if (f->sent)
 			continue;
-		if (nng_send(s->sock, f->data, f->len, NNG_FLAG_NONBLOCK) != 0)
+		if (send_frame(s, f) != 0)
 			break;
 		f->sent = true;
 		s->frames_sent++;
@@ -190,5 +268,5 @@ int sender_close(struct sender *s)
 		drop_head(s, true);
 	free(s->q);
 	s->q = NULL;
-	return ipc_close_within(s->sock, SENDER_CLOSE_TIMEOUT_MS);
+	return ipc_close_within(s->ipc.sock, SENDER_CLOSE_TIMEOUT_MS);
 }

@@ -17,6 +17,7 @@
 #include "common/bytebuf.h"
 #include "common/eventtypes.h"
 #include "common/hostinfo.h"
+#include "common/ipc.h"
 #include "tracer.pb-c.h"
 
 struct queued_frame {
@@ -29,7 +30,7 @@ struct queued_frame {
 };
 
 struct sender {
-	nng_socket sock;
+	struct ipc_client ipc;
 	uint8_t stream_id[16];
 	uint8_t boot_id[BOOT_ID_LEN];
 	char host_id[64];
@@ -37,6 +38,13 @@ struct sender {
 	uint64_t next_seq;
 	unsigned connections; /* bumped by nng's callback on every new pipe */
 	unsigned seen_connections;
+	uint32_t pipe_id;	/* the live pipe (nng's callback sets and clears it), or 0 */
+	uint64_t last_heard_ns; /* the aggregator's last ack or heartbeat, or the connect */
+	uint64_t stall_resets;	/* connections dropped for silence */
+	uint64_t down_since_ns; /* when the pump last saw no pipe, or 0 */
+	uint64_t redials;	/* dialers replaced after a long disconnection */
+	uint64_t resends;	/* resend requests from the aggregator */
+	uint64_t next_redial_log_ns;
 
 	struct queued_frame *q; /* ring of q_cap */
 	size_t q_cap, q_head, q_count, q_bytes, q_max_bytes;

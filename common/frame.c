@@ -33,6 +33,21 @@ int frame_encode(const Tracer__Frame *f, uint8_t **out, size_t *len)
 	return 0;
 }
 
+size_t frame_oldest_seq_tail(uint64_t oldest_seq, uint8_t out[FRAME_OLDEST_SEQ_TAIL])
+{
+	/* The field number from the generated descriptor, so it follows the .proto. */
+	const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field_by_name(
+	    &tracer__frame__descriptor, "oldest_seq");
+	size_t n = 0;
+
+	out[n++] = (uint8_t)(field->id << 3); /* wire type 0: varint; the id is below 16 */
+	do {
+		out[n++] = (uint8_t)((oldest_seq & 0x7f) | (oldest_seq > 0x7f ? 0x80 : 0));
+		oldest_seq >>= 7;
+	} while (oldest_seq);
+	return n;
+}
+
 static enum frame_error fail(enum frame_error err, char *why, size_t why_size, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -173,10 +188,10 @@ enum frame_error frame_decode(const uint8_t *buf, size_t len, Tracer__Frame **ou
 	}
 	if (f->stream_id.len != FRAME_ID_LEN || f->boot_id.len != FRAME_ID_LEN || f->seq == 0 ||
 	    !string_ok(f->host_id, 64) || !string_ok(f->hostname, 256) ||
-	    f->n_events > FRAME_MAX_EVENTS) {
+	    f->n_events > FRAME_MAX_EVENTS || (f->has_oldest_seq && f->oldest_seq > f->seq)) {
 		tracer__frame__free_unpacked(f, NULL);
 		return fail(FRAME_BAD_HEADER, why, why_size,
-			    "bad stream id, boot id, seq, host id or event count");
+			    "bad stream id, boot id, seq, oldest seq, host id or event count");
 	}
 	for (size_t i = 0; i < f->n_events; i++) {
 		if (!event_ok(f->events[i], &what)) {

@@ -33,6 +33,13 @@ const char *frame_error_name(enum frame_error err);
 
 /* Packs f into a malloc'd buffer. 0, or -1 on allocation failure. */
 int frame_encode(const Tracer__Frame *f, uint8_t **out, size_t *len);
+/*
+ * The bytes that set oldest_seq when appended to a packed frame (protobuf keeps
+ * the last value of a scalar field): the collector stamps it at each (re)send.
+ * Returns their length (at most FRAME_OLDEST_SEQ_TAIL).
+ */
+#define FRAME_OLDEST_SEQ_TAIL 11
+size_t frame_oldest_seq_tail(uint64_t oldest_seq, uint8_t out[FRAME_OLDEST_SEQ_TAIL]);
 
 /*
  * Unpacks and validates len bytes. On FRAME_OK, *out holds the frame (free

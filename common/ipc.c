@@ -17,24 +17,36 @@
 #include "common/log.h"
 #include "common/paths.h"
 
-void ipc_ack_pack(const struct ipc_ack *ack, uint8_t out[IPC_ACK_LEN])
+size_t ipc_ack_pack(const struct ipc_ack *ack, uint8_t out[IPC_RESEND_LEN])
 {
 	memcpy(out, ack->stream_id, 16);
 	for (int i = 0; i < 8; i++)
 		out[16 + i] = (uint8_t)(ack->seq >> (8 * i));
+	if (!ack->resend)
+		return IPC_ACK_LEN;
+	out[IPC_ACK_LEN] = 1;
+	return IPC_RESEND_LEN;
 }
 
 int ipc_ack_unpack(const void *buf, size_t len, struct ipc_ack *ack)
 {
 	const uint8_t *b = buf;
 
-	if (len != IPC_ACK_LEN)
+	if (len != IPC_ACK_LEN && !(len == IPC_RESEND_LEN && b[IPC_ACK_LEN] == 1))
 		return -1;
+	ack->resend = len == IPC_RESEND_LEN;
 	memcpy(ack->stream_id, b, 16);
 	ack->seq = 0;
 	for (int i = 0; i < 8; i++)
 		ack->seq |= (uint64_t)b[16 + i] << (8 * i);
 	return 0;
+}
+
+bool ipc_ack_is_heartbeat(const struct ipc_ack *ack)
+{
+	static const uint8_t zero[16];
+
+	return memcmp(ack->stream_id, zero, sizeof(zero)) == 0;
 }
 
 static void check_peer(nng_pipe pipe, nng_pipe_ev ev, void *arg)
@@ -94,6 +106,9 @@ int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_pe
 	if ((rv = nng_pair1_open(&srv->sock)) != 0)
 		return rv;
 	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ, FRAME_MAX_BYTES + 4096);
+	/* Acks wait briefly for the pipe (one sent right after another would be
+	 * dropped without waiting); never long: a lost ack only means a resend. */
+	nng_socket_set_ms(srv->sock, NNG_OPT_SENDTIMEO, IPC_SEND_TIMEOUT_MS);
 	if ((rv = nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_PRE, check_peer, policy)) != 0)
 		goto fail;
 	/* A stale socket file from a crash would make bind fail. */
@@ -223,40 +238,53 @@ int ipc_server_close_within(struct ipc_server *srv, unsigned timeout_ms)
 	return rv;
 }
 
-int ipc_dial(nng_socket *sock, const char *path, nng_pipe_cb on_connect, void *arg)
+static int start_dialer(struct ipc_client *c, int flags)
 {
 	char url[4200];
-	nng_dialer dialer;
 	int rv;
 
-	if (socket_url(path, url, sizeof(url)) != 0)
+	if (socket_url(c->path, url, sizeof(url)) != 0)
 		return NNG_EINVAL;
-	if ((rv = nng_pair1_open(sock)) != 0)
+	if ((rv = nng_dialer_create(&c->dialer, c->sock, url)) != 0)
 		return rv;
-	nng_socket_set_size(*sock, NNG_OPT_RECVMAXSZ, 4096);
-	if (on_connect)
-		nng_pipe_notify(*sock, NNG_PIPE_EV_ADD_POST, on_connect, arg);
-	if ((rv = nng_dialer_create(&dialer, *sock, url)) != 0)
-		goto fail;
-	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMINT, 50);
-	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMAXT, 1000);
+	nng_dialer_set_ms(c->dialer, NNG_OPT_RECONNMINT, 50);
+	nng_dialer_set_ms(c->dialer, NNG_OPT_RECONNMAXT, 1000);
+	rv = nng_dialer_start(c->dialer, flags);
+	if (rv != 0)
+		nng_dialer_close(c->dialer);
+	return rv;
+}
+
+int ipc_dial(struct ipc_client *c, const char *path, nng_pipe_cb on_pipe, void *arg)
+{
+	int rv;
+
+	if (strlen(path) >= sizeof(c->path))
+		return NNG_EINVAL;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	if ((rv = nng_pair1_open(&c->sock)) != 0)
+		return rv;
+	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 4096);
+	if (on_pipe) {
+		nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, on_pipe, arg);
+		nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe, arg);
+	}
 	/*
 	 * Connect now if the peer is there: a caller about to drop privileges
 	 * wants the connection made with its current credentials. Otherwise keep
 	 * trying in the background.
 	 */
-	if (nng_dialer_start(dialer, 0) == 0)
+	if (start_dialer(c, 0) == 0)
 		return 0;
-	if ((rv = nng_dialer_create(&dialer, *sock, url)) != 0)
-		goto fail;
-	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMINT, 50);
-	nng_dialer_set_ms(dialer, NNG_OPT_RECONNMAXT, 1000);
-	if ((rv = nng_dialer_start(dialer, NNG_FLAG_NONBLOCK)) != 0)
-		goto fail;
-	return 0;
-fail:
-	nng_close(*sock);
+	if ((rv = start_dialer(c, NNG_FLAG_NONBLOCK)) != 0)
+		nng_close(c->sock);
 	return rv;
+}
+
+int ipc_redial(struct ipc_client *c)
+{
+	nng_dialer_close(c->dialer);
+	return start_dialer(c, NNG_FLAG_NONBLOCK);
 }
 
 bool ipc_probe(const char *path)

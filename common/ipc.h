@@ -2,7 +2,12 @@
  * The collector <-> aggregator channel: nng pair1 over an ipc:// Unix socket.
  * Frames flow collector -> aggregator; a fixed 24-byte ack (stream id + seq)
  * flows back once a frame is committed to SQLite, so the collector can keep
- * and resend what was not yet acknowledged.
+ * and resend what was not yet acknowledged. Frames are applied strictly in
+ * sequence; gaps are only skipped where the frame says the collector dropped
+ * them (oldest_seq). An ack with an all-zero stream id
+ * is the aggregator's heartbeat (every IPC_HEARTBEAT_NS, even while it cannot
+ * commit): a collector that hears nothing for IPC_STALL_NS drops the connection
+ * and dials again.
  */
 #ifndef TRACER_IPC_H
 #define TRACER_IPC_H
@@ -14,15 +19,34 @@
 #include <nng/nng.h>
 
 #define IPC_ACK_LEN 24
+/* A resend request: an ack plus one byte (1). */
+#define IPC_RESEND_LEN 25
 
+/*
+ * seq: every frame up to it is committed. With resend set, seq + 1 is the
+ * frame the aggregator needs next: it refused a later one that came first
+ * (frames resent after a reconnect can overtake), so the collector sends
+ * again from there.
+ */
 struct ipc_ack {
 	uint8_t stream_id[16];
 	uint64_t seq;
+	bool resend;
 };
 
-void ipc_ack_pack(const struct ipc_ack *ack, uint8_t out[IPC_ACK_LEN]);
-/* 0, or -1 when len is not exactly IPC_ACK_LEN. */
+#define IPC_HEARTBEAT_NS (1000ULL * 1000000ULL)
+/* Long enough for the aggregator's longest batch under ASan. */
+#define IPC_STALL_NS (15000ULL * 1000000ULL)
+/* How long the aggregator waits to hand an ack to a busy pipe. */
+#define IPC_SEND_TIMEOUT_MS 50
+/* How long a collector stays without a connection before it replaces its dialer. */
+#define IPC_REDIAL_NS (5000ULL * 1000000ULL)
+
+/* Returns the length written: IPC_ACK_LEN, or IPC_RESEND_LEN for a resend request. */
+size_t ipc_ack_pack(const struct ipc_ack *ack, uint8_t out[IPC_RESEND_LEN]);
+/* 0, or -1 when it is neither an ack nor a resend request. */
 int ipc_ack_unpack(const void *buf, size_t len, struct ipc_ack *ack);
+bool ipc_ack_is_heartbeat(const struct ipc_ack *ack);
 
 /* Who may connect to the aggregator's socket. */
 struct ipc_peer_policy {
@@ -74,11 +98,26 @@ int ipc_listener_check(struct ipc_server *srv, uint64_t now_ns);
 int ipc_close_within(nng_socket sock, unsigned timeout_ms);
 /* The same for the aggregator's socket, then our probe. */
 int ipc_server_close_within(struct ipc_server *srv, unsigned timeout_ms);
+/* The collector's end. */
+struct ipc_client {
+	nng_socket sock;
+	nng_dialer dialer;
+	char path[4096];
+};
+
 /*
  * Dials path: synchronously if someone listens now, else in the background;
- * reconnects forever. on_connect runs (on an nng thread) for every new pipe.
+ * reconnects forever. on_pipe runs (on an nng thread) for every new pipe
+ * (NNG_PIPE_EV_ADD_POST) and every pipe gone (NNG_PIPE_EV_REM_POST).
  */
-int ipc_dial(nng_socket *sock, const char *path, nng_pipe_cb on_connect, void *arg);
+int ipc_dial(struct ipc_client *c, const char *path, nng_pipe_cb on_pipe, void *arg);
+/*
+ * Replaces the dialer with a new one dialing in the background. nng 1.5's
+ * dialer can stop redialing for good when the listener dies mid-handshake
+ * (seen when the aggregator restarts under load); the caller notices the
+ * long disconnection and calls this.
+ */
+int ipc_redial(struct ipc_client *c);
 /* Is something accepting connections on path right now? Completes the SP
  * handshake before hanging up, so the probe itself never trips nng#1518. */
 bool ipc_probe(const char *path);

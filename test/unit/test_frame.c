@@ -63,6 +63,42 @@ static void test_roundtrip_exec(void **state)
 	frame_free(out);
 }
 
+static void test_oldest_seq_stamp(void **state)
+{
+	Tracer__Frame f, *out;
+	uint8_t *buf, tail[FRAME_OLDEST_SEQ_TAIL];
+	char why[128];
+	size_t len;
+
+	(void)state;
+	init_frame(&f);
+	f.has_oldest_seq = 1;
+	f.oldest_seq = 2; /* packed in; the stamp appended below must win */
+	assert_int_equal(frame_encode(&f, &buf, &len), 0);
+	uint64_t values[] = {7, 5, 1, 0x80};
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = frame_oldest_seq_tail(values[i], tail);
+		uint8_t *stamped = malloc(len + n);
+		memcpy(stamped, buf, len);
+		memcpy(stamped + len, tail, n);
+		assert_int_equal(frame_decode(stamped, len + n, &out, why, sizeof(why)), FRAME_OK);
+		assert_true(out->has_oldest_seq);
+		assert_int_equal(out->oldest_seq, values[i]);
+		assert_int_equal(out->seq, 7);
+		frame_free(out);
+		free(stamped);
+	}
+	/* Multi-byte varints, and a stamp beyond the frame's own seq is refused. */
+	size_t n = frame_oldest_seq_tail(0x80, tail);
+	assert_int_equal(n, 3);
+	uint8_t *stamped = malloc(len + n);
+	memcpy(stamped, buf, len);
+	memcpy(stamped + len, tail, n);
+	assert_int_equal(frame_decode(stamped, len + n, &out, why, sizeof(why)), FRAME_BAD_HEADER);
+	free(stamped);
+	free(buf);
+}
+
 static void test_garbage_rejected(void **state)
 {
 	Tracer__Frame *out = (void *)1;
@@ -175,7 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_new_kinds_validated), cmocka_unit_test(test_roundtrip_exec),
 	    cmocka_unit_test(test_garbage_rejected),	cmocka_unit_test(test_bad_header),
-	    cmocka_unit_test(test_bad_events),
+	    cmocka_unit_test(test_bad_events),		cmocka_unit_test(test_oldest_seq_stamp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
