@@ -11,6 +11,7 @@ group on, recording every process on the host, as in production.
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import sqlite3
@@ -57,6 +58,9 @@ class Daemons:
             p.send_signal(signal.SIGTERM)
             p.wait(timeout=30)
 
+    def cpu_seconds(self):
+        return cpu_s(self.col.pid) + cpu_s(self.agg.pid)
+
     def query(self, sql, *args):
         con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
         try:
@@ -65,32 +69,46 @@ class Daemons:
             con.close()
 
 
-def timed(cmd, cwd):
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def timed(cmd, cwd, observer=None):
+    """Wall time, the workload's CPU time (user + system of it and every process it
+    waited for, so BPF run in its context counts), and the observer's CPU meanwhile."""
+    obs0 = observer.cpu_seconds() if observer else 0.0
+    cpu0 = children_cpu()
     t0 = time.perf_counter()
     subprocess.run(cmd, shell=True, check=True, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    cpu = children_cpu() - cpu0
+    return wall, cpu, (observer.cpu_seconds() - obs0) if observer else 0.0
 
 
 def pairs(label, cmd, cwd, daemons, n, aa=False):
-    """Alternating pairs; returns per-pair ratios and the raw times. `daemons` is
-    tracer's Daemons or a peer observer (anything with start() and stop())."""
-    ratios, bare_t, traced_t = [], [], []
+    """Alternating pairs; returns per-pair wall ratios, the raw times and per-pair CPU
+    ratios: (workload CPU + observer CPU) observed / workload CPU bare. `daemons` is
+    tracer's Daemons or a peer observer (anything with start(), stop(), cpu_seconds())."""
+    ratios, bare_t, traced_t, cpu_ratios = [], [], [], []
     for i in range(n):
         order = ("bare", "traced") if i % 2 == 0 else ("traced", "bare")
         t = {}
         for mode in order:
             if mode == "traced" and not aa:
                 daemons.start()
-                t[mode] = timed(cmd, cwd)
+                t[mode] = timed(cmd, cwd, daemons)
                 daemons.stop()
             else:
                 t[mode] = timed(cmd, cwd)
-        ratios.append(t["traced"] / t["bare"])
-        bare_t.append(t["bare"])
-        traced_t.append(t["traced"])
-        print(f"  {label} pair {i + 1}/{n}: bare {t['bare']:.3f}s traced {t['traced']:.3f}s "
-              f"ratio {ratios[-1]:.4f}", flush=True)
-    return ratios, bare_t, traced_t
+        ratios.append(t["traced"][0] / t["bare"][0])
+        cpu_ratios.append((t["traced"][1] + t["traced"][2]) / t["bare"][1])
+        bare_t.append(t["bare"][0])
+        traced_t.append(t["traced"][0])
+        print(f"  {label} pair {i + 1}/{n}: bare {t['bare'][0]:.3f}s traced {t['traced'][0]:.3f}s "
+              f"ratio {ratios[-1]:.4f}; CPU bare {t['bare'][1]:.3f}s traced {t['traced'][1]:.3f}s "
+              f"+ observer {t['traced'][2]:.3f}s", flush=True)
+    return {"ratios": ratios, "bare": bare_t, "traced": traced_t, "cpu_ratios": cpu_ratios}
 
 
 def bpf_program_stats():
@@ -277,8 +295,8 @@ def fmt_ratio(r):
     return f"{r:.4f} ({(r - 1) * 100:+.1f}%)"
 
 
-def overhead_table(results, observers):
-    lines = ["| workload | bare (median) | " + " | ".join(observers) + " |",
+def overhead_table(results, observers, key="ratios"):
+    lines = ["| workload | bare (median wall) | " + " | ".join(observers) + " |",
              "|---|---|" + "---|" * len(observers)]
     for label, per in results.items():
         bare = statistics.median([b for o in per.values() for b in o["bare"]])
@@ -288,8 +306,8 @@ def overhead_table(results, observers):
             if not o:
                 cells.append("")
                 continue
-            cells.append(f"{fmt_ratio(statistics.median(o['ratios']))}<br>"
-                         f"{min(o['ratios']):.3f} .. {max(o['ratios']):.3f}")
+            cells.append(f"{fmt_ratio(statistics.median(o[key]))}<br>"
+                         f"{min(o[key]):.3f} .. {max(o[key]):.3f}")
         lines.append(f"| {label} | {bare:.3f} s | " + " | ".join(cells) + " |")
     return lines
 
@@ -300,7 +318,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=15)
     ap.add_argument("--storm", type=int, default=3000)
     ap.add_argument("--syscall-rounds", type=int, default=200000)
-    ap.add_argument("--real-milestones", default="10000,100000",
+    ap.add_argument("--real-milestones", default="10000,100000,1000000",
                     help="cumulative real processes at which collector/aggregator RSS is read")
     ap.add_argument("--ingest-milestones", default="10000,100000,1000000",
                     help="cumulative synthetic processes for the aggregator ingest/footprint run")
@@ -328,14 +346,11 @@ def main():
     for label, cmd in workloads:
         results[label] = {}
         for name, obs in observers:
-            ratios, bare_t, traced_t = pairs(f"{label} / {name}", cmd, work, obs, args.pairs)
-            results[label][name] = {"ratios": ratios, "bare": bare_t, "traced": traced_t}
-    ratios, bare_t, traced_t = pairs("syscall-heavy / tracer + syscall counting", sys_cmd, work, with_syscalls,
-                                     args.pairs)
-    results["syscall-heavy, syscall counting on"] = {"tracer": {"ratios": ratios, "bare": bare_t,
-                                                               "traced": traced_t}}
-    aa, aa_b, aa_t = pairs("A/A exec storm", storm_cmd, work, daemons, args.pairs, aa=True)
-    results["A/A: exec storm against itself"] = {"tracer": {"ratios": aa, "bare": aa_b, "traced": aa_t}}
+            results[label][name] = pairs(f"{label} / {name}", cmd, work, obs, args.pairs)
+    results["syscall-heavy, syscall counting on"] = {
+        "tracer": pairs("syscall-heavy / tracer + syscall counting", sys_cmd, work, with_syscalls, args.pairs)}
+    results["A/A: exec storm against itself"] = {
+        "tracer": pairs("A/A exec storm", storm_cmd, work, daemons, args.pairs, aa=True)}
 
     print("capture of short processes...", flush=True)
     capture = {name: capture_check(obs, work, build) for name, obs in observers}
@@ -376,6 +391,17 @@ def main():
         "",
     ]
     lines += overhead_table(results, names)
+    lines += [
+        "",
+        "## Overhead (CPU time, median ratio observed/bare)",
+        "",
+        "CPU seconds of the workload (user + system of it and every process it waited for, from "
+        "`getrusage(RUSAGE_CHILDREN)`, so BPF programs running in its context count) plus those the "
+        "observer's processes used meanwhile (`/proc/PID/stat`; the poller: this process's own), "
+        "divided by the bare workload's CPU seconds, per pair.",
+        "",
+    ]
+    lines += overhead_table(results, names, key="cpu_ratios")
     lines += [
         "",
         f"- exec storm: `storm {args.storm} 2 /bin/true`: {args.storm} fork+exec+wait of `/bin/true` on 2 workers.",

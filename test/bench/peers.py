@@ -10,6 +10,7 @@ bench.py can time workloads under each and compare what each captured:
 Each observer's capture() returns {pid: peak_kb or None} for the processes it saw."""
 import os
 import re
+import resource
 import signal
 import subprocess
 import threading
@@ -46,6 +47,11 @@ class Process:
             self.p.kill()
             self.p.wait()
         self.file.close()
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def lines(self):
         with open(self.out, errors="replace") as f:
@@ -125,6 +131,11 @@ class ProcPoll:
     def stop(self):
         self.done.set()
         self.thread.join()
+
+    def cpu_seconds(self):
+        """The poller is a thread of the benchmark itself, which only waits meanwhile."""
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return ru.ru_utime + ru.ru_stime
 
     def capture(self):
         return dict(self.seen)
