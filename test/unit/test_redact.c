@@ -55,6 +55,20 @@ static void test_long_keys(void **state)
 	assert_null(strstr(r.argv[2], "plain"));
 }
 
+/* Found by fuzzing: "tokeniz" in a key excused the whole key, secret word and all. */
+static void test_tokenizer_does_not_excuse_a_password(void **state)
+{
+	struct redacted r;
+	char *argv[] = {"tool", "-tokeniz--password=hunter2", "--tokenizer-password=hunter2",
+			"--tokenizer=bpe", "--tokenizer-path=/models/t.json"};
+	(void)state;
+	run(&r, argv, 5);
+	assert_string_equal(r.argv[1], "-tokeniz--password=***");
+	assert_string_equal(r.argv[2], "--tokenizer-password=***");
+	assert_string_equal(r.argv[3], "--tokenizer=bpe");
+	assert_string_equal(r.argv[4], "--tokenizer-path=/models/t.json");
+}
+
 static void test_env_style_and_lists(void **state)
 {
 	struct redacted r;
@@ -135,9 +149,13 @@ static void test_no_room_fails_closed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_flag_forms),		 cmocka_unit_test(test_long_keys),
-	    cmocka_unit_test(test_env_style_and_lists),	 cmocka_unit_test(test_urls),
-	    cmocka_unit_test(test_headers_and_tools),	 cmocka_unit_test(test_harmless_untouched),
+	    cmocka_unit_test(test_flag_forms),
+	    cmocka_unit_test(test_long_keys),
+	    cmocka_unit_test(test_env_style_and_lists),
+	    cmocka_unit_test(test_urls),
+	    cmocka_unit_test(test_tokenizer_does_not_excuse_a_password),
+	    cmocka_unit_test(test_headers_and_tools),
+	    cmocka_unit_test(test_harmless_untouched),
 	    cmocka_unit_test(test_no_room_fails_closed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
