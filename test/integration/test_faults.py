@@ -57,6 +57,21 @@ def storm_tally(ctx, db, since_ns, root, workers=2, also_exited=()):
             "background": len(others)}
 
 
+def storm_in_background(ctx, n):
+    """Starts the storm helper (n children on 2 workers) without waiting; returns it
+    and the time it started from."""
+    since = time.time_ns()
+    return subprocess.Popen([ctx.helper("storm"), str(n), "2", "/bin/true"], stdout=subprocess.DEVNULL), since
+
+
+def check_all_recorded(ctx, db, since, root, n):
+    """Every child of the storm rooted at root recorded with its exec and exit; no loss counted."""
+    tally = storm_tally(ctx, db, since, root)
+    ctx.check(tally["child_exec"] == n and tally["child_exit"] == n, f"every process recorded: {tally}")
+    lost = ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss", db=db)
+    ctx.check(lost == 0, f"no event lost: {lost}")
+
+
 def losses(ctx, db):
     rows = ctx.query("SELECT hop, event_type, sum(count) FROM event_loss GROUP BY hop, event_type", db=db)
     return {(hop, kind): n for hop, kind, n in rows}
@@ -211,10 +226,8 @@ def sighup_storm_under_load_loses_nothing(ctx):
     logged, every process recorded, nothing lost."""
     sock, db = ctx.path("s.sock"), ctx.path("hup.db")
     agg, col = start_daemons(ctx, sock, db)
-    since = time.time_ns()
     n = 6000
-    p = subprocess.Popen([ctx.helper("storm"), str(n), "2", "/bin/true"], stdout=subprocess.DEVNULL)
-    root = p.pid
+    p, since = storm_in_background(ctx, n)
     for _ in range(20):
         agg.send_signal(signal.SIGHUP)
         col.send_signal(signal.SIGHUP)
@@ -226,10 +239,7 @@ def sighup_storm_under_load_loses_nothing(ctx):
     _, agg_err = ctx.stop(agg)
     ctx.check("tool lists reloaded" in agg_err, "the aggregator logged its reload")
     ctx.check("SIGHUP: nothing to reload" in col_err, "the collector logged the SIGHUP")
-    tally = storm_tally(ctx, db, since, root)
-    ctx.check(tally["child_exec"] == n and tally["child_exit"] == n, f"every process recorded: {tally}")
-    lost = ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss", db=db)
-    ctx.check(lost == 0, f"no event lost: {lost}")
+    check_all_recorded(ctx, db, since, p.pid, n)
 
 
 @test
@@ -240,10 +250,8 @@ def aggregator_restarts_under_load_lose_nothing(ctx):
     frames meanwhile, and afterwards every process is recorded and nothing is lost."""
     sock, db = ctx.path("s.sock"), ctx.path("restart.db")
     agg, col = start_daemons(ctx, sock, db)
-    since = time.time_ns()
     n = 6000
-    p = subprocess.Popen([ctx.helper("storm"), str(n), "2", "/bin/true"], stdout=subprocess.DEVNULL)
-    root = p.pid
+    p, since = storm_in_background(ctx, n)
     stuck_closes = 0
     for i in range(10):
         time.sleep(0.3)
@@ -266,7 +274,4 @@ def aggregator_restarts_under_load_lose_nothing(ctx):
           f"{col_err.count('dialing afresh')}, silent connections dropped {col_err.count('no word from')}",
           flush=True)
     ctx.check("not acknowledged at exit" not in col_err, "the collector left nothing unacknowledged")
-    tally = storm_tally(ctx, db, since, root)
-    ctx.check(tally["child_exec"] == n and tally["child_exit"] == n, f"every process recorded: {tally}")
-    lost = ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss", db=db)
-    ctx.check(lost == 0, f"no event lost: {lost}")
+    check_all_recorded(ctx, db, since, p.pid, n)
