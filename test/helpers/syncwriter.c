@@ -1,8 +1,13 @@
 /*
- * syncwriter PATH N OUT: N synchronous 64 KiB writes (O_DSYNC), then records
- * its own delay-accounting block I/O wait (/proc/self/stat field 42, clock
- * ticks; needs kernel.task_delayacct=1) and run delay (/proc/self/schedstat),
- * with its own elapsed time so a reader can reject an impossible reading.
+ * syncwriter PATH N OUT: N synchronous 64 KiB writes (O_DSYNC), timing its own
+ * sleeps: per write, elapsed time minus the thread's CPU time is the time it
+ * was off the CPU; less the run delay over the loop (/proc/self/schedstat),
+ * it is the time it slept in write(). That sleep is the I/O wait a tracer must
+ * see, measured with nothing but the process's own clocks.
+ *
+ * Kernel delay accounting (/proc/PID/stat field 42) is not used: on 6.1x
+ * kernels with delayed dequeue it reports the whole uptime as I/O wait now
+ * and then (the block stamp lands on the wrong task), seen in CI and here.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,48 +16,53 @@
 #include <time.h>
 #include <unistd.h>
 
+static long long now_ns(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Time runnable but waiting for a CPU, from /proc/self/schedstat; -1 if unreadable. */
+static long long run_delay_ns(void)
+{
+	unsigned long long run_ns = 0, delay = 0;
+	FILE *f = fopen("/proc/self/schedstat", "r");
+	int ok = f && fscanf(f, "%llu %llu", &run_ns, &delay) == 2;
+
+	if (f)
+		fclose(f);
+	return ok ? (long long)delay : -1;
+}
+
 int main(int argc, char **argv)
 {
 	static char chunk[65536];
-	char stat[4096];
-
-	struct timespec t0, t1;
 
 	if (argc != 4)
 		return 2;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long long start = now_ns(CLOCK_MONOTONIC), slept = 0;
 	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_DSYNC, 0644);
-	if (fd < 0)
+	long long delay_before = run_delay_ns();
+	if (fd < 0 || delay_before < 0)
 		return 1;
 	memset(chunk, 's', sizeof(chunk));
-	for (int i = 0; i < atoi(argv[2]); i++)
+	for (int i = 0; i < atoi(argv[2]); i++) {
+		long long wall = now_ns(CLOCK_MONOTONIC), cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
 			return 1;
+		slept += (now_ns(CLOCK_MONOTONIC) - wall) - (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu);
+	}
+	long long delay_after = run_delay_ns();
+	if (delay_after < 0)
+		return 1;
+	slept -= delay_after - delay_before;
 	close(fd);
-	FILE *f = fopen("/proc/self/stat", "r");
-	if (!f || !fgets(stat, sizeof(stat), f))
-		return 1;
-	fclose(f);
-	/* Fields after the ")" of comm: field 3 is the first; field 42 is blkio ticks. */
-	char *p = strrchr(stat, ')') + 2;
-	long long field = 0;
-	p += 2; /* field 3, the state, is one letter */
-	for (int i = 4; i <= 42; i++)
-		field = strtoll(p, &p, 10);
-	unsigned long long run_ns = 0, run_delay = 0;
-	f = fopen("/proc/self/schedstat", "r");
-	if (!f || fscanf(f, "%llu %llu", &run_ns, &run_delay) != 2)
-		return 1;
-	fclose(f);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	long long wall_ns = (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
 	FILE *out = fopen(argv[3], "w");
 	if (!out)
 		return 1;
-	fprintf(out,
-		"{\"blkio_ticks\": %lld, \"tick_ns\": %ld, \"run_delay_ns\": %llu, "
-		"\"wall_ns\": %lld}\n",
-		field, 1000000000L / sysconf(_SC_CLK_TCK), run_delay, wall_ns);
-	fclose(out);
-	return 0;
+	fprintf(out, "{\"slept_in_write_ns\": %lld, \"run_delay_ns\": %lld, \"wall_ns\": %lld}\n",
+		slept, delay_after, now_ns(CLOCK_MONOTONIC) - start);
+	return fclose(out) == 0 ? 0 : 1;
 }

@@ -93,39 +93,22 @@ def oom_storm_loses_no_kill(ctx):
 
 @test
 def iowait_and_runq_match_kernel_accounting(ctx):
-    """I/O wait vs delay accounting, run-queue delay vs /proc/PID/schedstat."""
-    delayacct = "/proc/sys/kernel/task_delayacct"
-    old = open(delayacct).read().strip()
+    """I/O wait vs the writer's own timed sleeps, run-queue delay vs /proc/PID/schedstat."""
     sw = ctx.path("sw.json")
     burners = [ctx.path(f"b{i}.json") for i in range(4)]
     script = (f"{ctx.helper('syncwriter')} {ctx.path('s.bin')} 400 {sw}; "
               + " ".join(f"{ctx.helper('cpuburn')} 600 {b} &" for b in burners)
               + f" wait; {ctx.helper('cpuburn')} 200; true")
-    # Delay accounting itself can misreport: a wake-up that ends an I/O wait whose
-    # start it never stamped adds the whole uptime (seen once in CI: 13005 s of I/O
-    # wait in a 0.4 s process). Such a ground truth is impossible; measure again.
-    for attempt in range(3):
-        try:
-            with open(delayacct, "w") as f:
-                f.write("1")
-            # The first reading after enabling delay accounting is off; warm it up.
-            subprocess.run([ctx.helper("syncwriter"), ctx.path("w.bin"), "20", ctx.path("warm.json")], check=True)
-            ctx.tracer_run(["bash", "-c", script], expect=0)
-        finally:
-            with open(delayacct, "w") as f:
-                f.write(old)
-        truth = load_json(sw)
-        theirs = truth["blkio_ticks"] * truth["tick_ns"]
-        if theirs <= truth["wall_ns"] + truth["tick_ns"]:
-            break
-        print(f"       (delay accounting reported {theirs} ns of I/O wait in {truth['wall_ns']} ns: "
-              f"impossible, measuring again)", flush=True)
-    else:
-        raise Failure("delay accounting gave an impossible I/O wait three times")
+    ctx.tracer_run(["bash", "-c", script], expect=0)
     run = ctx.latest_run()
     ours = ctx.one("SELECT iowait_ns FROM processes WHERE run_id = ? AND exe LIKE '%/syncwriter'", run)
-    # Delay accounting counts in 10 ms ticks; both time the same io_schedule() sleeps.
-    ctx.check(theirs > 0 and ours > 50_000_000, f"the synchronous writer waited on I/O: {ours}")
+    # The writer times its sleeps inside O_DSYNC write() with its own clocks (see
+    # syncwriter.c for why not delay accounting). Both sides time the same sleeps;
+    # they differ by sleeps outside the loop (exec paging, open: ours only) and
+    # waits in write() not flagged as I/O (journal locks: theirs only). Measured
+    # here: ours / theirs 0.89..1.07 over eight runs of ~130 ms.
+    theirs = load_json(sw)["slept_in_write_ns"]
+    ctx.check(theirs > 50_000_000 and ours > 50_000_000, f"the synchronous writer waited on I/O: {ours}, {theirs}")
     ctx.close(ours, theirs, 20_000_000 + theirs // 10, "I/O wait of a synchronous writer (ns)")
     burn_rows = ctx.query("SELECT pid, runq_ns, iowait_ns FROM processes WHERE run_id = ? "
                           "AND exe LIKE '%/cpuburn' ORDER BY start_ns", run)
