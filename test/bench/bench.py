@@ -234,6 +234,21 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def idle_cost(daemons, seconds=30):
+    """CPU of each daemon per second of wall time on a quiet host (nothing traced starts):
+    the price of merely running, which a long workload pays on every CPU second."""
+    daemons.start()
+    try:
+        time.sleep(5)  # past start-up: BPF loading and the first snapshot
+        c0, a0, t0 = cpu_s(daemons.col.pid), cpu_s(daemons.agg.pid), time.monotonic()
+        time.sleep(seconds)
+        c1, a1, t1 = cpu_s(daemons.col.pid), cpu_s(daemons.agg.pid), time.monotonic()
+    finally:
+        daemons.stop()
+    return {"seconds": t1 - t0, "collector_pct": 100 * (c1 - c0) / (t1 - t0),
+            "aggregator_pct": 100 * (a1 - a0) / (t1 - t0)}
+
+
 def ingest_and_footprint(build, work, milestones):
     """The aggregator alone, fed synthetic process lives by ingestbench: events per
     second (decode, correlate, commit, ack) and its RSS and DB size at each milestone."""
@@ -358,6 +373,8 @@ def main():
     n, recorded, drops, rate = loss_check(daemons, args.storm * 2, work, build)
     print("latency...", flush=True)
     p50, p99, worst = exit_latency(daemons)
+    print("idle cost...", flush=True)
+    idle = idle_cost(daemons)
     print("kernel cost...", flush=True)
     cost = kernel_cost(storm_cmd, work, with_syscalls)
     cost_bio = kernel_cost(bio_cmd, work, with_syscalls)
@@ -438,6 +455,14 @@ def main():
         f"read-only SQLite reader: **p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms**, worst "
         f"{worst * 1000:.0f} ms (the collector flushes every 50 ms; the aggregator commits what it has).",
         "",
+        "## Idle cost",
+        "",
+        f"Both daemons running for {idle['seconds']:.0f} s on a quiet host (after 5 s of start-up), CPU time "
+        "from `/proc/PID/stat` per second of wall time: what merely running costs (live samples every "
+        "second, host samples, heartbeats, the collector's 50 ms buffer flushes): "
+        f"**collector {idle['collector_pct']:.2f}%, aggregator {idle['aggregator_pct']:.2f}% of one CPU** "
+        f"(clock ticks of {1000 // os.sysconf('SC_CLK_TCK')} ms: ±{100 / os.sysconf('SC_CLK_TCK') / idle['seconds']:.2f} points).",
+        "",
         "## Throughput and footprint",
         "",
         "Aggregator alone, fed synthetic process lives (fork, exec, exit; 128 events per frame) by "
@@ -486,7 +511,7 @@ def main():
         f.write("\n".join(lines))
     with open(os.path.join(os.path.dirname(args.out), "performance.json"), "w") as f:
         json.dump({"overhead": results, "capture": capture, "loss": [n, recorded, drops, rate],
-                   "latency_s": [p50, p99, worst], "ingest": ingest, "real": real}, f, indent=1)
+                   "latency_s": [p50, p99, worst], "idle": idle, "ingest": ingest, "real": real}, f, indent=1)
     print("\n".join(lines))
     shutil.rmtree(work, ignore_errors=True)
     return 0 if recorded == n and not drops else 1
