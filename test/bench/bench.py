@@ -354,6 +354,7 @@ def main():
         f.write(os.urandom(4096))
     sys_cmd = f"{build}/helpers/syscallstorm {args.syscall_rounds} {work}/small.dat"
     with_syscalls = Daemons(build, work, extra_col=("--enable", "syscalls"))
+    files_off = Daemons(build, work, extra_col=("--disable", "files"))
     peer_list = [cls(work) for cls in peers.available()]
     observers = [("tracer", daemons)] + [(p.name, p) for p in peer_list]
     workloads = (("exec storm", storm_cmd), ("bwa/samtools/bcftools", bio_cmd), ("syscall-heavy", sys_cmd))
@@ -364,6 +365,8 @@ def main():
             results[label][name] = pairs(f"{label} / {name}", cmd, work, obs, args.pairs)
     results["syscall-heavy, syscall counting on"] = {
         "tracer": pairs("syscall-heavy / tracer + syscall counting", sys_cmd, work, with_syscalls, args.pairs)}
+    results["syscall-heavy, file tracking off"] = {
+        "tracer": pairs("syscall-heavy / tracer --disable files", sys_cmd, work, files_off, args.pairs)}
     results["A/A: exec storm against itself"] = {
         "tracer": pairs("A/A exec storm", storm_cmd, work, daemons, args.pairs, aa=True)}
 
@@ -426,7 +429,10 @@ def main():
         "call variants: the demo pipeline's data, generated once before timing.",
         f"- syscall-heavy: `syscallstorm {args.syscall_rounds}`: open, 64-byte read, 64-byte write, close, "
         "in a loop: every fourth syscall an open (a deliberately harsh case for file tracking). "
-        "Syscall counting (a BPF call on every syscall) is off by default; its row turns it on.",
+        "Syscall counting (a BPF call on every syscall) is off by default; its row turns it on. "
+        "File tracking is the only default group on syscall tracepoints (the open family), and enabling "
+        "any syscall tracepoint sends every syscall of every process through the kernel's slower "
+        "traced-syscall path; its row turns it off (`--disable files`).",
         "",
         "## What each captured (200 processes of 32 MiB living a few ms)",
         "",
