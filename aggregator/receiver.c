@@ -352,12 +352,8 @@ static void wait_for_frame(int recv_fd)
 {
 	struct pollfd p = {.fd = recv_fd, .events = POLLIN};
 
-	if (recv_fd >= 0) {
-		if (poll(&p, 1, RECV_WAIT_MS) < 0 && errno != EINTR)
-			sleep_ns(RECV_WAIT_MS * NSEC_PER_MSEC);
-	} else {
+	if (recv_fd < 0 || (poll(&p, 1, RECV_WAIT_MS) < 0 && errno != EINTR))
 		sleep_ns(RECV_WAIT_MS * NSEC_PER_MSEC);
-	}
 }
 
 int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)

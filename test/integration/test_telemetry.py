@@ -4,7 +4,7 @@ import os
 import subprocess
 import time
 
-from harness import Failure, load_json, start_daemons, test
+from harness import load_json, start_daemons, test
 
 
 # --- kernel telemetry depth (issue 3) ----------------------------------------------
