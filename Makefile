@@ -196,8 +196,10 @@ $(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR) $(LIBS_CLI) $(LIBS_SHIPPER)
 
+# The suppressions cover leaks inside nng 1.5 (see the file), as in the integration tests.
 unit: $(UNIT_TESTS)
-	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp $$t; done
 	$(PYTHON) test/prices/test_build_table.py
 
 # Tests need root (BPF); as root, missing Debian packages are installed first.

@@ -217,8 +217,7 @@ int drain_flush(struct drain *d, bool final)
 		tracer__loss_count__init(&losses[n_losses]);
 		losses[n_losses].hop = "collector";
 		losses[n_losses].event_type = (char *)event_type_name(t);
-		losses[n_losses].count = d->sender->queue_drops_by_type[t];
-		n_losses++;
+		n_losses++; /* the sender fills the count, after making room for this frame */
 	}
 	for (size_t i = 0; i < n_losses; i++)
 		loss_ptrs[i] = &losses[i];

@@ -56,21 +56,107 @@ static struct queued_frame *slot(struct sender *s, size_t i)
 	return &s->q[(s->q_head + i) % s->q_cap];
 }
 
+static void count_lost(struct sender *s, uint32_t n_events, const uint32_t *types)
+{
+	s->queue_drops += n_events;
+	s->queue_drop_frames++;
+	for (int t = 0; t < EVT_COUNT; t++)
+		s->queue_drops_by_type[t] += types[t];
+}
+
+static struct unconfirmed_drop *unconfirmed(struct sender *s, size_t i)
+{
+	return &s->unconfirmed[(s->unconfirmed_head + i) % SENDER_UNCONFIRMED_MAX];
+}
+
+static void pop_unconfirmed(struct sender *s, bool delivered)
+{
+	struct unconfirmed_drop *u = unconfirmed(s, 0);
+
+	if (delivered)
+		s->drops_confirmed_delivered++;
+	else
+		count_lost(s, u->n_events, u->types);
+	s->unconfirmed_head = (s->unconfirmed_head + 1) % SENDER_UNCONFIRMED_MAX;
+	s->unconfirmed_count--;
+}
+
+static void pop_unconfirmed_newest(struct sender *s)
+{
+	struct unconfirmed_drop *u = unconfirmed(s, s->unconfirmed_count - 1);
+
+	count_lost(s, u->n_events, u->types);
+	s->unconfirmed_count--;
+}
+
+/* An ack for seq arrived over pipe: settles every unconfirmed drop it covers. */
+static void settle_unconfirmed(struct sender *s, uint64_t seq, uint32_t pipe)
+{
+	while (s->unconfirmed_count > 0 && unconfirmed(s, 0)->seq <= seq) {
+		uint32_t sent_on = unconfirmed(s, 0)->pipe;
+		pop_unconfirmed(s, sent_on != 0 && sent_on == pipe);
+	}
+}
+
 static void drop_head(struct sender *s, bool delivered)
 {
 	struct queued_frame *f = slot(s, 0);
 
-	if (!delivered) {
-		s->queue_drops += f->n_events;
-		s->queue_drop_frames++;
-		for (int t = 0; t < EVT_COUNT; t++)
-			s->queue_drops_by_type[t] += f->types[t];
+	if (!delivered && f->sent && f->sent_pipe != 0) {
+		if (s->unconfirmed_count == SENDER_UNCONFIRMED_MAX)
+			pop_unconfirmed(s, false);
+		struct unconfirmed_drop *u = unconfirmed(s, s->unconfirmed_count++);
+		u->seq = f->seq;
+		u->pipe = f->sent_pipe;
+		u->n_events = f->n_events;
+		memcpy(u->types, f->types, sizeof(u->types));
+	} else if (!delivered) {
+		count_lost(s, f->n_events, f->types);
 	}
 	s->q_bytes -= f->len;
 	free(f->data);
 	memset(f, 0, sizeof(*f));
 	s->q_head = (s->q_head + 1) % s->q_cap;
 	s->q_count--;
+}
+
+/* The counts the sender owns, as of now: the frame carries the drops it caused. */
+static void fill_stats(const struct sender *s, Tracer__CollectorStats *st)
+{
+	st->has_queue_drops = 1;
+	st->queue_drops = s->queue_drops;
+	st->has_frames_sent = 1;
+	st->frames_sent = s->frames_sent;
+	st->has_frames_queued = 1;
+	st->frames_queued = s->q_count;
+	for (size_t i = 0; i < st->n_losses; i++) {
+		Tracer__LossCount *l = st->losses[i];
+		if (strcmp(l->hop, "collector") != 0)
+			continue;
+		for (int t = 1; t < EVT_COUNT; t++)
+			if (strcmp(l->event_type, event_type_name(t)) == 0)
+				l->count = s->queue_drops_by_type[t];
+	}
+}
+
+/* Drops from the head until a frame of len bytes fits. */
+static void make_room(struct sender *s, size_t len)
+{
+	while (s->q_count > 0 && (s->q_count == s->q_cap || s->q_bytes + len > s->q_max_bytes)) {
+		drop_head(s, false);
+		/* Once per 10 s, with totals: a dead aggregator must not become a log storm. */
+		uint64_t now = now_boottime_ns();
+		if (now >= s->next_drop_log_ns) {
+			log_warn(
+			    "queue full (%zu frames, %zu bytes): dropping the oldest; %llu frames "
+			    "(%llu events) lost so far, %llu more dropped after the aggregator "
+			    "had them",
+			    s->q_count, s->q_bytes, (unsigned long long)s->queue_drop_frames,
+			    (unsigned long long)s->queue_drops,
+			    (unsigned long long)s->drops_confirmed_delivered);
+			s->next_drop_log_ns = now + 10 * NSEC_PER_SEC;
+		}
+	}
 }
 
 int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_t *types,
@@ -82,7 +168,7 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 	size_t head_len;
 
 	f.version = TRACER__CONSTANTS__FRAME_VERSION;
-	f.seq = s->next_seq++;
+	f.seq = s->next_seq; /* taken only once queued: a seq never sent would stall the stream */
 	f.stream_id.data = s->stream_id;
 	f.stream_id.len = sizeof(s->stream_id);
 	f.boot_id.data = s->boot_id;
@@ -93,17 +179,18 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 	f.watermark_ns = watermark_ns;
 	f.has_collector_pid = 1;
 	f.collector_pid = (uint32_t)getpid();
-	stats->has_queue_drops = 1;
-	stats->queue_drops = s->queue_drops;
-	stats->has_frames_sent = 1;
-	stats->frames_sent = s->frames_sent;
-	stats->has_frames_queued = 1;
-	stats->frames_queued = s->q_count;
 	f.stats = stats;
 	f.has_final = final;
 	f.final = final;
 	f.has_snapshot_done = snapshot_done;
 	f.snapshot_done = snapshot_done;
+	fill_stats(s, stats);
+	/* The counts can only grow by a few varint bytes after this: close enough for the cap. */
+	make_room(s, tracer__frame__get_packed_size(&f) + events->len);
+	if (final) /* no later frame could report them: the doubtful count as lost */
+		while (s->unconfirmed_count > 0)
+			pop_unconfirmed(s, false);
+	fill_stats(s, stats);
 	if (frame_encode(&f, &head, &head_len) != 0)
 		return -1;
 	/* Repeated fields may follow the header: the events are pre-packed. */
@@ -114,21 +201,6 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 	}
 	if (events->len)
 		memcpy(data + head_len, events->data, events->len);
-
-	while (s->q_count > 0 &&
-	       (s->q_count == s->q_cap || s->q_bytes + head_len + events->len > s->q_max_bytes)) {
-		drop_head(s, false);
-		/* Once per 10 s, with totals: a dead aggregator must not become a log storm. */
-		uint64_t now = now_boottime_ns();
-		if (now >= s->next_drop_log_ns) {
-			log_warn(
-			    "queue full (%zu frames, %zu bytes): dropping the oldest; %llu frames "
-			    "(%llu events) dropped so far",
-			    s->q_count, s->q_bytes, (unsigned long long)s->queue_drop_frames,
-			    (unsigned long long)s->queue_drops);
-			s->next_drop_log_ns = now + 10 * NSEC_PER_SEC;
-		}
-	}
 	struct queued_frame *q = slot(s, s->q_count);
 	q->seq = f.seq;
 	q->n_events = n_events;
@@ -138,21 +210,22 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 	q->len = head_len + events->len;
 	s->q_count++;
 	s->q_bytes += q->len;
+	s->next_seq++;
 	return 0;
 }
 
 static void take_acks(struct sender *s)
 {
 	for (;;) {
-		uint8_t buf[64];
-		size_t len = sizeof(buf);
+		nng_msg *msg;
 		struct ipc_ack ack;
-		int rv = nng_recv(s->ipc.sock, buf, &len, NNG_FLAG_NONBLOCK);
 
-		if (rv != 0)
+		if (nng_recvmsg(s->ipc.sock, &msg, NNG_FLAG_NONBLOCK) != 0)
 			return;
 		s->last_heard_ns = now_boottime_ns();
-		bool valid = ipc_ack_unpack(buf, len, &ack) == 0;
+		uint32_t pipe = nng_pipe_id(nng_msg_get_pipe(msg));
+		bool valid = ipc_ack_unpack(nng_msg_body(msg), nng_msg_len(msg), &ack) == 0;
+		nng_msg_free(msg);
 		if (valid && ipc_ack_is_heartbeat(&ack))
 			continue;
 		if (!valid || memcmp(ack.stream_id, s->stream_id, sizeof(s->stream_id)) != 0) {
@@ -163,6 +236,11 @@ static void take_acks(struct sender *s)
 			s->acked_seq = ack.seq;
 		while (s->q_count > 0 && slot(s, 0)->seq <= s->acked_seq)
 			drop_head(s, true);
+		if (ack.resend) /* it refused what came after ack.seq: those are lost */
+			while (s->unconfirmed_count > 0 &&
+			       unconfirmed(s, s->unconfirmed_count - 1)->seq > ack.seq)
+				pop_unconfirmed_newest(s);
+		settle_unconfirmed(s, ack.seq, pipe);
 		if (ack.resend) {
 			/* A later frame overtook the one it needs: all again, in order. */
 			s->resends++;
@@ -240,6 +318,8 @@ void sender_pump(struct sender *s)
 	if (conns != s->seen_connections) {
 		/* New connection: whatever was not acknowledged may be lost. Resend. */
 		s->seen_connections = conns;
+		while (s->unconfirmed_count > 0) /* no ack can come over their pipe now */
+			pop_unconfirmed(s, false);
 		s->last_heard_ns = now_boottime_ns();
 		for (size_t i = 0; i < s->q_count; i++)
 			slot(s, i)->sent = false;
@@ -249,9 +329,12 @@ void sender_pump(struct sender *s)
 		struct queued_frame *f = slot(s, i);
 		if (f->sent)
 			continue;
+		uint32_t pipe = __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE);
 		if (send_frame(s, f) != 0)
 			break;
 		f->sent = true;
+		/* A pipe that changed under the send cannot vouch for the frame. */
+		f->sent_pipe = pipe == __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE) ? pipe : 0;
 		s->frames_sent++;
 	}
 	take_acks(s);

@@ -4,6 +4,12 @@
  * unacknowledged frames are sent again and the aggregator drops duplicates by
  * sequence number. When the queue is full the oldest frame is dropped and its
  * events are counted in queue_drops.
+ *
+ * A dropped frame that was already sent may have been committed, its ack still
+ * on the way. Its events wait in a small ledger: an ack covering it that comes
+ * over the pipe it was sent on proves it applied (one pipe is FIFO, and the
+ * frames that would let the aggregator skip it were sent after it); a new
+ * connection, a resend request or shutdown counts it lost instead.
  */
 #ifndef TRACER_SENDER_H
 #define TRACER_SENDER_H
@@ -25,9 +31,20 @@ struct queued_frame {
 	uint32_t n_events;
 	uint32_t types[EVT_COUNT]; /* events per type, for loss accounting */
 	bool sent;
+	uint32_t sent_pipe; /* the live pipe when it was last sent, or 0 */
 	uint8_t *data;
 	size_t len;
 };
+
+/* A dropped frame that was sent: delivered or lost, the next ack will tell. */
+struct unconfirmed_drop {
+	uint64_t seq;
+	uint32_t pipe; /* the pipe it was sent on: only an ack over it can vouch */
+	uint32_t n_events;
+	uint32_t types[EVT_COUNT];
+};
+
+#define SENDER_UNCONFIRMED_MAX 1024
 
 struct sender {
 	struct ipc_client ipc;
@@ -53,6 +70,9 @@ struct sender {
 	uint64_t queue_drops_by_type[EVT_COUNT];
 	uint64_t next_drop_log_ns; /* rate limit of the queue-full warning */
 	uint64_t queue_drop_frames;
+	struct unconfirmed_drop unconfirmed[SENDER_UNCONFIRMED_MAX]; /* ring, seq order */
+	size_t unconfirmed_head, unconfirmed_count;
+	uint64_t drops_confirmed_delivered; /* frames dropped after their commit */
 	uint64_t frames_sent;
 	uint64_t acked_seq;
 	uint64_t bad_acks;
