@@ -372,6 +372,7 @@ static void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
 			memset(&p->row, 0, sizeof(p->row));
 		}
 		p->row.id = g->store->next_process_id - 1;
+		p->row.stored = false;
 		p->row.run_id = 0;
 		p->row.parent_id = 0;
 		p->row.image = 0;
@@ -422,6 +423,7 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tra
 	p->base = at_exec;
 	p->row.parent_id = p->row.id;
 	p->row.id = g->store->next_process_id++;
+	p->row.stored = false;
 	p->row.image++;
 	p->row.start_ns = to_epoch(g, ts);
 	p->row.from_snapshot = false;

@@ -57,6 +57,7 @@ struct process_row {
 	char slurm_job[32];
 	char slurm_step[24];
 	char systemd_unit[128];
+	bool stored; /* written once (maybe in a transaction that failed): replace, not insert */
 };
 
 struct file_row {
@@ -172,7 +173,7 @@ struct aggregator_stats_row {
 
 struct store {
 	sqlite3 *db;
-	sqlite3_stmt *put_process, *put_run, *put_stream, *get_stream, *put_agg;
+	sqlite3_stmt *put_process, *insert_process, *put_run, *put_stream, *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
 	    *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
@@ -194,7 +195,8 @@ int store_begin(struct store *s);
 int store_commit(struct store *s);
 void store_rollback(struct store *s);
 
-int store_put_process(struct store *s, const struct process_row *r);
+/* Inserts or replaces the row; sets r->stored. */
+int store_put_process(struct store *s, struct process_row *r);
 int store_put_signal(struct store *s, const struct signal_row *r);
 int64_t store_max_signal_id(struct store *s);
 /* Wall times of finished, successful steps named `name` in earlier runs of the

@@ -1,4 +1,8 @@
-/* Schema migrations: a v1 database with data is upgraded in place to the latest. */
+/*
+ * Schema migrations: a v1 database with data is upgraded in place to the latest.
+ * Process rows: inserted once, replaced after, and replaced when the flag that
+ * says "written" is wrong (a transaction rolled back, or a row already there).
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,10 +74,51 @@ static void test_v1_to_latest(void **state)
 	unlink(path);
 }
 
+static void test_process_row_insert_then_replace(void **state)
+{
+	struct store s;
+	struct process_row r = {.pid = 42, .state = "running"};
+
+	(void)state;
+	assert_int_equal(store_open(&s, ":memory:"), 0);
+	r.id = s.next_process_id++;
+	assert_false(r.stored);
+	assert_int_equal(store_put_process(&s, &r), 0);
+	assert_true(r.stored);
+
+	/* Written before: the next write replaces it. */
+	r.state = "exited";
+	r.has_exit_code = true;
+	r.exit_code = 3;
+	assert_int_equal(store_put_process(&s, &r), 0);
+	assert_int_equal(query_int(s.db, "SELECT count(*) FROM processes"), 1);
+	assert_int_equal(query_int(s.db, "SELECT exit_code FROM processes WHERE pid = 42"), 3);
+
+	/* Believed new but already there: still one row, the newest values. */
+	r.stored = false;
+	r.exit_code = 4;
+	assert_int_equal(store_put_process(&s, &r), 0);
+	assert_true(r.stored);
+	assert_int_equal(query_int(s.db, "SELECT count(*) FROM processes"), 1);
+	assert_int_equal(query_int(s.db, "SELECT exit_code FROM processes WHERE pid = 42"), 4);
+
+	/* Believed written but rolled back: the replace inserts it again. */
+	assert_int_equal(store_begin(&s), 0);
+	r.id = s.next_process_id++;
+	r.stored = false;
+	assert_int_equal(store_put_process(&s, &r), 0);
+	assert_int_equal(sqlite3_exec(s.db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	assert_true(r.stored);
+	assert_int_equal(store_put_process(&s, &r), 0);
+	assert_int_equal(query_int(s.db, "SELECT count(*) FROM processes"), 2);
+	store_close(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_v1_to_latest),
+	    cmocka_unit_test(test_process_row_insert_then_replace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
