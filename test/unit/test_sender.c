@@ -144,13 +144,19 @@ static void pump_until_settled(void)
 	sender_pump(s);
 }
 
-static void test_dropped_after_commit_is_not_counted_lost(void **state)
+/* Frames 1 and 2 queued, sent and received; the queue has room for two. */
+static void two_frames_sent(void)
 {
-	(void)state;
 	queue_fits_two();
 	enqueue(false);
 	assert_int_equal(receive_frame(), 1);
 	assert_int_equal(receive_frame(), 2);
+}
+
+static void test_dropped_after_commit_is_not_counted_lost(void **state)
+{
+	(void)state;
+	two_frames_sent();
 	/* 1 was sent and may be committed: dropping it proves nothing yet. */
 	enqueue(false);
 	assert_int_equal(s->q_count, 2);
@@ -180,10 +186,7 @@ static void test_dropped_before_sending_is_counted_at_once(void **state)
 static void test_refused_frame_counts_lost(void **state)
 {
 	(void)state;
-	queue_fits_two();
-	enqueue(false);
-	assert_int_equal(receive_frame(), 1);
-	assert_int_equal(receive_frame(), 2);
+	two_frames_sent();
 	enqueue(false);
 	enqueue(false); /* 1 and 2 dropped after sending */
 	assert_int_equal(s->unconfirmed_count, 2);
@@ -203,10 +206,7 @@ static void test_ack_over_another_pipe_counts_lost(void **state)
 	(void)state;
 	uint32_t first = __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE);
 
-	queue_fits_two();
-	enqueue(false);
-	assert_int_equal(receive_frame(), 1);
-	assert_int_equal(receive_frame(), 2);
+	two_frames_sent();
 	enqueue(false);
 	assert_int_equal(s->unconfirmed_count, 1);
 	/* The aggregator restarts: whether 1 reached the old one, the new one cannot say. */
@@ -225,10 +225,7 @@ static void test_ack_over_another_pipe_counts_lost(void **state)
 static void test_final_frame_reports_the_unsettled_as_lost(void **state)
 {
 	(void)state;
-	queue_fits_two();
-	enqueue(false);
-	assert_int_equal(receive_frame(), 1);
-	assert_int_equal(receive_frame(), 2);
+	two_frames_sent();
 	enqueue(true); /* drops 1; no frame comes after this one to carry a verdict */
 	assert_int_equal(s->unconfirmed_count, 0);
 	assert_int_equal(s->queue_drops, EVENTS_PER_FRAME);
