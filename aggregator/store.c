@@ -264,12 +264,20 @@ static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
 	sqlite3_bind_int64(st, i, (int64_t)v);
 }
 
-static int step_done(struct store *s, sqlite3_stmt *st)
+/* Runs a bound write and readies the statement for the next; SQLite's result. */
+static int run_write(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+static int step_done(struct store *s, sqlite3_stmt *st)
+{
+	int rc = run_write(st);
+
 	if (rc != SQLITE_DONE) {
 		log_error("sqlite write: %s", sqlite3_errmsg(s->db));
 		return rc;
@@ -397,9 +405,7 @@ int store_put_process(struct store *s, struct process_row *r)
 		 * delete, so SQLite keeps one): a third cheaper in an exec storm.
 		 */
 		bind_process(s->insert_process, r);
-		int rc = sqlite3_step(s->insert_process);
-		sqlite3_reset(s->insert_process);
-		sqlite3_clear_bindings(s->insert_process);
+		int rc = run_write(s->insert_process);
 		if (rc == SQLITE_DONE) {
 			r->stored = true;
 			return 0;

@@ -81,12 +81,21 @@ static void pop_unconfirmed(struct sender *s, bool delivered)
 	s->unconfirmed_count--;
 }
 
-static void pop_unconfirmed_newest(struct sender *s)
+/* No ack can vouch for them any more (new connection, shutdown). */
+static void lose_all_unconfirmed(struct sender *s)
 {
-	struct unconfirmed_drop *u = unconfirmed(s, s->unconfirmed_count - 1);
+	while (s->unconfirmed_count > 0)
+		pop_unconfirmed(s, false);
+}
 
-	count_lost(s, u->n_events, u->types);
-	s->unconfirmed_count--;
+/* The aggregator refused everything after seq: those drops are losses. */
+static void lose_unconfirmed_after(struct sender *s, uint64_t seq)
+{
+	while (s->unconfirmed_count > 0 && unconfirmed(s, s->unconfirmed_count - 1)->seq > seq) {
+		struct unconfirmed_drop *u = unconfirmed(s, s->unconfirmed_count - 1);
+		count_lost(s, u->n_events, u->types);
+		s->unconfirmed_count--;
+	}
 }
 
 /* An ack for seq arrived over pipe: settles every unconfirmed drop it covers. */
@@ -98,20 +107,27 @@ static void settle_unconfirmed(struct sender *s, uint64_t seq, uint32_t pipe)
 	}
 }
 
+/* A sent frame leaves the queue unacknowledged: the next ack over its pipe decides. */
+static void hold_unconfirmed(struct sender *s, const struct queued_frame *f)
+{
+	if (s->unconfirmed_count == SENDER_UNCONFIRMED_MAX)
+		pop_unconfirmed(s, false);
+	struct unconfirmed_drop *u = unconfirmed(s, s->unconfirmed_count++);
+	u->seq = f->seq;
+	u->pipe = f->sent_pipe;
+	u->n_events = f->n_events;
+	memcpy(u->types, f->types, sizeof(u->types));
+}
+
 static void drop_head(struct sender *s, bool delivered)
 {
 	struct queued_frame *f = slot(s, 0);
 
-	if (!delivered && f->sent && f->sent_pipe != 0) {
-		if (s->unconfirmed_count == SENDER_UNCONFIRMED_MAX)
-			pop_unconfirmed(s, false);
-		struct unconfirmed_drop *u = unconfirmed(s, s->unconfirmed_count++);
-		u->seq = f->seq;
-		u->pipe = f->sent_pipe;
-		u->n_events = f->n_events;
-		memcpy(u->types, f->types, sizeof(u->types));
-	} else if (!delivered) {
-		count_lost(s, f->n_events, f->types);
+	if (!delivered) {
+		if (f->sent && f->sent_pipe != 0)
+			hold_unconfirmed(s, f);
+		else
+			count_lost(s, f->n_events, f->types);
 	}
 	s->q_bytes -= f->len;
 	free(f->data);
@@ -188,8 +204,7 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 	/* The counts can only grow by a few varint bytes after this: close enough for the cap. */
 	make_room(s, tracer__frame__get_packed_size(&f) + events->len);
 	if (final) /* no later frame could report them: the doubtful count as lost */
-		while (s->unconfirmed_count > 0)
-			pop_unconfirmed(s, false);
+		lose_all_unconfirmed(s);
 	fill_stats(s, stats);
 	if (frame_encode(&f, &head, &head_len) != 0)
 		return -1;
@@ -236,10 +251,8 @@ static void take_acks(struct sender *s)
 			s->acked_seq = ack.seq;
 		while (s->q_count > 0 && slot(s, 0)->seq <= s->acked_seq)
 			drop_head(s, true);
-		if (ack.resend) /* it refused what came after ack.seq: those are lost */
-			while (s->unconfirmed_count > 0 &&
-			       unconfirmed(s, s->unconfirmed_count - 1)->seq > ack.seq)
-				pop_unconfirmed_newest(s);
+		if (ack.resend)
+			lose_unconfirmed_after(s, ack.seq);
 		settle_unconfirmed(s, ack.seq, pipe);
 		if (ack.resend) {
 			/* A later frame overtook the one it needs: all again, in order. */
@@ -318,8 +331,7 @@ void sender_pump(struct sender *s)
 	if (conns != s->seen_connections) {
 		/* New connection: whatever was not acknowledged may be lost. Resend. */
 		s->seen_connections = conns;
-		while (s->unconfirmed_count > 0) /* no ack can come over their pipe now */
-			pop_unconfirmed(s, false);
+		lose_all_unconfirmed(s);
 		s->last_heard_ns = now_boottime_ns();
 		for (size_t i = 0; i < s->q_count; i++)
 			slot(s, i)->sent = false;
