@@ -100,7 +100,7 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/proto $<
 
 # --- sources per program ------------------------------------------------------
-COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/ipc.c common/privdrop.c \
+COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
                common/sdnotify.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
@@ -222,7 +222,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build/fuzz
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRC_frame      := common/frame.c $(PROTO_C) common/log.c common/timeutil.c
+FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
 FUZZ_SRC_redact     := collector/redact.c common/fileutil.c
 FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c \

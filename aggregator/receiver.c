@@ -34,6 +34,7 @@ int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store
 	host_sampler_init(&r->host, "/proc", "/sys/block");
 	r->host_every_ns = NSEC_PER_SEC;
 	read_host_id(r->host_id, sizeof(r->host_id));
+	frame_arena_init(&r->arena);
 	return 0;
 }
 
@@ -45,6 +46,7 @@ void receiver_free(struct receiver *r)
 		s = next;
 	}
 	r->streams = NULL;
+	frame_arena_destroy(&r->arena);
 }
 
 static struct stream_state *stream_for(struct receiver *r, const Tracer__Frame *f)
@@ -186,7 +188,7 @@ void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 {
 	Tracer__Frame *f = NULL;
 	char why[256] = "";
-	enum frame_error err = frame_decode(buf, len, &f, why, sizeof(why));
+	enum frame_error err = frame_decode(&r->arena, buf, len, &f, why, sizeof(why));
 	struct stream_state *s;
 
 	r->agg.frames_received++;
@@ -198,7 +200,7 @@ void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 	if (!s) {
 		log_error("out of memory tracking a stream; frame %llu not applied",
 			  (unsigned long long)f->seq);
-		frame_free(f);
+		frame_arena_reset(&r->arena);
 		return;
 	}
 	uint64_t expected = s->row.last_seq + 1;
@@ -220,7 +222,7 @@ void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 	} else if (f->seq > expected && f->has_oldest_seq) {
 		/* It overtook a resent one: applying it would lose the one still coming. */
 		refuse_early_frame(r, s, f->seq);
-		frame_free(f);
+		frame_arena_reset(&r->arena);
 		return;
 	} else {
 		if (f->seq > expected && s->row.last_seq > 0) {
@@ -239,7 +241,7 @@ void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 	}
 	s->ack_seq = s->row.last_seq; /* everything up to it is in this commit or earlier */
 	s->ack_pending = true;
-	frame_free(f);
+	frame_arena_reset(&r->arena);
 }
 
 static void send_acks(struct receiver *r)

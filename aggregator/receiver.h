@@ -17,6 +17,7 @@
 #include "aggregator/hostsample.h"
 #include "aggregator/ingest.h"
 #include "aggregator/store.h"
+#include "common/frame_arena.h"
 #include "common/ipc.h"
 
 #define RECEIVER_MAX_STREAMS_ACKED 8
@@ -64,6 +65,7 @@ struct receiver {
 	uint64_t next_host_ns;
 	char host_id[64];
 	volatile sig_atomic_t *reload; /* set by SIGHUP: reread the tool lists */
+	struct frame_arena arena;      /* the frame being applied lives here */
 };
 
 int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store);

@@ -166,8 +166,8 @@ static int event_ok(const Tracer__Event *ev, const char **what)
 	}
 }
 
-enum frame_error frame_decode(const uint8_t *buf, size_t len, Tracer__Frame **out, char *why,
-			      size_t why_size)
+enum frame_error frame_decode(struct frame_arena *arena, const uint8_t *buf, size_t len,
+			      Tracer__Frame **out, char *why, size_t why_size)
 {
 	Tracer__Frame *f;
 	const char *what = NULL;
@@ -176,35 +176,31 @@ enum frame_error frame_decode(const uint8_t *buf, size_t len, Tracer__Frame **ou
 	if (len > FRAME_MAX_BYTES)
 		return fail(FRAME_TOO_BIG, why, why_size, "%zu bytes, limit %u", len,
 			    FRAME_MAX_BYTES);
-	f = tracer__frame__unpack(NULL, len, buf);
-	if (!f)
+	f = tracer__frame__unpack(&arena->allocator, len, buf);
+	if (!f) {
+		frame_arena_reset(arena);
 		return fail(FRAME_UNDECODABLE, why, why_size, "protobuf unpack failed (%zu bytes)",
 			    len);
+	}
 	if (f->version != TRACER__CONSTANTS__FRAME_VERSION) {
 		unsigned v = f->version;
-		tracer__frame__free_unpacked(f, NULL);
+		frame_arena_reset(arena);
 		return fail(FRAME_BAD_VERSION, why, why_size, "version %u, expected %d", v,
 			    TRACER__CONSTANTS__FRAME_VERSION);
 	}
 	if (f->stream_id.len != FRAME_ID_LEN || f->boot_id.len != FRAME_ID_LEN || f->seq == 0 ||
 	    !string_ok(f->host_id, 64) || !string_ok(f->hostname, 256) ||
 	    f->n_events > FRAME_MAX_EVENTS || (f->has_oldest_seq && f->oldest_seq > f->seq)) {
-		tracer__frame__free_unpacked(f, NULL);
+		frame_arena_reset(arena);
 		return fail(FRAME_BAD_HEADER, why, why_size,
 			    "bad stream id, boot id, seq, oldest seq, host id or event count");
 	}
 	for (size_t i = 0; i < f->n_events; i++) {
 		if (!event_ok(f->events[i], &what)) {
-			tracer__frame__free_unpacked(f, NULL);
+			frame_arena_reset(arena);
 			return fail(FRAME_BAD_EVENT, why, why_size, "event %zu: %s", i, what);
 		}
 	}
 	*out = f;
 	return FRAME_OK;
-}
-
-void frame_free(Tracer__Frame *f)
-{
-	if (f)
-		tracer__frame__free_unpacked(f, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/frame_arena.h"
 #include "tracer.pb-c.h"
 
 #define FRAME_MAX_BYTES (8u << 20)
@@ -42,11 +43,11 @@ int frame_encode(const Tracer__Frame *f, uint8_t **out, size_t *len);
 size_t frame_oldest_seq_tail(uint64_t oldest_seq, uint8_t out[FRAME_OLDEST_SEQ_TAIL]);
 
 /*
- * Unpacks and validates len bytes. On FRAME_OK, *out holds the frame (free
- * it with frame_free). Otherwise why describes the first problem found.
+ * Unpacks and validates len bytes into arena. On FRAME_OK, *out holds the
+ * frame until frame_arena_reset(arena). Otherwise why describes the first
+ * problem found (and the arena has been reset).
  */
-enum frame_error frame_decode(const uint8_t *buf, size_t len, Tracer__Frame **out, char *why,
-			      size_t why_size);
-void frame_free(Tracer__Frame *f);
+enum frame_error frame_decode(struct frame_arena *arena, const uint8_t *buf, size_t len,
+			      Tracer__Frame **out, char *why, size_t why_size);
 
 #endif

@@ -5,18 +5,22 @@
 
 #include "common/frame.h"
 
+static struct frame_arena arena = {.allocator = {.alloc = NULL}};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	Tracer__Frame *f = NULL;
 	char why[256];
 
-	if (frame_decode(data, size, &f, why, sizeof(why)) == FRAME_OK) {
+	if (!arena.allocator.alloc)
+		frame_arena_init(&arena);
+	if (frame_decode(&arena, data, size, &f, why, sizeof(why)) == FRAME_OK) {
 		/* A valid frame re-encodes. */
 		uint8_t *out = NULL;
 		size_t len = 0;
 		if (frame_encode(f, &out, &len) == 0)
 			__builtin_free(out);
-		frame_free(f);
+		frame_arena_reset(&arena);
 	}
 	return 0;
 }

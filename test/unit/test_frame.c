@@ -3,12 +3,29 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "common/frame.h"
+
+static struct frame_arena arena;
+
+static int arena_setup(void **state)
+{
+	(void)state;
+	frame_arena_init(&arena);
+	return 0;
+}
+
+static int arena_teardown(void **state)
+{
+	(void)state;
+	frame_arena_destroy(&arena);
+	return 0;
+}
 
 static uint8_t id16[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
@@ -31,7 +48,7 @@ static enum frame_error roundtrip(Tracer__Frame *f, Tracer__Frame **out)
 	char why[128];
 
 	assert_int_equal(frame_encode(f, &buf, &len), 0);
-	enum frame_error err = frame_decode(buf, len, out, why, sizeof(why));
+	enum frame_error err = frame_decode(&arena, buf, len, out, why, sizeof(why));
 	free(buf);
 	return err;
 }
@@ -60,7 +77,7 @@ static void test_roundtrip_exec(void **state)
 	assert_int_equal(out->events[0]->kind_case, TRACER__EVENT__KIND_EXEC);
 	assert_string_equal(out->events[0]->exec->argv[1], "sort");
 	assert_string_equal(out->events[0]->exec->exe, "/usr/bin/samtools");
-	frame_free(out);
+	frame_arena_reset(&arena);
 }
 
 static void test_oldest_seq_stamp(void **state)
@@ -81,11 +98,12 @@ static void test_oldest_seq_stamp(void **state)
 		uint8_t *stamped = malloc(len + n);
 		memcpy(stamped, buf, len);
 		memcpy(stamped + len, tail, n);
-		assert_int_equal(frame_decode(stamped, len + n, &out, why, sizeof(why)), FRAME_OK);
+		assert_int_equal(frame_decode(&arena, stamped, len + n, &out, why, sizeof(why)),
+				 FRAME_OK);
 		assert_true(out->has_oldest_seq);
 		assert_int_equal(out->oldest_seq, values[i]);
 		assert_int_equal(out->seq, 7);
-		frame_free(out);
+		frame_arena_reset(&arena);
 		free(stamped);
 	}
 	/* Multi-byte varints, and a stamp beyond the frame's own seq is refused. */
@@ -94,7 +112,8 @@ static void test_oldest_seq_stamp(void **state)
 	uint8_t *stamped = malloc(len + n);
 	memcpy(stamped, buf, len);
 	memcpy(stamped + len, tail, n);
-	assert_int_equal(frame_decode(stamped, len + n, &out, why, sizeof(why)), FRAME_BAD_HEADER);
+	assert_int_equal(frame_decode(&arena, stamped, len + n, &out, why, sizeof(why)),
+			 FRAME_BAD_HEADER);
 	free(stamped);
 	free(buf);
 }
@@ -107,7 +126,7 @@ static void test_garbage_rejected(void **state)
 
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)(i * 37 + 11);
-	assert_int_equal(frame_decode(junk, sizeof(junk), &out, why, sizeof(why)),
+	assert_int_equal(frame_decode(&arena, junk, sizeof(junk), &out, why, sizeof(why)),
 			 FRAME_UNDECODABLE);
 	assert_null(out);
 	assert_true(strlen(why) > 0);
@@ -118,9 +137,10 @@ static void test_garbage_rejected(void **state)
 	init_frame(&f);
 	f.host_id = "0123456789abcdef0123456789abcdef";
 	assert_int_equal(frame_encode(&f, &buf, &len), 0);
-	assert_int_equal(frame_decode(buf, len - 5, &out, why, sizeof(why)), FRAME_UNDECODABLE);
+	assert_int_equal(frame_decode(&arena, buf, len - 5, &out, why, sizeof(why)),
+			 FRAME_UNDECODABLE);
 	free(buf);
-	assert_int_equal(frame_decode(junk, FRAME_MAX_BYTES + 1, &out, why, sizeof(why)),
+	assert_int_equal(frame_decode(&arena, junk, FRAME_MAX_BYTES + 1, &out, why, sizeof(why)),
 			 FRAME_TOO_BIG);
 }
 
@@ -183,7 +203,7 @@ static void test_new_kinds_validated(void **state)
 	file.start_ns = 9;
 	file.path = "/data/x.bam";
 	assert_int_equal(roundtrip(&f, &out), FRAME_OK);
-	frame_free(out);
+	frame_arena_reset(&arena);
 	file.has_slot = 1;
 	file.slot = FRAME_MAX_FILES; /* out of range */
 	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
@@ -206,12 +226,62 @@ static void test_new_kinds_validated(void **state)
 	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
 }
 
+/* Frames bigger than the kept chunk, then smaller ones, decode intact each time:
+ * the arena grows, keeps one chunk, and hands out aligned, separate blocks. */
+static void test_arena_reuse(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	static Tracer__Event evs[N], *pevs[N];
+	static Tracer__ExecEvent xs[N];
+	static char exes[N][32];
+	char *argv[] = {"bwa", "mem", "-t", "8", "ref.fa", "reads.fq"};
+	Tracer__Frame f, *out;
+
+	for (int round = 0; round < 4; round++) {
+		size_t n = round % 2 ? 10 : N;
+		init_frame(&f);
+		for (size_t i = 0; i < n; i++) {
+			tracer__event__init(&evs[i]);
+			tracer__exec_event__init(&xs[i]);
+			snprintf(exes[i], sizeof(exes[i]), "/usr/bin/tool%zu", i + (size_t)round);
+			xs[i].pid = (uint32_t)(i + 1);
+			xs[i].start_ns = 1000 + i;
+			xs[i].exe = exes[i];
+			xs[i].argv = argv;
+			xs[i].n_argv = 6;
+			evs[i].ts_ns = 2000 + i;
+			evs[i].kind_case = TRACER__EVENT__KIND_EXEC;
+			evs[i].exec = &xs[i];
+			pevs[i] = &evs[i];
+		}
+		f.events = pevs;
+		f.n_events = n;
+		assert_int_equal(roundtrip(&f, &out), FRAME_OK);
+		assert_int_equal(out->n_events, n);
+		for (size_t i = 0; i < n; i++) {
+			const Tracer__ExecEvent *x = out->events[i]->exec;
+			assert_true(((uintptr_t)x & (_Alignof(max_align_t) - 1)) == 0);
+			assert_int_equal(x->pid, i + 1);
+			assert_string_equal(x->exe, exes[i]);
+			assert_string_equal(x->argv[5], "reads.fq");
+		}
+		frame_arena_reset(&arena);
+	}
+	/* One allocation larger than anything the arena keeps. */
+	uint8_t *big = arena.allocator.alloc(&arena, 3u << 20);
+	assert_non_null(big);
+	memset(big, 0xab, 3u << 20);
+	frame_arena_reset(&arena);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_new_kinds_validated), cmocka_unit_test(test_roundtrip_exec),
 	    cmocka_unit_test(test_garbage_rejected),	cmocka_unit_test(test_bad_header),
 	    cmocka_unit_test(test_bad_events),		cmocka_unit_test(test_oldest_seq_stamp),
+	    cmocka_unit_test(test_arena_reuse),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, arena_setup, arena_teardown);
 }

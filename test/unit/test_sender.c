@@ -117,10 +117,13 @@ static uint64_t receive_frame(void)
 			sleep_ns(5 * NSEC_PER_MSEC);
 	}
 	assert_int_equal(rv, 0);
-	assert_int_equal(frame_decode(nng_msg_body(msg), nng_msg_len(msg), &f, why, sizeof(why)),
-			 FRAME_OK);
+	struct frame_arena arena;
+	frame_arena_init(&arena);
+	assert_int_equal(
+	    frame_decode(&arena, nng_msg_body(msg), nng_msg_len(msg), &f, why, sizeof(why)),
+	    FRAME_OK);
 	uint64_t seq = f->seq;
-	frame_free(f);
+	frame_arena_destroy(&arena);
 	nng_msg_free(msg);
 	return seq;
 }
