@@ -231,7 +231,17 @@ FUZZ_LIB_text_files := -linih
 FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \
                        common/fileutil.c shipper/http.c
 FUZZ_LIB_strings    := -lcurl
-FUZZERS := frame redact text_files strings
+FUZZ_SRC_ingest     := $(filter-out aggregator/main.c,$(AGGREGATOR_SRCS)) $(COMMON_SRCS) $(PROTO_C) \
+                       $(BUILD)/schema_sql.c
+FUZZ_LIB_ingest     := $(LIBS_AGGREGATOR)
+FUZZERS := frame ingest redact text_files strings
+# Valid frames as starting points for the frame and ingest fuzzers.
+FUZZ_SEEDED := frame ingest
+$(FUZZ_BUILD)/frame_seeds: test/fuzz/frame_seeds.c common/frame.c common/frame_arena.c $(PROTO_C) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)clang -std=c11 -D_GNU_SOURCE -g -I. -I$(BUILD) -I$(BUILD)/proto -o $@ $< common/frame.c \
+		common/frame_arena.c $(PROTO_C) -lprotobuf-c
 
 .SECONDEXPANSION:
 $(FUZZ_BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(PROTO_H) $$(FUZZ_SRC_$$*)
@@ -239,9 +249,11 @@ $(FUZZ_BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(PROTO_H) $$(FUZZ_SRC_$$*)
 	$(call msg,FUZZ,$@)
 	$(Q)clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC_$*) $(FUZZ_LIB_$*)
 
-fuzz: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
-	@set -e; for f in $(FUZZERS); do \
-		mkdir -p $(FUZZ_BUILD)/corpus/$$f; cp -n test/fuzz/corpus/$$f/* $(FUZZ_BUILD)/corpus/$$f/ 2>/dev/null || true; \
+fuzz: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS)) $(FUZZ_BUILD)/frame_seeds
+	@set -e; for f in $(FUZZERS); do mkdir -p $(FUZZ_BUILD)/corpus/$$f; done; \
+	$(FUZZ_BUILD)/frame_seeds $(addprefix $(FUZZ_BUILD)/corpus/,$(FUZZ_SEEDED)); \
+	for f in $(FUZZERS); do \
+		cp -n test/fuzz/corpus/$$f/* $(FUZZ_BUILD)/corpus/$$f/ 2>/dev/null || true; \
 		echo "== fuzz_$$f for $(FUZZ_SECONDS)s"; \
 		if ! (cd $(FUZZ_BUILD) && ./fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 			-print_final_stats=1 corpus/$$f > fuzz_$$f.log 2>&1); then \

@@ -302,6 +302,15 @@ static size_t redact_one(const char *tool, const char *prev, const char *arg, ch
 	if (r) {
 		const char *colon = r->after_colon ? strchr(arg, ':') : NULL;
 		(*count)++;
+		if (colon) {
+			/* The user part is kept only if no other rule sees a secret in it. */
+			size_t user_len = (size_t)(colon - arg);
+			find_pairs(arg, user_len, &sp);
+			find_url_credentials(arg, user_len, &sp);
+			find_headers(arg, user_len, &sp);
+			if (sp.n || sp.overflow)
+				colon = NULL;
+		}
 		return colon ? put(out, cap, arg, (size_t)(colon - arg) + 1, REDACTED)
 			     : put(out, cap, "", 0, REDACTED);
 	}
