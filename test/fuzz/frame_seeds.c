@@ -133,29 +133,26 @@ int main(int argc, char **argv)
 	oom.anon_rss_kb = 1 << 20;
 	oom.has_anon_rss_kb = 1;
 
+	/* Every member of the event's kind union is a pointer to a message struct, and
+	 * C11 gives all of those the same representation: one table fills them all. */
+	const struct {
+		Tracer__Event__KindCase kind;
+		void *msg;
+	} kinds[] = {
+	    {TRACER__EVENT__KIND_CGROUP, &cg},	   {TRACER__EVENT__KIND_FORK, &fork},
+	    {TRACER__EVENT__KIND_EXEC, &exec},	   {TRACER__EVENT__KIND_FILE, &file},
+	    {TRACER__EVENT__KIND_SAMPLE, &sample}, {TRACER__EVENT__KIND_OOM, &oom},
+	    {TRACER__EVENT__KIND_EXIT, &exit_ev},  {TRACER__EVENT__KIND_FILE_COUNTS, &fc},
+	};
 	Tracer__Event evs[8];
 	Tracer__Event *pevs[8];
 	for (int i = 0; i < 8; i++) {
 		tracer__event__init(&evs[i]);
 		evs[i].ts_ns = 6000 + (uint64_t)i;
+		evs[i].kind_case = kinds[i].kind;
+		evs[i].fork = kinds[i].msg;
 		pevs[i] = &evs[i];
 	}
-	evs[0].kind_case = TRACER__EVENT__KIND_CGROUP;
-	evs[0].cgroup = &cg;
-	evs[1].kind_case = TRACER__EVENT__KIND_FORK;
-	evs[1].fork = &fork;
-	evs[2].kind_case = TRACER__EVENT__KIND_EXEC;
-	evs[2].exec = &exec;
-	evs[3].kind_case = TRACER__EVENT__KIND_FILE;
-	evs[3].file = &file;
-	evs[4].kind_case = TRACER__EVENT__KIND_SAMPLE;
-	evs[4].sample = &sample;
-	evs[5].kind_case = TRACER__EVENT__KIND_OOM;
-	evs[5].oom = &oom;
-	evs[6].kind_case = TRACER__EVENT__KIND_EXIT;
-	evs[6].exit = &exit_ev;
-	evs[7].kind_case = TRACER__EVENT__KIND_FILE_COUNTS;
-	evs[7].file_counts = &fc;
 
 	Tracer__ProbeStatus probe = TRACER__PROBE_STATUS__INIT, *probes[] = {&probe};
 	probe.name = "process";
