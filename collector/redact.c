@@ -198,6 +198,14 @@ static void find_headers(const char *arg, size_t len, struct spans *sp)
 	add_span(sp, i, len);
 }
 
+/* Every rule that finds a secret inside one argument. */
+static void find_secrets(const char *arg, size_t len, struct spans *sp)
+{
+	find_pairs(arg, len, sp);
+	find_url_credentials(arg, len, sp);
+	find_headers(arg, len, sp);
+}
+
 static int span_cmp_start(const struct span *a, const struct span *b)
 {
 	return a->start < b->start ? -1 : a->start > b->start;
@@ -304,10 +312,7 @@ static size_t redact_one(const char *tool, const char *prev, const char *arg, ch
 		(*count)++;
 		if (colon) {
 			/* The user part is kept only if no other rule sees a secret in it. */
-			size_t user_len = (size_t)(colon - arg);
-			find_pairs(arg, user_len, &sp);
-			find_url_credentials(arg, user_len, &sp);
-			find_headers(arg, user_len, &sp);
+			find_secrets(arg, (size_t)(colon - arg), &sp);
 			if (sp.n || sp.overflow)
 				colon = NULL;
 		}
@@ -319,9 +324,7 @@ static size_t redact_one(const char *tool, const char *prev, const char *arg, ch
 		(*count)++;
 		return put(out, cap, arg, strlen(r->flag), REDACTED);
 	}
-	find_pairs(arg, len, &sp);
-	find_url_credentials(arg, len, &sp);
-	find_headers(arg, len, &sp);
+	find_secrets(arg, len, &sp);
 	if (sp.overflow) {
 		(*count)++;
 		return put(out, cap, "", 0, REDACTED);
