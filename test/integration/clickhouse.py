@@ -5,21 +5,18 @@ interface."""
 import os
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
 
+from ports import free_port
+
 STOCK = "/etc/clickhouse-server"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+class PortTaken(RuntimeError):
+    pass
 
 
 class ClickHouse:
@@ -30,6 +27,7 @@ class ClickHouse:
         self.tcp_port = free_port()
         self.inter_port = free_port()
         self.user, self.password = user, password
+        self.started_once = False
 
     @staticmethod
     def available():
@@ -67,21 +65,50 @@ class ClickHouse:
             f.write(users)
 
     def start(self, timeout=30):
+        # free_port() only borrows a port: something else can take it before the
+        # server binds. Before the first successful start the ports are still ours
+        # to change, so a lost race picks new ones (a restart must keep them).
+        for attempt in range(5):
+            try:
+                return self._start_once(timeout)
+            except PortTaken:
+                if self.started_once or attempt == 4:
+                    raise
+                self.http_port, self.tcp_port, self.inter_port = free_port(), free_port(), free_port()
+                self.configure()
+
+    def _start_once(self, timeout):
         if not os.path.exists(os.path.join(self.dir, "config.xml")):
             self.configure()
+        log_start = os.path.getsize(self._error_log_path()) if os.path.exists(self._error_log_path()) else 0
         self.proc = subprocess.Popen(["clickhouse-server", "--config-file", os.path.join(self.dir, "config.xml")],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir)
         end = time.time() + timeout
         while time.time() < end:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"clickhouse-server exited {self.proc.returncode}; logs in {self.dir}/log")
+                what = f"clickhouse-server exited {self.proc.returncode}; logs in {self.dir}/log"
+                if "Address already in use" in self._error_log_since(log_start):
+                    raise PortTaken(what)
+                raise RuntimeError(what)
             try:
                 if self.query("SELECT 1").strip() == "1":
+                    self.started_once = True
                     return
             except (OSError, urllib.error.URLError):
                 pass
             time.sleep(0.2)
         raise RuntimeError("clickhouse-server did not answer")
+
+    def _error_log_path(self):
+        return os.path.join(self.dir, "log", "clickhouse-server.err.log")
+
+    def _error_log_since(self, offset):
+        try:
+            with open(self._error_log_path(), errors="replace") as f:
+                f.seek(offset)
+                return f.read()
+        except OSError:
+            return ""
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

@@ -10,6 +10,8 @@ import subprocess
 import tempfile
 import time
 
+from ports import free_port
+
 SLURM_CONF = """ClusterName=tracertest
 SlurmctldHost={node}(127.0.0.1)
 SlurmctldPort={ctld_port}
@@ -44,13 +46,6 @@ ConstrainRAMSpace=yes
 ConstrainCores=no
 """
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class SlurmCluster:
