@@ -26,20 +26,22 @@ def storm(ctx, n, workers=2):
 def storm_tally(ctx, db, since_ns, root, workers=2, also_exited=()):
     """For the whole storm tree (the root, its workers, their children): how many execs
     and exits reached the database, against how many happened: an exec for the root
-    and each child, an exit for every process. Rows are per image, so per pid we take
-    whether any image has it. The workers are the parents of the window's /usr/bin/true
-    processes (their own fork events may be among the lost). Also returns how many
-    other processes started or ended in the window (background noise). also_exited:
-    other processes known to have exited while events were being lost (counted in
-    "exit" when received; the caller adds them to what happened)."""
+    and each child, an exit for every process. Rows are per image, so per process (pid
+    and start time) we take whether any image has it. The workers are the parents of
+    the window's /usr/bin/true processes (their own fork events may be among the lost).
+    Also returns how many other processes started or ended in the window (background
+    noise). also_exited: other processes known to have exited while events were being
+    lost (counted in "exit" when received; the caller adds them to what happened)."""
     parents = [r[0] for r in ctx.query("SELECT DISTINCT ppid FROM processes WHERE exe = ? AND start_ns >= ?",
                                        TRUE, since_ns, db=db)]
     if len(parents) != workers:
         raise Failure(f"expected the {workers} storm workers as the parents of /bin/true, found {parents}")
     marks = ",".join("?" * len(parents))
+    # A process is (pid, start time): pid_max is 32768 here, and a long test run
+    # wraps it inside one storm, so a pid alone would merge two children.
     children = ctx.query(f"SELECT pid, coalesce(max(exe = ?), 0), coalesce(max(state = 'exited'), 0) "
-                         f"FROM processes WHERE ppid IN ({marks}) AND start_ns >= ? GROUP BY pid",
-                         TRUE, *parents, since_ns, db=db)
+                         f"FROM processes WHERE ppid IN ({marks}) AND start_ns >= ? "
+                         f"GROUP BY pid, proc_start_boot_ns", TRUE, *parents, since_ns, db=db)
     n = len(children)
     root_exec, root_exit = ctx.query("SELECT coalesce(max(exe LIKE '%/helpers/storm'), 0), "
                                      "coalesce(max(state = 'exited'), 0) FROM processes "
@@ -61,7 +63,15 @@ def storm_in_background(ctx, n):
     """Starts the storm helper (n children on 2 workers) without waiting; returns it
     and the time it started from."""
     since = time.time_ns()
-    return subprocess.Popen([ctx.helper("storm"), str(n), "2", "/bin/true"], stdout=subprocess.DEVNULL), since
+    return subprocess.Popen([ctx.helper("storm"), str(n), "2", "/bin/true"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True), since
+
+
+def wait_storm(p):
+    """Waits for a background storm; it must have started every child it was asked to."""
+    _, err = p.communicate(timeout=300)
+    if p.returncode != 0:
+        raise Failure(f"storm: exit {p.returncode}: {err.strip()[-500:]}")
 
 
 def check_all_recorded(ctx, db, since, root, n):
@@ -70,6 +80,8 @@ def check_all_recorded(ctx, db, since, root, n):
     ctx.check(tally["child_exec"] == n and tally["child_exit"] == n, f"every process recorded: {tally}")
     lost = ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss", db=db)
     ctx.check(lost == 0, f"no event lost: {lost}")
+    gaps = ctx.one("SELECT coalesce(sum(seq_gaps), 0) FROM collector_stats", db=db)
+    ctx.check(gaps == 0, f"no frame missing: {gaps}")
 
 
 def losses(ctx, db):
@@ -232,7 +244,7 @@ def sighup_storm_under_load_loses_nothing(ctx):
         agg.send_signal(signal.SIGHUP)
         col.send_signal(signal.SIGHUP)
         time.sleep(0.1)
-    p.wait(timeout=300)
+    wait_storm(p)
     time.sleep(1.0)
     ctx.check(agg.poll() is None and col.poll() is None, "both daemons survive SIGHUP")
     _, col_err = ctx.stop(col)
@@ -253,6 +265,7 @@ def aggregator_restarts_under_load_lose_nothing(ctx):
     n = 6000
     p, since = storm_in_background(ctx, n)
     stuck_closes = 0
+    agg_logs = []
     for i in range(10):
         time.sleep(0.3)
         agg.send_signal(signal.SIGTERM)
@@ -261,17 +274,28 @@ def aggregator_restarts_under_load_lose_nothing(ctx):
             _, err = agg.communicate(timeout=15)
         except subprocess.TimeoutExpired:
             raise Failure(f"restart {i}: the aggregator did not stop within 15 s")
+        agg_logs.append(err)
         ctx.check(agg.returncode == 0, f"restart {i}: exit code {agg.returncode} after "
                   f"{time.time() - started:.1f} s: {err[-300:]}")
         stuck_closes += "did not close within" in err
         agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
         wait_for_socket(sock)
-    p.wait(timeout=300)
+    wait_storm(p)
     time.sleep(1.0)
-    _, col_err = ctx.stop(col)
-    ctx.stop(agg)
+    col_rc, col_err = ctx.stop(col)
+    ctx.check(col_rc == 0, f"the collector lived through it and stopped cleanly: exit {col_rc}")
+    _, err = ctx.stop(agg)
+    agg_logs.append(err)
     print(f"       stops that gave up on nng's close: {stuck_closes} of 10; collector redial log lines "
           f"{col_err.count('dialing afresh')}, silent connections dropped {col_err.count('no word from')}",
           flush=True)
     ctx.check("not acknowledged at exit" not in col_err, "the collector left nothing unacknowledged")
+    before = len(ctx.failures)
     check_all_recorded(ctx, db, since, p.pid, n)
+    if len(ctx.failures) > before:
+        gaps = ctx.query("SELECT stream_id, last_seq, seq_gaps, duplicate_frames, collector_drops "
+                         "FROM collector_stats", db=db)
+        notes = [line for log in agg_logs for line in log.splitlines()
+                 if "frame" in line or "stream" in line or "database" in line]
+        ctx.check(False, f"streams {gaps}; aggregator said: {notes[-15:]}; collector said: "
+                  f"{col_err.strip().splitlines()[-15:]}")
