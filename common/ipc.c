@@ -92,6 +92,24 @@ static int start_listener(struct ipc_server *srv)
 	return nng_listener_start(srv->listener, 0);
 }
 
+/*
+ * nng 1.5.2's pair1 keeps no receive queue by default: a message that arrives
+ * while no receive is waiting is parked on its pipe ("read ready"). If that
+ * pipe closes in the same instant, the flag can outlive the pipe, and the next
+ * nng_recvmsg() dereferences the missing pipe (a SIGSEGV in the collector's
+ * take_acks when the aggregator restarted under load). With a queue, arriving
+ * messages go there instead; the flag is only set once the queue is full,
+ * which our readers, draining every loop, do not let happen.
+ */
+static void set_receive_queue(nng_socket sock, int messages)
+{
+	int rv = nng_socket_set_int(sock, NNG_OPT_RECVBUF, messages);
+
+	if (rv != 0)
+		log_warn("cannot set a receive queue of %d messages: %s", messages,
+			 nng_strerror(rv));
+}
+
 int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_peer_policy *policy)
 {
 	int rv;
@@ -106,6 +124,7 @@ int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_pe
 	if ((rv = nng_pair1_open(&srv->sock)) != 0)
 		return rv;
 	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ, FRAME_MAX_BYTES + 4096);
+	set_receive_queue(srv->sock, IPC_SERVER_RECV_QUEUE);
 	/* Acks wait briefly for the pipe (one sent right after another would be
 	 * dropped without waiting); never long: a lost ack only means a resend. */
 	nng_socket_set_ms(srv->sock, NNG_OPT_SENDTIMEO, IPC_SEND_TIMEOUT_MS);
@@ -265,6 +284,7 @@ int ipc_dial(struct ipc_client *c, const char *path, nng_pipe_cb on_pipe, void *
 	if ((rv = nng_pair1_open(&c->sock)) != 0)
 		return rv;
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 4096);
+	set_receive_queue(c->sock, IPC_CLIENT_RECV_QUEUE);
 	if (on_pipe) {
 		nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, on_pipe, arg);
 		nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe, arg);

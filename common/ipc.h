@@ -39,6 +39,10 @@ struct ipc_ack {
 #define IPC_STALL_NS (15000ULL * 1000000ULL)
 /* How long the aggregator waits to hand an ack to a busy pipe. */
 #define IPC_SEND_TIMEOUT_MS 50
+/* Messages nng queues for our reader (see set_receive_queue): acks are tiny and
+ * the collector's queue is what holds frames, so the server keeps fewer. */
+#define IPC_CLIENT_RECV_QUEUE 8192
+#define IPC_SERVER_RECV_QUEUE 32
 /* How long a collector stays without a connection before it replaces its dialer. */
 #define IPC_REDIAL_NS (5000ULL * 1000000ULL)
 

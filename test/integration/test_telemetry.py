@@ -105,11 +105,18 @@ def iowait_and_runq_match_kernel_accounting(ctx):
     # The writer times its sleeps inside O_DSYNC write() with its own clocks (see
     # syncwriter.c for why not delay accounting). Both sides time the same sleeps;
     # they differ by sleeps outside the loop (exec paging, open: ours only) and
-    # waits in write() not flagged as I/O (journal locks: theirs only). Measured
-    # here: ours / theirs 0.89..1.07 over eight runs of ~130 ms.
+    # sleeps in write() that are not I/O wait (waiting for the ext4 journal's
+    # commit or its locks: theirs only). Measured here: ours / theirs 0.89..1.07
+    # over eight runs of ~130 ms on a quiet machine; 0.77 once in CI under ASan,
+    # where the busier machine makes journal waits longer. So: never more than
+    # the writer slept (10% + 20 ms for the sleeps outside its loop), and at least
+    # 60% of it.
     theirs = load_json(sw)["slept_in_write_ns"]
     ctx.check(theirs > 50_000_000 and ours > 50_000_000, f"the synchronous writer waited on I/O: {ours}, {theirs}")
-    ctx.close(ours, theirs, 20_000_000 + theirs // 10, "I/O wait of a synchronous writer (ns)")
+    ctx.check(ours <= theirs * 1.1 + 20_000_000,
+              f"I/O wait of a synchronous writer: tracer {ours} ns, no more than the {theirs} ns it slept in write()")
+    ctx.check(ours >= theirs * 0.6,
+              f"I/O wait of a synchronous writer: tracer {ours} ns, at least 60% of the {theirs} ns it slept in write()")
     burn_rows = ctx.query("SELECT pid, runq_ns, iowait_ns FROM processes WHERE run_id = ? "
                           "AND exe LIKE '%/cpuburn' ORDER BY start_ns", run)
     ctx.check(len(burn_rows) == 5, f"five burners: {len(burn_rows)}")
