@@ -40,6 +40,7 @@ struct aggregator_options {
 	int ready_fd;
 	enum ingest_scope scope;
 	unsigned host_sample_ms;
+	unsigned commit_ms;
 	const char *tools_allow, *tools_deny;
 	struct insight_config signals;
 	unsigned outbox_mib; /* 0: no shipping */
@@ -98,6 +99,8 @@ static void usage(FILE *out)
 	    "  --socket-mode OCTAL    socket file permissions (default 0660)\n"
 	    "  --scope all|runs       record every process (default) or only those in runs\n"
 	    "  --host-sample-ms N     whole-host samples every N ms (default 1000; 0: off)\n"
+	    "  --commit-ms N          commit received frames at most every N ms (default "
+	    "%d; 0..1000)\n"
 	    "  --tools-allow PATH     known tools and categories (default "
 	    "/etc/tracer/tools.allow)\n"
 	    "  --tools-deny PATH      programs not recorded (default /etc/tracer/tools.deny)\n"
@@ -108,7 +111,8 @@ static void usage(FILE *out)
 	    "                         runq-share, reclaim-seconds, near-limit-share, slow-factor,\n"
 	    "                         slow-min-extra-seconds, slow-min-history\n"
 	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
-	    "  --ready-fd N           write \"ready\\n\" to fd N once listening\n");
+	    "  --ready-fd N           write \"ready\\n\" to fd N once listening\n",
+	    RECEIVER_COMMIT_EVERY_MS);
 }
 
 static int parse_options(int argc, char **argv, struct aggregator_options *o)
@@ -123,6 +127,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"log-level", required_argument, 0, 'l'},
 	    {"ready-fd", required_argument, 0, 'R'},
 	    {"host-sample-ms", required_argument, 0, 'H'},
+	    {"commit-ms", required_argument, 0, 'C'},
 	    {"tools-allow", required_argument, 0, 'A'},
 	    {"tools-deny", required_argument, 0, 'N'},
 	    {"signal", required_argument, 0, 'G'},
@@ -140,6 +145,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 					 .ready_fd = -1,
 					 .scope = SCOPE_ALL,
 					 .host_sample_ms = 1000,
+					 .commit_ms = RECEIVER_COMMIT_EVERY_MS,
 					 .shipper_state = TRACER_DEFAULT_SHIPPER_STATE};
 	insight_config_defaults(&o->signals);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -227,6 +233,13 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			if (*end || (o->host_sample_ms && o->host_sample_ms < 100)) {
 				fprintf(stderr,
 					"tracer-aggregator: --host-sample-ms is 0 or >= 100\n");
+				return -1;
+			}
+			break;
+		case 'C':
+			o->commit_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || o->commit_ms > 1000) {
+				fprintf(stderr, "tracer-aggregator: --commit-ms is 0 to 1000\n");
 				return -1;
 			}
 			break;
@@ -340,6 +353,7 @@ int main(int argc, char **argv)
 	}
 	receiver_init(&receiver, &ingest, &store);
 	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
+	receiver.commit_every_ns = (uint64_t)opt.commit_ms * NSEC_PER_MSEC;
 	receiver.reload = &reload_requested;
 	if (allowed_peers(&opt, &receiver.policy) != 0)
 		goto out_ingest;

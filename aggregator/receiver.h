@@ -22,6 +22,9 @@
 
 #define RECEIVER_MAX_STREAMS_ACKED 8
 
+/* Default for --commit-ms: how long applied frames may wait for their commit. */
+#define RECEIVER_COMMIT_EVERY_MS 200
+
 #define RECEIVER_MAX_LOSSES 32
 
 struct loss_entry {
@@ -66,6 +69,10 @@ struct receiver {
 	char host_id[64];
 	volatile sig_atomic_t *reload; /* set by SIGHUP: reread the tool lists */
 	struct frame_arena arena;      /* the frame being applied lives here */
+	uint64_t commit_every_ns;      /* frames wait at most this long for their commit */
+	uint64_t last_commit_ns;
+	unsigned frames_uncommitted; /* applied since the last commit */
+	uint64_t events_uncommitted;
 };
 
 int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store);
