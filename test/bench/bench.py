@@ -85,8 +85,9 @@ def timed(cmd, cwd, observer=None):
     cpu = children_cpu() - cpu0
     if observer:
         # Charge the observer for the events still in flight when the workload ends
-        # (the collector flushes every 50 ms); the idle cost of the wait is ~2 ms of CPU.
-        time.sleep(0.25)
+        # (the collector flushes every 50 ms, the aggregator commits at most every
+        # 200 ms); the idle cost of the wait is ~4 ms of CPU.
+        time.sleep(0.5)
     return wall, cpu, (observer.cpu_seconds() - obs0) if observer else 0.0
 
 
