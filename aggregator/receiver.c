@@ -412,7 +412,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			receiver_commit(r);
 			continue;
 		}
-		/* Take what is waiting (bounded), then commit it in one transaction. */
+		/* Apply what is waiting (bounded); commit_due() says when it goes in. */
 		wait_for_frame(recv_fd, wait_ms(r, now_boottime_ns()));
 		while (r->frames_uncommitted < BATCH_MAX_FRAMES &&
 		       r->events_uncommitted < BATCH_MAX_EVENTS) {

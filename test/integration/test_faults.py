@@ -15,11 +15,8 @@ TRUE = "/usr/bin/true"
 
 def storm(ctx, n, workers=2):
     """Runs the storm helper directly; returns its pid (the root of the tree we count)."""
-    p = subprocess.Popen([ctx.helper("storm"), str(n), str(workers), "/bin/true"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
-    _, err = p.communicate(timeout=300)
-    if p.returncode != 0:
-        raise Failure(f"storm: {p.returncode} {err}")
+    p, _ = storm_in_background(ctx, n, workers)
+    wait_storm(p)
     return p.pid
 
 
@@ -37,8 +34,8 @@ def storm_tally(ctx, db, since_ns, root, workers=2, also_exited=()):
     if len(parents) != workers:
         raise Failure(f"expected the {workers} storm workers as the parents of /bin/true, found {parents}")
     marks = ",".join("?" * len(parents))
-    # A process is (pid, start time): pid_max is 32768 here, and a long test run
-    # wraps it inside one storm, so a pid alone would merge two children.
+    # A process is (pid, start time): once pids wrap (pid_max is 32768 here) a pid
+    # alone can name two processes of the window.
     children = ctx.query(f"SELECT pid, coalesce(max(exe = ?), 0), coalesce(max(state = 'exited'), 0) "
                          f"FROM processes WHERE ppid IN ({marks}) AND start_ns >= ? "
                          f"GROUP BY pid, proc_start_boot_ns", TRUE, *parents, since_ns, db=db)
@@ -59,11 +56,11 @@ def storm_tally(ctx, db, since_ns, root, workers=2, also_exited=()):
             "background": len(others)}
 
 
-def storm_in_background(ctx, n):
-    """Starts the storm helper (n children on 2 workers) without waiting; returns it
+def storm_in_background(ctx, n, workers=2):
+    """Starts the storm helper (n children on the workers) without waiting; returns it
     and the time it started from."""
     since = time.time_ns()
-    return subprocess.Popen([ctx.helper("storm"), str(n), "2", "/bin/true"], stdout=subprocess.DEVNULL,
+    return subprocess.Popen([ctx.helper("storm"), str(n), str(workers), "/bin/true"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True), since
 
 
