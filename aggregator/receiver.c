@@ -16,7 +16,6 @@
 #include "common/sdnotify.h"
 #include "common/timeutil.h"
 
-#define BATCH_MAX_FRAMES 64
 #define BATCH_MAX_EVENTS 200000
 #define RETRY_NS (1 * NSEC_PER_SEC)
 #define STATS_EVERY_NS (1 * NSEC_PER_SEC)
@@ -381,9 +380,9 @@ static int wait_ms(const struct receiver *r, uint64_t now)
  */
 static bool commit_due(const struct receiver *r, uint64_t now)
 {
-	return r->frames_uncommitted &&
-	       (now - r->last_commit_ns >= r->commit_every_ns ||
-		r->frames_uncommitted >= BATCH_MAX_FRAMES || r->events_uncommitted >= BATCH_MAX_EVENTS);
+	return r->frames_uncommitted && (now - r->last_commit_ns >= r->commit_every_ns ||
+					 r->frames_uncommitted >= RECEIVER_BATCH_MAX_FRAMES ||
+					 r->events_uncommitted >= BATCH_MAX_EVENTS);
 }
 
 int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
@@ -414,7 +413,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		}
 		/* Apply what is waiting (bounded); commit_due() says when it goes in. */
 		wait_for_frame(recv_fd, wait_ms(r, now_boottime_ns()));
-		while (r->frames_uncommitted < BATCH_MAX_FRAMES &&
+		while (r->frames_uncommitted < RECEIVER_BATCH_MAX_FRAMES &&
 		       r->events_uncommitted < BATCH_MAX_EVENTS) {
 			nng_msg *msg;
 			if (nng_recvmsg(r->server.sock, &msg, NNG_FLAG_NONBLOCK) != 0)

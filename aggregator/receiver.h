@@ -24,6 +24,8 @@
 
 /* Default for --commit-ms: how long applied frames may wait for their commit. */
 #define RECEIVER_COMMIT_EVERY_MS 200
+/* A batch also commits as soon as it holds this many frames. */
+#define RECEIVER_BATCH_MAX_FRAMES 64
 
 #define RECEIVER_MAX_LOSSES 32
 

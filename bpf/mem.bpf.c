@@ -25,9 +25,9 @@ int BPF_PROG(oom_victim, struct task_struct *task, uid_t uid)
 	fill_header(&e->h, TRACER_EV_OOM, task);
 	mm = BPF_CORE_READ(task, mm);
 	e->total_vm_kb = mm ? pages_kb(BPF_CORE_READ(mm, total_vm)) : 0;
-	e->anon_rss_kb = mm ? pages_kb(counter_pages(mm, MM_ANONPAGES)) : 0;
-	e->file_rss_kb = mm ? pages_kb(counter_pages(mm, MM_FILEPAGES)) : 0;
-	e->shmem_rss_kb = mm ? pages_kb(counter_pages(mm, MM_SHMEMPAGES)) : 0;
+	e->anon_rss_kb = mm ? pages_kb(counter_pages(mm, MM_ANONPAGES, false)) : 0;
+	e->file_rss_kb = mm ? pages_kb(counter_pages(mm, MM_FILEPAGES, false)) : 0;
+	e->shmem_rss_kb = mm ? pages_kb(counter_pages(mm, MM_SHMEMPAGES, false)) : 0;
 	e->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 	e->cgroup1_id = memcg_v1_id(task);
 	e->memcg_limit_kb = 0;

@@ -5,7 +5,9 @@
  *
  * Each hook exists twice: a tp_btf flavour (typed arguments, preferred) and a
  * classic tracepoint flavour for kernels without BTF-typed tracepoints. The
- * collector probes the kernel and disables the flavour it does not use.
+ * collector probes the kernel and disables the flavour it does not use. Both
+ * share one source: `direct` (a constant per flavour) picks plain loads through
+ * the tp_btf arguments or helper copies (KREAD in common.bpf.h).
  */
 #include "common.bpf.h"
 
@@ -17,28 +19,30 @@ struct {
 	__type(value, __u64);
 } prev_peak SEC(".maps");
 
-static __always_inline void add_task_io(struct tracer_counters *c, struct task_struct *t)
+static __always_inline void add_task_io(struct tracer_counters *c, struct task_struct *t,
+					bool direct)
 {
-	c->rchar += BPF_CORE_READ(t, ioac.rchar);
-	c->wchar += BPF_CORE_READ(t, ioac.wchar);
-	c->syscr += BPF_CORE_READ(t, ioac.syscr);
-	c->syscw += BPF_CORE_READ(t, ioac.syscw);
-	c->read_bytes += BPF_CORE_READ(t, ioac.read_bytes);
-	c->write_bytes += BPF_CORE_READ(t, ioac.write_bytes);
-	c->cancelled_write_bytes += BPF_CORE_READ(t, ioac.cancelled_write_bytes);
+	c->rchar += KREAD(direct, t, ioac.rchar);
+	c->wchar += KREAD(direct, t, ioac.wchar);
+	c->syscr += KREAD(direct, t, ioac.syscr);
+	c->syscw += KREAD(direct, t, ioac.syscw);
+	c->read_bytes += KREAD(direct, t, ioac.read_bytes);
+	c->write_bytes += KREAD(direct, t, ioac.write_bytes);
+	c->cancelled_write_bytes += KREAD(direct, t, ioac.cancelled_write_bytes);
 }
 
-static __always_inline void add_task_counters(struct tracer_counters *c, struct task_struct *t)
+static __always_inline void add_task_counters(struct tracer_counters *c, struct task_struct *t,
+					      bool direct)
 {
-	c->utime_ns += BPF_CORE_READ(t, utime);
-	c->stime_ns += BPF_CORE_READ(t, stime);
-	c->runtime_ns += BPF_CORE_READ(t, se.sum_exec_runtime);
-	c->nvcsw += BPF_CORE_READ(t, nvcsw);
-	c->nivcsw += BPF_CORE_READ(t, nivcsw);
-	c->min_flt += BPF_CORE_READ(t, min_flt);
-	c->maj_flt += BPF_CORE_READ(t, maj_flt);
-	c->run_delay_ns += BPF_CORE_READ(t, sched_info.run_delay);
-	add_task_io(c, t);
+	c->utime_ns += KREAD(direct, t, utime);
+	c->stime_ns += KREAD(direct, t, stime);
+	c->runtime_ns += KREAD(direct, t, se.sum_exec_runtime);
+	c->nvcsw += KREAD(direct, t, nvcsw);
+	c->nivcsw += KREAD(direct, t, nivcsw);
+	c->min_flt += KREAD(direct, t, min_flt);
+	c->maj_flt += KREAD(direct, t, maj_flt);
+	c->run_delay_ns += KREAD(direct, t, sched_info.run_delay);
+	add_task_io(c, t, direct);
 }
 
 static __always_inline void add_acc(struct tracer_counters *c, const struct proc_acc *a)
@@ -59,21 +63,21 @@ static __always_inline void add_acc(struct tracer_counters *c, const struct proc
  * I/O, run delay and our own accumulators come from dead_threads instead.
  * task is always the current task here (exec and exit run in its context).
  */
-static __noinline void read_counters(struct task_struct *task, struct tracer_counters *c,
-				     __u32 *flags)
+static __always_inline void read_counters(struct task_struct *task, struct tracer_counters *c,
+					  __u32 *flags, bool direct)
 {
-	struct signal_struct *sig = BPF_CORE_READ(task, signal);
-	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	struct signal_struct *sig = KREAD(direct, task, signal);
+	struct task_struct *leader = KREAD(direct, task, group_leader);
+	struct mm_struct *mm = KREAD(direct, task, mm);
 
-	c->utime_ns = BPF_CORE_READ(sig, utime);
-	c->stime_ns = BPF_CORE_READ(sig, stime);
-	c->runtime_ns = BPF_CORE_READ(sig, sum_sched_runtime);
-	c->nvcsw = BPF_CORE_READ(sig, nvcsw);
-	c->nivcsw = BPF_CORE_READ(sig, nivcsw);
-	c->min_flt = BPF_CORE_READ(sig, min_flt);
-	c->maj_flt = BPF_CORE_READ(sig, maj_flt);
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	c->utime_ns = KREAD(direct, sig, utime);
+	c->stime_ns = KREAD(direct, sig, stime);
+	c->runtime_ns = KREAD(direct, sig, sum_sched_runtime);
+	c->nvcsw = KREAD(direct, sig, nvcsw);
+	c->nivcsw = KREAD(direct, sig, nivcsw);
+	c->min_flt = KREAD(direct, sig, min_flt);
+	c->maj_flt = KREAD(direct, sig, maj_flt);
+	__u32 tgid = KREAD(direct, task, tgid);
 	struct dead_acc *dead = bpf_map_lookup_elem(&dead_threads, &tgid);
 	c->rchar = c->wchar = c->syscr = c->syscw = 0;
 	c->read_bytes = c->write_bytes = c->cancelled_write_bytes = 0;
@@ -88,9 +92,9 @@ static __noinline void read_counters(struct task_struct *task, struct tracer_cou
 		c->cancelled_write_bytes = dead->cancelled_write_bytes;
 		c->run_delay_ns = dead->run_delay_ns;
 	}
-	add_task_counters(c, task);
+	add_task_counters(c, task, direct);
 	if (leader != task)
-		add_task_counters(c, leader);
+		add_task_counters(c, leader, direct);
 	struct proc_acc acc;
 	proc_acc_sum(tgid, &acc);
 	c->iowait_ns = c->reclaim_ns = c->net_tx_bytes = c->net_rx_bytes = c->sys_failed = 0;
@@ -98,14 +102,36 @@ static __noinline void read_counters(struct task_struct *task, struct tracer_cou
 		c->sys[i] = 0;
 	add_acc(c, &acc);
 
-	c->signal_maxrss_kb = BPF_CORE_READ(sig, maxrss) * page_kb;
+	c->signal_maxrss_kb = KREAD(direct, sig, maxrss) * page_kb;
 	if (mm) {
-		c->peak_rss_kb = mm_peak_kb(mm);
+		c->peak_rss_kb = mm_peak_kb_x(mm, direct);
 	} else {
 		/* Kernels before 6.16 fire sched_process_exit after exit_mm(). */
 		c->peak_rss_kb = c->signal_maxrss_kb;
 		*flags |= TRACER_F_PEAK_FROM_SIGNAL;
 	}
+}
+
+/* One copy per flavour, each a subprogram shared by exec and exit. */
+static __noinline void read_counters_btf(struct task_struct *task, struct tracer_counters *c,
+					 __u32 *flags)
+{
+	read_counters(task, c, flags, true);
+}
+
+static __noinline void read_counters_tp(struct task_struct *task, struct tracer_counters *c,
+					__u32 *flags)
+{
+	read_counters(task, c, flags, false);
+}
+
+static __always_inline void read_counters_of(struct task_struct *task, struct tracer_counters *c,
+					     __u32 *flags, bool direct)
+{
+	if (direct)
+		read_counters_btf(task, c, flags);
+	else
+		read_counters_tp(task, c, flags);
 }
 
 /* One path walk in progress; bpf_loop() calls walk_step() per component. */
@@ -231,12 +257,12 @@ static __always_inline void read_argv(struct task_struct *task, struct tracer_ex
 }
 
 static __always_inline int emit_fork(void *ctx, struct task_struct *parent,
-				     struct task_struct *child)
+				     struct task_struct *child, bool direct)
 {
 	struct tracer_fork_event *e;
 
 	/* Threads share the process: only new thread groups are processes. */
-	if (child && BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+	if (child && KREAD(direct, child, pid) != KREAD(direct, child, tgid))
 		return 0;
 
 	e = event_reserve(sizeof(*e));
@@ -244,24 +270,26 @@ static __always_inline int emit_fork(void *ctx, struct task_struct *parent,
 		count_drop(TRACER_DROP_FORK);
 		return 0;
 	}
-	fill_header(&e->h, TRACER_EV_FORK, parent);
-	struct task_struct *real_parent = child ? BPF_CORE_READ(child, real_parent) : parent;
-	e->parent_pid = BPF_CORE_READ(real_parent, tgid);
-	e->parent_start_ns = leader_start(real_parent);
+	fill_header_x(&e->h, TRACER_EV_FORK, parent, direct);
+	struct task_struct *real_parent = child ? KREAD(direct, child, real_parent) : parent;
+	e->parent_pid = KREAD(direct, real_parent, tgid);
+	e->parent_start_ns = leader_start_x(real_parent, direct);
 	if (child) {
-		e->h.pid = BPF_CORE_READ(child, tgid);
+		e->h.pid = KREAD(direct, child, tgid);
 		e->h.tid = e->h.pid;
-		e->h.start_ns = BPF_CORE_READ(child, start_boottime);
+		e->h.start_ns = KREAD(direct, child, start_boottime);
 	}
-	e->uid = BPF_CORE_READ(parent, cred, uid.val);
-	e->gid = BPF_CORE_READ(parent, cred, gid.val);
+	const struct cred *cred = KREAD(direct, parent, cred);
+	e->uid = KREAD(direct, cred, uid.val);
+	e->gid = KREAD(direct, cred, gid.val);
 	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
 	event_submit(ctx, e, sizeof(*e), TRACER_DROP_FORK);
 	return 0;
 }
 
-static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 old_tid)
+static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 old_tid,
+				     bool direct)
 {
 	struct tracer_exec_event *e;
 	__u32 flags = 0;
@@ -272,13 +300,14 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 		bpf_map_delete_elem(&prev_peak, &old_tid);
 		return 0;
 	}
-	fill_header(&e->h, TRACER_EV_EXEC, task);
+	fill_header_x(&e->h, TRACER_EV_EXEC, task, direct);
 	e->old_tid = old_tid;
-	struct task_struct *real_parent = BPF_CORE_READ(task, real_parent);
-	e->ppid = BPF_CORE_READ(real_parent, tgid);
-	e->parent_start_ns = leader_start(real_parent);
-	e->uid = BPF_CORE_READ(task, cred, uid.val);
-	e->gid = BPF_CORE_READ(task, cred, gid.val);
+	struct task_struct *real_parent = KREAD(direct, task, real_parent);
+	e->ppid = KREAD(direct, real_parent, tgid);
+	e->parent_start_ns = leader_start_x(real_parent, direct);
+	const struct cred *cred = KREAD(direct, task, cred);
+	e->uid = KREAD(direct, cred, uid.val);
+	e->gid = KREAD(direct, cred, gid.val);
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->cgroup1_id = memcg_v1_id(task);
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
@@ -290,27 +319,28 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 		flags |= TRACER_F_PREV_PEAK_KNOWN;
 		bpf_map_delete_elem(&prev_peak, &old_tid);
 	}
-	read_counters(task, &e->at_exec, &flags);
+	read_counters_of(task, &e->at_exec, &flags, direct);
 
 	e->argv_len = 0;
 	read_argv(task, e);
 
 	/* exe: the file really mapped (resolves #! interpreters), absolute. */
-	struct file *exe = BPF_CORE_READ(task, mm, exe_file);
+	struct mm_struct *mm = KREAD(direct, task, mm);
+	struct file *exe = mm ? KREAD(direct, mm, exe_file) : NULL;
 	__u32 depth = 0;
 	e->filename_len = 0;
 	if (exe) {
 		e->filename_len = walk_path(
-		    BPF_CORE_READ(exe, f_path.dentry), BPF_CORE_READ(exe, f_path.mnt), e->filename,
+		    KREAD(direct, exe, f_path.dentry), KREAD(direct, exe, f_path.mnt), e->filename,
 		    sizeof(e->filename), &depth, &flags, TRACER_F_FILENAME_TRUNCATED);
 	}
 
-	struct fs_struct *fs = BPF_CORE_READ(task, fs);
+	struct fs_struct *fs = KREAD(direct, task, fs);
 	e->cwd_len = 0;
 	e->cwd_depth = 0;
 	if (fs) {
 		e->cwd_len =
-		    walk_path(BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt), e->cwd,
+		    walk_path(KREAD(direct, fs, pwd.dentry), KREAD(direct, fs, pwd.mnt), e->cwd,
 			      sizeof(e->cwd), &e->cwd_depth, &flags, TRACER_F_CWD_TRUNCATED);
 	} else {
 		flags |= TRACER_F_CWD_ERROR;
@@ -322,11 +352,11 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 
 /* A thread (not the last) exits: keep what it contributed for the process total. */
 static __always_inline void remember_dead_thread(struct task_struct *task,
-						 struct signal_struct *sig)
+						 struct signal_struct *sig, bool direct)
 {
-	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	struct task_struct *leader = KREAD(direct, task, group_leader);
 	struct dead_acc zero = {}, *d;
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = KREAD(direct, task, tgid);
 
 	d = bpf_map_lookup_elem(&dead_threads, &tgid);
 	if (!d) {
@@ -341,33 +371,33 @@ static __always_inline void remember_dead_thread(struct task_struct *task,
 	 */
 	if (task == leader) {
 		if (!bpf_core_field_exists(sig->group_exec_task) ||
-		    !BPF_CORE_READ(sig, group_exec_task))
+		    !KREAD(direct, sig, group_exec_task))
 			return;
 	}
-	__sync_fetch_and_add(&d->rchar, BPF_CORE_READ(task, ioac.rchar));
-	__sync_fetch_and_add(&d->wchar, BPF_CORE_READ(task, ioac.wchar));
-	__sync_fetch_and_add(&d->syscr, BPF_CORE_READ(task, ioac.syscr));
-	__sync_fetch_and_add(&d->syscw, BPF_CORE_READ(task, ioac.syscw));
-	__sync_fetch_and_add(&d->read_bytes, BPF_CORE_READ(task, ioac.read_bytes));
-	__sync_fetch_and_add(&d->write_bytes, BPF_CORE_READ(task, ioac.write_bytes));
+	__sync_fetch_and_add(&d->rchar, KREAD(direct, task, ioac.rchar));
+	__sync_fetch_and_add(&d->wchar, KREAD(direct, task, ioac.wchar));
+	__sync_fetch_and_add(&d->syscr, KREAD(direct, task, ioac.syscr));
+	__sync_fetch_and_add(&d->syscw, KREAD(direct, task, ioac.syscw));
+	__sync_fetch_and_add(&d->read_bytes, KREAD(direct, task, ioac.read_bytes));
+	__sync_fetch_and_add(&d->write_bytes, KREAD(direct, task, ioac.write_bytes));
 	__sync_fetch_and_add(&d->cancelled_write_bytes,
-			     BPF_CORE_READ(task, ioac.cancelled_write_bytes));
-	__sync_fetch_and_add(&d->run_delay_ns, BPF_CORE_READ(task, sched_info.run_delay));
+			     KREAD(direct, task, ioac.cancelled_write_bytes));
+	__sync_fetch_and_add(&d->run_delay_ns, KREAD(direct, task, sched_info.run_delay));
 }
 
-static __always_inline int emit_exit(void *ctx, struct task_struct *task)
+static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool direct)
 {
 	struct tracer_exit_event *e;
-	struct signal_struct *sig = BPF_CORE_READ(task, signal);
+	struct signal_struct *sig = KREAD(direct, task, signal);
 	__u32 flags = 0;
 
 	/* A process ends when its last thread does. */
-	if (BPF_CORE_READ(sig, live.counter) != 0) {
-		remember_dead_thread(task, sig);
+	if (KREAD(direct, sig, live.counter) != 0) {
+		remember_dead_thread(task, sig, direct);
 		return 0;
 	}
 
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = KREAD(direct, task, tgid);
 	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_EXIT);
@@ -376,14 +406,15 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task)
 		files_flush(ctx, task, tgid);
 		return 0;
 	}
-	fill_header(&e->h, TRACER_EV_EXIT, task);
-	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
-	if (BPF_CORE_READ(sig, flags) & SIGNAL_GROUP_EXIT)
-		e->exit_code = BPF_CORE_READ(sig, group_exit_code);
+	fill_header_x(&e->h, TRACER_EV_EXIT, task, direct);
+	struct task_struct *leader = KREAD(direct, task, group_leader);
+	if (KREAD(direct, sig, flags) & SIGNAL_GROUP_EXIT)
+		e->exit_code = KREAD(direct, sig, group_exit_code);
 	else
-		e->exit_code = BPF_CORE_READ(leader, exit_code);
-	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	read_counters(task, &e->totals, &flags);
+		e->exit_code = KREAD(direct, leader, exit_code);
+	struct task_struct *real_parent = KREAD(direct, task, real_parent);
+	e->ppid = KREAD(direct, real_parent, tgid);
+	read_counters_of(task, &e->totals, &flags, direct);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
 	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXIT);
@@ -396,7 +427,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
 {
-	return emit_fork(ctx, parent, child);
+	return emit_fork(ctx, parent, child, true);
 }
 
 SEC("tracepoint/sched/sched_process_fork")
@@ -428,13 +459,13 @@ int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 SEC("tp_btf/sched_prepare_exec")
 int BPF_PROG(prepare_exec_btf, struct task_struct *task, struct linux_binprm *bprm)
 {
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
-	__u32 tid = BPF_CORE_READ(task, pid);
+	struct mm_struct *mm = task->mm;
+	__u32 tid = task->pid;
 	__u64 peak;
 
 	if (!mm)
 		return 0;
-	peak = mm_peak_kb(mm);
+	peak = mm_peak_kb_x(mm, true);
 	bpf_map_update_elem(&prev_peak, &tid, &peak, BPF_ANY);
 	return 0;
 }
@@ -442,23 +473,23 @@ int BPF_PROG(prepare_exec_btf, struct task_struct *task, struct linux_binprm *bp
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_btf, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	return emit_exec(ctx, task, old_pid);
+	return emit_exec(ctx, task, old_pid, true);
 }
 
 SEC("tracepoint/sched/sched_process_exec")
 int exec_tp(struct trace_event_raw_sched_process_exec *ctx)
 {
-	return emit_exec(ctx, (void *)bpf_get_current_task(), ctx->old_pid);
+	return emit_exec(ctx, (void *)bpf_get_current_task(), ctx->old_pid, false);
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exit_btf, struct task_struct *task)
 {
-	return emit_exit(ctx, task);
+	return emit_exit(ctx, task, true);
 }
 
 SEC("tracepoint/sched/sched_process_exit")
 int exit_tp(void *ctx)
 {
-	return emit_exit(ctx, (void *)bpf_get_current_task());
+	return emit_exit(ctx, (void *)bpf_get_current_task(), false);
 }

@@ -1,9 +1,10 @@
 /*
  * ingestbench SOCKET FIRST_PID N: plays a collector sending N synthetic process
  * lives (fork, exec with a 4-argument argv, exit with counters) to an aggregator,
- * 128 events per frame, at most 32 frames unacknowledged, as fast as the acks
- * come back. Prints "events SECONDS" once the last frame is acknowledged, so the
- * caller gets the aggregator's ingest rate (decode, correlate, commit, ack).
+ * 128 events per frame, at most WINDOW frames unacknowledged, as fast as the
+ * acks come back. Prints "events SECONDS" once the last frame is acknowledged,
+ * so the caller gets the aggregator's ingest rate (decode, correlate, commit,
+ * ack).
  * PIDs FIRST_PID.. keep runs of the helper apart; each run is its own stream.
  */
 #include <stdio.h>
@@ -17,10 +18,16 @@
 #include <nng/protocol/pair1/pair.h>
 
 #include "common/frame.h"
+#include "aggregator/receiver.h"
 #include "common/ipc.h"
 
 #define EVENTS_PER_FRAME 128
-#define WINDOW 32
+/*
+ * More than the aggregator's commit batch: with fewer in flight it waits out its
+ * commit interval for frames that never come, and we would time that wait. (The
+ * real collector has no frame window, only a bound on queued bytes.)
+ */
+#define WINDOW (4 * RECEIVER_BATCH_MAX_FRAMES)
 
 static uint8_t stream_id[16], boot_id[16];
 
