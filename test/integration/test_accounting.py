@@ -5,7 +5,7 @@ import pwd
 import subprocess
 import time
 
-from harness import load_json, scan_sanitizers, start_daemons, test, wait_for_socket
+from harness import Failure, load_json, scan_sanitizers, start_daemons, test, wait_for_socket
 
 
 # --- exact per-process accounting ------------------------------------------------------
@@ -301,7 +301,10 @@ def malformed_frames_and_hostile_peers(ctx):
         r = subprocess.run([send, sock, mode, *extra], capture_output=True, text=True, timeout=30)
         ctx.check(r.returncode == 0, f"framesend {mode}: {r.returncode} {r.stderr}")
     r = subprocess.run([send, sock, "valid"], capture_output=True, text=True, timeout=30)
-    ctx.check(r.returncode == 0 and "acked" in r.stdout, f"valid frame acked after garbage: {r.stdout} {r.stderr}")
+    if r.returncode != 0 or "acked" not in r.stdout:
+        _, log = ctx.stop(agg)
+        raise Failure(f"valid frame not acked after garbage: {r.stdout} {r.stderr}\n"
+                      f"aggregator said:\n{log[-3000:]}")
     ctx.check(agg.poll() is None, "aggregator still running")
     # A local user who can reach the socket file is still refused by credentials.
     nobody = pwd.getpwnam("nobody")
