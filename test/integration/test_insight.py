@@ -86,9 +86,10 @@ def signals_for_stalls_io_contention_failures_and_retries(ctx):
     ctx.check(ctx.one("SELECT character FROM steps WHERE run_id = ?", burn_run, db=db) == "compute",
               "the burner's step is compute-bound")
 
-    # I/O wait: 1500 synchronous 64 KiB writes (about 60% of its time waiting here).
+    # I/O wait: synchronous 64 KiB writes until the writer slept 0.45 s in them (about 60% of
+    # its time waiting here): over twice the 0.2 s threshold set above, on a fast disk or a slow one.
     io_run = traced(ctx, sock, db, "io", [script(ctx, "io.sh", f"{ctx.helper('syncwriter')} {ctx.path('big')} "
-                                                 f"1500 {ctx.path('io.json')}\n")], expect=0)
+                                                 f"400 {ctx.path('io.json')} 450\n")], expect=0)
     time.sleep(1.2)
     io = signals(ctx, db, run_id=io_run, kind="io_wait")
     iowait, start, end = ctx.one("SELECT iowait_ns, start_ns, end_ns FROM processes WHERE run_id = ? "

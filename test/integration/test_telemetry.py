@@ -96,7 +96,8 @@ def iowait_and_runq_match_kernel_accounting(ctx):
     """I/O wait vs the writer's own timed sleeps, run-queue delay vs /proc/PID/schedstat."""
     sw = ctx.path("sw.json")
     burners = [ctx.path(f"b{i}.json") for i in range(4)]
-    script = (f"{ctx.helper('syncwriter')} {ctx.path('s.bin')} 400 {sw}; "
+    # 400 writes, and more until it slept 150 ms in them (fast disks sleep ~0.1 ms a write).
+    script = (f"{ctx.helper('syncwriter')} {ctx.path('s.bin')} 400 {sw} 150; "
               + " ".join(f"{ctx.helper('cpuburn')} 600 {b} &" for b in burners)
               + f" wait; {ctx.helper('cpuburn')} 200; true")
     ctx.tracer_run(["bash", "-c", script], expect=0)
