@@ -102,7 +102,7 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 # --- sources per program ------------------------------------------------------
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
-               common/sdnotify.c
+               common/sdnotify.c common/strutil.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
@@ -225,11 +225,11 @@ FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
 FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
 FUZZ_SRC_redact     := collector/redact.c common/fileutil.c
-FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c \
+FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c \
                        common/log.c common/timeutil.c shipper/credentials.c
 FUZZ_LIB_text_files := -linih
 FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \
-                       common/fileutil.c shipper/http.c
+                       common/fileutil.c common/strutil.c shipper/http.c
 FUZZ_LIB_strings    := -lcurl
 FUZZ_SRC_ingest     := $(filter-out aggregator/main.c,$(AGGREGATOR_SRCS)) $(COMMON_SRCS) $(PROTO_C) \
                        $(BUILD)/schema_sql.c

@@ -15,6 +15,7 @@
 #include "common/jsonutil.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/strutil.h"
 
 #define EXITED_GRACE_NS (10 * NSEC_PER_SEC)
 
@@ -218,15 +219,15 @@ static struct run *start_run(struct ingest *g, struct proc *launcher, const stru
 	struct run *r;
 
 	if (mark->run[0])
-		snprintf(name, sizeof(name), "%s", mark->run);
+		copy_string(name, sizeof(name), mark->run);
 	else
 		default_run_name(mark, (uint64_t)launcher->row.start_ns, name, sizeof(name));
 	row.id = g->store->next_run_id++;
 	row.name = strdup(name);
 	row.pipeline = mark->pipeline[0] ? strdup(mark->pipeline) : NULL;
-	snprintf(row.host_id, sizeof(row.host_id), "%s", g->host_id);
-	snprintf(row.hostname, sizeof(row.hostname), "%s", g->hostname);
-	snprintf(row.boot_id, sizeof(row.boot_id), "%s", g->boot_id);
+	copy_string(row.host_id, sizeof(row.host_id), g->host_id);
+	copy_string(row.hostname, sizeof(row.hostname), g->hostname);
+	copy_string(row.boot_id, sizeof(row.boot_id), g->boot_id);
 	row.launcher_pid = launcher->pid;
 	row.launcher_start_ns = launcher->start_boot_ns;
 	r = correlate_explicit_run(&g->corr, &row);
@@ -280,7 +281,7 @@ static void fill_image_from_exec(struct ingest *g, struct proc *p, const Tracer_
 {
 	struct process_row *r = &p->row;
 
-	snprintf(r->comm, sizeof(r->comm), "%s", x->comm ? x->comm : "");
+	copy_string(r->comm, sizeof(r->comm), x->comm ? x->comm : "");
 	set_string(&r->exe, x->exe);
 	set_string(&r->cwd, x->cwd);
 	free(r->argv_json);
@@ -294,7 +295,7 @@ static void fill_image_from_exec(struct ingest *g, struct proc *p, const Tracer_
 	}
 	r->cgroup_id = x->cgroup_id;
 	r->cgroup1_id = x->cgroup1_id;
-	snprintf(r->boot_id, sizeof(r->boot_id), "%s", g->boot_id);
+	copy_string(r->boot_id, sizeof(r->boot_id), g->boot_id);
 }
 
 static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bool coarse,
@@ -326,7 +327,7 @@ static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bo
 	p->row.start_ns = to_epoch(g, start);
 	p->row.state = "running";
 	p->last_activity_boot_ns = now_boot;
-	snprintf(p->row.boot_id, sizeof(p->row.boot_id), "%s", g->boot_id);
+	copy_string(p->row.boot_id, sizeof(p->row.boot_id), g->boot_id);
 	return p;
 }
 
@@ -384,7 +385,7 @@ static void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
 		p->row.start_ns = to_epoch(g, start);
 		p->row.state = "running";
 	}
-	snprintf(p->row.comm, sizeof(p->row.comm), "%s", f->comm ? f->comm : "");
+	copy_string(p->row.comm, sizeof(p->row.comm), f->comm ? f->comm : "");
 	if (f->has_uid) {
 		p->row.has_ids = true;
 		p->row.uid = f->uid;
@@ -531,7 +532,7 @@ static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent
 		if (!p)
 			return;
 		struct proc *parent = x->has_ppid ? proc_by_pid(&g->table, x->ppid) : NULL;
-		snprintf(p->row.comm, sizeof(p->row.comm), "%s", x->comm ? x->comm : "");
+		copy_string(p->row.comm, sizeof(p->row.comm), x->comm ? x->comm : "");
 		link_parent(g, p, parent && !parent->exited ? parent : NULL, x->ppid);
 	} else if (p->exited) {
 		g->stats.late_events++;
@@ -573,8 +574,8 @@ static void on_oom(struct ingest *g, uint64_t ts, const Tracer__OomEvent *x)
 	r.ts_ns = to_epoch(g, ts);
 	r.pid = x->pid;
 	r.proc_start_boot_ns = x->start_ns;
-	snprintf(r.boot_id, sizeof(r.boot_id), "%s", g->boot_id);
-	snprintf(r.comm, sizeof(r.comm), "%s", x->comm ? x->comm : "");
+	copy_string(r.boot_id, sizeof(r.boot_id), g->boot_id);
+	copy_string(r.comm, sizeof(r.comm), x->comm ? x->comm : "");
 	r.uid = x->uid;
 	r.total_vm_kb = x->total_vm_kb;
 	r.anon_rss_kb = x->anon_rss_kb;
@@ -691,7 +692,7 @@ static void on_cgroup(struct ingest *g, uint64_t ts, const Tracer__CgroupEvent *
 		g->memory_hierarchy = x->hierarchy;
 	if (!controllers && x->hierarchy && x->hierarchy == g->memory_hierarchy)
 		controllers = "memory";
-	snprintf(r.boot_id, sizeof(r.boot_id), "%s", g->boot_id);
+	copy_string(r.boot_id, sizeof(r.boot_id), g->boot_id);
 	r.hierarchy = x->hierarchy;
 	r.id = x->id;
 	r.controllers = controllers ? strdup(controllers) : NULL;
@@ -762,8 +763,8 @@ void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f)
 {
 	g->offset_ns = f->realtime_offset_ns;
 	format_hex(f->boot_id.data, (unsigned)f->boot_id.len, g->boot_id, sizeof(g->boot_id));
-	snprintf(g->host_id, sizeof(g->host_id), "%s", f->host_id ? f->host_id : "");
-	snprintf(g->hostname, sizeof(g->hostname), "%s", f->hostname ? f->hostname : "");
+	copy_string(g->host_id, sizeof(g->host_id), f->host_id ? f->host_id : "");
+	copy_string(g->hostname, sizeof(g->hostname), f->hostname ? f->hostname : "");
 }
 
 void ingest_event(struct ingest *g, const Tracer__Event *ev)
@@ -969,12 +970,12 @@ static void load_steps(struct ingest *g, struct run *r)
 		s->id = sqlite3_column_int64(st, 0);
 		s->run = r;
 		v = sqlite3_column_text(st, 1);
-		snprintf(s->key, sizeof(s->key), "%s", v ? (const char *)v : "");
+		copy_string(s->key, sizeof(s->key), v ? (const char *)v : "");
 		v = sqlite3_column_text(st, 2);
-		snprintf(s->name, sizeof(s->name), "%s", v ? (const char *)v : "");
+		copy_string(s->name, sizeof(s->name), v ? (const char *)v : "");
 		s->named = s->name[0] != '\0';
 		v = sqlite3_column_text(st, 3);
-		snprintf(s->kind, sizeof(s->kind), "%s", v ? (const char *)v : "");
+		copy_string(s->kind, sizeof(s->kind), v ? (const char *)v : "");
 		s->root_process_id = sqlite3_column_int64(st, 4);
 		s->r.start_ns = sqlite3_column_int64(st, 5);
 		struct proc *root = entry_with_row_id(g, s->root_process_id);
@@ -1014,11 +1015,11 @@ int ingest_load_state(struct ingest *g)
 		v = sqlite3_column_text(st, 2);
 		row.pipeline = v ? strdup((const char *)v) : NULL;
 		v = sqlite3_column_text(st, 3);
-		snprintf(row.host_id, sizeof(row.host_id), "%s", v ? (const char *)v : "");
+		copy_string(row.host_id, sizeof(row.host_id), v ? (const char *)v : "");
 		v = sqlite3_column_text(st, 4);
-		snprintf(row.hostname, sizeof(row.hostname), "%s", v ? (const char *)v : "");
+		copy_string(row.hostname, sizeof(row.hostname), v ? (const char *)v : "");
 		v = sqlite3_column_text(st, 5);
-		snprintf(row.boot_id, sizeof(row.boot_id), "%s", v ? (const char *)v : "");
+		copy_string(row.boot_id, sizeof(row.boot_id), v ? (const char *)v : "");
 		row.start_ns = sqlite3_column_int64(st, 6);
 		row.command_process_id = sqlite3_column_int64(st, 7);
 		row.launcher_pid = (uint32_t)sqlite3_column_int64(st, 8);
@@ -1028,7 +1029,7 @@ int ingest_load_state(struct ingest *g)
 			break;
 		r->row.source = source_constant(sqlite3_column_text(st, 10));
 		v = sqlite3_column_text(st, 11);
-		snprintf(r->engine, sizeof(r->engine), "%s", v ? (const char *)v : "");
+		copy_string(r->engine, sizeof(r->engine), v ? (const char *)v : "");
 		r->engine_process_id = sqlite3_column_int64(st, 12);
 		r->pipeline_id = sqlite3_column_int64(st, 13);
 		r->dirty = false;

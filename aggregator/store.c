@@ -1,5 +1,6 @@
 #include "aggregator/store.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,19 @@ static int run_write(sqlite3_stmt *st)
 	return rc;
 }
 
+/*
+ * The same for a statement whose every parameter is bound before each step
+ * (bind_process): clearing them first would be wasted work, ~1% of the
+ * aggregator's instructions per process in an exec storm.
+ */
+static int run_bound_write(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc;
+}
+
 int store_begin(struct store *s)
 {
 	if (s->in_tx)
@@ -409,6 +423,8 @@ static void bind_process(sqlite3_stmt *st, const struct process_row *r)
 	bind_text_or_null(st, i++, r->slurm_job);
 	bind_text_or_null(st, i++, r->slurm_step);
 	bind_text_or_null(st, i++, r->systemd_unit);
+	/* run_bound_write() relies on every parameter being bound here. */
+	assert(i - 1 == PROCESS_COLUMN_COUNT);
 }
 
 int store_put_process(struct store *s, struct process_row *r)
@@ -419,7 +435,7 @@ int store_put_process(struct store *s, struct process_row *r)
 		 * delete, so SQLite keeps one): a third cheaper in an exec storm.
 		 */
 		bind_process(s->insert_process, r);
-		int rc = run_write(s->insert_process);
+		int rc = run_bound_write(s->insert_process);
 		if (rc == SQLITE_DONE) {
 			r->stored = true;
 			return 0;

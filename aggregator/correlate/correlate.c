@@ -14,6 +14,7 @@
 #include "common/hostinfo.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/strutil.h"
 
 bool nextflow_task_key(const char *dir, char *key, size_t size);
 
@@ -187,12 +188,12 @@ static struct run *new_run(struct correlator *c, const char *source, const char 
 	r->row.name = strdup(name);
 	r->row.pipeline = pipeline && *pipeline ? strdup(pipeline) : NULL;
 	r->row.source = source;
-	snprintf(r->row.boot_id, sizeof(r->row.boot_id), "%s", p->row.boot_id);
+	copy_string(r->row.boot_id, sizeof(r->row.boot_id), p->row.boot_id);
 	r->row.start_ns = p->row.start_ns;
 	r->row.command_process_id = p->row.id;
 	if (r->row.pipeline)
 		r->pipeline_id = pipeline_id(c, r->row.pipeline);
-	snprintf(r->engine, sizeof(r->engine), "%s", engine);
+	copy_string(r->engine, sizeof(r->engine), engine);
 	r->status = GROUP_RUNNING;
 	rollup_start(&r->r, p->row.start_ns);
 	r->dirty = true;
@@ -280,23 +281,23 @@ static struct step *new_step(struct correlator *c, struct run *r, const struct s
 		return NULL;
 	s->id = c->next_step_id++;
 	s->run = r;
-	snprintf(s->key, sizeof(s->key), "%s", spec->key);
-	snprintf(s->name, sizeof(s->name), "%s", spec->name);
-	snprintf(s->kind, sizeof(s->kind), "%s", spec->kind);
+	copy_string(s->key, sizeof(s->key), spec->key);
+	copy_string(s->name, sizeof(s->name), spec->name);
+	copy_string(s->kind, sizeof(s->kind), spec->kind);
 	s->named = spec->name[0] != '\0';
 	s->root_process_id = root->row.id;
 	s->root_pid = root->pid;
 	s->root_start_ns = root->start_boot_ns;
 	s->status = GROUP_RUNNING;
-	snprintf(s->container_id, sizeof(s->container_id), "%s", root->row.container_id);
+	copy_string(s->container_id, sizeof(s->container_id), root->row.container_id);
 	cgroup_limits(c->cgroup_root ? c->cgroup_root : "/sys/fs/cgroup",
 		      root->row.cgroup1_id ? cgroup_path_of(c, root->row.cgroup1_id, true) : NULL,
 		      root->row.cgroup_id ? cgroup_path_of(c, root->row.cgroup_id, false) : NULL,
 		      &s->memory_limit_kb, &s->cpu_limit);
 	if (s->named && root->row.argv_json)
 		s->signature = strdup(root->row.argv_json);
-	snprintf(s->slurm_job, sizeof(s->slurm_job), "%s", root->row.slurm_job);
-	snprintf(s->slurm_step, sizeof(s->slurm_step), "%s", root->row.slurm_step);
+	copy_string(s->slurm_job, sizeof(s->slurm_job), root->row.slurm_job);
+	copy_string(s->slurm_step, sizeof(s->slurm_step), root->row.slurm_step);
 	s->dirty = true;
 	s->next = r->steps;
 	r->steps = s;
@@ -341,8 +342,7 @@ static bool join_nextflow_task(struct correlator *c, struct proc *p)
 		set_step(p, s);
 		/* The task's container is the step's container. */
 		if (!s->container_id[0] && p->row.container_id[0]) {
-			snprintf(s->container_id, sizeof(s->container_id), "%s",
-				 p->row.container_id);
+			copy_string(s->container_id, sizeof(s->container_id), p->row.container_id);
 			s->dirty = true;
 		}
 		return true;
@@ -386,12 +386,12 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	const struct engine *e;
 
 	cgroup_context_of(c, &p->row, &cg);
-	snprintf(p->row.container_runtime, sizeof(p->row.container_runtime), "%s", cg.runtime);
-	snprintf(p->row.container_id, sizeof(p->row.container_id), "%s", cg.container_id);
-	snprintf(p->row.pod_uid, sizeof(p->row.pod_uid), "%s", cg.pod_uid);
-	snprintf(p->row.slurm_job, sizeof(p->row.slurm_job), "%s", cg.slurm_job);
-	snprintf(p->row.slurm_step, sizeof(p->row.slurm_step), "%s", cg.slurm_step);
-	snprintf(p->row.systemd_unit, sizeof(p->row.systemd_unit), "%s", cg.unit);
+	copy_string(p->row.container_runtime, sizeof(p->row.container_runtime), cg.runtime);
+	copy_string(p->row.container_id, sizeof(p->row.container_id), cg.container_id);
+	copy_string(p->row.pod_uid, sizeof(p->row.pod_uid), cg.pod_uid);
+	copy_string(p->row.slurm_job, sizeof(p->row.slurm_job), cg.slurm_job);
+	copy_string(p->row.slurm_step, sizeof(p->row.slurm_step), cg.slurm_step);
+	copy_string(p->row.systemd_unit, sizeof(p->row.systemd_unit), cg.unit);
 
 	tool_identify(p->row.exe, argv, argc, &tool);
 	p->row.tool_id = tool_id(c, &tool);
@@ -415,7 +415,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 		    engine_script.is_run(&v, pipeline, sizeof(pipeline)))
 			e = &engine_script;
 		if (e) {
-			snprintf(r->engine, sizeof(r->engine), "%s", e->name);
+			copy_string(r->engine, sizeof(r->engine), e->name);
 			r->engine_pid = p->pid;
 			r->engine_start_ns = p->start_boot_ns;
 			r->engine_process_id = p->row.id;
@@ -444,7 +444,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 				if (!strcmp(r->slurm_job, cg.slurm_job))
 					break;
 			if (!r && (r = new_run(c, "slurm", "slurm", "slurm", p))) {
-				snprintf(r->slurm_job, sizeof(r->slurm_job), "%s", cg.slurm_job);
+				copy_string(r->slurm_job, sizeof(r->slurm_job), cg.slurm_job);
 				free(r->row.name);
 				char name[64];
 				snprintf(name, sizeof(name), "slurm-job-%s", cg.slurm_job);
@@ -503,7 +503,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 			       p->row.proc_start_boot_ns < s->namer_fork_ns;
 	if (s && (!s->named || earlier_sibling) && !p->row.helper && !shell && !wrapper &&
 	    !p->denied && !tool_is_launcher(tool.program) && strcmp(tool.program, s->run->engine)) {
-		snprintf(s->name, sizeof(s->name), "%s", tool.name);
+		copy_string(s->name, sizeof(s->name), tool.name);
 		s->named = true;
 		s->named_by_tool = true;
 		s->namer_ppid = p->row.ppid;
@@ -536,13 +536,13 @@ void correlate_exit(struct correlator *c, struct proc *p)
 		if (failed && !row->helper && !p->plumbing && !s->failed_process_id) {
 			char prog[64];
 			const char *exe = row->exe ? strrchr(row->exe, '/') : NULL;
-			snprintf(prog, sizeof(prog), "%s",
-				 exe ? exe + 1 : (row->exe ? row->exe : "?"));
+			copy_string(prog, sizeof(prog),
+				    exe ? exe + 1 : (row->exe ? row->exe : "?"));
 			s->failed_process_id = row->id;
 			s->failed_tool_id = row->tool_id;
 			s->failed_has_signal = row->has_signal;
 			s->failed_code = row->has_signal ? row->signal : row->exit_code;
-			snprintf(s->failed_tool, sizeof(s->failed_tool), "%s", prog);
+			copy_string(s->failed_tool, sizeof(s->failed_tool), prog);
 		}
 		rollup_add_process(&s->r, row, failed, !p->had_children);
 		s->r.rss_now_kb -= (int64_t)p->last_sample_rss;
@@ -652,7 +652,7 @@ int correlate_write(struct correlator *c)
 		if (c->tools[i].written)
 			continue;
 		/* The program is the name's first word ("samtools sort" -> samtools). */
-		snprintf(t.program, sizeof(t.program), "%s", c->tools[i].name);
+		copy_string(t.program, sizeof(t.program), c->tools[i].name);
 		char *space = strchr(t.program, ' ');
 		if (space)
 			*space = '\0';

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "aggregator/correlate/engines.h"
+#include "common/strutil.h"
 
 static bool cwl_pipeline(const struct process_view *v, char *pipeline, size_t size)
 {
@@ -17,7 +18,7 @@ static bool cwl_pipeline(const struct process_view *v, char *pipeline, size_t si
 			return true;
 		}
 	}
-	snprintf(pipeline, size, "%s", v->tool->program);
+	copy_string(pipeline, size, v->tool->program);
 	return true;
 }
 
@@ -43,7 +44,7 @@ static bool child_step(const struct process_view *v, unsigned seq, struct step_s
 		return false;
 	/* The engine's own helpers (nodejs for expressions, docker pulls) are steps
 	 * too: they are the work it did. */
-	snprintf(out->kind, sizeof(out->kind), "%s", kind);
+	copy_string(out->kind, sizeof(out->kind), kind);
 	snprintf(out->key, sizeof(out->key), "step-%u", seq);
 	out->name[0] = '\0';
 	return true;

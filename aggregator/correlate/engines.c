@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/fileutil.h"
+#include "common/strutil.h"
 
 static const struct engine *const all_engines[] = {
     &engine_snakemake,
@@ -59,7 +60,7 @@ void pipeline_from_file(const char *file, const char *cwd, char *out, size_t siz
 	char dir[1024], name[256];
 	const char *base = path_basename(file);
 
-	snprintf(name, sizeof(name), "%s", base);
+	copy_string(name, sizeof(name), base);
 	char *dot = strrchr(name, '.');
 	if (dot && dot != name)
 		*dot = '\0';
@@ -69,11 +70,11 @@ void pipeline_from_file(const char *file, const char *cwd, char *out, size_t siz
 		if (strchr(file, '/'))
 			path_dirname(file, dir, sizeof(dir));
 		else
-			snprintf(dir, sizeof(dir), "%s", cwd ? cwd : "");
-		snprintf(out, size, "%s", dir[0] ? path_basename(dir) : name);
+			copy_string(dir, sizeof(dir), cwd ? cwd : "");
+		copy_string(out, size, dir[0] ? path_basename(dir) : name);
 		if (!out[0])
-			snprintf(out, size, "%s", name);
+			copy_string(out, size, name);
 		return;
 	}
-	snprintf(out, size, "%s", name);
+	copy_string(out, size, name);
 }

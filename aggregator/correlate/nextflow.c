@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "aggregator/correlate/engines.h"
+#include "common/strutil.h"
 
 static bool is_run(const struct process_view *v, char *pipeline, size_t size)
 {
@@ -27,7 +28,7 @@ static bool is_run(const struct process_view *v, char *pipeline, size_t size)
 		if (n > 3 && !strcmp(what + n - 3, ".nf"))
 			pipeline_from_file(what, v->cwd, pipeline, size);
 		else
-			snprintf(pipeline, size, "%s", what); /* nf-core/rnaseq */
+			copy_string(pipeline, size, what); /* nf-core/rnaseq */
 		return true;
 	}
 	return false;
@@ -83,7 +84,7 @@ static bool step(const struct process_view *v, unsigned seq, struct step_spec *o
 		return false;
 	if (!nextflow_task_key(v->cwd, key, sizeof(key)))
 		return false;
-	snprintf(out->key, sizeof(out->key), "%s", key);
+	copy_string(out->key, sizeof(out->key), key);
 	return true;
 }
 

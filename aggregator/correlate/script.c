@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aggregator/correlate/engines.h"
+#include "common/strutil.h"
 
 static bool script_run(const struct process_view *v, char *pipeline, size_t size)
 {
@@ -24,7 +25,7 @@ static bool script_run(const struct process_view *v, char *pipeline, size_t size
 	for (size_t i = 1; i < v->argc; i++)
 		if (!strncmp(v->argv[i], "/dev/", 5) || !strncmp(v->argv[i], "/proc/", 6))
 			return false;
-	snprintf(pipeline, size, "%s", v->tool->program);
+	copy_string(pipeline, size, v->tool->program);
 	char *dot = strrchr(pipeline, '.');
 	if (dot && dot != pipeline && (!strcmp(dot, ".sh") || !strcmp(dot, ".bash")))
 		*dot = '\0';

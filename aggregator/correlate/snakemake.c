@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aggregator/correlate/engines.h"
+#include "common/strutil.h"
 
 static bool is_run(const struct process_view *v, char *pipeline, size_t size)
 {
@@ -70,7 +71,7 @@ static bool step(const struct process_view *v, unsigned seq, struct step_spec *o
 		if (script) {
 			const char *base = strrchr(script, '/') + 1;
 			const char *dot = strchr(base, '.');
-			snprintf(out->name, sizeof(out->name), "%s", dot ? dot + 1 : base);
+			copy_string(out->name, sizeof(out->name), dot ? dot + 1 : base);
 			return true;
 		}
 	}

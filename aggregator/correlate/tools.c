@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/fileutil.h"
+#include "common/strutil.h"
 
 /* Programs whose first argument picks what they do. */
 static const char *const subcommand_tools[] = {
@@ -29,10 +30,11 @@ static const char *const launchers[] = {"env",	   "nohup",   "setsid",	 "nice", 
 					"taskset", "timeout", "stdbuf",	 "numactl",  "chrt",
 					"time",	   "flock",   "runuser", "unbuffer", "prlimit"};
 
+/* The first-character test spares a call per entry (run for every exec). */
 static bool in_list(const char *s, const char *const *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(s, list[i]) == 0)
+		if (s[0] == list[i][0] && strcmp(s, list[i]) == 0)
 			return true;
 	return false;
 }
@@ -71,8 +73,8 @@ static bool looks_like_subcommand(const char *arg)
 
 static void set_program(struct tool_identity *t, const char *program)
 {
-	snprintf(t->program, sizeof(t->program), "%s", program);
-	snprintf(t->name, sizeof(t->name), "%s", program);
+	copy_string(t->program, sizeof(t->program), program);
+	copy_string(t->name, sizeof(t->name), program);
 }
 
 static void add_subcommand(struct tool_identity *t, char *const *argv, size_t argc, size_t from)
@@ -99,7 +101,7 @@ static size_t unwrap_python(struct tool_identity *t, char *const *argv, size_t a
 		const char *a = argv[i];
 		if (!strcmp(a, "-m") && i + 1 < argc) {
 			char mod[TOOL_NAME_MAX];
-			snprintf(mod, sizeof(mod), "%s", argv[i + 1]);
+			copy_string(mod, sizeof(mod), argv[i + 1]);
 			char *dot = strchr(mod, '.');
 			if (dot)
 				*dot = '\0';
@@ -126,7 +128,7 @@ static size_t unwrap_java(struct tool_identity *t, char *const *argv, size_t arg
 		const char *a = argv[i];
 		if (!strcmp(a, "-jar") && i + 1 < argc) {
 			char jar[TOOL_NAME_MAX];
-			snprintf(jar, sizeof(jar), "%s", path_basename(argv[i + 1]));
+			copy_string(jar, sizeof(jar), path_basename(argv[i + 1]));
 			char *ext = strstr(jar, ".jar");
 			if (ext)
 				*ext = '\0';
@@ -179,7 +181,7 @@ void tool_identify(const char *exe, char *const *argv, size_t argc, struct tool_
 	size_t args_from = 1;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(program, sizeof(program), "%s", base);
+	copy_string(program, sizeof(program), base);
 	/* "/usr/bin/python3.11 (deleted)" after an upgrade */
 	char *deleted = strstr(program, " (deleted)");
 	if (deleted)
@@ -194,10 +196,10 @@ void tool_identify(const char *exe, char *const *argv, size_t argc, struct tool_
 	} else if (in_list(program, script_interpreters,
 			   sizeof(script_interpreters) / sizeof(*script_interpreters)) ||
 		   !strcmp(program, "R")) {
-		snprintf(out->interpreter, sizeof(out->interpreter), "%s", program);
+		copy_string(out->interpreter, sizeof(out->interpreter), program);
 		args_from = unwrap_script(out, argv, argc, false);
 	} else if (in_list(program, shells, sizeof(shells) / sizeof(*shells))) {
-		snprintf(out->interpreter, sizeof(out->interpreter), "%s", program);
+		copy_string(out->interpreter, sizeof(out->interpreter), program);
 		args_from = unwrap_script(out, argv, argc, true);
 	}
 	/* Multi-command tools, run directly or through an interpreter: keep the verb. */
@@ -220,7 +222,7 @@ void tool_lists_free(struct tool_lists *l)
 	free_entries(l->allow, l->n_allow);
 	free_entries(l->deny, l->n_deny);
 	l->allow = l->deny = NULL;
-	l->n_allow = l->n_deny = 0;
+	l->n_allow = l->n_deny = l->n_deny_exact = 0;
 }
 
 static int load_list(const char *path, bool with_category, struct tool_entry **out, size_t *n_out,
@@ -274,12 +276,52 @@ static int load_list(const char *path, bool with_category, struct tool_entry **o
 		}
 		e[n].name = strdup(name);
 		e[n].category = with_category ? strdup(category) : NULL;
+		e[n].line = (unsigned)lineno;
 		n++;
 	}
 	fclose(f);
 	*out = e;
 	*n_out = n;
 	return 0;
+}
+
+static bool is_pattern(const struct tool_entry *e)
+{
+	size_t n = strlen(e->name);
+
+	return n && e->name[n - 1] == '*';
+}
+
+/* By name, equal names in file order. */
+static int by_name(const void *a, const void *b)
+{
+	const struct tool_entry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/* Deny patterns after the exact names, each part by name. */
+static int exact_then_patterns(const void *a, const void *b)
+{
+	int pa = is_pattern(a), pb = is_pattern(b);
+
+	return pa != pb ? pa - pb : by_name(a, b);
+}
+
+/* The first entry in e[0 .. n) named name, or NULL. */
+static const struct tool_entry *find_exact(const struct tool_entry *e, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* first index whose name is >= name */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(e[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && strcmp(e[lo].name, name) == 0 ? &e[lo] : NULL;
 }
 
 int tool_lists_load(struct tool_lists *lists, const char *allow_path, const char *deny_path,
@@ -290,8 +332,8 @@ int tool_lists_load(struct tool_lists *lists, const char *allow_path, const char
 	char allow_copy[sizeof(lists->allow_path)], deny_copy[sizeof(lists->deny_path)];
 
 	/* A reload passes lists->allow_path itself: copy before overwriting it. */
-	snprintf(allow_copy, sizeof(allow_copy), "%s", allow_path ? allow_path : "");
-	snprintf(deny_copy, sizeof(deny_copy), "%s", deny_path ? deny_path : "");
+	copy_string(allow_copy, sizeof(allow_copy), allow_path ? allow_path : "");
+	copy_string(deny_copy, sizeof(deny_copy), deny_path ? deny_path : "");
 	err[0] = '\0';
 	if (allow_path && load_list(allow_path, true, &allow, &n_allow, err, err_size) != 0)
 		return -1;
@@ -299,7 +341,15 @@ int tool_lists_load(struct tool_lists *lists, const char *allow_path, const char
 		free_entries(allow, n_allow);
 		return -1;
 	}
+	if (n_allow)
+		qsort(allow, n_allow, sizeof(*allow), by_name);
+	if (n_deny)
+		qsort(deny, n_deny, sizeof(*deny), exact_then_patterns);
+	size_t n_exact = 0;
+	while (n_exact < n_deny && !is_pattern(&deny[n_exact]))
+		n_exact++;
 	tool_lists_free(lists);
+	lists->n_deny_exact = n_exact;
 	lists->allow = allow;
 	lists->n_allow = n_allow;
 	lists->deny = deny;
@@ -311,19 +361,18 @@ int tool_lists_load(struct tool_lists *lists, const char *allow_path, const char
 
 const char *tool_category(const struct tool_lists *l, const char *program)
 {
-	for (size_t i = 0; i < l->n_allow; i++)
-		if (strcmp(l->allow[i].name, program) == 0)
-			return l->allow[i].category;
-	return NULL;
+	const struct tool_entry *e = find_exact(l->allow, l->n_allow, program);
+
+	return e ? e->category : NULL;
 }
 
 bool tool_denied(const struct tool_lists *l, const char *program)
 {
-	for (size_t i = 0; i < l->n_deny; i++) {
+	if (find_exact(l->deny, l->n_deny_exact, program))
+		return true;
+	for (size_t i = l->n_deny_exact; i < l->n_deny; i++) {
 		const char *pat = l->deny[i].name;
-		size_t n = strlen(pat);
-		if (n && pat[n - 1] == '*' ? strncmp(program, pat, n - 1) == 0
-					   : strcmp(program, pat) == 0)
+		if (strncmp(program, pat, strlen(pat) - 1) == 0)
 			return true;
 	}
 	return false;

@@ -23,13 +23,19 @@ struct tool_identity {
 struct tool_entry {
 	char *name;	/* program name or pattern ("systemd-*") */
 	char *category; /* allowlist only */
+	unsigned line;	/* in its file: the first of equal names wins */
 };
 
+/*
+ * Each list is sorted by name once loaded, so lookups are binary searches;
+ * the denylist keeps its prefix patterns ("systemd-*") after the exact names.
+ */
 struct tool_lists {
 	struct tool_entry *allow;
 	size_t n_allow;
 	struct tool_entry *deny;
 	size_t n_deny;
+	size_t n_deny_exact; /* deny[0 .. n_deny_exact) are exact names */
 	char allow_path[512];
 	char deny_path[512];
 };

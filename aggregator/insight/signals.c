@@ -13,6 +13,7 @@
 #include "aggregator/insight/insight.h"
 #include "aggregator/insight/raise.h"
 #include "common/timeutil.h"
+#include "common/strutil.h"
 
 void insight_config_defaults(struct insight_config *cfg)
 {
@@ -52,7 +53,7 @@ static void program_of(const struct process_row *r, char *out, size_t size)
 {
 	const char *exe = r->exe ? r->exe : r->comm;
 	const char *base = exe ? strrchr(exe, '/') : NULL;
-	snprintf(out, size, "%s", base ? base + 1 : (exe ? exe : "?"));
+	copy_string(out, size, base ? base + 1 : (exe ? exe : "?"));
 }
 
 static double secs(uint64_t ns)
@@ -63,7 +64,7 @@ static double secs(uint64_t ns)
 static void set_details(struct signal_row *s, json_t *obj)
 {
 	char *text = obj ? json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	snprintf(s->details, sizeof(s->details), "%s", text ? text : "");
+	copy_string(s->details, sizeof(s->details), text ? text : "");
 	free(text);
 	json_decref(obj);
 }
@@ -195,7 +196,7 @@ void insight_oom(struct insight *in, const struct oom_row *oom, const struct pro
 	if (p)
 		program_of(&p->row, prog, sizeof(prog));
 	else
-		snprintf(prog, sizeof(prog), "%s", oom->comm);
+		copy_string(prog, sizeof(prog), oom->comm);
 	base_row(&s, "oom_kill", "critical", p, now_ns);
 	s.at_ns = oom->ts_ns;
 	s.has_value = true;

@@ -12,6 +12,32 @@
 #include "aggregator/runmark.h"
 #include "collector/convert.h"
 #include "common/jsonutil.h"
+#include "common/strutil.h"
+
+static void test_copy_string(void **state)
+{
+	char buf[6];
+
+	memset(buf, 'x', sizeof(buf));
+	assert_int_equal(copy_string(buf, sizeof(buf), "abc"), 3);
+	assert_string_equal(buf, "abc");
+	/* Exactly full, then one too long: truncated, always terminated. */
+	assert_int_equal(copy_string(buf, sizeof(buf), "abcde"), 5);
+	assert_string_equal(buf, "abcde");
+	assert_int_equal(copy_string(buf, sizeof(buf), "abcdefgh"), 5);
+	assert_string_equal(buf, "abcde");
+	assert_int_equal(copy_string(buf, sizeof(buf), NULL), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(copy_string(buf, 1, "abc"), 0);
+	assert_string_equal(buf, "");
+	buf[0] = 'q';
+	assert_int_equal(copy_string(buf, 0, "abc"), 0); /* writes nothing */
+	assert_int_equal(buf[0], 'q');
+	/* Overlapping source (a suffix of the destination) is allowed. */
+	copy_string(buf, sizeof(buf), "hello");
+	copy_string(buf, sizeof(buf), buf + 2);
+	assert_string_equal(buf, "llo");
+}
 
 static void test_cputime_adjust(void **state)
 {
@@ -90,7 +116,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cputime_adjust), cmocka_unit_test(test_split_argv),
 	    cmocka_unit_test(test_join_path),	   cmocka_unit_test(test_utf8),
-	    cmocka_unit_test(test_runmark),
+	    cmocka_unit_test(test_runmark),	   cmocka_unit_test(test_copy_string),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

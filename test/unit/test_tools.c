@@ -142,6 +142,36 @@ static void test_lists_and_reload(void **state)
 	unlink(deny);
 }
 
+/* The lists are sorted for binary search: lookups must answer as a scan in file order would. */
+static void test_lookups_match_file_order(void **state)
+{
+	char allow[64], deny[64], err[256];
+	struct tool_lists lists = {0};
+
+	snprintf(allow, sizeof(allow), "/tmp/tracer-allow-o-%d", (int)getpid());
+	snprintf(deny, sizeof(deny), "/tmp/tracer-deny-o-%d", (int)getpid());
+	write_file(allow, "zeta\tz\nalpha\tfirst\nbeta\tb\nalpha\tsecond\nalphab\tab\n");
+	write_file(deny, "zsh-helper\nkworker*\ncron\nsshd\nsnapd\nsn*\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), 0);
+	assert_string_equal(tool_category(&lists, "alpha"), "first"); /* the first line wins */
+	assert_string_equal(tool_category(&lists, "alphab"), "ab");
+	assert_string_equal(tool_category(&lists, "zeta"), "z");
+	assert_string_equal(tool_category(&lists, "beta"), "b");
+	assert_null(tool_category(&lists, "alph"));
+	assert_null(tool_category(&lists, "zz"));
+	assert_null(tool_category(&lists, ""));
+	const char *denied[] = {"zsh-helper",  "cron",	  "sshd", "snapd",
+				"kworker/0:1", "kworker", "snap"};
+	for (size_t i = 0; i < sizeof(denied) / sizeof(*denied); i++)
+		assert_true(tool_denied(&lists, denied[i]));
+	const char *kept[] = {"ssh", "sshd2", "cro", "zsh", "kworke", "s", ""};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++)
+		assert_false(tool_denied(&lists, kept[i]));
+	tool_lists_free(&lists);
+	unlink(allow);
+	unlink(deny);
+}
+
 static void test_shipped_lists(void **state)
 {
 	struct tool_lists lists = {0};
@@ -154,6 +184,11 @@ static void test_shipped_lists(void **state)
 	assert_string_equal(tool_category(&lists, "bwa"), "aligner");
 	assert_true(tool_denied(&lists, "systemd-udevd"));
 	assert_false(tool_denied(&lists, "samtools"));
+	/* Every shipped name is found after sorting. */
+	for (size_t i = 0; i < lists.n_allow; i++)
+		assert_non_null(tool_category(&lists, lists.allow[i].name));
+	for (size_t i = 0; i < lists.n_deny; i++)
+		assert_true(tool_denied(&lists, lists.deny[i].name));
 	tool_lists_free(&lists);
 }
 
@@ -163,6 +198,7 @@ int main(void)
 	    cmocka_unit_test(test_identify),
 	    cmocka_unit_test(test_launchers),
 	    cmocka_unit_test(test_lists_and_reload),
+	    cmocka_unit_test(test_lookups_match_file_order),
 	    cmocka_unit_test(test_shipped_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,50 @@
+#!/bin/bash
+# Compares the daemons' CPU per traced process between two builds, in
+# alternating exec storms (the order flips every round, like bench.py's pairs):
+#
+#   sudo test/bench/daemon_cpu_ab.sh OLD_BUILD NEW_BUILD [PROCESSES] [ROUNDS]
+#
+# e.g. git worktree add /tmp/old HEAD~1 && make -C /tmp/old all, then
+# test/bench/daemon_cpu_ab.sh /tmp/old/build build 40000 6. CPU is user +
+# system time from /proc/PID/stat (10 ms ticks: use large storms), read 0.6 s
+# after the storm so batched commits are charged.
+set -euo pipefail
+old=$(realpath "$1") new=$(realpath "$2") n=${3:-40000} rounds=${4:-6}
+storm="$new/helpers/storm"
+[ "$(id -u)" = 0 ] || { echo "needs root (BPF)" >&2; exit 2; }
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+one_run() { # BUILD LABEL: prints "LABEL aggregator_ms collector_ms"
+	local b=$1 w
+	w=$(mktemp -d)
+	chmod 777 "$w"
+	"$b/tracer-aggregator" --socket "$w/s.sock" --db "$w/b.db" --user nobody --log-level warn &
+	local agg=$!
+	while [ ! -S "$w/s.sock" ]; do sleep 0.02; done
+	"$b/tracer-collector" --socket "$w/s.sock" --log-level warn &
+	local col=$!
+	sleep 1.5
+	local a0 c0 a1 c1
+	a0=$(ticks $agg) c0=$(ticks $col)
+	"$storm" "$n" 2 /bin/true >/dev/null
+	sleep 0.6
+	a1=$(ticks $agg) c1=$(ticks $col)
+	kill $col && wait $col || true
+	kill $agg && wait $agg || true
+	rm -rf "$w"
+	echo "$2 $(((a1 - a0) * 10)) $(((c1 - c0) * 10))"
+}
+
+for r in $(seq 1 "$rounds"); do
+	if [ $((r % 2)) = 1 ]; then order="old new"; else order="new old"; fi
+	for which in $order; do
+		if [ "$which" = old ]; then one_run "$old" old; else one_run "$new" new; fi
+	done
+done | awk -v n="$n" '
+	{ print; agg[$1] += $2; col[$1] += $3; runs[$1]++ }
+	END {
+		for (k in runs)
+			printf "%s: aggregator %.2f us/process, collector %.2f us/process (%d runs of %d)\n",
+			       k, agg[k] * 1000 / runs[k] / n, col[k] * 1000 / runs[k] / n, runs[k], n
+	}'
