@@ -451,7 +451,7 @@ def main():
         "## Attributed cost (directly measured)",
         "",
         "The ratios above subtract two noisy runs. Here each part of tracer's cost is measured on "
-        "its own: the daemons' CPU during each traced run (and 0.25 s after it, for events in flight) "
+        "its own: the daemons' CPU during each traced run (and 0.5 s after it, for events in flight) "
         "over the bare run's CPU, median of the pairs; and the run time of the default groups' BPF "
         "programs (`run_time_ns` from the kernel-cost run below) over the workload's CPU in that run. "
         "It leaves out indirect costs: cache and TLB effects, and the slower traced-syscall path "

@@ -98,15 +98,23 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
+/* Names this test's two list files (64 bytes each) after tag and writes them. */
+static void write_lists(char *allow, char *deny, const char *tag, const char *allow_text,
+			const char *deny_text)
+{
+	snprintf(allow, 64, "/tmp/tracer-allow-%s-%d", tag, (int)getpid());
+	snprintf(deny, 64, "/tmp/tracer-deny-%s-%d", tag, (int)getpid());
+	write_file(allow, allow_text);
+	write_file(deny, deny_text);
+}
+
 static void test_lists_and_reload(void **state)
 {
 	char allow[64], deny[64], err[256];
 	struct tool_lists lists = {0};
 
-	snprintf(allow, sizeof(allow), "/tmp/tracer-allow-%d", (int)getpid());
-	snprintf(deny, sizeof(deny), "/tmp/tracer-deny-%d", (int)getpid());
-	write_file(allow, "# tools\nbwa\taligner\nsamtools  alignment utility\n\n");
-	write_file(deny, "sshd\nsystemd-*\n");
+	write_lists(allow, deny, "reload", "# tools\nbwa\taligner\nsamtools  alignment utility\n\n",
+		    "sshd\nsystemd-*\n");
 	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), 0);
 	assert_string_equal(tool_category(&lists, "bwa"), "aligner");
 	assert_string_equal(tool_category(&lists, "samtools"), "alignment utility");
@@ -148,10 +156,9 @@ static void test_lookups_match_file_order(void **state)
 	char allow[64], deny[64], err[256];
 	struct tool_lists lists = {0};
 
-	snprintf(allow, sizeof(allow), "/tmp/tracer-allow-o-%d", (int)getpid());
-	snprintf(deny, sizeof(deny), "/tmp/tracer-deny-o-%d", (int)getpid());
-	write_file(allow, "zeta\tz\nalpha\tfirst\nbeta\tb\nalpha\tsecond\nalphab\tab\n");
-	write_file(deny, "zsh-helper\nkworker*\ncron\nsshd\nsnapd\nsn*\n");
+	write_lists(allow, deny, "order",
+		    "zeta\tz\nalpha\tfirst\nbeta\tb\nalpha\tsecond\nalphab\tab\n",
+		    "zsh-helper\nkworker*\ncron\nsshd\nsnapd\nsn*\n");
 	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), 0);
 	assert_string_equal(tool_category(&lists, "alpha"), "first"); /* the first line wins */
 	assert_string_equal(tool_category(&lists, "alphab"), "ab");
