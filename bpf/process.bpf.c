@@ -134,17 +134,17 @@ static __always_inline void read_counters_of(struct task_struct *task, struct tr
 		read_counters_tp(task, c, flags);
 }
 
-/* One path walk in progress; bpf_loop() calls walk_step() per component. */
+/* One path walk in progress; bpf_loop() calls a walk step per component. */
 struct path_walk {
 	struct dentry *dentry;
-	struct vfsmount *vfsmnt;
+	struct dentry *mnt_root;
 	struct mount *mnt;
 	struct mount *mnt_parent;
-	__u64 mnt_off;
+	char *buf;
 	__u32 off;
 	__u32 depth;
 	__u32 done;
-	__u32 cpu_key;
+	__u32 pad;
 };
 
 /* Scratch for the path being built: ring buffer memory cannot be passed in. */
@@ -155,45 +155,66 @@ struct {
 	__type(value, char[TRACER_CWD_MAX + TRACER_CWD_NAME_MAX]);
 } path_scratch SEC(".maps");
 
-/* Plain locals only: CO-RE must not relocate fields of struct path_walk. */
-static long walk_step(__u64 index, void *ctx)
-{
-	struct path_walk *w = ctx;
-	struct dentry *dentry = w->dentry;
-	struct vfsmount *vfsmnt = w->vfsmnt;
-	struct mount *mnt = w->mnt;
-	struct dentry *mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
-	struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
-	char *buf;
+/*
+ * Pointers kept between walk steps lose their BTF type in the verifier's
+ * eyes; this kfunc gives it back (read-only, faults caught), and the
+ * verifier turns the call into a plain move. Only the tp_btf flavour uses
+ * it, so kernels without it still load the classic one.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
 
-	if (dentry == mnt_root) {
-		if (mnt == w->mnt_parent) {
+#define AS_KERNEL(direct, type, p)                                                             \
+	((direct) ? (type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)) : (type *)(p))
+
+/*
+ * Kernel reads go through plain locals, never through w->...: CO-RE would
+ * try to relocate the fields of struct path_walk and fail the load.
+ */
+static __always_inline long walk_step_x(struct path_walk *w, bool direct)
+{
+	struct dentry *dentry = AS_KERNEL(direct, struct dentry, w->dentry);
+
+	if (w->dentry == w->mnt_root) {
+		struct mount *mnt = AS_KERNEL(direct, struct mount, w->mnt);
+
+		if (w->mnt == w->mnt_parent) {
 			w->done = 1;
 			return 1;
 		}
-		w->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
-		mnt = w->mnt_parent;
+		/* Crossing a mount point: continue from where it is mounted. */
+		w->dentry = KREAD(direct, mnt, mnt_mountpoint);
+		mnt = AS_KERNEL(direct, struct mount, w->mnt_parent);
 		w->mnt = mnt;
-		w->mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
-		w->vfsmnt = (void *)mnt + w->mnt_off;
+		w->mnt_parent = KREAD(direct, mnt, mnt_parent);
+		w->mnt_root = KREAD(direct, mnt, mnt.mnt_root);
 		return 0;
 	}
-	if (dentry == parent) {
+	struct dentry *parent = KREAD(direct, dentry, d_parent);
+	if (w->dentry == parent) {
 		w->done = 1;
 		return 1;
 	}
-	buf = bpf_map_lookup_elem(&path_scratch, &w->cpu_key);
-	if (!buf || w->off >= TRACER_CWD_MAX)
+	if (w->off >= TRACER_CWD_MAX)
 		return 1;
-	const unsigned char *name = BPF_CORE_READ(dentry, d_name.name);
-	long n = bpf_probe_read_kernel_str(&buf[w->off & (TRACER_CWD_MAX - 1)], TRACER_CWD_NAME_MAX,
-					   name);
+	const unsigned char *name = KREAD(direct, dentry, d_name.name);
+	long n = bpf_probe_read_kernel_str(&w->buf[w->off & (TRACER_CWD_MAX - 1)],
+					   TRACER_CWD_NAME_MAX, name);
 	if (n <= 0)
 		return 1;
 	w->off += n;
 	w->depth++;
 	w->dentry = parent;
 	return 0;
+}
+
+static long walk_step_btf(__u64 index, void *ctx)
+{
+	return walk_step_x(ctx, true);
+}
+
+static long walk_step_tp(__u64 index, void *ctx)
+{
+	return walk_step_x(ctx, false);
 }
 
 /*
@@ -203,31 +224,32 @@ static long walk_step(__u64 index, void *ctx)
  */
 static __always_inline __u32 walk_path(struct dentry *dentry, struct vfsmount *vfsmnt, char *out,
 				       __u32 out_size, __u32 *depth_out, __u32 *flags,
-				       __u32 trunc_flag)
+				       __u32 trunc_flag, bool direct)
 {
 	struct path_walk w = {};
-	char *buf;
+	__u32 zero = 0;
 
-	w.mnt_off = bpf_core_field_offset(struct mount, mnt);
+	w.buf = bpf_map_lookup_elem(&path_scratch, &zero);
+	if (!w.buf)
+		return 0;
 	w.dentry = dentry;
-	w.vfsmnt = vfsmnt;
-	struct mount *mnt = (void *)vfsmnt - w.mnt_off;
+	w.mnt_root = KREAD(direct, vfsmnt, mnt_root);
+	/* container_of(vfsmnt, struct mount, mnt), with the offset from BTF. */
+	struct mount *mnt = AS_KERNEL(direct, struct mount,
+				      (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
 	w.mnt = mnt;
-	w.mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
-	bpf_loop(TRACER_CWD_DEPTH * 2, walk_step, &w, 0);
+	w.mnt_parent = KREAD(direct, mnt, mnt_parent);
+	bpf_loop(TRACER_CWD_DEPTH * 2, direct ? walk_step_btf : walk_step_tp, &w, 0);
 	if (!w.done)
 		*flags |= trunc_flag;
 	*depth_out = w.depth;
-	buf = bpf_map_lookup_elem(&path_scratch, &w.cpu_key);
-	if (!buf)
-		return 0;
 	__u32 len = w.off;
 	if (len > out_size)
 		len = out_size;
 	barrier_var(len);
 	if (len > TRACER_CWD_MAX + TRACER_CWD_NAME_MAX)
 		return 0;
-	bpf_probe_read_kernel(out, len, buf);
+	bpf_probe_read_kernel(out, len, w.buf);
 	return len;
 }
 
@@ -332,7 +354,7 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 	if (exe) {
 		e->filename_len = walk_path(
 		    KREAD(direct, exe, f_path.dentry), KREAD(direct, exe, f_path.mnt), e->filename,
-		    sizeof(e->filename), &depth, &flags, TRACER_F_FILENAME_TRUNCATED);
+		    sizeof(e->filename), &depth, &flags, TRACER_F_FILENAME_TRUNCATED, direct);
 	}
 
 	struct fs_struct *fs = KREAD(direct, task, fs);
@@ -341,7 +363,7 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 	if (fs) {
 		e->cwd_len =
 		    walk_path(KREAD(direct, fs, pwd.dentry), KREAD(direct, fs, pwd.mnt), e->cwd,
-			      sizeof(e->cwd), &e->cwd_depth, &flags, TRACER_F_CWD_TRUNCATED);
+			      sizeof(e->cwd), &e->cwd_depth, &flags, TRACER_F_CWD_TRUNCATED, direct);
 	} else {
 		flags |= TRACER_F_CWD_ERROR;
 	}

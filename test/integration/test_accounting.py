@@ -148,7 +148,8 @@ def process_tree_cwd_and_argv(ctx):
     os.mkdir(work)
     os.chmod(work, 0o777)
     long_args = [f"arg{i:04d}" for i in range(1500)]  # ~12 KB: over the 4 KiB argv limit
-    script = f"cd '{work}' && /bin/echo {' '.join(long_args)} > /dev/null && (sleep 0.05; true) && /bin/true one 'two words'"
+    script = (f"cd '{work}' && /bin/echo {' '.join(long_args)} > /dev/null && (sleep 0.05; true) && "
+              f"/bin/true one 'two words' && cd /dev/shm && /bin/true mounts")
     ctx.tracer_run(["bash", "-c", script], expect=0)
     run = ctx.latest_run()
     rows = ctx.query("SELECT id, parent_id, pid, ppid, exe, argv, cwd, argv_truncated FROM processes "
@@ -170,6 +171,15 @@ def process_tree_cwd_and_argv(ctx):
     true = [r for r in rows if r[4] == "/usr/bin/true" and r[5] and "one" in r[5]]
     ctx.check(len(true) == 1 and json.loads(true[0][5]) == ["/bin/true", "one", "two words"],
               f"exact argv with spaces: {true}")
+    check_cwd_across_mounts(ctx, rows)
+
+
+def check_cwd_across_mounts(ctx, rows):
+    """/dev/shm is a tmpfs on the devtmpfs /dev on /: the kernel-side path walk
+    must climb through two mount points to spell it."""
+    ctx.check(os.path.ismount("/dev/shm"), "/dev/shm is a mount point here")
+    shm = [r[6] for r in rows if r[4] == "/usr/bin/true" and r[5] == '["/bin/true","mounts"]']
+    ctx.check(shm == ["/dev/shm"], f"cwd across mount points: {shm}")
 
 
 @test
@@ -215,12 +225,15 @@ def fallbacks_tracepoints_and_perf_buffers(ctx):
     agg, col = start_daemons(ctx, sock, db, extra_col=("--force-tracepoints", "--force-perfbuf"))
     hog = ctx.path("hog.json")
     p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "fb", "--",
-                        "bash", "-c", f"{ctx.helper('storm')} 300 2 /bin/true; exec {ctx.helper('memhog')} 64 6 {hog}"],
+                        "bash", "-c", f"{ctx.helper('storm')} 300 2 /bin/true; (cd /dev/shm && /bin/true mounts); "
+                        f"exec {ctx.helper('memhog')} 64 6 {hog}"],
                        capture_output=True, text=True, timeout=120)
     ctx.check(p.returncode == 6, f"exit {p.returncode}: {p.stderr}")
     run = ctx.one("SELECT id FROM runs WHERE name = 'fb'", db=db)
-    ctx.check(ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true'", run, db=db) == 300,
-              "all 300 storm processes")
+    ctx.check(ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true' "
+                      "AND argv = '[\"/bin/true\"]'", run, db=db) == 300, "all 300 storm processes")
+    check_cwd_across_mounts(ctx, ctx.query("SELECT id, parent_id, pid, ppid, exe, argv, cwd FROM processes "
+                                           "WHERE run_id = ?", run, db=db))
     rss, code = ctx.one("SELECT max_rss_kb, exit_code FROM processes WHERE run_id = ? AND exe LIKE '%/memhog'", run, db=db)
     ctx.close(rss, load_json(hog)["vmhwm_kb"], 1024, "peak RSS via fallbacks")
     ctx.check(code == 6, f"exec'd image exit code {code}")
