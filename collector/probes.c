@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "collector/syscall_table.h"
 #include "common/log.h"
@@ -48,6 +49,19 @@ static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list
 static bool has_btf_tracepoint(const char *name)
 {
 	return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0;
+}
+
+/* A kernel function by name in vmlinux BTF (how kfuncs are found). */
+static bool has_kernel_function(const char *name)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!vmlinux)
+		return false;
+	found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return found;
 }
 
 static bool has_syscall_tracepoint(const char *name)
@@ -96,15 +110,17 @@ static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_gr
 	case PROBE_PROCESS:
 		if (p->using_tp_btf) {
 			add(g, s->progs.fork_btf);
-			add(g, s->progs.exec_btf);
 			add(g, s->progs.exit_btf);
+			if (p->prepare_exec)
+				add(g, s->progs.prepare_exec_btf);
+			add(g, p->exec_btf ? s->progs.exec_btf : s->progs.exec_tp);
 		} else {
+			if (p->prepare_exec)
+				add(g, s->progs.prepare_exec_btf);
 			add(g, s->progs.fork_tp);
 			add(g, s->progs.exec_tp);
 			add(g, s->progs.exit_tp);
 		}
-		if (p->prepare_exec)
-			add(g, s->progs.prepare_exec_btf);
 		break;
 	case PROBE_SCHEDULER:
 		if (has_btf_tracepoint("sched_switch") && has_btf_tracepoint("sched_wakeup")) {
@@ -286,7 +302,14 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	p->using_tp_btf = !cfg->force_tracepoints && has_btf_tracepoint("sched_process_exec") &&
 			  has_btf_tracepoint("sched_process_exit") &&
 			  has_btf_tracepoint("sched_process_fork");
-	if (!p->using_tp_btf)
+	/* Linux 5.5-6.1 have tp_btf but not the kfunc exec_btf's path walk needs. */
+	p->exec_btf = p->using_tp_btf && !cfg->force_exec_tracepoint &&
+		      has_kernel_function("bpf_rdonly_cast");
+	if (p->using_tp_btf && !p->exec_btf)
+		log_info("exec uses its classic tracepoint (%s)",
+			 cfg->force_exec_tracepoint ? "--force-exec-tracepoint"
+						    : "no bpf_rdonly_cast kfunc: Linux 6.2+");
+	if (!p->exec_btf)
 		ensure_tracefs();
 	p->prepare_exec = has_btf_tracepoint("sched_prepare_exec");
 
@@ -331,7 +354,7 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 		if (p->using_tp_btf && try_load(p, cfg, have, true) != 0) {
 			log_warn(
 			    "tp_btf process probes failed to load; trying classic tracepoints");
-			p->using_tp_btf = false;
+			p->using_tp_btf = p->exec_btf = false;
 			ensure_tracefs();
 		}
 		if (try_load(p, cfg, have, false) != 0) {
@@ -403,23 +426,32 @@ int probes_attach(struct probes *p)
 			}
 		}
 		if (st->state == PROBE_ACTIVE && !st->detail[0]) {
-			/* "tp_btf: sched_switch,sched_wakeup": the hooks, named once each. */
+			/*
+			 * "tp_btf: sched_switch,sched_wakeup": the hooks, each kind of
+			 * attachment named where it changes.
+			 */
 			size_t o = 0;
+			int prev_kind_len = -1;
+			const char *prev_sec = "";
 			for (unsigned i = 0; i < g.n && o < sizeof(st->detail); i++) {
 				const char *sec = bpf_program__section_name(g.progs[i]);
 				const char *hook = strrchr(sec, '/');
 				const char *kind_end = strchr(sec, '/');
+				int kind_len = kind_end ? (int)(kind_end - sec) : 0;
 				hook = hook ? hook + 1 : sec;
 				if (!strncmp(hook, "sys_exit_", 9) && strncmp(sec, "tp_btf", 6))
 					hook += 9;
-				if (i == 0)
-					o += (size_t)snprintf(
-					    st->detail, sizeof(st->detail),
-					    "%.*s: ", kind_end ? (int)(kind_end - sec) : 0, sec);
-				if (o < sizeof(st->detail))
-					o +=
-					    (size_t)snprintf(st->detail + o, sizeof(st->detail) - o,
-							     "%s%s", i ? "," : "", hook);
+				bool new_kind = kind_len != prev_kind_len ||
+						strncmp(sec, prev_sec, (size_t)kind_len) != 0;
+				if (new_kind)
+					o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o,
+							      "%s%.*s: %s", i ? "; " : "", kind_len,
+							      sec, hook);
+				else
+					o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o,
+							      ",%s", hook);
+				prev_kind_len = kind_len;
+				prev_sec = sec;
 			}
 		}
 	}

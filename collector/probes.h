@@ -28,6 +28,8 @@ struct probe_status {
 struct probes {
 	struct tracer_bpf *skel;
 	bool using_tp_btf;
+	/* exec_btf needs the bpf_rdonly_cast kfunc (6.2+); else exec uses exec_tp. */
+	bool exec_btf;
 	bool using_perfbuf;
 	bool prepare_exec;
 	bool net_via_syscalls;

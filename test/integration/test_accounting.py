@@ -221,8 +221,21 @@ def exec_storm_records_every_process(ctx):
 def fallbacks_tracepoints_and_perf_buffers(ctx):
     """The classic-tracepoint and perf-buffer paths (for kernels without tp_btf or ring
     buffers) record the same things: exit code, exec in place, peak RSS, no loss."""
+    check_probe_fallback(ctx, ("--force-tracepoints", "--force-perfbuf"),
+                         ("tracepoint: sched_process_fork", "events via perf buffers"))
+
+
+@test
+def exec_on_its_classic_tracepoint_beside_tp_btf(ctx):
+    """Linux 5.5-6.1 have tp_btf but not the bpf_rdonly_cast kfunc that exec_btf's path
+    walk needs: exec then runs on its classic tracepoint beside tp_btf fork and exit."""
+    check_probe_fallback(ctx, ("--force-exec-tracepoint",),
+                         ("tp_btf: sched_process_fork,sched_process_exit", "; tracepoint: sched_process_exec"))
+
+
+def check_probe_fallback(ctx, extra_col, collector_says):
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
-    agg, col = start_daemons(ctx, sock, db, extra_col=("--force-tracepoints", "--force-perfbuf"))
+    agg, col = start_daemons(ctx, sock, db, extra_col=extra_col)
     hog = ctx.path("hog.json")
     p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "fb", "--",
                         "bash", "-c", f"{ctx.helper('storm')} 300 2 /bin/true; (cd /dev/shm && /bin/true mounts); "
@@ -240,8 +253,8 @@ def fallbacks_tracepoints_and_perf_buffers(ctx):
     loss = ctx.one("SELECT kernel_drops, kernel_drops_other, collector_drops, seq_gaps, decode_errors FROM collector_stats", db=db)
     ctx.check(sum(loss) == 0, f"no loss: {loss}")
     rc_col, err = ctx.stop(col)
-    ctx.check("tracepoint: sched_process_fork" in err and "events via perf buffers" in err,
-              "collector reported the fallback probes")
+    ctx.check(all(s in err for s in collector_says),
+              f"collector reported the fallback probes ({collector_says})")
     ctx.stop(agg)
 
 
