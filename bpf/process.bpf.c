@@ -158,8 +158,8 @@ struct {
 /*
  * Pointers kept between walk steps lose their BTF type in the verifier's
  * eyes; this kfunc gives it back (read-only, faults caught), and the
- * verifier turns the call into a plain move. Only the tp_btf flavour uses
- * it, so kernels without it still load the classic one.
+ * verifier turns the call into a plain move. Only exec_btf uses it: where
+ * the kernel lacks it (before 6.2) the collector loads exec_tp instead.
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
 
