@@ -53,8 +53,9 @@ class BuildTable(unittest.TestCase):
     def test_bulk_and_spot(self):
         with tempfile.TemporaryDirectory() as d:
             bulk, spot = os.path.join(d, "bulk.json"), os.path.join(d, "spot.json")
-            json.dump(BULK, open(bulk, "w"))
-            json.dump(SPOT, open(spot, "w"))
+            for path, doc in ((bulk, BULK), (spot, SPOT)):
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
             rows, text = self.rows("--aws-bulk", bulk, "--spot", spot, "--region", "eu-west-1")
         self.assertIn("publicationDate 2026-01-01", text)
         by = {(r[2], r[3]): r for r in rows}
@@ -73,7 +74,8 @@ class BuildTable(unittest.TestCase):
 
     def test_bundled_table_is_current(self):
         bundled = os.path.join(HERE, "..", "..", "deploy", "etc", "prices.tsv")
-        rows = [line.split("\t") for line in open(bundled) if not line.startswith("#")]
+        with open(bundled, encoding="utf-8") as f:
+            rows = [line.split("\t") for line in f if not line.startswith("#")]
         self.assertGreater(len(rows), 100)
         for r in rows:
             self.assertEqual(len(r), 8, r)
