@@ -163,7 +163,7 @@ struct {
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
 
-#define AS_KERNEL(direct, type, p)                                                             \
+#define AS_KERNEL(direct, type, p)                                                                 \
 	((direct) ? (type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)) : (type *)(p))
 
 /*
@@ -361,9 +361,9 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 	e->cwd_len = 0;
 	e->cwd_depth = 0;
 	if (fs) {
-		e->cwd_len =
-		    walk_path(KREAD(direct, fs, pwd.dentry), KREAD(direct, fs, pwd.mnt), e->cwd,
-			      sizeof(e->cwd), &e->cwd_depth, &flags, TRACER_F_CWD_TRUNCATED, direct);
+		e->cwd_len = walk_path(KREAD(direct, fs, pwd.dentry), KREAD(direct, fs, pwd.mnt),
+				       e->cwd, sizeof(e->cwd), &e->cwd_depth, &flags,
+				       TRACER_F_CWD_TRUNCATED, direct);
 	} else {
 		flags |= TRACER_F_CWD_ERROR;
 	}

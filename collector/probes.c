@@ -444,12 +444,12 @@ int probes_attach(struct probes *p)
 				bool new_kind = kind_len != prev_kind_len ||
 						strncmp(sec, prev_sec, (size_t)kind_len) != 0;
 				if (new_kind)
-					o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o,
-							      "%s%.*s: %s", i ? "; " : "", kind_len,
-							      sec, hook);
+					o += (size_t)snprintf(st->detail + o,
+							      sizeof(st->detail) - o, "%s%.*s: %s",
+							      i ? "; " : "", kind_len, sec, hook);
 				else
-					o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o,
-							      ",%s", hook);
+					o += (size_t)snprintf(st->detail + o,
+							      sizeof(st->detail) - o, ",%s", hook);
 				prev_kind_len = kind_len;
 				prev_sec = sec;
 			}

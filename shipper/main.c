@@ -419,7 +419,8 @@ int main(int argc, char **argv)
 		read_host_id(reader.host_id, sizeof(reader.host_id));
 	log_info("delivering %s to %s as host %s", opt.db_path, sink->name, reader.host_id);
 	sdnotify_ready();
-	backoff_init(&backoff, opt.retry_max_ms < 500 ? opt.retry_max_ms : 500, opt.retry_max_ms, (unsigned)getpid() ^ (unsigned)now_realtime_ns());
+	backoff_init(&backoff, opt.retry_max_ms < 500 ? opt.retry_max_ms : 500, opt.retry_max_ms,
+		     (unsigned)getpid() ^ (unsigned)now_realtime_ns());
 	uint64_t once_deadline = now_boottime_ns() + (uint64_t)opt.once_timeout_ms * 1000000ULL;
 	/* --once: what is pending now; records queued meanwhile wait for the next run. */
 	int64_t once_upto = opt.once ? reader_last_id(&reader) : 0;

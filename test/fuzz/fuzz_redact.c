@@ -32,11 +32,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bool inside = out_argv[i] >= out && out_argv[i] < out + out_size;
 			if (!inside && strcmp(out_argv[i], REDACTED) != 0)
 				abort();
-			if (inside && memchr(out_argv[i], '\0', (size_t)(out + out_size - out_argv[i])) == NULL)
+			if (inside && memchr(out_argv[i], '\0',
+					     (size_t)(out + out_size - out_argv[i])) == NULL)
 				abort();
 			const char *eq = strstr(out_argv[i], "--password=");
 			if (eq && strncmp(eq + 11, REDACTED, 3) != 0 && eq[11] != '\0') {
-				fprintf(stderr, "LEAK arg %u: in [%s] out [%s]\n", i, argv[i], out_argv[i]);
+				fprintf(stderr, "LEAK arg %u: in [%s] out [%s]\n", i, argv[i],
+					out_argv[i]);
 				abort();
 			}
 		}

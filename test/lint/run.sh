@@ -1,6 +1,7 @@
 #!/bin/bash
 # make lint: cppcheck and clang-tidy over every C source of the programs (not the BPF
-# side, which clang checks when it compiles it, nor generated code under build/).
+# side, which clang checks when it compiles it, nor generated code under build/), and
+# clang-format over every C file in the repository.
 # Any finding fails. Usage: test/lint/run.sh BUILD_DIR
 set -uo pipefail
 build=${1:-build}
@@ -27,6 +28,12 @@ ours=$(grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' <<<"$out" | grep -v "^$b
 if [ -n "$ours" ]; then
 	printf '%s\n' "$out"
 	echo "clang-tidy: $(wc -l <<<"$ours") finding(s)" >&2
+	status=1
+fi
+echo "== clang-format $(clang-format --version | sed -n 's/.*version \([0-9.]*\).*/\1/p')"
+# The style in .clang-format, for every C file we wrote (BPF and tests included).
+if ! git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror; then
+	echo "clang-format: run 'make format'" >&2
 	status=1
 fi
 [ $status = 0 ] && echo "lint: clean"
