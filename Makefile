@@ -5,7 +5,7 @@
 #   sudo make demo  install missing packages, build, trace the example pipeline
 #   make bench      overhead and loss benchmarks -> docs/performance.md
 #   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
-#   make lint       cppcheck + clang-tidy
+#   make lint       cppcheck + clang-tidy + clang-format
 #   make soak       the soak test for SOAK_SECONDS (default 1800) per build
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -327,7 +327,7 @@ soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) $(PYTHON) test/integration/run.py --build $(BUILD) \
 		--asan-build build/asan -k soak_
 
-# Static analysis (cppcheck + clang-tidy, config in test/lint/ and .clang-tidy); CI runs it.
+# Static analysis (cppcheck + clang-tidy + clang-format, config in test/lint/ and .clang-tidy); CI runs it.
 lint: $(PROGRAMS)
 	test/lint/run.sh $(BUILD)
 

@@ -10,7 +10,7 @@ build=(make gcc clang llvm bpftool pkg-config libbpf-dev libelf-dev zlib1g-dev
 run=(sqlite3 python3 util-linux procps)
 demo=(bwa samtools bcftools gzip gawk)
 tests=(stress-ng strace snakemake cwltool slurm-wlm munge chromium clickhouse-server debootstrap
-	systemd-container cppcheck clang-tidy gdb)
+	systemd-container cppcheck clang-tidy clang-format gdb)
 # The peers `make bench` compares against.
 bench=(libbpf-tools bpftrace fio)
 
