@@ -1,8 +1,9 @@
 """Soak: mixed load for SOAK_SECONDS (60 in `make check`, 1800 with `make soak`):
 exec storms and the real demo pipeline under `tracer run`, the aggregator
-restarted and the shipper killed every few cycles, a sink that flaps between
-accepting, answering 503 and dropping connections. Afterwards the counts in
-SQLite and at the sink equal the ground truth, and the daemons' memory is flat.
+restarted and the shipper killed every few cycles (in the first half only), a
+sink that flaps between accepting, answering 503 and dropping connections.
+Afterwards the counts in SQLite and at the sink equal the ground truth, and the
+memory of every daemon is flat over the second half.
 Run against the ASan build too, where LeakSanitizer checks every daemon's exit."""
 import http.server
 import os
@@ -69,8 +70,8 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
     rnd = random.Random(7)
     deadline = time.time() + seconds
     cycle, storm_runs, pipeline_runs = 0, [], []
-    rss = {"collector": [], "aggregator": []}
-    agg_restarts = 0
+    rss = {"collector": [], "aggregator": [], "shipper": []}
+    agg_restarts = ship_kills = 0
     while time.time() < deadline or cycle < 4:
         cycle += 1
         name = f"soak-{cycle}"
@@ -97,15 +98,22 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
                              *agg_args])
             wait_for_socket(sock)
             agg_restarts += 1
-        if cycle % 3 == 0:
+        # The shipper too is killed only in the first half, so the second half
+        # shows whether its memory stays flat through the sink's moods.
+        if cycle % 3 == 0 and time.time() < deadline - seconds / 2:
             ship.kill()
             ship.wait()
             ship = start_shipper()
+            ship_kills += 1
         _, err = run.communicate(timeout=300)
         if run.returncode != 0:
             raise Failure(f"run {name}: {run.returncode} {err[-500:]}")
+        for who, proc in (("collector", col), ("aggregator", agg), ("shipper", ship)):
+            if proc.poll() is not None:
+                raise Failure(f"the {who} exited ({proc.returncode}) in cycle {cycle}")
         rss["collector"].append(rss_kb(col.pid))
         rss["aggregator"].append((agg_restarts, rss_kb(agg.pid)))
+        rss["shipper"].append((ship_kills, rss_kb(ship.pid)))
 
     # Ground truth in SQLite: every storm process in its run, every pipeline ok.
     for name in storm_runs:
@@ -128,6 +136,9 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
         last = [kb for r, kb in rss["aggregator"] if r == agg_restarts]
         if len(last) >= 3:
             ctx.check(last[-1] - last[1] <= 8192, f"aggregator RSS flat since its last restart: {last}")
+        last = [kb for k, kb in rss["shipper"] if k == ship_kills]
+        if len(last) >= 3:
+            ctx.check(last[-1] - last[1] <= 4096, f"shipper RSS flat since its last restart: {last}")
 
     # Stop the producers, let the shipper drain through the flapping sink.
     ctx.stop(col)
@@ -156,5 +167,6 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
               f"storm processes at the sink: {len(trues)} of {STORM * len(storm_runs)}")
     print(f"       soak: {cycle} cycles in {seconds} s, {agg_restarts} aggregator restarts, "
           f"{len(Collector.requests)} accepted uploads, collector RSS {rss['collector'][0]} -> "
-          f"{rss['collector'][-1]} kB", flush=True)
+          f"{rss['collector'][-1]} kB, aggregator {rss['aggregator'][-1][1]} kB, "
+          f"shipper {rss['shipper'][-1][1]} kB ({ship_kills} shipper kills)", flush=True)
     ctx.check("SIGHUP" not in ship_err, "no stray reloads")
