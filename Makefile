@@ -327,7 +327,8 @@ soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) $(PYTHON) test/integration/run.py --build $(BUILD) \
 		--asan-build build/asan -k soak_
 
-# Static analysis (cppcheck + clang-tidy + clang-format, config in test/lint/ and .clang-tidy); CI runs it.
+# Static analysis and style (cppcheck + clang-tidy + clang-format; config in test/lint/,
+# .clang-tidy and .clang-format); CI runs it.
 lint: $(PROGRAMS)
 	test/lint/run.sh $(BUILD)
 

@@ -85,9 +85,10 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         ctx.procs.append(run)
         time.sleep(rnd.uniform(0.2, 0.8))
-        # Restart the aggregator in the first half only, so the second half shows
-        # whether its memory stays flat.
-        if cycle in (2, 3) or (cycle % 5 == 0 and time.time() < deadline - seconds / 2):
+        # Restart the aggregator and kill the shipper in the first half only, so the
+        # second half shows whether their memory stays flat (through the sink's moods).
+        first_half = time.time() < deadline - seconds / 2
+        if cycle in (2, 3) or (cycle % 5 == 0 and first_half):
             agg.send_signal(signal.SIGTERM)
             try:
                 _, err = agg.communicate(timeout=60)
@@ -98,9 +99,7 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
                              *agg_args])
             wait_for_socket(sock)
             agg_restarts += 1
-        # The shipper too is killed only in the first half, so the second half
-        # shows whether its memory stays flat through the sink's moods.
-        if cycle % 3 == 0 and time.time() < deadline - seconds / 2:
+        if cycle % 3 == 0 and first_half:
             ship.kill()
             ship.wait()
             ship = start_shipper()
@@ -133,12 +132,10 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
     grow = rss["collector"][-1] - rss["collector"][half]
     if not sanitized:
         ctx.check(grow <= 4096, f"collector RSS flat: {rss['collector'][half]} -> {rss['collector'][-1]} kB")
-        last = [kb for r, kb in rss["aggregator"] if r == agg_restarts]
-        if len(last) >= 3:
-            ctx.check(last[-1] - last[1] <= 8192, f"aggregator RSS flat since its last restart: {last}")
-        last = [kb for k, kb in rss["shipper"] if k == ship_kills]
-        if len(last) >= 3:
-            ctx.check(last[-1] - last[1] <= 4096, f"shipper RSS flat since its last restart: {last}")
+        for who, starts, limit_kb in (("aggregator", agg_restarts, 8192), ("shipper", ship_kills, 4096)):
+            last = [kb for n, kb in rss[who] if n == starts]
+            if len(last) >= 3:
+                ctx.check(last[-1] - last[1] <= limit_kb, f"{who} RSS flat since its last restart: {last}")
 
     # Stop the producers, let the shipper drain through the flapping sink.
     ctx.stop(col)
