@@ -18,6 +18,10 @@
 #include "common/strutil.h"
 
 #define EXITED_GRACE_NS (10 * NSEC_PER_SEC)
+/* How long a fork child's samples wait for its exec before they are shipped
+ * anyway: fork-to-exec is microseconds to milliseconds; a child that works on
+ * its own for longer is a worker in its own right. */
+#define SAMPLE_HOLD_NS (5 * NSEC_PER_SEC)
 
 static void release_entry(struct proc *p)
 {
@@ -81,7 +85,9 @@ static void pending_clear(struct pending *q, bool release)
 		free(q->cgroups[i].controllers);
 	}
 	q->n_files = q->n_file_updates = q->n_ooms = q->n_cgroups = q->n_samples = q->n_hosts = 0;
+	q->n_releases = 0;
 	if (release) {
+		free(q->releases);
 		free(q->files);
 		free(q->file_updates);
 		free(q->ooms);
@@ -117,6 +123,21 @@ static void touch(struct ingest *g, struct proc *p)
 	 * it goes through the write path once more, to be forgotten. */
 	if (recordable(g, p) || p->denied)
 		proc_mark_dirty(&g->table, p);
+}
+
+/* Whether the process is recorded is now known: its held samples are queued
+ * with the next commit, or it is forgotten (samples and all) by the next write. */
+static void settle_samples(struct ingest *g, struct proc *p)
+{
+	if (!p->samples_held)
+		return;
+	if (!recordable(g, p)) {
+		proc_mark_dirty(&g->table, p);
+		return;
+	}
+	p->samples_held = false;
+	if (!PUSH(g->pending.releases, g->pending.n_releases, g->pending.cap_releases, p->row.id))
+		g->stats.oom++; /* they wait for the next aggregator start */
 }
 
 /* --- counters ------------------------------------------------------------------ */
@@ -475,7 +496,7 @@ static void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
 		/* This exec happened before /proc was read: same image, better data. */
 		fill_image_from_exec(g, p, x);
 		p->row.from_snapshot = false;
-	} else if (p->execed) {
+	} else if (p->execed || p->fork_image_shipped) {
 		close_image(g, p, ts, x);
 		fill_image_from_exec(g, p, x);
 	} else {
@@ -496,6 +517,7 @@ done:
 				       : proc_by_pid(&g->table, x->ppid);
 		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, to_epoch(g, ts));
 	}
+	settle_samples(g, p);
 	insight_activity(&g->insight, p, ts, to_epoch(g, ts));
 	touch(g, p);
 }
@@ -562,6 +584,7 @@ static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent
 	finish_run_command(g, p);
 	if (p->launched)
 		p->launched->finished = true;
+	settle_samples(g, p);
 	touch(g, p);
 	proc_retire(&g->table, p, ts);
 }
@@ -731,6 +754,15 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 		insight_activity(&g->insight, p, ts, to_epoch(g, ts));
 	if (!recordable(g, p))
 		return;
+	bool held = false;
+	if (g->store->outbox && !p->execed && !p->fork_image_shipped) {
+		if (ts < p->start_boot_ns + SAMPLE_HOLD_NS) {
+			held = p->samples_held = true;
+		} else {
+			p->fork_image_shipped = true;
+			settle_samples(g, p);
+		}
+	}
 	r.process_id = p->row.id;
 	r.ts_ns = to_epoch(g, ts);
 	cputime_adjust(x->utime_ns, x->stime_ns, x->runtime_ns, &r.cpu_user_ns, &r.cpu_sys_ns);
@@ -749,7 +781,8 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 	r.invol_ctxsw = x->invol_ctxsw;
 	r.state[0] = x->state >= 'A' && x->state <= 'z' ? (char)x->state : '?';
 	r.threads = x->threads;
-	if (!PUSH(g->pending.samples, g->pending.n_samples, g->pending.cap_samples, r))
+	struct pending_sample ps = {.row = r, .held = held};
+	if (!PUSH(g->pending.samples, g->pending.n_samples, g->pending.cap_samples, ps))
 		g->stats.oom++;
 }
 
@@ -816,6 +849,7 @@ void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns)
 			p->exited = true;
 			p->row.state = "lost";
 			g->stats.lost_processes++;
+			settle_samples(g, p);
 			if (recordable(g, p))
 				proc_mark_dirty(t, p);
 			proc_retire(t, p, now_boot_ns);
@@ -825,13 +859,31 @@ void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns)
 
 int ingest_write(struct ingest *g)
 {
+	struct pending *q = &g->pending;
+
+	/* Samples first: a process forgotten below takes this batch's with it. */
+	for (size_t i = 0; i < q->n_samples; i++) {
+		const struct sample_row *r = &q->samples[i].row;
+		int rc = store_put_sample(g->store, r);
+		if (rc == 0 && q->samples[i].held)
+			rc = store_hold_samples(g->store, r->process_id);
+		else if (rc == 0)
+			rc = store_ship(g->store, OUTBOX_SAMPLES, r->process_id, r->ts_ns, NULL);
+		if (rc != 0)
+			return -1;
+	}
 	for (struct closed_row *c = g->table.closed; c; c = c->next)
 		if (store_put_process(g->store, &c->row) != 0 ||
 		    store_ship(g->store, OUTBOX_PROCESSES, c->row.id, 0, NULL) != 0)
 			return -1;
 	for (struct proc *p = g->table.dirty; p; p = p->dirty_next) {
-		int rc = recordable(g, p) ? store_put_process(g->store, &p->row)
-					  : store_forget_process(g->store, p->row.id);
+		int rc = 0;
+		if (recordable(g, p)) {
+			rc = store_put_process(g->store, &p->row);
+		} else {
+			rc = store_forget_process(g->store, p->row.id);
+			p->samples_held = false;
+		}
 		if (rc == 0 && recordable(g, p) && p->exited)
 			rc = store_ship(g->store, OUTBOX_PROCESSES, p->row.id, 0, NULL);
 		if (rc != 0)
@@ -839,7 +891,6 @@ int ingest_write(struct ingest *g)
 	}
 	if (correlate_write(&g->corr) != 0 || insight_write(&g->insight) != 0)
 		return -1;
-	struct pending *q = &g->pending;
 	for (size_t i = 0; i < q->n_files; i++)
 		if (store_put_file(g->store, &q->files[i]) != 0)
 			return -1;
@@ -854,10 +905,8 @@ int ingest_write(struct ingest *g)
 	for (size_t i = 0; i < q->n_cgroups; i++)
 		if (store_put_cgroup(g->store, &q->cgroups[i]) != 0)
 			return -1;
-	for (size_t i = 0; i < q->n_samples; i++)
-		if (store_put_sample(g->store, &q->samples[i]) != 0 ||
-		    store_ship(g->store, OUTBOX_SAMPLES, q->samples[i].process_id,
-			       q->samples[i].ts_ns, NULL) != 0)
+	for (size_t i = 0; i < q->n_releases; i++)
+		if (store_release_samples(g->store, q->releases[i]) != 0)
 			return -1;
 	for (size_t i = 0; i < q->n_hosts; i++)
 		if (store_put_host_sample(g->store, &q->hosts[i]) != 0 ||
@@ -873,8 +922,8 @@ bool ingest_has_pending(const struct ingest *g)
 	const struct pending *q = &g->pending;
 
 	return g->table.dirty || g->table.closed || q->n_files || q->n_file_updates || q->n_ooms ||
-	       q->n_cgroups || q->n_samples || q->n_hosts || correlate_has_pending(&g->corr) ||
-	       insight_has_pending(&g->insight);
+	       q->n_cgroups || q->n_samples || q->n_releases || q->n_hosts ||
+	       correlate_has_pending(&g->corr) || insight_has_pending(&g->insight);
 }
 
 void ingest_committed(struct ingest *g, uint64_t now_boot_ns)

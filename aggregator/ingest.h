@@ -25,6 +25,11 @@ struct file_update {
 	uint32_t count, failed, flags;
 };
 
+struct pending_sample {
+	struct sample_row row;
+	bool held; /* written, not queued for the shipper yet */
+};
+
 /* Records waiting for the next commit (kept until it succeeds). */
 struct pending {
 	struct file_row *files;
@@ -35,8 +40,10 @@ struct pending {
 	size_t n_ooms, cap_ooms;
 	struct cgroup_row *cgroups;
 	size_t n_cgroups, cap_cgroups;
-	struct sample_row *samples;
+	struct pending_sample *samples;
 	size_t n_samples, cap_samples;
+	int64_t *releases; /* processes whose held samples go to the outbox */
+	size_t n_releases, cap_releases;
 	struct host_sample_row *hosts;
 	size_t n_hosts, cap_hosts;
 };

@@ -371,6 +371,10 @@ int main(int argc, char **argv)
 	}
 	sdnotify_ready();
 	exit_code = receiver_run(&receiver, &stop_requested) == 0 ? 0 : 1;
+	/* Held samples go out now: a fork child's exec seen by the next aggregator
+	 * keeps the pre-exec image as a row of its own. */
+	if (store.outbox && outbox_release_held(store.outbox) != 0)
+		exit_code = 1;
 	sdnotify_stopping();
 	log_info("stopped (signal %d); %llu events, %llu bad frames, %llu refused peers",
 		 (int)stop_requested, (unsigned long long)ingest.stats.events,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/timeutil.h"
 
 struct kind_spec {
 	const char *table;
@@ -68,6 +69,58 @@ static char *json_of_columns(sqlite3 *db, const char *table)
 	return out;
 }
 
+/* "INSERT INTO outbox ... SELECT <the row as JSON> FROM <table> WHERE <where>". */
+static int prepare_put(sqlite3 *db, const struct kind_spec *k, const char *where,
+		       sqlite3_stmt **out)
+{
+	char *json = json_of_columns(db, k->table);
+	size_t len = (json ? strlen(json) : 0) + strlen(where) + 512;
+	char *sql = json ? malloc(len) : NULL;
+	int rc;
+
+	if (!sql) {
+		free(json);
+		log_error("outbox: cannot build the statement for %s", k->table);
+		return -1;
+	}
+	snprintf(sql, len,
+		 "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) SELECT "
+		 "'%s', %s, %d, ?1, %s FROM %s WHERE %s",
+		 k->table, k->key, k->priority, json, k->table, where);
+	rc = sqlite3_prepare_v2(db, sql, -1, out, NULL);
+	free(sql);
+	free(json);
+	if (rc != SQLITE_OK) {
+		log_error("outbox: %s: %s", k->table, sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+int outbox_release_held(struct outbox *o)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (prepare_put(o->db, &kinds[OUTBOX_SAMPLES],
+			"process_id IN (SELECT process_id FROM outbox_held)", &st) != 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, (int64_t)now_realtime_ns());
+	rc = sqlite3_exec(o->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+	if (rc == SQLITE_OK)
+		o->queued += (uint64_t)sqlite3_changes(o->db);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(o->db, "DELETE FROM outbox_held; COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		log_error("outbox: queueing held samples: %s", sqlite3_errmsg(o->db));
+		sqlite3_exec(o->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
 int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *shipper_state)
 {
 	memset(o, 0, sizeof(*o));
@@ -75,32 +128,22 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 	o->max_bytes = max_bytes;
 	o->shipper_state = shipper_state;
 	for (int k = 0; k < OUTBOX_KINDS; k++) {
-		char *json = json_of_columns(db, kinds[k].table);
-		size_t len = (json ? strlen(json) : 0) + 512;
-		char *sql = json ? malloc(len) : NULL;
-		if (!sql) {
-			free(json);
-			log_error("outbox: cannot build the statement for %s", kinds[k].table);
-			outbox_close(o);
-			return -1;
-		}
-		snprintf(
-		    sql, len,
-		    "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) SELECT "
-		    "'%s', %s, %d, ?1, %s FROM %s WHERE %s",
-		    kinds[k].table, kinds[k].key, kinds[k].priority, json, kinds[k].table,
-		    kinds[k].where);
-		int rc = sqlite3_prepare_v2(db, sql, -1, &o->put[k], NULL);
-		free(sql);
-		free(json);
-		if (rc != SQLITE_OK) {
-			log_error("outbox: %s: %s", kinds[k].table, sqlite3_errmsg(db));
+		if (prepare_put(db, &kinds[k], kinds[k].where, &o->put[k]) != 0) {
 			outbox_close(o);
 			return -1;
 		}
 	}
+	if (prepare_put(db, &kinds[OUTBOX_SAMPLES], "process_id = ?2", &o->put_samples_of) != 0 ||
+	    outbox_release_held(o) != 0) {
+		outbox_close(o);
+		return -1;
+	}
 	if (sqlite3_prepare_v2(db, "SELECT bytes FROM outbox_size", -1, &o->size, NULL) !=
 		SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO outbox_held (process_id) VALUES (?1)", -1,
+			       &o->hold, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "DELETE FROM outbox_held WHERE process_id = ?1", -1, &o->unhold,
+			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 		db,
 		"DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY priority, "
@@ -123,6 +166,9 @@ void outbox_close(struct outbox *o)
 {
 	for (int k = 0; k < OUTBOX_KINDS; k++)
 		sqlite3_finalize(o->put[k]);
+	sqlite3_finalize(o->put_samples_of);
+	sqlite3_finalize(o->hold);
+	sqlite3_finalize(o->unhold);
 	sqlite3_finalize(o->size);
 	sqlite3_finalize(o->trim);
 	sqlite3_finalize(o->count_drop);
@@ -196,6 +242,40 @@ int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, co
 	}
 	o->queued++;
 	return 0;
+}
+
+/* Runs a statement bound to one process id. */
+static int step_with_id(struct outbox *o, sqlite3_stmt *st, int64_t process_id, const char *what)
+{
+	sqlite3_bind_int64(st, 1, process_id);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		log_error("outbox: %s: %s", what, sqlite3_errmsg(o->db));
+		return -1;
+	}
+	return 0;
+}
+
+int outbox_hold_samples(struct outbox *o, int64_t process_id)
+{
+	return step_with_id(o, o->hold, process_id, "holding samples");
+}
+
+int outbox_release_samples(struct outbox *o, int64_t process_id, int64_t now_ns)
+{
+	sqlite3_stmt *st = o->put_samples_of;
+
+	sqlite3_bind_int64(st, 1, now_ns);
+	sqlite3_bind_int64(st, 2, process_id);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		log_error("outbox: queueing held samples: %s", sqlite3_errmsg(o->db));
+		return -1;
+	}
+	o->queued += (uint64_t)sqlite3_changes(o->db);
+	return step_with_id(o, o->unhold, process_id, "releasing samples");
 }
 
 static int64_t queued_bytes(struct outbox *o)

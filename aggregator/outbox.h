@@ -33,17 +33,30 @@ struct outbox {
 	int64_t forgotten_through;
 	uint64_t next_check_ns;
 	sqlite3_stmt *put[OUTBOX_KINDS];
+	sqlite3_stmt *put_samples_of, *hold, *unhold;
 	sqlite3_stmt *size, *trim, *count_drop;
 	uint64_t queued, dropped;
 };
 
-/* Builds the statements from the tables' columns. -1 with the reason logged.
+/* Builds the statements from the tables' columns and releases what an earlier
+ * aggregator held. -1 with the reason logged.
  * shipper_state: the shipper's state database (read only), or NULL. */
 int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *shipper_state);
 void outbox_close(struct outbox *o);
 /* Queues the row of that kind with that key (a, or a and b for samples; text for streams). */
 int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
 	       int64_t now_ns);
+/*
+ * Samples written but not queued yet (a fork child before its exec: it may turn
+ * out to be deny-listed noise, and the sink cannot take a sample back). Hold
+ * marks the process in outbox_held; release queues every sample it has and
+ * clears the mark (store_forget_process deletes both samples and mark).
+ */
+int outbox_hold_samples(struct outbox *o, int64_t process_id);
+int outbox_release_samples(struct outbox *o, int64_t process_id, int64_t now_ns);
+/* Queues every held sample, in its own transaction: at start (what a crashed
+ * predecessor held) and at stop (a successor may never come). */
+int outbox_release_held(struct outbox *o);
 /* Inside the same transaction, after adding: forgets what the shipper delivered
  * (at most once a second) and applies the size limit. */
 int outbox_trim(struct outbox *o, int64_t now_ns);

@@ -47,6 +47,11 @@ struct proc {
 	struct run *run;      /* its run and step (counted references) */
 	struct step *step;
 	bool denied; /* deny-listed system noise: kept for the tree, not written */
+	/* Samples of a fork child before its exec wait in outbox_held until the
+	 * exec shows whether it is recorded; after SAMPLE_HOLD_NS they are shipped,
+	 * and an exec then keeps the pre-exec image as a row of its own. */
+	bool samples_held;
+	bool fork_image_shipped;
 	int64_t last_sample_ts;
 	uint64_t last_sample_cpu, last_sample_rss, last_sample_io;
 	bool had_children;		/* forked at least once */

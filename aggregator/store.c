@@ -319,9 +319,10 @@ int store_forget_process(struct store *s, int64_t id)
 
 	snprintf(
 	    sql, sizeof(sql),
-	    "DELETE FROM samples WHERE process_id = %lld; DELETE FROM files WHERE process_id = "
-	    "%lld; DELETE FROM processes WHERE id = %lld",
-	    (long long)id, (long long)id, (long long)id);
+	    "DELETE FROM samples WHERE process_id = %lld; DELETE FROM outbox_held WHERE "
+	    "process_id = %lld; DELETE FROM files WHERE process_id = %lld; DELETE FROM processes "
+	    "WHERE id = %lld",
+	    (long long)id, (long long)id, (long long)id, (long long)id);
 	return exec_sql(s->db, sql);
 }
 

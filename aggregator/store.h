@@ -186,6 +186,10 @@ struct store {
 
 /* Queues a written record for the shipper (no-op with shipping off). */
 int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text);
+/* Keeps a process's written samples from the shipper until released (the
+ * outbox's sample hold; no-ops with shipping off). */
+int store_hold_samples(struct store *s, int64_t process_id);
+int store_release_samples(struct store *s, int64_t process_id);
 
 /* Opens (creating and migrating) the database for writing. 0 or -1. */
 int store_open(struct store *s, const char *path);
@@ -204,8 +208,8 @@ int64_t store_max_signal_id(struct store *s);
  * pipeline (not run `exclude_run`): their median and how many, newest 50. */
 int store_step_history(struct store *s, int64_t pipeline_id, const char *name, int64_t exclude_run,
 		       int64_t *median_ns, unsigned *count);
-/* Removes a process row (and its files and samples) written before the
- * process turned out to be deny-listed noise. */
+/* Removes a process row (and its files, samples and sample hold) written
+ * before the process turned out to be deny-listed noise. */
 int store_forget_process(struct store *s, int64_t id);
 int store_put_run(struct store *s, const struct run_row *r);
 int store_put_stream(struct store *s, const struct stream_row *r);

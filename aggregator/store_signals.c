@@ -86,6 +86,17 @@ int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text
 			  (int64_t)now_realtime_ns());
 }
 
+int store_hold_samples(struct store *s, int64_t process_id)
+{
+	return s->outbox ? outbox_hold_samples(s->outbox, process_id) : 0;
+}
+
+int store_release_samples(struct store *s, int64_t process_id)
+{
+	return s->outbox ? outbox_release_samples(s->outbox, process_id, (int64_t)now_realtime_ns())
+			 : 0;
+}
+
 int64_t store_max_signal_id(struct store *s)
 {
 	sqlite3_stmt *st;

@@ -14,7 +14,7 @@ import threading
 import time
 
 from clickhouse import ClickHouse
-from harness import Failure, start_daemons, test
+from harness import Failure, start_daemons, test, wait_for_socket
 
 # Finished records per shipped table, as the local database has them.
 FINISHED = {
@@ -446,3 +446,128 @@ def fleet_of_three_hosts_ships_to_one_clickhouse(ctx):
         remote = ch.rows(f"SELECT cpu_ns, processes FROM tracer.runs FINAL WHERE _host = '{h['host_id']}' "
                          f"AND name = 'fleet-{i}'")
         ctx.check(remote == [[str(local[0]), str(local[1])]], f"host {i}'s run: {remote} vs {local}")
+
+
+FORK_CHILDREN = r'''
+import json, os, sys, time
+
+def busy_then_exec(seconds, argv):
+    """A fork child that works on its own (so live samples see it), then execs."""
+    pid = os.fork()
+    if pid:
+        return pid
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        spin = time.monotonic() + 0.05
+        while time.monotonic() < spin:
+            pass
+        time.sleep(0.15)
+    if argv == ["exit"]:
+        os._exit(0)
+    os.execv(argv[0], argv)
+
+pids = {name: busy_then_exec(float(s), argv.split()) for name, s, argv in
+        (a.split(":") for a in sys.argv[2:])}
+with open(sys.argv[1], "w") as f:
+    json.dump(pids, f)
+for name, pid in pids.items():
+    if not name.startswith("bg_"):  # bg_: left running when this parent exits
+        os.waitpid(pid, 0)
+'''
+
+
+def run_fork_children(ctx, sock, db, name, children, during=None):
+    """`tracer run` of a Python parent whose fork children work, then exec: children
+    is name -> (seconds before the exec, argv). Returns name -> pid."""
+    script, pids = ctx.path("fork_children.py"), ctx.path(f"{name}.pids")
+    with open(script, "w") as f:
+        f.write(FORK_CHILDREN)
+    args = [f"{n}:{s}:{argv}" for n, (s, argv) in children.items()]
+    p = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", name, "--",
+                          "python3", script, pids, *args], stderr=subprocess.PIPE, text=True)
+    ctx.procs.append(p)
+    if during:
+        during()
+    _, err = p.communicate(timeout=120)
+    if p.returncode != 0:
+        raise Failure(f"run {name}: {p.returncode} {err[-500:]}")
+    with open(pids) as f:
+        return json.load(f)
+
+
+def check_samples_match_outbox(ctx, db):
+    """Nothing shipped that SQLite does not keep, nothing kept that is not shipped."""
+    local = {f"{a}:{b}" for a, b in ctx.query("SELECT process_id, ts_ns FROM samples", db=db)}
+    queued = {r[0] for r in ctx.query("SELECT record_key FROM outbox WHERE kind = 'samples'", db=db)}
+    ctx.check(local == queued, f"samples: {len(local)} local, {len(queued)} queued, "
+              f"{len(local - queued)} only local, {len(queued - local)} only queued")
+    orphans = ctx.one("SELECT count(*) FROM outbox o WHERE kind = 'samples' AND NOT EXISTS "
+                      "(SELECT 1 FROM processes p WHERE p.id = json_extract(o.payload, '$.process_id'))",
+                      db=db)
+    ctx.check(orphans == 0, f"no queued sample of a process that is not recorded: {orphans}")
+
+
+@test
+def samples_of_a_child_that_execs_into_noise_are_never_shipped(ctx):
+    """A fork child is sampled before its exec; the exec makes it deny-listed noise.
+    SQLite forgets it, so none of its samples may reach the outbox (the sink would
+    keep them for ever). A child working alone for longer than the hold (5 s) has its
+    samples shipped: its pre-exec image stays a row of its own. Held samples of a
+    child that execs a recorded program, or exits, are shipped. An aggregator that
+    crashed has its holds released by the next one; one that stops releases its own."""
+    deny = ctx.path("tools.deny")
+    with open(deny, "w") as f:
+        f.write("sleep\n")
+    sock, db = ctx.path("s.sock"), ctx.path("hold.db")
+    agg_args = ("--outbox-mib", "64", "--tools-deny", deny)
+    agg, col = start_daemons(ctx, sock, db, extra_agg=agg_args)
+    pids = run_fork_children(ctx, sock, db, "noise", {
+        "early": (2.5, "/bin/sleep 0.2"), "late": (8, "/bin/sleep 0.2"), "kept": (2.5, "/bin/true"),
+        "no_exec": (2.5, "exit")})
+    time.sleep(1.5)  # the last samples and exits reach SQLite
+
+    early = ctx.query("SELECT id FROM processes WHERE pid = ?", pids["early"], db=db)
+    ctx.check(early == [], f"the child that became noise is not recorded: {early}")
+    late = ctx.query("SELECT state, exe FROM processes WHERE pid = ? ORDER BY image", pids["late"], db=db)
+    ctx.check(len(late) == 1 and late[0][0] == "exec" and "python" in late[0][1],
+              f"the long-lived child keeps its pre-exec image only: {late}")
+    late_samples = ctx.one("SELECT count(*) FROM samples s JOIN processes p ON p.id = s.process_id "
+                           "WHERE p.pid = ?", pids["late"], db=db)
+    ctx.check(late_samples >= 3, f"its samples (it worked 8 s, sampled every 1 s): {late_samples}")
+    kept = ctx.query("SELECT exe, state FROM processes WHERE pid = ?", pids["kept"], db=db)
+    ctx.check(kept == [("/usr/bin/true", "exited")], f"the recorded child is one row: {kept}")
+    kept_samples = ctx.one("SELECT count(*) FROM samples s JOIN processes p ON p.id = s.process_id "
+                           "WHERE p.pid = ?", pids["kept"], db=db)
+    ctx.check(kept_samples >= 1, f"its pre-exec samples stay with it: {kept_samples}")
+    no_exec = ctx.query("SELECT p.state, count(s.ts_ns) FROM processes p JOIN samples s ON s.process_id = p.id "
+                        "WHERE p.pid = ? GROUP BY p.id", pids["no_exec"], db=db)
+    ctx.check(len(no_exec) == 1 and no_exec[0][0] == "exited" and no_exec[0][1] >= 1,
+              f"a child that exits without an exec keeps its samples: {no_exec}")
+    check_samples_match_outbox(ctx, db)
+
+    state = {"agg": agg}
+
+    def crash_and_restart():
+        time.sleep(1.5)  # the child has been sampled (and held) by now
+        state["agg"].kill()
+        state["agg"].wait()
+        state["agg"] = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db,
+                                  "--user", "nobody", *agg_args])
+        wait_for_socket(sock)
+
+    pids = run_fork_children(ctx, sock, db, "crash", {"across": (4, "/bin/true")}, during=crash_and_restart)
+    time.sleep(1.5)
+    across = ctx.one("SELECT count(*) FROM samples s JOIN processes p ON p.id = s.process_id "
+                     "WHERE p.pid = ?", pids["across"], db=db)
+    ctx.check(across >= 2, f"the child sampled across the crash: {across} samples")
+    check_samples_match_outbox(ctx, db)
+
+    started = time.time()
+    pids = run_fork_children(ctx, sock, db, "stop", {"bg_at_stop": (4, "exit")})
+    time.sleep(max(0, started + 2 - time.time()))  # sampled and held, still before its 5 s
+    ctx.stop(state["agg"])
+    at_stop = ctx.one("SELECT count(*) FROM samples s JOIN processes p ON p.id = s.process_id "
+                      "WHERE p.pid = ?", pids["bg_at_stop"], db=db)
+    ctx.check(at_stop >= 1, f"the child sampled before the aggregator stopped: {at_stop} samples")
+    check_samples_match_outbox(ctx, db)
+    ctx.stop(col)
