@@ -857,21 +857,43 @@ void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns)
 	}
 }
 
-int ingest_write(struct ingest *g)
+/* Writes the batch's held samples, or the others, which are queued one by one. */
+static int write_samples(struct ingest *g, bool held)
 {
-	struct pending *q = &g->pending;
+	const struct pending *q = &g->pending;
 
-	/* Samples first: a process forgotten below takes this batch's with it. */
 	for (size_t i = 0; i < q->n_samples; i++) {
 		const struct sample_row *r = &q->samples[i].row;
+		if (q->samples[i].held != held)
+			continue;
 		int rc = store_put_sample(g->store, r);
-		if (rc == 0 && q->samples[i].held)
+		if (rc == 0 && held)
 			rc = store_hold_samples(g->store, r->process_id);
 		else if (rc == 0)
 			rc = store_ship(g->store, OUTBOX_SAMPLES, r->process_id, r->ts_ns, NULL);
 		if (rc != 0)
 			return -1;
 	}
+	return 0;
+}
+
+int ingest_write(struct ingest *g)
+{
+	struct pending *q = &g->pending;
+
+	/*
+	 * Samples first: a process forgotten below takes this batch's with it.
+	 * A release queues every sample of its process written so far, so it
+	 * comes after the held samples and before the rest: a sample taken after
+	 * the release (in this batch) would otherwise be queued twice.
+	 */
+	if (write_samples(g, true) != 0)
+		return -1;
+	for (size_t i = 0; i < q->n_releases; i++)
+		if (store_release_samples(g->store, q->releases[i]) != 0)
+			return -1;
+	if (write_samples(g, false) != 0)
+		return -1;
 	for (struct closed_row *c = g->table.closed; c; c = c->next)
 		if (store_put_process(g->store, &c->row) != 0 ||
 		    store_ship(g->store, OUTBOX_PROCESSES, c->row.id, 0, NULL) != 0)
@@ -904,9 +926,6 @@ int ingest_write(struct ingest *g)
 			return -1;
 	for (size_t i = 0; i < q->n_cgroups; i++)
 		if (store_put_cgroup(g->store, &q->cgroups[i]) != 0)
-			return -1;
-	for (size_t i = 0; i < q->n_releases; i++)
-		if (store_release_samples(g->store, q->releases[i]) != 0)
 			return -1;
 	for (size_t i = 0; i < q->n_hosts; i++)
 		if (store_put_host_sample(g->store, &q->hosts[i]) != 0 ||

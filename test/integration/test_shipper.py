@@ -501,6 +501,8 @@ def check_samples_match_outbox(ctx, db):
     queued = {r[0] for r in ctx.query("SELECT record_key FROM outbox WHERE kind = 'samples'", db=db)}
     ctx.check(local == queued, f"samples: {len(local)} local, {len(queued)} queued, "
               f"{len(local - queued)} only local, {len(queued - local)} only queued")
+    rows = ctx.one("SELECT count(*) FROM outbox WHERE kind = 'samples'", db=db)
+    ctx.check(rows == len(queued), f"each sample queued once: {rows} rows for {len(queued)} keys")
     orphans = ctx.one("SELECT count(*) FROM outbox o WHERE kind = 'samples' AND NOT EXISTS "
                       "(SELECT 1 FROM processes p WHERE p.id = json_extract(o.payload, '$.process_id'))",
                       db=db)
