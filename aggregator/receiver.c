@@ -131,6 +131,28 @@ static void update_losses(struct stream_state *s, const Tracer__CollectorStats *
 	}
 }
 
+/*
+ * Every event the kernel could not buffer: the per-type counts of the loss
+ * list (fork, exec, exit, but also files, OOM kills, cgroups) and the
+ * perf-buffer losses whose type is unknown.
+ */
+static uint64_t kernel_drops_total(const struct stream_state *s)
+{
+	const struct stream_row *row = &s->row;
+	uint64_t n = row->kernel_drops_other;
+	bool listed = false;
+
+	for (unsigned k = 0; k < s->n_losses; k++) {
+		if (!strcmp(s->losses[k].hop, "kernel")) {
+			n += s->losses[k].count;
+			listed = true;
+		}
+	}
+	if (!listed) /* a frame without the list: the types it names */
+		n += row->kernel_drops_fork + row->kernel_drops_exec + row->kernel_drops_exit;
+	return n;
+}
+
 static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
 {
 	struct stream_row *row = &s->row;
@@ -159,6 +181,7 @@ static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
 		if (st->n_probes)
 			update_probes(row, st);
 		update_losses(s, st);
+		row->kernel_drops = kernel_drops_total(s);
 	}
 	row->final = f->final;
 	s->dirty = true;

@@ -83,8 +83,9 @@ static const char sql_put_loss[] =
 
 static const char sql_get_stream[] =
     "SELECT boot_id, host_id, hostname, collector_pid, first_seen_ns, last_seen_ns, last_seq, "
-    "watermark_boot_ns, frames_received, duplicate_frames, events_received, kernel_drops_fork, "
-    "kernel_drops_exec, kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, "
+    "watermark_boot_ns, frames_received, duplicate_frames, events_received, kernel_drops, "
+    "kernel_drops_fork, kernel_drops_exec, kernel_drops_exit, kernel_drops_other, collector_drops, "
+    "seq_gaps, "
     "decode_errors, snapshot_processes, final FROM collector_stats WHERE stream_id = ?";
 
 static const char sql_put_agg[] =
@@ -610,9 +611,7 @@ int store_put_stream(struct store *s, const struct stream_row *r)
 	bind_u64(st, i++, r->frames_received);
 	bind_u64(st, i++, r->duplicate_frames);
 	bind_u64(st, i++, r->events_received);
-	bind_u64(st, i++,
-		 r->kernel_drops_fork + r->kernel_drops_exec + r->kernel_drops_exit +
-		     r->kernel_drops_other);
+	bind_u64(st, i++, r->kernel_drops);
 	bind_u64(st, i++, r->kernel_drops_fork);
 	bind_u64(st, i++, r->kernel_drops_exec);
 	bind_u64(st, i++, r->kernel_drops_exit);
@@ -655,6 +654,7 @@ int store_get_stream(struct store *s, const char *stream_id, struct stream_row *
 		r->frames_received = (uint64_t)sqlite3_column_int64(st, i++);
 		r->duplicate_frames = (uint64_t)sqlite3_column_int64(st, i++);
 		r->events_received = (uint64_t)sqlite3_column_int64(st, i++);
+		r->kernel_drops = (uint64_t)sqlite3_column_int64(st, i++);
 		r->kernel_drops_fork = (uint64_t)sqlite3_column_int64(st, i++);
 		r->kernel_drops_exec = (uint64_t)sqlite3_column_int64(st, i++);
 		r->kernel_drops_exit = (uint64_t)sqlite3_column_int64(st, i++);

@@ -156,6 +156,7 @@ struct stream_row {
 	int64_t first_seen_ns, last_seen_ns;
 	uint64_t last_seq, watermark_boot_ns;
 	uint64_t frames_received, duplicate_frames, events_received;
+	uint64_t kernel_drops; /* every type, and kernel_drops_other */
 	uint64_t kernel_drops_fork, kernel_drops_exec, kernel_drops_exit, kernel_drops_other;
 	uint64_t collector_drops, seq_gaps, decode_errors, snapshot_processes;
 	bool final;

@@ -66,8 +66,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* One frame carrying the exec of pid 1000 + seq; oldest 0: the field is absent. */
-static void deliver(uint64_t seq, uint64_t oldest)
+/* One frame carrying the exec of pid 1000 + seq and the collector's stats (may be
+ * NULL); oldest 0: the field is absent. */
+static void deliver_with_stats(uint64_t seq, uint64_t oldest, Tracer__CollectorStats *stats)
 {
 	Tracer__Frame f = TRACER__FRAME__INIT;
 	Tracer__Event ev = TRACER__EVENT__INIT, *evs[1] = {&ev};
@@ -92,6 +93,7 @@ static void deliver(uint64_t seq, uint64_t oldest)
 	f.watermark_ns = x.start_ns;
 	f.events = evs;
 	f.n_events = 1;
+	f.stats = stats;
 	assert_int_equal(frame_encode(&f, &buf, &len), 0);
 	/* The collector's way: the packed frame, then the stamp. */
 	buf = realloc(buf, len + tail_len);
@@ -99,6 +101,11 @@ static void deliver(uint64_t seq, uint64_t oldest)
 	memcpy(buf + len, tail, tail_len);
 	receiver_handle(&r, buf, len + tail_len);
 	free(buf);
+}
+
+static void deliver(uint64_t seq, uint64_t oldest)
+{
+	deliver_with_stats(seq, oldest, NULL);
 }
 
 /* The next message to the collector that is not a heartbeat; seq UINT64_MAX if none came. */
@@ -118,17 +125,21 @@ static struct ipc_ack next_message(void)
 	}
 }
 
-static int64_t processes(void)
+static int64_t query_int(const char *sql)
 {
 	sqlite3_stmt *s;
 	int64_t n = -1;
 
-	assert_int_equal(sqlite3_prepare_v2(st.db, "SELECT count(*) FROM processes", -1, &s, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(st.db, sql, -1, &s, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
 	n = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return n;
+}
+
+static int64_t processes(void)
+{
+	return query_int("SELECT count(*) FROM processes");
 }
 
 static void test_overtaking_frame_is_refused_and_asked_again(void **state)
@@ -208,6 +219,37 @@ static void test_frame_without_oldest_seq_keeps_counting_gaps(void **state)
 	assert_int_equal(r.streams->row.seq_gaps, 1);
 }
 
+static void test_kernel_drops_count_every_type(void **state)
+{
+	Tracer__CollectorStats stats = TRACER__COLLECTOR_STATS__INIT;
+	Tracer__LossCount loss[4], *losses[4];
+	const char *types[4] = {"fork", "exec", "file", "oom"};
+	const uint64_t counts[4] = {2, 3, 40, 1};
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		tracer__loss_count__init(&loss[i]);
+		loss[i].hop = "kernel";
+		loss[i].event_type = (char *)types[i];
+		loss[i].count = counts[i];
+		losses[i] = &loss[i];
+	}
+	stats.has_kernel_drops_fork = stats.has_kernel_drops_exec = 1;
+	stats.kernel_drops_fork = 2;
+	stats.kernel_drops_exec = 3;
+	stats.has_kernel_drops_other = 1;
+	stats.kernel_drops_other = 5; /* perf-buffer losses, type unknown */
+	stats.losses = losses;
+	stats.n_losses = 4;
+	deliver_with_stats(1, 1, &stats);
+	assert_int_equal(receiver_commit(&r), 0);
+	assert_int_equal(next_message().seq, 1);
+	/* Files and OOM kills lost in the kernel are losses too, not only processes. */
+	assert_int_equal(query_int("SELECT kernel_drops FROM collector_stats"), 2 + 3 + 40 + 1 + 5);
+	assert_int_equal(query_int("SELECT sum(count) FROM event_loss WHERE hop = 'kernel'"),
+			 2 + 3 + 40 + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +260,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_duplicates_are_acked_not_applied, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_frame_without_oldest_seq_keeps_counting_gaps,
 					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_kernel_drops_count_every_type, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
