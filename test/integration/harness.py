@@ -5,6 +5,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 
 TESTS = []
@@ -26,6 +27,28 @@ def plain_build_only(reason):
 
 class Failure(Exception):
     pass
+
+
+class Daemon(subprocess.Popen):
+    """A long-running process whose stderr is read as it is written, as a journal
+    would: a pipe nobody reads fills after ~64 KiB and then blocks the daemon in its
+    next log line (a shipper logging each retry through a flapping sink stalled that
+    way after ~15 minutes of a soak). communicate() returns everything it wrote."""
+
+    def __init__(self, args, **kw):
+        super().__init__(args, stderr=subprocess.PIPE, text=True, **kw)
+        self._lines = []
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self):
+        for line in self.stderr:
+            self._lines.append(line)
+
+    def communicate(self, input=None, timeout=None):
+        self.wait(timeout=timeout)  # TimeoutExpired, like Popen.communicate
+        self._reader.join(timeout=5)  # a child that inherited the pipe may hold it open
+        return None, "".join(self._lines)
 
 
 HELPERS = None  # ground-truth programs, always from the plain (unsanitised) build
@@ -85,7 +108,7 @@ class Ctx:
         return self.one("SELECT max(id) FROM runs", db=db)
 
     def spawn(self, args, **kw):
-        p = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, **kw)
+        p = Daemon(args, **kw)
         self.procs.append(p)
         return p
 
