@@ -84,9 +84,9 @@ static const char sql_put_loss[] =
 static const char sql_get_stream[] =
     "SELECT boot_id, host_id, hostname, collector_pid, first_seen_ns, last_seen_ns, last_seq, "
     "watermark_boot_ns, frames_received, duplicate_frames, events_received, kernel_drops, "
-    "kernel_drops_fork, kernel_drops_exec, kernel_drops_exit, kernel_drops_other, collector_drops, "
-    "seq_gaps, "
-    "decode_errors, snapshot_processes, final FROM collector_stats WHERE stream_id = ?";
+    "kernel_drops_fork, kernel_drops_exec, kernel_drops_exit, kernel_drops_other, "
+    "collector_drops, seq_gaps, decode_errors, snapshot_processes, final FROM collector_stats "
+    "WHERE stream_id = ?";
 
 static const char sql_put_agg[] =
     "INSERT OR REPLACE INTO aggregator_stats (id, started_ns, updated_ns, aggregator_pid, "
