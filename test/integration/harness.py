@@ -36,7 +36,8 @@ class Daemon(subprocess.Popen):
     way after ~15 minutes of a soak). communicate() returns everything it wrote."""
 
     def __init__(self, args, **kw):
-        super().__init__(args, stderr=subprocess.PIPE, text=True, **kw)
+        # errors="replace": a stray byte in a log line must not end the reading.
+        super().__init__(args, stderr=subprocess.PIPE, text=True, errors="replace", **kw)
         self._lines = []
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
