@@ -286,6 +286,9 @@ static __always_inline int emit_fork(void *ctx, struct task_struct *parent,
 	/* Threads share the process: only new thread groups are processes. */
 	if (child && KREAD(direct, child, pid) != KREAD(direct, child, tgid))
 		return 0;
+	/* Kernel threads are not workloads (the start-up snapshot skips them too). */
+	if (child && (KREAD(direct, child, flags) & PF_KTHREAD))
+		return 0;
 
 	e = event_reserve(sizeof(*e));
 	if (!e) {
@@ -413,6 +416,8 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 	struct signal_struct *sig = KREAD(direct, task, signal);
 	__u32 flags = 0;
 
+	if (KREAD(direct, task, flags) & PF_KTHREAD)
+		return 0;
 	/* A process ends when its last thread does. */
 	if (KREAD(direct, sig, live.counter) != 0) {
 		remember_dead_thread(task, sig, direct);
@@ -459,6 +464,9 @@ int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 	struct tracer_fork_event *e;
 	struct task_struct *parent = (void *)bpf_get_current_task();
 
+	/* Every kernel thread is a child of kthreadd (pid 2), and kthreadd forks nothing else. */
+	if ((BPF_CORE_READ(parent, flags) & PF_KTHREAD) && BPF_CORE_READ(parent, tgid) == 2)
+		return 0;
 	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_FORK);

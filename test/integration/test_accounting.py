@@ -218,6 +218,49 @@ def exec_storm_records_every_process(ctx):
 
 
 @test
+def kernel_threads_are_not_processes(ctx):
+    """Mounting an ext4 image starts a journal kernel thread (jbd2/loopN-8, a child of
+    kthreadd) and unmounting ends it. Kernel threads are not workloads: on tp_btf and
+    on classic tracepoints neither its fork nor its exit makes a row (nor is counted as
+    lost), while the mount and umount processes beside it are recorded. Ground truth:
+    the thread seen in /proc while mounted."""
+    if not os.path.exists("/dev/loop-control"):
+        raise Failure("this test needs loop devices (/dev/loop-control)")
+    image, mnt = ctx.path("ext4.img"), ctx.path("mnt")
+    os.mkdir(mnt)
+    with open(image, "wb") as f:
+        f.truncate(16 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", image], check=True)
+    for extra in ((), ("--force-tracepoints",)):
+        sock, db = ctx.path("s.sock"), ctx.path(f"kthread{len(extra)}.db")
+        agg, col = start_daemons(ctx, sock, db, extra_col=extra)
+        since = time.time_ns()
+        subprocess.run(["mount", "-o", "loop", image, mnt], check=True)
+        journal = [pid for pid in os.listdir("/proc") if pid.isdigit() and
+                   proc_comm(pid).startswith("jbd2/loop")]
+        subprocess.run(["umount", mnt], check=True)
+        ctx.check(len(journal) == 1, f"{extra}: one journal thread while mounted: {journal}")
+        time.sleep(0.5)
+        ctx.stop(col)
+        ctx.stop(agg)
+        kthreads = ctx.query("SELECT pid, comm, state FROM processes WHERE (start_ns >= ? OR end_ns >= ?) "
+                             "AND (ppid = 2 OR pid = ?)", since, since, int(journal[0]) if journal else -1, db=db)
+        ctx.check(kthreads == [], f"{extra}: no rows for kernel threads: {kthreads}")
+        tools = {r[0] for r in ctx.query("SELECT exe FROM processes WHERE start_ns >= ?", since, db=db)}
+        ctx.check({"/usr/bin/mount", "/usr/bin/umount"} <= tools, f"{extra}: mount and umount recorded: {tools}")
+        lost = ctx.one("SELECT kernel_drops FROM collector_stats", db=db)
+        ctx.check(lost == 0, f"{extra}: nothing lost: {lost}")
+
+
+def proc_comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+@test
 def fallbacks_tracepoints_and_perf_buffers(ctx):
     """The classic-tracepoint and perf-buffer paths (for kernels without tp_btf or ring
     buffers) record the same things: exit code, exec in place, peak RSS, no loss."""
