@@ -204,8 +204,8 @@ unit: $(UNIT_TESTS)
 
 # Tests need root (BPF); as root, missing Debian packages are installed first.
 check: deps
-	$(MAKE) all unit
-	$(MAKE) BUILD=build/asan SANITIZE=1 all unit
+	$(MAKE) -j$(shell nproc) all unit
+	$(MAKE) -j$(shell nproc) BUILD=build/asan SANITIZE=1 all unit
 	$(PYTHON) test/integration/run.py --build $(BUILD) --asan-build build/asan
 
 deps:
@@ -250,17 +250,9 @@ $(FUZZ_BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(PROTO_H) $$(FUZZ_SRC_$$*)
 	$(Q)clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC_$*) $(FUZZ_LIB_$*)
 
 fuzz: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS)) $(FUZZ_BUILD)/frame_seeds
-	@set -e; for f in $(FUZZERS); do mkdir -p $(FUZZ_BUILD)/corpus/$$f; done; \
-	$(FUZZ_BUILD)/frame_seeds $(addprefix $(FUZZ_BUILD)/corpus/,$(FUZZ_SEEDED)); \
-	for f in $(FUZZERS); do \
-		cp -n test/fuzz/corpus/$$f/* $(FUZZ_BUILD)/corpus/$$f/ 2>/dev/null || true; \
-		echo "== fuzz_$$f for $(FUZZ_SECONDS)s"; \
-		if ! (cd $(FUZZ_BUILD) && ./fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
-			-print_final_stats=1 corpus/$$f > fuzz_$$f.log 2>&1); then \
-			tail -40 $(FUZZ_BUILD)/fuzz_$$f.log; echo "fuzz_$$f found a crash (input in $(FUZZ_BUILD))"; exit 1; \
-		fi; \
-		grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' $(FUZZ_BUILD)/fuzz_$$f.log || true; \
-	done
+	@set -e; for f in $(FUZZ_SEEDED); do mkdir -p $(FUZZ_BUILD)/corpus/$$f; done; \
+	$(FUZZ_BUILD)/frame_seeds $(addprefix $(FUZZ_BUILD)/corpus/,$(FUZZ_SEEDED))
+	test/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
 # Refresh the price table: make prices AWS_BULK=index.json [SPOT=spot.json] [REGION=...]
 # (AWS_BULK: the region's Price List bulk JSON; SPOT: describe-spot-price-history output).

@@ -16,7 +16,9 @@ TRUE = "/usr/bin/true"
 def storm(ctx, n, workers=2):
     """Runs the storm helper directly; returns its pid (the root of the tree we count)."""
     p, _ = storm_in_background(ctx, n, workers)
-    wait_storm(p)
+    ran = wait_storm(p)
+    if ran != n:
+        raise Failure(f"storm: {ran} of {n} children ran")
     return p.pid
 
 
@@ -80,19 +82,22 @@ def storm_tally(ctx, db, since_ns, root, workers=2, also_exited=(), daemons=()):
             "vanished": vanished_without_exit(ctx, db, since_ns, {*also_exited, *daemons})}
 
 
-def storm_in_background(ctx, n, workers=2):
-    """Starts the storm helper (n children on the workers) without waiting; returns it
-    and the time it started from."""
+def storm_in_background(ctx, n, workers=2, seconds=None):
+    """Starts the storm helper (up to n children on the workers, for at most seconds)
+    without waiting; returns it and the time it started from."""
     since = time.time_ns()
-    return subprocess.Popen([ctx.helper("storm"), str(n), str(workers), "/bin/true"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True), since
+    limit = [str(seconds)] if seconds else []
+    return subprocess.Popen([ctx.helper("storm"), str(n), str(workers), "/bin/true", *limit],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), since
 
 
 def wait_storm(p):
-    """Waits for a background storm; it must have started every child it was asked to."""
-    _, err = p.communicate(timeout=300)
+    """Waits for a background storm; every child it started must have run. Returns how
+    many ran."""
+    out, err = p.communicate(timeout=300)
     if p.returncode != 0:
         raise Failure(f"storm: exit {p.returncode}: {err.strip()[-500:]}")
+    return int(out)
 
 
 def check_all_recorded(ctx, db, since, root, n):
@@ -145,7 +150,7 @@ def kernel_ring_overflow_is_counted_exactly(ctx):
     sock, db = ctx.path("s.sock"), ctx.path("ring.db")
     agg, col = start_daemons(ctx, sock, db, extra_col=("--ring-mb", "1"))
     since = time.time_ns()
-    n = 8000
+    n = 3000  # the frozen collector's 1 MiB ring holds about 150 processes' events
     os.kill(col.pid, signal.SIGSTOP)
     try:
         forks = forks_since_boot()
@@ -180,7 +185,7 @@ def queue_overflow_while_aggregator_is_dead_is_counted_exactly(ctx):
     since = time.time_ns()
     agg.kill()  # its own exit is one of the events the collector must carry or count
     agg.wait()
-    n = 6000
+    n = 4500  # the 1 MiB queue holds about 2700 processes' frames
     root = storm(ctx, n)
     time.sleep(1.0)  # the collector drains the ring into its (overflowing) queue
     agg2 = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
@@ -273,13 +278,13 @@ def sighup_storm_under_load_loses_nothing(ctx):
     logged, every process recorded, nothing lost."""
     sock, db = ctx.path("s.sock"), ctx.path("hup.db")
     agg, col = start_daemons(ctx, sock, db)
-    n = 6000
-    p, since = storm_in_background(ctx, n)
+    # The storm outlasts the two seconds of signals on any machine (up to 6000 children).
+    p, since = storm_in_background(ctx, 6000, seconds=4)
     for _ in range(20):
         agg.send_signal(signal.SIGHUP)
         col.send_signal(signal.SIGHUP)
         time.sleep(0.1)
-    wait_storm(p)
+    n = wait_storm(p)
     time.sleep(1.0)
     ctx.check(agg.poll() is None and col.poll() is None, "both daemons survive SIGHUP")
     _, col_err = ctx.stop(col)
@@ -297,8 +302,9 @@ def aggregator_restarts_under_load_lose_nothing(ctx):
     frames meanwhile, and afterwards every process is recorded and nothing is lost."""
     sock, db = ctx.path("s.sock"), ctx.path("restart.db")
     agg, col = start_daemons(ctx, sock, db)
-    n = 6000
-    p, since = storm_in_background(ctx, n)
+    # Up to 6000 children, and for as long as the ten restarts take here.
+    p, since = storm_in_background(ctx, 6000, seconds=8)
+    loop_started = time.time()
     stuck_closes = 0
     agg_logs = []
     for i in range(10):
@@ -315,13 +321,15 @@ def aggregator_restarts_under_load_lose_nothing(ctx):
         stuck_closes += "did not close within" in err
         agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
         wait_for_socket(sock)
-    wait_storm(p)
+    loop_seconds = time.time() - loop_started
+    n = wait_storm(p)
     time.sleep(1.0)
     col_rc, col_err = ctx.stop(col)
     ctx.check(col_rc == 0, f"the collector lived through it and stopped cleanly: exit {col_rc}")
     _, err = ctx.stop(agg)
     agg_logs.append(err)
-    print(f"       stops that gave up on nng's close: {stuck_closes} of 10; collector redial log lines "
+    print(f"       storm of {n} over the {loop_seconds:.1f} s of restarts; "
+          f"stops that gave up on nng's close: {stuck_closes} of 10; collector redial log lines "
           f"{col_err.count('dialing afresh')}, silent connections dropped {col_err.count('no word from')}",
           flush=True)
     ctx.check("not acknowledged at exit" not in col_err, "the collector left nothing unacknowledged")
