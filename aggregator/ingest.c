@@ -135,9 +135,16 @@ static void settle_samples(struct ingest *g, struct proc *p)
 		proc_mark_dirty(&g->table, p);
 		return;
 	}
+	/*
+	 * Out of memory: the process stays held, and so do its later samples, so
+	 * the release that comes later (the next settle, or the next aggregator
+	 * start) queues each of them once.
+	 */
+	if (!PUSH(g->pending.releases, g->pending.n_releases, g->pending.cap_releases, p->row.id)) {
+		g->stats.oom++;
+		return;
+	}
 	p->samples_held = false;
-	if (!PUSH(g->pending.releases, g->pending.n_releases, g->pending.cap_releases, p->row.id))
-		g->stats.oom++; /* they wait for the next aggregator start */
 }
 
 /* --- counters ------------------------------------------------------------------ */
@@ -763,6 +770,7 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 			settle_samples(g, p);
 		}
 	}
+	held = held || p->samples_held; /* a release not queued yet: see settle_samples */
 	r.process_id = p->row.id;
 	r.ts_ns = to_epoch(g, ts);
 	cputime_adjust(x->utime_ns, x->stime_ns, x->runtime_ns, &r.cpu_user_ns, &r.cpu_sys_ns);
