@@ -1,4 +1,4 @@
-"""Soak: mixed load for SOAK_SECONDS (60 in `make check`, 1800 with `make soak`):
+"""Soak: mixed load for SOAK_SECONDS (40 in `make check`, 1800 with `make soak`):
 exec storms and the real demo pipeline under `tracer run`, the aggregator
 restarted and the shipper killed every few cycles (in the first half only), a
 sink that flaps between accepting, answering 503 and dropping connections.
@@ -48,7 +48,7 @@ def rss_kb(pid):
 
 @test
 def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
-    seconds = int(os.environ.get("SOAK_SECONDS", "60"))
+    seconds = int(os.environ.get("SOAK_SECONDS", "40"))
     Collector.records, Collector.requests = {}, []
     FlappingSink.started = time.time()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FlappingSink)

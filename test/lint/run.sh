@@ -11,10 +11,18 @@ flags=(-std=c11 -D_GNU_SOURCE -I. -I"$build" -I"$build/proto")
 status=0
 
 echo "== cppcheck $(cppcheck --version | cut -d' ' -f2)"
+# cppcheck takes two minutes over the BPF object embedded in the generated skeleton (3 MB
+# of string escapes): it reads a copy of the skeleton whose object is an empty string,
+# same declarations and code otherwise.
+lint_include="$build/lint"
+mkdir -p "$lint_include"
+awk '/return \(const void \*\)"\\$/ { sub(/"\\$/, "\"\";"); print; blob = 1; next }
+	blob { if (/";$/) blob = 0; next }
+	{ print }' "$build/tracer.skel.h" >"$lint_include/tracer.skel.h"
 # -D fixes the protobuf-c version the generated header checks (its value comes from a
 # system header cppcheck does not read), which also limits it to one configuration.
 if ! cppcheck --quiet --std=c11 --enable=warning,portability,performance --inline-suppr \
-	--library=test/lint/cppcheck.cfg "${flags[@]:1}" -DPROTOBUF_C_VERSION_NUMBER=1004001 \
+	--library=test/lint/cppcheck.cfg -I"$lint_include" "${flags[@]:1}" -DPROTOBUF_C_VERSION_NUMBER=1004001 \
 	--suppress=missingIncludeSystem --error-exitcode=1 -j "$(nproc)" $sources; then
 	echo "cppcheck: findings above" >&2
 	status=1
