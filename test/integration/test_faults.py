@@ -303,7 +303,7 @@ def aggregator_restarts_under_load_lose_nothing(ctx):
     sock, db = ctx.path("s.sock"), ctx.path("restart.db")
     agg, col = start_daemons(ctx, sock, db)
     # Up to 6000 children, and for as long as the ten restarts take here.
-    p, since = storm_in_background(ctx, 6000, seconds=8)
+    p, since = storm_in_background(ctx, 6000, seconds=10)
     loop_started = time.time()
     stuck_closes = 0
     agg_logs = []
