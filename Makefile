@@ -197,7 +197,7 @@ $(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR) $(LIBS_CLI) $(LIBS_SHIPPER)
 
 # It makes realloc fail on purpose (the link wraps it).
-$(BUILD)/unit/test_sample_hold: LDFLAGS += -Wl,--wrap=realloc
+$(BUILD)/unit/test_proctable: LDFLAGS += -Wl,--wrap=realloc
 
 # The suppressions cover leaks inside nng 1.5 (see the file), as in the integration tests.
 unit: $(UNIT_TESTS)

@@ -1,35 +1,71 @@
 /*
  * Process table semantics through the real ingest + SQLite path (in-memory
  * database): PID reuse, exec in place, an exit seen before its exec,
- * snapshot merging, lost processes, explicit runs.
+ * snapshot merging, lost processes, explicit runs; samples of a fork child held
+ * in the outbox. realloc is wrapped (the link uses --wrap=realloc) so that a
+ * test can make it fail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "aggregator/ingest.h"
+#include "aggregator/outbox.h"
 #include "aggregator/store.h"
 
+#define SEC 1000000000ULL
+
+static bool fail_realloc;
+
+void *__real_realloc(void *ptr, size_t size);
+void *__wrap_realloc(void *ptr, size_t size);
+
+void *__wrap_realloc(void *ptr, size_t size)
+{
+	return fail_realloc ? NULL : __real_realloc(ptr, size);
+}
+
 static struct store st;
+static struct outbox ob;
 static struct ingest g;
 
-static int setup(void **state)
+static int start(bool with_outbox)
 {
 	assert_int_equal(store_open(&st, ":memory:"), 0);
+	if (with_outbox) {
+		assert_int_equal(outbox_open(&ob, st.db, 64 << 20, NULL), 0);
+		st.outbox = &ob;
+	}
 	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL, NULL), 0);
 	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
 	ingest_new_generation(&g);
 	return 0;
 }
 
+static int setup(void **state)
+{
+	(void)state;
+	return start(false);
+}
+
+static int setup_with_outbox(void **state)
+{
+	(void)state;
+	return start(true);
+}
+
 static int teardown(void **state)
 {
 	ingest_free(&g);
+	if (st.outbox)
+		outbox_close(st.outbox);
+	st.outbox = NULL;
 	store_close(&st);
 	return 0;
 }
@@ -112,6 +148,24 @@ static void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status,
 	ev.ts_ns = ts;
 	ev.kind_case = TRACER__EVENT__KIND_EXIT;
 	ev.exit = &x;
+	ingest_event(&g, &ev);
+}
+
+/* A sample at ts, busy since the last one. */
+static void sample_ev(uint32_t pid, uint64_t start, uint64_t ts)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__SampleEvent x = TRACER__SAMPLE_EVENT__INIT;
+
+	x.pid = pid;
+	x.start_ns = start;
+	x.has_runtime_ns = x.has_utime_ns = 1;
+	x.runtime_ns = x.utime_ns = (ts - start) / 2;
+	x.has_rss_kb = 1;
+	x.rss_kb = 1000;
+	ev.ts_ns = ts;
+	ev.kind_case = TRACER__EVENT__KIND_SAMPLE;
+	ev.sample = &x;
 	ingest_event(&g, &ev);
 }
 
@@ -324,6 +378,56 @@ static void test_files_and_oom(void **state)
 	assert_int_equal(query_int("SELECT memcg_limit_kb FROM oom_kills"), 65536);
 }
 
+/* Outbox sample rows, and distinct sample keys among them. */
+static void outbox_samples(int64_t *rows, int64_t *keys)
+{
+	*rows = query_int("SELECT count(*) FROM outbox WHERE kind = 'samples'");
+	*keys = query_int("SELECT count(DISTINCT record_key) FROM outbox WHERE kind = 'samples'");
+}
+
+/*
+ * A fork child's samples are held until its exec shows whether it is recorded.
+ * When the release cannot be queued (out of memory), the child must stay held,
+ * or its later samples are queued once on their own and again by the release
+ * at the next aggregator start.
+ */
+static void test_release_that_fails_keeps_the_hold(void **state)
+{
+	const uint64_t start = 100 * SEC;
+	int64_t rows, keys;
+
+	fork_ev(200, start, 1, SEC);
+	sample_ev(200, start, start + 1 * SEC);
+	sample_ev(200, start, start + 2 * SEC);
+	commit();
+	outbox_samples(&rows, &keys);
+	assert_int_equal(rows, 0); /* held: no exec yet, within the 5 s */
+
+	/* Past the hold: the release is due, and no memory is left for it. */
+	fail_realloc = true;
+	sample_ev(200, start, start + 6 * SEC);
+	fail_realloc = false;
+	sample_ev(200, start, start + 7 * SEC);
+	commit();
+	outbox_samples(&rows, &keys);
+	assert_int_equal(rows, 0); /* still held, the later sample with them */
+
+	exit_ev(200, start, start + 8 * SEC, 0, NULL);
+	commit();
+	int64_t stored = query_int("SELECT count(*) FROM samples");
+	outbox_samples(&rows, &keys);
+	assert_true(stored >= 3);
+	assert_int_equal(rows, stored);
+	assert_int_equal(keys, stored);
+
+	/* The next aggregator start finds nothing left held. */
+	outbox_close(&ob);
+	assert_int_equal(outbox_open(&ob, st.db, 64 << 20, NULL), 0);
+	outbox_samples(&rows, &keys);
+	assert_int_equal(rows, stored);
+	assert_int_equal(keys, stored);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +438,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_snapshot_then_precise, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_release_that_fails_keeps_the_hold,
+					    setup_with_outbox, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
