@@ -414,17 +414,23 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 {
 	struct tracer_exit_event *e;
 	struct signal_struct *sig = KREAD(direct, task, signal);
+	__u32 tgid = KREAD(direct, task, tgid);
 	__u32 flags = 0;
 
-	if (KREAD(direct, task, flags) & PF_KTHREAD)
+	/*
+	 * Kernel threads are not recorded, but one waiting on I/O has an
+	 * accumulator: it goes, or a process reusing the pid would inherit it.
+	 */
+	if (KREAD(direct, task, flags) & PF_KTHREAD) {
+		bpf_map_delete_elem(&proc_accs, &tgid);
 		return 0;
+	}
 	/* A process ends when its last thread does. */
 	if (KREAD(direct, sig, live.counter) != 0) {
 		remember_dead_thread(task, sig, direct);
 		return 0;
 	}
 
-	__u32 tgid = KREAD(direct, task, tgid);
 	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_EXIT);

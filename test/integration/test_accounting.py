@@ -224,7 +224,10 @@ def kernel_threads_are_not_processes(ctx):
     kthreadd) and unmounting ends it. Kernel threads are not workloads: on tp_btf and
     on classic tracepoints neither its fork nor its exit makes a row (nor is counted as
     lost), while the mount and umount processes beside it are recorded. Ground truth:
-    the thread seen in /proc while mounted."""
+    the thread seen in /proc while mounted. The journal thread waits on I/O (synced
+    writes), so the kernel side keeps an I/O-wait accumulator for its pid; a
+    /bin/true started on that pid after it ended (ns_last_pid) must not inherit it:
+    a true from the page cache waits on no I/O."""
     if not os.path.exists("/dev/loop-control"):
         raise Failure("this test needs loop devices (/dev/loop-control)")
     image, mnt = ctx.path("ext4.img"), ctx.path("mnt")
@@ -239,18 +242,42 @@ def kernel_threads_are_not_processes(ctx):
         subprocess.run(["mount", "-o", "loop", image, mnt], check=True)
         journal = [pid for pid in os.listdir("/proc") if pid.isdigit() and
                    proc_comm(pid).startswith("jbd2/loop")]
+        for i in range(4):
+            subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/f{i}", "bs=64k", "count=16", "conv=fsync",
+                            "status=none"], check=True)
         subprocess.run(["umount", mnt], check=True)
         ctx.check(len(journal) == 1, f"{extra}: one journal thread while mounted: {journal}")
+        reused = start_on_pid(int(journal[0]), "/bin/true") if journal else None
         time.sleep(0.5)
         ctx.stop(col)
         ctx.stop(agg)
+        if reused:
+            iowait = ctx.query("SELECT iowait_ns FROM processes WHERE pid = ? AND exe = '/usr/bin/true' "
+                               "AND start_ns >= ?", reused, since, db=db)
+            ctx.check(iowait == [(0,)], f"{extra}: a true on the journal thread's pid inherits no I/O wait: {iowait}")
         kthreads = ctx.query("SELECT pid, comm, state FROM processes WHERE (start_ns >= ? OR end_ns >= ?) "
-                             "AND (ppid = 2 OR pid = ?)", since, since, int(journal[0]) if journal else -1, db=db)
+                             "AND (ppid = 2 OR (pid = ? AND exe IS NULL))",
+                             since, since, int(journal[0]) if journal else -1, db=db)
         ctx.check(kthreads == [], f"{extra}: no rows for kernel threads: {kthreads}")
         tools = {r[0] for r in ctx.query("SELECT exe FROM processes WHERE start_ns >= ?", since, db=db)}
         ctx.check({"/usr/bin/mount", "/usr/bin/umount"} <= tools, f"{extra}: mount and umount recorded: {tools}")
         lost = ctx.one("SELECT kernel_drops FROM collector_stats", db=db)
         ctx.check(lost == 0, f"{extra}: nothing lost: {lost}")
+
+
+def start_on_pid(pid, program):
+    """Runs program (from the page cache: run once first) as the given pid, which must
+    be free, by setting the kernel's last pid just below it; returns the pid if that
+    worked (another fork can take it first), else None."""
+    subprocess.run([program], check=True)
+    for _ in range(5):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen([program])
+        p.wait()
+        if p.pid == pid:
+            return pid
+    return None
 
 
 def proc_comm(pid):
