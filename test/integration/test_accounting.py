@@ -251,6 +251,7 @@ def kernel_threads_are_not_processes(ctx):
         time.sleep(0.5)
         ctx.stop(col)
         ctx.stop(agg)
+        ctx.check(reused or not journal, f"{extra}: a process started on the journal thread's pid")
         if reused:
             iowait = ctx.query("SELECT iowait_ns FROM processes WHERE pid = ? AND exe = '/usr/bin/true' "
                                "AND start_ns >= ?", reused, since, db=db)
