@@ -247,7 +247,8 @@ def kernel_threads_are_not_processes(ctx):
                             "status=none"], check=True)
         subprocess.run(["umount", mnt], check=True)
         ctx.check(len(journal) == 1, f"{extra}: one journal thread while mounted: {journal}")
-        reused = start_on_pid(int(journal[0]), "/bin/true") if journal else None
+        journal_pid = int(journal[0]) if journal else -1
+        reused = start_on_pid(journal_pid, "/bin/true") if journal else None
         time.sleep(0.5)
         ctx.stop(col)
         ctx.stop(agg)
@@ -258,7 +259,7 @@ def kernel_threads_are_not_processes(ctx):
             ctx.check(iowait == [(0,)], f"{extra}: a true on the journal thread's pid inherits no I/O wait: {iowait}")
         kthreads = ctx.query("SELECT pid, comm, state FROM processes WHERE (start_ns >= ? OR end_ns >= ?) "
                              "AND (ppid = 2 OR (pid = ? AND exe IS NULL))",
-                             since, since, int(journal[0]) if journal else -1, db=db)
+                             since, since, journal_pid, db=db)
         ctx.check(kthreads == [], f"{extra}: no rows for kernel threads: {kthreads}")
         tools = {r[0] for r in ctx.query("SELECT exe FROM processes WHERE start_ns >= ?", since, db=db)}
         ctx.check({"/usr/bin/mount", "/usr/bin/umount"} <= tools, f"{extra}: mount and umount recorded: {tools}")
