@@ -463,6 +463,33 @@ int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
 	return emit_fork(ctx, parent, child, true);
 }
 
+/* How far back from the tail of a thread group's list a new thread is looked for. */
+#define NEW_THREAD_LOOKBACK 8
+
+/*
+ * Whether child_pid is a thread the current task just added to its own
+ * process. The classic fork tracepoint fires for threads too and gives no
+ * child task, but clone appends a new thread to its group's list before the
+ * tracepoint; threads cloned at the same moment by the group may follow it.
+ */
+static __always_inline bool is_new_thread(struct task_struct *parent, __u32 child_pid)
+{
+	struct signal_struct *sig = BPF_CORE_READ(parent, signal);
+	void *head = (void *)sig + bpf_core_field_offset(struct signal_struct, thread_head);
+	struct list_head *node = BPF_CORE_READ(sig, thread_head.prev);
+
+	for (int i = 0; i < NEW_THREAD_LOOKBACK; i++) {
+		if (!node || (void *)node == head)
+			return false;
+		struct task_struct *t =
+		    (void *)node - bpf_core_field_offset(struct task_struct, thread_node);
+		if ((__u32)BPF_CORE_READ(t, pid) == child_pid)
+			return true;
+		node = BPF_CORE_READ(node, prev);
+	}
+	return false;
+}
+
 SEC("tracepoint/sched/sched_process_fork")
 int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 {
@@ -472,6 +499,9 @@ int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 
 	/* Every kernel thread is a child of kthreadd (pid 2), and kthreadd forks nothing else. */
 	if ((BPF_CORE_READ(parent, flags) & PF_KTHREAD) && BPF_CORE_READ(parent, tgid) == 2)
+		return 0;
+	/* Threads share the process: only new thread groups are processes. */
+	if (is_new_thread(parent, (__u32)ctx->child_pid))
 		return 0;
 	e = event_reserve(sizeof(*e));
 	if (!e) {

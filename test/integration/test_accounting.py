@@ -267,6 +267,33 @@ def kernel_threads_are_not_processes(ctx):
         ctx.check(lost == 0, f"{extra}: nothing lost: {lost}")
 
 
+@test
+def threads_are_not_processes(ctx):
+    """A process whose four threads each start three threads at the same moment and fork
+    one child that execs true: on both probe paths it has its own row and one per child,
+    and its 16 threads have none (the classic fork tracepoint fires for threads too and
+    names no child task). Ground truth: the child pids the program wrote; all exit 0."""
+    for extra in ((), ("--force-tracepoints",)):
+        sock, db = ctx.path("s.sock"), ctx.path(f"threads{len(extra)}.db")
+        agg, col = start_daemons(ctx, sock, db, extra_col=extra)
+        out = ctx.path(f"children{len(extra)}.txt")
+        p = subprocess.Popen([ctx.helper("threadtree"), out])
+        rc = p.wait(timeout=60)
+        time.sleep(0.5)
+        ctx.stop(col)
+        ctx.stop(agg)
+        ctx.check(rc == 0, f"{extra}: threadtree and its children exited 0 (got {rc})")
+        children = sorted(int(line) for line in open(out))
+        ctx.check(len(children) == 4, f"{extra}: four children made: {children}")
+        own = ctx.query("SELECT exe, state FROM processes WHERE pid = ?", p.pid, db=db)
+        ctx.check(own == [(ctx.helper("threadtree"), "exited")], f"{extra}: one row for the process: {own}")
+        made = ctx.query("SELECT pid, exe, state FROM processes WHERE ppid = ? ORDER BY pid, id", p.pid, db=db)
+        ctx.check(sorted({r[0] for r in made}) == children,
+                  f"{extra}: rows under it are its children {children}, no threads: {made}")
+        trues = sorted(r[0] for r in made if r[1] == "/usr/bin/true" and r[2] == "exited")
+        ctx.check(trues == children, f"{extra}: each child recorded running true, exited: {made}")
+
+
 def start_on_pid(pid, program):
     """Runs program (from the page cache: run once first) as the given pid, which must
     be free, by setting the kernel's last pid just below it; returns the pid if that
