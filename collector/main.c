@@ -61,7 +61,7 @@ static void usage(FILE *out)
 	    "                     files, cgroups, samples (repeatable)\n"
 	    "  --enable GROUP     turn a group on; syscalls is off unless enabled\n"
 	    "  --log-level LEVEL  error, warn, info (default) or debug\n"
-	    "  --flush-ms N       drain and send every N ms (default 50)\n"
+	    "  --flush-ms N       drain and send every N ms (default 200)\n"
 	    "  --sample-ms N      live process samples every N ms (default 1000)\n"
 	    "  --ring-mb N        kernel ring buffer size in MiB, power of two (default 16)\n"
 	    "  --queue-mb N       frames kept while the aggregator is away (default 64)\n"

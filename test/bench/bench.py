@@ -85,9 +85,9 @@ def timed(cmd, cwd, observer=None):
     cpu = children_cpu() - cpu0
     if observer:
         # Charge the observer for the events still in flight when the workload ends
-        # (the collector flushes every 50 ms, the aggregator commits at most every
-        # 200 ms); the idle cost of the wait is ~4 ms of CPU.
-        time.sleep(0.5)
+        # (the collector flushes every 200 ms, the aggregator commits at most every
+        # 200 ms); the idle cost of the wait is a few ms of CPU.
+        time.sleep(0.6)
     return wall, cpu, (observer.cpu_seconds() - obs0) if observer else 0.0
 
 
@@ -490,13 +490,13 @@ def main():
         "",
         f"200 `/bin/true` processes, 20 ms apart; from `waitpid` returning to the row being visible to a "
         f"read-only SQLite reader: **p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms**, worst "
-        f"{worst * 1000:.0f} ms (the collector flushes every 50 ms; the aggregator commits what it has).",
+        f"{worst * 1000:.0f} ms (the collector flushes every 200 ms; the aggregator commits at most every 200 ms).",
         "",
         "## Idle cost",
         "",
         f"Both daemons running for {idle['seconds']:.0f} s on a quiet host (after 5 s of start-up), CPU time "
         "from `/proc/PID/stat` per second of wall time: what merely running costs (live samples every "
-        "second, host samples, heartbeats, the collector's 50 ms buffer flushes): "
+        "second, host samples, heartbeats, the collector's 200 ms buffer flushes): "
         f"**collector {idle['collector_pct']:.2f}%, aggregator {idle['aggregator_pct']:.2f}% of one CPU** "
         f"(clock ticks of {1000 // os.sysconf('SC_CLK_TCK')} ms: ±{100 / os.sysconf('SC_CLK_TCK') / idle['seconds']:.2f} points).",
         "",
