@@ -228,6 +228,7 @@ int drain_flush(struct drain *d, bool final)
 		log_error("out of memory building a frame; %u events lost", d->batch_events);
 		d->enomem += d->batch_events;
 	}
+	d->last_frame_had_events = d->batch_events > 0;
 	bytebuf_reset(&d->batch);
 	d->batch_events = 0;
 	memset(d->batch_types, 0, sizeof(d->batch_types));

@@ -28,7 +28,13 @@
 #include "common/sdnotify.h"
 #include "common/timeutil.h"
 
-#define HEARTBEAT_NS (200 * NSEC_PER_MSEC)
+/*
+ * An empty frame still costs the aggregator a commit (~12 KiB written), so an
+ * idle collector sends one a second. The tick after a frame with events sends
+ * one too: its watermark says those events are complete (`tracer run` waits for
+ * it) without waiting for the heartbeat.
+ */
+#define HEARTBEAT_NS (1000 * NSEC_PER_MSEC)
 #define SHUTDOWN_GRACE_NS (5 * NSEC_PER_SEC)
 
 #define DEFAULT_CONFIG "/etc/tracer/collector.conf"
@@ -351,7 +357,8 @@ int main(int argc, char **argv)
 				log_warn("process sampling failed: %s", strerror(errno));
 			next_sample = now + (uint64_t)cfg.sample_ms * NSEC_PER_MSEC;
 		}
-		if (drain.batch_events > 0 || now - drain.last_flush_ns >= HEARTBEAT_NS)
+		if (drain.batch_events > 0 || drain.last_frame_had_events ||
+		    now - drain.last_flush_ns >= HEARTBEAT_NS)
 			drain_flush(&drain, false);
 		sender_pump(&sender);
 	}
