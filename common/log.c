@@ -1,5 +1,7 @@
 #include "common/log.h"
 
+#include "common/timeutil.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,17 +40,16 @@ enum log_level log_get_level(void)
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-	char stamp[32];
 	struct timespec ts;
-	struct tm tm;
+	struct utc_time t;
 	va_list ap;
 
 	if (level > log_level)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	fprintf(stderr, "%s.%03ldZ %s[%d] %s: ", stamp, ts.tv_nsec / 1000000, log_program,
+	utc_from_unix(ts.tv_sec, &t); /* not gmtime_r: see utc_from_unix */
+	fprintf(stderr, "%04lld-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ", (long long)t.year,
+		t.month, t.day, t.hour, t.minute, t.second, ts.tv_nsec / 1000000, log_program,
 		(int)getpid(), level_names[level]);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

@@ -14,4 +14,17 @@ uint64_t now_monotonic_ns(void);
 int64_t realtime_offset_ns(void);
 void sleep_ns(uint64_t ns);
 
+/* A Unix time's calendar fields in UTC (proleptic Gregorian). */
+struct utc_time {
+	int64_t year;
+	int month;  /* 1..12 */
+	int day;    /* 1..31 */
+	int hour;   /* 0..23 */
+	int minute; /* 0..59 */
+	int second; /* 0..59 */
+};
+/* Pure arithmetic, unlike gmtime_r: glibc's first gmtime_r reads /etc/localtime,
+ * which the collector's syscall allow-list refuses once it is on. */
+void utc_from_unix(int64_t unix_seconds, struct utc_time *out);
+
 #endif

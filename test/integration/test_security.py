@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import time
 
-from harness import Failure, scan_sanitizers, start_daemons, start_logged_aggregator, test
+from harness import Failure, plain_build_only, scan_sanitizers, start_daemons, start_logged_aggregator, test
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Exposure scores `systemd-analyze security --offline=yes` must not exceed (docs/security.md).
@@ -80,6 +80,31 @@ def collector_runs_unprivileged_and_confined(ctx):
         ctx.check(p.returncode == -signal.SIGSYS, f"killed by SIGSYS: {p.returncode} {p.stderr[-300:]}")
         ctx.check("allow-list is not enforced" not in p.stderr, "the forbidden call never returned")
     ctx.stop(agg)
+
+
+@test
+@plain_build_only("sanitizer builds run the collector without its allow-list")
+def collector_logs_its_first_line_inside_the_allow_list(ctx):
+    """At --log-level warn nothing is logged before the allow-list is on, so the first
+    line is written inside it. glibc's gmtime_r reads /etc/localtime on its first call,
+    which the allow-list refuses: the collector used to die by SIGSYS on its first
+    warning. With no aggregator listening, the warning comes at exit, about frames
+    nobody acknowledged; the collector must write it and exit 1."""
+    sock = ctx.path("nobody-listens.sock")
+    r, w = os.pipe()
+    col = subprocess.Popen([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody",
+                            "--log-level", "warn", "--ready-fd", str(w)],
+                           pass_fds=(w,), stderr=subprocess.PIPE, text=True)
+    ctx.procs.append(col)
+    os.close(w)
+    ready = os.read(r, 16)
+    os.close(r)
+    ctx.check(ready, "the collector signalled readiness")
+    time.sleep(0.5)  # at least one frame queued with nobody to take it
+    col.send_signal(signal.SIGTERM)
+    _, err = col.communicate(timeout=30)  # exit waits up to 5 s for acknowledgements
+    ctx.check(col.returncode == 1, f"exit status 1 (frames unacknowledged), not {col.returncode}: {err[-300:]}")
+    ctx.check("frames not acknowledged at exit" in err, f"the warning was written: {err[-300:]}")
 
 
 @test

@@ -1,10 +1,11 @@
-/* Small pure helpers: CPU time scaling, argv/path reassembly, UTF-8, run markers. */
+/* Small pure helpers: CPU time scaling, argv/path reassembly, UTF-8, run markers, UTC dates. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -13,6 +14,7 @@
 #include "collector/convert.h"
 #include "common/jsonutil.h"
 #include "common/strutil.h"
+#include "common/timeutil.h"
 
 static void test_copy_string(void **state)
 {
@@ -111,12 +113,44 @@ static void test_runmark(void **state)
 	assert_false(runmark_is_tracer_daemon("/usr/bin/bash"));
 }
 
+/* Ground truth: glibc's gmtime_r, at the edges where calendars go wrong (epoch, leap
+ * days, century years, 2038, times before 1970) and at a day's worth of odd steps
+ * through 1900..2500. */
+static void check_against_gmtime(int64_t secs)
+{
+	time_t t = (time_t)secs;
+	struct tm want;
+	struct utc_time got;
+
+	assert_non_null(gmtime_r(&t, &want));
+	utc_from_unix(secs, &got);
+	if (got.year != want.tm_year + 1900 || got.month != want.tm_mon + 1 ||
+	    got.day != want.tm_mday || got.hour != want.tm_hour || got.minute != want.tm_min ||
+	    got.second != want.tm_sec)
+		fail_msg("%lld: got %lld-%d-%d %d:%d:%d", (long long)secs, (long long)got.year,
+			 got.month, got.day, got.hour, got.minute, got.second);
+}
+
+static void test_utc_from_unix(void **state)
+{
+	(void)state;
+	const int64_t edges[] = {0,	     -1,	  86399,      86400,	   951782400,
+				 951868799,  951868800,	  4107542399, 4107542400,  2147483647,
+				 2147483648, -2208988800, 1795606610, -62135596800};
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+		check_against_gmtime(edges[i]);
+	for (int64_t s = -2208988800; s < 16725225600; s += 7919 * 3 + 86400 * 11)
+		check_against_gmtime(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cputime_adjust), cmocka_unit_test(test_split_argv),
 	    cmocka_unit_test(test_join_path),	   cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_runmark),	   cmocka_unit_test(test_copy_string),
+	    cmocka_unit_test(test_utc_from_unix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
