@@ -4,6 +4,7 @@
 #   make check      unit tests (plain and ASan+UBSan) and root integration tests
 #   sudo make demo  install missing packages, build, trace the example pipeline
 #   make bench      overhead and loss benchmarks -> docs/performance.md
+#                   (BENCH_ARGS="--storm N --real-milestones A,B" to size it)
 #   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
 #   make lint       cppcheck + clang-tidy + clang-format
 #   make soak       the soak test for SOAK_SECONDS (default 1800) per build
@@ -269,7 +270,7 @@ prices:
 bench:
 	@deploy/install-deps.sh bench
 	$(MAKE) all
-	$(PYTHON) test/bench/bench.py --build $(BUILD)
+	$(PYTHON) test/bench/bench.py --build $(BUILD) $(BENCH_ARGS)
 
 .SECONDARY:
 .PHONY: all unit check deps demo bench clean install uninstall format prices fuzz lint soak

@@ -374,6 +374,10 @@ def main():
         "tracer": pairs("syscall-heavy / tracer + syscall counting", sys_cmd, work, with_syscalls, args.pairs)}
     results["syscall-heavy, file tracking off"] = {
         "tracer": pairs("syscall-heavy / tracer --disable files", sys_cmd, work, files_off, args.pairs)}
+    if any(p.name == "bpftrace" for p in peer_list):
+        results["syscall-heavy, empty programs on the open tracepoints"] = {
+            "bpftrace": pairs("syscall-heavy / empty open-tracepoint programs", sys_cmd, work,
+                              peers.OpenTracepointFloor(work), args.pairs)}
     results["A/A: exec storm against itself"] = {
         "tracer": pairs("A/A exec storm", storm_cmd, work, daemons, args.pairs, aa=True)}
 
@@ -403,7 +407,13 @@ def main():
     duration = time.time() - started
     uname = os.uname()
     names = [name for name, _ in observers]
-    cmdline = "sudo make bench"
+    bench_args, argv = [], iter(sys.argv[1:])
+    for a in argv:  # what BENCH_ARGS added; make passes --build itself
+        if a == "--build":
+            next(argv, None)
+        elif not a.startswith("--build="):
+            bench_args.append(a)
+    cmdline = "sudo make bench" + (f' BENCH_ARGS="{" ".join(bench_args)}"' if bench_args else "")
     lines = [
         "# Performance",
         "",
@@ -446,12 +456,14 @@ def main():
         "Syscall counting (a BPF call on every syscall) is off by default; its row turns it on. "
         "File tracking is the only default group on syscall tracepoints (the open family), and enabling "
         "any syscall tracepoint sends every syscall of every process through the kernel's slower "
-        "traced-syscall path; its row turns it off (`--disable files`).",
+        "traced-syscall path; its row turns it off (`--disable files`). The row of empty programs is "
+        "bpftrace with an empty action on the four exit tracepoints file tracking uses (openat, openat2, "
+        "open, creat): the least any file tracking on syscall tracepoints can cost on this kernel.",
         "",
         "## Attributed cost (directly measured)",
         "",
         "The ratios above subtract two noisy runs. Here each part of tracer's cost is measured on "
-        "its own: the daemons' CPU during each traced run (and 0.5 s after it, for events in flight) "
+        "its own: the daemons' CPU during each traced run (and 0.6 s after it, for events in flight) "
         "over the bare run's CPU, median of the pairs; and the run time of the default groups' BPF "
         "programs (`run_time_ns` from the kernel-cost run below) over the workload's CPU in that run. "
         "It leaves out indirect costs: cache and TLB effects, and the slower traced-syscall path "

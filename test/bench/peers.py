@@ -26,6 +26,18 @@ tracepoint:sched:sched_process_exit
 """
 
 
+# Empty programs on the exit tracepoints of the open family, the ones tracer's file
+# tracking attaches to: the least that any file tracking built on syscall
+# tracepoints costs, since attaching one sends every syscall of every process
+# through the kernel's traced-syscall path.
+BPFTRACE_OPEN_FLOOR = r"""
+tracepoint:syscalls:sys_exit_openat, tracepoint:syscalls:sys_exit_openat2,
+tracepoint:syscalls:sys_exit_open, tracepoint:syscalls:sys_exit_creat
+{
+}
+"""
+
+
 class Process:
     """An observer that is one long-running program writing to a file."""
 
@@ -97,6 +109,17 @@ class Bpftrace(Process):
             if len(f) == 6 and f[0].isdigit():
                 seen[int(f[0])] = int(f[5])  # signal->maxrss, kB
         return seen
+
+
+class OpenTracepointFloor(Process):
+    """Not a peer: the floor under any syscall-tracepoint file tracking (see above)."""
+    warmup = 4.0
+
+    def __init__(self, work):
+        script = os.path.join(work, "open_floor.bt")
+        with open(script, "w") as f:
+            f.write(BPFTRACE_OPEN_FLOOR)
+        super().__init__("bpftrace", ["bpftrace", script], work)
 
 
 class ProcPoll:
