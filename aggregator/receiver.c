@@ -18,7 +18,13 @@
 
 #define BATCH_MAX_EVENTS 200000
 #define RETRY_NS (1 * NSEC_PER_SEC)
-#define STATS_EVERY_NS (1 * NSEC_PER_SEC)
+/*
+ * What the aggregator makes itself (host samples, the insight tick's signals) waits
+ * for the next frame's commit: at idle the collector's heartbeat brings one every
+ * second, and a commit of their own doubled what an idle host wrote (each commit
+ * rewrites a few pages into the WAL). With no frames coming they go in after this.
+ */
+#define IDLE_COMMIT_NS (1500 * NSEC_PER_MSEC)
 #define RECV_WAIT_MS 100
 
 int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store)
@@ -418,8 +424,6 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		recv_fd = -1;
 	}
 	while (!*stop) {
-		bool commit_now = false;
-
 		if (r->reload && *r->reload) {
 			*r->reload = 0;
 			correlator_reload(&r->ingest->corr);
@@ -458,21 +462,16 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			if (host_sample(&r->host, (int64_t)now_realtime_ns(), &row) == 1) {
 				snprintf(row.host_id, sizeof(row.host_id), "%s", r->host_id);
 				ingest_host_sample(r->ingest, &row);
-				commit_now = true;
 			}
 			r->next_host_ns = now + r->host_every_ns;
 		}
 		if (now >= r->next_tick_ns) {
 			ingest_tick(r->ingest, now, (int64_t)now_realtime_ns());
 			r->next_tick_ns = now + NSEC_PER_SEC;
-			if (ingest_has_pending(r->ingest))
-				commit_now = true;
 		}
-		if (commit_now || commit_due(r, now) ||
-		    (!r->frames_uncommitted && now - r->last_stats_ns >= STATS_EVERY_NS)) {
-			receiver_commit(r);
-			r->last_stats_ns = now;
-		}
+		if (commit_due(r, now) ||
+		    (!r->frames_uncommitted && now - r->last_commit_ns >= IDLE_COMMIT_NS))
+			receiver_commit(r); /* returns at once when there is nothing to write */
 	}
 	/* Clean stop: commit what we have; acks go to a collector still there. */
 	if (receiver_commit(r) != 0)

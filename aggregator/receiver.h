@@ -63,7 +63,6 @@ struct receiver {
 	bool agg_dirty;
 	bool commit_failed;
 	uint64_t next_retry_ns;
-	uint64_t last_stats_ns;
 	struct host_sampler host;
 	uint64_t host_every_ns; /* 0: no host samples */
 	uint64_t next_tick_ns;	/* the insight layer's periodic checks */
