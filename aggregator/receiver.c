@@ -21,8 +21,8 @@
 /*
  * What the aggregator makes itself (host samples, the insight tick's signals) waits
  * for the next frame's commit: at idle the collector's heartbeat brings one every
- * second, and a commit of their own doubled what an idle host wrote (each commit
- * rewrites a few pages into the WAL). With no frames coming they go in after this.
+ * second, and a commit of their own made two commits a second where one does
+ * (~10% of an idle host's writes). With no frames coming they go in after this.
  */
 #define IDLE_COMMIT_NS (1500 * NSEC_PER_MSEC)
 #define RECV_WAIT_MS 100
