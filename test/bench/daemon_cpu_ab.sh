@@ -5,15 +5,15 @@
 #   sudo test/bench/daemon_cpu_ab.sh OLD_BUILD NEW_BUILD [PROCESSES] [ROUNDS]
 #
 # e.g. git worktree add /tmp/old HEAD~1 && make -C /tmp/old all, then
-# test/bench/daemon_cpu_ab.sh /tmp/old/build build 40000 6. CPU is user +
-# system time from /proc/PID/stat (10 ms ticks: use large storms), read 0.6 s
-# after the storm so batched commits are charged.
+# test/bench/daemon_cpu_ab.sh /tmp/old/build build 40000 6. CPU is the time
+# on a CPU of every thread of the daemon (/proc/PID/task/*/schedstat, in ns),
+# read 0.6 s after the storm so batched commits are charged.
 set -euo pipefail
 old=$(realpath "$1") new=$(realpath "$2") n=${3:-40000} rounds=${4:-6}
 storm="$new/helpers/storm"
 [ "$(id -u)" = 0 ] || { echo "needs root (BPF)" >&2; exit 2; }
 
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+cpu_ns() { cat "/proc/$1/task/"*/schedstat | awk '{ns += $1} END {printf "%d\n", ns}'; }
 
 one_run() { # BUILD LABEL: prints "LABEL aggregator_ms collector_ms"
 	local b=$1 w
@@ -22,18 +22,23 @@ one_run() { # BUILD LABEL: prints "LABEL aggregator_ms collector_ms"
 	"$b/tracer-aggregator" --socket "$w/s.sock" --db "$w/b.db" --user nobody --log-level warn &
 	local agg=$!
 	while [ ! -S "$w/s.sock" ]; do sleep 0.02; done
-	"$b/tracer-collector" --socket "$w/s.sock" --log-level warn &
+	# Measure from the collector's readiness (programs loaded, /proc snapshot
+	# sent), not from a fixed sleep: on a slow day loading alone outlasted
+	# 1.5 s and its CPU was charged to the storm.
+	mkfifo "$w/ready"
+	"$b/tracer-collector" --socket "$w/s.sock" --log-level warn --ready-fd 3 3>"$w/ready" &
 	local col=$!
-	sleep 1.5
+	read -r -n1 _ <"$w/ready" || true
+	sleep 0.3
 	local a0 c0 a1 c1
-	a0=$(ticks $agg) c0=$(ticks $col)
+	a0=$(cpu_ns $agg) c0=$(cpu_ns $col)
 	"$storm" "$n" 2 /bin/true >/dev/null
 	sleep 0.6
-	a1=$(ticks $agg) c1=$(ticks $col)
+	a1=$(cpu_ns $agg) c1=$(cpu_ns $col)
 	kill $col && wait $col || true
 	kill $agg && wait $agg || true
 	rm -rf "$w"
-	echo "$2 $(((a1 - a0) * 10)) $(((c1 - c0) * 10))"
+	echo "$2 $(((a1 - a0) / 1000000)) $(((c1 - c0) / 1000000))"
 }
 
 for r in $(seq 1 "$rounds"); do
