@@ -30,12 +30,15 @@ static const char sql_put_run[] =
     "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns) "
     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
+#define STEP_COLUMNS                                                                               \
+	"id, run_id, key, name, kind, start_ns, end_ns, status, exit_code, signal, "               \
+	"root_process_id, container_id, slurm_job, slurm_step, processes, failed_processes, "      \
+	"cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, "           \
+	"read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, "    \
+	"sleep_ns, character, memory_limit_kb, cpu_limit, signature"
+#define STEP_KEY_COLUMNS 3 /* id, run_id, key: fixed for a step's life */
 static const char sql_put_step[] =
-    "INSERT OR REPLACE INTO steps (id, run_id, key, name, kind, start_ns, end_ns, status, "
-    "exit_code, signal, root_process_id, container_id, slurm_job, slurm_step, processes, "
-    "failed_processes, cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, "
-    "wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, "
-    "sleep_ns, character, memory_limit_kb, cpu_limit, signature) "
+    "INSERT OR REPLACE INTO steps (" STEP_COLUMNS ") "
     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char sql_put_tool[] =
     "INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
@@ -43,13 +46,15 @@ static const char sql_put_tool[] =
 static const char sql_put_pipeline[] =
     "INSERT OR IGNORE INTO pipelines (id, name, first_seen_ns) VALUES (?,?,?)";
 
-static const char sql_put_stream[] =
-    "INSERT OR REPLACE INTO collector_stats (stream_id, boot_id, host_id, hostname, "
-    "collector_pid, first_seen_ns, last_seen_ns, last_seq, watermark_boot_ns, frames_received, "
-    "duplicate_frames, events_received, kernel_drops, kernel_drops_fork, kernel_drops_exec, "
-    "kernel_drops_exit, kernel_drops_other, collector_drops, seq_gaps, decode_errors, "
-    "snapshot_processes, final, probes, samples_taken) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+#define STREAM_COLUMNS                                                                             \
+	"stream_id, boot_id, host_id, hostname, collector_pid, first_seen_ns, last_seen_ns, "      \
+	"last_seq, watermark_boot_ns, frames_received, duplicate_frames, events_received, "        \
+	"kernel_drops, kernel_drops_fork, kernel_drops_exec, kernel_drops_exit, "                  \
+	"kernel_drops_other, collector_drops, seq_gaps, decode_errors, snapshot_processes, "       \
+	"final, "                                                                                  \
+	"probes, samples_taken"
+static const char sql_put_stream[] = "INSERT OR REPLACE INTO collector_stats (" STREAM_COLUMNS ") "
+				     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_file[] =
     "INSERT OR REPLACE INTO files (id, process_id, path, access, created, open_flags, result, "
@@ -130,6 +135,38 @@ static int prepare(struct store *s, const char *sql, sqlite3_stmt **st)
 	return 0;
 }
 
+/*
+ * Prepares "UPDATE table SET c = ?N, ... WHERE k1 = ?1 AND ...": the first
+ * n_key of columns (a comma-separated list) name the row, the rest are
+ * written; parameters are numbered as in the INSERT over the same list, so one
+ * binding function serves both.
+ */
+static int prepare_update(struct store *s, const char *table, const char *columns, int n_key,
+			  sqlite3_stmt **st)
+{
+	char sql[2048], set[1536] = "", where[256] = "";
+	size_t set_len = 0, where_len = 0;
+	int i = 1;
+
+	for (const char *c = columns; *c; i++) {
+		size_t n = strcspn(c, ",");
+		char *out = i <= n_key ? where : set;
+		size_t *len = i <= n_key ? &where_len : &set_len;
+		size_t room = (i <= n_key ? sizeof(where) : sizeof(set)) - *len;
+		int w = snprintf(out + *len, room, "%s%.*s = ?%d",
+				 *len ? (i <= n_key ? " AND " : ", ") : "", (int)n, c, i);
+		if (w < 0 || (size_t)w >= room)
+			return -1;
+		*len += (size_t)w;
+		c += n;
+		c += strspn(c, ", ");
+	}
+	if (snprintf(sql, sizeof(sql), "UPDATE %s SET %s WHERE %s", table, set, where) >=
+	    (int)sizeof(sql))
+		return -1;
+	return prepare(s, sql, st);
+}
+
 int store_open(struct store *s, const char *path)
 {
 	char sql[2048];
@@ -181,7 +218,9 @@ int store_open(struct store *s, const char *path)
 	    prepare(s, sql_put_loss, &s->put_loss) || prepare(s, sql_put_step, &s->put_step) ||
 	    prepare(s, sql_put_tool, &s->put_tool) ||
 	    prepare(s, sql_put_pipeline, &s->put_pipeline) ||
-	    prepare(s, "BEGIN IMMEDIATE", &s->begin) || prepare(s, "COMMIT", &s->commit))
+	    prepare(s, "BEGIN IMMEDIATE", &s->begin) || prepare(s, "COMMIT", &s->commit) ||
+	    prepare_update(s, "steps", STEP_COLUMNS, STEP_KEY_COLUMNS, &s->update_step) ||
+	    prepare_update(s, "collector_stats", STREAM_COLUMNS, 1, &s->update_stream))
 		goto fail;
 	s->next_process_id = max_id(s->db, "processes") + 1;
 	s->next_run_id = max_id(s->db, "runs") + 1;
@@ -209,6 +248,8 @@ void store_close(struct store *s)
 	sqlite3_finalize(s->put_host);
 	sqlite3_finalize(s->put_loss);
 	sqlite3_finalize(s->put_step);
+	sqlite3_finalize(s->update_step);
+	sqlite3_finalize(s->update_stream);
 	sqlite3_finalize(s->put_tool);
 	sqlite3_finalize(s->put_pipeline);
 	sqlite3_finalize(s->put_signal);
@@ -312,6 +353,24 @@ static int step_done(struct store *s, sqlite3_stmt *st)
 		return rc;
 	}
 	return 0;
+}
+
+/*
+ * Rows rewritten at every commit (a step's rollup, a collector's counters) are
+ * updated in place by their key. INSERT OR REPLACE deletes the row and adds it
+ * again, which rewrites its entry in every index of the table: for a step two
+ * more pages per commit. The insert (with its REPLACE semantics) runs only when
+ * no row has the key yet.
+ */
+static int update_or_insert(struct store *s, sqlite3_stmt *update, sqlite3_stmt *insert,
+			    void (*bind)(sqlite3_stmt *st, const void *row), const void *row)
+{
+	bind(update, row);
+	int rc = step_done(s, update);
+	if (rc != 0 || sqlite3_changes(s->db) > 0)
+		return rc;
+	bind(insert, row);
+	return step_done(s, insert);
 }
 
 int store_forget_process(struct store *s, int64_t id)
@@ -494,9 +553,9 @@ static int bind_rollup(sqlite3_stmt *st, int i, const struct rollup *r)
 	return i;
 }
 
-int store_put_step(struct store *s, const struct step *stp)
+static void bind_step(sqlite3_stmt *st, const void *row)
 {
-	sqlite3_stmt *st = s->put_step;
+	const struct step *stp = row;
 	int i = 1;
 
 	sqlite3_bind_int64(st, i++, stp->id);
@@ -530,7 +589,11 @@ int store_put_step(struct store *s, const struct step *stp)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_text_or_null(st, i++, stp->signature);
-	return step_done(s, st);
+}
+
+int store_put_step(struct store *s, const struct step *stp)
+{
+	return update_or_insert(s, s->update_step, s->put_step, bind_step, stp);
 }
 
 int store_put_tool(struct store *s, int64_t id, const char *name, const char *program,
@@ -594,9 +657,9 @@ int store_put_run(struct store *s, const struct run_row *r)
 	return step_done(s, st);
 }
 
-int store_put_stream(struct store *s, const struct stream_row *r)
+static void bind_stream(sqlite3_stmt *st, const void *row)
 {
-	sqlite3_stmt *st = s->put_stream;
+	const struct stream_row *r = row;
 	int i = 1;
 
 	sqlite3_bind_text(st, i++, r->stream_id, -1, SQLITE_TRANSIENT);
@@ -623,7 +686,11 @@ int store_put_stream(struct store *s, const struct stream_row *r)
 	sqlite3_bind_int(st, i++, r->final);
 	bind_text_or_null(st, i++, r->probes_json);
 	bind_u64(st, i++, r->samples_taken);
-	return step_done(s, st);
+}
+
+int store_put_stream(struct store *s, const struct stream_row *r)
+{
+	return update_or_insert(s, s->update_stream, s->put_stream, bind_stream, r);
 }
 
 static void copy_column(sqlite3_stmt *st, int col, char *out, size_t size)

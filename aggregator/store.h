@@ -178,6 +178,7 @@ struct store {
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
 	    *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
+	sqlite3_stmt *update_step, *update_stream; /* in place, by key (update_or_insert) */
 	sqlite3_stmt *begin, *commit;
 	int64_t next_process_id;
 	int64_t next_run_id;
