@@ -38,7 +38,7 @@ struct drain {
 	uint32_t batch_types[EVT_COUNT];
 	uint64_t watermark_ns; /* all events before this were read */
 	uint64_t last_flush_ns;
-	bool last_frame_had_events; /* then the next tick sends a frame too */
+	bool last_frame_had_events; /* besides samples: the next tick sends a frame too */
 	struct convert_stats conv;
 	uint64_t snapshot_processes;
 	uint64_t enomem;
