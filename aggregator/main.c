@@ -5,6 +5,7 @@
  * directories and drops to --user before touching the database or socket.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
@@ -48,15 +49,30 @@ struct aggregator_options {
 };
 
 static volatile sig_atomic_t stop_requested, reload_requested;
+/* The receiver polls the read end: a signal may land on any of nng's threads. */
+static int wake_pipe[2] = {-1, -1};
+
+static void wake_receiver(void)
+{
+	int saved = errno;
+
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "", 1) < 0) {
+		/* Full (a wake-up is already pending) or closed: nothing to add. */
+	}
+	errno = saved;
+}
 
 static void on_signal(int sig)
 {
 	stop_requested = sig;
+	wake_receiver();
 }
 
 static void on_hup(int sig)
 {
+	(void)sig;
 	reload_requested = 1;
+	wake_receiver();
 }
 
 /*
@@ -307,6 +323,10 @@ int main(int argc, char **argv)
 	sdnotify_init();
 	if (parse_options(argc, argv, &opt) != 0)
 		return 2;
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+		log_error("pipe: %s", strerror(errno));
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
@@ -355,6 +375,7 @@ int main(int argc, char **argv)
 	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
 	receiver.commit_every_ns = (uint64_t)opt.commit_ms * NSEC_PER_MSEC;
 	receiver.reload = &reload_requested;
+	receiver.wake_fd = wake_pipe[0];
 	if (allowed_peers(&opt, &receiver.policy) != 0)
 		goto out_ingest;
 	rv = ipc_listen(&receiver.server, opt.socket_path, opt.socket_mode, &receiver.policy);

@@ -25,7 +25,10 @@
  * (~10% of an idle host's writes). With no frames coming they go in after this.
  */
 #define IDLE_COMMIT_NS (1500 * NSEC_PER_MSEC)
+/* Without a receive descriptor nng is asked this often; with one, see wait_ms(). */
 #define RECV_WAIT_MS 100
+/* The longest wait with nothing due: a signal or a frame ends it sooner. */
+#define IDLE_WAIT_MAX_MS 1000
 
 int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store)
 {
@@ -41,6 +44,7 @@ int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store
 	read_host_id(r->host_id, sizeof(r->host_id));
 	frame_arena_init(&r->arena);
 	r->commit_every_ns = RECEIVER_COMMIT_EVERY_MS * NSEC_PER_MSEC;
+	r->wake_fd = -1;
 	return 0;
 }
 
@@ -377,29 +381,64 @@ fail_committed:
 #define LISTENER_CHECK_NS (2 * NSEC_PER_SEC)
 
 /*
- * Waits up to RECV_WAIT_MS for a frame on the socket's receive descriptor.
- * Our own poll() rather than a receive timeout: nng 1.5's timer threads spin
- * on the clock around each expiry, which cost the idle aggregator ~0.7% of a
- * CPU at ten timeouts a second. A signal (SIGTERM, SIGHUP) ends the wait early.
+ * Waits up to wait_ms for a frame on the socket's receive descriptor, or for
+ * a signal: the handlers write to wake_fd, because a signal delivered to one
+ * of nng's threads does not interrupt this poll(). Our own poll() rather than
+ * a receive timeout: nng 1.5's timer threads spin on the clock around each
+ * expiry, which cost the idle aggregator ~0.7% of a CPU at ten timeouts a
+ * second.
  */
-static void wait_for_frame(int recv_fd, int wait_ms)
+static void wait_for_frame(const struct receiver *r, int recv_fd, int wait_ms)
 {
-	struct pollfd p = {.fd = recv_fd, .events = POLLIN};
+	struct pollfd p[2] = {{.fd = recv_fd, .events = POLLIN},
+			      {.fd = r->wake_fd, .events = POLLIN}};
 
-	if (recv_fd < 0 || (poll(&p, 1, wait_ms) < 0 && errno != EINTR))
+	if (recv_fd < 0 || (poll(p, 2, wait_ms) < 0 && errno != EINTR)) {
 		sleep_ns((uint64_t)wait_ms * NSEC_PER_MSEC);
+		return;
+	}
+	if (p[1].revents & POLLIN) {
+		char drain[64];
+		while (read(r->wake_fd, drain, sizeof(drain)) > 0)
+			;
+	}
 }
 
-/* How long to wait for more frames: less once applied frames wait for their commit. */
-static int wait_ms(const struct receiver *r, uint64_t now)
+/* Lowers *due to t when t is still ahead of now (a past time is acted on now). */
+static void earliest_ahead(uint64_t *due, uint64_t t, uint64_t now)
 {
-	if (!r->frames_uncommitted)
-		return RECV_WAIT_MS;
-	uint64_t due = r->last_commit_ns + r->commit_every_ns;
-	if (now >= due)
-		return 0;
+	if (t > now && t < *due)
+		*due = t;
+}
+
+/*
+ * How long to wait for the next frame: until the batch's commit is due once
+ * applied frames wait for it; otherwise until the next scheduled job (the
+ * heartbeat, the host sample and the insight tick, which come due together,
+ * the listener check, a held commit). Waking ten times a second regardless
+ * was most of the idle aggregator's context switches.
+ */
+static int wait_ms(const struct receiver *r, int recv_fd, uint64_t now)
+{
+	uint64_t due;
+
+	if (r->frames_uncommitted) {
+		due = r->last_commit_ns + r->commit_every_ns;
+		if (now >= due)
+			return 0;
+	} else {
+		due =
+		    now + (uint64_t)(recv_fd < 0 ? RECV_WAIT_MS : IDLE_WAIT_MAX_MS) * NSEC_PER_MSEC;
+		earliest_ahead(&due, r->next_heartbeat_ns, now);
+		earliest_ahead(&due, r->next_tick_ns, now);
+		if (r->host_every_ns)
+			earliest_ahead(&due, r->next_host_ns, now);
+		if (r->server.policy)
+			earliest_ahead(&due, r->next_listener_check_ns, now);
+		earliest_ahead(&due, r->last_commit_ns + IDLE_COMMIT_NS, now);
+	}
 	uint64_t ms = (due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
-	return ms < RECV_WAIT_MS ? (int)ms : RECV_WAIT_MS;
+	return ms < IDLE_WAIT_MAX_MS ? (int)ms : IDLE_WAIT_MAX_MS;
 }
 
 /*
@@ -439,7 +478,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			continue;
 		}
 		/* Apply what is waiting (bounded); commit_due() says when it goes in. */
-		wait_for_frame(recv_fd, wait_ms(r, now_boottime_ns()));
+		wait_for_frame(r, recv_fd, wait_ms(r, recv_fd, now_boottime_ns()));
 		while (r->frames_uncommitted < RECEIVER_BATCH_MAX_FRAMES &&
 		       r->events_uncommitted < BATCH_MAX_EVENTS) {
 			nng_msg *msg;
