@@ -528,8 +528,8 @@ static int bind_rollup(sqlite3_stmt *st, int i, const struct rollup *r)
 		sqlite3_bind_double(st, i++, rollup_avg_cores(r));
 	else
 		sqlite3_bind_null(st, i++);
-	if (r->peak_cores > 0)
-		sqlite3_bind_double(st, i++, r->peak_cores);
+	if (rollup_peak_cores(r) > 0)
+		sqlite3_bind_double(st, i++, rollup_peak_cores(r));
 	else
 		sqlite3_bind_null(st, i++);
 	if (rollup_peak_rss(r) > 0)

@@ -36,6 +36,7 @@ void rollup_add_process(struct rollup *r, const struct process_row *p, bool fail
 void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double cores);
 double rollup_avg_cores(const struct rollup *r);
 /* The peak RSS to report: from samples, never below the largest single process. */
+double rollup_peak_cores(const struct rollup *r);
 int64_t rollup_peak_rss(const struct rollup *r);
 
 enum group_status { GROUP_RUNNING, GROUP_OK, GROUP_FAILED, GROUP_KILLED };

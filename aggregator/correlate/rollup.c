@@ -68,6 +68,19 @@ double rollup_avg_cores(const struct rollup *r)
 	return wall > 0 ? (double)r->cpu_ns / (double)wall : 0.0;
 }
 
+/*
+ * Sampled peaks are a lower bound: a step shorter than the sampling period, or
+ * whose busy process lived between two samples, shows less than it used. The
+ * average over the whole span is a lower bound too (some part of a span is at
+ * least its average), so the larger of the two is the peak.
+ */
+double rollup_peak_cores(const struct rollup *r)
+{
+	double avg = r->end_ns > r->start_ns && r->start_ns ? rollup_avg_cores(r) : 0.0;
+
+	return r->peak_cores > avg ? r->peak_cores : avg;
+}
+
 int64_t rollup_peak_rss(const struct rollup *r)
 {
 	return r->peak_rss_kb > (int64_t)r->max_process_rss_kb ? r->peak_rss_kb

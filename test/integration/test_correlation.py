@@ -144,8 +144,13 @@ def snakemake_jobs_are_steps_matching_its_benchmarks(ctx):
                       f"{b['max_rss_mib']} MiB")
             ctx.check(peak_mib <= ceiling + 1, f"{rule}: peak {peak_mib:.1f} MiB over the sum of the "
                       f"processes' own peaks {ceiling:.1f}")
+        # A peak is never below the average (the store reports the larger of the sampled
+        # peak and the average; a short step can fall between two samples), and no more
+        # than every CPU busy at once.
         ctx.check(s["peak_cores"] is None or s["peak_cores"] >= 0.9 * s["avg_cores"],
                   f"{rule}: peak cores {s['peak_cores']} below average {s['avg_cores']}")
+        ctx.check(s["peak_cores"] is None or s["peak_cores"] <= cpus * 1.05 + 0.05,
+                  f"{rule}: peak cores {s['peak_cores']} over {cpus} CPUs")
 
     # Tools: the aligner is a categorised tool, the solver Snakemake runs is not work of a step.
     tools = dict(ctx.query("SELECT tool, category FROM tool_usage WHERE run_id = ?", run_id))
