@@ -528,8 +528,9 @@ static int bind_rollup(sqlite3_stmt *st, int i, const struct rollup *r)
 		sqlite3_bind_double(st, i++, rollup_avg_cores(r));
 	else
 		sqlite3_bind_null(st, i++);
-	if (rollup_peak_cores(r) > 0)
-		sqlite3_bind_double(st, i++, rollup_peak_cores(r));
+	double peak_cores = rollup_peak_cores(r);
+	if (peak_cores > 0)
+		sqlite3_bind_double(st, i++, peak_cores);
 	else
 		sqlite3_bind_null(st, i++);
 	if (rollup_peak_rss(r) > 0)

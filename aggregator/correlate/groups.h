@@ -35,8 +35,9 @@ void rollup_add_process(struct rollup *r, const struct process_row *p, bool fail
 /* A member's sample: its RSS changed by rss_delta_kb, it used cores since the last one. */
 void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double cores);
 double rollup_avg_cores(const struct rollup *r);
-/* The peak RSS to report: from samples, never below the largest single process. */
+/* The peak cores to report: from samples, never below the average. */
 double rollup_peak_cores(const struct rollup *r);
+/* The peak RSS to report: from samples, never below the largest single process. */
 int64_t rollup_peak_rss(const struct rollup *r);
 
 enum group_status { GROUP_RUNNING, GROUP_OK, GROUP_FAILED, GROUP_KILLED };
