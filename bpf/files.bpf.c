@@ -8,11 +8,21 @@
  * Paths only: never file contents. Only the exit tracepoints are used: the
  * kernel runs these programs for the open family alone, and the arguments
  * are read back from the task's saved registers.
+ *
+ * Reading the path from user memory is most of an open's cost, and programs
+ * often open the same file again and again. So each process remembers its
+ * recent successful opens by (user buffer address, file's inode): a repeat
+ * open found there is counted without reading its path again. The inode
+ * comes from the fd table, kernel memory read with plain loads. This needs
+ * the bpf_rdonly_cast kfunc (Linux 6.2+), so only file_openat_exit has it;
+ * file_openat_uncached is the same without it, for older kernels.
  */
 #include "common.bpf.h"
 
 #define AT_FDCWD -100
 #define O_WRONLY 01
+#define O_RDWR 02
+#define O_ACCMODE 03
 #define O_CREAT 0100
 #define O_TRUNC 01000
 
@@ -27,10 +37,8 @@ struct file_key {
 	__u64 hash;
 };
 
+/* Where a path's counts are: its slot in the process's file_index. */
 struct file_val {
-	__u32 count;
-	__u32 failed;
-	__u32 flags_union;
 	__u32 slot;
 };
 
@@ -42,11 +50,24 @@ struct {
 	__type(value, struct file_val);
 } file_seen SEC(".maps");
 
-/* Per process: which paths it has, in order, so exit can collect the counts. */
+/*
+ * A recent open: (identity | code) in one 64-bit word, so a thread never
+ * reads half of another thread's entry. The code is a slot, or FILE_IGNORED
+ * for a path that is filtered out.
+ */
+#define FILE_RECENT 16
+#define FILE_CODE_MASK 0x1ffULL
+#define FILE_IGNORED 0x100
+
+/* Per process: its paths in slot order, their counts, and its recent opens. */
 struct file_index {
 	__u32 n;
 	__u32 overflow;
 	__u64 hashes[TRACER_FILES_PER_PROC];
+	__u32 count[TRACER_FILES_PER_PROC];
+	__u32 failed[TRACER_FILES_PER_PROC];
+	__u32 flags_union[TRACER_FILES_PER_PROC];
+	__u64 recent[FILE_RECENT];
 };
 
 struct {
@@ -146,9 +167,10 @@ enum open_kind { OPEN_OPENAT, OPEN_OPENAT2, OPEN_OPEN, OPEN_CREAT };
  * At syscall exit the arguments are still in the task's saved user
  * registers: no entry hook and no map between entry and exit are needed.
  */
-static __always_inline struct open_args open_arguments(enum open_kind kind)
+static __always_inline struct open_args open_arguments(struct task_struct *task,
+						       enum open_kind kind)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct open_args a = {.dfd = AT_FDCWD};
 	__u64 how_flags = 0;
 
@@ -176,12 +198,102 @@ static __always_inline struct open_args open_arguments(enum open_kind kind)
 	return a;
 }
 
-static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind)
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
+
+/*
+ * Which file the new fd refers to, named through which user buffer: a hash
+ * of the buffer's address and the file's device, inode number and inode
+ * generation (so a deleted file's inode number, reused for another file,
+ * does not match). Bit 63 set, code bits clear; 0 if the fd was unreadable.
+ */
+static __always_inline __u64 open_identity(struct task_struct *task, long fd, const char *name)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
-	struct open_args args = open_arguments(kind);
+	struct fdtable *fdt = task->files->fdt;
+	struct file *file;
+	struct inode *inode;
+
+	/*
+	 * fdt->fd is an array of struct file pointers, which the verifier
+	 * cannot index. A kernel type whose first member is a struct file
+	 * pointer reads the entry as a plain load, faults caught. Should a
+	 * kernel move ki_filp, there is no cache rather than a wrong one.
+	 */
+	if (bpf_core_field_offset(struct kiocb, ki_filp) != 0)
+		return 0;
+	if (fd < 0 || fd >= fdt->max_fds)
+		return 0;
+	struct kiocb *entry = bpf_rdonly_cast((void *)fdt->fd + fd * sizeof(file),
+					      bpf_core_type_id_kernel(struct kiocb));
+	file = entry->ki_filp;
+	if (!file)
+		return 0;
+	inode = file->f_inode;
+	if (!inode)
+		return 0;
+	__u64 h = (__u64)name * 0x9e3779b97f4a7c15ULL;
+	h ^= (inode->i_ino ^ (__u64)inode->i_sb->s_dev << 40) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (__u64)inode->i_generation << 32;
+	h ^= h >> 29;
+	return (h | 1ULL << 63) & ~FILE_CODE_MASK;
+}
+
+static __always_inline __u64 *recent_entry(struct file_index *idx, __u64 identity)
+{
+	return &idx->recent[(identity >> 32) & (FILE_RECENT - 1)];
+}
+
+static __always_inline void remember(struct file_index *idx, __u64 identity, __u32 code)
+{
+	if (identity)
+		*recent_entry(idx, identity) = identity | code;
+}
+
+/*
+ * The union of an open's flags with the earlier ones. The access mode is a
+ * value, not bits (O_RDONLY is 0): opens with different modes make O_RDWR.
+ */
+static __always_inline __u32 union_flags(__u32 have, __u32 flags, bool first)
+{
+	if (first)
+		return flags;
+	__u32 mode = (have & O_ACCMODE) == (flags & O_ACCMODE) ? have & O_ACCMODE : O_RDWR;
+	return ((have | flags) & ~O_ACCMODE) | mode;
+}
+
+/* first: the open that took the slot, so no earlier flags to merge with. */
+static __always_inline void count_open(struct file_index *idx, __u32 slot, long ret, __u32 flags,
+				       bool first)
+{
+	slot &= TRACER_FILES_PER_PROC - 1;
+	__sync_fetch_and_add(&idx->count[slot], 1);
+	if (ret < 0)
+		__sync_fetch_and_add(&idx->failed[slot], 1);
+	__u32 have = idx->flags_union[slot], want = union_flags(have, flags, first);
+	if (want != have)
+		idx->flags_union[slot] = want;
+}
+
+static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind, bool use_recent)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid, zero = 0;
+	struct open_args args = open_arguments(task, kind);
+	struct file_index *idx = bpf_map_lookup_elem(&file_index, &tgid);
+	__u64 identity = 0;
 	char *path;
 	long n;
+
+	/* A repeat open of a file this process has (not) tracked: count it, done. */
+	if (use_recent && idx && ret >= 0) {
+		identity = open_identity(task, ret, args.filename);
+		__u64 entry = identity ? *recent_entry(idx, identity) : 0;
+		if (entry && (entry & ~FILE_CODE_MASK) == identity) {
+			__u32 code = entry & FILE_CODE_MASK;
+			if (code != FILE_IGNORED)
+				count_open(idx, code, ret, args.flags, false);
+			return 0;
+		}
+	}
 
 	path = bpf_map_lookup_elem(&path_buf, &zero);
 	if (!path)
@@ -189,19 +301,21 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	n = bpf_probe_read_user_str(path, TRACER_PATH_MAX, args.filename);
 	if (n <= 1)
 		return 0;
-	if (excluded_prefix(path) || (exclude_shared_libs && is_shared_library(path, n)))
+	if (excluded_prefix(path) || (exclude_shared_libs && is_shared_library(path, n))) {
+		if (idx)
+			remember(idx, identity, FILE_IGNORED);
 		return 0;
+	}
 
 	struct file_key key = {.tgid = tgid, .hash = path_hash(path, n)};
 	struct file_val *seen = bpf_map_lookup_elem(&file_seen, &key);
 	if (seen) {
-		__sync_fetch_and_add(&seen->count, 1);
-		if (ret < 0)
-			__sync_fetch_and_add(&seen->failed, 1);
-		seen->flags_union |= args.flags;
+		if (idx) {
+			count_open(idx, seen->slot, ret, args.flags, false);
+			remember(idx, identity, seen->slot);
+		}
 		return 0;
 	}
-	struct file_index *idx = bpf_map_lookup_elem(&file_index, &tgid);
 	if (!idx) {
 		struct file_index *blank = bpf_map_lookup_elem(&index_zero, &zero);
 		if (!blank)
@@ -210,6 +324,8 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 		idx = bpf_map_lookup_elem(&file_index, &tgid);
 		if (!idx)
 			return 0;
+		if (use_recent && ret >= 0)
+			identity = open_identity(task, ret, args.filename);
 	}
 	__u32 slot = idx->n;
 	if (slot >= TRACER_FILES_PER_PROC) {
@@ -218,16 +334,17 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	}
 	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key.hash;
 	idx->n = slot + 1;
-	struct file_val v = {
-	    .count = 1, .failed = ret < 0, .flags_union = args.flags, .slot = slot};
+	count_open(idx, slot, ret, args.flags, true);
+	struct file_val v = {.slot = slot};
 	bpf_map_update_elem(&file_seen, &key, &v, BPF_NOEXIST);
+	remember(idx, identity, slot);
 
 	struct tracer_file_event *e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_DROP_FILE);
 		return 0;
 	}
-	fill_header(&e->h, TRACER_EV_FILE, (void *)bpf_get_current_task());
+	fill_header(&e->h, TRACER_EV_FILE, task);
 	e->open_flags = args.flags;
 	e->result = ret < 0 ? (__s32)ret : 0;
 	e->file_flags = 0;
@@ -256,16 +373,13 @@ static long collect_count(__u64 i, void *ctx)
 	__u32 slot = (__u32)i & (TRACER_FILES_PER_PROC - 1);
 	struct file_index *idx = w->idx;
 	struct file_key key = {.tgid = w->tgid, .hash = idx->hashes[slot]};
-	struct file_val *v = bpf_map_lookup_elem(&file_seen, &key);
 
-	if (v) {
-		if (w->e) {
-			w->e->count[slot] = v->count;
-			w->e->failed[slot] = v->failed;
-			w->e->flags_union[slot] = v->flags_union;
-		}
-		bpf_map_delete_elem(&file_seen, &key);
+	if (w->e) {
+		w->e->count[slot] = idx->count[slot];
+		w->e->failed[slot] = idx->failed[slot];
+		w->e->flags_union[slot] = idx->flags_union[slot];
 	}
+	bpf_map_delete_elem(&file_seen, &key);
 	return 0;
 }
 
@@ -296,23 +410,30 @@ static __always_inline void files_flush(void *ctx, struct task_struct *task, __u
 SEC("tracepoint/syscalls/sys_exit_openat")
 int file_openat_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_open_exit(ctx, ctx->ret, OPEN_OPENAT);
+	return on_open_exit(ctx, ctx->ret, OPEN_OPENAT, true);
+}
+
+/* file_openat_exit for kernels without the bpf_rdonly_cast kfunc. */
+SEC("tracepoint/syscalls/sys_exit_openat")
+int file_openat_uncached(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx, ctx->ret, OPEN_OPENAT, false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat2")
 int file_openat2_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_open_exit(ctx, ctx->ret, OPEN_OPENAT2);
+	return on_open_exit(ctx, ctx->ret, OPEN_OPENAT2, false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_open")
 int file_open_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_open_exit(ctx, ctx->ret, OPEN_OPEN);
+	return on_open_exit(ctx, ctx->ret, OPEN_OPEN, false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_creat")
 int file_creat_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_open_exit(ctx, ctx->ret, OPEN_CREAT);
+	return on_open_exit(ctx, ctx->ret, OPEN_CREAT, false);
 }

@@ -38,7 +38,7 @@ struct collector_config {
 	unsigned n_file_exclude;
 	bool exclude_shared_libs;
 	bool force_tracepoints;
-	bool force_exec_tracepoint; /* what Linux 5.5-6.1 get: tp_btf except exec */
+	bool force_no_kfunc; /* what Linux 5.5-6.1 get: no bpf_rdonly_cast kfunc */
 	bool force_perfbuf;
 	bool force_net_syscalls; /* use the socket-syscall fallback even with sock tracepoints */
 };

@@ -73,8 +73,8 @@ static void usage(FILE *out)
 	    "  --queue-mb N       frames kept while the aggregator is away (default 64)\n"
 	    "  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
 	    "  --force-tracepoints  use classic tracepoints even where tp_btf exists\n"
-	    "  --force-exec-tracepoint  tp_btf, but exec on its classic tracepoint (as on\n"
-	    "                     kernels without the bpf_rdonly_cast kfunc, before 6.2)\n"
+	    "  --force-no-kfunc   as on Linux 5.5-6.1 (no bpf_rdonly_cast kfunc): exec on\n"
+	    "                     its classic tracepoint, every open reads its path\n"
 	    "  --force-perfbuf    use perf buffers even where ring buffers exist\n"
 	    "  --force-net-syscalls  count network bytes from socket syscalls (the fallback)\n"
 	    "  --test-forbidden-syscall  (tests) make a forbidden syscall once in the steady\n"
@@ -128,7 +128,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	    {"queue-mb", required_argument, 0, 'q'},
 	    {"ready-fd", required_argument, 0, 'R'},
 	    {"force-tracepoints", no_argument, 0, 'T'},
-	    {"force-exec-tracepoint", no_argument, 0, 'x'},
+	    {"force-no-kfunc", no_argument, 0, 'x'},
 	    {"force-perfbuf", no_argument, 0, 'P'},
 	    {"force-net-syscalls", no_argument, 0, 'N'},
 	    {"test-forbidden-syscall", no_argument, 0, 'X'},
@@ -221,7 +221,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 			c->force_tracepoints = true;
 			break;
 		case 'x':
-			c->force_exec_tracepoint = true;
+			c->force_no_kfunc = true;
 			break;
 		case 'P':
 			c->force_perfbuf = true;

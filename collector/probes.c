@@ -28,21 +28,39 @@ const char *probe_state_name(enum probe_state s)
 	return s == PROBE_ACTIVE ? "active" : s == PROBE_MISSING ? "missing" : "disabled";
 }
 
+/* A failed load's verifier log runs to thousands of lines, the reason last. */
+#define LIBBPF_LOG_TAIL 6000
+
+/* libbpf's messages into our log, a line at a time; of a long one, its end. */
 static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char msg[1024];
-	size_t n;
-
-	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LVL_DEBUG)
+	va_list count_ap;
+	va_copy(count_ap, ap);
+	int len = vsnprintf(NULL, 0, fmt, count_ap);
+	va_end(count_ap);
+	if (len < 0 || (level == LIBBPF_DEBUG && log_get_level() < LOG_LVL_DEBUG))
 		return 0;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = strlen(msg);
-	if (n && msg[n - 1] == '\n')
-		msg[n - 1] = '\0';
+	char *msg = malloc((size_t)len + 1);
+	if (!msg)
+		return 0;
+	vsnprintf(msg, (size_t)len + 1, fmt, ap);
 	/* BPF memory is memcg-accounted on 5.11+; the memlock limit does not apply. */
 	if (strstr(msg, "RLIMIT_MEMLOCK"))
 		level = LIBBPF_DEBUG;
-	log_msg(level == LIBBPF_WARN ? LOG_LVL_WARN : LOG_LVL_DEBUG, "libbpf: %s", msg);
+	enum log_level ours = level == LIBBPF_WARN ? LOG_LVL_WARN : LOG_LVL_DEBUG;
+	char *line = msg;
+	if (len > LIBBPF_LOG_TAIL) {
+		line = strchr(msg + len - LIBBPF_LOG_TAIL, '\n');
+		line = line ? line + 1 : msg + len;
+		log_msg(ours, "libbpf: (%td bytes of its log left out)", line - msg);
+	}
+	while (*line) {
+		char *end = strchr(line, '\n');
+		int n = end ? (int)(end - line) : (int)strlen(line);
+		log_msg(ours, "libbpf: %.*s", n, line);
+		line += n + (end != NULL);
+	}
+	free(msg);
 	return 0;
 }
 
@@ -173,7 +191,8 @@ static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_gr
 		 */
 		ensure_tracefs();
 		if (has_syscall_tracepoint("sys_exit_openat")) {
-			add(g, s->progs.file_openat_exit);
+			add(g, p->rdonly_cast ? s->progs.file_openat_exit
+					      : s->progs.file_openat_uncached);
 			if (has_syscall_tracepoint("sys_exit_openat2"))
 				add(g, s->progs.file_openat2_exit);
 			if (has_syscall_tracepoint("sys_exit_open"))
@@ -303,12 +322,12 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 			  has_btf_tracepoint("sched_process_exit") &&
 			  has_btf_tracepoint("sched_process_fork");
 	/* Linux 5.5-6.1 have tp_btf but not the kfunc exec_btf's path walk needs. */
-	p->exec_btf = p->using_tp_btf && !cfg->force_exec_tracepoint &&
-		      has_kernel_function("bpf_rdonly_cast");
-	if (p->using_tp_btf && !p->exec_btf)
-		log_info("exec uses its classic tracepoint (%s)",
-			 cfg->force_exec_tracepoint ? "--force-exec-tracepoint"
-						    : "no bpf_rdonly_cast kfunc: Linux 6.2+");
+	p->rdonly_cast = !cfg->force_no_kfunc && has_kernel_function("bpf_rdonly_cast");
+	p->exec_btf = p->using_tp_btf && p->rdonly_cast;
+	if (!p->rdonly_cast)
+		log_info("%s: exec on its classic tracepoint, every open reads its path",
+			 cfg->force_no_kfunc ? "--force-no-kfunc"
+					     : "no bpf_rdonly_cast kfunc (Linux 6.2+)");
 	if (!p->exec_btf)
 		ensure_tracefs();
 	p->prepare_exec = has_btf_tracepoint("sched_prepare_exec");

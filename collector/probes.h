@@ -28,8 +28,9 @@ struct probe_status {
 struct probes {
 	struct tracer_bpf *skel;
 	bool using_tp_btf;
-	/* exec_btf needs the bpf_rdonly_cast kfunc (6.2+); else exec uses exec_tp. */
-	bool exec_btf;
+	/* The bpf_rdonly_cast kfunc (6.2+): exec_btf and the repeat-open cache need it. */
+	bool rdonly_cast;
+	bool exec_btf; /* else exec uses exec_tp */
 	bool using_perfbuf;
 	bool prepare_exec;
 	bool net_via_syscalls;

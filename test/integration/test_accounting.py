@@ -329,7 +329,7 @@ def fallbacks_tracepoints_and_perf_buffers(ctx):
 def exec_on_its_classic_tracepoint_beside_tp_btf(ctx):
     """Linux 5.5-6.1 have tp_btf but not the bpf_rdonly_cast kfunc that exec_btf's path
     walk needs: exec then runs on its classic tracepoint beside tp_btf fork and exit."""
-    check_probe_fallback(ctx, ("--force-exec-tracepoint",),
+    check_probe_fallback(ctx, ("--force-no-kfunc",),
                          ("tp_btf: sched_process_fork,sched_process_exit", "; tracepoint: sched_process_exec"))
 
 
