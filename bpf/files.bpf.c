@@ -11,9 +11,9 @@
  *
  * Reading the path from user memory is most of an open's cost, and programs
  * often open the same file again and again. So each process remembers its
- * recent successful opens by (user buffer address, file's inode): a repeat
- * open found there is counted without reading its path again. The inode
- * comes from the fd table, kernel memory read with plain loads. This needs
+ * recent successful opens by (user buffer address, the file's device, inode
+ * and generation): a repeat open found there is counted without reading its
+ * path again. The file comes from the fd table, read with plain loads. This needs
  * the bpf_rdonly_cast kfunc (Linux 6.2+), so only file_openat_exit has it;
  * file_openat_uncached is the same without it, for older kernels.
  */
