@@ -8,28 +8,17 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
-SEC("tracepoint/syscalls/sys_exit_openat")
-int floor_openat(void *ctx)
-{
-	return 0;
-}
+/* One program per tracepoint: a program attaches to exactly one. */
+#define EMPTY_ON_EXIT_OF(syscall)                                                                  \
+	SEC("tracepoint/syscalls/sys_exit_" #syscall)                                              \
+	int floor_##syscall(void *ctx)                                                             \
+	{                                                                                          \
+		return 0;                                                                          \
+	}
 
-SEC("tracepoint/syscalls/sys_exit_openat2")
-int floor_openat2(void *ctx)
-{
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_open")
-int floor_open(void *ctx)
-{
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_creat")
-int floor_creat(void *ctx)
-{
-	return 0;
-}
+EMPTY_ON_EXIT_OF(openat)
+EMPTY_ON_EXIT_OF(openat2)
+EMPTY_ON_EXIT_OF(open)
+EMPTY_ON_EXIT_OF(creat)
 
 char LICENSE[] SEC("license") = "GPL";
