@@ -74,6 +74,13 @@ struct {
 	__type(value, struct proc_acc);
 } proc_accs SEC(".maps");
 
+/*
+ * Gives a kernel pointer its BTF type (read-only, faults caught); the
+ * verifier turns the call into a plain move. Linux 6.2+: only programs the
+ * collector loads where vmlinux BTF has it may call it (probes.c).
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
+
 /* Possible CPUs, for summing per-CPU values (set by the collector). */
 const volatile __u32 nr_cpus = 1;
 #define TRACER_MAX_CPUS 4096

@@ -198,8 +198,6 @@ static __always_inline struct open_args open_arguments(struct task_struct *task,
 	return a;
 }
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
-
 /*
  * Which file the new fd refers to, named through which user buffer: a hash
  * of the buffer's address and the file's device, inode number and inode

@@ -157,12 +157,9 @@ struct {
 
 /*
  * Pointers kept between walk steps lose their BTF type in the verifier's
- * eyes; this kfunc gives it back (read-only, faults caught), and the
- * verifier turns the call into a plain move. Only exec_btf uses it: where
- * the kernel lacks it (before 6.2) the collector loads exec_tp instead.
+ * eyes; bpf_rdonly_cast (common.bpf.h) gives it back. Only exec_btf uses
+ * it: where the kernel lacks it the collector loads exec_tp instead.
  */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
-
 #define AS_KERNEL(direct, type, p)                                                                 \
 	((direct) ? (type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)) : (type *)(p))
 

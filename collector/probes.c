@@ -34,11 +34,13 @@ const char *probe_state_name(enum probe_state s)
 /* libbpf's messages into our log, a line at a time; of a long one, its end. */
 static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LVL_DEBUG)
+		return 0;
 	va_list count_ap;
 	va_copy(count_ap, ap);
 	int len = vsnprintf(NULL, 0, fmt, count_ap);
 	va_end(count_ap);
-	if (len < 0 || (level == LIBBPF_DEBUG && log_get_level() < LOG_LVL_DEBUG))
+	if (len < 0)
 		return 0;
 	char *msg = malloc((size_t)len + 1);
 	if (!msg)
