@@ -272,7 +272,7 @@ def ingest_and_footprint(build, work, milestones):
         for target in milestones:
             n = target - done
             out = subprocess.run([f"{build}/helpers/ingestbench", sock, str(first_pid + done), str(n)],
-                                 capture_output=True, text=True, check=True).stdout.split()
+                                 capture_output=True, text=True, check=True, timeout=600).stdout.split()
             events, secs = int(out[0]), float(out[1])
             done = target
             size = sum(os.path.getsize(db + s) for s in ("", "-wal") if os.path.exists(db + s))
