@@ -37,10 +37,22 @@ struct file_key {
 	__u64 hash;
 };
 
-/* Where a path's counts are: its slot in the process's file_index. */
+/*
+ * Where a path's counts are: its slot in the process's file_index, or
+ * FILE_SLOT_OVERFLOWED for a path beyond the tracked ones. Those are chained
+ * through next_overflowed (0 ends the chain) so they can be forgotten at exit.
+ */
 struct file_val {
 	__u32 slot;
+	__u32 pad;
+	__u64 next_overflowed;
 };
+
+#define FILE_SLOT_OVERFLOWED 0xffffffffU
+
+#ifndef EEXIST
+#define EEXIST 17
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -58,11 +70,19 @@ struct {
 #define FILE_RECENT 16
 #define FILE_CODE_MASK 0x1ffULL
 #define FILE_IGNORED 0x100
+#define FILE_OVERFLOWED 0x101
 
-/* Per process: its paths in slot order, their counts, and its recent opens. */
+/*
+ * Per process: its paths in slot order, their counts, and its recent opens.
+ * overflow counts distinct paths beyond the tracked ones; the newest of them
+ * heads a chain of overflow_linked entries in file_seen.
+ */
 struct file_index {
 	__u32 n;
 	__u32 overflow;
+	__u64 overflow_head;
+	__u32 overflow_linked;
+	__u32 pad;
 	__u64 hashes[TRACER_FILES_PER_PROC];
 	__u32 count[TRACER_FILES_PER_PROC];
 	__u32 failed[TRACER_FILES_PER_PROC];
@@ -271,6 +291,27 @@ static __always_inline void count_open(struct file_index *idx, __u32 slot, long 
 		idx->flags_union[slot] = want;
 }
 
+/*
+ * A path beyond the tracked ones: counted once, however often it is opened.
+ * Its file_seen entry joins the process's chain, which files_flush walks.
+ */
+static __always_inline void count_overflowed(struct file_index *idx, const struct file_key *key)
+{
+	struct file_val v = {.slot = FILE_SLOT_OVERFLOWED};
+	long err = bpf_map_update_elem(&file_seen, key, &v, BPF_NOEXIST);
+
+	if (err == -EEXIST) /* another thread of the process was first */
+		return;
+	__sync_fetch_and_add(&idx->overflow, 1);
+	/* file_seen full: counted, but a repeat open of this path counts again. */
+	struct file_val *mine = err ? NULL : bpf_map_lookup_elem(&file_seen, key);
+	if (!mine)
+		return;
+	/* xchg: threads of one process may overflow at the same moment. */
+	mine->next_overflowed = __sync_lock_test_and_set(&idx->overflow_head, key->hash);
+	__sync_fetch_and_add(&idx->overflow_linked, 1);
+}
+
 static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind, bool use_recent)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -287,7 +328,7 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 		__u64 entry = identity ? *recent_entry(idx, identity) : 0;
 		if (entry && (entry & ~FILE_CODE_MASK) == identity) {
 			__u32 code = entry & FILE_CODE_MASK;
-			if (code != FILE_IGNORED)
+			if (code < TRACER_FILES_PER_PROC)
 				count_open(idx, code, ret, args.flags, false);
 			return 0;
 		}
@@ -308,7 +349,9 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	struct file_key key = {.tgid = tgid, .hash = path_hash(path, n)};
 	struct file_val *seen = bpf_map_lookup_elem(&file_seen, &key);
 	if (seen) {
-		if (idx) {
+		if (idx && seen->slot == FILE_SLOT_OVERFLOWED) {
+			remember(idx, identity, FILE_OVERFLOWED);
+		} else if (idx) {
 			count_open(idx, seen->slot, ret, args.flags, false);
 			remember(idx, identity, seen->slot);
 		}
@@ -327,7 +370,8 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	}
 	__u32 slot = idx->n;
 	if (slot >= TRACER_FILES_PER_PROC) {
-		idx->overflow++;
+		count_overflowed(idx, &key);
+		remember(idx, identity, FILE_OVERFLOWED);
 		return 0;
 	}
 	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key.hash;
@@ -381,6 +425,29 @@ static long collect_count(__u64 i, void *ctx)
 	return 0;
 }
 
+struct overflow_walk {
+	__u32 tgid;
+	__u64 hash;
+};
+
+/* Forgets one overflowed path, moving on to the one overflowed before it. */
+static long forget_overflowed(__u64 i, void *ctx)
+{
+	struct overflow_walk *w = ctx;
+	struct file_key key = {.tgid = w->tgid, .hash = w->hash};
+	struct file_val *v;
+
+	(void)i;
+	if (!w->hash)
+		return 1;
+	v = bpf_map_lookup_elem(&file_seen, &key);
+	if (!v)
+		return 1;
+	w->hash = v->next_overflowed;
+	bpf_map_delete_elem(&file_seen, &key);
+	return 0;
+}
+
 /* At process exit: send how often each of its files was opened, forget them. */
 static __always_inline void files_flush(void *ctx, struct task_struct *task, __u32 tgid)
 {
@@ -400,6 +467,8 @@ static __always_inline void files_flush(void *ctx, struct task_struct *task, __u
 		e->overflow = idx->overflow;
 	}
 	bpf_loop(n, collect_count, &w, 0);
+	struct overflow_walk ow = {.tgid = tgid, .hash = idx->overflow_head};
+	bpf_loop(idx->overflow_linked, forget_overflowed, &ow, 0);
 	if (e)
 		event_submit(ctx, e, sizeof(*e), TRACER_DROP_FILE_COUNTS);
 	bpf_map_delete_elem(&file_index, &tgid);

@@ -198,6 +198,41 @@ def files_without_the_repeat_open_cache(ctx):
     ctx.stop(agg)
 
 
+@test
+def files_past_the_per_process_limit(ctx):
+    """300 files each opened twice: the first 256 listed, the other 44 counted once each, no kernel leftovers."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    d = ctx.path("many")
+    os.mkdir(d)
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
+                        ctx.helper("manyfiles"), d, "300"], capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
+    pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
+                                        "exe LIKE '%/manyfiles'", ctx.latest_run(db=db), db=db)
+    rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
+    # manyfiles.c creates f0..f299 in order, then reads each once more: the
+    # first 256 distinct paths take the slots, each opened twice.
+    want = sorted((f"{d}/f{i}", "rw", 1, 2) for i in range(256))
+    ctx.check(sorted(rows) == want, f"{len(rows)} files listed, expected f0..f255 each 'rw', created, "
+              f"opened twice; first differences {sorted(set(rows) ^ set(want))[:4]}")
+    ctx.check(overflow == 44, f"files_overflow {overflow}, expected 44 (distinct paths, not opens: 88)")
+    # The kernel forgets the process's paths at its exit, the overflowed ones too.
+    left = []
+    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
+                                     check=True).stdout)
+    for m in maps:
+        if m.get("name") != "file_seen":
+            continue
+        dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(m["id"])],
+                                         capture_output=True, text=True, check=True).stdout)
+        left += [e for e in dump if e.get("formatted", {}).get("key", {}).get("tgid") == pid]
+        ctx.check(all("formatted" in e for e in dump), "bpftool shows file_seen's keys by field (BTF)")
+    ctx.check(len(maps) > 0 and not left, f"file_seen entries left for pid {pid}: {len(left)}")
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
 def check_opener_files(ctx, run, db):
     d = ctx.path("files")
     os.mkdir(d)
