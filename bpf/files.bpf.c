@@ -50,8 +50,14 @@ struct file_val {
 
 #define FILE_SLOT_OVERFLOWED 0xffffffffU
 
+/* Overflowed paths remembered per process; past them, files_overflow is an upper bound. */
+#define FILE_OVERFLOW_REMEMBERED 4096
+
 #ifndef EEXIST
 #define EEXIST 17
+#endif
+#ifndef E2BIG
+#define E2BIG 7
 #endif
 
 struct {
@@ -298,12 +304,15 @@ static __always_inline void count_open(struct file_index *idx, __u32 slot, long 
 static __always_inline void count_overflowed(struct file_index *idx, const struct file_key *key)
 {
 	struct file_val v = {.slot = FILE_SLOT_OVERFLOWED};
-	long err = bpf_map_update_elem(&file_seen, key, &v, BPF_NOEXIST);
+	long err = -E2BIG;
 
+	/* Bounded, so one `tar x` cannot fill file_seen for every other process. */
+	if (idx->overflow_linked < FILE_OVERFLOW_REMEMBERED)
+		err = bpf_map_update_elem(&file_seen, key, &v, BPF_NOEXIST);
 	if (err == -EEXIST) /* another thread of the process was first */
 		return;
 	__sync_fetch_and_add(&idx->overflow, 1);
-	/* file_seen full: counted, but a repeat open of this path counts again. */
+	/* Not remembered: counted, but a later open of this path counts again. */
 	struct file_val *mine = err ? NULL : bpf_map_lookup_elem(&file_seen, key);
 	if (!mine)
 		return;
@@ -374,11 +383,25 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 		remember(idx, identity, FILE_OVERFLOWED);
 		return 0;
 	}
+	/*
+	 * The path is remembered before it takes a slot: with file_seen full,
+	 * a slot taken anyway would be taken again by every later open of it.
+	 */
+	struct file_val v = {.slot = slot};
+	long err = bpf_map_update_elem(&file_seen, &key, &v, BPF_NOEXIST);
+	if (err == -EEXIST) { /* another thread of the process was first */
+		seen = bpf_map_lookup_elem(&file_seen, &key);
+		if (seen && seen->slot < TRACER_FILES_PER_PROC)
+			count_open(idx, seen->slot, ret, args.flags, false);
+		return 0;
+	}
+	if (err) {
+		count_drop(TRACER_DROP_FILE);
+		return 0;
+	}
 	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key.hash;
 	idx->n = slot + 1;
 	count_open(idx, slot, ret, args.flags, true);
-	struct file_val v = {.slot = slot};
-	bpf_map_update_elem(&file_seen, &key, &v, BPF_NOEXIST);
 	remember(idx, identity, slot);
 
 	struct tracer_file_event *e = event_reserve(sizeof(*e));
