@@ -205,6 +205,7 @@ unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp $$t; done
 	$(PYTHON) test/prices/test_build_table.py
+	$(PYTHON) test/docs/test_schema_doc.py
 
 # Tests need root (BPF); as root, missing Debian packages are installed first.
 check: deps
