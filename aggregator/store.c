@@ -190,8 +190,7 @@ int store_open(struct store *s, const char *path)
 	 * temp_store=MEMORY: statements that may abort halfway (INSERT OR REPLACE)
 	 * keep a statement journal of the pages they touch; on disk that was two
 	 * 4 KiB writes per process in an exec storm, most of the aggregator's time.
-	 */
-	/*
+	 *
 	 * wal_autocheckpoint=4000 pages (16 MiB of WAL): each commit rewrites the
 	 * same last pages of the processes table and its indexes, and a
 	 * checkpoint copies a page once however often the WAL holds it. At
