@@ -74,6 +74,9 @@ static int by_ts(const void *a, const void *b)
 /* Converts the staged perf records in timestamp order. */
 static void flush_staged(struct drain *d)
 {
+	/* Nothing staged yet: d->staged may still be NULL, which qsort must not get. */
+	if (d->n_staged == 0)
+		return;
 	qsort(d->staged, d->n_staged, sizeof(*d->staged), by_ts);
 	for (size_t i = 0; i < d->n_staged; i++) {
 		on_record(d, d->staged[i].data, d->staged[i].size);

@@ -168,8 +168,9 @@ def start_daemons(ctx, sock, db, extra_agg=(), extra_col=()):
                      "--user", "nobody", *extra_agg])
     wait_for_socket(sock)
     col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody", *extra_col])
-    # Ready once its snapshot reached the database.
-    end = time.time() + 20
+    # Ready once its snapshot reached the database: 3-8 s under ASan; a slow
+    # moment of the machine must not read as a failure.
+    end = time.time() + 40
     while time.time() < end:
         try:
             if ctx.query("SELECT count(*) FROM collector_stats WHERE snapshot_processes > 0", db=db)[0][0]:
@@ -177,4 +178,6 @@ def start_daemons(ctx, sock, db, extra_agg=(), extra_col=()):
         except sqlite3.Error:
             pass
         time.sleep(0.05)
-    raise Failure("collector never delivered its snapshot")
+    # What each daemon said, so a failure here can be told from a slow start.
+    said = {name: (p.poll(), "".join(p._lines[-8:])) for name, p in (("collector", col), ("aggregator", agg))}
+    raise Failure(f"collector never delivered its snapshot in 40 s; (exit status or None, last log lines): {said}")

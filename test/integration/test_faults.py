@@ -269,7 +269,15 @@ def database_disk_full_holds_frames_and_recovers(ctx):
     ctx.check(seen == len(roots), f"every storm recorded: {seen} of {len(roots)}")
     got = ctx.one("SELECT count(DISTINCT pid || ':' || proc_start_boot_ns) FROM processes WHERE exe = ? "
                   "AND state = 'exited' AND start_ns >= ?", TRUE, since, db=db)
-    ctx.check(got == started, f"{got} of {started} processes recorded across the full disk")
+    if got != started:  # say whose they are: the storms' workers', or other parents'
+        parents = ctx.query("SELECT p.ppid, count(DISTINCT p.pid || ':' || p.proc_start_boot_ns), "
+                            "(SELECT w.ppid FROM processes w WHERE w.pid = p.ppid ORDER BY w.id DESC LIMIT 1) "
+                            "FROM processes p WHERE p.exe = ? AND p.state = 'exited' AND p.start_ns >= ? "
+                            "GROUP BY p.ppid", TRUE, since, db=db)
+        same_pid = ctx.one("SELECT count(*) FROM (SELECT pid FROM processes WHERE exe = ? AND start_ns >= ? "
+                           "GROUP BY pid HAVING count(DISTINCT proc_start_boot_ns) > 1)", TRUE, since, db=db)
+        ctx.check(False, f"{got} of {started} processes recorded across the full disk; storm roots {roots}; "
+                  f"(parent, processes, its parent): {parents}; pids with two start times: {same_pid}")
     lost = ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss", db=db)
     ctx.check(lost == 0, f"no event lost: {lost}")
     ok = ctx.one("PRAGMA integrity_check", db=db)
