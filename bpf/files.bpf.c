@@ -84,11 +84,11 @@ struct {
  * heads a chain of overflow_linked entries in file_seen.
  */
 struct file_index {
-	__u32 n;
-	__u32 overflow;
+	/* Slots handed out; may pass TRACER_FILES_PER_PROC. 64 bits for the atomics. */
+	__u64 n;
 	__u64 overflow_head;
+	__u32 overflow;
 	__u32 overflow_linked;
-	__u32 pad;
 	__u64 hashes[TRACER_FILES_PER_PROC];
 	__u32 count[TRACER_FILES_PER_PROC];
 	__u32 failed[TRACER_FILES_PER_PROC];
@@ -321,6 +321,34 @@ static __always_inline void count_overflowed(struct file_index *idx, const struc
 	__sync_fetch_and_add(&idx->overflow_linked, 1);
 }
 
+/* An open of a path already in file_seen: counted against its slot, or nowhere if overflowed. */
+static __always_inline void count_seen(struct file_index *idx, const struct file_val *seen,
+				       __u64 identity, long ret, __u32 flags)
+{
+	if (seen->slot == FILE_SLOT_OVERFLOWED) {
+		remember(idx, identity, FILE_OVERFLOWED);
+		return;
+	}
+	count_open(idx, seen->slot, ret, flags, false);
+	remember(idx, identity, seen->slot);
+}
+
+/*
+ * Empties a slot whose path could not be remembered and gives it back,
+ * unless another thread has taken a later one meanwhile: then it stays
+ * empty (no path, count 0), which user space skips.
+ */
+static __always_inline void release_slot(struct file_index *idx, __u64 slot)
+{
+	__u32 s = slot & (TRACER_FILES_PER_PROC - 1);
+
+	idx->hashes[s] = 0;
+	idx->count[s] = 0;
+	idx->failed[s] = 0;
+	idx->flags_union[s] = 0;
+	__sync_val_compare_and_swap(&idx->n, slot + 1, slot);
+}
+
 static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind, bool use_recent)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -358,12 +386,8 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	struct file_key key = {.tgid = tgid, .hash = path_hash(path, n)};
 	struct file_val *seen = bpf_map_lookup_elem(&file_seen, &key);
 	if (seen) {
-		if (idx && seen->slot == FILE_SLOT_OVERFLOWED) {
-			remember(idx, identity, FILE_OVERFLOWED);
-		} else if (idx) {
-			count_open(idx, seen->slot, ret, args.flags, false);
-			remember(idx, identity, seen->slot);
-		}
+		if (idx)
+			count_seen(idx, seen, identity, ret, args.flags);
 		return 0;
 	}
 	if (!idx) {
@@ -377,31 +401,30 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 		if (use_recent && ret >= 0)
 			identity = open_identity(task, ret, args.filename);
 	}
-	__u32 slot = idx->n;
+	/* Threads opening new paths at the same moment each get a slot of their own. */
+	__u64 slot = idx->n;
+	if (slot < TRACER_FILES_PER_PROC)
+		slot = __sync_fetch_and_add(&idx->n, 1);
 	if (slot >= TRACER_FILES_PER_PROC) {
 		count_overflowed(idx, &key);
 		remember(idx, identity, FILE_OVERFLOWED);
 		return 0;
 	}
-	/*
-	 * The path is remembered before it takes a slot: with file_seen full,
-	 * a slot taken anyway would be taken again by every later open of it.
-	 */
+	/* Nobody else can reach the slot before its path is in file_seen: fill it first. */
+	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key.hash;
+	count_open(idx, slot, ret, args.flags, true);
 	struct file_val v = {.slot = slot};
 	long err = bpf_map_update_elem(&file_seen, &key, &v, BPF_NOEXIST);
-	if (err == -EEXIST) { /* another thread of the process was first */
-		seen = bpf_map_lookup_elem(&file_seen, &key);
-		if (seen && seen->slot < TRACER_FILES_PER_PROC)
-			count_open(idx, seen->slot, ret, args.flags, false);
-		return 0;
-	}
 	if (err) {
-		count_drop(TRACER_DROP_FILE);
+		/* Undone, or file_seen full would cost a slot at every open of the path. */
+		release_slot(idx, slot);
+		seen = err == -EEXIST ? bpf_map_lookup_elem(&file_seen, &key) : NULL;
+		if (seen) /* another thread of the process was first */
+			count_seen(idx, seen, identity, ret, args.flags);
+		else
+			count_drop(TRACER_DROP_FILE);
 		return 0;
 	}
-	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key.hash;
-	idx->n = slot + 1;
-	count_open(idx, slot, ret, args.flags, true);
 	remember(idx, identity, slot);
 
 	struct tracer_file_event *e = event_reserve(sizeof(*e));
@@ -482,8 +505,8 @@ static __always_inline void files_flush(void *ctx, struct task_struct *task, __u
 	e = event_reserve(sizeof(*e));
 	if (!e)
 		count_drop(TRACER_DROP_FILE_COUNTS);
-	struct counts_walk w = {.tgid = tgid, .n = idx->n, .idx = idx, .e = e};
 	__u32 n = idx->n < TRACER_FILES_PER_PROC ? idx->n : TRACER_FILES_PER_PROC;
+	struct counts_walk w = {.tgid = tgid, .n = n, .idx = idx, .e = e};
 	if (e) {
 		fill_header(&e->h, TRACER_EV_FILE_COUNTS, task);
 		e->n = n;

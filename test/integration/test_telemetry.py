@@ -229,17 +229,52 @@ def files_past_the_per_process_limit(ctx):
                               "exe LIKE '%/manyfiles'", ctx.latest_run(db=db), db=db)
     ctx.check(overflow2 == 4744 + 648, f"files_overflow {overflow2}, expected 4744 + 648 (the documented bound)")
     # The kernel forgets the processes' paths at their exit, the overflowed ones too.
-    left = []
+    check_no_paths_left(ctx, (pid, pid2))
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+def check_no_paths_left(ctx, pids):
+    """No file_seen entry of these (exited) processes is left in the kernel."""
+    left, tables = [], 0
     maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
                                      check=True).stdout)
     for m in maps:
         if m.get("name") != "file_seen":
             continue
+        tables += 1
         dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(m["id"])],
                                          capture_output=True, text=True, check=True).stdout)
-        left += [e for e in dump if e.get("formatted", {}).get("key", {}).get("tgid") in (pid, pid2)]
+        left += [e for e in dump if e.get("formatted", {}).get("key", {}).get("tgid") in pids]
         ctx.check(all("formatted" in e for e in dump), "bpftool shows file_seen's keys by field (BTF)")
-    ctx.check(len(maps) > 0 and not left, f"file_seen entries left for pids {pid}, {pid2}: {len(left)}")
+    ctx.check(tables > 0 and not left, f"file_seen entries left for pids {pids}: {len(left)}")
+
+
+@test
+def files_opened_by_threads_at_once(ctx):
+    """Two threads open 80 files each and 80 shared ones, meeting before every open: all 240 paths
+    listed once, the shared ones counted twice; none counted as overflow; nothing left in the kernel."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    d = ctx.path("threads")
+    os.mkdir(d)
+    own = [f"{d}/t{t}_{i}" for t in range(2) for i in range(80)]
+    shared = [f"{d}/s{i}" for i in range(80)]
+    for path in own + shared:
+        open(path, "w").close()
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
+                        ctx.helper("threadfiles"), d, "2", "80"], capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
+    pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
+                                        "exe LIKE '%/threadfiles'", ctx.latest_run(db=db), db=db)
+    rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
+    # threadfiles.c opens each read-write: its own files once per thread, the shared ones once by each.
+    want = sorted([(path, "rw", 0, 1) for path in own] + [(path, "rw", 0, 2) for path in shared])
+    diff = sorted(set(rows) ^ set(want))
+    ctx.check(sorted(rows) == want, f"{len(rows)} files listed, expected 160 opened once and 80 twice; "
+              f"{len(diff)} differ, first {diff[:4]}")
+    ctx.check(overflow == 0, f"files_overflow {overflow}, expected 0 (240 paths fit the 256 slots)")
+    check_no_paths_left(ctx, (pid,))
     ctx.stop(col)
     ctx.stop(agg)
 
