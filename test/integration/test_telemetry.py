@@ -4,7 +4,7 @@ import os
 import subprocess
 import time
 
-from harness import load_json, start_daemons, test
+from harness import Failure, load_json, start_daemons, test
 
 
 # --- kernel telemetry depth (issue 3) ----------------------------------------------
@@ -275,6 +275,76 @@ def files_opened_by_threads_at_once(ctx):
               f"{len(diff)} differ, first {diff[:4]}")
     ctx.check(overflow == 0, f"files_overflow {overflow}, expected 0 (240 paths fit the 256 slots)")
     check_no_paths_left(ctx, (pid,))
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+def file_events_lost(ctx, db):
+    return ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss WHERE hop = 'kernel' AND event_type = 'file'",
+                   db=db)
+
+
+def traced_holdpaths(ctx, db, prefix, n):
+    """Runs holdpaths on n new paths and lets it exit; returns (pid, files listed, files_overflow)."""
+    p = subprocess.Popen([ctx.helper("holdpaths"), prefix, str(n)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, err = p.communicate(timeout=60)
+    ctx.check(p.returncode == 0, f"holdpaths: exit {p.returncode} {err}")
+    pid = p.pid
+    end = time.time() + 20
+    while time.time() < end:
+        row = ctx.query("SELECT id, files_overflow FROM processes WHERE pid = ? AND exe LIKE '%/holdpaths' "
+                        "AND state = 'exited' ORDER BY id DESC LIMIT 1", pid, db=db)
+        if row:
+            listed = ctx.one("SELECT count(*) FROM files WHERE process_id = ?", row[0][0], db=db)
+            return pid, listed, row[0][1]
+        time.sleep(0.1)
+    raise Failure(f"holdpaths (pid {pid}) never recorded")
+
+
+@test
+def files_when_the_kernel_table_is_full(ctx):
+    """Processes holding 4,352 paths each (256 listed, 4,096 counted) fill the kernel's table of the
+    paths of running processes (262,144). Then a process opening 300 new paths lists none and each
+    is a lost file event: not a slot taken per open. Once the holders exit it lists 256 again."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    d = ctx.path("full")
+    os.mkdir(d)
+    # Before: the table has room, so 300 paths give the usual 256 listed and 44 counted.
+    _, listed, overflow = traced_holdpaths(ctx, db, f"{d}/before", 300)
+    ctx.check((listed, overflow) == (256, 44), f"with room: {listed} listed, {overflow} overflow; expected 256, 44")
+    holders = []
+    try:
+        # 61 holders would take 265,472 entries: more than the table holds, whatever else runs.
+        for i in range(61):
+            h = subprocess.Popen([ctx.helper("holdpaths"), f"{d}/h{i}_", "4352"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+            holders.append(h)
+            ctx.check(h.stdout.readline().strip() == "ready", f"holder {i} ready")
+        time.sleep(1.5)  # the collector's report of losses so far (every second)
+        before = file_events_lost(ctx, db)
+        pid, listed, overflow = traced_holdpaths(ctx, db, f"{d}/full", 300)
+        # Lost events reach the database with the collector's next report (every second).
+        end = time.time() + 10
+        while file_events_lost(ctx, db) - before < 300 - listed and time.time() < end:
+            time.sleep(0.2)
+        lost = file_events_lost(ctx, db) - before
+        # Slack: a background process exiting meanwhile frees entries the prober may take.
+        ctx.check(listed <= 4, f"table full: {listed} of 300 paths listed, expected none (at most 4: "
+                  "entries freed meanwhile by other processes' exits)")
+        ctx.check(overflow == 0, f"table full: files_overflow {overflow}, expected 0 (no slot is used up)")
+        ctx.check(lost >= 300 - listed, f"each path not listed is a lost file event: {lost} lost, "
+                  f"{300 - listed} expected at least (other processes opening new paths add to it)")
+    finally:
+        for h in holders:
+            h.stdin.close()
+        for h in holders:
+            h.wait(timeout=30)
+    # After: the holders' paths are forgotten at their exit, and the table has room again.
+    pid2, listed, overflow = traced_holdpaths(ctx, db, f"{d}/after", 300)
+    ctx.check((listed, overflow) == (256, 44), f"after: {listed} listed, {overflow} overflow; expected 256, 44")
+    check_no_paths_left(ctx, tuple(h.pid for h in holders) + (pid, pid2))
     ctx.stop(col)
     ctx.stop(agg)
 
