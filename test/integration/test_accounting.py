@@ -48,6 +48,31 @@ def cpu_time_and_counters_match_wait4(ctx):
 
 
 @test
+def a_thread_that_execs_is_the_same_process(ctx):
+    """A second thread uses 150 ms of CPU and execs cpuburn (to 300 ms in all) while the leader
+    sleeps: one process (the kernel gives the thread the leader's pid), two images, no row for
+    the thread; the images' CPU sums to wait4's, split at the exec."""
+    out = ctx.path("m.json")
+    ctx.tracer_run([ctx.helper("measure"), out, "--", ctx.helper("threadexec"), ctx.helper("cpuburn"), "150"],
+                   expect=0)
+    t = load_json(out)
+    rows = ctx.query("SELECT exe, state, exit_code, cpu_user_ns + cpu_sys_ns FROM processes "
+                     "WHERE run_id = ? AND pid = ? ORDER BY id", ctx.latest_run(), t["pid"])
+    ctx.check([r[:3] for r in rows] == [(ctx.helper("threadexec"), "exec", None), (ctx.helper("cpuburn"), "exited", 0)],
+              f"the pid's rows: {rows}")
+    threads = ctx.query("SELECT pid, exe FROM processes WHERE run_id = ? AND pid > ? AND pid <= ?",
+                        ctx.latest_run(), t["pid"], t["pid"] + 2)
+    ctx.check(threads == [], f"no row for the thread: {threads}")
+    if len(rows) == 2:
+        before, after = rows[0][3], rows[1][3]
+        # The thread execs once the process's clock reads 150 ms; exec itself costs well under 25 ms.
+        ctx.check(150_000_000 <= before <= 175_000_000, f"CPU before the exec {before / 1e6:.1f} ms, "
+                  "expected 150..175")
+        total_truth = t["utime_ns"] + t["stime_ns"]
+        ctx.close(before + after, total_truth, 5_000_000 + total_truth // 100, "CPU of both images (ns)")
+
+
+@test
 def io_counters_match_proc_io(ctx):
     """wchar/write_bytes/syscw vs the writer's own /proc/self/io before exit."""
     out = ctx.path("io.txt")
