@@ -287,13 +287,20 @@ static long add_cpu_slot(__u64 cpu, void *ctx)
 	return 0;
 }
 
-/* A process's accumulator summed over all CPUs. */
-static __always_inline void proc_acc_sum(__u32 tgid, struct proc_acc *out)
+/*
+ * A process's accumulator summed over all CPUs; false if it has none (a
+ * per-CPU entry exists on every CPU or on none). Most short processes never
+ * wait on I/O or reclaim: one lookup instead of one per CPU.
+ */
+static __always_inline bool proc_acc_sum(__u32 tgid, struct proc_acc *out)
 {
 	struct acc_sum s = {.tgid = tgid};
+	bool found = bpf_map_lookup_elem(&proc_accs, &tgid) != NULL;
 
-	bpf_loop(nr_cpus < TRACER_MAX_CPUS ? nr_cpus : TRACER_MAX_CPUS, add_cpu_slot, &s, 0);
+	if (found)
+		bpf_loop(nr_cpus < TRACER_MAX_CPUS ? nr_cpus : TRACER_MAX_CPUS, add_cpu_slot, &s, 0);
 	*out = s.total;
+	return found;
 }
 
 #endif

@@ -56,6 +56,10 @@ static __always_inline void add_acc(struct tracer_counters *c, const struct proc
 	c->sys_failed += a->sys_failed;
 }
 
+/* Which of a process's map entries read_counters found: only those need deleting at exit. */
+#define HAD_DEAD_THREADS 1U
+#define HAD_ACC 2U
+
 /*
  * Whole-process totals: what dead threads left in signal_struct plus the
  * threads still around (the current one and, if it already exited, the
@@ -63,8 +67,8 @@ static __always_inline void add_acc(struct tracer_counters *c, const struct proc
  * I/O, run delay and our own accumulators come from dead_threads instead.
  * task is always the current task here (exec and exit run in its context).
  */
-static __always_inline void read_counters(struct task_struct *task, struct tracer_counters *c,
-					  __u32 *flags, bool direct)
+static __always_inline __u32 read_counters(struct task_struct *task, struct tracer_counters *c,
+					   __u32 *flags, bool direct)
 {
 	struct signal_struct *sig = KREAD(direct, task, signal);
 	struct task_struct *leader = KREAD(direct, task, group_leader);
@@ -96,7 +100,7 @@ static __always_inline void read_counters(struct task_struct *task, struct trace
 	if (leader != task)
 		add_task_counters(c, leader, direct);
 	struct proc_acc acc;
-	proc_acc_sum(tgid, &acc);
+	bool had_acc = proc_acc_sum(tgid, &acc);
 	c->iowait_ns = c->reclaim_ns = c->net_tx_bytes = c->net_rx_bytes = c->sys_failed = 0;
 	for (int i = 0; i < TRACER_SYS_CLASSES; i++)
 		c->sys[i] = 0;
@@ -110,28 +114,28 @@ static __always_inline void read_counters(struct task_struct *task, struct trace
 		c->peak_rss_kb = c->signal_maxrss_kb;
 		*flags |= TRACER_F_PEAK_FROM_SIGNAL;
 	}
+	return (dead ? HAD_DEAD_THREADS : 0) | (had_acc ? HAD_ACC : 0);
 }
 
 /* One copy per flavour, each a subprogram shared by exec and exit. */
-static __noinline void read_counters_btf(struct task_struct *task, struct tracer_counters *c,
+static __noinline __u32 read_counters_btf(struct task_struct *task, struct tracer_counters *c,
+					  __u32 *flags)
+{
+	return read_counters(task, c, flags, true);
+}
+
+static __noinline __u32 read_counters_tp(struct task_struct *task, struct tracer_counters *c,
 					 __u32 *flags)
 {
-	read_counters(task, c, flags, true);
+	return read_counters(task, c, flags, false);
 }
 
-static __noinline void read_counters_tp(struct task_struct *task, struct tracer_counters *c,
-					__u32 *flags)
-{
-	read_counters(task, c, flags, false);
-}
-
-static __always_inline void read_counters_of(struct task_struct *task, struct tracer_counters *c,
-					     __u32 *flags, bool direct)
+static __always_inline __u32 read_counters_of(struct task_struct *task, struct tracer_counters *c,
+					      __u32 *flags, bool direct)
 {
 	if (direct)
-		read_counters_btf(task, c, flags);
-	else
-		read_counters_tp(task, c, flags);
+		return read_counters_btf(task, c, flags);
+	return read_counters_tp(task, c, flags);
 }
 
 /* One path walk in progress; bpf_loop() calls a walk step per component. */
@@ -444,12 +448,15 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 		e->exit_code = KREAD(direct, leader, exit_code);
 	struct task_struct *real_parent = KREAD(direct, task, real_parent);
 	e->ppid = KREAD(direct, real_parent, tgid);
-	read_counters_of(task, &e->totals, &flags, direct);
+	__u32 had = read_counters_of(task, &e->totals, &flags, direct);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
 	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXIT);
-	bpf_map_delete_elem(&dead_threads, &tgid);
-	bpf_map_delete_elem(&proc_accs, &tgid);
+	/* A delete of a missing key still takes the bucket lock: skipped. */
+	if (had & HAD_DEAD_THREADS)
+		bpf_map_delete_elem(&dead_threads, &tgid);
+	if (had & HAD_ACC)
+		bpf_map_delete_elem(&proc_accs, &tgid);
 	files_flush(ctx, task, tgid);
 	return 0;
 }

@@ -56,14 +56,23 @@ def run_suite(build, selected):
                     fn_cleanup()
                 except Exception:
                     ctx.failures.append("cleanup: " + traceback.format_exc())
+            ended = {}  # daemon -> exit status if it ended before the test was over
             for p in ctx.procs:
-                if p.poll() is None:
+                ended[p] = p.poll()
+                if ended[p] is None:
                     p.kill()
                     p.wait()
         status = "ok" if not ctx.failures else "FAIL"
         print(f"  {status:4} {fn.__name__} ({time.time() - start:.1f}s)", flush=True)
         for f in ctx.failures:
             print("       " + f.replace("\n", "\n       "))
+        if ctx.failures:
+            # What each daemon of the test said last, so a CI failure can be told apart.
+            for p in ctx.procs:
+                state = "still running" if ended[p] is None else f"had exited with status {ended[p]}"
+                tail = "".join(getattr(p, "_lines", [])[-6:]).rstrip().replace("\n", "\n         ")
+                print(f"       {os.path.basename(str(p.args[0]))} (pid {p.pid}) {state}; last log lines:\n"
+                      f"         {tail or '(none)'}")
         if ctx.failures:
             failed.append(fn.__name__)
         else:

@@ -367,6 +367,10 @@ def check_probe_fallback(ctx, extra_col, collector_says):
                         f"exec {ctx.helper('memhog')} 64 6 {hog}"],
                        capture_output=True, text=True, timeout=120)
     ctx.check(p.returncode == 6, f"exit {p.returncode}: {p.stderr}")
+    ctx.check("not every event reached" not in p.stderr, f"tracer run waited in vain: {p.stderr.strip()[:300]}")
+    # First, so that a failure below says whether events were counted lost.
+    loss = ctx.one("SELECT kernel_drops, kernel_drops_other, collector_drops, seq_gaps, decode_errors FROM collector_stats", db=db)
+    ctx.check(sum(loss) == 0, f"no loss (kernel, perf buffers, collector, gaps, undecodable): {loss}")
     run = ctx.one("SELECT id FROM runs WHERE name = 'fb'", db=db)
     ctx.check(ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true' "
                       "AND argv = '[\"/bin/true\"]'", run, db=db) == 300, "all 300 storm processes")
@@ -375,8 +379,6 @@ def check_probe_fallback(ctx, extra_col, collector_says):
     rss, code = ctx.one("SELECT max_rss_kb, exit_code FROM processes WHERE run_id = ? AND exe LIKE '%/memhog'", run, db=db)
     ctx.close(rss, load_json(hog)["vmhwm_kb"], 1024, "peak RSS via fallbacks")
     ctx.check(code == 6, f"exec'd image exit code {code}")
-    loss = ctx.one("SELECT kernel_drops, kernel_drops_other, collector_drops, seq_gaps, decode_errors FROM collector_stats", db=db)
-    ctx.check(sum(loss) == 0, f"no loss: {loss}")
     rc_col, err = ctx.stop(col)
     ctx.check(all(s in err for s in collector_says),
               f"collector reported the fallback probes ({collector_says})")
