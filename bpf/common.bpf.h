@@ -298,7 +298,8 @@ static __always_inline bool proc_acc_sum(__u32 tgid, struct proc_acc *out)
 	bool found = bpf_map_lookup_elem(&proc_accs, &tgid) != NULL;
 
 	if (found)
-		bpf_loop(nr_cpus < TRACER_MAX_CPUS ? nr_cpus : TRACER_MAX_CPUS, add_cpu_slot, &s, 0);
+		bpf_loop(nr_cpus < TRACER_MAX_CPUS ? nr_cpus : TRACER_MAX_CPUS, add_cpu_slot, &s,
+			 0);
 	*out = s.total;
 	return found;
 }
