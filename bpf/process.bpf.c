@@ -31,18 +31,101 @@ static __always_inline void add_task_io(struct tracer_counters *c, struct task_s
 	c->cancelled_write_bytes += KREAD(direct, t, ioac.cancelled_write_bytes);
 }
 
-static __always_inline void add_task_counters(struct tracer_counters *c, struct task_struct *t,
+/* CPU time, switches and faults: what a thread adds to signal_struct when it is released. */
+struct group_cpu {
+	__u64 utime;
+	__u64 stime;
+	__u64 runtime;
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__u64 min_flt;
+	__u64 maj_flt;
+};
+
+static __always_inline void add_thread_cpu(struct group_cpu *g, struct task_struct *t, bool direct)
+{
+	g->utime += KREAD(direct, t, utime);
+	g->stime += KREAD(direct, t, stime);
+	g->runtime += KREAD(direct, t, se.sum_exec_runtime);
+	g->nvcsw += KREAD(direct, t, nvcsw);
+	g->nivcsw += KREAD(direct, t, nivcsw);
+	g->min_flt += KREAD(direct, t, min_flt);
+	g->maj_flt += KREAD(direct, t, maj_flt);
+}
+
+static __always_inline void add_group_cpu(struct tracer_counters *c, const struct group_cpu *g)
+{
+	c->utime_ns += g->utime;
+	c->stime_ns += g->stime;
+	c->runtime_ns += g->runtime;
+	c->nvcsw += g->nvcsw;
+	c->nivcsw += g->nivcsw;
+	c->min_flt += g->min_flt;
+	c->maj_flt += g->maj_flt;
+}
+
+/* Run delay and I/O: for dead threads these come from dead_threads, not signal_struct. */
+static __always_inline void add_task_delay_io(struct tracer_counters *c, struct task_struct *t,
 					      bool direct)
 {
-	c->utime_ns += KREAD(direct, t, utime);
-	c->stime_ns += KREAD(direct, t, stime);
-	c->runtime_ns += KREAD(direct, t, se.sum_exec_runtime);
-	c->nvcsw += KREAD(direct, t, nvcsw);
-	c->nivcsw += KREAD(direct, t, nivcsw);
-	c->min_flt += KREAD(direct, t, min_flt);
-	c->maj_flt += KREAD(direct, t, maj_flt);
 	c->run_delay_ns += KREAD(direct, t, sched_info.run_delay);
 	add_task_io(c, t, direct);
+}
+
+/* Threads on the group's list, not yet released; list pointers are read with probe reads. */
+struct thread_walk {
+	struct list_head *head;
+	struct list_head *pos;
+	struct group_cpu cpu;
+};
+
+/* Bounds the walk; a group with more threads still unreleased at its end is undercounted. */
+#define MAX_THREADS_WALKED 16384
+
+static long add_next_thread(__u64 i, void *ctx)
+{
+	struct thread_walk *w = ctx;
+	struct list_head *pos = w->pos;
+	struct list_head *next = BPF_CORE_READ(pos, next);
+
+	(void)i;
+	if (!next || next == w->head)
+		return 1;
+	w->pos = next;
+	add_thread_cpu(
+	    &w->cpu, (void *)next - bpf_core_field_offset(struct task_struct, thread_node), false);
+	return 0;
+}
+
+/*
+ * The group's CPU time at its last thread's exit: signal_struct's sums plus
+ * every thread not yet released. Other threads may be exiting on other
+ * CPUs at this moment, still on the list with their time not yet added
+ * (exit_group: a thread killed as the process ends). The kernel moves a
+ * thread's time into signal_struct and unlinks it in one write section of
+ * stats_lock, so a read between two equal even sequence numbers is
+ * consistent, as in thread_group_cputime().
+ */
+static __noinline void read_group_cpu(struct signal_struct *sig, struct group_cpu *out)
+{
+	for (int attempt = 0; attempt < 3; attempt++) {
+		struct thread_walk w = {};
+		__u32 seq = BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence);
+
+		w.head = (void *)sig + bpf_core_field_offset(struct signal_struct, thread_head);
+		w.pos = w.head;
+		w.cpu.utime = BPF_CORE_READ(sig, utime);
+		w.cpu.stime = BPF_CORE_READ(sig, stime);
+		w.cpu.runtime = BPF_CORE_READ(sig, sum_sched_runtime);
+		w.cpu.nvcsw = BPF_CORE_READ(sig, nvcsw);
+		w.cpu.nivcsw = BPF_CORE_READ(sig, nivcsw);
+		w.cpu.min_flt = BPF_CORE_READ(sig, min_flt);
+		w.cpu.maj_flt = BPF_CORE_READ(sig, maj_flt);
+		bpf_loop(MAX_THREADS_WALKED, add_next_thread, &w, 0);
+		*out = w.cpu;
+		if (!(seq & 1) && seq == BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence))
+			return;
+	}
 }
 
 static __always_inline void add_acc(struct tracer_counters *c, const struct proc_acc *a)
@@ -60,27 +143,48 @@ static __always_inline void add_acc(struct tracer_counters *c, const struct proc
 #define HAD_DEAD_THREADS 1U
 #define HAD_ACC 2U
 
+/* The only thread not yet released (short processes): nothing else to sum. */
+static __always_inline bool alone_in_group(struct signal_struct *sig, struct task_struct *task)
+{
+	void *mine = (void *)task + bpf_core_field_offset(struct task_struct, thread_node);
+
+	return BPF_CORE_READ(sig, thread_head.next) == mine &&
+	       BPF_CORE_READ(sig, thread_head.prev) == mine;
+}
+
 /*
- * Whole-process totals: what dead threads left in signal_struct plus the
- * threads still around (the current one and, if it already exited, the
- * zombie group leader, whose counters reach signal_struct only at reap).
- * I/O, run delay and our own accumulators come from dead_threads instead.
- * task is always the current task here (exec and exit run in its context).
+ * Whole-process totals: what released threads left in signal_struct plus the
+ * threads still around: at exec only the current one and the group leader
+ * (exec waits for the others to be released); at the final exit every
+ * thread still on the list (read_group_cpu). I/O, run delay and our own
+ * accumulators of dead threads come from dead_threads instead. task is
+ * always the current task here (exec and exit run in its context).
  */
 static __always_inline __u32 read_counters(struct task_struct *task, struct tracer_counters *c,
-					   __u32 *flags, bool direct)
+					   __u32 *flags, bool final_exit, bool direct)
 {
 	struct signal_struct *sig = KREAD(direct, task, signal);
 	struct task_struct *leader = KREAD(direct, task, group_leader);
 	struct mm_struct *mm = KREAD(direct, task, mm);
 
-	c->utime_ns = KREAD(direct, sig, utime);
-	c->stime_ns = KREAD(direct, sig, stime);
-	c->runtime_ns = KREAD(direct, sig, sum_sched_runtime);
-	c->nvcsw = KREAD(direct, sig, nvcsw);
-	c->nivcsw = KREAD(direct, sig, nivcsw);
-	c->min_flt = KREAD(direct, sig, min_flt);
-	c->maj_flt = KREAD(direct, sig, maj_flt);
+	struct group_cpu cpu = {};
+	c->utime_ns = c->stime_ns = c->runtime_ns = 0;
+	c->nvcsw = c->nivcsw = c->min_flt = c->maj_flt = 0;
+	if (final_exit && !alone_in_group(sig, task)) {
+		read_group_cpu(sig, &cpu);
+	} else {
+		cpu.utime = KREAD(direct, sig, utime);
+		cpu.stime = KREAD(direct, sig, stime);
+		cpu.runtime = KREAD(direct, sig, sum_sched_runtime);
+		cpu.nvcsw = KREAD(direct, sig, nvcsw);
+		cpu.nivcsw = KREAD(direct, sig, nivcsw);
+		cpu.min_flt = KREAD(direct, sig, min_flt);
+		cpu.maj_flt = KREAD(direct, sig, maj_flt);
+		add_thread_cpu(&cpu, task, direct);
+		if (leader != task)
+			add_thread_cpu(&cpu, leader, direct);
+	}
+	add_group_cpu(c, &cpu);
 	__u32 tgid = KREAD(direct, task, tgid);
 	struct dead_acc *dead = bpf_map_lookup_elem(&dead_threads, &tgid);
 	c->rchar = c->wchar = c->syscr = c->syscw = 0;
@@ -96,9 +200,9 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 		c->cancelled_write_bytes = dead->cancelled_write_bytes;
 		c->run_delay_ns = dead->run_delay_ns;
 	}
-	add_task_counters(c, task, direct);
+	add_task_delay_io(c, task, direct);
 	if (leader != task)
-		add_task_counters(c, leader, direct);
+		add_task_delay_io(c, leader, direct);
 	struct proc_acc acc;
 	bool had_acc = proc_acc_sum(tgid, &acc);
 	c->iowait_ns = c->reclaim_ns = c->net_tx_bytes = c->net_rx_bytes = c->sys_failed = 0;
@@ -119,23 +223,23 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 
 /* One copy per flavour, each a subprogram shared by exec and exit. */
 static __noinline __u32 read_counters_btf(struct task_struct *task, struct tracer_counters *c,
-					  __u32 *flags)
+					  __u32 *flags, bool final_exit)
 {
-	return read_counters(task, c, flags, true);
+	return read_counters(task, c, flags, final_exit, true);
 }
 
 static __noinline __u32 read_counters_tp(struct task_struct *task, struct tracer_counters *c,
-					 __u32 *flags)
+					 __u32 *flags, bool final_exit)
 {
-	return read_counters(task, c, flags, false);
+	return read_counters(task, c, flags, final_exit, false);
 }
 
 static __always_inline __u32 read_counters_of(struct task_struct *task, struct tracer_counters *c,
-					      __u32 *flags, bool direct)
+					      __u32 *flags, bool final_exit, bool direct)
 {
 	if (direct)
-		return read_counters_btf(task, c, flags);
-	return read_counters_tp(task, c, flags);
+		return read_counters_btf(task, c, flags, final_exit);
+	return read_counters_tp(task, c, flags, final_exit);
 }
 
 /* One path walk in progress; bpf_loop() calls a walk step per component. */
@@ -345,7 +449,7 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 		flags |= TRACER_F_PREV_PEAK_KNOWN;
 		bpf_map_delete_elem(&prev_peak, &old_tid);
 	}
-	read_counters_of(task, &e->at_exec, &flags, direct);
+	read_counters_of(task, &e->at_exec, &flags, false, direct);
 
 	e->argv_len = 0;
 	read_argv(task, e);
@@ -448,7 +552,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 		e->exit_code = KREAD(direct, leader, exit_code);
 	struct task_struct *real_parent = KREAD(direct, task, real_parent);
 	e->ppid = KREAD(direct, real_parent, tgid);
-	__u32 had = read_counters_of(task, &e->totals, &flags, direct);
+	__u32 had = read_counters_of(task, &e->totals, &flags, true, direct);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
 	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXIT);
