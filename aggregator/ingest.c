@@ -100,6 +100,7 @@ static void pending_clear(struct pending *q, bool release)
 
 void ingest_free(struct ingest *g)
 {
+	free(g->held);
 	pending_clear(&g->pending, true);
 	proctable_free(&g->table);
 	correlator_free(&g->corr);
@@ -764,6 +765,10 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 	bool held = false;
 	if (g->store->outbox && !p->execed && !p->fork_image_shipped) {
 		if (ts < p->start_boot_ns + SAMPLE_HOLD_NS) {
+			struct held_proc h = {p->pid, p->start_coarse, p->start_boot_ns};
+			/* Out of memory: held until a later sample, an exec or the exit instead. */
+			if (!p->samples_held && !PUSH(g->held, g->n_held, g->cap_held, h))
+				g->stats.oom++;
 			held = p->samples_held = true;
 		} else {
 			p->fork_image_shipped = true;
@@ -982,8 +987,34 @@ void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
 	insight_committed(&g->insight);
 }
 
+/*
+ * Ends the holds that are due. A process sampled while young and idle since
+ * sends no further sample (unchanged processes are not sampled), so without
+ * this its held samples would wait for its exec or exit, however late.
+ */
+static void release_due_holds(struct ingest *g, uint64_t now_boot_ns)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < g->n_held; i++) {
+		struct held_proc h = g->held[i];
+		struct proc *p = proc_find(&g->table, h.pid, h.start_ns, h.coarse);
+		if (!p || !p->samples_held)
+			continue; /* settled meanwhile: exec, exit, or a later sample */
+		if (now_boot_ns >= p->start_boot_ns + SAMPLE_HOLD_NS && !p->execed) {
+			p->fork_image_shipped = true;
+			settle_samples(g, p);
+			if (!p->samples_held)
+				continue;
+		}
+		g->held[kept++] = h;
+	}
+	g->n_held = kept;
+}
+
 void ingest_tick(struct ingest *g, uint64_t now_boot_ns, int64_t now_ns)
 {
+	release_due_holds(g, now_boot_ns);
 	insight_tick(&g->insight, &g->table, g->corr.runs, now_boot_ns, now_ns);
 }
 

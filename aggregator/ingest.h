@@ -75,6 +75,13 @@ struct ingest {
 	int64_t next_file_id;
 	struct pending pending;
 	struct ingest_stats stats;
+	/* Processes with held samples, by identity: their hold ends on time even if they idle. */
+	struct held_proc {
+		uint32_t pid;
+		bool coarse;
+		uint64_t start_ns;
+	} *held;
+	size_t n_held, cap_held;
 };
 
 /* Queues a host sample for the next commit. */

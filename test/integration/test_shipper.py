@@ -464,6 +464,9 @@ def busy_then_exec(seconds, argv):
         time.sleep(0.15)
     if argv == ["exit"]:
         os._exit(0)
+    if argv[0] == "idle":  # no exec, no exit for a while, nothing changing: not sampled
+        time.sleep(float(argv[1]))
+        os._exit(0)
     os.execv(argv[0], argv)
 
 pids = {name: busy_then_exec(float(s), argv.split()) for name, s, argv in
@@ -524,6 +527,40 @@ def check_samples_match_outbox(ctx, db, stopped=False):
                       "(SELECT 1 FROM processes p WHERE p.id = json_extract(o.payload, '$.process_id'))",
                       db=db)
     ctx.check(orphans == 0, f"no queued sample of a process that is not recorded: {orphans}")
+
+
+@test
+def held_samples_of_an_idle_child_ship_when_the_hold_ends(ctx):
+    """A fork child sampled while it works, then idle without exec or exit (an unchanged
+    process is not sampled again): its held samples are queued once the 5 s hold is over,
+    not only at its exit."""
+    sock, db = ctx.path("s.sock"), ctx.path("idle.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64"))
+    started = time.time()
+    pids = run_fork_children(ctx, sock, db, "idle", {"bg_idle": (1.5, "idle 12")})
+
+    def end_child():
+        try:
+            os.kill(pids["bg_idle"], signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    ctx.cleanups.append(end_child)
+    # The hold ends 5 s after the fork; the aggregator checks every second and commits.
+    time.sleep(max(0, started + 8 - time.time()))
+    row = ctx.query("SELECT id, state, image FROM processes WHERE pid = ?", pids["bg_idle"], db=db)
+    ctx.check(len(row) == 1 and row[0][1:] == ("running", 0), f"the child is running, not exec'd: {row}")
+    if len(row) == 1:
+        pid_id = row[0][0]
+        local = {f"{pid_id}:{ts}" for (ts,) in ctx.query("SELECT ts_ns FROM samples WHERE process_id = ?",
+                                                          pid_id, db=db)}
+        queued = {k for (k,) in ctx.query("SELECT record_key FROM outbox WHERE kind = 'samples' AND "
+                                          "record_key LIKE ?", f"{pid_id}:%", db=db)}
+        held = ctx.one("SELECT count(*) FROM outbox_held WHERE process_id = ?", pid_id, db=db)
+        ctx.check(len(local) >= 1, f"sampled while it worked: {len(local)} samples")
+        ctx.check(local == queued and held == 0, f"8 s after its fork: {len(local)} samples kept, "
+                  f"{len(queued)} queued, still held: {held}")
+    ctx.stop(col)
+    ctx.stop(agg)
 
 
 @test
