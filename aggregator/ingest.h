@@ -80,7 +80,7 @@ struct ingest {
 		uint32_t pid;
 		bool coarse;
 		uint64_t start_ns;
-	} *held;
+	} * held;
 	size_t n_held, cap_held;
 };
 
