@@ -148,6 +148,13 @@ static void settle_samples(struct ingest *g, struct proc *p)
 	p->samples_held = false;
 }
 
+/* The 5 s after the fork are over: the fork image keeps its own row, its samples ship. */
+static void end_sample_hold(struct ingest *g, struct proc *p)
+{
+	p->fork_image_shipped = true;
+	settle_samples(g, p);
+}
+
 /* --- counters ------------------------------------------------------------------ */
 
 static struct raw_counters raw_from(const Tracer__Counters *c)
@@ -771,8 +778,7 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 				g->stats.oom++;
 			held = p->samples_held = true;
 		} else {
-			p->fork_image_shipped = true;
-			settle_samples(g, p);
+			end_sample_hold(g, p);
 		}
 	}
 	held = held || p->samples_held; /* a release not queued yet: see settle_samples */
@@ -1002,8 +1008,7 @@ static void release_due_holds(struct ingest *g, uint64_t now_boot_ns)
 		if (!p || !p->samples_held)
 			continue; /* settled meanwhile: exec, exit, or a later sample */
 		if (now_boot_ns >= p->start_boot_ns + SAMPLE_HOLD_NS && !p->execed) {
-			p->fork_image_shipped = true;
-			settle_samples(g, p);
+			end_sample_hold(g, p);
 			if (!p->samples_held)
 				continue;
 		}

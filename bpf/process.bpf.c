@@ -53,15 +53,27 @@ static __always_inline void add_thread_cpu(struct group_cpu *g, struct task_stru
 	g->maj_flt += KREAD(direct, t, maj_flt);
 }
 
-static __always_inline void add_group_cpu(struct tracer_counters *c, const struct group_cpu *g)
+/* What released threads left in signal_struct. */
+static __always_inline void signal_cpu(struct group_cpu *g, struct signal_struct *sig, bool direct)
 {
-	c->utime_ns += g->utime;
-	c->stime_ns += g->stime;
-	c->runtime_ns += g->runtime;
-	c->nvcsw += g->nvcsw;
-	c->nivcsw += g->nivcsw;
-	c->min_flt += g->min_flt;
-	c->maj_flt += g->maj_flt;
+	g->utime = KREAD(direct, sig, utime);
+	g->stime = KREAD(direct, sig, stime);
+	g->runtime = KREAD(direct, sig, sum_sched_runtime);
+	g->nvcsw = KREAD(direct, sig, nvcsw);
+	g->nivcsw = KREAD(direct, sig, nivcsw);
+	g->min_flt = KREAD(direct, sig, min_flt);
+	g->maj_flt = KREAD(direct, sig, maj_flt);
+}
+
+static __always_inline void set_group_cpu(struct tracer_counters *c, const struct group_cpu *g)
+{
+	c->utime_ns = g->utime;
+	c->stime_ns = g->stime;
+	c->runtime_ns = g->runtime;
+	c->nvcsw = g->nvcsw;
+	c->nivcsw = g->nivcsw;
+	c->min_flt = g->min_flt;
+	c->maj_flt = g->maj_flt;
 }
 
 /* Run delay and I/O: for dead threads these come from dead_threads, not signal_struct. */
@@ -114,13 +126,7 @@ static __noinline void read_group_cpu(struct signal_struct *sig, struct group_cp
 
 		w.head = (void *)sig + bpf_core_field_offset(struct signal_struct, thread_head);
 		w.pos = w.head;
-		w.cpu.utime = BPF_CORE_READ(sig, utime);
-		w.cpu.stime = BPF_CORE_READ(sig, stime);
-		w.cpu.runtime = BPF_CORE_READ(sig, sum_sched_runtime);
-		w.cpu.nvcsw = BPF_CORE_READ(sig, nvcsw);
-		w.cpu.nivcsw = BPF_CORE_READ(sig, nivcsw);
-		w.cpu.min_flt = BPF_CORE_READ(sig, min_flt);
-		w.cpu.maj_flt = BPF_CORE_READ(sig, maj_flt);
+		signal_cpu(&w.cpu, sig, false);
 		bpf_loop(MAX_THREADS_WALKED, add_next_thread, &w, 0);
 		*out = w.cpu;
 		if (!(seq & 1) && seq == BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence))
@@ -167,24 +173,16 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 	struct task_struct *leader = KREAD(direct, task, group_leader);
 	struct mm_struct *mm = KREAD(direct, task, mm);
 
-	struct group_cpu cpu = {};
-	c->utime_ns = c->stime_ns = c->runtime_ns = 0;
-	c->nvcsw = c->nivcsw = c->min_flt = c->maj_flt = 0;
+	struct group_cpu cpu;
 	if (final_exit && !alone_in_group(sig, task)) {
 		read_group_cpu(sig, &cpu);
 	} else {
-		cpu.utime = KREAD(direct, sig, utime);
-		cpu.stime = KREAD(direct, sig, stime);
-		cpu.runtime = KREAD(direct, sig, sum_sched_runtime);
-		cpu.nvcsw = KREAD(direct, sig, nvcsw);
-		cpu.nivcsw = KREAD(direct, sig, nivcsw);
-		cpu.min_flt = KREAD(direct, sig, min_flt);
-		cpu.maj_flt = KREAD(direct, sig, maj_flt);
+		signal_cpu(&cpu, sig, direct);
 		add_thread_cpu(&cpu, task, direct);
 		if (leader != task)
 			add_thread_cpu(&cpu, leader, direct);
 	}
-	add_group_cpu(c, &cpu);
+	set_group_cpu(c, &cpu);
 	__u32 tgid = KREAD(direct, task, tgid);
 	struct dead_acc *dead = bpf_map_lookup_elem(&dead_threads, &tgid);
 	c->rchar = c->wchar = c->syscr = c->syscw = 0;
