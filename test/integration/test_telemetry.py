@@ -269,8 +269,8 @@ def files_opened_by_threads_at_once(ctx):
                                         "exe LIKE '%/threadfiles'", ctx.latest_run(db=db), db=db)
     rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
     # threadfiles.c opens each read-write: its own files once per thread, the shared ones once by each.
-    # Two threads racing for one new path each claim a slot; the loser gives its slot back unless a
-    # third claim came meanwhile, and then it stays empty (documented): so a few paths may overflow,
+    # Two threads racing for one new path each claim a slot; the loser gives its slot back only if no
+    # slot was claimed after it (the winner's often was), else it stays empty (documented): a few may overflow,
     # but none is listed twice or miscounted, and listed + overflow is every path.
     want = dict([(path, ("rw", 0, 1)) for path in own] + [(path, ("rw", 0, 2)) for path in shared])
     paths = [r[0] for r in rows]
