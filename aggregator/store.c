@@ -95,7 +95,9 @@ static const char sql_get_stream[] =
 
 static const char sql_put_agg[] =
     "INSERT OR REPLACE INTO aggregator_stats (id, started_ns, updated_ns, aggregator_pid, "
-    "frames_received, bad_frames, refused_peers, last_bad_frame) VALUES (?,?,?,?,?,?,?,?)";
+    "frames_received, bad_frames, refused_peers, last_bad_frame, events_ingested, "
+    "samples_unmatched, files_unmatched, late_events, unmatched_exits, missing_parents, "
+    "lost_processes, events_skipped) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static int exec_sql(sqlite3 *db, const char *sql)
 {
@@ -762,6 +764,14 @@ int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r)
 	bind_u64(st, i++, r->bad_frames);
 	bind_u64(st, i++, r->refused_peers);
 	bind_text_or_null(st, i++, r->last_bad_frame);
+	bind_u64(st, i++, r->events.ingested);
+	bind_u64(st, i++, r->events.samples_unmatched);
+	bind_u64(st, i++, r->events.files_unmatched);
+	bind_u64(st, i++, r->events.late_events);
+	bind_u64(st, i++, r->events.unmatched_exits);
+	bind_u64(st, i++, r->events.missing_parents);
+	bind_u64(st, i++, r->events.lost_processes);
+	bind_u64(st, i++, r->events.skipped);
 	return step_done(s, st);
 }
 

@@ -164,12 +164,24 @@ struct stream_row {
 	uint64_t samples_taken;
 };
 
+/* What became of the events of well-formed frames (schema v8). */
+struct event_outcomes {
+	uint64_t ingested;			     /* every event of a well-formed frame */
+	uint64_t samples_unmatched, files_unmatched; /* of a process not known: dropped */
+	uint64_t late_events;			     /* exec or exit after the exit: dropped */
+	uint64_t unmatched_exits;		     /* recorded without the start */
+	uint64_t missing_parents;		     /* recorded without the parent */
+	uint64_t lost_processes;		     /* gone without an exit event */
+	uint64_t skipped;			     /* no memory to apply them: dropped */
+};
+
 struct aggregator_stats_row {
 	int64_t id;
 	int64_t started_ns, updated_ns;
 	uint32_t pid;
 	uint64_t frames_received, bad_frames, refused_peers;
 	char last_bad_frame[256];
+	struct event_outcomes events;
 };
 
 struct store {

@@ -499,6 +499,35 @@ def malformed_frames_and_hostile_peers(ctx):
 
 
 @test
+def events_the_aggregator_cannot_apply_are_counted_and_shown(ctx):
+    """Well-formed events that find nothing to apply to are counted per kind in aggregator_stats
+    and shown by tracer status, exactly as sent (framesend orphans: 5 crafted events)."""
+    sock, db = ctx.path("s.sock"), ctx.path("agg.db")
+    agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
+    wait_for_socket(sock)
+    r = subprocess.run([ctx.helper("framesend"), sock, "orphans"], capture_output=True, text=True, timeout=30)
+    ctx.check(r.returncode == 0 and "acked" in r.stdout, f"framesend orphans: {r.returncode} {r.stdout} {r.stderr}")
+    # The ack follows the commit, and the counts are written with the batch that changed them.
+    expected = {"events_ingested": 5, "samples_unmatched": 1, "files_unmatched": 1, "late_events": 1,
+                "unmatched_exits": 1, "missing_parents": 2, "lost_processes": 0, "events_skipped": 0}
+    cols = ", ".join(expected)
+    got = dict(zip(expected, ctx.one(f"SELECT {cols} FROM aggregator_stats ORDER BY id DESC LIMIT 1", db=db)))
+    ctx.check(got == expected, f"aggregator_stats {got}, expected {expected}")
+    # The exit never seen starting is still a row; its repeat changed nothing.
+    rows = ctx.query("SELECT state, comm, parent_id, ppid FROM processes WHERE pid = 4300003", db=db)
+    ctx.check(rows == [("exited", "orphan-exit", None, 4300009)], f"the unmatched exit's row: {rows}")
+    st = subprocess.run([ctx.bin("tracer"), "status", "--socket", sock, "--db", db, "--json"],
+                        capture_output=True, text=True, timeout=30)
+    shown = json.loads(st.stdout)["aggregator"]
+    ctx.check({k: shown.get(k) for k in expected} == expected, f"tracer status --json: {shown}")
+    text = subprocess.run([ctx.bin("tracer"), "status", "--socket", sock, "--db", db],
+                          capture_output=True, text=True, timeout=30).stdout
+    ctx.check("of 5 events: dropped 1 samples, 1 file opens" in text, f"tracer status text:\n{text}")
+    rc, _ = ctx.stop(agg)
+    ctx.check(rc == 0, f"aggregator exit {rc}")
+
+
+@test
 def show_renders_text_and_json(ctx):
     """tracer show agrees with the database in both formats."""
     ctx.tracer_run(["bash", "-c", "/bin/true; /bin/false || true"], "--run", "showme", "--pipeline", "demo", expect=0)

@@ -8,8 +8,13 @@
  *               sending the same frame again every second like a collector
  *               would (a lost ack only means a resend), for at most
  *               ACK_DEADLINE_MS; the aggregator's heartbeats do not extend it
+ *   orphans     like valid, with well-formed events that find nothing to
+ *               apply to: a sample and a file open of unknown processes, an
+ *               exit never seen starting (its parent unknown) and the same
+ *               exit again, an exec whose parent is unknown
  * Exits 0 when the sends went out (and, for valid, the ack came back).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +41,9 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int send_frame(nng_socket s, uint32_t pid, size_t cut)
+static int send_events(nng_socket s, Tracer__Event **evs, size_t n, size_t cut)
 {
 	Tracer__Frame f = TRACER__FRAME__INIT;
-	Tracer__Event ev = TRACER__EVENT__INIT, *evs[1] = {&ev};
-	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
-	char *argv[] = {"/usr/bin/framesend-test", "hello"};
 	uint8_t *buf;
 	size_t len;
 
@@ -53,6 +55,21 @@ static int send_frame(nng_socket s, uint32_t pid, size_t cut)
 	f.boot_id.len = 16;
 	f.watermark_ns = 1;
 	f.realtime_offset_ns = 1000;
+	f.events = evs;
+	f.n_events = n;
+	if (frame_encode(&f, &buf, &len) != 0)
+		return -1;
+	int rv = nng_send(s, buf, cut ? len - cut : len, 0);
+	free(buf);
+	return rv;
+}
+
+static int send_frame(nng_socket s, uint32_t pid, size_t cut)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT, *evs[1] = {&ev};
+	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
+	char *argv[] = {"/usr/bin/framesend-test", "hello"};
+
 	x.pid = pid;
 	x.start_ns = 77;
 	x.exe = argv[0];
@@ -61,17 +78,58 @@ static int send_frame(nng_socket s, uint32_t pid, size_t cut)
 	ev.ts_ns = 78;
 	ev.kind_case = TRACER__EVENT__KIND_EXEC;
 	ev.exec = &x;
-	f.events = evs;
-	f.n_events = 1;
-	if (frame_encode(&f, &buf, &len) != 0)
-		return -1;
-	int rv = nng_send(s, buf, cut ? len - cut : len, 0);
-	free(buf);
-	return rv;
+	return send_events(s, evs, 1, cut);
+}
+
+/* Pids no test machine reaches (pid_max is at most 2^22). */
+#define ORPHAN_PID 4300000u
+
+static int send_orphans(nng_socket s)
+{
+	Tracer__Event ev[5], *evs[5];
+	Tracer__SampleEvent sample = TRACER__SAMPLE_EVENT__INIT;
+	Tracer__FileEvent file = TRACER__FILE_EVENT__INIT;
+	Tracer__ExitEvent exit_ev = TRACER__EXIT_EVENT__INIT;
+	Tracer__ExecEvent exec_ev = TRACER__EXEC_EVENT__INIT;
+	char *argv[] = {"/usr/bin/framesend-orphan"};
+
+	for (int i = 0; i < 5; i++) {
+		tracer__event__init(&ev[i]);
+		ev[i].ts_ns = 100 + (uint64_t)i;
+		evs[i] = &ev[i];
+	}
+	sample.pid = ORPHAN_PID + 1;
+	sample.start_ns = 50;
+	ev[0].kind_case = TRACER__EVENT__KIND_SAMPLE;
+	ev[0].sample = &sample;
+	file.pid = ORPHAN_PID + 2;
+	file.start_ns = 50;
+	file.path = "/etc/hostname";
+	ev[1].kind_case = TRACER__EVENT__KIND_FILE;
+	ev[1].file = &file;
+	exit_ev.pid = ORPHAN_PID + 3;
+	exit_ev.start_ns = 50;
+	exit_ev.has_ppid = true;
+	exit_ev.ppid = ORPHAN_PID + 9;
+	exit_ev.comm = "orphan-exit";
+	ev[2].kind_case = TRACER__EVENT__KIND_EXIT;
+	ev[2].exit = &exit_ev;
+	ev[3].kind_case = TRACER__EVENT__KIND_EXIT; /* the same exit again */
+	ev[3].exit = &exit_ev;
+	exec_ev.pid = ORPHAN_PID + 4;
+	exec_ev.start_ns = 60;
+	exec_ev.has_ppid = true;
+	exec_ev.ppid = ORPHAN_PID + 10;
+	exec_ev.exe = argv[0];
+	exec_ev.argv = argv;
+	exec_ev.n_argv = 1;
+	ev[4].kind_case = TRACER__EVENT__KIND_EXEC;
+	ev[4].exec = &exec_ev;
+	return send_events(s, evs, 5, 0);
 }
 
 /* 0 once the aggregator acknowledged seq 1 of our stream; -1 at the deadline. */
-static int send_until_acked(nng_socket s, uint32_t pid)
+static int send_until_acked(nng_socket s, bool orphans)
 {
 	uint64_t start = now_ms(), next_send = start;
 	unsigned sends = 0, heartbeats = 0, others = 0;
@@ -83,7 +141,7 @@ static int send_until_acked(nng_socket s, uint32_t pid)
 		struct ipc_ack a;
 
 		if (now_ms() >= next_send) {
-			if (send_frame(s, pid, 0) == 0)
+			if ((orphans ? send_orphans(s) : send_frame(s, 4242, 0)) == 0)
 				sends++;
 			next_send = now_ms() + RESEND_EVERY_MS;
 		}
@@ -137,7 +195,10 @@ int main(int argc, char **argv)
 		if (send_frame(s, 0, 0) != 0)
 			return 1;
 	} else if (strcmp(argv[2], "valid") == 0) {
-		if (send_until_acked(s, 4242) != 0)
+		if (send_until_acked(s, false) != 0)
+			return 1;
+	} else if (strcmp(argv[2], "orphans") == 0) {
+		if (send_until_acked(s, true) != 0)
 			return 1;
 	} else {
 		return 2;
