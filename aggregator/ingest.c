@@ -112,6 +112,17 @@ static int64_t to_epoch(const struct ingest *g, uint64_t boot_ns)
 	return (int64_t)boot_ns + g->offset_ns;
 }
 
+/*
+ * A process keeps the wall clock it was first seen under: its images, samples,
+ * files and end are its start plus boot-clock time, so a step of the wall
+ * clock (NTP's first sync, a VM resumed) while it runs cannot change its
+ * duration or put its end before its start.
+ */
+static int64_t proc_epoch(const struct proc *p, uint64_t boot_ns)
+{
+	return (int64_t)boot_ns + p->epoch_offset_ns;
+}
+
 static bool recordable(const struct ingest *g, const struct proc *p)
 {
 	return (g->scope == SCOPE_ALL || p->row.run_id > 0) && correlate_recordable(p);
@@ -360,7 +371,8 @@ static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bo
 	p->row.id = g->store->next_process_id++;
 	p->row.pid = pid;
 	p->row.proc_start_boot_ns = start;
-	p->row.start_ns = to_epoch(g, start);
+	p->epoch_offset_ns = g->offset_ns;
+	p->row.start_ns = proc_epoch(p, start);
 	p->row.state = "running";
 	p->last_activity_boot_ns = now_boot;
 	copy_string(p->row.boot_id, sizeof(p->row.boot_id), g->boot_id);
@@ -418,7 +430,7 @@ static void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
 		p->row.from_snapshot = false;
 		p->row.pid = f->pid;
 		p->row.proc_start_boot_ns = start;
-		p->row.start_ns = to_epoch(g, start);
+		p->row.start_ns = proc_epoch(p, start);
 		p->row.state = "running";
 	}
 	copy_string(p->row.comm, sizeof(p->row.comm), f->comm ? f->comm : "");
@@ -431,7 +443,7 @@ static void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
 	p->last_activity_boot_ns = ts;
 	if (parent) {
 		parent->had_children = true;
-		insight_activity(&g->insight, parent, ts, to_epoch(g, ts));
+		insight_activity(&g->insight, parent, ts, proc_epoch(parent, ts));
 	}
 	touch(g, p);
 }
@@ -445,7 +457,7 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tra
 		g->stats.oom++;
 		return;
 	}
-	closed.end_ns = to_epoch(g, ts);
+	closed.end_ns = proc_epoch(p, ts);
 	closed.state = "exec";
 	closed.has_metrics = x->at_exec != NULL;
 	metrics_between(&at_exec, &p->base, &closed.m);
@@ -462,7 +474,7 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tra
 	p->row.id = g->store->next_process_id++;
 	p->row.stored = false;
 	p->row.image++;
-	p->row.start_ns = to_epoch(g, ts);
+	p->row.start_ns = proc_epoch(p, ts);
 	p->row.from_snapshot = false;
 }
 
@@ -530,10 +542,10 @@ done:
 		struct proc *par = x->has_parent_start_ns
 				       ? proc_find(&g->table, x->ppid, x->parent_start_ns, true)
 				       : proc_by_pid(&g->table, x->ppid);
-		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, to_epoch(g, ts));
+		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, proc_epoch(p, ts));
 	}
 	settle_samples(g, p);
-	insight_activity(&g->insight, p, ts, to_epoch(g, ts));
+	insight_activity(&g->insight, p, ts, proc_epoch(p, ts));
 	touch(g, p);
 }
 
@@ -580,7 +592,7 @@ static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent
 		p->start_coarse = false;
 		p->row.proc_start_boot_ns = x->start_ns;
 	}
-	p->row.end_ns = to_epoch(g, ts);
+	p->row.end_ns = proc_epoch(p, ts);
 	p->row.state = "exited";
 	p->row.has_exit_code = st.exited;
 	p->row.exit_code = st.code;
@@ -609,7 +621,7 @@ static void on_oom(struct ingest *g, uint64_t ts, const Tracer__OomEvent *x)
 	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
 	struct oom_row r = {0};
 
-	r.ts_ns = to_epoch(g, ts);
+	r.ts_ns = p ? proc_epoch(p, ts) : to_epoch(g, ts);
 	r.pid = x->pid;
 	r.proc_start_boot_ns = x->start_ns;
 	copy_string(r.boot_id, sizeof(r.boot_id), g->boot_id);
@@ -685,7 +697,7 @@ static void on_file(struct ingest *g, uint64_t ts, const Tracer__FileEvent *x)
 	r.result = x->result < 0 ? -x->result : 0;
 	r.count = 1;
 	r.failed = x->result < 0;
-	r.first_ns = to_epoch(g, ts);
+	r.first_ns = proc_epoch(p, ts);
 	r.truncated = x->truncated;
 	if (!r.path || !PUSH(g->pending.files, g->pending.n_files, g->pending.cap_files, r)) {
 		free(r.path);
@@ -764,9 +776,9 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 	bool active = x->runtime_ns != p->last_sample_cpu || io != p->last_sample_io;
 	g->insight.last_sample_boot_ns = ts;
 	p->last_sample_io = io;
-	correlate_sample(&g->corr, p, to_epoch(g, ts), x->rss_kb, x->runtime_ns);
+	correlate_sample(&g->corr, p, proc_epoch(p, ts), x->rss_kb, x->runtime_ns);
 	if (active)
-		insight_activity(&g->insight, p, ts, to_epoch(g, ts));
+		insight_activity(&g->insight, p, ts, proc_epoch(p, ts));
 	if (!recordable(g, p))
 		return;
 	bool held = false;
@@ -783,7 +795,7 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 	}
 	held = held || p->samples_held; /* a release not queued yet: see settle_samples */
 	r.process_id = p->row.id;
-	r.ts_ns = to_epoch(g, ts);
+	r.ts_ns = proc_epoch(p, ts);
 	cputime_adjust(x->utime_ns, x->stime_ns, x->runtime_ns, &r.cpu_user_ns, &r.cpu_sys_ns);
 	r.rss_kb = x->rss_kb;
 	r.rchar = x->rchar;
@@ -811,10 +823,30 @@ void ingest_host_sample(struct ingest *g, const struct host_sample_row *row)
 		g->stats.oom++;
 }
 
+/* Slewing moves the offset by microseconds between frames; a step by more. */
+#define CLOCK_STEP_MIN_NS ((int64_t)(50 * NSEC_PER_MSEC))
+
+static void note_clock_step(struct ingest *g, int64_t step_ns)
+{
+	if (step_ns > -CLOCK_STEP_MIN_NS && step_ns < CLOCK_STEP_MIN_NS)
+		return;
+	g->stats.clock_steps++;
+	g->stats.last_clock_step_ns = step_ns;
+	log_warn("the wall clock was stepped by %+.3f s; processes running across the step keep "
+		 "the clock they started under",
+		 (double)step_ns / 1e9);
+}
+
 void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f)
 {
+	char boot_id[sizeof(g->boot_id)];
+
+	format_hex(f->boot_id.data, (unsigned)f->boot_id.len, boot_id, sizeof(boot_id));
+	if (g->has_offset && strcmp(boot_id, g->boot_id) == 0)
+		note_clock_step(g, f->realtime_offset_ns - g->offset_ns);
+	g->has_offset = true;
 	g->offset_ns = f->realtime_offset_ns;
-	format_hex(f->boot_id.data, (unsigned)f->boot_id.len, g->boot_id, sizeof(g->boot_id));
+	memcpy(g->boot_id, boot_id, sizeof(boot_id));
 	copy_string(g->host_id, sizeof(g->host_id), f->host_id ? f->host_id : "");
 	copy_string(g->hostname, sizeof(g->hostname), f->hostname ? f->hostname : "");
 }

@@ -57,6 +57,8 @@ struct ingest_stats {
 	uint64_t late_events;	  /* for a process that had already exited */
 	uint64_t missing_parents; /* parent not in the table */
 	uint64_t oom;		  /* allocation failures: event skipped */
+	uint64_t clock_steps;	  /* the wall clock jumped between two frames */
+	int64_t last_clock_step_ns;
 };
 
 struct ingest {
@@ -68,6 +70,7 @@ struct ingest {
 	uint64_t gen; /* bumped per new collector stream */
 	/* Context of the frame being applied. */
 	int64_t offset_ns;
+	bool has_offset; /* a frame of boot_id set offset_ns */
 	char boot_id[33];
 	char host_id[64];
 	char hostname[256];

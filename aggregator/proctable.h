@@ -39,7 +39,8 @@ struct proc {
 	bool exited;
 	bool dirty;
 	bool in_gc;
-	uint64_t snapshot_ts; /* CLOCK_BOOTTIME when /proc was read; 0 if never */
+	uint64_t snapshot_ts;	 /* CLOCK_BOOTTIME when /proc was read; 0 if never */
+	int64_t epoch_offset_ns; /* wall clock minus boot clock when first seen */
 	uint64_t exited_at;
 	uint64_t seen_gen;
 	struct raw_counters base;

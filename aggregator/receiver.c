@@ -320,6 +320,8 @@ static struct event_outcomes outcomes_of(const struct ingest_stats *st)
 	    .missing_parents = st->missing_parents,
 	    .lost_processes = st->lost_processes,
 	    .skipped = st->oom,
+	    .clock_steps = st->clock_steps,
+	    .last_clock_step_ns = st->last_clock_step_ns,
 	};
 }
 

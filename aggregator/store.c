@@ -97,7 +97,8 @@ static const char sql_put_agg[] =
     "INSERT OR REPLACE INTO aggregator_stats (id, started_ns, updated_ns, aggregator_pid, "
     "frames_received, bad_frames, refused_peers, last_bad_frame, events_ingested, "
     "samples_unmatched, files_unmatched, late_events, unmatched_exits, missing_parents, "
-    "lost_processes, events_skipped) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "lost_processes, events_skipped, clock_steps, last_clock_step_ns) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static int exec_sql(sqlite3 *db, const char *sql)
 {
@@ -772,6 +773,11 @@ int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r)
 	bind_u64(st, i++, r->events.missing_parents);
 	bind_u64(st, i++, r->events.lost_processes);
 	bind_u64(st, i++, r->events.skipped);
+	bind_u64(st, i++, r->events.clock_steps);
+	if (r->events.clock_steps)
+		sqlite3_bind_int64(st, i++, r->events.last_clock_step_ns);
+	else
+		sqlite3_bind_null(st, i++);
 	return step_done(s, st);
 }
 

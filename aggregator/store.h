@@ -173,6 +173,8 @@ struct event_outcomes {
 	uint64_t missing_parents;		     /* recorded without the parent */
 	uint64_t lost_processes;		     /* gone without an exit event */
 	uint64_t skipped;			     /* no memory to apply them: dropped */
+	uint64_t clock_steps;			     /* wall-clock steps seen between frames */
+	int64_t last_clock_step_ns;
 };
 
 struct aggregator_stats_row {

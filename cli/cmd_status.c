@@ -157,6 +157,10 @@ static void print_event_outcomes(json_t *agg)
 	       "processes without an exit event\n",
 	       (long long)geti(agg, "unmatched_exits"), (long long)geti(agg, "missing_parents"),
 	       (long long)geti(agg, "lost_processes"));
+	if (geti(agg, "clock_steps"))
+		printf("  wall-clock steps: %lld, the last by %+.3f s\n",
+		       (long long)geti(agg, "clock_steps"),
+		       (double)geti(agg, "last_clock_step_ns") / 1e9);
 }
 
 static void print_text(json_t *doc)

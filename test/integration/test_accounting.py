@@ -499,6 +499,40 @@ def malformed_frames_and_hostile_peers(ctx):
 
 
 @test
+def a_wall_clock_step_changes_no_process_duration(ctx):
+    """A process that starts before a wall-clock step and ends after it keeps its start's clock:
+    duration, sample time and end from the boot clock (exact); a process starting after the step
+    gets the new clock; the step is counted (framesend clockstep: offsets 10000 s and 6400 s)."""
+    sock, db = ctx.path("s.sock"), ctx.path("agg.db")
+    agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
+    wait_for_socket(sock)
+    r = subprocess.run([ctx.helper("framesend"), sock, "clockstep"], capture_output=True, text=True, timeout=30)
+    ctx.check(r.returncode == 0 and "acked" in r.stdout, f"framesend clockstep: {r.returncode} {r.stdout} {r.stderr}")
+    s = 10**9
+    start_boot, offset, step = 1000 * s, 10000 * s, -3600 * s
+    rows = ctx.query("SELECT pid, start_ns, end_ns, state FROM processes WHERE pid IN (4300100, 4300101) "
+                     "ORDER BY pid", db=db)
+    ctx.check(len(rows) == 2, f"both processes stored: {rows}")
+    (_, start, end, state), (_, start2, _, _) = rows
+    ctx.check(start == start_boot + offset and state == "exited", f"first process: start {start}, {state}")
+    ctx.check(end - start == 2 * s, f"duration across the step: {(end - start) / s} s, expected 2 s")
+    sample = ctx.one("SELECT ts_ns FROM samples WHERE process_id = "
+                     "(SELECT id FROM processes WHERE pid = 4300100)", db=db)
+    ctx.check(sample - start == s, f"sample at {(sample - start) / s} s after the start, expected 1 s")
+    ctx.check(start2 == start_boot + 2500 * 10**6 + offset + step,
+              f"a process started after the step has the new clock: {start2}")
+    steps, last = ctx.one("SELECT clock_steps, last_clock_step_ns FROM aggregator_stats "
+                          "ORDER BY id DESC LIMIT 1", db=db)
+    ctx.check(steps == 1 and last == step, f"clock steps {steps}, last {last}")
+    text = subprocess.run([ctx.bin("tracer"), "status", "--socket", sock, "--db", db],
+                          capture_output=True, text=True, timeout=30).stdout
+    ctx.check("wall-clock steps: 1, the last by -3600.000 s" in text, f"tracer status:\n{text}")
+    rc, log = ctx.stop(agg)
+    ctx.check(rc == 0, f"aggregator exit {rc}")
+    ctx.check("wall clock was stepped by -3600.000 s" in log, f"the step is logged: {log[-800:]}")
+
+
+@test
 def events_the_aggregator_cannot_apply_are_counted_and_shown(ctx):
     """Well-formed events that find nothing to apply to are counted per kind in aggregator_stats
     and shown by tracer status, exactly as sent (framesend orphans: 5 crafted events)."""

@@ -12,9 +12,11 @@
  *               apply to: a sample and a file open of unknown processes, an
  *               exit never seen starting (its parent unknown) and the same
  *               exit again, an exec whose parent is unknown
+ *   clockstep   like valid, two frames whose wall-clock offsets differ by
+ *               CLOCK_STEP_NS: a process starts in the first, and its
+ *               sample and exit and a new process's exec come in the second
  * Exits 0 when the sends went out (and, for valid, the ack came back).
  */
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 
 #include "common/frame.h"
 #include "common/ipc.h"
+#include "common/timeutil.h"
 
 #define ACK_DEADLINE_MS 8000
 #define RESEND_EVERY_MS 1000
@@ -41,20 +44,28 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int send_events(nng_socket s, Tracer__Event **evs, size_t n, size_t cut)
+struct frame_head {
+	uint64_t seq;
+	int64_t realtime_offset_ns;
+};
+
+static const struct frame_head first_frame = {.seq = 1, .realtime_offset_ns = 1000};
+
+static int send_frame_of(nng_socket s, struct frame_head h, Tracer__Event **evs, size_t n,
+			 size_t cut)
 {
 	Tracer__Frame f = TRACER__FRAME__INIT;
 	uint8_t *buf;
 	size_t len;
 
 	f.version = TRACER__CONSTANTS__FRAME_VERSION;
-	f.seq = 1;
+	f.seq = h.seq;
 	f.stream_id.data = stream_id;
 	f.stream_id.len = 16;
 	f.boot_id.data = boot_id;
 	f.boot_id.len = 16;
 	f.watermark_ns = 1;
-	f.realtime_offset_ns = 1000;
+	f.realtime_offset_ns = h.realtime_offset_ns;
 	f.events = evs;
 	f.n_events = n;
 	if (frame_encode(&f, &buf, &len) != 0)
@@ -78,7 +89,7 @@ static int send_frame(nng_socket s, uint32_t pid, size_t cut)
 	ev.ts_ns = 78;
 	ev.kind_case = TRACER__EVENT__KIND_EXEC;
 	ev.exec = &x;
-	return send_events(s, evs, 1, cut);
+	return send_frame_of(s, first_frame, evs, 1, cut);
 }
 
 /* Pids no test machine reaches (pid_max is at most 2^22). */
@@ -125,12 +136,83 @@ static int send_orphans(nng_socket s)
 	exec_ev.n_argv = 1;
 	ev[4].kind_case = TRACER__EVENT__KIND_EXEC;
 	ev[4].exec = &exec_ev;
-	return send_events(s, evs, 5, 0);
+	return send_frame_of(s, first_frame, evs, 5, 0);
+}
+
+#define CLOCK_PID 4300100u
+#define CLOCK_OFFSET_NS (10000 * NSEC_PER_SEC)
+#define CLOCK_STEP_NS (-3600 * (int64_t)NSEC_PER_SEC)
+#define CLOCK_START_NS (1000 * NSEC_PER_SEC) /* boot clock */
+
+static void exec_of(Tracer__ExecEvent *x, uint32_t pid, uint64_t start_ns, char **argv)
+{
+	tracer__exec_event__init(x);
+	x->pid = pid;
+	x->start_ns = start_ns;
+	x->exe = argv[0];
+	x->argv = argv;
+	x->n_argv = 1;
+}
+
+/* Frames 1 and 2 of the clockstep mode; the ack of seq 2 covers both. */
+static int send_clock_step(nng_socket s)
+{
+	const struct frame_head before = {.seq = 1, .realtime_offset_ns = CLOCK_OFFSET_NS};
+	const struct frame_head after = {.seq = 2,
+					 .realtime_offset_ns = CLOCK_OFFSET_NS + CLOCK_STEP_NS};
+	char *argv[] = {"/usr/bin/framesend-clock"};
+	Tracer__Event ev[4], *evs[4];
+	Tracer__ExecEvent first, second;
+	Tracer__SampleEvent sample = TRACER__SAMPLE_EVENT__INIT;
+	Tracer__ExitEvent exit_ev = TRACER__EXIT_EVENT__INIT;
+
+	for (int i = 0; i < 4; i++) {
+		tracer__event__init(&ev[i]);
+		evs[i] = &ev[i];
+	}
+	exec_of(&first, CLOCK_PID, CLOCK_START_NS, argv);
+	ev[0].ts_ns = CLOCK_START_NS;
+	ev[0].kind_case = TRACER__EVENT__KIND_EXEC;
+	ev[0].exec = &first;
+	if (send_frame_of(s, before, evs, 1, 0) != 0)
+		return -1;
+	sample.pid = CLOCK_PID;
+	sample.start_ns = CLOCK_START_NS;
+	sample.has_rss_kb = true;
+	sample.rss_kb = 1024;
+	ev[1].ts_ns = CLOCK_START_NS + NSEC_PER_SEC;
+	ev[1].kind_case = TRACER__EVENT__KIND_SAMPLE;
+	ev[1].sample = &sample;
+	exit_ev.pid = CLOCK_PID;
+	exit_ev.start_ns = CLOCK_START_NS;
+	ev[2].ts_ns = CLOCK_START_NS + 2 * NSEC_PER_SEC;
+	ev[2].kind_case = TRACER__EVENT__KIND_EXIT;
+	ev[2].exit = &exit_ev;
+	exec_of(&second, CLOCK_PID + 1, CLOCK_START_NS + 2500 * NSEC_PER_MSEC, argv);
+	ev[3].ts_ns = second.start_ns;
+	ev[3].kind_case = TRACER__EVENT__KIND_EXEC;
+	ev[3].exec = &second;
+	return send_frame_of(s, after, evs + 1, 3, 0);
 }
 
 /* 0 once the aggregator acknowledged seq 1 of our stream; -1 at the deadline. */
-static int send_until_acked(nng_socket s, bool orphans)
+enum acked_mode { SEND_VALID, SEND_ORPHANS, SEND_CLOCK_STEP };
+
+static int send_mode(nng_socket s, enum acked_mode mode)
 {
+	switch (mode) {
+	case SEND_ORPHANS:
+		return send_orphans(s);
+	case SEND_CLOCK_STEP:
+		return send_clock_step(s);
+	default:
+		return send_frame(s, 4242, 0);
+	}
+}
+
+static int send_until_acked(nng_socket s, enum acked_mode mode)
+{
+	uint64_t last_seq = mode == SEND_CLOCK_STEP ? 2 : 1;
 	uint64_t start = now_ms(), next_send = start;
 	unsigned sends = 0, heartbeats = 0, others = 0;
 
@@ -141,7 +223,7 @@ static int send_until_acked(nng_socket s, bool orphans)
 		struct ipc_ack a;
 
 		if (now_ms() >= next_send) {
-			if ((orphans ? send_orphans(s) : send_frame(s, 4242, 0)) == 0)
+			if (send_mode(s, mode) == 0)
 				sends++;
 			next_send = now_ms() + RESEND_EVERY_MS;
 		}
@@ -151,7 +233,8 @@ static int send_until_acked(nng_socket s, bool orphans)
 			others++;
 		} else if (ipc_ack_is_heartbeat(&a)) {
 			heartbeats++;
-		} else if (memcmp(a.stream_id, stream_id, 16) == 0 && a.seq == 1 && !a.resend) {
+		} else if (memcmp(a.stream_id, stream_id, 16) == 0 && a.seq == last_seq &&
+			   !a.resend) {
 			printf("acked after %u send(s), %u heartbeat(s)\n", sends, heartbeats);
 			return 0;
 		} else {
@@ -195,10 +278,13 @@ int main(int argc, char **argv)
 		if (send_frame(s, 0, 0) != 0)
 			return 1;
 	} else if (strcmp(argv[2], "valid") == 0) {
-		if (send_until_acked(s, false) != 0)
+		if (send_until_acked(s, SEND_VALID) != 0)
 			return 1;
 	} else if (strcmp(argv[2], "orphans") == 0) {
-		if (send_until_acked(s, true) != 0)
+		if (send_until_acked(s, SEND_ORPHANS) != 0)
+			return 1;
+	} else if (strcmp(argv[2], "clockstep") == 0) {
+		if (send_until_acked(s, SEND_CLOCK_STEP) != 0)
 			return 1;
 	} else {
 		return 2;
