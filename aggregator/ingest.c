@@ -1074,6 +1074,10 @@ static void load_process(void *ctx, struct process_row *r)
 	p->row = *r;
 	p->execed = true;
 	p->seen_gen = 0;
+	/* The clock it started under (proc_epoch): exact for a first image; a later
+	 * image's boot-clock start is not stored, so today's offset stands in. */
+	p->epoch_offset_ns =
+	    r->image == 0 ? r->start_ns - (int64_t)r->proc_start_boot_ns : realtime_offset_ns();
 }
 
 static struct proc *entry_with_row_id(struct ingest *g, int64_t id)

@@ -308,6 +308,40 @@ def sighup_storm_under_load_loses_nothing(ctx):
 
 
 @test
+def a_process_resumed_after_a_restart_keeps_its_times(ctx):
+    """A process running across an aggregator restart is resumed from the database. Its
+    times stay on the wall clock: the shell's image ends when it execs sleep after the
+    restart, and sleep's image ends when wait() returns, each within 300 ms of the test's
+    own clock, and sleep's image lasts the 1.5 s it slept (100 ms)."""
+    sock, db = ctx.path("s.sock"), ctx.path("resume.db")
+    agg, col = start_daemons(ctx, sock, db)
+    t_start = time.time_ns()
+    p = subprocess.Popen(["/bin/sh", "-c", "sleep 1.5; exec sleep 1.5"])
+    time.sleep(0.7)
+    agg.send_signal(signal.SIGTERM)
+    agg.wait(timeout=30)
+    agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
+    wait_for_socket(sock)
+    p.wait(timeout=30)
+    t_end = time.time_ns()
+    time.sleep(1.5)
+    ctx.stop(col)
+    ctx.stop(agg)
+    rows = ctx.query("SELECT exe, start_ns, end_ns FROM processes WHERE pid = ? AND start_ns >= ? - 10e9 "
+                     "ORDER BY image", p.pid, t_start, db=db)
+    images = {exe.rsplit("/", 1)[-1]: (start, end) for exe, start, end in rows}
+    ctx.check({"dash", "sleep"} <= set(images), f"the shell's and sleep's images: {rows}")
+    if not {"dash", "sleep"} <= set(images):
+        return
+    (sh_start, sh_end), (sl_start, sl_end) = images["dash"], images["sleep"]
+    ms = 10**6
+    ctx.check(abs(sh_start - t_start) < 300 * ms, f"shell started {(sh_start - t_start) / ms:.0f} ms from Popen")
+    ctx.check(sh_end == sl_start, f"the exec ends one image and starts the next: {sh_end} {sl_start}")
+    ctx.check(abs(sl_end - t_end) < 300 * ms, f"sleep ended {(sl_end - t_end) / ms:.0f} ms from wait()")
+    ctx.check(abs(sl_end - sl_start - 1500 * ms) < 100 * ms, f"sleep's image lasted {(sl_end - sl_start) / ms:.0f} ms")
+
+
+@test
 def aggregator_restarts_under_load_lose_nothing(ctx):
     """The aggregator stopped (SIGTERM) and started again ten times during an exec
     storm: every stop ends within 15 s with exit code 0 (nng 1.5's close can deadlock,
