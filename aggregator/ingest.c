@@ -776,7 +776,7 @@ static void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *
 	bool active = x->runtime_ns != p->last_sample_cpu || io != p->last_sample_io;
 	g->insight.last_sample_boot_ns = ts;
 	p->last_sample_io = io;
-	correlate_sample(&g->corr, p, proc_epoch(p, ts), x->rss_kb, x->runtime_ns);
+	correlate_sample(&g->corr, p, ts, x->rss_kb, x->runtime_ns);
 	if (active)
 		insight_activity(&g->insight, p, ts, proc_epoch(p, ts));
 	if (!recordable(g, p))

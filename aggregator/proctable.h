@@ -53,7 +53,7 @@ struct proc {
 	 * and an exec then keeps the pre-exec image as a row of its own. */
 	bool samples_held;
 	bool fork_image_shipped;
-	int64_t last_sample_ts;
+	int64_t last_sample_ts; /* boot clock */
 	uint64_t last_sample_cpu, last_sample_rss, last_sample_io;
 	bool had_children;		/* forked at least once */
 	uint64_t last_activity_boot_ns; /* last CPU, I/O, exec or fork seen */

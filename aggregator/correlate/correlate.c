@@ -586,9 +586,10 @@ void correlate_exit(struct correlator *c, struct proc *p)
 	}
 }
 
-void correlate_sample(struct correlator *c, struct proc *p, int64_t ts_ns, uint64_t rss_kb,
+void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, uint64_t rss_kb,
 		      uint64_t cpu_ns)
 {
+	int64_t ts_ns = (int64_t)boot_ns;
 	int64_t delta = (int64_t)rss_kb - (int64_t)p->last_sample_rss;
 	double cores = 0;
 

@@ -67,8 +67,12 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 		    size_t argc, int64_t ts_ns);
 /* At exit: rollups, step and run status. */
 void correlate_exit(struct correlator *c, struct proc *p);
-/* A live sample: RSS and CPU rollups of the process's step and run. */
-void correlate_sample(struct correlator *c, struct proc *p, int64_t ts_ns, uint64_t rss_kb,
+/*
+ * A live sample: RSS and CPU rollups of the process's step and run. boot_ns is
+ * the sampling pass's boot-clock time, which all samples of one pass share (a
+ * wall-clock time would not: each process keeps its own clock, ingest.c).
+ */
+void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, uint64_t rss_kb,
 		      uint64_t cpu_ns);
 /* Should this process be written at all (not deny-listed noise)? */
 bool correlate_recordable(const struct proc *p);

@@ -64,6 +64,28 @@ def read_benchmark(path):
 
 
 @test
+def peak_cores_add_up_processes_seen_apart(ctx):
+    """Two CPU burners started 0.6 s apart (so first seen in different frames) run together on
+    the 2 CPUs, then the run idles 5 s, so its average cores (under 1) cannot stand in for its
+    peak. The run's peak cores is the burners' sum (at least 1.5: the harness and the daemons
+    share the CPUs) and no more than the CPUs (2 + 5%). Ground truth that both ran at once:
+    their CPU time from the kernel (3 s each) within the burn phase's wall time (under 4.5 s)."""
+    if os.cpu_count() < 2:
+        raise Failure("needs 2 CPUs")
+    burn = ctx.helper("cpuburn")
+    out = ctx.path("burn-wall")
+    ctx.tracer_run(["sh", "-c", f"s=$(date +%s%N); {burn} 3000 & sleep 0.6; {burn} 3000 & wait; "
+                    f"echo $(( $(date +%s%N) - s )) > {out}; sleep 5"], "--run", "two-burners", expect=0)
+    burn_s = int(open(out).read()) / 1e9
+    peak, avg, cpu_ns = ctx.one("SELECT peak_cores, avg_cores, cpu_ns FROM runs WHERE name = 'two-burners'")
+    ctx.check(cpu_ns >= 5.9e9, f"both burned their 3 s: {cpu_ns / 1e9:.2f} s")
+    if burn_s > 4.5:
+        raise Failure(f"the burners did not overlap enough to test: {burn_s:.1f} s for 6 s of CPU")
+    ctx.check(avg is not None and avg < 1.0, f"average cores {avg} (the idle end keeps it under 1)")
+    ctx.check(peak is not None and 1.5 <= peak <= 2 * 1.05, f"peak cores {peak} for two burners at once")
+
+
+@test
 def snakemake_jobs_are_steps_matching_its_benchmarks(ctx):
     """A real Snakemake pipeline (bwa, samtools, bcftools; --cores 2; benchmark: on every
     rule): one run, one step per job holding exactly that job's processes, the engine
