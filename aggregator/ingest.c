@@ -823,18 +823,32 @@ void ingest_host_sample(struct ingest *g, const struct host_sample_row *row)
 		g->stats.oom++;
 }
 
-/* Slewing moves the offset by microseconds between frames; a step by more. */
+/*
+ * The wall and boot clocks run at one rate (NTP's slewing adjusts both), so
+ * their difference changes only when the wall clock is stepped; what a frame
+ * carries otherwise differs by how precisely it was measured, nanoseconds.
+ */
 #define CLOCK_STEP_MIN_NS ((int64_t)(50 * NSEC_PER_MSEC))
 
-static void note_clock_step(struct ingest *g, int64_t step_ns)
+/*
+ * The offset moves only at a step, so processes first seen between two steps
+ * share it exactly, and their samples of one pass share a wall-clock time.
+ */
+static void follow_clock(struct ingest *g, int64_t frame_offset_ns, bool same_boot)
 {
-	if (step_ns > -CLOCK_STEP_MIN_NS && step_ns < CLOCK_STEP_MIN_NS)
-		return;
-	g->stats.clock_steps++;
-	g->stats.last_clock_step_ns = step_ns;
-	log_warn("the wall clock was stepped by %+.3f s; processes running across the step keep "
-		 "the clock they started under",
-		 (double)step_ns / 1e9);
+	int64_t step_ns = frame_offset_ns - g->offset_ns;
+
+	if (g->has_offset && same_boot) {
+		if (step_ns > -CLOCK_STEP_MIN_NS && step_ns < CLOCK_STEP_MIN_NS)
+			return;
+		g->stats.clock_steps++;
+		g->stats.last_clock_step_ns = step_ns;
+		log_warn("the wall clock was stepped by %+.3f s; processes running across the step "
+			 "keep the clock they started under",
+			 (double)step_ns / 1e9);
+	}
+	g->has_offset = true;
+	g->offset_ns = frame_offset_ns;
 }
 
 void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f)
@@ -842,10 +856,7 @@ void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f)
 	char boot_id[sizeof(g->boot_id)];
 
 	format_hex(f->boot_id.data, (unsigned)f->boot_id.len, boot_id, sizeof(boot_id));
-	if (g->has_offset && strcmp(boot_id, g->boot_id) == 0)
-		note_clock_step(g, f->realtime_offset_ns - g->offset_ns);
-	g->has_offset = true;
-	g->offset_ns = f->realtime_offset_ns;
+	follow_clock(g, f->realtime_offset_ns, strcmp(boot_id, g->boot_id) == 0);
 	memcpy(g->boot_id, boot_id, sizeof(boot_id));
 	copy_string(g->host_id, sizeof(g->host_id), f->host_id ? f->host_id : "");
 	copy_string(g->hostname, sizeof(g->hostname), f->hostname ? f->hostname : "");

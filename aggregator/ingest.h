@@ -70,7 +70,7 @@ struct ingest {
 	uint64_t gen; /* bumped per new collector stream */
 	/* Context of the frame being applied. */
 	int64_t offset_ns;
-	bool has_offset; /* a frame of boot_id set offset_ns */
+	bool has_offset; /* offset_ns holds for boot_id (it moves only at a clock step) */
 	char boot_id[33];
 	char host_id[64];
 	char hostname[256];

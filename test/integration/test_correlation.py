@@ -83,6 +83,11 @@ def peak_cores_add_up_processes_seen_apart(ctx):
         raise Failure(f"the burners did not overlap enough to test: {burn_s:.1f} s for 6 s of CPU")
     ctx.check(avg is not None and avg < 1.0, f"average cores {avg} (the idle end keeps it under 1)")
     ctx.check(peak is not None and 1.5 <= peak <= 2 * 1.05, f"peak cores {peak} for two burners at once")
+    # Samples of one pass share a wall-clock time (tracer report sums per time).
+    together = ctx.one("SELECT count(*) FROM (SELECT m.ts_ns FROM samples m JOIN processes p ON "
+                       "p.id = m.process_id JOIN runs r ON r.id = p.run_id WHERE r.name = 'two-burners' "
+                       "AND p.exe = ? GROUP BY m.ts_ns HAVING count(DISTINCT m.process_id) = 2)", burn)
+    ctx.check(together >= 2, f"sampling passes with both burners at one time: {together}")
 
 
 @test
