@@ -48,19 +48,6 @@ struct pending {
 	size_t n_hosts, cap_hosts;
 };
 
-struct ingest_stats {
-	uint64_t events;
-	uint64_t samples_unmatched; /* sample of a process not in the table */
-	uint64_t files_unmatched;
-	uint64_t lost_processes;  /* gone without an exit event */
-	uint64_t unmatched_exits; /* exit of a process never seen starting */
-	uint64_t late_events;	  /* for a process that had already exited */
-	uint64_t missing_parents; /* parent not in the table */
-	uint64_t oom;		  /* allocation failures: event skipped */
-	uint64_t clock_steps;	  /* the wall clock jumped between two frames */
-	int64_t last_clock_step_ns;
-};
-
 struct ingest {
 	struct proctable table;
 	struct store *store;

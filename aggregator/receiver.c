@@ -309,32 +309,15 @@ static void send_heartbeat(struct receiver *r)
 	r->next_heartbeat_ns = now + IPC_HEARTBEAT_NS;
 }
 
-static struct event_outcomes outcomes_of(const struct ingest_stats *st)
-{
-	return (struct event_outcomes){
-	    .ingested = st->events,
-	    .samples_unmatched = st->samples_unmatched,
-	    .files_unmatched = st->files_unmatched,
-	    .late_events = st->late_events,
-	    .unmatched_exits = st->unmatched_exits,
-	    .missing_parents = st->missing_parents,
-	    .lost_processes = st->lost_processes,
-	    .skipped = st->oom,
-	    .clock_steps = st->clock_steps,
-	    .last_clock_step_ns = st->last_clock_step_ns,
-	};
-}
-
 int receiver_commit(struct receiver *r)
 {
 	uint64_t refused = __atomic_load_n(&r->policy.refused, __ATOMIC_RELAXED);
-	struct event_outcomes outcomes = outcomes_of(&r->ingest->stats);
 	bool work = ingest_has_pending(r->ingest) || r->agg_dirty;
 	int rc;
 
 	/* Written with the batch that changed them, so they match what is stored. */
-	if (memcmp(&outcomes, &r->agg.events, sizeof(outcomes)) != 0) {
-		r->agg.events = outcomes;
+	if (memcmp(&r->ingest->stats, &r->agg.events, sizeof(r->agg.events)) != 0) {
+		r->agg.events = r->ingest->stats;
 		work = true;
 	}
 

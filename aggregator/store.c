@@ -765,14 +765,14 @@ int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r)
 	bind_u64(st, i++, r->bad_frames);
 	bind_u64(st, i++, r->refused_peers);
 	bind_text_or_null(st, i++, r->last_bad_frame);
-	bind_u64(st, i++, r->events.ingested);
+	bind_u64(st, i++, r->events.events);
 	bind_u64(st, i++, r->events.samples_unmatched);
 	bind_u64(st, i++, r->events.files_unmatched);
 	bind_u64(st, i++, r->events.late_events);
 	bind_u64(st, i++, r->events.unmatched_exits);
 	bind_u64(st, i++, r->events.missing_parents);
 	bind_u64(st, i++, r->events.lost_processes);
-	bind_u64(st, i++, r->events.skipped);
+	bind_u64(st, i++, r->events.oom);
 	bind_u64(st, i++, r->events.clock_steps);
 	if (r->events.clock_steps)
 		sqlite3_bind_int64(st, i++, r->events.last_clock_step_ns);

@@ -164,16 +164,20 @@ struct stream_row {
 	uint64_t samples_taken;
 };
 
-/* What became of the events of well-formed frames (schema v8). */
-struct event_outcomes {
-	uint64_t ingested;			     /* every event of a well-formed frame */
-	uint64_t samples_unmatched, files_unmatched; /* of a process not known: dropped */
-	uint64_t late_events;			     /* exec or exit after the exit: dropped */
-	uint64_t unmatched_exits;		     /* recorded without the start */
-	uint64_t missing_parents;		     /* recorded without the parent */
-	uint64_t lost_processes;		     /* gone without an exit event */
-	uint64_t skipped;			     /* no memory to apply them: dropped */
-	uint64_t clock_steps;			     /* wall-clock steps seen between frames */
+/*
+ * What the aggregator did with the events of well-formed frames: kept by
+ * ingest, stored as they are in aggregator_stats (schema v8).
+ */
+struct ingest_stats {
+	uint64_t events;	    /* every event of a well-formed frame (events_ingested) */
+	uint64_t samples_unmatched; /* sample of a process not in the table */
+	uint64_t files_unmatched;
+	uint64_t lost_processes;  /* gone without an exit event */
+	uint64_t unmatched_exits; /* exit of a process never seen starting */
+	uint64_t late_events;	  /* for a process that had already exited */
+	uint64_t missing_parents; /* parent not in the table */
+	uint64_t oom;		  /* allocation failures: event skipped (events_skipped) */
+	uint64_t clock_steps;	  /* the wall clock jumped between two frames */
 	int64_t last_clock_step_ns;
 };
 
@@ -183,7 +187,7 @@ struct aggregator_stats_row {
 	uint32_t pid;
 	uint64_t frames_received, bad_frames, refused_peers;
 	char last_bad_frame[256];
-	struct event_outcomes events;
+	struct ingest_stats events;
 };
 
 struct store {
