@@ -70,7 +70,9 @@ def state_db(ctx):
 def pending(ctx, db):
     """Outbox records the shipper has not delivered yet (by its watermark)."""
     through = 0
-    if os.path.exists(state_db(ctx)):
+    # The shipper creates its state file a moment before the table: polling can see both.
+    if os.path.exists(state_db(ctx)) and ctx.query(
+            "SELECT 1 FROM sqlite_master WHERE name = 'shipper_state'", db=state_db(ctx)):
         rows = ctx.query("SELECT value FROM shipper_state WHERE key = 'delivered_through'", db=state_db(ctx))
         through = int(rows[0][0]) if rows else 0
     return ctx.one("SELECT count(*) FROM outbox WHERE id > ?", through, db=db)
@@ -160,12 +162,21 @@ def shipper_killed_repeatedly_loses_and_duplicates_nothing(ctx):
     cred = credentials(ctx, f"user = {ch.user}\npassword = {ch.password}\n")
     sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
     rnd = random.Random(42)
+    firsts = []
     for _ in range(5):
+        # Kill only once this shipper has delivered something: a fixed delay said
+        # nothing on a slow machine, where the kills all fell before the first upload.
+        before, started = pending(ctx, db), time.time()
         p = shipper(ctx, db, sink, "--batch-records", "10", once=False, wait=False, cred=cred)
-        time.sleep(rnd.uniform(0.2, 0.5))
+        while pending(ctx, db) == before and p.poll() is None and time.time() - started < 60:
+            time.sleep(0.01)
+        firsts.append(time.time() - started)
+        time.sleep(rnd.uniform(0, 0.3))
         p.kill()
         p.wait()
+        ctx.check(p.returncode == -signal.SIGKILL, f"the shipper was still running when killed: {p.returncode}")
     left = pending(ctx, db)
+    print(f"       first delivery after each start: {', '.join(f'{t:.2f}' for t in firsts)} s; {left} of {total} left")
     ctx.check(0 < left < total, f"the kills happened mid-way: {left} of {total} left")
     rc, err = shipper(ctx, db, sink, cred=cred)
     ctx.check(rc == 0, f"final --once: {rc} {err[-300:]}")
