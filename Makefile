@@ -201,9 +201,10 @@ $(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
 $(BUILD)/unit/test_proctable: LDFLAGS += -Wl,--wrap=realloc
 
 # The suppressions cover leaks inside nng 1.5 (see the file), as in the integration tests.
+# The timeout turns a hang (nng 1.5.2's close can wait for good) into a failure.
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
-		LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp $$t; done
+		LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp timeout 300 $$t; done
 	$(PYTHON) test/prices/test_build_table.py
 	$(PYTHON) test/docs/test_schema_doc.py
 

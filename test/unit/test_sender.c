@@ -4,14 +4,23 @@
  * counted lost unless an ack over the pipe it was sent on proves it was
  * committed. A frame never sent, a resend request, an ack over another pipe
  * and shutdown all count it lost: the count may be high, never low.
+ *
+ * The peer runs in a process of its own (this binary, run with --peer): with
+ * both ends in one process, nng 1.5.2's close hung for good in about one run
+ * in forty (a lost wake-up of its reaper, shared by both sockets). Its restart
+ * is then what the aggregator's is: the process dies and a new one listens.
  */
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -26,23 +35,114 @@
 #define EVENTS_PER_FRAME 10
 
 static struct sender *s;
-static struct ipc_server server; /* the aggregator's own socket set-up */
-static struct ipc_peer_policy policy;
-static nng_socket peer;
 static char sock_path[64];
 
-static void listen_peer(void)
+/* The peer process: its pid and the two ends of its command line. */
+static pid_t peer_pid = -1;
+static FILE *to_peer, *from_peer;
+
+/*
+ * --peer PATH: listens like the aggregator and obeys one command per line:
+ * "recv" answers "seq N" for the next frame; "ack SEQ RESEND STREAM-HEX"
+ * sends an ack and answers "ok".
+ */
+static int peer_main(const char *path)
 {
-	policy = (struct ipc_peer_policy){.allowed_uids = {getuid()}, .n_allowed = 1};
-	assert_int_equal(ipc_listen(&server, sock_path, 0600, &policy), 0);
-	policy.self_pid = 0; /* the sender shares our pid: not the listener's own probe */
-	peer = server.sock;
+	struct ipc_server server;
+	struct ipc_peer_policy policy = {.allowed_uids = {getuid()}, .n_allowed = 1};
+	char line[128];
+
+	if (ipc_listen(&server, path, 0600, &policy) != 0)
+		return 1;
+	nng_socket_set_ms(server.sock, NNG_OPT_RECVTIMEO, 2000);
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		unsigned long long seq;
+		unsigned resend;
+		char stream_hex[33];
+
+		if (!strcmp(line, "recv\n")) {
+			Tracer__Frame *f = NULL;
+			struct frame_arena arena;
+			char why[128];
+			nng_msg *msg;
+
+			frame_arena_init(&arena);
+			if (nng_recvmsg(server.sock, &msg, 0) != 0) {
+				printf("none\n");
+			} else {
+				if (frame_decode(&arena, nng_msg_body(msg), nng_msg_len(msg), &f,
+						 why, sizeof(why)) != FRAME_OK)
+					printf("bad %s\n", why);
+				else
+					printf("seq %llu\n", (unsigned long long)f->seq);
+				nng_msg_free(msg);
+			}
+			frame_arena_destroy(&arena);
+		} else if (sscanf(line, "ack %llu %u %32s", &seq, &resend, stream_hex) == 3 &&
+			   strlen(stream_hex) == 32) {
+			struct ipc_ack ack = {.seq = seq, .resend = resend != 0};
+			uint8_t buf[IPC_RESEND_LEN];
+
+			for (int i = 0; i < 16; i++)
+				sscanf(stream_hex + 2 * i, "%2hhx", &ack.stream_id[i]);
+			int rv = nng_send(server.sock, buf, ipc_ack_pack(&ack, buf), 0);
+
+			printf("%s\n", rv ? "fail" : "ok");
+		} else {
+			printf("what? %s", line);
+		}
+		fflush(stdout);
+	}
+	_exit(0); /* as abrupt as a crash: nng is left as it is */
 }
 
-/* nng 1.5's close can hang while a peer is attached (see ipc_close_within). */
+/* Starts a peer process listening on sock_path and waits until it listens. */
+static void listen_peer(void)
+{
+	int in[2], out[2];
+	char line[64];
+	char *argv[] = {"test_sender", "--peer", sock_path, NULL};
+	posix_spawn_file_actions_t fa;
+
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_addclose(&fa, in[1]);
+	posix_spawn_file_actions_addclose(&fa, out[0]);
+	assert_int_equal(posix_spawn(&peer_pid, "/proc/self/exe", &fa, NULL, argv, NULL), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(in[0]);
+	close(out[1]);
+	to_peer = fdopen(in[1], "w");
+	from_peer = fdopen(out[0], "r");
+	assert_non_null(to_peer);
+	assert_non_null(from_peer);
+	assert_non_null(fgets(line, sizeof(line), from_peer));
+	assert_string_equal(line, "ready\n");
+}
+
+/*
+ * The aggregator dies: the kernel, not nng, hangs up its end. Returns once the
+ * sender has seen it go: closing the sender while nng still tears down the
+ * pipe hung nng 1.5.2 in about one run in 150; after the wait, 0 in 400.
+ */
 static void close_peer(void)
 {
-	assert_int_equal(ipc_server_close_within(&server, 5000), 0);
+	int status;
+
+	kill(peer_pid, SIGKILL);
+	assert_int_equal(waitpid(peer_pid, &status, 0), peer_pid);
+	fclose(to_peer);
+	fclose(from_peer);
+	peer_pid = -1;
+	for (int i = 0; i < 500 && __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE); i++)
+		sleep_ns(NSEC_PER_MSEC);
+	assert_int_equal(__atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE), 0);
+	sleep_ns(20 * NSEC_PER_MSEC); /* the pipe's removal runs on after the callback */
 }
 
 /*
@@ -106,35 +206,31 @@ static void queue_fits_two(void)
  * (a busy pipe refuses its non-blocking sends). */
 static uint64_t receive_frame(void)
 {
-	nng_msg *msg;
-	Tracer__Frame *f = NULL;
-	char why[128];
-	int rv = NNG_EAGAIN;
+	struct pollfd pfd = {.fd = fileno(from_peer), .events = POLLIN};
+	char line[160];
+	unsigned long long seq;
 
-	for (int i = 0; i < 400 && rv == NNG_EAGAIN; i++) {
+	fprintf(to_peer, "recv\n");
+	fflush(to_peer);
+	for (int i = 0; i < 400 && poll(&pfd, 1, 5) == 0; i++)
 		sender_pump(s);
-		if ((rv = nng_recvmsg(peer, &msg, NNG_FLAG_NONBLOCK)) == NNG_EAGAIN)
-			sleep_ns(5 * NSEC_PER_MSEC);
-	}
-	assert_int_equal(rv, 0);
-	struct frame_arena arena;
-	frame_arena_init(&arena);
-	assert_int_equal(
-	    frame_decode(&arena, nng_msg_body(msg), nng_msg_len(msg), &f, why, sizeof(why)),
-	    FRAME_OK);
-	uint64_t seq = f->seq;
-	frame_arena_destroy(&arena);
-	nng_msg_free(msg);
+	assert_non_null(fgets(line, sizeof(line), from_peer));
+	if (sscanf(line, "seq %llu", &seq) != 1)
+		fail_msg("the peer received no frame: %s", line);
 	return seq;
 }
 
 static void answer(uint64_t seq, bool resend)
 {
-	struct ipc_ack ack = {.seq = seq, .resend = resend};
-	uint8_t buf[IPC_RESEND_LEN];
+	char line[64];
 
-	memcpy(ack.stream_id, s->stream_id, sizeof(ack.stream_id));
-	assert_int_equal(nng_send(peer, buf, ipc_ack_pack(&ack, buf), 0), 0);
+	fprintf(to_peer, "ack %llu %d ", (unsigned long long)seq, resend);
+	for (int i = 0; i < 16; i++)
+		fprintf(to_peer, "%02x", s->stream_id[i]);
+	fprintf(to_peer, "\n");
+	fflush(to_peer);
+	assert_non_null(fgets(line, sizeof(line), from_peer));
+	assert_string_equal(line, "ok\n");
 }
 
 /* Pumps until the sender has taken in every ack the peer sent (they arrive async). */
@@ -234,8 +330,11 @@ static void test_final_frame_reports_the_unsettled_as_lost(void **state)
 	assert_int_equal(s->queue_drops, EVENTS_PER_FRAME);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--peer"))
+		return peer_main(argv[2]);
+
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_dropped_after_commit_is_not_counted_lost, setup,
 					    teardown),
@@ -249,6 +348,9 @@ int main(void)
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 
-	nng_fini(); /* frees what nng still holds for the closed pipes */
+	/* Frees what nng still holds for the closed pipes; after a close that
+	 * gave up it would wait for good, so a failed run skips it. */
+	if (!failed)
+		nng_fini();
 	return failed;
 }
