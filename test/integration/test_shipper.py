@@ -163,18 +163,27 @@ def shipper_killed_repeatedly_loses_and_duplicates_nothing(ctx):
     sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
     rnd = random.Random(42)
     firsts = []
+
+    def inserts():  # ClickHouse's own count of INSERT queries it has run
+        return int(ch.query("SELECT sum(value) FROM system.events WHERE event = 'InsertQuery'").strip() or 0)
+
     for _ in range(5):
         # Kill only once this shipper has delivered something: a fixed delay said
         # nothing on a slow machine, where the kills all fell before the first upload.
-        before, started = pending(ctx, db), time.time()
+        # Its state is read only after its first INSERT reached the sink: reading it
+        # while the shipper creates it made that start fail (SQLITE_READONLY).
+        before, left_before, started = inserts(), pending(ctx, db), time.time()
         p = shipper(ctx, db, sink, "--batch-records", "10", once=False, wait=False, cred=cred)
-        while pending(ctx, db) == before and p.poll() is None and time.time() - started < 60:
+        while inserts() == before and p.poll() is None and time.time() - started < 60:
+            time.sleep(0.01)
+        while pending(ctx, db) == left_before and p.poll() is None and time.time() - started < 60:
             time.sleep(0.01)
         firsts.append(time.time() - started)
         time.sleep(rnd.uniform(0, 0.3))
         p.kill()
-        p.wait()
-        ctx.check(p.returncode == -signal.SIGKILL, f"the shipper was still running when killed: {p.returncode}")
+        _, err = p.communicate(timeout=30)
+        ctx.check(p.returncode == -signal.SIGKILL,
+                  f"the shipper was still running when killed: {p.returncode} {err[-400:]}")
     left = pending(ctx, db)
     print(f"       first delivery after each start: {', '.join(f'{t:.2f}' for t in firsts)} s; {left} of {total} left")
     ctx.check(0 < left < total, f"the kills happened mid-way: {left} of {total} left")
