@@ -70,9 +70,7 @@ def state_db(ctx):
 def pending(ctx, db):
     """Outbox records the shipper has not delivered yet (by its watermark)."""
     through = 0
-    # The shipper creates its state file a moment before the table: polling can see both.
-    if os.path.exists(state_db(ctx)) and ctx.query(
-            "SELECT 1 FROM sqlite_master WHERE name = 'shipper_state'", db=state_db(ctx)):
+    if os.path.exists(state_db(ctx)):
         rows = ctx.query("SELECT value FROM shipper_state WHERE key = 'delivered_through'", db=state_db(ctx))
         through = int(rows[0][0]) if rows else 0
     return ctx.one("SELECT count(*) FROM outbox WHERE id > ?", through, db=db)

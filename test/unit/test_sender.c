@@ -29,6 +29,7 @@
 
 #include "collector/sender.h"
 #include "common/frame.h"
+#include "common/hostinfo.h"
 #include "common/ipc.h"
 #include "common/timeutil.h"
 
@@ -222,12 +223,10 @@ static uint64_t receive_frame(void)
 
 static void answer(uint64_t seq, bool resend)
 {
-	char line[64];
+	char line[64], stream_hex[33];
 
-	fprintf(to_peer, "ack %llu %d ", (unsigned long long)seq, resend);
-	for (int i = 0; i < 16; i++)
-		fprintf(to_peer, "%02x", s->stream_id[i]);
-	fprintf(to_peer, "\n");
+	format_hex(s->stream_id, sizeof(s->stream_id), stream_hex, sizeof(stream_hex));
+	fprintf(to_peer, "ack %llu %d %s\n", (unsigned long long)seq, resend, stream_hex);
 	fflush(to_peer);
 	assert_non_null(fgets(line, sizeof(line), from_peer));
 	assert_string_equal(line, "ok\n");
