@@ -13,8 +13,20 @@ int proctable_init(struct proctable *t)
 	return t->buckets ? 0 : -1;
 }
 
+static void unlink_live(struct proctable *t, struct proc *p)
+{
+	if (p->live_prev)
+		p->live_prev->live_next = p->live_next;
+	else if (t->live == p)
+		t->live = p->live_next;
+	if (p->live_next)
+		p->live_next->live_prev = p->live_prev;
+	p->live_prev = p->live_next = NULL;
+}
+
 static void free_proc(struct proctable *t, struct proc *p)
 {
+	unlink_live(t, p);
 	if (t->on_free)
 		t->on_free(p);
 	process_row_free_strings(&p->row);
@@ -118,6 +130,10 @@ struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_ns, bool
 	p->hash_next = t->buckets[k];
 	t->buckets[k] = p;
 	t->count++;
+	p->live_next = t->live;
+	if (t->live)
+		t->live->live_prev = p;
+	t->live = p;
 	return p;
 }
 
@@ -148,6 +164,7 @@ void proc_retire(struct proctable *t, struct proc *p, uint64_t now_boot_ns)
 {
 	if (p->in_gc)
 		return;
+	unlink_live(t, p);
 	p->in_gc = true;
 	p->exited_at = now_boot_ns;
 	p->gc_next = NULL;

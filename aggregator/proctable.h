@@ -32,6 +32,7 @@ struct proc {
 	struct proc *hash_next;
 	struct proc *dirty_next;
 	struct proc *gc_next;
+	struct proc *live_prev, *live_next; /* not exited yet (see proctable.live) */
 	uint32_t pid;
 	uint64_t start_boot_ns;
 	bool start_coarse; /* from /proc or a fork hook without the child's start */
@@ -74,9 +75,12 @@ struct proctable {
 	struct proc **buckets;
 	size_t n_buckets;
 	size_t count;
-	struct proc *dirty;		 /* entries whose row must be written */
-	struct closed_row *closed;	 /* finished images waiting to be written */
-	struct proc *gc_head, *gc_tail;	 /* exited entries, oldest first */
+	struct proc *dirty;		/* entries whose row must be written */
+	struct closed_row *closed;	/* finished images waiting to be written */
+	struct proc *gc_head, *gc_tail; /* exited entries, oldest first */
+	/* Entries not retired yet. The hash also holds exited ones for a grace
+	 * period (an exec storm's last 10 s), which per-second scans need not visit. */
+	struct proc *live;
 	void (*on_free)(struct proc *p); /* drops references the entry holds */
 };
 
@@ -95,7 +99,7 @@ struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_ns, bool
 void proc_unhash(struct proctable *t, struct proc *p);
 
 void proc_mark_dirty(struct proctable *t, struct proc *p);
-/* Queues the entry for freeing once it is old enough. */
+/* Queues the entry for freeing once it is old enough; it leaves the live list. */
 void proc_retire(struct proctable *t, struct proc *p, uint64_t now_boot_ns);
 /* Keeps a finished image row (takes ownership of its strings). */
 int proctable_add_closed(struct proctable *t, const struct process_row *row);

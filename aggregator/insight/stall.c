@@ -160,17 +160,14 @@ void insight_tick(struct insight *in, struct proctable *t, struct run *runs, uin
 
 	if (sampling) {
 		in->tick_gen++;
-		for (size_t i = 0; i < t->n_buckets; i++)
-			for (struct proc *p = t->buckets[i]; p; p = p->hash_next)
-				if (!p->exited) {
-					struct proc *parent = proc_by_pid(t, p->row.ppid);
-					if (parent)
-						parent->child_mark = in->tick_gen;
-				}
-		for (size_t i = 0; i < t->n_buckets; i++)
-			for (struct proc *p = t->buckets[i]; p; p = p->hash_next)
-				if (p->child_mark != in->tick_gen)
-					check_stall(in, p, now_boot_ns, now_ns);
+		for (struct proc *p = t->live; p; p = p->live_next) {
+			struct proc *parent = proc_by_pid(t, p->row.ppid);
+			if (parent)
+				parent->child_mark = in->tick_gen;
+		}
+		for (struct proc *p = t->live; p; p = p->live_next)
+			if (p->child_mark != in->tick_gen)
+				check_stall(in, p, now_boot_ns, now_ns);
 	}
 	for (struct run *r = runs; r; r = r->next) {
 		for (struct step *st = r->steps; st; st = st->next) {

@@ -60,8 +60,34 @@ static int setup_with_outbox(void **state)
 	return start(true);
 }
 
+/*
+ * The live list (what the insight tick scans each second) must hold exactly
+ * the entries that have not exited, whatever path ended the others: an exit,
+ * a reused PID, a snapshot that no longer sees them.
+ */
+static size_t assert_live_list_is_the_unexited(void)
+{
+	const struct proctable *t = &g.table;
+	size_t unexited_in_hash = 0, on_live_list = 0;
+
+	for (size_t i = 0; i < t->n_buckets; i++)
+		for (const struct proc *p = t->buckets[i]; p; p = p->hash_next)
+			unexited_in_hash += !p->exited;
+	for (const struct proc *p = t->live; p; p = p->live_next) {
+		assert_false(p->exited);
+		assert_false(p->in_gc);
+		assert_ptr_equal(proc_by_pid(&g.table, p->pid), p);
+		if (p->live_next)
+			assert_ptr_equal(p->live_next->live_prev, p);
+		on_live_list++;
+	}
+	assert_int_equal(on_live_list, unexited_in_hash);
+	return on_live_list;
+}
+
 static int teardown(void **state)
 {
+	assert_live_list_is_the_unexited();
 	ingest_free(&g);
 	if (st.outbox)
 		outbox_close(st.outbox);
@@ -190,8 +216,10 @@ static void test_pid_reuse_never_merges(void **state)
 	fork_ev(100, 1000, 1, 1);
 	exec_ev(100, 1000, 1, 1, 1100, a, 1, &c, false, -1);
 	exit_ev(100, 1000, 1200, 0, &c);
+	assert_int_equal(assert_live_list_is_the_unexited(), 0);
 	fork_ev(100, 5000, 1, 1); /* same pid, new process */
 	exec_ev(100, 5000, 1, 1, 5100, b, 1, &c, false, -1);
+	assert_int_equal(assert_live_list_is_the_unexited(), 1);
 	commit();
 	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 100"), 2);
 	assert_int_equal(
@@ -201,6 +229,7 @@ static void test_pid_reuse_never_merges(void **state)
 	    query_int("SELECT count(*) FROM processes WHERE pid = 100 AND state = 'running'"), 1);
 	/* Reuse without the old exit: the old one is marked lost, not merged. */
 	fork_ev(100, 9000, 1, 1);
+	assert_int_equal(assert_live_list_is_the_unexited(), 1);
 	commit();
 	assert_int_equal(
 	    query_int("SELECT count(*) FROM processes WHERE pid = 100 AND state = 'lost'"), 1);
@@ -285,6 +314,7 @@ static void test_snapshot_done_marks_lost(void **state)
 	ingest_new_generation(&g);
 	exec_ev(500, 1000, 1, 1, 9000, argv, 1, NULL, true, -1);
 	ingest_snapshot_done(&g, 9000);
+	assert_int_equal(assert_live_list_is_the_unexited(), 1); /* 500 */
 	commit();
 	assert_int_equal(query_int("SELECT state = 'running' FROM processes WHERE pid = 500"), 1);
 	assert_int_equal(query_int("SELECT state = 'lost' FROM processes WHERE pid = 600"), 1);
