@@ -118,7 +118,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \
-                   common/jsonutil.c
+                   common/jsonutil.c common/sqlite_writer.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/clidb.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/schema.c \
             common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c \
@@ -128,7 +128,7 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/repor
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_clickhouse.c shipper/sink_http.c \
-                shipper/credentials.c aggregator/schema.c
+                shipper/credentials.c aggregator/schema.c common/sqlite_writer.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 

@@ -8,6 +8,7 @@
 #include "aggregator/correlate/groups.h"
 #include "aggregator/schema.h"
 #include "common/log.h"
+#include "common/sqlite_writer.h"
 
 static const char *const process_columns =
     "id, run_id, parent_id, pid, ppid, image, start_ns, end_ns, proc_start_boot_ns, boot_id, "
@@ -172,24 +173,17 @@ static int prepare_update(struct store *s, const char *table, const char *column
 
 int store_open(struct store *s, const char *path)
 {
-	char sql[2048];
+	char sql[2048], err[512];
 
 	memset(s, 0, sizeof(*s));
 	/* Memory statistics take a global mutex on every SQLite allocation; we
 	 * never read them. Only possible before SQLite initialises, so a second
 	 * store_open in the same process gets SQLITE_MISUSE here, harmlessly. */
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	/* NOMUTEX: only the aggregator's main thread touches the connection. */
-	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		log_error("cannot open database %s: %s", path,
-			  s->db ? sqlite3_errmsg(s->db) : "out of memory");
-		goto fail;
-	}
-	sqlite3_busy_timeout(s->db, 5000);
-	/* WAL: readers (tracer show, users' SQL) never block the writer. */
 	/*
+	 * NOMUTEX: only the aggregator's main thread touches the connection.
+	 * WAL: readers (tracer show, users' SQL) never block the writer.
+	 *
 	 * temp_store=MEMORY: statements that may abort halfway (INSERT OR REPLACE)
 	 * keep a statement journal of the pages they touch; on disk that was two
 	 * 4 KiB writes per process in an exec storm, most of the aggregator's time.
@@ -200,11 +194,14 @@ int store_open(struct store *s, const char *path)
 	 * SQLite's default of 1000, checkpoints were ~5% of the aggregator's CPU
 	 * in an exec storm.
 	 */
-	if (exec_sql(s->db, "PRAGMA journal_mode=WAL") ||
-	    exec_sql(s->db, "PRAGMA synchronous=NORMAL") ||
-	    exec_sql(s->db, "PRAGMA temp_store=MEMORY") ||
-	    exec_sql(s->db, "PRAGMA wal_autocheckpoint=4000"))
+	if (sqlite_open_writer(path, SQLITE_OPEN_NOMUTEX, 5000,
+			       "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+			       "PRAGMA temp_store=MEMORY; PRAGMA wal_autocheckpoint=4000; "
+			       "BEGIN IMMEDIATE; COMMIT;",
+			       &s->db, err, sizeof(err)) != 0) {
+		log_error("cannot open database %s", err);
 		goto fail;
+	}
 	if (schema_migrate(s->db) != 0)
 		goto fail;
 	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO processes (%s) VALUES (?",

@@ -7,6 +7,7 @@
 
 #include "aggregator/schema.h"
 #include "common/log.h"
+#include "common/sqlite_writer.h"
 
 /* The shipper's own database: created on first start. */
 static const char state_schema[] =
@@ -15,7 +16,8 @@ static const char state_schema[] =
     "CREATE TABLE IF NOT EXISTS dead_letters (id INTEGER PRIMARY KEY, at_ns INTEGER NOT NULL,"
     " sink TEXT NOT NULL, first_outbox_id INTEGER NOT NULL, last_outbox_id INTEGER NOT NULL,"
     " records INTEGER NOT NULL, http_status INTEGER, answer TEXT, payload TEXT);"
-    "INSERT OR IGNORE INTO shipper_state (key, value) VALUES ('delivered_through', '0');";
+    "INSERT OR IGNORE INTO shipper_state (key, value) VALUES ('delivered_through', '0');"
+    "BEGIN IMMEDIATE; COMMIT;"; /* proves we can write: see sqlite_open_writer */
 
 static int exec(sqlite3 *db, const char *sql)
 {
@@ -65,17 +67,9 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *state_
 		return -1;
 	}
 	mode_t old = umask(027); /* group-readable: the aggregator and tracer status read it */
-	int rc = sqlite3_open_v2(state_path, &o->state, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-				 NULL);
+	int rc = sqlite_open_writer(state_path, 0, 10000, state_schema, &o->state, err, err_size);
 	umask(old);
-	if (rc != SQLITE_OK) {
-		snprintf(err, err_size, "%s: %s", state_path, sqlite3_errmsg(o->state));
-		reader_close(o);
-		return -1;
-	}
-	sqlite3_busy_timeout(o->state, 10000);
-	if (exec(o->state, state_schema) != 0) {
-		snprintf(err, err_size, "%s: cannot create the shipper's tables", state_path);
+	if (rc != 0) {
 		reader_close(o);
 		return -1;
 	}

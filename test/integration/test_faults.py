@@ -5,10 +5,12 @@ storm helper started; every one of them must be either recorded or counted as
 lost, per event type, so nothing is lost silently."""
 import os
 import signal
+import sqlite3
 import subprocess
+import threading
 import time
 
-from harness import Failure, start_daemons, start_logged_aggregator, test, wait_for_socket
+from harness import Failure, plain_build_only, start_daemons, start_logged_aggregator, test, wait_for_socket
 
 TRUE = "/usr/bin/true"
 
@@ -389,3 +391,87 @@ def aggregator_restarts_under_load_lose_nothing(ctx):
                  if "frame" in line or "stream" in line or "database" in line]
         ctx.check(False, f"streams {gaps}; aggregator said: {notes[-15:]}; collector said: "
                   f"{col_err.strip().splitlines()[-15:]}")
+
+
+def _read_in_a_loop_as_root(path, stop):
+    """What tracer status or a user's sqlite3 does: open read-only, read, close."""
+    while not stop.is_set():
+        if os.path.exists(path):
+            try:
+                con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                try:
+                    con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+                finally:
+                    con.close()
+            except sqlite3.Error:
+                pass  # not a database yet, or locked: the writer's side is what is tested
+
+
+def _start_beside_a_root_reader(db, start):
+    """Runs start() (which returns (returncode, stderr)) while a root thread reads db."""
+    stop = threading.Event()
+    reader = threading.Thread(target=_read_in_a_loop_as_root, args=(db, stop))
+    reader.start()
+    try:
+        return start()
+    finally:
+        stop.set()
+        reader.join()
+
+
+@test
+@plain_build_only("hundreds of starts; the ASan pass runs the same open path in every other test")
+def first_start_beside_a_root_reader_never_fails(ctx):
+    """A root reader that opens a WAL database before its unprivileged writer does
+    creates the -wal and -shm files as root and hands them to the owner only after
+    (SQLite's fchown). A writer opening them in that instant cannot write ("attempt to
+    write a readonly database", "unable to open database file") and used to exit: 2 of
+    150 aggregator starts and 1 to 3 of 100..400 shipper starts failed so here. Each
+    daemon now retries that failure on a new connection. The aggregator's database
+    (150 times) and the shipper's state (300 times) are created afresh while a root
+    thread reads them in a loop: every start must succeed."""
+    agg_failed, agg_retried = [], 0
+    for i in range(150):
+        db, sock = ctx.path(f"race{i}.db"), ctx.path(f"race{i}.sock")
+
+        def start_aggregator():
+            a = subprocess.Popen([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
+                                  "--log-level", "warn"], stderr=subprocess.PIPE, text=True)
+            deadline = time.time() + 20
+            while not os.path.exists(sock) and a.poll() is None and time.time() < deadline:
+                time.sleep(0.01)
+            a.terminate()
+            _, err = a.communicate(timeout=30)
+            return a.returncode, err
+
+        rc, err = _start_beside_a_root_reader(db, start_aggregator)
+        if rc != 0:
+            agg_failed.append(f"start {i}: exit {rc}: {err.strip()[-300:]}")
+        agg_retried += "retrying" in err
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(db + suffix):
+                os.unlink(db + suffix)
+
+    # The shipper needs an aggregator's database to read: one, made once, read by all.
+    source = ctx.path("source.db")
+    made = start_logged_aggregator(ctx, ctx.path("source.sock"), source, ctx.path("source.log"))
+    made.terminate()
+    made.wait(timeout=30)
+    ship_failed, ship_retried = [], 0
+    for i in range(300):
+        state = ctx.path(f"state{i}.db")
+
+        def start_shipper():
+            p = subprocess.run([ctx.bin("tracer-shipper"), "--db", source, "--state", state, "--sink",
+                                "http://127.0.0.1:9/unused", "--user", "nobody", "--once", "--once-timeout-s", "5",
+                                "--log-level", "warn"], capture_output=True, text=True, timeout=60)
+            return p.returncode, p.stderr
+
+        rc, err = _start_beside_a_root_reader(state, start_shipper)
+        if rc != 0:
+            ship_failed.append(f"start {i}: exit {rc}: {err.strip()[-300:]}")
+        ship_retried += "retrying" in err
+    print(f"  aggregator: {150 - len(agg_failed)} of 150 started, {agg_retried} after a retry; "
+          f"shipper: {300 - len(ship_failed)} of 300, {ship_retried} after a retry")
+    ctx.check(not agg_failed, f"aggregator starts failed: {agg_failed[:3]}")
+    ctx.check(not ship_failed, f"shipper starts failed: {ship_failed[:3]}")
