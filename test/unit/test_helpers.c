@@ -96,6 +96,44 @@ static void test_utf8(void **state)
 	free(json);
 }
 
+/* jansson's own dump of a json_array: what json_string_array must produce byte for byte. */
+static char *array_dumped_by_jansson(char *const *items, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(json_array_append_new(arr, json_string_lossy(items[i])), 0);
+	char *text = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	return text;
+}
+
+static void test_string_array_matches_jansson(void **state)
+{
+	static char long_arg[5000];
+	memset(long_arg, 'x', sizeof(long_arg) - 1);
+	long_arg[100] = '"';
+	long_arg[200] = '\n';
+	char *cases[][6] = {
+	    {"samtools", "sort", "-o", "out.bam"},
+	    {"", "a\"b", "back\\slash", "tab\there", "\x01\x1f\x7f"},
+	    {"caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "bad\xff", "\xc3", "\xed\xa0\x80"},
+	    {long_arg, "\"\"\"\"", long_arg},
+	    {"/"},
+	};
+	size_t counts[] = {4, 5, 6, 3, 1};
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		char *want = array_dumped_by_jansson(cases[c], counts[c]);
+		char *got = json_string_array(cases[c], counts[c]);
+		assert_non_null(got);
+		assert_string_equal(got, want);
+		free(got);
+		free(want);
+	}
+	char *none = json_string_array(NULL, 0);
+	assert_string_equal(none, "[]");
+	free(none);
+}
+
 static void test_runmark(void **state)
 {
 	struct runmark m;
@@ -147,9 +185,13 @@ static void test_utc_from_unix(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cputime_adjust), cmocka_unit_test(test_split_argv),
-	    cmocka_unit_test(test_join_path),	   cmocka_unit_test(test_utf8),
-	    cmocka_unit_test(test_runmark),	   cmocka_unit_test(test_copy_string),
+	    cmocka_unit_test(test_cputime_adjust),
+	    cmocka_unit_test(test_split_argv),
+	    cmocka_unit_test(test_join_path),
+	    cmocka_unit_test(test_utf8),
+	    cmocka_unit_test(test_string_array_matches_jansson),
+	    cmocka_unit_test(test_runmark),
+	    cmocka_unit_test(test_copy_string),
 	    cmocka_unit_test(test_utc_from_unix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
