@@ -345,6 +345,20 @@ static void fill_image_from_exec(struct ingest *g, struct proc *p, const Tracer_
 	copy_string(r->boot_id, sizeof(r->boot_id), g->boot_id);
 }
 
+/*
+ * A precise start (from an exec or exit event) replaces a tick-rounded one
+ * (from /proc or a fork hook). The first image's row starts when the process
+ * did, so its wall-clock start moves too; a later image starts at its exec.
+ */
+static void make_start_precise(struct proc *p, uint64_t start_boot_ns)
+{
+	p->start_boot_ns = start_boot_ns;
+	p->start_coarse = false;
+	p->row.proc_start_boot_ns = start_boot_ns;
+	if (p->row.image == 0)
+		p->row.start_ns = proc_epoch(p, start_boot_ns);
+}
+
 static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bool coarse,
 			      uint64_t now_boot)
 {
@@ -505,11 +519,8 @@ static void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
 		g->stats.late_events++;
 		return;
 	}
-	if (p->start_coarse && !snap) {
-		p->start_boot_ns = x->start_ns; /* a precise start replaces a tick-rounded one */
-		p->start_coarse = false;
-		p->row.proc_start_boot_ns = x->start_ns;
-	}
+	if (p->start_coarse && !snap)
+		make_start_precise(p, x->start_ns);
 	if (snap) {
 		/* The kernel already told us about this one; /proc adds nothing. */
 		if (!p->execed && !p->snapshot_ts) {
@@ -587,11 +598,8 @@ static void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent
 		g->stats.late_events++;
 		return;
 	}
-	if (p->start_coarse) {
-		p->start_boot_ns = x->start_ns;
-		p->start_coarse = false;
-		p->row.proc_start_boot_ns = x->start_ns;
-	}
+	if (p->start_coarse)
+		make_start_precise(p, x->start_ns);
 	p->row.end_ns = proc_epoch(p, ts);
 	p->row.state = "exited";
 	p->row.has_exit_code = st.exited;

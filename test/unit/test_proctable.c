@@ -300,6 +300,9 @@ static void test_snapshot_then_precise(void **state)
 	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 400"), 1);
 	assert_int_equal(query_int("SELECT proc_start_boot_ns FROM processes WHERE pid = 400"),
 			 12345678);
+	/* The wall-clock start moves with it (the clock offset is 0 without frames). */
+	assert_int_equal(g.offset_ns, 0);
+	assert_int_equal(query_int("SELECT start_ns FROM processes WHERE pid = 400"), 12345678);
 	assert_int_equal(query_int("SELECT from_snapshot FROM processes WHERE pid = 400"), 1);
 }
 
