@@ -56,18 +56,23 @@ def cpu_of_threads_killed_at_exit(ctx):
                      for i in range(n))
     ctx.tracer_run(["bash", "-c", loop], expect=0)
     run = ctx.latest_run()
-    off = []
+    off, short_ms = [], []
     for i in range(n):
         t = load_json(ctx.path(f"m{i}.json"))
         cpu = ctx.one("SELECT cpu_user_ns + cpu_sys_ns FROM processes WHERE run_id = ? AND pid = ? AND "
                       "exe LIKE '%/spinexit'", run, t["pid"])
         truth = t["utime_ns"] + t["stime_ns"]
-        # As for one thread (cpu_time_and_counters_match_wait4): 5 ms + 1%; the killed thread's
-        # time since its last tick (4 ms at HZ=250) is not in its counters yet. A thread left
-        # out is about half of the total: 30 ms or more.
-        if cpu is None or abs(cpu - truth) > 5_000_000 + truth // 100:
+        # A running thread's sum_exec_runtime is brought up to date at its ticks and switches,
+        # so when the last thread fires the exit tracepoint each of the two threads may lack up
+        # to a tick (4 ms at HZ=250) that wait4 later counts: 9 ms + 1% (one CI run read 7.7 ms
+        # short at 5 ms + 1%). A thread left out is about half of the total: 30 ms or more.
+        if cpu is not None:
+            short_ms.append((truth - cpu) / 1e6)
+        if cpu is None or abs(cpu - truth) > 9_000_000 + truth // 100:
             off.append((t["pid"], round(truth / 1e6, 1), cpu and round(cpu / 1e6, 1)))
-    ctx.check(not off, f"{len(off)} of {n} processes' CPU off by more than 5 ms + 1% "
+    if short_ms:
+        print(f"  tracer's CPU short of wait4's by {min(short_ms):.1f} .. {max(short_ms):.1f} ms")
+    ctx.check(not off, f"{len(off)} of {n} processes' CPU off by more than 9 ms + 1% "
               f"(pid, wait4 ms, tracer ms): {off[:6]}")
 
 
