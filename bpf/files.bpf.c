@@ -300,8 +300,11 @@ static __always_inline void count_open(struct file_index *idx, __u32 slot, long 
 /*
  * A path beyond the tracked ones: counted once, however often it is opened.
  * Its file_seen entry joins the process's chain, which files_flush walks.
+ * Returns the entry another thread of the process put there first (for the
+ * caller to count this open against), else NULL.
  */
-static __always_inline void count_overflowed(struct file_index *idx, const struct file_key *key)
+static __always_inline struct file_val *count_overflowed(struct file_index *idx,
+							 const struct file_key *key)
 {
 	struct file_val v = {.slot = FILE_SLOT_OVERFLOWED};
 	long err = -E2BIG;
@@ -309,16 +312,18 @@ static __always_inline void count_overflowed(struct file_index *idx, const struc
 	/* Bounded, so one `tar x` cannot fill file_seen for every other process. */
 	if (idx->overflow_linked < FILE_OVERFLOW_REMEMBERED)
 		err = bpf_map_update_elem(&file_seen, key, &v, BPF_NOEXIST);
-	if (err == -EEXIST) /* another thread of the process was first */
-		return;
+	/* Another thread was first: it may hold the last slot, which this open counts in. */
+	if (err == -EEXIST)
+		return bpf_map_lookup_elem(&file_seen, key);
 	__sync_fetch_and_add(&idx->overflow, 1);
 	/* Not remembered: counted, but a later open of this path counts again. */
 	struct file_val *mine = err ? NULL : bpf_map_lookup_elem(&file_seen, key);
 	if (!mine)
-		return;
+		return NULL;
 	/* xchg: threads of one process may overflow at the same moment. */
 	mine->next_overflowed = __sync_lock_test_and_set(&idx->overflow_head, key->hash);
 	__sync_fetch_and_add(&idx->overflow_linked, 1);
+	return NULL;
 }
 
 /* An open of a path already in file_seen: counted against its slot, or nowhere if overflowed. */
@@ -386,6 +391,9 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	struct file_key key = {.tgid = tgid, .hash = path_hash(path, n)};
 	struct file_val *seen = bpf_map_lookup_elem(&file_seen, &key);
 	if (seen) {
+		/* Another thread's first open may have made the index since ours was looked up. */
+		if (!idx)
+			idx = bpf_map_lookup_elem(&file_index, &tgid);
 		if (idx)
 			count_seen(idx, seen, identity, ret, args.flags);
 		return 0;
@@ -406,8 +414,11 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	if (slot < TRACER_FILES_PER_PROC)
 		slot = __sync_fetch_and_add(&idx->n, 1);
 	if (slot >= TRACER_FILES_PER_PROC) {
-		count_overflowed(idx, &key);
-		remember(idx, identity, FILE_OVERFLOWED);
+		struct file_val *first = count_overflowed(idx, &key);
+		if (first)
+			count_seen(idx, first, identity, ret, args.flags);
+		else
+			remember(idx, identity, FILE_OVERFLOWED);
 		return 0;
 	}
 	/* Nobody else can reach the slot before its path is in file_seen: fill it first. */

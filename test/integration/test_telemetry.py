@@ -283,6 +283,41 @@ def files_opened_by_threads_at_once(ctx):
     ctx.stop(agg)
 
 
+@test
+def files_opened_by_threads_past_the_last_slot(ctx):
+    """Two threads open 130 files each and 130 shared ones (390 paths, past the 256 slots a process
+    has), meeting before every open, in 15 processes: when one thread takes the last slot for a
+    shared path while the other finds none, the second open still counts in that slot. Before,
+    it was lost: 8 shared paths counted once in 30 such processes."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    d = ctx.path("threads")
+    os.mkdir(d)
+    own = [f"{d}/t{t}_{i}" for t in range(2) for i in range(130)]
+    shared = [f"{d}/s{i}" for i in range(130)]
+    for path in own + shared:
+        open(path, "w").close()
+    want = dict([(path, ("rw", 0, 1)) for path in own] + [(path, ("rw", 0, 2)) for path in shared])
+    wrong, totals, pids = [], [], []
+    for _ in range(15):
+        p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
+                            ctx.helper("threadfiles"), d, "2", "130"], capture_output=True, text=True, timeout=60)
+        ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
+        pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
+                                            "exe LIKE '%/threadfiles'", ctx.latest_run(db=db), db=db)
+        rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
+        paths = [r[0] for r in rows]
+        wrong += [r for r in rows if want.get(r[0]) != tuple(r[1:])]
+        wrong += [("listed twice", p) for p in set(paths) if paths.count(p) > 1]
+        totals.append(len(rows) + overflow)
+        pids.append(pid)
+    ctx.check(not wrong, f"{len(wrong)} paths miscounted (own 1, shared 2): {wrong[:4]}")
+    ctx.check(all(t == 390 for t in totals), f"listed + overflow per process, expected 390: {totals}")
+    check_no_paths_left(ctx, tuple(pids))
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
 def file_events_lost(ctx, db):
     return ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss WHERE hop = 'kernel' AND event_type = 'file'",
                    db=db)
