@@ -250,29 +250,41 @@ def check_no_paths_left(ctx, pids):
     ctx.check(tables > 0 and not left, f"file_seen entries left for pids {pids}: {len(left)}")
 
 
+def thread_files(ctx, per_thread):
+    """Files for threadfiles with two threads, and the (access, created, count) each must get:
+    it opens each read-write, its own files once per thread, the shared ones once by each."""
+    d = ctx.path("threads")
+    os.mkdir(d)
+    own = [f"{d}/t{t}_{i}" for t in range(2) for i in range(per_thread)]
+    shared = [f"{d}/s{i}" for i in range(per_thread)]
+    for path in own + shared:
+        open(path, "w").close()
+    return d, dict([(path, ("rw", 0, 1)) for path in own] + [(path, ("rw", 0, 2)) for path in shared])
+
+
+def traced_threadfiles(ctx, sock, db, d, per_thread):
+    """One threadfiles process (two threads) under tracer run: its pid, files_overflow and files rows."""
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
+                        ctx.helper("threadfiles"), d, "2", str(per_thread)], capture_output=True, text=True,
+                       timeout=60)
+    ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
+    pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
+                                        "exe LIKE '%/threadfiles'", ctx.latest_run(db=db), db=db)
+    rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
+    return pid, overflow, rows
+
+
 @test
 def files_opened_by_threads_at_once(ctx):
     """Two threads open 80 files each and 80 shared ones, meeting before every open: every path
     listed once with its count (shared ones twice) or counted as overflow; nothing left in the kernel."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
     agg, col = start_daemons(ctx, sock, db)
-    d = ctx.path("threads")
-    os.mkdir(d)
-    own = [f"{d}/t{t}_{i}" for t in range(2) for i in range(80)]
-    shared = [f"{d}/s{i}" for i in range(80)]
-    for path in own + shared:
-        open(path, "w").close()
-    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
-                        ctx.helper("threadfiles"), d, "2", "80"], capture_output=True, text=True, timeout=60)
-    ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
-    pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
-                                        "exe LIKE '%/threadfiles'", ctx.latest_run(db=db), db=db)
-    rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
-    # threadfiles.c opens each read-write: its own files once per thread, the shared ones once by each.
+    d, want = thread_files(ctx, 80)
+    pid, overflow, rows = traced_threadfiles(ctx, sock, db, d, 80)
     # Two threads racing for one new path each claim a slot; the loser gives its slot back only if no
     # slot was claimed after it (the winner's often was), else it stays empty (documented): a few may overflow,
     # but none is listed twice or miscounted, and listed + overflow is every path.
-    want = dict([(path, ("rw", 0, 1)) for path in own] + [(path, ("rw", 0, 2)) for path in shared])
     paths = [r[0] for r in rows]
     wrong = [r for r in rows if want.get(r[0]) != tuple(r[1:])]
     ctx.check(len(paths) == len(set(paths)) and not wrong, f"{len(rows)} files listed, each once with its "
@@ -291,21 +303,10 @@ def files_opened_by_threads_past_the_last_slot(ctx):
     it was lost: 8 shared paths counted once in 30 such processes."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
     agg, col = start_daemons(ctx, sock, db)
-    d = ctx.path("threads")
-    os.mkdir(d)
-    own = [f"{d}/t{t}_{i}" for t in range(2) for i in range(130)]
-    shared = [f"{d}/s{i}" for i in range(130)]
-    for path in own + shared:
-        open(path, "w").close()
-    want = dict([(path, ("rw", 0, 1)) for path in own] + [(path, ("rw", 0, 2)) for path in shared])
+    d, want = thread_files(ctx, 130)
     wrong, totals, pids = [], [], []
     for _ in range(15):
-        p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
-                            ctx.helper("threadfiles"), d, "2", "130"], capture_output=True, text=True, timeout=60)
-        ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
-        pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
-                                            "exe LIKE '%/threadfiles'", ctx.latest_run(db=db), db=db)
-        rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
+        pid, overflow, rows = traced_threadfiles(ctx, sock, db, d, 130)
         paths = [r[0] for r in rows]
         wrong += [r for r in rows if want.get(r[0]) != tuple(r[1:])]
         wrong += [("listed twice", p) for p in set(paths) if paths.count(p) > 1]
