@@ -93,6 +93,23 @@ class SchemaDoc(unittest.TestCase):
         self.assertEqual(sorted(real - documented), [], "indexes that exist but are not in the Indexes table")
         self.assertEqual(sorted(documented - real), [], "indexes in the Indexes table that do not exist")
 
+    def test_promised_lookups_use_their_index(self):
+        """The lookups the Indexes section promises are fast, as SQLite plans
+        them: partial indexes must still serve `=`, `IN` and joins."""
+        promised = {
+            "SELECT * FROM processes WHERE run_id = ?": "processes_run",
+            "SELECT * FROM processes WHERE run_id = (SELECT max(id) FROM runs)": "processes_run",
+            "SELECT p.pid FROM steps s JOIN processes p ON p.step_id = s.id WHERE s.run_id = ?":
+                "processes_step",
+            "SELECT * FROM processes WHERE step_id IN (?, ?)": "processes_step",
+            "SELECT * FROM processes WHERE parent_id = ?": "processes_parent",
+            "SELECT * FROM processes WHERE pid = ? AND proc_start_boot_ns = ?": "processes_pid",
+        }
+        for sql, index in promised.items():
+            params = [1] * sql.count("?")
+            plan = " / ".join(r[3] for r in self.db.execute("EXPLAIN QUERY PLAN " + sql, params))
+            self.assertRegex(plan, rf"SEARCH \w+ USING (COVERING )?INDEX {index} ", f"{sql}: {plan}")
+
 
 if __name__ == "__main__":
     unittest.main()
