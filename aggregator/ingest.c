@@ -1093,10 +1093,15 @@ static void load_process(void *ctx, struct process_row *r)
 	p->row = *r;
 	p->execed = true;
 	p->seen_gen = 0;
-	/* The clock it started under (proc_epoch): exact for a first image; a later
-	 * image's boot-clock start is not stored, so today's offset stands in. */
-	p->epoch_offset_ns =
-	    r->image == 0 ? r->start_ns - (int64_t)r->proc_start_boot_ns : realtime_offset_ns();
+	/*
+	 * The clock it started under (proc_epoch). A later image's boot-clock start
+	 * is not stored, but its first image's row holds the process's offset;
+	 * only without that row does today's offset stand in.
+	 */
+	if (r->image == 0)
+		p->epoch_offset_ns = r->start_ns - (int64_t)r->proc_start_boot_ns;
+	else if (store_first_image_offset(g->store, r, &p->epoch_offset_ns) != 0)
+		p->epoch_offset_ns = realtime_offset_ns();
 }
 
 static struct proc *entry_with_row_id(struct ingest *g, int64_t id)

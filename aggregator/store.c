@@ -938,6 +938,27 @@ static char *dup_column(sqlite3_stmt *st, int col)
 	return v ? strdup((const char *)v) : NULL;
 }
 
+int store_first_image_offset(struct store *s, const struct process_row *r, int64_t *offset_ns)
+{
+	sqlite3_stmt *st;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT start_ns - proc_start_boot_ns FROM processes WHERE pid = ?1 "
+			       "AND proc_start_boot_ns = ?2 AND boot_id IS ?3 AND image = 0",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, r->pid);
+	bind_u64(st, 2, r->proc_start_boot_ns);
+	bind_text_or_null(st, 3, r->boot_id);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*offset_ns = sqlite3_column_int64(st, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct process_row *r),
 			       void *ctx)
 {

@@ -258,4 +258,10 @@ int64_t store_max_id(struct store *s, const char *table);
 int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct process_row *r),
 			       void *ctx);
 
+/*
+ * The wall-clock offset (epoch minus boot clock) a process started under, from
+ * the row of its first image: 0 and *offset_ns set, or -1 if that row is gone.
+ */
+int store_first_image_offset(struct store *s, const struct process_row *r, int64_t *offset_ns);
+
 #endif

@@ -272,6 +272,44 @@ static void test_exec_in_place(void **state)
 	    1);
 }
 
+/*
+ * An aggregator restart resumes running processes from the database. One in
+ * its second image keeps the clock its process started under (its first
+ * image's row says which), also when the wall clock stepped while the
+ * aggregator was down: its duration comes from the boot clock alone.
+ */
+static void test_resumed_image_keeps_its_clock(void **state)
+{
+	char *sh[] = {"/bin/sh"}, *tool[] = {"/usr/bin/tool"};
+	Tracer__Counters c = counters(1000, 0, 10);
+	const int64_t sec = 1000000000, offset = 10000 * sec, step = -3600 * sec;
+
+	(void)state;
+	g.has_offset = true;
+	g.offset_ns = offset;
+	fork_ev(800, 100 * sec, 1, 1);
+	exec_ev(800, 100 * sec, 1, 1, 100 * sec + 1000, sh, 1, &c, false, -1);
+	exec_ev(800, 100 * sec, 1, 1, 101 * sec, tool, 1, &c, false, -1); /* image 1 */
+	commit();
+
+	ingest_free(&g);
+	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL, NULL), 0);
+	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
+	assert_int_equal(ingest_load_state(&g), 0);
+	ingest_new_generation(&g);
+	g.has_offset = true;
+	g.offset_ns = offset + step;
+	exit_ev(800, 100 * sec, 103 * sec, 0, &c);
+	commit();
+	assert_int_equal(query_int("SELECT start_ns FROM processes WHERE pid = 800 AND image = 1"),
+			 101 * sec + offset);
+	assert_int_equal(
+	    query_int("SELECT end_ns - start_ns FROM processes WHERE pid = 800 AND image = 1"),
+	    2 * sec);
+	assert_int_equal(
+	    query_int("SELECT state = 'exited' FROM processes WHERE pid = 800 AND image = 1"), 1);
+}
+
 static void test_exit_before_exec(void **state)
 {
 	char *argv[] = {"/bin/zombie"};
@@ -468,6 +506,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pid_reuse_never_merges, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exec_in_place, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_before_exec, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_resumed_image_keeps_its_clock, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_snapshot_then_precise, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
