@@ -1149,12 +1149,14 @@ static void load_steps(struct ingest *g, struct run *r)
 		v = sqlite3_column_text(st, 3);
 		copy_string(s->kind, sizeof(s->kind), v ? (const char *)v : "");
 		s->root_process_id = sqlite3_column_int64(st, 4);
-		s->r.start_ns = sqlite3_column_int64(st, 5);
 		struct proc *root = entry_with_row_id(g, s->root_process_id);
 		if (root) {
 			s->root_pid = root->pid;
 			s->root_start_ns = root->start_boot_ns;
 		}
+		/* The step's clock is its root's, like the run's (ingest_load_state). */
+		rollup_start(&s->r, sqlite3_column_int64(st, 5),
+			     root ? root->epoch_offset_ns : r->r.clock_offset_ns);
 		s->next = r->steps;
 		r->steps = s;
 		r->step_seq++;
@@ -1205,7 +1207,6 @@ int ingest_load_state(struct ingest *g)
 		r->engine_process_id = sqlite3_column_int64(st, 12);
 		r->pipeline_id = sqlite3_column_int64(st, 13);
 		r->dirty = false;
-		rollup_start(&r->r, row.start_ns);
 		struct proc *engine = entry_with_row_id(g, r->engine_process_id);
 		if (engine) {
 			r->engine_pid = engine->pid;
@@ -1218,6 +1219,10 @@ int ingest_load_state(struct ingest *g)
 			r->command_start_ns = command->start_boot_ns;
 			r->command_coarse = command->start_coarse;
 		}
+		/* The run's clock is that of the process that started it, if it still runs. */
+		struct proc *first = command ? command : engine;
+		rollup_start(&r->r, row.start_ns,
+			     first ? first->epoch_offset_ns : realtime_offset_ns());
 		struct proc *launcher = row.launcher_pid ? proc_find(&g->table, row.launcher_pid,
 								     row.launcher_start_ns, true)
 							 : NULL;

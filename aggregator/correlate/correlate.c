@@ -195,7 +195,7 @@ static struct run *new_run(struct correlator *c, const char *source, const char 
 		r->pipeline_id = pipeline_id(c, r->row.pipeline);
 	copy_string(r->engine, sizeof(r->engine), engine);
 	r->status = GROUP_RUNNING;
-	rollup_start(&r->r, p->row.start_ns);
+	rollup_start(&r->r, p->row.start_ns, p->epoch_offset_ns);
 	r->dirty = true;
 	r->next = c->runs;
 	c->runs = r;
@@ -238,7 +238,7 @@ static void set_run(struct proc *p, struct run *r)
 		r->refs++;
 		r->r.live++;
 		r->r.rss_now_kb += (int64_t)p->last_sample_rss;
-		rollup_start(&r->r, p->row.start_ns);
+		rollup_start(&r->r, p->row.start_ns, p->epoch_offset_ns);
 	}
 }
 
@@ -259,7 +259,7 @@ static void set_step(struct proc *p, struct step *s)
 		s->refs++;
 		s->r.live++;
 		s->r.rss_now_kb += (int64_t)p->last_sample_rss;
-		rollup_start(&s->r, p->row.start_ns);
+		rollup_start(&s->r, p->row.start_ns, p->epoch_offset_ns);
 		s->dirty = true;
 	}
 }
@@ -544,7 +544,7 @@ void correlate_exit(struct correlator *c, struct proc *p)
 			s->failed_code = row->has_signal ? row->signal : row->exit_code;
 			copy_string(s->failed_tool, sizeof(s->failed_tool), prog);
 		}
-		rollup_add_process(&s->r, row, failed, !p->had_children);
+		rollup_add_process(&s->r, row, p->epoch_offset_ns, failed, !p->had_children);
 		s->r.rss_now_kb -= (int64_t)p->last_sample_rss;
 		if (s->r.live)
 			s->r.live--;
@@ -562,7 +562,7 @@ void correlate_exit(struct correlator *c, struct proc *p)
 			insight_step_end(c->insight, s, row->end_ns);
 	}
 	if (r) {
-		rollup_add_process(&r->r, row, failed, !p->had_children);
+		rollup_add_process(&r->r, row, p->epoch_offset_ns, failed, !p->had_children);
 		r->r.rss_now_kb -= (int64_t)p->last_sample_rss;
 		if (r->r.live)
 			r->r.live--;

@@ -12,7 +12,14 @@
 
 /* Totals and peaks over a group of processes (a step or a run). */
 struct rollup {
+	/*
+	 * On the wall clock of the first member seen (clock_offset_ns, epoch minus
+	 * boot clock): a member that started under another offset, because the
+	 * wall clock was stepped, is moved onto it, so the span is boot-clock exact.
+	 */
 	int64_t start_ns, end_ns;
+	int64_t clock_offset_ns;
+	bool has_clock;
 	uint32_t processes, failed, live;
 	uint64_t cpu_ns, rchar, wchar, read_bytes, write_bytes, net_tx, net_rx, iowait_ns, runq_ns;
 	uint64_t reclaim_ns;
@@ -28,10 +35,12 @@ struct rollup {
 	double pass_cores, peak_cores;
 };
 
-void rollup_start(struct rollup *r, int64_t start_ns);
+/* A member started at start_ns on the wall clock of clock_offset_ns. */
+void rollup_start(struct rollup *r, int64_t start_ns, int64_t clock_offset_ns);
 /* A member process finished: add what it used. A leaf started no children:
  * its time off the CPU is its own waiting, not waiting for them. */
-void rollup_add_process(struct rollup *r, const struct process_row *p, bool failed, bool leaf);
+void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t clock_offset_ns,
+			bool failed, bool leaf);
 /* A member's sample: its RSS changed by rss_delta_kb, it used cores since the last one. */
 void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double cores);
 double rollup_avg_cores(const struct rollup *r);

@@ -7,20 +7,33 @@ const char *group_status_name(enum group_status s)
 	return (unsigned)s < 4 ? status_names[s] : "running";
 }
 
-void rollup_start(struct rollup *r, int64_t start_ns)
+/* t (0: unknown), read on the wall clock of offset, moved onto the rollup's clock. */
+static int64_t on_rollup_clock(struct rollup *r, int64_t t, int64_t offset)
 {
+	if (!r->has_clock) {
+		r->clock_offset_ns = offset;
+		r->has_clock = true;
+	}
+	return t ? t - offset + r->clock_offset_ns : 0;
+}
+
+void rollup_start(struct rollup *r, int64_t start_ns, int64_t clock_offset_ns)
+{
+	start_ns = on_rollup_clock(r, start_ns, clock_offset_ns);
 	if (!r->start_ns || (start_ns && start_ns < r->start_ns))
 		r->start_ns = start_ns;
 }
 
-void rollup_add_process(struct rollup *r, const struct process_row *p, bool failed, bool leaf)
+void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t clock_offset_ns,
+			bool failed, bool leaf)
 {
 	const struct proc_metrics *m = &p->m;
+	int64_t end_ns = on_rollup_clock(r, p->end_ns, clock_offset_ns);
 
 	r->processes++;
 	r->failed += failed;
-	if (p->end_ns > r->end_ns)
-		r->end_ns = p->end_ns;
+	if (end_ns > r->end_ns)
+		r->end_ns = end_ns;
 	if (!p->has_metrics)
 		return;
 	r->cpu_ns += m->cpu_user_ns + m->cpu_sys_ns;

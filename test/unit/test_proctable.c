@@ -310,6 +310,42 @@ static void test_resumed_image_keeps_its_clock(void **state)
 	    query_int("SELECT state = 'exited' FROM processes WHERE pid = 800 AND image = 1"), 1);
 }
 
+/*
+ * A step whose processes started on both sides of a wall-clock step: its
+ * span is on its root's clock, boot-clock exact. A child started after a
+ * +3600 s step ends at 3.5 s, the root at 4 s: the step lasted 2 s, not 3601.5.
+ */
+static void test_step_across_a_clock_step(void **state)
+{
+	char *snakemake[] = {"/usr/bin/python3", "/usr/bin/snakemake", "--cores", "1"};
+	char *job[] = {"/bin/sh", "/w/.snakemake/tmp.x1/snakejob.sort_bam.7.sh"};
+	char *tool[] = {"/usr/bin/samtools", "sort", "a.bam"};
+	Tracer__Counters c = counters(1000, 0, 10);
+	const int64_t sec = 1000000000, offset = 10000 * sec, step = 3600 * sec;
+
+	(void)state;
+	g.has_offset = true;
+	g.offset_ns = offset;
+	fork_ev(900, 1 * sec, 1, 1);
+	exec_ev(900, 1 * sec, 1, 1, 1 * sec + 1000, snakemake, 4, &c, false, -1);
+	fork_ev(901, 2 * sec, 900, 1 * sec);
+	exec_ev(901, 2 * sec, 900, 1 * sec, 2 * sec + 1000, job, 2, &c, false, -1);
+	g.offset_ns = offset + step;
+	fork_ev(902, 3 * sec, 901, 2 * sec);
+	exec_ev(902, 3 * sec, 901, 2 * sec, 3 * sec + 1000, tool, 3, &c, false, -1);
+	exit_ev(902, 3 * sec, 3500 * (sec / 1000), 0, &c);
+	exit_ev(901, 2 * sec, 4 * sec, 0, &c);
+	commit();
+	assert_int_equal(query_int("SELECT count(*) FROM steps WHERE name = 'sort_bam'"), 1);
+	assert_int_equal(
+	    query_int("SELECT count(*) FROM processes WHERE step_id = (SELECT id FROM steps)"), 2);
+	assert_int_equal(query_int("SELECT start_ns FROM steps"), 2 * sec + offset);
+	assert_int_equal(query_int("SELECT end_ns - start_ns FROM steps"), 2 * sec);
+	/* The processes themselves keep the clocks they started under. */
+	assert_int_equal(query_int("SELECT start_ns FROM processes WHERE pid = 902"),
+			 3 * sec + offset + step);
+}
+
 static void test_exit_before_exec(void **state)
 {
 	char *argv[] = {"/bin/zombie"};
@@ -507,6 +543,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exec_in_place, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_before_exec, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_resumed_image_keeps_its_clock, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_step_across_a_clock_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_snapshot_then_precise, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
