@@ -35,6 +35,16 @@ static struct store st;
 static struct outbox ob;
 static struct ingest g;
 
+/* The aggregator's state over the open store: fresh, or resumed from it (a restart). */
+static void start_ingest(bool resume)
+{
+	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL, NULL), 0);
+	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
+	if (resume)
+		assert_int_equal(ingest_load_state(&g), 0);
+	ingest_new_generation(&g);
+}
+
 static int start(bool with_outbox)
 {
 	assert_int_equal(store_open(&st, ":memory:"), 0);
@@ -42,9 +52,7 @@ static int start(bool with_outbox)
 		assert_int_equal(outbox_open(&ob, st.db, 64 << 20, NULL), 0);
 		st.outbox = &ob;
 	}
-	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL, NULL), 0);
-	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
-	ingest_new_generation(&g);
+	start_ingest(false);
 	return 0;
 }
 
@@ -293,10 +301,7 @@ static void test_resumed_image_keeps_its_clock(void **state)
 	commit();
 
 	ingest_free(&g);
-	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL, NULL), 0);
-	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
-	assert_int_equal(ingest_load_state(&g), 0);
-	ingest_new_generation(&g);
+	start_ingest(true);
 	g.has_offset = true;
 	g.offset_ns = offset + step;
 	exit_ev(800, 100 * sec, 103 * sec, 0, &c);
