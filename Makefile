@@ -108,7 +108,10 @@ COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collecto
                   collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.c \
-                   aggregator/store.c aggregator/schema.c aggregator/ingest.c \
+                   aggregator/store.c aggregator/schema.c \
+                   aggregator/ingest/ingest.c aggregator/ingest/process.c aggregator/ingest/launch.c \
+                   aggregator/ingest/counters.c aggregator/ingest/data.c aggregator/ingest/clock.c \
+                   aggregator/ingest/hold.c aggregator/ingest/write.c aggregator/ingest/resume.c \
                    aggregator/runmark.c aggregator/cputime.c aggregator/hostsample.c \
                    aggregator/correlate/tools.c aggregator/correlate/cgroup_path.c \
                    aggregator/correlate/rollup.c aggregator/correlate/engines.c \

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aggregator/ingest.h"
+#include "aggregator/ingest/ingest.h"
 #include "aggregator/outbox.h"
 #include "aggregator/receiver.h"
 #include "aggregator/schema.h"

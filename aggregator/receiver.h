@@ -15,7 +15,7 @@
 #include <nng/nng.h>
 
 #include "aggregator/hostsample.h"
-#include "aggregator/ingest.h"
+#include "aggregator/ingest/ingest.h"
 #include "aggregator/store.h"
 #include "common/frame_arena.h"
 #include "common/ipc.h"

@@ -1005,3 +1005,74 @@ int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct pro
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
+
+int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(
+		s->db,
+		"SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
+		"command_process_id, launcher_pid, launcher_start_ns, source, engine, "
+		"engine_process_id, pipeline_id FROM runs WHERE end_ns IS NULL",
+		-1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct open_run o = {0};
+		struct run_row *row = &o.row;
+		row->id = sqlite3_column_int64(st, 0);
+		row->name = dup_column(st, 1);
+		if (!row->name)
+			row->name = strdup("");
+		row->pipeline = dup_column(st, 2);
+		copy_column(st, 3, row->host_id, sizeof(row->host_id));
+		copy_column(st, 4, row->hostname, sizeof(row->hostname));
+		copy_column(st, 5, row->boot_id, sizeof(row->boot_id));
+		row->start_ns = sqlite3_column_int64(st, 6);
+		row->command_process_id = sqlite3_column_int64(st, 7);
+		row->launcher_pid = (uint32_t)sqlite3_column_int64(st, 8);
+		row->launcher_start_ns = (uint64_t)sqlite3_column_int64(st, 9);
+		copy_column(st, 10, o.source, sizeof(o.source));
+		copy_column(st, 11, o.engine, sizeof(o.engine));
+		row->source = o.source;
+		row->engine = o.engine;
+		row->engine_process_id = sqlite3_column_int64(st, 12);
+		row->pipeline_id = sqlite3_column_int64(st, 13);
+		if (fn(ctx, &o) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_each_step_of_run(struct store *s, int64_t run_id,
+			   int (*fn)(void *ctx, const struct stored_step *st), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id, key, name, kind, root_process_id, start_ns FROM steps "
+			       "WHERE run_id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct stored_step step = {0};
+		step.id = sqlite3_column_int64(st, 0);
+		copy_column(st, 1, step.key, sizeof(step.key));
+		copy_column(st, 2, step.name, sizeof(step.name));
+		copy_column(st, 3, step.kind, sizeof(step.kind));
+		step.root_process_id = sqlite3_column_int64(st, 4);
+		step.start_ns = sqlite3_column_int64(st, 5);
+		if (fn(ctx, &step) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}

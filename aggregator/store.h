@@ -258,6 +258,24 @@ int64_t store_max_id(struct store *s, const char *table);
 int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct process_row *r),
 			       void *ctx);
 
+/* A run not ended yet, as stored (aggregator restart). row.name and
+ * row.pipeline are the callback's to keep; source and engine point here. */
+struct open_run {
+	struct run_row row;
+	char source[16], engine[16];
+};
+/* Calls fn for every run not ended yet, until fn returns non-zero. */
+int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r), void *ctx);
+
+/* A step as stored (aggregator restart). */
+struct stored_step {
+	int64_t id, root_process_id, start_ns;
+	char key[96], name[256], kind[24];
+};
+/* Calls fn for every step of the run, until fn returns non-zero. */
+int store_each_step_of_run(struct store *s, int64_t run_id,
+			   int (*fn)(void *ctx, const struct stored_step *st), void *ctx);
+
 /*
  * The wall-clock offset (epoch minus boot clock) a process started under, from
  * the row of its first image: 0 and *offset_ns set, or -1 if that row is gone.

@@ -1,6 +1,6 @@
 /*
  * Correlation: from processes to pipeline -> run -> step -> tool, using only
- * what the OS shows. Called by ingest.c as processes fork, exec, exit and are
+ * what the OS shows. Called by ingest/ as processes fork, exec, exit and are
  * sampled; owns runs, steps, tool and pipeline ids, and the cgroup id -> path
  * map used to recognise containers and Slurm jobs.
  */
@@ -70,7 +70,7 @@ void correlate_exit(struct correlator *c, struct proc *p);
 /*
  * A live sample: RSS and CPU rollups of the process's step and run. boot_ns is
  * the sampling pass's boot-clock time, which all samples of one pass share (a
- * wall-clock time would not: each process keeps its own clock, ingest.c).
+ * wall-clock time would not: each process keeps its own clock, ingest/clock.c).
  */
 void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, uint64_t rss_kb,
 		      uint64_t cpu_ns);

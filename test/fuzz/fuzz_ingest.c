@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregator/ingest.h"
+#include "aggregator/ingest/ingest.h"
 #include "aggregator/receiver.h"
 #include "aggregator/store.h"
 #include "common/log.h"

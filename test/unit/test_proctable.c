@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "aggregator/ingest.h"
+#include "aggregator/ingest/ingest.h"
 #include "aggregator/outbox.h"
 #include "aggregator/store.h"
 

@@ -18,7 +18,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/pair1/pair.h>
 
-#include "aggregator/ingest.h"
+#include "aggregator/ingest/ingest.h"
 #include "aggregator/receiver.h"
 #include "aggregator/store.h"
 #include "common/frame.h"

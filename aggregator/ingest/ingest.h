@@ -1,7 +1,7 @@
 /*
  * Applying validated events to the process table and the runs, and writing
  * what changed. Nothing here touches the socket; receiver.c feeds frames in
- * and commits.
+ * and commits. internal.h maps the files of ingest/.
  */
 #ifndef TRACER_INGEST_H
 #define TRACER_INGEST_H
@@ -13,6 +13,7 @@
 #include "aggregator/insight/insight.h"
 #include "aggregator/proctable.h"
 #include "aggregator/store.h"
+#include "common/vec.h"
 #include "tracer.pb-c.h"
 
 enum ingest_scope {
@@ -32,20 +33,20 @@ struct pending_sample {
 
 /* Records waiting for the next commit (kept until it succeeds). */
 struct pending {
-	struct file_row *files;
-	size_t n_files, cap_files;
-	struct file_update *file_updates;
-	size_t n_file_updates, cap_file_updates;
-	struct oom_row *ooms;
-	size_t n_ooms, cap_ooms;
-	struct cgroup_row *cgroups;
-	size_t n_cgroups, cap_cgroups;
-	struct pending_sample *samples;
-	size_t n_samples, cap_samples;
-	int64_t *releases; /* processes whose held samples go to the outbox */
-	size_t n_releases, cap_releases;
-	struct host_sample_row *hosts;
-	size_t n_hosts, cap_hosts;
+	VEC(struct file_row) files;
+	VEC(struct file_update) file_updates;
+	VEC(struct oom_row) ooms;
+	VEC(struct cgroup_row) cgroups;
+	VEC(struct pending_sample) samples;
+	VEC(int64_t) releases; /* processes whose held samples go to the outbox */
+	VEC(struct host_sample_row) hosts;
+};
+
+/* A process with held samples, by identity: its hold ends on time even if it idles. */
+struct held_proc {
+	uint32_t pid;
+	bool coarse;
+	uint64_t start_ns;
 };
 
 struct ingest {
@@ -65,13 +66,7 @@ struct ingest {
 	int64_t next_file_id;
 	struct pending pending;
 	struct ingest_stats stats;
-	/* Processes with held samples, by identity: their hold ends on time even if they idle. */
-	struct held_proc {
-		uint32_t pid;
-		bool coarse;
-		uint64_t start_ns;
-	} * held;
-	size_t n_held, cap_held;
+	VEC(struct held_proc) held;
 };
 
 /* Queues a host sample for the next commit. */

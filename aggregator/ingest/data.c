@@ -1,0 +1,204 @@
+/* OOM kills, files, cgroups and samples: events about a process, not its life. */
+#include "aggregator/ingest/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregator/cputime.h"
+#include "common/jsonutil.h"
+#include "common/strutil.h"
+
+void on_oom(struct ingest *g, uint64_t ts, const Tracer__OomEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct oom_row r = {0};
+
+	r.ts_ns = p ? proc_epoch_ns(p, ts) : frame_epoch_ns(g, ts);
+	r.pid = x->pid;
+	r.proc_start_boot_ns = x->start_ns;
+	copy_string(r.boot_id, sizeof(r.boot_id), g->boot_id);
+	copy_string(r.comm, sizeof(r.comm), x->comm ? x->comm : "");
+	r.uid = x->uid;
+	r.total_vm_kb = x->total_vm_kb;
+	r.anon_rss_kb = x->anon_rss_kb;
+	r.file_rss_kb = x->file_rss_kb;
+	r.shmem_rss_kb = x->shmem_rss_kb;
+	r.cgroup_id = x->cgroup_id;
+	r.cgroup1_id = x->cgroup1_id;
+	r.memcg_limit_kb = x->memcg_limit_kb;
+	r.memcg_usage_kb = x->memcg_usage_kb;
+	r.oom_score_adj = x->oom_score_adj;
+	if (p) {
+		r.process_id = p->row.id;
+		p->row.oom_killed = true;
+		ingest_touch(g, p);
+		if (!ingest_recordable(g, p))
+			return;
+	} else if (g->scope == SCOPE_RUNS) {
+		return;
+	}
+	insight_oom(&g->insight, &r, p, r.ts_ns);
+	if (!vec_push(&g->pending.ooms, r))
+		g->stats.oom++;
+}
+
+static char *file_path(const struct proc *p, const Tracer__FileEvent *x)
+{
+	char *joined, *clean;
+	size_t n;
+
+	if (!x->relative || !p->row.cwd)
+		return utf8_sanitize(x->path, strlen(x->path));
+	/* Relative to the cwd at exec: right unless the process changed directory. */
+	n = strlen(p->row.cwd) + strlen(x->path) + 2;
+	joined = malloc(n);
+	if (!joined)
+		return NULL;
+	snprintf(joined, n, "%s%s%s", p->row.cwd, strcmp(p->row.cwd, "/") ? "/" : "", x->path);
+	clean = utf8_sanitize(joined, strlen(joined));
+	free(joined);
+	return clean;
+}
+
+void on_file(struct ingest *g, uint64_t ts, const Tracer__FileEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct file_row r = {0};
+
+	if (!p || p->exited) {
+		g->stats.files_unmatched++;
+		return;
+	}
+	if (!ingest_recordable(g, p) || x->slot >= 4096)
+		return;
+	if (x->slot >= p->n_file_ids) {
+		uint32_t n = x->slot + 16;
+		int64_t *ids = realloc(p->file_ids, n * sizeof(*ids));
+		if (!ids) {
+			g->stats.oom++;
+			return;
+		}
+		memset(ids + p->n_file_ids, 0, (n - p->n_file_ids) * sizeof(*ids));
+		p->file_ids = ids;
+		p->n_file_ids = n;
+	}
+	r.id = g->next_file_id++;
+	r.process_id = p->row.id;
+	r.path = file_path(p, x);
+	r.open_flags = x->open_flags;
+	r.result = x->result < 0 ? -x->result : 0;
+	r.count = 1;
+	r.failed = x->result < 0;
+	r.first_ns = proc_epoch_ns(p, ts);
+	r.truncated = x->truncated;
+	if (!r.path || !vec_push(&g->pending.files, r)) {
+		free(r.path);
+		g->stats.oom++;
+		return;
+	}
+	p->file_ids[x->slot] = r.id;
+}
+
+void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+
+	if (!p) {
+		g->stats.files_unmatched++;
+		return;
+	}
+	if (x->overflow) {
+		p->row.files_overflow = x->overflow;
+		if (ingest_recordable(g, p))
+			proc_mark_dirty(&g->table, p);
+	}
+	for (size_t i = 0; i < x->n_count && i < p->n_file_ids; i++) {
+		struct file_update u = {
+		    .id = p->file_ids[i],
+		    .count = x->count[i],
+		    .failed = i < x->n_failed ? x->failed[i] : 0,
+		    .flags = i < x->n_flags_union ? x->flags_union[i] : 0,
+		};
+		if (u.id && !vec_push(&g->pending.file_updates, u))
+			g->stats.oom++;
+	}
+}
+
+void on_cgroup(struct ingest *g, uint64_t ts, const Tracer__CgroupEvent *x)
+{
+	struct cgroup_row r = {0};
+	const char *controllers = x->controllers;
+
+	if (controllers && strcmp(controllers, "memory") == 0)
+		g->memory_hierarchy = x->hierarchy;
+	if (!controllers && x->hierarchy && x->hierarchy == g->memory_hierarchy)
+		controllers = "memory";
+	copy_string(r.boot_id, sizeof(r.boot_id), g->boot_id);
+	r.hierarchy = x->hierarchy;
+	r.id = x->id;
+	r.controllers = controllers ? strdup(controllers) : NULL;
+	r.path = x->path ? utf8_sanitize(x->path, strlen(x->path)) : NULL;
+	r.level = x->level;
+	if (r.path && (x->hierarchy == 0 || (controllers && !strcmp(controllers, "memory"))))
+		correlate_cgroup(&g->corr, x->id, x->hierarchy != 0, r.path);
+	if (!x->from_snapshot) {
+		if (x->removed)
+			r.removed_ns = frame_epoch_ns(g, ts);
+		else
+			r.created_ns = frame_epoch_ns(g, ts);
+	}
+	if (!vec_push(&g->pending.cgroups, r)) {
+		free(r.path);
+		free(r.controllers);
+		g->stats.oom++;
+	}
+}
+
+void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct sample_row r = {0};
+
+	if (!p || p->exited) {
+		g->stats.samples_unmatched++;
+		return;
+	}
+	uint64_t io = x->rchar + x->wchar;
+	bool active = x->runtime_ns != p->last_sample_cpu || io != p->last_sample_io;
+	g->insight.last_sample_boot_ns = ts;
+	p->last_sample_io = io;
+	correlate_sample(&g->corr, p, ts, x->rss_kb, x->runtime_ns);
+	if (active)
+		insight_activity(&g->insight, p, ts, proc_epoch_ns(p, ts));
+	if (!ingest_recordable(g, p))
+		return;
+	bool held = hold_sample(g, p, ts);
+	r.process_id = p->row.id;
+	r.ts_ns = proc_epoch_ns(p, ts);
+	cputime_adjust(x->utime_ns, x->stime_ns, x->runtime_ns, &r.cpu_user_ns, &r.cpu_sys_ns);
+	r.rss_kb = x->rss_kb;
+	r.rchar = x->rchar;
+	r.wchar = x->wchar;
+	r.read_bytes = x->read_bytes;
+	r.write_bytes = x->write_bytes;
+	r.runq_ns = x->run_delay_ns;
+	r.iowait_ns = x->iowait_ns;
+	r.net_tx_bytes = x->net_tx_bytes;
+	r.net_rx_bytes = x->net_rx_bytes;
+	r.has_iowait = x->has_iowait_ns;
+	r.has_net = x->has_net_tx_bytes;
+	r.vol_ctxsw = x->vol_ctxsw;
+	r.invol_ctxsw = x->invol_ctxsw;
+	r.state[0] = x->state >= 'A' && x->state <= 'z' ? (char)x->state : '?';
+	r.threads = x->threads;
+	struct pending_sample ps = {.row = r, .held = held};
+	if (!vec_push(&g->pending.samples, ps))
+		g->stats.oom++;
+}
+
+void ingest_host_sample(struct ingest *g, const struct host_sample_row *row)
+{
+	if (!vec_push(&g->pending.hosts, *row))
+		g->stats.oom++;
+}

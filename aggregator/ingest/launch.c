@@ -1,0 +1,98 @@
+/* Runs started by a `tracer run` launcher: recognised at its exec, ended with its command. */
+#include "aggregator/ingest/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "aggregator/runmark.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "common/timeutil.h"
+
+static void default_run_name(const struct runmark *mark, uint64_t epoch_ns, char *out, size_t size)
+{
+	time_t secs = (time_t)(epoch_ns / NSEC_PER_SEC);
+	struct tm tm;
+	char stamp[32];
+
+	gmtime_r(&secs, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(out, size, "%s-%s", mark->command[0] ? mark->command : "run", stamp);
+}
+
+static struct run *start_run(struct ingest *g, struct proc *launcher, const struct runmark *mark)
+{
+	struct run_row row = {0};
+	char name[RUNMARK_NAME_MAX + 32];
+	struct run *r;
+
+	if (mark->run[0])
+		copy_string(name, sizeof(name), mark->run);
+	else
+		default_run_name(mark, (uint64_t)launcher->row.start_ns, name, sizeof(name));
+	row.id = g->store->next_run_id++;
+	row.name = strdup(name);
+	row.pipeline = mark->pipeline[0] ? strdup(mark->pipeline) : NULL;
+	copy_string(row.host_id, sizeof(row.host_id), g->host_id);
+	copy_string(row.hostname, sizeof(row.hostname), g->hostname);
+	copy_string(row.boot_id, sizeof(row.boot_id), g->boot_id);
+	row.launcher_pid = launcher->pid;
+	row.launcher_start_ns = launcher->start_boot_ns;
+	r = correlate_explicit_run(&g->corr, &row);
+	if (!r) {
+		free(row.name);
+		free(row.pipeline);
+		return NULL;
+	}
+	r->refs++; /* held by the launcher entry */
+	log_info("run %lld '%s' started by tracer run (pid %u)", (long long)r->row.id, name,
+		 launcher->pid);
+	return r;
+}
+
+void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher)
+{
+	struct run *r = launcher->launched;
+
+	correlate_join(&g->corr, child, r);
+	if (!r->has_command) {
+		r->has_command = true;
+		r->command_pid = child->pid;
+		r->command_start_ns = child->start_boot_ns;
+		r->command_coarse = child->start_coarse;
+		r->row.command_process_id = child->row.id;
+		r->row.start_ns = child->row.start_ns;
+		r->dirty = true;
+	}
+}
+
+void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, size_t argc)
+{
+	struct runmark mark;
+
+	if (p->launched || !runmark_parse(p->row.exe, argv, argc, &mark))
+		return;
+	/* The launcher itself is not part of the run it starts. */
+	p->launched = start_run(g, p, &mark);
+}
+
+void launch_finish_command(struct ingest *g, struct proc *p)
+{
+	for (struct run *r = g->corr.runs; r; r = r->next) {
+		if (!r->has_command || r->command_pid != p->pid ||
+		    !proc_same_start(r->command_start_ns, r->command_coarse, p->start_boot_ns,
+				     p->start_coarse))
+			continue;
+		r->row.end_ns = p->row.end_ns;
+		r->row.has_exit_code = p->row.has_exit_code;
+		r->row.exit_code = p->row.exit_code;
+		r->row.has_signal = p->row.has_signal;
+		r->row.signal = p->row.signal;
+		r->status = p->row.has_signal  ? GROUP_KILLED
+			    : p->row.exit_code ? GROUP_FAILED
+					       : GROUP_OK;
+		r->dirty = true;
+	}
+}

@@ -1,0 +1,298 @@
+/*
+ * Fork, exec and exit: process entries and the rows of their images. An exec
+ * in place closes the current image's row and opens the next one.
+ */
+#include "aggregator/ingest/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregator/runmark.h"
+#include "common/exitstatus.h"
+#include "common/jsonutil.h"
+#include "common/strutil.h"
+
+static void set_string(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src && src[0] ? utf8_sanitize(src, strlen(src)) : NULL;
+}
+
+static void fill_image_from_exec(struct ingest *g, struct proc *p, const Tracer__ExecEvent *x)
+{
+	struct process_row *r = &p->row;
+
+	copy_string(r->comm, sizeof(r->comm), x->comm ? x->comm : "");
+	set_string(&r->exe, x->exe);
+	set_string(&r->cwd, x->cwd);
+	free(r->argv_json);
+	r->argv_json = json_string_array(x->argv, x->n_argv);
+	r->argv_truncated = x->argv_truncated;
+	r->argv_redactions = x->argv_redactions;
+	if (x->has_uid) {
+		r->has_ids = true;
+		r->uid = x->uid;
+		r->gid = x->gid;
+	}
+	r->cgroup_id = x->cgroup_id;
+	r->cgroup1_id = x->cgroup1_id;
+	copy_string(r->boot_id, sizeof(r->boot_id), g->boot_id);
+}
+
+/*
+ * A precise start (from an exec or exit event) replaces a tick-rounded one
+ * (from /proc or a fork hook). The first image's row starts when the process
+ * did, so its wall-clock start moves too; a later image starts at its exec.
+ */
+static void make_start_precise(struct proc *p, uint64_t start_boot_ns)
+{
+	p->start_boot_ns = start_boot_ns;
+	p->start_coarse = false;
+	p->row.proc_start_boot_ns = start_boot_ns;
+	if (p->row.image == 0)
+		p->row.start_ns = proc_epoch_ns(p, start_boot_ns);
+}
+
+static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bool coarse,
+			      uint64_t now_boot)
+{
+	struct proc *old = proc_by_pid(&g->table, pid);
+	struct proc *p;
+
+	if (old) {
+		/* PID reused: the old process ended without our seeing it. */
+		if (!old->exited) {
+			old->exited = true;
+			old->row.state = "lost";
+			g->stats.lost_processes++;
+			if (ingest_recordable(g, old))
+				proc_mark_dirty(&g->table, old);
+		}
+		proc_unhash(&g->table, old);
+		proc_retire(&g->table, old, now_boot);
+	}
+	p = proc_add(&g->table, pid, start, coarse);
+	if (!p) {
+		g->stats.oom++;
+		return NULL;
+	}
+	p->row.id = g->store->next_process_id++;
+	p->row.pid = pid;
+	p->row.proc_start_boot_ns = start;
+	p->epoch_offset_ns = g->offset_ns;
+	p->row.start_ns = proc_epoch_ns(p, start);
+	p->row.state = "running";
+	p->last_activity_boot_ns = now_boot;
+	copy_string(p->row.boot_id, sizeof(p->row.boot_id), g->boot_id);
+	return p;
+}
+
+static void link_parent(struct ingest *g, struct proc *p, struct proc *parent, uint32_t ppid)
+{
+	p->row.ppid = ppid;
+	if (!parent) {
+		if (ppid > 1)
+			g->stats.missing_parents++;
+		return;
+	}
+	p->row.parent_id = parent->row.id;
+	if (parent->launched) {
+		if (!runmark_is_tracer_daemon(p->row.exe))
+			launch_join_run(g, p, parent);
+	} else {
+		correlate_fork(&g->corr, p, parent);
+	}
+}
+
+void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
+{
+	bool coarse = !f->has_start_ns || f->start_ns == 0;
+	uint64_t start = coarse ? ts : f->start_ns;
+	struct proc *parent = proc_find(&g->table, f->parent_pid, f->parent_start_ns, false);
+	struct proc *p = proc_find(&g->table, f->pid, start, coarse);
+
+	if (p) {
+		/* Already known from the snapshot: the fork adds nothing new. */
+		p->seen_gen = g->gen;
+		return;
+	}
+	p = new_entry(g, f->pid, start, coarse, ts);
+	if (!p)
+		return;
+	/* Until it execs, the child runs its parent's program. */
+	if (parent) {
+		process_row_free_strings(&p->row);
+		if (process_row_copy(&p->row, &parent->row) != 0) {
+			g->stats.oom++;
+			memset(&p->row, 0, sizeof(p->row));
+		}
+		p->row.id = g->store->next_process_id - 1;
+		p->row.stored = false;
+		p->row.run_id = 0;
+		p->row.parent_id = 0;
+		p->row.image = 0;
+		p->row.end_ns = 0;
+		p->row.has_exit_code = p->row.has_signal = p->row.has_metrics = false;
+		p->row.from_snapshot = false;
+		p->row.pid = f->pid;
+		p->row.proc_start_boot_ns = start;
+		p->row.start_ns = proc_epoch_ns(p, start);
+		p->row.state = "running";
+	}
+	copy_string(p->row.comm, sizeof(p->row.comm), f->comm ? f->comm : "");
+	if (f->has_uid) {
+		p->row.has_ids = true;
+		p->row.uid = f->uid;
+		p->row.gid = f->gid;
+	}
+	link_parent(g, p, parent, f->parent_pid);
+	p->last_activity_boot_ns = ts;
+	if (parent) {
+		parent->had_children = true;
+		insight_activity(&g->insight, parent, ts, proc_epoch_ns(parent, ts));
+	}
+	ingest_touch(g, p);
+}
+
+static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tracer__ExecEvent *x)
+{
+	struct process_row closed;
+	struct raw_counters at_exec = raw_counters_from(x->at_exec);
+
+	if (process_row_copy(&closed, &p->row) != 0) {
+		g->stats.oom++;
+		return;
+	}
+	closed.end_ns = proc_epoch_ns(p, ts);
+	closed.state = "exec";
+	closed.has_metrics = x->at_exec != NULL;
+	metrics_between(&at_exec, &p->base, &closed.m);
+	closed.m.has_max_rss = x->has_prev_peak_rss_kb;
+	metrics_set_presence(&closed.m, x->at_exec);
+	closed.m.max_rss_kb = x->prev_peak_rss_kb;
+	closed.m.ru_maxrss_kb = x->at_exec ? x->at_exec->signal_maxrss_kb : 0;
+	if (!ingest_recordable(g, p) || proctable_add_closed(&g->table, &closed) != 0)
+		process_row_free_strings(&closed);
+
+	/* The next image: same process, a new row, its own counters from here. */
+	p->base = at_exec;
+	p->row.parent_id = p->row.id;
+	p->row.id = g->store->next_process_id++;
+	p->row.stored = false;
+	p->row.image++;
+	p->row.start_ns = proc_epoch_ns(p, ts);
+	p->row.from_snapshot = false;
+}
+
+void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
+{
+	bool snap = x->from_snapshot;
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, snap);
+	struct proc *parent;
+
+	if (!p) {
+		p = new_entry(g, x->pid, x->start_ns, snap, ts);
+		if (!p)
+			return;
+		parent = x->has_parent_start_ns
+			     ? proc_find(&g->table, x->ppid, x->parent_start_ns, snap)
+			     : NULL;
+		fill_image_from_exec(g, p, x);
+		link_parent(g, p, parent, x->ppid);
+		p->execed = true;
+		p->row.from_snapshot = snap;
+		p->snapshot_ts = snap ? ts : 0;
+		/* Fork unseen: the row covers the whole process, like getrusage. */
+		p->base = (struct raw_counters){0};
+		goto done;
+	}
+	if (p->exited) {
+		/* A zombie in /proc, or a resent event: the exit already closed it. */
+		g->stats.late_events++;
+		return;
+	}
+	if (p->start_coarse && !snap)
+		make_start_precise(p, x->start_ns);
+	if (snap) {
+		/* The kernel already told us about this one; /proc adds nothing. */
+		if (!p->execed && !p->snapshot_ts) {
+			fill_image_from_exec(g, p, x);
+			p->snapshot_ts = ts;
+		}
+		p->seen_gen = g->gen;
+		return;
+	}
+	if (p->snapshot_ts && ts < p->snapshot_ts && p->row.from_snapshot) {
+		/* This exec happened before /proc was read: same image, better data. */
+		fill_image_from_exec(g, p, x);
+		p->row.from_snapshot = false;
+	} else if (p->execed || p->fork_image_shipped) {
+		close_image(g, p, ts, x);
+		fill_image_from_exec(g, p, x);
+	} else {
+		fill_image_from_exec(g, p, x);
+	}
+	p->execed = true;
+	if (runmark_is_tracer_daemon(p->row.exe)) {
+		struct run *r = p->run;
+		if (r && r->row.launcher_pid == p->row.ppid)
+			correlate_join(&g->corr, p, NULL);
+	}
+done:
+	launch_note_launcher(g, p, x->argv, x->n_argv);
+	{
+		/* The parent process (not the previous image): engines look at it. */
+		struct proc *par = x->has_parent_start_ns
+				       ? proc_find(&g->table, x->ppid, x->parent_start_ns, true)
+				       : proc_by_pid(&g->table, x->ppid);
+		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, proc_epoch_ns(p, ts));
+	}
+	hold_settle(g, p);
+	insight_activity(&g->insight, p, ts, proc_epoch_ns(p, ts));
+	ingest_touch(g, p);
+}
+
+void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct raw_counters end = raw_counters_from(x->totals);
+	struct exit_status st = exit_status_decode(x->wait_status);
+
+	if (!p) {
+		/* Exited before we saw it start (e.g. between attach and snapshot). */
+		g->stats.unmatched_exits++;
+		p = new_entry(g, x->pid, x->start_ns, false, ts);
+		if (!p)
+			return;
+		struct proc *parent = x->has_ppid ? proc_by_pid(&g->table, x->ppid) : NULL;
+		copy_string(p->row.comm, sizeof(p->row.comm), x->comm ? x->comm : "");
+		link_parent(g, p, parent && !parent->exited ? parent : NULL, x->ppid);
+	} else if (p->exited) {
+		g->stats.late_events++;
+		return;
+	}
+	if (p->start_coarse)
+		make_start_precise(p, x->start_ns);
+	p->row.end_ns = proc_epoch_ns(p, ts);
+	p->row.state = "exited";
+	p->row.has_exit_code = st.exited;
+	p->row.exit_code = st.code;
+	p->row.has_signal = !st.exited;
+	p->row.signal = st.signal;
+	p->row.core_dumped = st.core_dumped;
+	p->row.has_metrics = x->totals != NULL;
+	metrics_between(&end, &p->base, &p->row.m);
+	p->row.m.has_max_rss = x->totals != NULL;
+	p->row.m.max_rss_kb = x->totals ? x->totals->peak_rss_kb : 0;
+	metrics_set_presence(&p->row.m, x->totals);
+	p->row.m.ru_maxrss_kb = x->totals ? x->totals->signal_maxrss_kb : 0;
+	p->exited = true;
+	correlate_exit(&g->corr, p);
+	insight_process_exit(&g->insight, p, p->row.end_ns);
+	launch_finish_command(g, p);
+	if (p->launched)
+		p->launched->finished = true;
+	hold_settle(g, p);
+	ingest_touch(g, p);
+	proc_retire(&g->table, p, ts);
+}

@@ -1,0 +1,131 @@
+/*
+ * The batch writer: everything changed since the last commit, inside the
+ * receiver's transaction. A failed transaction is retried later from the same
+ * in-memory state, so nothing here forgets what it wrote until
+ * ingest_committed.
+ */
+#include "aggregator/ingest/internal.h"
+
+#include <stdlib.h>
+
+#include "aggregator/outbox.h"
+#include "common/timeutil.h"
+
+void pending_clear(struct pending *q, bool release)
+{
+	for (size_t i = 0; i < q->files.n; i++)
+		free(q->files.items[i].path);
+	for (size_t i = 0; i < q->cgroups.n; i++) {
+		free(q->cgroups.items[i].path);
+		free(q->cgroups.items[i].controllers);
+	}
+	q->files.n = q->file_updates.n = q->ooms.n = q->cgroups.n = q->samples.n = q->hosts.n = 0;
+	q->releases.n = 0;
+	if (release) {
+		vec_free(&q->releases);
+		vec_free(&q->files);
+		vec_free(&q->file_updates);
+		vec_free(&q->ooms);
+		vec_free(&q->cgroups);
+		vec_free(&q->samples);
+		vec_free(&q->hosts);
+	}
+}
+
+/* Writes the batch's held samples, or the others, which are queued one by one. */
+static int write_samples(struct ingest *g, bool held)
+{
+	const struct pending *q = &g->pending;
+
+	for (size_t i = 0; i < q->samples.n; i++) {
+		const struct sample_row *r = &q->samples.items[i].row;
+		if (q->samples.items[i].held != held)
+			continue;
+		int rc = store_put_sample(g->store, r);
+		if (rc == 0 && held)
+			rc = store_hold_samples(g->store, r->process_id);
+		else if (rc == 0)
+			rc = store_ship(g->store, OUTBOX_SAMPLES, r->process_id, r->ts_ns, NULL);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Samples first: a process forgotten below takes this batch's with it. A
+ * release queues every sample of its process written so far, so it comes
+ * after the held samples and before the rest: a sample taken after the
+ * release (in this batch) would otherwise be queued twice.
+ */
+static int write_all_samples(struct ingest *g)
+{
+	if (write_samples(g, true) != 0)
+		return -1;
+	for (size_t i = 0; i < g->pending.releases.n; i++)
+		if (store_release_samples(g->store, g->pending.releases.items[i]) != 0)
+			return -1;
+	return write_samples(g, false);
+}
+
+/* Finished images, then changed entries: written, or forgotten if not recorded. */
+static int write_processes(struct ingest *g)
+{
+	for (struct closed_row *c = g->table.closed; c; c = c->next)
+		if (store_put_process(g->store, &c->row) != 0 ||
+		    store_ship(g->store, OUTBOX_PROCESSES, c->row.id, 0, NULL) != 0)
+			return -1;
+	for (struct proc *p = g->table.dirty; p; p = p->dirty_next) {
+		int rc = 0;
+		if (ingest_recordable(g, p)) {
+			rc = store_put_process(g->store, &p->row);
+		} else {
+			rc = store_forget_process(g->store, p->row.id);
+			p->samples_held = false;
+		}
+		if (rc == 0 && ingest_recordable(g, p) && p->exited)
+			rc = store_ship(g->store, OUTBOX_PROCESSES, p->row.id, 0, NULL);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_pending_rows(struct ingest *g)
+{
+	const struct pending *q = &g->pending;
+
+	for (size_t i = 0; i < q->files.n; i++)
+		if (store_put_file(g->store, &q->files.items[i]) != 0)
+			return -1;
+	for (size_t i = 0; i < q->file_updates.n; i++) {
+		const struct file_update *u = &q->file_updates.items[i];
+		if (store_update_file_counts(g->store, u->id, u->count, u->failed, u->flags) != 0)
+			return -1;
+	}
+	for (size_t i = 0; i < q->ooms.n; i++)
+		if (store_put_oom(g->store, &q->ooms.items[i]) != 0)
+			return -1;
+	for (size_t i = 0; i < q->cgroups.n; i++)
+		if (store_put_cgroup(g->store, &q->cgroups.items[i]) != 0)
+			return -1;
+	for (size_t i = 0; i < q->hosts.n; i++)
+		if (store_put_host_sample(g->store, &q->hosts.items[i]) != 0 ||
+		    store_ship(g->store, OUTBOX_HOST_SAMPLES, q->hosts.items[i].ts_ns, 0, NULL) !=
+			0)
+			return -1;
+	return 0;
+}
+
+int ingest_write(struct ingest *g)
+{
+	if (write_all_samples(g) != 0 || write_processes(g) != 0)
+		return -1;
+	if (correlate_write(&g->corr) != 0 || insight_write(&g->insight) != 0)
+		return -1;
+	if (write_pending_rows(g) != 0)
+		return -1;
+	if (g->store->outbox && outbox_trim(g->store->outbox, (int64_t)now_realtime_ns()) != 0)
+		return -1;
+	return 0;
+}
