@@ -108,7 +108,9 @@ COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collecto
                   collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.c \
-                   aggregator/store.c aggregator/schema.c \
+                   aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
+                   aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
+                   aggregator/store/signals.c aggregator/store/ship.c aggregator/schema.c \
                    aggregator/ingest/ingest.c aggregator/ingest/process.c aggregator/ingest/launch.c \
                    aggregator/ingest/counters.c aggregator/ingest/data.c aggregator/ingest/clock.c \
                    aggregator/ingest/hold.c aggregator/ingest/write.c aggregator/ingest/resume.c \
@@ -117,7 +119,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/correlate/rollup.c aggregator/correlate/engines.c \
                    aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
                    aggregator/correlate/cwl.c aggregator/correlate/script.c \
-                   aggregator/correlate/correlate.c aggregator/store_signals.c aggregator/outbox.c \
+                   aggregator/correlate/correlate.c aggregator/outbox.c \
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 
 struct host_counters {
 	uint64_t cpu[8]; /* user nice system idle iowait irq softirq steal (ticks) */

@@ -19,7 +19,7 @@
 #include "aggregator/outbox.h"
 #include "aggregator/receiver.h"
 #include "aggregator/schema.h"
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 #include "common/fileutil.h"
 #include "common/ipc.h"
 #include "common/log.h"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 
 /* /proc start times have clock-tick (10 ms) resolution. */
 #define START_TOLERANCE_NS 11000000ULL

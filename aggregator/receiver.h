@@ -16,7 +16,7 @@
 
 #include "aggregator/hostsample.h"
 #include "aggregator/ingest/ingest.h"
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 #include "common/frame_arena.h"
 #include "common/ipc.h"
 

@@ -636,9 +636,36 @@ static void fill_run_row(struct run *r)
 	r->row.engine_process_id = r->engine_process_id;
 	r->row.status = group_status_name(r->status);
 	r->row.steps = steps;
-	r->row.rollup = &r->r;
+	rollup_totals(&r->r, &r->row.totals);
 	if (!r->row.start_ns)
 		r->row.start_ns = r->r.start_ns;
+}
+
+static void fill_step_row(const struct step *s, struct step_row *row)
+{
+	*row = (struct step_row){
+	    .id = s->id,
+	    .run_id = s->run->row.id,
+	    .key = s->key,
+	    .name = s->name,
+	    .kind = s->kind,
+	    .status = group_status_name(s->status),
+	    .start_ns = s->r.start_ns,
+	    .end_ns = s->status != GROUP_RUNNING ? s->r.end_ns : 0,
+	    .has_exit_code = s->has_exit_code,
+	    .has_signal = s->has_signal,
+	    .exit_code = s->exit_code,
+	    .signal = s->signal,
+	    .root_process_id = s->root_process_id,
+	    .container_id = s->container_id,
+	    .slurm_job = s->slurm_job,
+	    .slurm_step = s->slurm_step,
+	    .character = s->character,
+	    .memory_limit_kb = s->memory_limit_kb,
+	    .cpu_limit = s->cpu_limit,
+	    .signature = s->signature,
+	};
+	rollup_totals(&s->r, &row->totals);
 }
 
 int correlate_write(struct correlator *c)
@@ -666,7 +693,9 @@ int correlate_write(struct correlator *c)
 			if (!s->dirty)
 				continue;
 			s->character = insight_character(&s->r);
-			if (store_put_step(c->store, s) != 0 ||
+			struct step_row row;
+			fill_step_row(s, &row);
+			if (store_put_step(c->store, &row) != 0 ||
 			    (s->status != GROUP_RUNNING &&
 			     store_ship(c->store, OUTBOX_STEPS, s->id, 0, NULL) != 0))
 				return -1;

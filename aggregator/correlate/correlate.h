@@ -13,7 +13,7 @@
 
 #include "aggregator/correlate/groups.h"
 #include "aggregator/correlate/tools.h"
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 
 struct proc;
 

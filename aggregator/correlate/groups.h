@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 
 /* Totals and peaks over a group of processes (a step or a run). */
 struct rollup {
@@ -48,6 +48,8 @@ double rollup_avg_cores(const struct rollup *r);
 double rollup_peak_cores(const struct rollup *r);
 /* The peak RSS to report: from samples, never below the largest single process. */
 int64_t rollup_peak_rss(const struct rollup *r);
+/* The totals columns to store for the group. */
+void rollup_totals(const struct rollup *r, struct totals_row *t);
 
 enum group_status { GROUP_RUNNING, GROUP_OK, GROUP_FAILED, GROUP_KILLED };
 const char *group_status_name(enum group_status s);

@@ -99,3 +99,27 @@ int64_t rollup_peak_rss(const struct rollup *r)
 	return r->peak_rss_kb > (int64_t)r->max_process_rss_kb ? r->peak_rss_kb
 							       : (int64_t)r->max_process_rss_kb;
 }
+
+void rollup_totals(const struct rollup *r, struct totals_row *t)
+{
+	*t = (struct totals_row){
+	    .processes = r->processes,
+	    .failed = r->failed,
+	    .cpu_ns = r->cpu_ns,
+	    .has_avg_cores = r->end_ns > r->start_ns && r->start_ns,
+	    .avg_cores = rollup_avg_cores(r),
+	    .peak_cores = rollup_peak_cores(r),
+	    .peak_rss_kb = rollup_peak_rss(r),
+	    .max_process_rss_kb = r->max_process_rss_kb,
+	    .rchar = r->rchar,
+	    .wchar = r->wchar,
+	    .read_bytes = r->read_bytes,
+	    .write_bytes = r->write_bytes,
+	    .net_tx_bytes = r->net_tx,
+	    .net_rx_bytes = r->net_rx,
+	    .iowait_ns = r->iowait_ns,
+	    .runq_ns = r->runq_ns,
+	    .reclaim_ns = r->reclaim_ns,
+	    .sleep_ns = r->sleep_ns,
+	};
+}

@@ -12,7 +12,7 @@
 
 #include "aggregator/correlate/groups.h"
 #include "aggregator/proctable.h"
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 
 struct insight_config {
 	uint64_t stall_ns;	    /* alive with no CPU, I/O or children this long: stalled */

@@ -14,7 +14,7 @@
 
 #include "aggregator/ingest/ingest.h"
 #include "aggregator/receiver.h"
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 #include "common/log.h"
 
 static char template_path[128], db_path[128];

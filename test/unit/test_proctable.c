@@ -17,7 +17,7 @@
 
 #include "aggregator/ingest/ingest.h"
 #include "aggregator/outbox.h"
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 
 #define SEC 1000000000ULL
 

@@ -20,7 +20,7 @@
 
 #include "aggregator/ingest/ingest.h"
 #include "aggregator/receiver.h"
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 #include "common/frame.h"
 #include "common/ipc.h"
 

@@ -15,7 +15,7 @@
 #include <sqlite3.h>
 
 #include "aggregator/schema.h"
-#include "aggregator/store.h"
+#include "aggregator/store/store.h"
 
 static int64_t query_int(sqlite3 *db, const char *sql)
 {

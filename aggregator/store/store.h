@@ -1,7 +1,9 @@
 /*
  * SQLite storage. Rows are always written whole (INSERT OR REPLACE by id), so
  * a transaction that fails (disk full, I/O error) can be retried later from
- * the in-memory state with the same result.
+ * the in-memory state with the same result. The store knows rows, not runs,
+ * steps or processes: the layers above fill the rows. internal.h maps the
+ * files of store/.
  */
 #ifndef TRACER_STORE_H
 #define TRACER_STORE_H
@@ -127,6 +129,19 @@ struct host_sample_row {
 	uint64_t disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes;
 };
 
+/* The totals columns runs and steps share (from correlate's rollups). */
+struct totals_row {
+	uint32_t processes, failed;
+	uint64_t cpu_ns;
+	bool has_avg_cores;
+	double avg_cores;
+	double peak_cores;   /* 0: unknown */
+	int64_t peak_rss_kb; /* 0: unknown */
+	uint64_t max_process_rss_kb;
+	uint64_t rchar, wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes;
+	uint64_t iowait_ns, runq_ns, reclaim_ns, sleep_ns;
+};
+
 struct run_row {
 	int64_t id;
 	char *name, *pipeline; /* owned */
@@ -144,10 +159,23 @@ struct run_row {
 	int64_t engine_process_id;
 	const char *status;
 	uint32_t steps;
-	const struct rollup *rollup;
+	struct totals_row totals;
 };
 
-struct step_row;
+struct step_row {
+	int64_t id, run_id;
+	const char *key, *name, *kind, *status;
+	int64_t start_ns, end_ns; /* end 0 while running */
+	bool has_exit_code, has_signal;
+	int exit_code, signal;
+	int64_t root_process_id;
+	const char *container_id, *slurm_job, *slurm_step;
+	struct totals_row totals;
+	const char *character;
+	int64_t memory_limit_kb; /* 0: none */
+	double cpu_limit;	 /* 0: none */
+	const char *signature;
+};
 
 struct stream_row {
 	char stream_id[33];
@@ -237,9 +265,7 @@ int store_put_stream(struct store *s, const struct stream_row *r);
 int store_get_stream(struct store *s, const char *stream_id, struct stream_row *out);
 int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r);
 
-struct rollup;
-struct step;
-int store_put_step(struct store *s, const struct step *st);
+int store_put_step(struct store *s, const struct step_row *r);
 int store_put_tool(struct store *s, int64_t id, const char *name, const char *program,
 		   const char *category);
 int store_put_pipeline(struct store *s, int64_t id, const char *name, int64_t first_seen_ns);

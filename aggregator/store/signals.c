@@ -1,11 +1,10 @@
 /* Signals and step history: the insight layer's side of the store. */
+#include "aggregator/store/internal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "aggregator/store.h"
-#include "aggregator/outbox.h"
 #include "common/log.h"
-#include "common/timeutil.h"
 
 static const char sql_put_signal[] =
     "INSERT OR REPLACE INTO signals (id, kind, severity, detected_ns, at_ns, run_id, step_id, "
@@ -26,14 +25,6 @@ static sqlite3_stmt *statement(struct store *s, sqlite3_stmt **slot, const char 
 	return *slot;
 }
 
-static void bind_id(sqlite3_stmt *st, int i, int64_t id)
-{
-	if (id > 0)
-		sqlite3_bind_int64(st, i, id);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 int store_put_signal(struct store *s, const struct signal_row *r)
 {
 	sqlite3_stmt *st = statement(s, &s->put_signal, sql_put_signal);
@@ -45,11 +36,11 @@ int store_put_signal(struct store *s, const struct signal_row *r)
 	sqlite3_bind_text(st, i++, r->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, i++, r->severity, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, i++, r->detected_ns);
-	bind_id(st, i++, r->at_ns);
-	bind_id(st, i++, r->run_id);
-	bind_id(st, i++, r->step_id);
-	bind_id(st, i++, r->process_id);
-	bind_id(st, i++, r->tool_id);
+	bind_id_or_null(st, i++, r->at_ns);
+	bind_id_or_null(st, i++, r->run_id);
+	bind_id_or_null(st, i++, r->step_id);
+	bind_id_or_null(st, i++, r->process_id);
+	bind_id_or_null(st, i++, r->tool_id);
 	if (r->has_value)
 		sqlite3_bind_double(st, i++, r->value);
 	else
@@ -76,25 +67,6 @@ int store_put_signal(struct store *s, const struct signal_row *r)
 		return -1;
 	}
 	return 0;
-}
-
-int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text)
-{
-	if (!s->outbox)
-		return 0;
-	return outbox_add(s->outbox, (enum outbox_kind)kind, a, b, text,
-			  (int64_t)now_realtime_ns());
-}
-
-int store_hold_samples(struct store *s, int64_t process_id)
-{
-	return s->outbox ? outbox_hold_samples(s->outbox, process_id) : 0;
-}
-
-int store_release_samples(struct store *s, int64_t process_id)
-{
-	return s->outbox ? outbox_release_samples(s->outbox, process_id, (int64_t)now_realtime_ns())
-			 : 0;
 }
 
 int64_t store_max_signal_id(struct store *s)

@@ -1,0 +1,248 @@
+/* Runs, steps, tools and pipelines: rows the correlation layer fills. */
+#include "aggregator/store/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char sql_put_run[] =
+    "INSERT OR REPLACE INTO runs (id, name, pipeline, host_id, hostname, start_ns, end_ns, "
+    "exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
+    "pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
+    "avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
+    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+#define STEP_COLUMNS                                                                               \
+	"id, run_id, key, name, kind, start_ns, end_ns, status, exit_code, signal, "               \
+	"root_process_id, container_id, slurm_job, slurm_step, processes, failed_processes, "      \
+	"cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, "           \
+	"read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, "    \
+	"sleep_ns, character, memory_limit_kb, cpu_limit, signature"
+#define STEP_KEY_COLUMNS 3 /* id, run_id, key: fixed for a step's life */
+static const char sql_put_step[] =
+    "INSERT OR REPLACE INTO steps (" STEP_COLUMNS ") "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+static const char sql_put_tool[] =
+    "INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
+    "ON CONFLICT(id) DO UPDATE SET category = excluded.category";
+
+static const char sql_put_pipeline[] =
+    "INSERT OR IGNORE INTO pipelines (id, name, first_seen_ns) VALUES (?,?,?)";
+
+/* The totals columns shared by runs and steps: processes .. sleep_ns. */
+int store_prepare_groups(struct store *s)
+{
+	return prepare(s, sql_put_run, &s->put_run) || prepare(s, sql_put_step, &s->put_step) ||
+		       prepare(s, sql_put_tool, &s->put_tool) ||
+		       prepare(s, sql_put_pipeline, &s->put_pipeline) ||
+		       prepare_update(s, "steps", STEP_COLUMNS, STEP_KEY_COLUMNS, &s->update_step)
+		   ? -1
+		   : 0;
+}
+
+static int bind_totals(sqlite3_stmt *st, int i, const struct totals_row *r)
+{
+	sqlite3_bind_int64(st, i++, r->processes);
+	sqlite3_bind_int64(st, i++, r->failed);
+	bind_u64(st, i++, r->cpu_ns);
+	if (r->has_avg_cores)
+		sqlite3_bind_double(st, i++, r->avg_cores);
+	else
+		sqlite3_bind_null(st, i++);
+	if (r->peak_cores > 0)
+		sqlite3_bind_double(st, i++, r->peak_cores);
+	else
+		sqlite3_bind_null(st, i++);
+	if (r->peak_rss_kb > 0)
+		sqlite3_bind_int64(st, i++, r->peak_rss_kb);
+	else
+		sqlite3_bind_null(st, i++);
+	if (r->max_process_rss_kb)
+		bind_u64(st, i++, r->max_process_rss_kb);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_u64(st, i++, r->rchar);
+	bind_u64(st, i++, r->wchar);
+	bind_u64(st, i++, r->read_bytes);
+	bind_u64(st, i++, r->write_bytes);
+	bind_u64(st, i++, r->net_tx_bytes);
+	bind_u64(st, i++, r->net_rx_bytes);
+	bind_u64(st, i++, r->iowait_ns);
+	bind_u64(st, i++, r->runq_ns);
+	bind_u64(st, i++, r->reclaim_ns);
+	bind_u64(st, i++, r->sleep_ns);
+	return i;
+}
+
+static void bind_step(sqlite3_stmt *st, const void *row)
+{
+	const struct step_row *r = row;
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, r->id);
+	sqlite3_bind_int64(st, i++, r->run_id);
+	sqlite3_bind_text(st, i++, r->key, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(st, i++, r->name);
+	sqlite3_bind_text(st, i++, r->kind, -1, SQLITE_TRANSIENT);
+	bind_id_or_null(st, i++, r->start_ns);
+	bind_id_or_null(st, i++, r->end_ns);
+	sqlite3_bind_text(st, i++, r->status, -1, SQLITE_STATIC);
+	if (r->has_exit_code)
+		sqlite3_bind_int(st, i++, r->exit_code);
+	else
+		sqlite3_bind_null(st, i++);
+	if (r->has_signal)
+		sqlite3_bind_int(st, i++, r->signal);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_id_or_null(st, i++, r->root_process_id);
+	bind_text_or_null(st, i++, r->container_id);
+	bind_text_or_null(st, i++, r->slurm_job);
+	bind_text_or_null(st, i++, r->slurm_step);
+	i = bind_totals(st, i, &r->totals);
+	bind_text_or_null(st, i++, r->character);
+	bind_id_or_null(st, i++, r->memory_limit_kb);
+	if (r->cpu_limit > 0)
+		sqlite3_bind_double(st, i++, r->cpu_limit);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_text_or_null(st, i++, r->signature);
+}
+
+int store_put_step(struct store *s, const struct step_row *r)
+{
+	return update_or_insert(s, s->update_step, s->put_step, bind_step, r);
+}
+
+int store_put_tool(struct store *s, int64_t id, const char *name, const char *program,
+		   const char *category)
+{
+	sqlite3_stmt *st = s->put_tool;
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, program, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(st, 4, category);
+	return step_done(s, st);
+}
+
+int store_put_pipeline(struct store *s, int64_t id, const char *name, int64_t first_seen_ns)
+{
+	sqlite3_stmt *st = s->put_pipeline;
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, first_seen_ns);
+	return step_done(s, st);
+}
+
+int store_put_run(struct store *s, const struct run_row *r)
+{
+	sqlite3_stmt *st = s->put_run;
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, r->id);
+	bind_text_or_null(st, i++, r->name);
+	bind_text_or_null(st, i++, r->pipeline);
+	bind_text_or_null(st, i++, r->host_id);
+	bind_text_or_null(st, i++, r->hostname);
+	bind_id_or_null(st, i++, r->start_ns);
+	bind_id_or_null(st, i++, r->end_ns);
+	if (r->has_exit_code)
+		sqlite3_bind_int(st, i++, r->exit_code);
+	else
+		sqlite3_bind_null(st, i++);
+	if (r->has_signal)
+		sqlite3_bind_int(st, i++, r->signal);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_id_or_null(st, i++, r->command_process_id);
+	if (r->launcher_pid) {
+		sqlite3_bind_int64(st, i++, r->launcher_pid);
+		bind_u64(st, i++, r->launcher_start_ns);
+	} else {
+		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+	}
+	bind_text_or_null(st, i++, r->boot_id);
+	sqlite3_bind_text(st, i++, r->source ? r->source : "explicit", -1, SQLITE_STATIC);
+	bind_id_or_null(st, i++, r->pipeline_id);
+	bind_text_or_null(st, i++, r->engine);
+	bind_id_or_null(st, i++, r->engine_process_id);
+	bind_text_or_null(st, i++, r->status);
+	sqlite3_bind_int64(st, i++, r->steps);
+	(void)bind_totals(st, i, &r->totals);
+	return step_done(s, st);
+}
+
+int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(
+		s->db,
+		"SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
+		"command_process_id, launcher_pid, launcher_start_ns, source, engine, "
+		"engine_process_id, pipeline_id FROM runs WHERE end_ns IS NULL",
+		-1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct open_run o = {0};
+		struct run_row *row = &o.row;
+		row->id = sqlite3_column_int64(st, 0);
+		row->name = dup_column(st, 1);
+		if (!row->name)
+			row->name = strdup("");
+		row->pipeline = dup_column(st, 2);
+		copy_column(st, 3, row->host_id, sizeof(row->host_id));
+		copy_column(st, 4, row->hostname, sizeof(row->hostname));
+		copy_column(st, 5, row->boot_id, sizeof(row->boot_id));
+		row->start_ns = sqlite3_column_int64(st, 6);
+		row->command_process_id = sqlite3_column_int64(st, 7);
+		row->launcher_pid = (uint32_t)sqlite3_column_int64(st, 8);
+		row->launcher_start_ns = (uint64_t)sqlite3_column_int64(st, 9);
+		copy_column(st, 10, o.source, sizeof(o.source));
+		copy_column(st, 11, o.engine, sizeof(o.engine));
+		row->source = o.source;
+		row->engine = o.engine;
+		row->engine_process_id = sqlite3_column_int64(st, 12);
+		row->pipeline_id = sqlite3_column_int64(st, 13);
+		if (fn(ctx, &o) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_each_step_of_run(struct store *s, int64_t run_id,
+			   int (*fn)(void *ctx, const struct stored_step *st), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id, key, name, kind, root_process_id, start_ns FROM steps "
+			       "WHERE run_id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct stored_step step = {0};
+		step.id = sqlite3_column_int64(st, 0);
+		copy_column(st, 1, step.key, sizeof(step.key));
+		copy_column(st, 2, step.name, sizeof(step.name));
+		copy_column(st, 3, step.kind, sizeof(step.kind));
+		step.root_process_id = sqlite3_column_int64(st, 4);
+		step.start_ns = sqlite3_column_int64(st, 5);
+		if (fn(ctx, &step) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}

@@ -1,0 +1,356 @@
+/*
+ * The processes table. PROCESS_COLUMNS lists its columns once, in order; the
+ * INSERT, its parameter numbers and the restart read are generated from it,
+ * so a column is bound and read by its name, never by a counted position.
+ */
+#include "aggregator/store/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+#define PROCESS_COLUMNS(X)                                                                         \
+	X(id)                                                                                      \
+	X(run_id)                                                                                  \
+	X(parent_id)                                                                               \
+	X(pid)                                                                                     \
+	X(ppid)                                                                                    \
+	X(image)                                                                                   \
+	X(start_ns)                                                                                \
+	X(end_ns)                                                                                  \
+	X(proc_start_boot_ns)                                                                      \
+	X(boot_id)                                                                                 \
+	X(comm)                                                                                    \
+	X(exe)                                                                                     \
+	X(argv)                                                                                    \
+	X(argv_truncated)                                                                          \
+	X(argv_redactions)                                                                         \
+	X(cwd)                                                                                     \
+	X(uid)                                                                                     \
+	X(gid)                                                                                     \
+	X(cgroup_id)                                                                               \
+	X(cgroup1_id)                                                                              \
+	X(state)                                                                                   \
+	X(exit_code)                                                                               \
+	X(signal)                                                                                  \
+	X(core_dumped)                                                                             \
+	X(cpu_user_ns)                                                                             \
+	X(cpu_sys_ns)                                                                              \
+	X(max_rss_kb)                                                                              \
+	X(ru_maxrss_kb)                                                                            \
+	X(rchar)                                                                                   \
+	X(wchar)                                                                                   \
+	X(syscr)                                                                                   \
+	X(syscw)                                                                                   \
+	X(read_bytes)                                                                              \
+	X(write_bytes)                                                                             \
+	X(cancelled_write_bytes)                                                                   \
+	X(vol_ctxsw)                                                                               \
+	X(invol_ctxsw)                                                                             \
+	X(min_faults)                                                                              \
+	X(maj_faults)                                                                              \
+	X(from_snapshot)                                                                           \
+	X(runq_ns)                                                                                 \
+	X(iowait_ns)                                                                               \
+	X(reclaim_ns)                                                                              \
+	X(net_tx_bytes)                                                                            \
+	X(net_rx_bytes)                                                                            \
+	X(sys_file)                                                                                \
+	X(sys_net)                                                                                 \
+	X(sys_mem)                                                                                 \
+	X(sys_proc)                                                                                \
+	X(sys_other)                                                                               \
+	X(sys_failed)                                                                              \
+	X(oom_killed)                                                                              \
+	X(files_overflow)                                                                          \
+	X(step_id)                                                                                 \
+	X(tool_id)                                                                                 \
+	X(helper)                                                                                  \
+	X(container_runtime)                                                                       \
+	X(container_id)                                                                            \
+	X(pod_uid)                                                                                 \
+	X(slurm_job)                                                                               \
+	X(slurm_step)                                                                              \
+	X(systemd_unit)
+
+/* Column positions as SQLite reads them (0-based); parameters are one more. */
+enum process_column {
+#define AS_ENUM(name) COL_##name,
+	PROCESS_COLUMNS(AS_ENUM)
+#undef AS_ENUM
+	    PROCESS_COLUMN_COUNT
+};
+
+static const char *const process_column_names[] = {
+#define AS_NAME(name) #name,
+    PROCESS_COLUMNS(AS_NAME)
+#undef AS_NAME
+};
+
+_Static_assert(sizeof(process_column_names) / sizeof(process_column_names[0]) ==
+		   PROCESS_COLUMN_COUNT,
+	       "one name per process column");
+
+/* "a, b, c" from the column table. */
+static int process_column_list(char *out, size_t size)
+{
+	size_t len = 0;
+
+	for (int c = 0; c < PROCESS_COLUMN_COUNT; c++) {
+		int w =
+		    snprintf(out + len, size - len, "%s%s", c ? ", " : "", process_column_names[c]);
+		if (w < 0 || (size_t)w >= size - len)
+			return -1;
+		len += (size_t)w;
+	}
+	return 0;
+}
+
+int store_prepare_processes(struct store *s)
+{
+	char columns[1536], sql[2048];
+	size_t len;
+
+	if (process_column_list(columns, sizeof(columns)) != 0)
+		return -1;
+	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO processes (%s) VALUES (?", columns);
+	for (int c = 1; c < PROCESS_COLUMN_COUNT && len + 3 < sizeof(sql); c++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ",?");
+	if (len + 2 >= sizeof(sql))
+		return -1;
+	strcat(sql, ")");
+	/* A plain INSERT for rows not written yet, INSERT OR REPLACE for the rest. */
+	if (prepare(s, sql, &s->insert_process) != 0)
+		return -1;
+	char replace[sizeof(sql) + 16];
+	snprintf(replace, sizeof(replace), "INSERT OR REPLACE %s", sql + strlen("INSERT "));
+	if (prepare(s, replace, &s->put_process) != 0)
+		return -1;
+	/* run_bound_write() relies on bind_process binding every parameter. */
+	if (sqlite3_bind_parameter_count(s->put_process) != PROCESS_COLUMN_COUNT)
+		return -1;
+	return 0;
+}
+
+int store_forget_process(struct store *s, int64_t id)
+{
+	char sql[256];
+
+	snprintf(
+	    sql, sizeof(sql),
+	    "DELETE FROM samples WHERE process_id = %lld; DELETE FROM outbox_held WHERE "
+	    "process_id = %lld; DELETE FROM files WHERE process_id = %lld; DELETE FROM processes "
+	    "WHERE id = %lld",
+	    (long long)id, (long long)id, (long long)id, (long long)id);
+	return exec_sql(s->db, sql);
+}
+
+/* Binds column c of the processes table. */
+#define PARAM(c) (COL_##c + 1)
+
+static void bind_u64_or_null(sqlite3_stmt *st, int param, bool have, uint64_t v)
+{
+	if (have)
+		bind_u64(st, param, v);
+	else
+		sqlite3_bind_null(st, param);
+}
+
+/* Identity, program and outcome: the columns every row has. */
+static void bind_process_identity(sqlite3_stmt *st, const struct process_row *r)
+{
+	sqlite3_bind_int64(st, PARAM(id), r->id);
+	bind_id_or_null(st, PARAM(run_id), r->run_id);
+	bind_id_or_null(st, PARAM(parent_id), r->parent_id);
+	sqlite3_bind_int64(st, PARAM(pid), r->pid);
+	sqlite3_bind_int64(st, PARAM(ppid), r->ppid);
+	sqlite3_bind_int64(st, PARAM(image), r->image);
+	sqlite3_bind_int64(st, PARAM(start_ns), r->start_ns);
+	bind_id_or_null(st, PARAM(end_ns), r->end_ns);
+	bind_u64(st, PARAM(proc_start_boot_ns), r->proc_start_boot_ns);
+	bind_text_or_null(st, PARAM(boot_id), r->boot_id);
+	bind_text_or_null(st, PARAM(comm), r->comm);
+	bind_text_or_null(st, PARAM(exe), r->exe);
+	bind_text_or_null(st, PARAM(argv), r->argv_json);
+	sqlite3_bind_int(st, PARAM(argv_truncated), r->argv_truncated);
+	sqlite3_bind_int64(st, PARAM(argv_redactions), r->argv_redactions);
+	bind_text_or_null(st, PARAM(cwd), r->cwd);
+	bind_u64_or_null(st, PARAM(uid), r->has_ids, r->uid);
+	bind_u64_or_null(st, PARAM(gid), r->has_ids, r->gid);
+	bind_u64(st, PARAM(cgroup_id), r->cgroup_id);
+	bind_u64(st, PARAM(cgroup1_id), r->cgroup1_id);
+	sqlite3_bind_text(st, PARAM(state), r->state, -1, SQLITE_STATIC);
+	if (r->has_exit_code)
+		sqlite3_bind_int(st, PARAM(exit_code), r->exit_code);
+	else
+		sqlite3_bind_null(st, PARAM(exit_code));
+	if (r->has_signal)
+		sqlite3_bind_int(st, PARAM(signal), r->signal);
+	else
+		sqlite3_bind_null(st, PARAM(signal));
+	/* core_dumped: known once the process ended, by a signal or an exit. */
+	bind_u64_or_null(st, PARAM(core_dumped), r->has_signal || r->has_exit_code,
+			 r->has_signal && r->core_dumped);
+	sqlite3_bind_int(st, PARAM(from_snapshot), r->from_snapshot);
+	sqlite3_bind_int(st, PARAM(oom_killed), r->oom_killed);
+	sqlite3_bind_int64(st, PARAM(files_overflow), r->files_overflow);
+}
+
+/* What the image used: NULL without metrics, and for probe groups that were off. */
+static void bind_process_metrics(sqlite3_stmt *st, const struct process_row *r)
+{
+	const struct proc_metrics *m = &r->m;
+	bool all = r->has_metrics;
+
+	bind_u64_or_null(st, PARAM(cpu_user_ns), all, m->cpu_user_ns);
+	bind_u64_or_null(st, PARAM(cpu_sys_ns), all, m->cpu_sys_ns);
+	bind_u64_or_null(st, PARAM(max_rss_kb), all && m->has_max_rss, m->max_rss_kb);
+	bind_u64_or_null(st, PARAM(ru_maxrss_kb), all, m->ru_maxrss_kb);
+	bind_u64_or_null(st, PARAM(rchar), all, m->rchar);
+	bind_u64_or_null(st, PARAM(wchar), all, m->wchar);
+	bind_u64_or_null(st, PARAM(syscr), all, m->syscr);
+	bind_u64_or_null(st, PARAM(syscw), all, m->syscw);
+	bind_u64_or_null(st, PARAM(read_bytes), all, m->read_bytes);
+	bind_u64_or_null(st, PARAM(write_bytes), all, m->write_bytes);
+	bind_u64_or_null(st, PARAM(cancelled_write_bytes), all, m->cancelled_write_bytes);
+	bind_u64_or_null(st, PARAM(vol_ctxsw), all, m->vol_ctxsw);
+	bind_u64_or_null(st, PARAM(invol_ctxsw), all, m->invol_ctxsw);
+	bind_u64_or_null(st, PARAM(min_faults), all, m->min_faults);
+	bind_u64_or_null(st, PARAM(maj_faults), all, m->maj_faults);
+	bind_u64_or_null(st, PARAM(runq_ns), all, m->runq_ns);
+	bind_u64_or_null(st, PARAM(iowait_ns), all && m->has_iowait, m->iowait_ns);
+	bind_u64_or_null(st, PARAM(reclaim_ns), all && m->has_reclaim, m->reclaim_ns);
+	bind_u64_or_null(st, PARAM(net_tx_bytes), all && m->has_net, m->net_tx_bytes);
+	bind_u64_or_null(st, PARAM(net_rx_bytes), all && m->has_net, m->net_rx_bytes);
+	bind_u64_or_null(st, PARAM(sys_file), all && m->has_sys, m->sys_file);
+	bind_u64_or_null(st, PARAM(sys_net), all && m->has_sys, m->sys_net);
+	bind_u64_or_null(st, PARAM(sys_mem), all && m->has_sys, m->sys_mem);
+	bind_u64_or_null(st, PARAM(sys_proc), all && m->has_sys, m->sys_proc);
+	bind_u64_or_null(st, PARAM(sys_other), all && m->has_sys, m->sys_other);
+	bind_u64_or_null(st, PARAM(sys_failed), all && m->has_sys, m->sys_failed);
+}
+
+/* Where it belongs: run, step, tool, container, Slurm job, systemd unit. */
+static void bind_process_context(sqlite3_stmt *st, const struct process_row *r)
+{
+	bind_id_or_null(st, PARAM(step_id), r->step_id);
+	bind_id_or_null(st, PARAM(tool_id), r->tool_id);
+	sqlite3_bind_int(st, PARAM(helper), r->helper);
+	bind_text_or_null(st, PARAM(container_runtime), r->container_runtime);
+	bind_text_or_null(st, PARAM(container_id), r->container_id);
+	bind_text_or_null(st, PARAM(pod_uid), r->pod_uid);
+	bind_text_or_null(st, PARAM(slurm_job), r->slurm_job);
+	bind_text_or_null(st, PARAM(slurm_step), r->slurm_step);
+	bind_text_or_null(st, PARAM(systemd_unit), r->systemd_unit);
+}
+
+static void bind_process(sqlite3_stmt *st, const struct process_row *r)
+{
+	bind_process_identity(st, r);
+	bind_process_metrics(st, r);
+	bind_process_context(st, r);
+}
+
+int store_put_process(struct store *s, struct process_row *r)
+{
+	if (!r->stored) {
+		/*
+		 * A plain INSERT needs no statement journal (INSERT OR REPLACE may
+		 * delete, so SQLite keeps one): a third cheaper in an exec storm.
+		 */
+		bind_process(s->insert_process, r);
+		int rc = run_bound_write(s->insert_process);
+		if (rc == SQLITE_DONE) {
+			r->stored = true;
+			return 0;
+		}
+		if (rc != SQLITE_CONSTRAINT) {
+			log_error("sqlite write: %s", sqlite3_errmsg(s->db));
+			return rc;
+		}
+		/* Already there (a retried transaction): replace it below. */
+	}
+	bind_process(s->put_process, r);
+	int rc = step_done(s, s->put_process);
+	if (rc == 0)
+		r->stored = true;
+	return rc;
+}
+
+int store_first_image_offset(struct store *s, const struct process_row *r, int64_t *offset_ns)
+{
+	sqlite3_stmt *st;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT start_ns - proc_start_boot_ns FROM processes WHERE pid = ?1 "
+			       "AND proc_start_boot_ns = ?2 AND boot_id IS ?3 AND image = 0",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, r->pid);
+	bind_u64(st, 2, r->proc_start_boot_ns);
+	bind_text_or_null(st, 3, r->boot_id);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*offset_ns = sqlite3_column_int64(st, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* A running process's row as stored (no end, no metrics yet). */
+static void read_running_process(sqlite3_stmt *st, struct process_row *r)
+{
+#define INT(c) sqlite3_column_int64(st, COL_##c)
+	r->stored = true;
+	r->id = INT(id);
+	r->run_id = INT(run_id);
+	r->parent_id = INT(parent_id);
+	r->pid = (uint32_t)INT(pid);
+	r->ppid = (uint32_t)INT(ppid);
+	r->image = (uint32_t)INT(image);
+	r->start_ns = INT(start_ns);
+	r->proc_start_boot_ns = (uint64_t)INT(proc_start_boot_ns);
+	copy_column(st, COL_boot_id, r->boot_id, sizeof(r->boot_id));
+	copy_column(st, COL_comm, r->comm, sizeof(r->comm));
+	r->exe = dup_column(st, COL_exe);
+	r->argv_json = dup_column(st, COL_argv);
+	r->argv_truncated = INT(argv_truncated) != 0;
+	r->argv_redactions = (uint32_t)INT(argv_redactions);
+	r->cwd = dup_column(st, COL_cwd);
+	r->has_ids = sqlite3_column_type(st, COL_uid) != SQLITE_NULL;
+	r->uid = (uint32_t)INT(uid);
+	r->gid = (uint32_t)INT(gid);
+	r->cgroup_id = (uint64_t)INT(cgroup_id);
+	r->cgroup1_id = (uint64_t)INT(cgroup1_id);
+	r->state = "running";
+	r->from_snapshot = INT(from_snapshot) != 0;
+	r->oom_killed = INT(oom_killed) != 0;
+	r->step_id = INT(step_id);
+	r->tool_id = INT(tool_id);
+	r->helper = INT(helper) != 0;
+#undef INT
+}
+
+int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct process_row *r),
+			       void *ctx)
+{
+	char columns[1536], sql[2048];
+	sqlite3_stmt *st;
+	int rc;
+
+	if (process_column_list(columns, sizeof(columns)) != 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "SELECT %s FROM processes WHERE state = 'running'", columns);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct process_row r = {0};
+		read_running_process(st, &r);
+		fn(ctx, &r);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}

@@ -1,0 +1,468 @@
+/*
+ * The store's rows, read back with plain SQL by column name: every field of a
+ * process row lands in its own column, absent probe groups are NULL, and the
+ * restart reads (running processes, open runs and their steps) return what
+ * was written.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "aggregator/proctable.h"
+#include "aggregator/store/store.h"
+
+static char db_path[64];
+
+static int open_store(void **state)
+{
+	static struct store s;
+
+	snprintf(db_path, sizeof(db_path), "/tmp/tracer-store-test-%d.db", (int)getpid());
+	unlink(db_path);
+	assert_int_equal(store_open(&s, db_path), 0);
+	*state = &s;
+	return 0;
+}
+
+static int close_store(void **state)
+{
+	char path[80];
+
+	store_close(*state);
+	unlink(db_path);
+	snprintf(path, sizeof(path), "%s-wal", db_path);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-shm", db_path);
+	unlink(path);
+	return 0;
+}
+
+/* The column's value as text ("NULL" for NULL), for the row with this id. */
+static const char *column(struct store *s, const char *table, const char *col, int64_t id)
+{
+	static char out[256];
+	char sql[256];
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql), "SELECT %s FROM %s WHERE id = %lld", col, table, (long long)id);
+	assert_int_equal(sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+		snprintf(out, sizeof(out), "NULL");
+	else
+		snprintf(out, sizeof(out), "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return out;
+}
+
+/* A finished process with a distinct value in every field. */
+static struct process_row full_row(void)
+{
+	struct process_row r = {
+	    .id = 11,
+	    .run_id = 12,
+	    .parent_id = 13,
+	    .pid = 14,
+	    .ppid = 15,
+	    .image = 16,
+	    .start_ns = 17,
+	    .end_ns = 18,
+	    .proc_start_boot_ns = 19,
+	    .boot_id = "b00",
+	    .comm = "cmd",
+	    .argv_truncated = true,
+	    .argv_redactions = 20,
+	    .has_ids = true,
+	    .uid = 21,
+	    .gid = 22,
+	    .cgroup_id = 23,
+	    .cgroup1_id = 24,
+	    .state = "exited",
+	    .has_signal = true,
+	    .signal = 9,
+	    .core_dumped = true,
+	    .has_metrics = true,
+	    .from_snapshot = true,
+	    .oom_killed = true,
+	    .files_overflow = 25,
+	    .step_id = 26,
+	    .tool_id = 27,
+	    .helper = true,
+	    .container_runtime = "docker",
+	    .container_id = "c0ffee",
+	    .pod_uid = "pod",
+	    .slurm_job = "77",
+	    .slurm_step = "batch",
+	    .systemd_unit = "x.service",
+	};
+	r.exe = "/bin/exe";
+	r.argv_json = "[\"a\"]";
+	r.cwd = "/w";
+	r.m = (struct proc_metrics){
+	    .cpu_user_ns = 101,
+	    .cpu_sys_ns = 102,
+	    .max_rss_kb = 103,
+	    .ru_maxrss_kb = 104,
+	    .has_max_rss = true,
+	    .rchar = 105,
+	    .wchar = 106,
+	    .syscr = 107,
+	    .syscw = 108,
+	    .read_bytes = 109,
+	    .write_bytes = 110,
+	    .cancelled_write_bytes = 111,
+	    .vol_ctxsw = 112,
+	    .invol_ctxsw = 113,
+	    .min_faults = 114,
+	    .maj_faults = 115,
+	    .runq_ns = 116,
+	    .iowait_ns = 117,
+	    .reclaim_ns = 118,
+	    .net_tx_bytes = 119,
+	    .net_rx_bytes = 120,
+	    .sys_file = 121,
+	    .sys_net = 122,
+	    .sys_mem = 123,
+	    .sys_proc = 124,
+	    .sys_other = 125,
+	    .sys_failed = 126,
+	    .has_iowait = true,
+	    .has_reclaim = true,
+	    .has_net = true,
+	    .has_sys = true,
+	};
+	return r;
+}
+
+static void test_every_process_field_in_its_column(void **state)
+{
+	struct store *s = *state;
+	struct process_row r = full_row();
+	static const char *const expected[][2] = {
+	    {"run_id", "12"},
+	    {"parent_id", "13"},
+	    {"pid", "14"},
+	    {"ppid", "15"},
+	    {"image", "16"},
+	    {"start_ns", "17"},
+	    {"end_ns", "18"},
+	    {"proc_start_boot_ns", "19"},
+	    {"boot_id", "b00"},
+	    {"comm", "cmd"},
+	    {"exe", "/bin/exe"},
+	    {"argv", "[\"a\"]"},
+	    {"argv_truncated", "1"},
+	    {"argv_redactions", "20"},
+	    {"cwd", "/w"},
+	    {"uid", "21"},
+	    {"gid", "22"},
+	    {"cgroup_id", "23"},
+	    {"cgroup1_id", "24"},
+	    {"state", "exited"},
+	    {"exit_code", "NULL"},
+	    {"signal", "9"},
+	    {"core_dumped", "1"},
+	    {"cpu_user_ns", "101"},
+	    {"cpu_sys_ns", "102"},
+	    {"max_rss_kb", "103"},
+	    {"ru_maxrss_kb", "104"},
+	    {"rchar", "105"},
+	    {"wchar", "106"},
+	    {"syscr", "107"},
+	    {"syscw", "108"},
+	    {"read_bytes", "109"},
+	    {"write_bytes", "110"},
+	    {"cancelled_write_bytes", "111"},
+	    {"vol_ctxsw", "112"},
+	    {"invol_ctxsw", "113"},
+	    {"min_faults", "114"},
+	    {"maj_faults", "115"},
+	    {"from_snapshot", "1"},
+	    {"runq_ns", "116"},
+	    {"iowait_ns", "117"},
+	    {"reclaim_ns", "118"},
+	    {"net_tx_bytes", "119"},
+	    {"net_rx_bytes", "120"},
+	    {"sys_file", "121"},
+	    {"sys_net", "122"},
+	    {"sys_mem", "123"},
+	    {"sys_proc", "124"},
+	    {"sys_other", "125"},
+	    {"sys_failed", "126"},
+	    {"oom_killed", "1"},
+	    {"files_overflow", "25"},
+	    {"step_id", "26"},
+	    {"tool_id", "27"},
+	    {"helper", "1"},
+	    {"container_runtime", "docker"},
+	    {"container_id", "c0ffee"},
+	    {"pod_uid", "pod"},
+	    {"slurm_job", "77"},
+	    {"slurm_step", "batch"},
+	    {"systemd_unit", "x.service"},
+	};
+
+	assert_int_equal(store_put_process(s, &r), 0);
+	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++) {
+		const char *got = column(s, "processes", expected[i][0], r.id);
+		if (strcmp(got, expected[i][1]) != 0)
+			fail_msg("column %s: got %s, want %s", expected[i][0], got, expected[i][1]);
+	}
+}
+
+static void test_absent_counters_are_null(void **state)
+{
+	struct store *s = *state;
+	struct process_row r = full_row();
+	static const char *const metric_columns[] = {
+	    "cpu_user_ns", "cpu_sys_ns", "max_rss_kb", "ru_maxrss_kb", "rchar",	   "maj_faults",
+	    "runq_ns",	   "iowait_ns",	 "reclaim_ns", "net_tx_bytes", "sys_file", "sys_failed"};
+
+	/* An exit code, no signal: not core-dumped (0), and no metrics at all. */
+	r.id = 30;
+	r.has_signal = false;
+	r.has_exit_code = true;
+	r.exit_code = 3;
+	r.has_metrics = false;
+	r.has_ids = false;
+	assert_int_equal(store_put_process(s, &r), 0);
+	assert_string_equal(column(s, "processes", "exit_code", 30), "3");
+	assert_string_equal(column(s, "processes", "signal", 30), "NULL");
+	assert_string_equal(column(s, "processes", "core_dumped", 30), "0");
+	assert_string_equal(column(s, "processes", "uid", 30), "NULL");
+	for (size_t i = 0; i < sizeof(metric_columns) / sizeof(metric_columns[0]); i++)
+		assert_string_equal(column(s, "processes", metric_columns[i], 30), "NULL");
+
+	/* Metrics, but the I/O wait, network and syscall groups were off. */
+	r.id = 31;
+	r.has_metrics = true;
+	r.m.has_iowait = r.m.has_net = r.m.has_sys = false;
+	r.m.has_max_rss = false;
+	assert_int_equal(store_put_process(s, &r), 0);
+	assert_string_equal(column(s, "processes", "runq_ns", 31), "116");
+	assert_string_equal(column(s, "processes", "reclaim_ns", 31), "118");
+	assert_string_equal(column(s, "processes", "max_rss_kb", 31), "NULL");
+	assert_string_equal(column(s, "processes", "iowait_ns", 31), "NULL");
+	assert_string_equal(column(s, "processes", "net_rx_bytes", 31), "NULL");
+	assert_string_equal(column(s, "processes", "sys_other", 31), "NULL");
+
+	/* Running: neither exit code nor signal, so core_dumped is unknown. */
+	r.id = 32;
+	r.has_exit_code = false;
+	r.state = "running";
+	assert_int_equal(store_put_process(s, &r), 0);
+	assert_string_equal(column(s, "processes", "core_dumped", 32), "NULL");
+}
+
+struct seen_processes {
+	int n;
+	struct process_row row;
+};
+
+static void keep_process(void *ctx, struct process_row *r)
+{
+	struct seen_processes *seen = ctx;
+
+	if (seen->n++ == 0)
+		seen->row = *r;
+	else
+		process_row_free_strings(r);
+}
+
+static void test_running_process_read_back(void **state)
+{
+	struct store *s = *state;
+	struct process_row r = full_row();
+	struct seen_processes seen = {0};
+
+	r.id = 40;
+	r.state = "running";
+	r.has_signal = false;
+	r.end_ns = 0;
+	assert_int_equal(store_put_process(s, &r), 0);
+	r.id = 41;
+	r.state = "exited";
+	assert_int_equal(store_put_process(s, &r), 0);
+
+	assert_int_equal(store_each_running_process(s, keep_process, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	struct process_row *got = &seen.row;
+	assert_int_equal(got->id, 40);
+	assert_int_equal(got->run_id, 12);
+	assert_int_equal(got->parent_id, 13);
+	assert_int_equal(got->pid, 14);
+	assert_int_equal(got->ppid, 15);
+	assert_int_equal(got->image, 16);
+	assert_int_equal(got->start_ns, 17);
+	assert_int_equal(got->proc_start_boot_ns, 19);
+	assert_string_equal(got->boot_id, "b00");
+	assert_string_equal(got->comm, "cmd");
+	assert_string_equal(got->exe, "/bin/exe");
+	assert_string_equal(got->argv_json, "[\"a\"]");
+	assert_string_equal(got->cwd, "/w");
+	assert_true(got->argv_truncated);
+	assert_int_equal(got->argv_redactions, 20);
+	assert_true(got->has_ids);
+	assert_int_equal(got->uid, 21);
+	assert_int_equal(got->gid, 22);
+	assert_int_equal(got->cgroup_id, 23);
+	assert_int_equal(got->cgroup1_id, 24);
+	assert_true(got->from_snapshot);
+	assert_true(got->oom_killed);
+	assert_int_equal(got->step_id, 26);
+	assert_int_equal(got->tool_id, 27);
+	assert_true(got->helper);
+	assert_true(got->stored);
+	assert_string_equal(got->state, "running");
+	process_row_free_strings(got);
+}
+
+static struct totals_row some_totals(void)
+{
+	return (struct totals_row){
+	    .processes = 3,
+	    .failed = 1,
+	    .cpu_ns = 500,
+	    .has_avg_cores = true,
+	    .avg_cores = 1.5,
+	    .peak_cores = 2.0,
+	    .peak_rss_kb = 700,
+	    .max_process_rss_kb = 600,
+	    .rchar = 1,
+	    .wchar = 2,
+	    .read_bytes = 3,
+	    .write_bytes = 4,
+	    .net_tx_bytes = 5,
+	    .net_rx_bytes = 6,
+	    .iowait_ns = 7,
+	    .runq_ns = 8,
+	    .reclaim_ns = 9,
+	    .sleep_ns = 10,
+	};
+}
+
+static void test_step_and_run_totals(void **state)
+{
+	struct store *s = *state;
+	struct run_row run = {.id = 5,
+			      .name = "r",
+			      .start_ns = 100,
+			      .source = "explicit",
+			      .status = "running",
+			      .steps = 1};
+	struct step_row step = {.id = 6,
+				.run_id = 5,
+				.key = "k",
+				.name = "align",
+				.kind = "rule",
+				.status = "ok",
+				.start_ns = 100,
+				.end_ns = 300,
+				.has_exit_code = true,
+				.root_process_id = 40,
+				.cpu_limit = 0,
+				.memory_limit_kb = 2048};
+
+	run.totals = some_totals();
+	step.totals = some_totals();
+	step.totals.has_avg_cores = false;
+	step.totals.peak_rss_kb = 0;
+	assert_int_equal(store_put_run(s, &run), 0);
+	assert_int_equal(store_put_step(s, &step), 0);
+	assert_string_equal(column(s, "runs", "cpu_ns", 5), "500");
+	assert_string_equal(column(s, "runs", "avg_cores", 5), "1.5");
+	assert_string_equal(column(s, "runs", "peak_rss_kb", 5), "700");
+	assert_string_equal(column(s, "runs", "net_rx_bytes", 5), "6");
+	assert_string_equal(column(s, "runs", "sleep_ns", 5), "10");
+	assert_string_equal(column(s, "runs", "end_ns", 5), "NULL");
+	assert_string_equal(column(s, "steps", "failed_processes", 6), "1");
+	assert_string_equal(column(s, "steps", "avg_cores", 6), "NULL");
+	assert_string_equal(column(s, "steps", "peak_rss_kb", 6), "NULL");
+	assert_string_equal(column(s, "steps", "cpu_limit", 6), "NULL");
+	assert_string_equal(column(s, "steps", "memory_limit_kb", 6), "2048");
+	assert_string_equal(column(s, "steps", "exit_code", 6), "0");
+	assert_string_equal(column(s, "steps", "end_ns", 6), "300");
+
+	/* A step rewritten in place (update_or_insert) keeps one row. */
+	step.totals.cpu_ns = 900;
+	assert_int_equal(store_put_step(s, &step), 0);
+	assert_string_equal(column(s, "steps", "cpu_ns", 6), "900");
+}
+
+struct seen_runs {
+	int runs, steps;
+	int64_t run_id;
+	char source[16], step_name[256];
+	struct store *store;
+};
+
+static int keep_step(void *ctx, const struct stored_step *st)
+{
+	struct seen_runs *seen = ctx;
+
+	seen->steps++;
+	snprintf(seen->step_name, sizeof(seen->step_name), "%s", st->name);
+	return 0;
+}
+
+static int keep_run(void *ctx, struct open_run *o)
+{
+	struct seen_runs *seen = ctx;
+
+	seen->runs++;
+	seen->run_id = o->row.id;
+	snprintf(seen->source, sizeof(seen->source), "%s", o->row.source);
+	store_each_step_of_run(seen->store, o->row.id, keep_step, seen);
+	free(o->row.name);
+	free(o->row.pipeline);
+	return 0;
+}
+
+static void test_open_runs_and_their_steps(void **state)
+{
+	struct store *s = *state;
+	struct run_row open = {.id = 8, .name = "open", .start_ns = 1, .source = "engine"};
+	struct run_row ended = {
+	    .id = 9, .name = "ended", .start_ns = 1, .end_ns = 2, .source = "script"};
+	struct step_row step = {.id = 10,
+				.run_id = 8,
+				.key = "k",
+				.name = "sort",
+				.kind = "rule",
+				.status = "running",
+				.start_ns = 1};
+	struct seen_runs seen = {.store = s};
+
+	assert_int_equal(store_put_run(s, &open), 0);
+	assert_int_equal(store_put_run(s, &ended), 0);
+	assert_int_equal(store_put_step(s, &step), 0);
+	assert_int_equal(store_each_open_run(s, keep_run, &seen), 0);
+	assert_int_equal(seen.runs, 1);
+	assert_int_equal(seen.run_id, 8);
+	assert_string_equal(seen.source, "engine");
+	assert_int_equal(seen.steps, 1);
+	assert_string_equal(seen.step_name, "sort");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_every_process_field_in_its_column, open_store,
+					    close_store),
+	    cmocka_unit_test_setup_teardown(test_absent_counters_are_null, open_store, close_store),
+	    cmocka_unit_test_setup_teardown(test_running_process_read_back, open_store,
+					    close_store),
+	    cmocka_unit_test_setup_teardown(test_step_and_run_totals, open_store, close_store),
+	    cmocka_unit_test_setup_teardown(test_open_runs_and_their_steps, open_store,
+					    close_store),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
