@@ -132,7 +132,7 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/repor
             cli/format.c aggregator/runmark.c common/jsonutil.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
-                shipper/retry.c shipper/sink.c shipper/sink_clickhouse.c shipper/sink_http.c \
+                shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \
                 shipper/credentials.c aggregator/schema.c common/sqlite_writer.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

@@ -1,4 +1,8 @@
-/* Where batches go: ClickHouse over HTTP, or a generic HTTP(S) endpoint. */
+/*
+ * Where batches go: ClickHouse over HTTP, or a generic HTTP(S) endpoint.
+ * sink.c picks the kind from the URL and calls it through its sink_ops
+ * (sink_kind.h); the kinds share sink_io.c and never call back into sink.c.
+ */
 #ifndef TRACER_SHIPPER_SINK_H
 #define TRACER_SHIPPER_SINK_H
 
@@ -17,16 +21,16 @@ struct send_result {
 	char answer[2048];
 };
 
+struct sink_ops;
+
 struct sink {
-	char name[16]; /* clickhouse, http */
+	const struct sink_ops *ops; /* the kind of sink (sink_kind.h) */
+	char name[16];		    /* clickhouse, http */
 	char url[512];
 	struct http_client *http;
-	char *lines; /* the last batch as JSON lines (for dead letters) */
+	char *lines; /* the last batch as sent (for dead letters) */
 	size_t lines_len, lines_cap;
-	/* ClickHouse */
-	char base[512], database[128];
-	bool prepared;
-	sqlite3 *schema_db; /* the local database: column names and types */
+	void *state; /* the kind's own */
 };
 
 /* clickhouse://HOST:PORT/DATABASE[?secure=1] or http(s)://... */
@@ -35,15 +39,5 @@ void sink_free(struct sink *s);
 /* Creates what the sink needs (ClickHouse: database and tables). */
 void sink_prepare(struct sink *s, struct outbox_reader *o, struct send_result *out);
 void sink_send(struct sink *s, const struct batch *b, const char *host, struct send_result *out);
-
-/* Shared by the sinks. */
-bool lines_append(struct sink *s, const char *text, size_t len);
-void sink_post(struct sink *s, const char *url, const char *const *headers, const char *body,
-	       size_t len, struct send_result *out);
-
-void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_result *out);
-void clickhouse_send(struct sink *s, const struct batch *b, const char *host,
-		     struct send_result *out);
-void generic_send(struct sink *s, const struct batch *b, const char *host, struct send_result *out);
 
 #endif

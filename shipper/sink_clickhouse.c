@@ -14,7 +14,17 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "shipper/sink.h"
+#include "shipper/sink_kind.h"
+
+struct clickhouse {
+	char base[512], database[128];
+	bool prepared;
+};
+
+static struct clickhouse *ch(struct sink *s)
+{
+	return s->state;
+}
 
 static const char *const shipped[] = {"processes", "steps",	   "runs",	     "signals",
 				      "samples",   "host_samples", "collector_stats"};
@@ -25,7 +35,7 @@ static void query(struct sink *s, const char *sql, const char *body, size_t len,
 	char url[4096];
 	char *q = curl_easy_escape(NULL, sql, 0);
 
-	snprintf(url, sizeof(url), "%s?query=%s&input_format_skip_unknown_fields=1", s->base,
+	snprintf(url, sizeof(url), "%s?query=%s&input_format_skip_unknown_fields=1", ch(s)->base,
 		 q ? q : "");
 	curl_free(q);
 	sink_post(s, url, NULL, body, len, out);
@@ -47,11 +57,13 @@ static const char *ch_type(const char *decl)
 	return "Nullable(String)";
 }
 
-void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_result *out)
+static void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_result *out)
 {
 	char sql[8192], pragma[128];
 
-	snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`", s->database);
+	if (ch(s)->prepared)
+		return;
+	snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`", ch(s)->database);
 	query(s, sql, "", 0, out);
 	if (out->outcome != SEND_OK)
 		return;
@@ -61,7 +73,7 @@ void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_res
 		    (size_t)snprintf(sql, sizeof(sql),
 				     "CREATE TABLE IF NOT EXISTS `%s`.`%s` (_host String, _key "
 				     "String, _version UInt64",
-				     s->database, shipped[t]);
+				     ch(s)->database, shipped[t]);
 		snprintf(pragma, sizeof(pragma), "PRAGMA table_info(%s)", shipped[t]);
 		if (sqlite3_prepare_v2(o->db, pragma, -1, &st, NULL) != SQLITE_OK)
 			continue;
@@ -76,7 +88,7 @@ void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_res
 		if (out->outcome != SEND_OK)
 			return;
 	}
-	s->prepared = true;
+	ch(s)->prepared = true;
 }
 
 /* {"_host":H,"_key":K,"_version":N, + the payload's members */
@@ -97,8 +109,8 @@ static bool append_row(struct sink *s, const struct record *r, const char *host)
 	return ok;
 }
 
-void clickhouse_send(struct sink *s, const struct batch *b, const char *host,
-		     struct send_result *out)
+static void clickhouse_send(struct sink *s, const struct batch *b, const char *host,
+			    struct send_result *out)
 {
 	char sql[256];
 
@@ -120,10 +132,53 @@ void clickhouse_send(struct sink *s, const struct batch *b, const char *host,
 		}
 		if (s->lines_len == start)
 			continue;
-		snprintf(sql, sizeof(sql), "INSERT INTO `%s`.`%s` FORMAT JSONEachRow", s->database,
-			 shipped[t]);
+		snprintf(sql, sizeof(sql), "INSERT INTO `%s`.`%s` FORMAT JSONEachRow",
+			 ch(s)->database, shipped[t]);
 		query(s, sql, s->lines + start, s->lines_len - start, out);
 		if (out->outcome != SEND_OK)
 			return;
 	}
 }
+
+static bool clickhouse_accepts(const char *url)
+{
+	return !strncmp(url, "clickhouse://", 13);
+}
+
+static int clickhouse_open(struct sink *s, const char *url, char *err, size_t err_size)
+{
+	char hostport[256] = "", db[128] = "";
+	const char *rest = url + 13;
+	bool secure = strstr(rest, "?secure=1") != NULL;
+	struct clickhouse *c;
+
+	if (sscanf(rest, "%255[^/]/%127[A-Za-z0-9_]", hostport, db) != 2) {
+		snprintf(err, err_size,
+			 "%s: expected clickhouse://HOST:PORT/DATABASE (letters, digits, _)", url);
+		return -1;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	snprintf(c->base, sizeof(c->base), "%s://%s/", secure ? "https" : "http", hostport);
+	snprintf(c->database, sizeof(c->database), "%s", db);
+	s->state = c;
+	return 0;
+}
+
+static void clickhouse_close(struct sink *s)
+{
+	free(s->state);
+	s->state = NULL;
+}
+
+const struct sink_ops clickhouse_sink = {
+    .name = "clickhouse",
+    .accepts = clickhouse_accepts,
+    .open = clickhouse_open,
+    .prepare = clickhouse_prepare,
+    .send = clickhouse_send,
+    .close = clickhouse_close,
+};

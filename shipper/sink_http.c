@@ -9,9 +9,10 @@
 
 #include <jansson.h>
 
-#include "shipper/sink.h"
+#include "shipper/sink_kind.h"
 
-void generic_send(struct sink *s, const struct batch *b, const char *host, struct send_result *out)
+static void generic_send(struct sink *s, const struct batch *b, const char *host,
+			 struct send_result *out)
 {
 	char idem[200];
 
@@ -46,3 +47,20 @@ void generic_send(struct sink *s, const struct batch *b, const char *host, struc
 	const char *headers[] = {"Content-Type: application/x-ndjson", idem, NULL};
 	sink_post(s, s->url, headers, s->lines, s->lines_len, out);
 }
+
+static bool http_accepts(const char *url)
+{
+	return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8);
+}
+
+static int http_open(struct sink *s, const char *url, char *err, size_t err_size)
+{
+	return 0; /* the URL is all it needs (s->url) */
+}
+
+const struct sink_ops http_sink = {
+    .name = "http",
+    .accepts = http_accepts,
+    .open = http_open,
+    .send = generic_send,
+};
