@@ -12,7 +12,7 @@ static __always_inline int emit_cgroup(void *ctx, struct cgroup *cgrp, const cha
 	long n;
 
 	if (!e) {
-		count_drop(TRACER_DROP_CGROUP);
+		count_drop(TRACER_EV_CGROUP);
 		return 0;
 	}
 	fill_header(&e->h, TRACER_EV_CGROUP, (void *)bpf_get_current_task());
@@ -22,7 +22,7 @@ static __always_inline int emit_cgroup(void *ctx, struct cgroup *cgrp, const cha
 	e->op = op;
 	n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), path);
 	e->path_len = n > 0 ? n : 0;
-	event_submit(ctx, e, sizeof(*e), TRACER_DROP_CGROUP);
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_CGROUP);
 	return 0;
 }
 

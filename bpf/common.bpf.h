@@ -49,7 +49,7 @@ struct {
 
 /* Failed reservations per event type; .bss is mmap'ed, so the collector reads
  * it without a bpf() syscall after dropping privileges. */
-__u64 drop_counts[TRACER_DROP_MAX];
+__u64 drop_counts[TRACER_DROP_SLOTS]; /* by event type */
 
 /*
  * Counters the hot hooks keep per process: a per-CPU LRU hash keyed by tgid.
@@ -130,10 +130,10 @@ struct {
 	__type(value, struct sample_mark);
 } sample_marks SEC(".maps");
 
-static __always_inline void count_drop(__u32 index)
+static __always_inline void count_drop(__u32 type)
 {
-	if (index < TRACER_DROP_MAX)
-		__sync_fetch_and_add(&drop_counts[index], 1);
+	if (type < TRACER_DROP_SLOTS)
+		__sync_fetch_and_add(&drop_counts[type], 1);
 }
 
 /* Wake the collector only when the buffer fills; it drains on a timer. */
@@ -154,11 +154,11 @@ static __always_inline void *event_reserve(__u64 size)
 	return bpf_ringbuf_reserve(&events, size, 0);
 }
 
-static __always_inline void event_submit(void *ctx, void *e, __u64 size, __u32 drop_index)
+static __always_inline void event_submit(void *ctx, void *e, __u64 size, __u32 type)
 {
 	if (use_perfbuf) {
 		if (bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, e, size) < 0)
-			count_drop(drop_index);
+			count_drop(type);
 		return;
 	}
 	bpf_ringbuf_submit(e, submit_flags());

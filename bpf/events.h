@@ -17,6 +17,12 @@
 #define TRACER_CWD_DEPTH 48	/* deepest directory we walk */
 #define TRACER_ARGV_MAX 4096	/* power of two */
 
+/*
+ * Every kind of event, defined once: the ring buffer's record types, then the
+ * samples the task iterator reads. Per-type counters (kernel drops, the
+ * collector's queue losses) are indexed by it; 0 stands for "other".
+ * Names: common/eventtypes.h.
+ */
 enum tracer_event_type {
 	TRACER_EV_FORK = 1,
 	TRACER_EV_EXEC = 2,
@@ -25,8 +31,11 @@ enum tracer_event_type {
 	TRACER_EV_FILE = 5,
 	TRACER_EV_FILE_COUNTS = 6,
 	TRACER_EV_CGROUP = 7,
-	TRACER_EV_TYPE_MAX = 8,
+	TRACER_EV_SAMPLE = 8,
+	TRACER_EV_COUNT = 9,
 };
+/* The kernel's drop counters, by ring-buffer event type (1 .. TRACER_EV_CGROUP). */
+#define TRACER_DROP_SLOTS TRACER_EV_SAMPLE
 
 /* Syscall classes counted per process (collector fills the table per arch). */
 enum tracer_sys_class {
@@ -208,16 +217,19 @@ struct tracer_sample {
 	__u32 pad;
 };
 
-/* Indices of the drop counter array: one per event type. */
-enum tracer_drop_index {
-	TRACER_DROP_FORK = 0,
-	TRACER_DROP_EXEC = 1,
-	TRACER_DROP_EXIT = 2,
-	TRACER_DROP_OOM = 3,
-	TRACER_DROP_FILE = 4,
-	TRACER_DROP_FILE_COUNTS = 5,
-	TRACER_DROP_CGROUP = 6,
-	TRACER_DROP_MAX = 8,
-};
+/*
+ * These structs are read by both sides as raw bytes: the sizes are asserted
+ * so a change that makes the BPF and user-space layouts differ cannot build.
+ */
+_Static_assert(sizeof(struct tracer_counters) == 216, "tracer_counters layout");
+_Static_assert(sizeof(struct tracer_event_header) == 32, "tracer_event_header layout");
+_Static_assert(sizeof(struct tracer_fork_event) == 72, "tracer_fork_event layout");
+_Static_assert(sizeof(struct tracer_exec_event) == 6984, "tracer_exec_event layout");
+_Static_assert(sizeof(struct tracer_exit_event) == 272, "tracer_exit_event layout");
+_Static_assert(sizeof(struct tracer_oom_event) == 120, "tracer_oom_event layout");
+_Static_assert(sizeof(struct tracer_file_event) == 568, "tracer_file_event layout");
+_Static_assert(sizeof(struct tracer_file_counts_event) == 3112, "tracer_file_counts_event layout");
+_Static_assert(sizeof(struct tracer_cgroup_event) == 568, "tracer_cgroup_event layout");
+_Static_assert(sizeof(struct tracer_sample) == 144, "tracer_sample layout");
 
 #endif

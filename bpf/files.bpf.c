@@ -433,14 +433,14 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 		if (seen) /* another thread of the process was first */
 			count_seen(idx, seen, identity, ret, args.flags);
 		else
-			count_drop(TRACER_DROP_FILE);
+			count_drop(TRACER_EV_FILE);
 		return 0;
 	}
 	remember(idx, identity, slot);
 
 	struct tracer_file_event *e = event_reserve(sizeof(*e));
 	if (!e) {
-		count_drop(TRACER_DROP_FILE);
+		count_drop(TRACER_EV_FILE);
 		return 0;
 	}
 	fill_header(&e->h, TRACER_EV_FILE, task);
@@ -455,7 +455,7 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	e->path_len = n;
 	e->pad = 0;
 	bpf_probe_read_kernel(e->path, sizeof(e->path), path);
-	event_submit(ctx, e, sizeof(*e), TRACER_DROP_FILE);
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_FILE);
 	return 0;
 }
 
@@ -515,7 +515,7 @@ static __always_inline void files_flush(void *ctx, struct task_struct *task, __u
 		return;
 	e = event_reserve(sizeof(*e));
 	if (!e)
-		count_drop(TRACER_DROP_FILE_COUNTS);
+		count_drop(TRACER_EV_FILE_COUNTS);
 	__u32 n = idx->n < TRACER_FILES_PER_PROC ? idx->n : TRACER_FILES_PER_PROC;
 	struct counts_walk w = {.tgid = tgid, .n = n, .idx = idx, .e = e};
 	if (e) {
@@ -527,7 +527,7 @@ static __always_inline void files_flush(void *ctx, struct task_struct *task, __u
 	struct overflow_walk ow = {.tgid = tgid, .hash = idx->overflow_head};
 	bpf_loop(idx->overflow_linked, forget_overflowed, &ow, 0);
 	if (e)
-		event_submit(ctx, e, sizeof(*e), TRACER_DROP_FILE_COUNTS);
+		event_submit(ctx, e, sizeof(*e), TRACER_EV_FILE_COUNTS);
 	bpf_map_delete_elem(&file_index, &tgid);
 }
 

@@ -19,7 +19,7 @@ int BPF_PROG(oom_victim, struct task_struct *task, uid_t uid)
 	struct cgroup_subsys_state *css;
 
 	if (!e) {
-		count_drop(TRACER_DROP_OOM);
+		count_drop(TRACER_EV_OOM);
 		return 0;
 	}
 	fill_header(&e->h, TRACER_EV_OOM, task);
@@ -45,7 +45,7 @@ int BPF_PROG(oom_victim, struct task_struct *task, uid_t uid)
 	e->oom_score_adj = BPF_CORE_READ(task, signal, oom_score_adj);
 	e->uid = uid;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
-	event_submit(ctx, e, sizeof(*e), TRACER_DROP_OOM);
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_OOM);
 	return 0;
 }
 

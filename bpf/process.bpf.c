@@ -395,7 +395,7 @@ static __always_inline int emit_fork(void *ctx, struct task_struct *parent,
 
 	e = event_reserve(sizeof(*e));
 	if (!e) {
-		count_drop(TRACER_DROP_FORK);
+		count_drop(TRACER_EV_FORK);
 		return 0;
 	}
 	fill_header_x(&e->h, TRACER_EV_FORK, parent, direct);
@@ -412,7 +412,7 @@ static __always_inline int emit_fork(void *ctx, struct task_struct *parent,
 	e->gid = KREAD(direct, cred, gid.val);
 	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
-	event_submit(ctx, e, sizeof(*e), TRACER_DROP_FORK);
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_FORK);
 	return 0;
 }
 
@@ -424,7 +424,7 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 
 	e = event_reserve(sizeof(*e));
 	if (!e) {
-		count_drop(TRACER_DROP_EXEC);
+		count_drop(TRACER_EV_EXEC);
 		bpf_map_delete_elem(&prev_peak, &old_tid);
 		return 0;
 	}
@@ -474,7 +474,7 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 		flags |= TRACER_F_CWD_ERROR;
 	}
 	e->h.flags |= flags;
-	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXEC);
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_EXEC);
 	return 0;
 }
 
@@ -536,7 +536,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 
 	e = event_reserve(sizeof(*e));
 	if (!e) {
-		count_drop(TRACER_DROP_EXIT);
+		count_drop(TRACER_EV_EXIT);
 		bpf_map_delete_elem(&dead_threads, &tgid);
 		bpf_map_delete_elem(&proc_accs, &tgid);
 		files_flush(ctx, task, tgid);
@@ -553,7 +553,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 	__u32 had = read_counters_of(task, &e->totals, &flags, true, direct);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
-	event_submit(ctx, e, sizeof(*e), TRACER_DROP_EXIT);
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_EXIT);
 	/* A delete of a missing key still takes the bucket lock: skipped. */
 	if (had & HAD_DEAD_THREADS)
 		bpf_map_delete_elem(&dead_threads, &tgid);
@@ -611,7 +611,7 @@ int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 		return 0;
 	e = event_reserve(sizeof(*e));
 	if (!e) {
-		count_drop(TRACER_DROP_FORK);
+		count_drop(TRACER_EV_FORK);
 		return 0;
 	}
 	fill_header(&e->h, TRACER_EV_FORK, parent);
@@ -624,7 +624,7 @@ int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 	e->gid = BPF_CORE_READ(parent, cred, gid.val);
 	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
-	event_submit(ctx, e, sizeof(*e), TRACER_DROP_FORK);
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_FORK);
 	return 0;
 }
 

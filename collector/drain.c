@@ -17,7 +17,7 @@
 static void count_type(struct drain *d, int type)
 {
 	d->batch_events++;
-	d->batch_types[type >= 0 && type < EVT_COUNT ? type : 0]++;
+	d->batch_types[type >= 0 && type < TRACER_EV_COUNT ? type : 0]++;
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -44,7 +44,8 @@ int drain_add_event(void *ctx, const Tracer__Event *ev)
 
 	if (append_event(&d->batch, ev) != 0)
 		return -1;
-	count_type(d, ev->kind_case == TRACER__EVENT__KIND_CGROUP ? EVT_CGROUP : EVT_EXEC);
+	count_type(d,
+		   ev->kind_case == TRACER__EVENT__KIND_CGROUP ? TRACER_EV_CGROUP : TRACER_EV_EXEC);
 	if (d->batch.len >= DRAIN_FLUSH_BYTES)
 		drain_flush(d, false);
 	return 0;
@@ -58,7 +59,7 @@ int drain_add_sample(void *ctx, const struct tracer_sample *s)
 		d->enomem++;
 		return -1;
 	}
-	count_type(d, EVT_SAMPLE);
+	count_type(d, TRACER_EV_SAMPLE);
 	if (d->batch.len >= DRAIN_FLUSH_BYTES)
 		drain_flush(d, false);
 	return 0;
@@ -171,27 +172,22 @@ int drain_poll(struct drain *d, int timeout_ms)
 	return 0;
 }
 
-/* Kernel drop counters by event type, in the order of enum tracer_drop_index. */
-static const int drop_types[TRACER_DROP_MAX] = {
-    EVT_FORK, EVT_EXEC, EVT_EXIT, EVT_OOM, EVT_FILE, EVT_FILE_COUNTS, EVT_CGROUP, 0,
-};
-
 int drain_flush(struct drain *d, bool final)
 {
 	Tracer__CollectorStats st = TRACER__COLLECTOR_STATS__INIT;
-	uint64_t drops[TRACER_DROP_MAX] = {0};
+	uint64_t drops[TRACER_DROP_SLOTS] = {0};
 	Tracer__ProbeStatus probes[PROBE_GROUPS], *probe_ptrs[PROBE_GROUPS];
-	Tracer__LossCount losses[TRACER_DROP_MAX + EVT_COUNT],
-	    *loss_ptrs[TRACER_DROP_MAX + EVT_COUNT];
+	Tracer__LossCount losses[TRACER_DROP_SLOTS + TRACER_EV_COUNT],
+	    *loss_ptrs[TRACER_DROP_SLOTS + TRACER_EV_COUNT];
 	size_t n_losses = 0;
 
 	probes_read_drops(d->probes, drops);
 	st.has_events_read = st.has_kernel_drops_fork = st.has_kernel_drops_exec = 1;
 	st.has_kernel_drops_exit = st.has_snapshot_processes = st.has_decode_errors = 1;
 	st.events_read = d->conv.records;
-	st.kernel_drops_fork = drops[TRACER_DROP_FORK];
-	st.kernel_drops_exec = drops[TRACER_DROP_EXEC];
-	st.kernel_drops_exit = drops[TRACER_DROP_EXIT];
+	st.kernel_drops_fork = drops[TRACER_EV_FORK];
+	st.kernel_drops_exec = drops[TRACER_EV_EXEC];
+	st.kernel_drops_exit = drops[TRACER_EV_EXIT];
 	st.has_kernel_drops_other = 1;
 	st.kernel_drops_other = d->perf_lost;
 	st.snapshot_processes = d->snapshot_processes;
@@ -207,16 +203,14 @@ int drain_flush(struct drain *d, bool final)
 	}
 	st.n_probes = PROBE_GROUPS;
 	st.probes = probe_ptrs;
-	for (int i = 0; i < TRACER_DROP_MAX; i++) {
-		if (i == TRACER_DROP_MAX - 1)
-			break;
+	for (int t = TRACER_EV_FORK; t < TRACER_DROP_SLOTS; t++) {
 		tracer__loss_count__init(&losses[n_losses]);
 		losses[n_losses].hop = "kernel";
-		losses[n_losses].event_type = (char *)event_type_name(drop_types[i]);
-		losses[n_losses].count = drops[i];
+		losses[n_losses].event_type = (char *)event_type_name(t);
+		losses[n_losses].count = drops[t];
 		n_losses++;
 	}
-	for (int t = 1; t < EVT_COUNT; t++) {
+	for (int t = 1; t < TRACER_EV_COUNT; t++) {
 		tracer__loss_count__init(&losses[n_losses]);
 		losses[n_losses].hop = "collector";
 		losses[n_losses].event_type = (char *)event_type_name(t);
@@ -237,7 +231,7 @@ int drain_flush(struct drain *d, bool final)
 	 * periodic samples alone does not: following each with an empty frame made
 	 * two frames, two commits and two acknowledgements a second on an idle host.
 	 */
-	d->last_frame_had_events = d->batch_events > d->batch_types[EVT_SAMPLE];
+	d->last_frame_had_events = d->batch_events > d->batch_types[TRACER_EV_SAMPLE];
 	bytebuf_reset(&d->batch);
 	d->batch_events = 0;
 	memset(d->batch_types, 0, sizeof(d->batch_types));

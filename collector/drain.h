@@ -35,7 +35,7 @@ struct drain {
 	struct sender *sender;
 	struct bytebuf batch;
 	uint32_t batch_events;
-	uint32_t batch_types[EVT_COUNT];
+	uint32_t batch_types[TRACER_EV_COUNT];
 	uint64_t watermark_ns; /* all events before this were read */
 	uint64_t last_flush_ns;
 	bool last_frame_had_events; /* besides samples: the next tick sends a frame too */

@@ -495,7 +495,7 @@ int probes_perfbuf_fd(const struct probes *p)
 
 int probes_read_drops(const struct probes *p, uint64_t *out)
 {
-	for (int i = 0; i < TRACER_DROP_MAX; i++)
+	for (int i = 0; i < TRACER_DROP_SLOTS; i++)
 		out[i] = __atomic_load_n(&p->skel->bss->drop_counts[i], __ATOMIC_RELAXED);
 	return 0;
 }

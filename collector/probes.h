@@ -52,7 +52,7 @@ int probes_start(struct probes *p, const struct collector_config *cfg);
 int probes_attach(struct probes *p);
 int probes_ringbuf_fd(const struct probes *p);
 int probes_perfbuf_fd(const struct probes *p);
-/* Reads the drop counters into out[TRACER_DROP_MAX]. */
+/* Reads the drop counters into out[TRACER_DROP_SLOTS], by event type. */
 int probes_read_drops(const struct probes *p, uint64_t *out);
 /*
  * Runs the sampling iterator once; calls sink per process record.

@@ -60,7 +60,7 @@ static void count_lost(struct sender *s, uint32_t n_events, const uint32_t *type
 {
 	s->queue_drops += n_events;
 	s->queue_drop_frames++;
-	for (int t = 0; t < EVT_COUNT; t++)
+	for (int t = 0; t < TRACER_EV_COUNT; t++)
 		s->queue_drops_by_type[t] += types[t];
 }
 
@@ -149,7 +149,7 @@ static void fill_stats(const struct sender *s, Tracer__CollectorStats *st)
 		Tracer__LossCount *l = st->losses[i];
 		if (strcmp(l->hop, "collector") != 0)
 			continue;
-		for (int t = 1; t < EVT_COUNT; t++)
+		for (int t = 1; t < TRACER_EV_COUNT; t++)
 			if (strcmp(l->event_type, event_type_name(t)) == 0)
 				l->count = s->queue_drops_by_type[t];
 	}

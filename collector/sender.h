@@ -29,7 +29,7 @@
 struct queued_frame {
 	uint64_t seq;
 	uint32_t n_events;
-	uint32_t types[EVT_COUNT]; /* events per type, for loss accounting */
+	uint32_t types[TRACER_EV_COUNT]; /* events per type, for loss accounting */
 	bool sent;
 	uint32_t sent_pipe; /* the live pipe when it was last sent, or 0 */
 	uint8_t *data;
@@ -41,7 +41,7 @@ struct unconfirmed_drop {
 	uint64_t seq;
 	uint32_t pipe; /* the pipe it was sent on: only an ack over it can vouch */
 	uint32_t n_events;
-	uint32_t types[EVT_COUNT];
+	uint32_t types[TRACER_EV_COUNT];
 };
 
 #define SENDER_UNCONFIRMED_MAX 1024
@@ -67,7 +67,7 @@ struct sender {
 	size_t q_cap, q_head, q_count, q_bytes, q_max_bytes;
 
 	uint64_t queue_drops; /* events */
-	uint64_t queue_drops_by_type[EVT_COUNT];
+	uint64_t queue_drops_by_type[TRACER_EV_COUNT];
 	uint64_t next_drop_log_ns; /* rate limit of the queue-full warning */
 	uint64_t queue_drop_frames;
 	struct unconfirmed_drop unconfirmed[SENDER_UNCONFIRMED_MAX]; /* ring, seq order */

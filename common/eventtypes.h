@@ -1,26 +1,23 @@
-/* Names of event types, for loss accounting shared by collector and aggregator. */
+/* Names of event types (bpf/events.h), for loss accounting in the collector. */
 #ifndef TRACER_EVENTTYPES_H
 #define TRACER_EVENTTYPES_H
 
-/* Index space for per-type counters: the kernel event types, then samples. */
-enum event_type_index {
-	EVT_FORK = 1,
-	EVT_EXEC = 2,
-	EVT_EXIT = 3,
-	EVT_OOM = 4,
-	EVT_FILE = 5,
-	EVT_FILE_COUNTS = 6,
-	EVT_CGROUP = 7,
-	EVT_SAMPLE = 8,
-	EVT_COUNT = 9,
-};
+#include "bpf/events.h"
 
 static inline const char *event_type_name(int t)
 {
-	static const char *const names[EVT_COUNT] = {
-	    "other", "fork", "exec", "exit", "oom", "file", "file_counts", "cgroup", "sample",
+	static const char *const names[TRACER_EV_COUNT] = {
+	    [0] = "other",
+	    [TRACER_EV_FORK] = "fork",
+	    [TRACER_EV_EXEC] = "exec",
+	    [TRACER_EV_EXIT] = "exit",
+	    [TRACER_EV_OOM] = "oom",
+	    [TRACER_EV_FILE] = "file",
+	    [TRACER_EV_FILE_COUNTS] = "file_counts",
+	    [TRACER_EV_CGROUP] = "cgroup",
+	    [TRACER_EV_SAMPLE] = "sample",
 	};
-	return t >= 0 && t < EVT_COUNT ? names[t] : "other";
+	return t >= 0 && t < TRACER_EV_COUNT ? names[t] : "other";
 }
 
 #endif

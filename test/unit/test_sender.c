@@ -194,7 +194,7 @@ static int teardown(void **state)
 static void enqueue(bool final)
 {
 	struct bytebuf none = {0};
-	uint32_t types[EVT_COUNT] = {[EVT_EXEC] = EVENTS_PER_FRAME};
+	uint32_t types[TRACER_EV_COUNT] = {[TRACER_EV_EXEC] = EVENTS_PER_FRAME};
 	Tracer__CollectorStats st = TRACER__COLLECTOR_STATS__INIT;
 
 	assert_int_equal(sender_enqueue(s, &none, types, EVENTS_PER_FRAME, 1, &st, final, false),
@@ -271,7 +271,7 @@ static void test_dropped_after_commit_is_not_counted_lost(void **state)
 	assert_int_equal(s->unconfirmed_count, 0);
 	assert_int_equal(s->drops_confirmed_delivered, 1);
 	assert_int_equal(s->queue_drops, 0);
-	assert_int_equal(s->queue_drops_by_type[EVT_EXEC], 0);
+	assert_int_equal(s->queue_drops_by_type[TRACER_EV_EXEC], 0);
 }
 
 static void test_dropped_before_sending_is_counted_at_once(void **state)
@@ -282,7 +282,7 @@ static void test_dropped_before_sending_is_counted_at_once(void **state)
 	enqueue(false); /* nothing pumped: 1 never left */
 	assert_int_equal(s->unconfirmed_count, 0);
 	assert_int_equal(s->queue_drops, EVENTS_PER_FRAME);
-	assert_int_equal(s->queue_drops_by_type[EVT_EXEC], EVENTS_PER_FRAME);
+	assert_int_equal(s->queue_drops_by_type[TRACER_EV_EXEC], EVENTS_PER_FRAME);
 	assert_int_equal(s->queue_drop_frames, 1);
 }
 
