@@ -116,10 +116,13 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/ingest/hold.c aggregator/ingest/write.c aggregator/ingest/resume.c \
                    aggregator/runmark.c aggregator/cputime.c aggregator/hostsample.c \
                    aggregator/correlate/tools.c aggregator/correlate/cgroup_path.c \
-                   aggregator/correlate/rollup.c aggregator/correlate/engines.c \
+                   aggregator/model/rollup.c aggregator/correlate/engines.c \
                    aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
                    aggregator/correlate/cwl.c aggregator/correlate/script.c \
-                   aggregator/correlate/correlate.c aggregator/outbox.c \
+                   aggregator/correlate/correlate.c aggregator/correlate/runs.c \
+                   aggregator/correlate/steps.c aggregator/correlate/names.c \
+                   aggregator/correlate/cgroups.c aggregator/correlate/write.c \
+                   aggregator/correlate/setup.c aggregator/outbox.c \
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \

@@ -2,7 +2,7 @@
  * Correlation: from processes to pipeline -> run -> step -> tool, using only
  * what the OS shows. Called by ingest/ as processes fork, exec, exit and are
  * sampled; owns runs, steps, tool and pipeline ids, and the cgroup id -> path
- * map used to recognise containers and Slurm jobs.
+ * map used to recognise containers and Slurm jobs. internal.h maps its files.
  */
 #ifndef TRACER_CORRELATE_H
 #define TRACER_CORRELATE_H
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aggregator/correlate/groups.h"
+#include "aggregator/model/groups.h"
 #include "aggregator/correlate/tools.h"
 #include "aggregator/store/store.h"
 
@@ -21,6 +21,12 @@ struct name_id {
 	char *name;
 	int64_t id;
 	bool written;
+};
+
+/* Names to ids (tools, pipelines), a growable array (common/vec.h). */
+struct name_ids {
+	struct name_id *items;
+	size_t n, cap;
 };
 
 struct cgroup_entry {
@@ -33,10 +39,7 @@ struct cgroup_entry {
 struct correlator {
 	struct store *store;
 	struct tool_lists lists;
-	struct name_id *tools;
-	size_t n_tools, cap_tools;
-	struct name_id *pipelines;
-	size_t n_pipelines, cap_pipelines;
+	struct name_ids tools, pipelines;
 	int64_t next_tool_id, next_pipeline_id, next_step_id;
 	struct cgroup_entry *cgroups[1024];
 	struct run *runs;

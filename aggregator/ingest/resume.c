@@ -48,16 +48,6 @@ static struct proc *entry_with_row_id(struct ingest *g, int64_t id)
 	return NULL;
 }
 
-static const char *source_constant(const char *v)
-{
-	static const char *const sources[] = {"explicit", "engine", "script", "slurm"};
-
-	for (size_t i = 0; i < 4; i++)
-		if (!strcmp(v, sources[i]))
-			return sources[i];
-	return "explicit";
-}
-
 struct resume_step_ctx {
 	struct ingest *g;
 	struct run *run;
@@ -121,7 +111,8 @@ static int resume_run(void *ctx, struct open_run *o)
 		free(o->row.pipeline);
 		return -1;
 	}
-	r->row.source = source_constant(o->source);
+	r->source = run_source_parse(o->source);
+	r->row.source = NULL;
 	r->row.engine = NULL;
 	copy_string(r->engine, sizeof(r->engine), o->engine);
 	r->engine_process_id = o->row.engine_process_id;
@@ -139,7 +130,7 @@ static int resume_run(void *ctx, struct open_run *o)
 		r->refs++;
 	}
 	/* The process that ends it is gone: it ended while we were down. */
-	if (!strcmp(r->row.source, "explicit") ? !launcher : !engine)
+	if (r->source == RUN_EXPLICIT ? !launcher : !engine)
 		r->finished = true;
 	struct resume_step_ctx sc = {g, r};
 	store_each_step_of_run(g->store, r->row.id, resume_step, &sc);

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aggregator/correlate/groups.h"
+#include "aggregator/model/groups.h"
 #include "aggregator/proctable.h"
 #include "aggregator/store/store.h"
 

@@ -1,6 +1,7 @@
 /* Runs, steps, tools and pipelines: rows the correlation layer fills. */
 #include "aggregator/store/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,6 +243,25 @@ int store_each_step_of_run(struct store *s, int64_t run_id,
 			rc = SQLITE_DONE;
 			break;
 		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_each_name(struct store *s, const char *table,
+		    void (*fn)(void *ctx, int64_t id, const char *name), void *ctx)
+{
+	char sql[128];
+	sqlite3_stmt *st;
+	int rc;
+
+	snprintf(sql, sizeof(sql), "SELECT id, name FROM %s", table);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *name = sqlite3_column_text(st, 1);
+		if (name)
+			fn(ctx, sqlite3_column_int64(st, 0), (const char *)name);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;

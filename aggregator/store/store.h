@@ -302,6 +302,14 @@ struct stored_step {
 int store_each_step_of_run(struct store *s, int64_t run_id,
 			   int (*fn)(void *ctx, const struct stored_step *st), void *ctx);
 
+/* Calls fn for every (id, name) of tools or pipelines (table), at start. */
+int store_each_name(struct store *s, const char *table,
+		    void (*fn)(void *ctx, int64_t id, const char *name), void *ctx);
+/* Calls fn for every unified or v1-memory cgroup stored for this boot. */
+int store_each_cgroup(struct store *s, const char *boot_id,
+		      void (*fn)(void *ctx, uint64_t id, bool v1_memory, const char *path),
+		      void *ctx);
+
 /*
  * The wall-clock offset (epoch minus boot clock) a process started under, from
  * the row of its first image: 0 and *offset_ns set, or -1 if that row is gone.

@@ -199,3 +199,27 @@ int store_put_loss(struct store *s, const char *stream_id, const char *hop, cons
 	bind_u64(st, 4, count);
 	return step_done(s, st);
 }
+
+int store_each_cgroup(struct store *s, const char *boot_id,
+		      void (*fn)(void *ctx, uint64_t id, bool v1_memory, const char *path),
+		      void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(
+		s->db,
+		"SELECT id, controllers = 'memory', path FROM cgroups WHERE boot_id = ? "
+		"AND (hierarchy = 0 OR controllers = 'memory')",
+		-1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, boot_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *path = sqlite3_column_text(st, 2);
+		if (path)
+			fn(ctx, (uint64_t)sqlite3_column_int64(st, 0),
+			   sqlite3_column_int(st, 1) != 0, (const char *)path);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}

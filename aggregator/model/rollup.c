@@ -1,10 +1,27 @@
-#include "aggregator/correlate/groups.h"
+#include "aggregator/model/groups.h"
+
+#include <string.h>
 
 static const char *const status_names[] = {"running", "ok", "failed", "killed"};
 
 const char *group_status_name(enum group_status s)
 {
 	return (unsigned)s < 4 ? status_names[s] : "running";
+}
+
+static const char *const source_names[] = {"explicit", "engine", "script", "slurm"};
+
+const char *run_source_name(enum run_source s)
+{
+	return (unsigned)s < 4 ? source_names[s] : "explicit";
+}
+
+enum run_source run_source_parse(const char *name)
+{
+	for (unsigned i = 0; name && i < 4; i++)
+		if (!strcmp(name, source_names[i]))
+			return (enum run_source)i;
+	return RUN_EXPLICIT;
 }
 
 /* t (0: unknown), read on the wall clock of offset, moved onto the rollup's clock. */

@@ -1,6 +1,7 @@
 /*
- * Runs and steps in memory, with their rollups. A run or step is freed once
- * it is finished and no process entry points at it any more (refcounts).
+ * Runs and steps in memory, with their rollups: the model correlate/ builds
+ * and insight/ reads. A run or step is freed once it is finished and no
+ * process entry points at it any more (refcounts).
  */
 #ifndef TRACER_GROUPS_H
 #define TRACER_GROUPS_H
@@ -54,6 +55,17 @@ void rollup_totals(const struct rollup *r, struct totals_row *t);
 enum group_status { GROUP_RUNNING, GROUP_OK, GROUP_FAILED, GROUP_KILLED };
 const char *group_status_name(enum group_status s);
 
+/*
+ * How a run was recognised: named by the user (`tracer run`), an engine's
+ * process, a script a user started, or a Slurm job's cgroup. Script and
+ * Slurm runs are weak: stronger evidence inside them starts a run of its own.
+ */
+enum run_source { RUN_EXPLICIT, RUN_ENGINE, RUN_SCRIPT, RUN_SLURM };
+/* As stored in runs.source. */
+const char *run_source_name(enum run_source s);
+/* From runs.source; anything unknown is RUN_EXPLICIT. */
+enum run_source run_source_parse(const char *name);
+
 struct run;
 
 struct step {
@@ -99,6 +111,7 @@ struct step {
 struct run {
 	struct run *next;
 	struct run_row row;
+	enum run_source source;
 	char engine[16];
 	int64_t pipeline_id;
 	bool pipeline_guessed; /* named by us (from the engine or script), not by the user */

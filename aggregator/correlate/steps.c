@@ -1,0 +1,72 @@
+/* Steps: created when an engine starts one, joined by the processes under it. */
+#include "aggregator/correlate/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregator/insight/insight.h"
+#include "aggregator/insight/limits.h"
+#include "common/strutil.h"
+
+void set_step(struct proc *p, struct step *s)
+{
+	if (p->step == s)
+		return;
+	if (p->step) {
+		p->step->refs--;
+		if (!p->exited && p->step->r.live)
+			p->step->r.live--;
+		p->step->r.rss_now_kb -= (int64_t)p->last_sample_rss;
+		p->step->dirty = true;
+	}
+	p->step = s;
+	p->row.step_id = s ? s->id : 0;
+	if (s) {
+		s->refs++;
+		s->r.live++;
+		s->r.rss_now_kb += (int64_t)p->last_sample_rss;
+		rollup_start(&s->r, p->row.start_ns, p->epoch_offset_ns);
+		s->dirty = true;
+	}
+}
+
+struct step *find_step(struct run *r, const char *key)
+{
+	for (struct step *s = r->steps; s; s = s->next)
+		if (!strcmp(s->key, key))
+			return s;
+	return NULL;
+}
+
+struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
+		      struct proc *root)
+{
+	struct step *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->id = c->next_step_id++;
+	s->run = r;
+	copy_string(s->key, sizeof(s->key), spec->key);
+	copy_string(s->name, sizeof(s->name), spec->name);
+	copy_string(s->kind, sizeof(s->kind), spec->kind);
+	s->named = spec->name[0] != '\0';
+	s->root_process_id = root->row.id;
+	s->root_pid = root->pid;
+	s->root_start_ns = root->start_boot_ns;
+	s->status = GROUP_RUNNING;
+	copy_string(s->container_id, sizeof(s->container_id), root->row.container_id);
+	cgroup_limits(c->cgroup_root ? c->cgroup_root : "/sys/fs/cgroup",
+		      root->row.cgroup1_id ? cgroup_path_of(c, root->row.cgroup1_id, true) : NULL,
+		      root->row.cgroup_id ? cgroup_path_of(c, root->row.cgroup_id, false) : NULL,
+		      &s->memory_limit_kb, &s->cpu_limit);
+	if (s->named && root->row.argv_json)
+		s->signature = strdup(root->row.argv_json);
+	copy_string(s->slurm_job, sizeof(s->slurm_job), root->row.slurm_job);
+	copy_string(s->slurm_step, sizeof(s->slurm_step), root->row.slurm_step);
+	s->dirty = true;
+	s->next = r->steps;
+	r->steps = s;
+	r->dirty = true;
+	return s;
+}
