@@ -17,13 +17,43 @@
 /* /proc start times have clock-tick (10 ms) resolution. */
 #define START_TOLERANCE_NS 11000000ULL
 
-/* Raw counters at the start of the current image (exec in place). */
+/*
+ * Counters whose per-image value is the difference of the kernel's running
+ * totals at the image's end and start. Each has one name from the BPF record
+ * to the SQLite column (bpf/events.h, proto/tracer.proto, struct proc_metrics,
+ * the processes table): adding one means adding it to each of those and here.
+ */
+#define DELTA_COUNTERS(X)                                                                          \
+	X(vol_ctxsw)                                                                               \
+	X(invol_ctxsw)                                                                             \
+	X(min_faults)                                                                              \
+	X(maj_faults)                                                                              \
+	X(rchar)                                                                                   \
+	X(wchar)                                                                                   \
+	X(syscr)                                                                                   \
+	X(syscw)                                                                                   \
+	X(read_bytes)                                                                              \
+	X(write_bytes)                                                                             \
+	X(cancelled_write_bytes)                                                                   \
+	X(runq_ns)                                                                                 \
+	X(iowait_ns)                                                                               \
+	X(reclaim_ns)                                                                              \
+	X(net_tx_bytes)                                                                            \
+	X(net_rx_bytes)                                                                            \
+	X(sys_file)                                                                                \
+	X(sys_net)                                                                                 \
+	X(sys_mem)                                                                                 \
+	X(sys_proc)                                                                                \
+	X(sys_other)                                                                               \
+	X(sys_failed)
+
+/* The kernel's totals at the start of the current image (exec in place). The
+ * CPU clocks are raw: cputime_adjust() splits runtime_ns like getrusage. */
 struct raw_counters {
-	uint64_t utime, stime, runtime;
-	uint64_t nvcsw, nivcsw, min_flt, maj_flt;
-	uint64_t rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
-	uint64_t run_delay, iowait, reclaim, net_tx, net_rx;
-	uint64_t sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed;
+	uint64_t utime_ns, stime_ns, runtime_ns;
+#define RAW_COUNTER_FIELD(name) uint64_t name;
+	DELTA_COUNTERS(RAW_COUNTER_FIELD)
+#undef RAW_COUNTER_FIELD
 };
 
 struct run;

@@ -107,7 +107,7 @@ struct {
  */
 struct dead_acc {
 	__u64 rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
-	__u64 run_delay_ns;
+	__u64 runq_ns;
 };
 
 struct {

@@ -74,10 +74,10 @@ struct tracer_counters {
 	__u64 utime_ns;
 	__u64 stime_ns;
 	__u64 runtime_ns;
-	__u64 nvcsw;
-	__u64 nivcsw;
-	__u64 min_flt;
-	__u64 maj_flt;
+	__u64 vol_ctxsw;
+	__u64 invol_ctxsw;
+	__u64 min_faults;
+	__u64 maj_faults;
 	__u64 rchar;
 	__u64 wchar;
 	__u64 syscr;
@@ -88,9 +88,9 @@ struct tracer_counters {
 	__u64 peak_rss_kb;	/* post-exec address space high-water mark */
 	__u64 signal_maxrss_kb; /* ru_maxrss: inflated by the pre-exec parent */
 	/* Aggregated in the kernel from scheduler, syscall and socket hooks. */
-	__u64 run_delay_ns; /* runnable, waiting for a CPU (sched_info.run_delay) */
-	__u64 iowait_ns;    /* blocked in io_schedule() until woken */
-	__u64 reclaim_ns;   /* in direct memory reclaim */
+	__u64 runq_ns;	  /* runnable, waiting for a CPU (sched_info.run_delay) */
+	__u64 iowait_ns;  /* blocked in io_schedule() until woken */
+	__u64 reclaim_ns; /* in direct memory reclaim */
 	__u64 net_tx_bytes;
 	__u64 net_rx_bytes;
 	__u64 sys[TRACER_SYS_CLASSES];
@@ -210,7 +210,7 @@ struct tracer_sample {
 	__u64 utime_ns, stime_ns, runtime_ns;
 	__u64 rss_kb;
 	__u64 rchar, wchar, read_bytes, write_bytes;
-	__u64 run_delay_ns, iowait_ns;
+	__u64 runq_ns, iowait_ns;
 	__u64 net_tx_bytes, net_rx_bytes;
 	__u64 vol_ctxsw, invol_ctxsw;
 	__u32 state; /* R S D T Z ... as a character */

@@ -28,7 +28,7 @@ static __always_inline void add_thread(struct tracer_sample *s, struct task_stru
 	s->write_bytes += t->ioac.write_bytes;
 	s->vol_ctxsw += t->nvcsw;
 	s->invol_ctxsw += t->nivcsw;
-	s->run_delay_ns += t->sched_info.run_delay;
+	s->runq_ns += t->sched_info.run_delay;
 }
 
 static __always_inline char state_char(struct task_struct *t)
@@ -86,7 +86,7 @@ int sample_processes(struct bpf_iter__task *ctx)
 		s.wchar = dead->wchar;
 		s.read_bytes = dead->read_bytes;
 		s.write_bytes = dead->write_bytes;
-		s.run_delay_ns = dead->run_delay_ns;
+		s.runq_ns = dead->runq_ns;
 	}
 	proc_acc_sum(s.pid, &acc);
 	s.iowait_ns = acc.iowait_ns;

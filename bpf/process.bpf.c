@@ -36,10 +36,10 @@ struct group_cpu {
 	__u64 utime;
 	__u64 stime;
 	__u64 runtime;
-	__u64 nvcsw;
-	__u64 nivcsw;
-	__u64 min_flt;
-	__u64 maj_flt;
+	__u64 vol_ctxsw;
+	__u64 invol_ctxsw;
+	__u64 min_faults;
+	__u64 maj_faults;
 };
 
 static __always_inline void add_thread_cpu(struct group_cpu *g, struct task_struct *t, bool direct)
@@ -47,10 +47,10 @@ static __always_inline void add_thread_cpu(struct group_cpu *g, struct task_stru
 	g->utime += KREAD(direct, t, utime);
 	g->stime += KREAD(direct, t, stime);
 	g->runtime += KREAD(direct, t, se.sum_exec_runtime);
-	g->nvcsw += KREAD(direct, t, nvcsw);
-	g->nivcsw += KREAD(direct, t, nivcsw);
-	g->min_flt += KREAD(direct, t, min_flt);
-	g->maj_flt += KREAD(direct, t, maj_flt);
+	g->vol_ctxsw += KREAD(direct, t, nvcsw);
+	g->invol_ctxsw += KREAD(direct, t, nivcsw);
+	g->min_faults += KREAD(direct, t, min_flt);
+	g->maj_faults += KREAD(direct, t, maj_flt);
 }
 
 /* What released threads left in signal_struct. */
@@ -59,10 +59,10 @@ static __always_inline void signal_cpu(struct group_cpu *g, struct signal_struct
 	g->utime = KREAD(direct, sig, utime);
 	g->stime = KREAD(direct, sig, stime);
 	g->runtime = KREAD(direct, sig, sum_sched_runtime);
-	g->nvcsw = KREAD(direct, sig, nvcsw);
-	g->nivcsw = KREAD(direct, sig, nivcsw);
-	g->min_flt = KREAD(direct, sig, min_flt);
-	g->maj_flt = KREAD(direct, sig, maj_flt);
+	g->vol_ctxsw = KREAD(direct, sig, nvcsw);
+	g->invol_ctxsw = KREAD(direct, sig, nivcsw);
+	g->min_faults = KREAD(direct, sig, min_flt);
+	g->maj_faults = KREAD(direct, sig, maj_flt);
 }
 
 static __always_inline void set_group_cpu(struct tracer_counters *c, const struct group_cpu *g)
@@ -70,17 +70,17 @@ static __always_inline void set_group_cpu(struct tracer_counters *c, const struc
 	c->utime_ns = g->utime;
 	c->stime_ns = g->stime;
 	c->runtime_ns = g->runtime;
-	c->nvcsw = g->nvcsw;
-	c->nivcsw = g->nivcsw;
-	c->min_flt = g->min_flt;
-	c->maj_flt = g->maj_flt;
+	c->vol_ctxsw = g->vol_ctxsw;
+	c->invol_ctxsw = g->invol_ctxsw;
+	c->min_faults = g->min_faults;
+	c->maj_faults = g->maj_faults;
 }
 
 /* Run delay and I/O: for dead threads these come from dead_threads, not signal_struct. */
 static __always_inline void add_task_delay_io(struct tracer_counters *c, struct task_struct *t,
 					      bool direct)
 {
-	c->run_delay_ns += KREAD(direct, t, sched_info.run_delay);
+	c->runq_ns += KREAD(direct, t, sched_info.run_delay);
 	add_task_io(c, t, direct);
 }
 
@@ -187,7 +187,7 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 	struct dead_acc *dead = bpf_map_lookup_elem(&dead_threads, &tgid);
 	c->rchar = c->wchar = c->syscr = c->syscw = 0;
 	c->read_bytes = c->write_bytes = c->cancelled_write_bytes = 0;
-	c->run_delay_ns = 0;
+	c->runq_ns = 0;
 	if (dead) {
 		c->rchar = dead->rchar;
 		c->wchar = dead->wchar;
@@ -196,7 +196,7 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 		c->read_bytes = dead->read_bytes;
 		c->write_bytes = dead->write_bytes;
 		c->cancelled_write_bytes = dead->cancelled_write_bytes;
-		c->run_delay_ns = dead->run_delay_ns;
+		c->runq_ns = dead->runq_ns;
 	}
 	add_task_delay_io(c, task, direct);
 	if (leader != task)
@@ -510,7 +510,7 @@ static __always_inline void remember_dead_thread(struct task_struct *task,
 	__sync_fetch_and_add(&d->write_bytes, KREAD(direct, task, ioac.write_bytes));
 	__sync_fetch_and_add(&d->cancelled_write_bytes,
 			     KREAD(direct, task, ioac.cancelled_write_bytes));
-	__sync_fetch_and_add(&d->run_delay_ns, KREAD(direct, task, sched_info.run_delay));
+	__sync_fetch_and_add(&d->runq_ns, KREAD(direct, task, sched_info.run_delay));
 }
 
 static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool direct)

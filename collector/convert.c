@@ -84,10 +84,10 @@ void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *ou
 	SET(utime_ns, in->utime_ns);
 	SET(stime_ns, in->stime_ns);
 	SET(runtime_ns, in->runtime_ns);
-	SET(vol_ctxsw, in->nvcsw);
-	SET(invol_ctxsw, in->nivcsw);
-	SET(min_faults, in->min_flt);
-	SET(maj_faults, in->maj_flt);
+	SET(vol_ctxsw, in->vol_ctxsw);
+	SET(invol_ctxsw, in->invol_ctxsw);
+	SET(min_faults, in->min_faults);
+	SET(maj_faults, in->maj_faults);
 	SET(rchar, in->rchar);
 	SET(wchar, in->wchar);
 	SET(syscr, in->syscr);
@@ -98,7 +98,7 @@ void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *ou
 	SET(peak_rss_kb, in->peak_rss_kb);
 	SET(signal_maxrss_kb, in->signal_maxrss_kb);
 	SET(peak_from_signal, peak_from_signal != 0);
-	SET(run_delay_ns, in->run_delay_ns); /* kept by the kernel: no probe needed */
+	SET(runq_ns, in->runq_ns); /* kept by the kernel: no probe needed */
 	if (active.scheduler)
 		SET(iowait_ns, in->iowait_ns);
 	if (active.reclaim)
@@ -346,7 +346,7 @@ int convert_sample(const struct tracer_sample *k, struct bytebuf *out)
 	SET(wchar, k->wchar);
 	SET(read_bytes, k->read_bytes);
 	SET(write_bytes, k->write_bytes);
-	SET(run_delay_ns, k->run_delay_ns);
+	SET(runq_ns, k->runq_ns);
 	if (active.scheduler)
 		SET(iowait_ns, k->iowait_ns);
 	if (active.network) {

@@ -182,7 +182,7 @@ void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *x)
 	r.wchar = x->wchar;
 	r.read_bytes = x->read_bytes;
 	r.write_bytes = x->write_bytes;
-	r.runq_ns = x->run_delay_ns;
+	r.runq_ns = x->runq_ns;
 	r.iowait_ns = x->iowait_ns;
 	r.net_tx_bytes = x->net_tx_bytes;
 	r.net_rx_bytes = x->net_rx_bytes;
