@@ -195,7 +195,7 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 const char *insight_character(const struct rollup *r)
 {
 	double wall_s = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e9 : 0;
-	double net_rate = wall_s > 0 ? (double)(r->net_tx + r->net_rx) / wall_s : 0;
+	double net_rate = wall_s > 0 ? (double)(r->net_tx_bytes + r->net_rx_bytes) / wall_s : 0;
 
 	return time_character(r->cpu_ns, r->iowait_ns, r->runq_ns, r->reclaim_ns, r->sleep_ns,
 			      net_rate);

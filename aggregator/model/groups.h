@@ -22,7 +22,8 @@ struct rollup {
 	int64_t clock_offset_ns;
 	bool has_clock;
 	uint32_t processes, failed, live;
-	uint64_t cpu_ns, rchar, wchar, read_bytes, write_bytes, net_tx, net_rx, iowait_ns, runq_ns;
+	uint64_t cpu_ns, rchar, wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes,
+	    iowait_ns, runq_ns;
 	uint64_t reclaim_ns;
 	/* Wall time leaf processes (those that started no children) spent neither
 	 * on a CPU nor waiting for one, for I/O or for memory: sleeping on

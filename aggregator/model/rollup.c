@@ -58,8 +58,8 @@ void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t c
 	r->wchar += m->wchar;
 	r->read_bytes += m->read_bytes;
 	r->write_bytes += m->write_bytes;
-	r->net_tx += m->net_tx_bytes;
-	r->net_rx += m->net_rx_bytes;
+	r->net_tx_bytes += m->net_tx_bytes;
+	r->net_rx_bytes += m->net_rx_bytes;
 	r->iowait_ns += m->iowait_ns;
 	r->runq_ns += m->runq_ns;
 	r->reclaim_ns += m->reclaim_ns;
@@ -132,8 +132,8 @@ void rollup_totals(const struct rollup *r, struct totals_row *t)
 	    .wchar = r->wchar,
 	    .read_bytes = r->read_bytes,
 	    .write_bytes = r->write_bytes,
-	    .net_tx_bytes = r->net_tx,
-	    .net_rx_bytes = r->net_rx,
+	    .net_tx_bytes = r->net_tx_bytes,
+	    .net_rx_bytes = r->net_rx_bytes,
 	    .iowait_ns = r->iowait_ns,
 	    .runq_ns = r->runq_ns,
 	    .reclaim_ns = r->reclaim_ns,
