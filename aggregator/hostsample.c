@@ -141,7 +141,7 @@ int host_sample(struct host_sampler *h, int64_t now_epoch_ns, struct host_sample
 		d[i] = delta(c.cpu[i], h->prev.cpu[i]);
 		total += d[i];
 	}
-	out->ts_ns = now_epoch_ns;
+	out->ts_epoch_ns = now_epoch_ns;
 	out->interval_ns = (int64_t)(c.mono_ns - h->prev.mono_ns);
 	out->cpus = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
 	if (total) {

@@ -105,16 +105,16 @@ struct proc *proc_by_pid(struct proctable *t, uint32_t pid)
 	return NULL;
 }
 
-struct proc *proc_find(struct proctable *t, uint32_t pid, uint64_t start_ns, bool coarse)
+struct proc *proc_find(struct proctable *t, uint32_t pid, uint64_t start_boot_ns, bool coarse)
 {
 	struct proc *p = proc_by_pid(t, pid);
 
-	if (p && proc_same_start(p->start_boot_ns, p->start_coarse, start_ns, coarse))
+	if (p && proc_same_start(p->start_boot_ns, p->start_coarse, start_boot_ns, coarse))
 		return p;
 	return NULL;
 }
 
-struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_ns, bool coarse)
+struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_boot_ns, bool coarse)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 	size_t k;
@@ -124,7 +124,7 @@ struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_ns, bool
 	if (t->count >= t->n_buckets * 2)
 		grow(t);
 	p->pid = pid;
-	p->start_boot_ns = start_ns;
+	p->start_boot_ns = start_boot_ns;
 	p->start_coarse = coarse;
 	k = bucket_of(t, pid);
 	p->hash_next = t->buckets[k];
@@ -166,7 +166,7 @@ void proc_retire(struct proctable *t, struct proc *p, uint64_t now_boot_ns)
 		return;
 	unlink_live(t, p);
 	p->in_gc = true;
-	p->exited_at = now_boot_ns;
+	p->exited_boot_ns = now_boot_ns;
 	p->gc_next = NULL;
 	if (t->gc_tail)
 		t->gc_tail->gc_next = p;
@@ -190,7 +190,7 @@ int proctable_add_closed(struct proctable *t, const struct process_row *row)
 void proctable_gc(struct proctable *t, uint64_t now_boot_ns, uint64_t grace_ns)
 {
 	while (t->gc_head && !t->gc_head->dirty &&
-	       now_boot_ns - t->gc_head->exited_at >= grace_ns) {
+	       now_boot_ns - t->gc_head->exited_boot_ns >= grace_ns) {
 		struct proc *p = t->gc_head;
 		t->gc_head = p->gc_next;
 		if (!t->gc_head)

@@ -70,9 +70,9 @@ struct proc {
 	bool exited;
 	bool dirty;
 	bool in_gc;
-	uint64_t snapshot_ts;	 /* CLOCK_BOOTTIME when /proc was read; 0 if never */
-	int64_t epoch_offset_ns; /* wall clock minus boot clock when first seen */
-	uint64_t exited_at;
+	uint64_t snapshot_boot_ns; /* CLOCK_BOOTTIME when /proc was read; 0 if never */
+	int64_t epoch_offset_ns;   /* wall clock minus boot clock when first seen */
+	uint64_t exited_boot_ns;
 	uint64_t seen_gen;
 	struct raw_counters base;
 	struct run *launched; /* this process is a `tracer run` launcher */
@@ -84,7 +84,7 @@ struct proc {
 	 * and an exec then keeps the pre-exec image as a row of its own. */
 	bool samples_held;
 	bool fork_image_shipped;
-	int64_t last_sample_ts; /* boot clock */
+	int64_t last_sample_boot_ns;
 	uint64_t last_sample_cpu, last_sample_rss, last_sample_io;
 	bool had_children;		/* forked at least once */
 	uint64_t last_activity_boot_ns; /* last CPU, I/O, exec or fork seen */
@@ -122,9 +122,9 @@ bool proc_same_start(uint64_t a, bool a_coarse, uint64_t b, bool b_coarse);
 /* The entry for pid whatever its start time, or NULL. */
 struct proc *proc_by_pid(struct proctable *t, uint32_t pid);
 /* The entry for this identity (coarse: start may be tick-rounded), or NULL. */
-struct proc *proc_find(struct proctable *t, uint32_t pid, uint64_t start_ns, bool coarse);
+struct proc *proc_find(struct proctable *t, uint32_t pid, uint64_t start_boot_ns, bool coarse);
 /* Adds a new entry; the caller has removed any other entry with this pid. */
-struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_ns, bool coarse);
+struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_boot_ns, bool coarse);
 /* Unlinks from the hash (the entry stays valid until freed). */
 void proc_unhash(struct proctable *t, struct proc *p);
 

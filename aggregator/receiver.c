@@ -35,8 +35,8 @@ int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store
 	memset(r, 0, sizeof(*r));
 	r->ingest = ingest;
 	r->store = store;
-	r->agg.started_ns = (int64_t)now_realtime_ns();
-	r->agg.updated_ns = r->agg.started_ns;
+	r->agg.started_epoch_ns = (int64_t)now_realtime_ns();
+	r->agg.updated_epoch_ns = r->agg.started_epoch_ns;
 	r->agg.pid = (uint32_t)getpid();
 	r->agg_dirty = true;
 	host_sampler_init(&r->host, "/proc", "/sys/block");
@@ -76,7 +76,7 @@ static struct stream_state *stream_for(struct receiver *r, const Tracer__Frame *
 	if (found <= 0) {
 		memset(&s->row, 0, sizeof(s->row));
 		snprintf(s->row.stream_id, sizeof(s->row.stream_id), "%s", hex);
-		s->row.first_seen_ns = (int64_t)now_realtime_ns();
+		s->row.first_seen_epoch_ns = (int64_t)now_realtime_ns();
 		/* A collector we have never heard from: its snapshot decides who lives. */
 		ingest_new_generation(r->ingest);
 		log_info("new collector stream %s (pid %u, host %s)", hex, f->collector_pid,
@@ -172,7 +172,7 @@ static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
 	snprintf(row->host_id, sizeof(row->host_id), "%s", f->host_id ? f->host_id : "");
 	snprintf(row->hostname, sizeof(row->hostname), "%s", f->hostname ? f->hostname : "");
 	row->collector_pid = f->collector_pid;
-	row->last_seen_ns = (int64_t)now_realtime_ns();
+	row->last_seen_epoch_ns = (int64_t)now_realtime_ns();
 	row->last_seq = f->seq;
 	if (f->watermark_ns > row->watermark_boot_ns)
 		row->watermark_boot_ns = f->watermark_ns;
@@ -329,7 +329,7 @@ int receiver_commit(struct receiver *r)
 	}
 	if (!work)
 		return 0;
-	r->agg.updated_ns = (int64_t)now_realtime_ns();
+	r->agg.updated_epoch_ns = (int64_t)now_realtime_ns();
 	if (store_begin(r->store) != 0)
 		goto fail;
 	if (ingest_write(r->ingest) != 0)

@@ -98,7 +98,7 @@ static void identify(struct correlator *c, struct proc *p, char *const *argv, si
 static void mark_engine(struct run *r, const struct proc *p)
 {
 	r->engine_pid = p->pid;
-	r->engine_start_ns = p->start_boot_ns;
+	r->engine_start_boot_ns = p->start_boot_ns;
 	r->engine_process_id = p->row.id;
 }
 
@@ -114,7 +114,7 @@ static void learn_engine(struct correlator *c, struct run *r, struct proc *p,
 	const struct engine *e = engine_detect(v, pipeline, sizeof(pipeline));
 
 	if (!e && !r->engine[0] && r->has_command &&
-	    same_process(r->command_pid, r->command_start_ns, p) &&
+	    same_process(r->command_pid, r->command_start_boot_ns, p) &&
 	    engine_script.is_run(v, pipeline, sizeof(pipeline)))
 		e = &engine_script;
 	if (!e)
@@ -216,13 +216,14 @@ static bool find_step_of_engine(struct correlator *c, struct proc *p, struct pro
 
 	if (!eng)
 		return false;
-	v->parent_is_engine = parent && same_process(r->engine_pid, r->engine_start_ns, parent);
+	v->parent_is_engine =
+	    parent && same_process(r->engine_pid, r->engine_start_boot_ns, parent);
 	v->in_step = p->step != NULL;
 	v->parent_argv_json = parent ? parent->row.argv_json : NULL;
 	bool starts = eng->step(v, r->step_seq + 1, &spec);
 	if (spec.helper)
 		p->row.helper = true;
-	if (starts && !same_process(r->engine_pid, r->engine_start_ns, p)) {
+	if (starts && !same_process(r->engine_pid, r->engine_start_boot_ns, p)) {
 		struct step *s = find_step(r, spec.key);
 		if (!s) {
 			r->step_seq++;
@@ -240,7 +241,7 @@ static void name_step_after_tool(struct correlator *c, struct proc *p,
 {
 	struct step *s = p->step;
 	bool earlier_sibling = s && s->named_by_tool && p->row.ppid == s->namer_ppid &&
-			       p->row.proc_start_boot_ns < s->namer_fork_ns;
+			       p->row.proc_start_boot_ns < s->namer_fork_boot_ns;
 
 	if (!s || (s->named && !earlier_sibling) || not_a_tool || p->row.helper || p->denied ||
 	    !strcmp(tool->program, s->run->engine))
@@ -249,7 +250,7 @@ static void name_step_after_tool(struct correlator *c, struct proc *p,
 	s->named = true;
 	s->named_by_tool = true;
 	s->namer_ppid = p->row.ppid;
-	s->namer_fork_ns = p->row.proc_start_boot_ns;
+	s->namer_fork_boot_ns = p->row.proc_start_boot_ns;
 	s->dirty = true;
 	s->main_tool_id = p->row.tool_id;
 	free(s->signature);
@@ -305,7 +306,7 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 	s->r.rss_now_kb -= (int64_t)p->last_sample_rss;
 	if (s->r.live)
 		s->r.live--;
-	if (same_process(s->root_pid, s->root_start_ns, p)) {
+	if (same_process(s->root_pid, s->root_start_boot_ns, p)) {
 		s->status = status_of(row);
 		s->has_exit_code = row->has_exit_code;
 		s->exit_code = row->exit_code;
@@ -316,7 +317,7 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 		s->status = GROUP_OK; /* the root exited earlier, unseen */
 	s->dirty = true;
 	if (s->status != GROUP_RUNNING && c->insight)
-		insight_step_end(c->insight, s, row->end_ns);
+		insight_step_end(c->insight, s, row->end_epoch_ns);
 }
 
 static void run_exit(struct run *r, struct proc *p, bool failed)
@@ -327,9 +328,10 @@ static void run_exit(struct run *r, struct proc *p, bool failed)
 	r->r.rss_now_kb -= (int64_t)p->last_sample_rss;
 	if (r->r.live)
 		r->r.live--;
-	bool engine_ended = r->engine_pid && same_process(r->engine_pid, r->engine_start_ns, p);
+	bool engine_ended =
+	    r->engine_pid && same_process(r->engine_pid, r->engine_start_boot_ns, p);
 	if (engine_ended && r->source != RUN_EXPLICIT) {
-		r->row.end_ns = row->end_ns;
+		r->row.end_epoch_ns = row->end_epoch_ns;
 		r->row.has_exit_code = row->has_exit_code;
 		r->row.exit_code = row->exit_code;
 		r->row.has_signal = row->has_signal;
@@ -338,7 +340,7 @@ static void run_exit(struct run *r, struct proc *p, bool failed)
 		r->finished = true;
 	}
 	if (!strcmp(r->engine, "slurm") && r->r.live == 0) {
-		r->row.end_ns = r->r.end_ns;
+		r->row.end_epoch_ns = r->r.end_epoch_ns;
 		r->status = r->r.failed ? GROUP_FAILED : GROUP_OK;
 		r->finished = true;
 	}
@@ -363,9 +365,11 @@ void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, ui
 	int64_t delta = (int64_t)rss_kb - (int64_t)p->last_sample_rss;
 	double cores = 0;
 
-	if (p->last_sample_ts && ts_ns > p->last_sample_ts && cpu_ns >= p->last_sample_cpu)
-		cores = (double)(cpu_ns - p->last_sample_cpu) / (double)(ts_ns - p->last_sample_ts);
-	p->last_sample_ts = ts_ns;
+	if (p->last_sample_boot_ns && ts_ns > p->last_sample_boot_ns &&
+	    cpu_ns >= p->last_sample_cpu)
+		cores = (double)(cpu_ns - p->last_sample_cpu) /
+			(double)(ts_ns - p->last_sample_boot_ns);
+	p->last_sample_boot_ns = ts_ns;
 	p->last_sample_cpu = cpu_ns;
 	p->last_sample_rss = rss_kb;
 	if (p->step) {

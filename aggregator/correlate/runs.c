@@ -47,18 +47,19 @@ struct run *new_run(struct correlator *c, enum run_source source, const char *en
 	if (!r)
 		return NULL;
 	r->row.id = c->store->next_run_id++;
-	run_name(pipeline && *pipeline ? pipeline : engine, p->row.start_ns, name, sizeof(name));
+	run_name(pipeline && *pipeline ? pipeline : engine, p->row.start_epoch_ns, name,
+		 sizeof(name));
 	r->row.name = strdup(name);
 	r->row.pipeline = pipeline && *pipeline ? strdup(pipeline) : NULL;
 	r->source = source;
 	copy_string(r->row.boot_id, sizeof(r->row.boot_id), p->row.boot_id);
-	r->row.start_ns = p->row.start_ns;
+	r->row.start_epoch_ns = p->row.start_epoch_ns;
 	r->row.command_process_id = p->row.id;
 	if (r->row.pipeline)
 		r->pipeline_id = pipeline_id(c, r->row.pipeline);
 	copy_string(r->engine, sizeof(r->engine), engine);
 	r->status = GROUP_RUNNING;
-	rollup_start(&r->r, p->row.start_ns, p->epoch_offset_ns);
+	rollup_start(&r->r, p->row.start_epoch_ns, p->epoch_offset_ns);
 	r->dirty = true;
 	r->next = c->runs;
 	c->runs = r;
@@ -98,7 +99,7 @@ void set_run(struct proc *p, struct run *r)
 		r->refs++;
 		r->r.live++;
 		r->r.rss_now_kb += (int64_t)p->last_sample_rss;
-		rollup_start(&r->r, p->row.start_ns, p->epoch_offset_ns);
+		rollup_start(&r->r, p->row.start_epoch_ns, p->epoch_offset_ns);
 	}
 }
 

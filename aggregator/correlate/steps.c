@@ -25,7 +25,7 @@ void set_step(struct proc *p, struct step *s)
 		s->refs++;
 		s->r.live++;
 		s->r.rss_now_kb += (int64_t)p->last_sample_rss;
-		rollup_start(&s->r, p->row.start_ns, p->epoch_offset_ns);
+		rollup_start(&s->r, p->row.start_epoch_ns, p->epoch_offset_ns);
 		s->dirty = true;
 	}
 }
@@ -53,7 +53,7 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 	s->named = spec->name[0] != '\0';
 	s->root_process_id = root->row.id;
 	s->root_pid = root->pid;
-	s->root_start_ns = root->start_boot_ns;
+	s->root_start_boot_ns = root->start_boot_ns;
 	s->status = GROUP_RUNNING;
 	copy_string(s->container_id, sizeof(s->container_id), root->row.container_id);
 	cgroup_limits(c->cgroup_root ? c->cgroup_root : "/sys/fs/cgroup",

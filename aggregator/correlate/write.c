@@ -19,8 +19,8 @@ static void fill_run_row(struct run *r)
 	r->row.status = group_status_name(r->status);
 	r->row.steps = steps;
 	rollup_totals(&r->r, &r->row.totals);
-	if (!r->row.start_ns)
-		r->row.start_ns = r->r.start_ns;
+	if (!r->row.start_epoch_ns)
+		r->row.start_epoch_ns = r->r.start_epoch_ns;
 }
 
 static void fill_step_row(const struct step *s, struct step_row *row)
@@ -32,8 +32,8 @@ static void fill_step_row(const struct step *s, struct step_row *row)
 	    .name = s->name,
 	    .kind = s->kind,
 	    .status = group_status_name(s->status),
-	    .start_ns = s->r.start_ns,
-	    .end_ns = s->status != GROUP_RUNNING ? s->r.end_ns : 0,
+	    .start_epoch_ns = s->r.start_epoch_ns,
+	    .end_epoch_ns = s->status != GROUP_RUNNING ? s->r.end_epoch_ns : 0,
 	    .has_exit_code = s->has_exit_code,
 	    .has_signal = s->has_signal,
 	    .exit_code = s->exit_code,

@@ -9,12 +9,12 @@
 #include "common/jsonutil.h"
 #include "common/strutil.h"
 
-void on_oom(struct ingest *g, uint64_t ts, const Tracer__OomEvent *x)
+void on_oom(struct ingest *g, uint64_t ts_boot_ns, const Tracer__OomEvent *x)
 {
 	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
 	struct oom_row r = {0};
 
-	r.ts_ns = p ? proc_epoch_ns(p, ts) : frame_epoch_ns(g, ts);
+	r.ts_epoch_ns = p ? proc_epoch_ns(p, ts_boot_ns) : frame_epoch_ns(g, ts_boot_ns);
 	r.pid = x->pid;
 	r.proc_start_boot_ns = x->start_ns;
 	copy_string(r.boot_id, sizeof(r.boot_id), g->boot_id);
@@ -38,7 +38,7 @@ void on_oom(struct ingest *g, uint64_t ts, const Tracer__OomEvent *x)
 	} else if (g->scope == SCOPE_RUNS) {
 		return;
 	}
-	insight_oom(&g->insight, &r, p, r.ts_ns);
+	insight_oom(&g->insight, &r, p, r.ts_epoch_ns);
 	if (!vec_push(&g->pending.ooms, r))
 		g->stats.oom++;
 }
@@ -61,7 +61,7 @@ static char *file_path(const struct proc *p, const Tracer__FileEvent *x)
 	return clean;
 }
 
-void on_file(struct ingest *g, uint64_t ts, const Tracer__FileEvent *x)
+void on_file(struct ingest *g, uint64_t ts_boot_ns, const Tracer__FileEvent *x)
 {
 	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
 	struct file_row r = {0};
@@ -90,7 +90,7 @@ void on_file(struct ingest *g, uint64_t ts, const Tracer__FileEvent *x)
 	r.result = x->result < 0 ? -x->result : 0;
 	r.count = 1;
 	r.failed = x->result < 0;
-	r.first_ns = proc_epoch_ns(p, ts);
+	r.first_epoch_ns = proc_epoch_ns(p, ts_boot_ns);
 	r.truncated = x->truncated;
 	if (!r.path || !vec_push(&g->pending.files, r)) {
 		free(r.path);
@@ -125,7 +125,7 @@ void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x)
 	}
 }
 
-void on_cgroup(struct ingest *g, uint64_t ts, const Tracer__CgroupEvent *x)
+void on_cgroup(struct ingest *g, uint64_t ts_boot_ns, const Tracer__CgroupEvent *x)
 {
 	struct cgroup_row r = {0};
 	const char *controllers = x->controllers;
@@ -144,9 +144,9 @@ void on_cgroup(struct ingest *g, uint64_t ts, const Tracer__CgroupEvent *x)
 		correlate_cgroup(&g->corr, x->id, x->hierarchy != 0, r.path);
 	if (!x->from_snapshot) {
 		if (x->removed)
-			r.removed_ns = frame_epoch_ns(g, ts);
+			r.removed_epoch_ns = frame_epoch_ns(g, ts_boot_ns);
 		else
-			r.created_ns = frame_epoch_ns(g, ts);
+			r.created_epoch_ns = frame_epoch_ns(g, ts_boot_ns);
 	}
 	if (!vec_push(&g->pending.cgroups, r)) {
 		free(r.path);
@@ -155,7 +155,7 @@ void on_cgroup(struct ingest *g, uint64_t ts, const Tracer__CgroupEvent *x)
 	}
 }
 
-void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *x)
+void on_sample(struct ingest *g, uint64_t ts_boot_ns, const Tracer__SampleEvent *x)
 {
 	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
 	struct sample_row r = {0};
@@ -166,16 +166,16 @@ void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *x)
 	}
 	uint64_t io = x->rchar + x->wchar;
 	bool active = x->runtime_ns != p->last_sample_cpu || io != p->last_sample_io;
-	g->insight.last_sample_boot_ns = ts;
+	g->insight.last_sample_boot_ns = ts_boot_ns;
 	p->last_sample_io = io;
-	correlate_sample(&g->corr, p, ts, x->rss_kb, x->runtime_ns);
+	correlate_sample(&g->corr, p, ts_boot_ns, x->rss_kb, x->runtime_ns);
 	if (active)
-		insight_activity(&g->insight, p, ts, proc_epoch_ns(p, ts));
+		insight_activity(&g->insight, p, ts_boot_ns, proc_epoch_ns(p, ts_boot_ns));
 	if (!ingest_recordable(g, p))
 		return;
-	bool held = hold_sample(g, p, ts);
+	bool held = hold_sample(g, p, ts_boot_ns);
 	r.process_id = p->row.id;
-	r.ts_ns = proc_epoch_ns(p, ts);
+	r.ts_epoch_ns = proc_epoch_ns(p, ts_boot_ns);
 	cputime_adjust(x->utime_ns, x->stime_ns, x->runtime_ns, &r.cpu_user_ns, &r.cpu_sys_ns);
 	r.rss_kb = x->rss_kb;
 	r.rchar = x->rchar;

@@ -34,12 +34,12 @@ static void end_hold(struct ingest *g, struct proc *p)
 	hold_settle(g, p);
 }
 
-bool hold_sample(struct ingest *g, struct proc *p, uint64_t ts)
+bool hold_sample(struct ingest *g, struct proc *p, uint64_t ts_boot_ns)
 {
 	bool held = false;
 
 	if (g->store->outbox && !p->execed && !p->fork_image_shipped) {
-		if (ts < p->start_boot_ns + SAMPLE_HOLD_NS) {
+		if (ts_boot_ns < p->start_boot_ns + SAMPLE_HOLD_NS) {
 			struct held_proc h = {p->pid, p->start_coarse, p->start_boot_ns};
 			/* Out of memory: held until a later sample, an exec or the exit instead. */
 			if (!p->samples_held && !vec_push(&g->held, h))
@@ -63,7 +63,7 @@ void hold_release_due(struct ingest *g, uint64_t now_boot_ns)
 
 	for (size_t i = 0; i < g->held.n; i++) {
 		struct held_proc h = g->held.items[i];
-		struct proc *p = proc_find(&g->table, h.pid, h.start_ns, h.coarse);
+		struct proc *p = proc_find(&g->table, h.pid, h.start_boot_ns, h.coarse);
 		if (!p || !p->samples_held)
 			continue; /* settled meanwhile: exec, exit, or a later sample */
 		if (now_boot_ns >= p->start_boot_ns + SAMPLE_HOLD_NS && !p->execed) {

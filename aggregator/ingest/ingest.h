@@ -46,7 +46,7 @@ struct pending {
 struct held_proc {
 	uint32_t pid;
 	bool coarse;
-	uint64_t start_ns;
+	uint64_t start_boot_ns;
 };
 
 struct ingest {

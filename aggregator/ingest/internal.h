@@ -50,23 +50,23 @@ void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher
 void launch_finish_command(struct ingest *g, struct proc *p);
 
 /* process.c */
-void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f);
-void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x);
-void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent *x);
+void on_fork(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ForkEvent *f);
+void on_exec(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExecEvent *x);
+void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEvent *x);
 
 /* data.c */
-void on_oom(struct ingest *g, uint64_t ts, const Tracer__OomEvent *x);
-void on_file(struct ingest *g, uint64_t ts, const Tracer__FileEvent *x);
+void on_oom(struct ingest *g, uint64_t ts_boot_ns, const Tracer__OomEvent *x);
+void on_file(struct ingest *g, uint64_t ts_boot_ns, const Tracer__FileEvent *x);
 void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x);
-void on_cgroup(struct ingest *g, uint64_t ts, const Tracer__CgroupEvent *x);
-void on_sample(struct ingest *g, uint64_t ts, const Tracer__SampleEvent *x);
+void on_cgroup(struct ingest *g, uint64_t ts_boot_ns, const Tracer__CgroupEvent *x);
+void on_sample(struct ingest *g, uint64_t ts_boot_ns, const Tracer__SampleEvent *x);
 
 /* hold.c */
 /* Whether the process is recorded is now known: its held samples are queued
  * with the next commit, or it is forgotten (samples and all) by the next write. */
 void hold_settle(struct ingest *g, struct proc *p);
 /* Is this sample of a fork child held until the child's exec? */
-bool hold_sample(struct ingest *g, struct proc *p, uint64_t ts);
+bool hold_sample(struct ingest *g, struct proc *p, uint64_t ts_boot_ns);
 /* Ends the holds that are due. */
 void hold_release_due(struct ingest *g, uint64_t now_boot_ns);
 

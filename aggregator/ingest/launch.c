@@ -31,7 +31,7 @@ static struct run *start_run(struct ingest *g, struct proc *launcher, const stru
 	if (mark->run[0])
 		copy_string(name, sizeof(name), mark->run);
 	else
-		default_run_name(mark, (uint64_t)launcher->row.start_ns, name, sizeof(name));
+		default_run_name(mark, (uint64_t)launcher->row.start_epoch_ns, name, sizeof(name));
 	row.id = g->store->next_run_id++;
 	row.name = strdup(name);
 	row.pipeline = mark->pipeline[0] ? strdup(mark->pipeline) : NULL;
@@ -39,7 +39,7 @@ static struct run *start_run(struct ingest *g, struct proc *launcher, const stru
 	copy_string(row.hostname, sizeof(row.hostname), g->hostname);
 	copy_string(row.boot_id, sizeof(row.boot_id), g->boot_id);
 	row.launcher_pid = launcher->pid;
-	row.launcher_start_ns = launcher->start_boot_ns;
+	row.launcher_start_boot_ns = launcher->start_boot_ns;
 	r = correlate_explicit_run(&g->corr, &row);
 	if (!r) {
 		free(row.name);
@@ -60,10 +60,10 @@ void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher
 	if (!r->has_command) {
 		r->has_command = true;
 		r->command_pid = child->pid;
-		r->command_start_ns = child->start_boot_ns;
+		r->command_start_boot_ns = child->start_boot_ns;
 		r->command_coarse = child->start_coarse;
 		r->row.command_process_id = child->row.id;
-		r->row.start_ns = child->row.start_ns;
+		r->row.start_epoch_ns = child->row.start_epoch_ns;
 		r->dirty = true;
 	}
 }
@@ -82,10 +82,10 @@ void launch_finish_command(struct ingest *g, struct proc *p)
 {
 	for (struct run *r = g->corr.runs; r; r = r->next) {
 		if (!r->has_command || r->command_pid != p->pid ||
-		    !proc_same_start(r->command_start_ns, r->command_coarse, p->start_boot_ns,
+		    !proc_same_start(r->command_start_boot_ns, r->command_coarse, p->start_boot_ns,
 				     p->start_coarse))
 			continue;
-		r->row.end_ns = p->row.end_ns;
+		r->row.end_epoch_ns = p->row.end_epoch_ns;
 		r->row.has_exit_code = p->row.has_exit_code;
 		r->row.exit_code = p->row.exit_code;
 		r->row.has_signal = p->row.has_signal;

@@ -50,7 +50,7 @@ static void make_start_precise(struct proc *p, uint64_t start_boot_ns)
 	p->start_coarse = false;
 	p->row.proc_start_boot_ns = start_boot_ns;
 	if (p->row.image == 0)
-		p->row.start_ns = proc_epoch_ns(p, start_boot_ns);
+		p->row.start_epoch_ns = proc_epoch_ns(p, start_boot_ns);
 }
 
 static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bool coarse,
@@ -80,7 +80,7 @@ static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bo
 	p->row.pid = pid;
 	p->row.proc_start_boot_ns = start;
 	p->epoch_offset_ns = g->offset_ns;
-	p->row.start_ns = proc_epoch_ns(p, start);
+	p->row.start_epoch_ns = proc_epoch_ns(p, start);
 	p->row.state = "running";
 	p->last_activity_boot_ns = now_boot;
 	copy_string(p->row.boot_id, sizeof(p->row.boot_id), g->boot_id);
@@ -104,10 +104,10 @@ static void link_parent(struct ingest *g, struct proc *p, struct proc *parent, u
 	}
 }
 
-void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
+void on_fork(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ForkEvent *f)
 {
 	bool coarse = !f->has_start_ns || f->start_ns == 0;
-	uint64_t start = coarse ? ts : f->start_ns;
+	uint64_t start = coarse ? ts_boot_ns : f->start_ns;
 	struct proc *parent = proc_find(&g->table, f->parent_pid, f->parent_start_ns, false);
 	struct proc *p = proc_find(&g->table, f->pid, start, coarse);
 
@@ -116,7 +116,7 @@ void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
 		p->seen_gen = g->gen;
 		return;
 	}
-	p = new_entry(g, f->pid, start, coarse, ts);
+	p = new_entry(g, f->pid, start, coarse, ts_boot_ns);
 	if (!p)
 		return;
 	/* Until it execs, the child runs its parent's program. */
@@ -131,12 +131,12 @@ void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
 		p->row.run_id = 0;
 		p->row.parent_id = 0;
 		p->row.image = 0;
-		p->row.end_ns = 0;
+		p->row.end_epoch_ns = 0;
 		p->row.has_exit_code = p->row.has_signal = p->row.has_metrics = false;
 		p->row.from_snapshot = false;
 		p->row.pid = f->pid;
 		p->row.proc_start_boot_ns = start;
-		p->row.start_ns = proc_epoch_ns(p, start);
+		p->row.start_epoch_ns = proc_epoch_ns(p, start);
 		p->row.state = "running";
 	}
 	copy_string(p->row.comm, sizeof(p->row.comm), f->comm ? f->comm : "");
@@ -146,15 +146,17 @@ void on_fork(struct ingest *g, uint64_t ts, const Tracer__ForkEvent *f)
 		p->row.gid = f->gid;
 	}
 	link_parent(g, p, parent, f->parent_pid);
-	p->last_activity_boot_ns = ts;
+	p->last_activity_boot_ns = ts_boot_ns;
 	if (parent) {
 		parent->had_children = true;
-		insight_activity(&g->insight, parent, ts, proc_epoch_ns(parent, ts));
+		insight_activity(&g->insight, parent, ts_boot_ns,
+				 proc_epoch_ns(parent, ts_boot_ns));
 	}
 	ingest_touch(g, p);
 }
 
-static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tracer__ExecEvent *x)
+static void close_image(struct ingest *g, struct proc *p, uint64_t ts_boot_ns,
+			const Tracer__ExecEvent *x)
 {
 	struct process_row closed;
 	struct raw_counters at_exec = raw_counters_from(x->at_exec);
@@ -163,7 +165,7 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tra
 		g->stats.oom++;
 		return;
 	}
-	closed.end_ns = proc_epoch_ns(p, ts);
+	closed.end_epoch_ns = proc_epoch_ns(p, ts_boot_ns);
 	closed.state = "exec";
 	closed.has_metrics = x->at_exec != NULL;
 	metrics_between(&at_exec, &p->base, &closed.m);
@@ -180,18 +182,18 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts, const Tra
 	p->row.id = g->store->next_process_id++;
 	p->row.stored = false;
 	p->row.image++;
-	p->row.start_ns = proc_epoch_ns(p, ts);
+	p->row.start_epoch_ns = proc_epoch_ns(p, ts_boot_ns);
 	p->row.from_snapshot = false;
 }
 
-void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
+void on_exec(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExecEvent *x)
 {
 	bool snap = x->from_snapshot;
 	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, snap);
 	struct proc *parent;
 
 	if (!p) {
-		p = new_entry(g, x->pid, x->start_ns, snap, ts);
+		p = new_entry(g, x->pid, x->start_ns, snap, ts_boot_ns);
 		if (!p)
 			return;
 		parent = x->has_parent_start_ns
@@ -201,7 +203,7 @@ void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
 		link_parent(g, p, parent, x->ppid);
 		p->execed = true;
 		p->row.from_snapshot = snap;
-		p->snapshot_ts = snap ? ts : 0;
+		p->snapshot_boot_ns = snap ? ts_boot_ns : 0;
 		/* Fork unseen: the row covers the whole process, like getrusage. */
 		p->base = (struct raw_counters){0};
 		goto done;
@@ -215,19 +217,19 @@ void on_exec(struct ingest *g, uint64_t ts, const Tracer__ExecEvent *x)
 		make_start_precise(p, x->start_ns);
 	if (snap) {
 		/* The kernel already told us about this one; /proc adds nothing. */
-		if (!p->execed && !p->snapshot_ts) {
+		if (!p->execed && !p->snapshot_boot_ns) {
 			fill_image_from_exec(g, p, x);
-			p->snapshot_ts = ts;
+			p->snapshot_boot_ns = ts_boot_ns;
 		}
 		p->seen_gen = g->gen;
 		return;
 	}
-	if (p->snapshot_ts && ts < p->snapshot_ts && p->row.from_snapshot) {
+	if (p->snapshot_boot_ns && ts_boot_ns < p->snapshot_boot_ns && p->row.from_snapshot) {
 		/* This exec happened before /proc was read: same image, better data. */
 		fill_image_from_exec(g, p, x);
 		p->row.from_snapshot = false;
 	} else if (p->execed || p->fork_image_shipped) {
-		close_image(g, p, ts, x);
+		close_image(g, p, ts_boot_ns, x);
 		fill_image_from_exec(g, p, x);
 	} else {
 		fill_image_from_exec(g, p, x);
@@ -245,14 +247,14 @@ done:
 		struct proc *par = x->has_parent_start_ns
 				       ? proc_find(&g->table, x->ppid, x->parent_start_ns, true)
 				       : proc_by_pid(&g->table, x->ppid);
-		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, proc_epoch_ns(p, ts));
+		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, proc_epoch_ns(p, ts_boot_ns));
 	}
 	hold_settle(g, p);
-	insight_activity(&g->insight, p, ts, proc_epoch_ns(p, ts));
+	insight_activity(&g->insight, p, ts_boot_ns, proc_epoch_ns(p, ts_boot_ns));
 	ingest_touch(g, p);
 }
 
-void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent *x)
+void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEvent *x)
 {
 	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
 	struct raw_counters end = raw_counters_from(x->totals);
@@ -261,7 +263,7 @@ void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent *x)
 	if (!p) {
 		/* Exited before we saw it start (e.g. between attach and snapshot). */
 		g->stats.unmatched_exits++;
-		p = new_entry(g, x->pid, x->start_ns, false, ts);
+		p = new_entry(g, x->pid, x->start_ns, false, ts_boot_ns);
 		if (!p)
 			return;
 		struct proc *parent = x->has_ppid ? proc_by_pid(&g->table, x->ppid) : NULL;
@@ -273,7 +275,7 @@ void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent *x)
 	}
 	if (p->start_coarse)
 		make_start_precise(p, x->start_ns);
-	p->row.end_ns = proc_epoch_ns(p, ts);
+	p->row.end_epoch_ns = proc_epoch_ns(p, ts_boot_ns);
 	p->row.state = "exited";
 	p->row.has_exit_code = st.exited;
 	p->row.exit_code = st.code;
@@ -288,11 +290,11 @@ void on_exit_event(struct ingest *g, uint64_t ts, const Tracer__ExitEvent *x)
 	p->row.m.ru_maxrss_kb = x->totals ? x->totals->signal_maxrss_kb : 0;
 	p->exited = true;
 	correlate_exit(&g->corr, p);
-	insight_process_exit(&g->insight, p, p->row.end_ns);
+	insight_process_exit(&g->insight, p, p->row.end_epoch_ns);
 	launch_finish_command(g, p);
 	if (p->launched)
 		p->launched->finished = true;
 	hold_settle(g, p);
 	ingest_touch(g, p);
-	proc_retire(&g->table, p, ts);
+	proc_retire(&g->table, p, ts_boot_ns);
 }

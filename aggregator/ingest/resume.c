@@ -34,7 +34,7 @@ static void load_process(void *ctx, struct process_row *r)
 	 * offset; only without that row does today's offset stand in.
 	 */
 	if (r->image == 0)
-		p->epoch_offset_ns = r->start_ns - (int64_t)r->proc_start_boot_ns;
+		p->epoch_offset_ns = r->start_epoch_ns - (int64_t)r->proc_start_boot_ns;
 	else if (store_first_image_offset(g->store, r, &p->epoch_offset_ns) != 0)
 		p->epoch_offset_ns = realtime_offset_ns();
 }
@@ -72,10 +72,11 @@ static int resume_step(void *ctx, const struct stored_step *row)
 	struct proc *root = entry_with_row_id(c->g, s->root_process_id);
 	if (root) {
 		s->root_pid = root->pid;
-		s->root_start_ns = root->start_boot_ns;
+		s->root_start_boot_ns = root->start_boot_ns;
 	}
 	/* The step's clock is its root's, like the run's (resume_run). */
-	rollup_start(&s->r, row->start_ns, root ? root->epoch_offset_ns : r->r.clock_offset_ns);
+	rollup_start(&s->r, row->start_epoch_ns,
+		     root ? root->epoch_offset_ns : r->r.clock_offset_ns);
 	s->next = r->steps;
 	r->steps = s;
 	r->step_seq++;
@@ -89,13 +90,13 @@ static void find_run_processes(struct ingest *g, struct run *r, struct proc **en
 	*engine = entry_with_row_id(g, r->engine_process_id);
 	if (*engine) {
 		r->engine_pid = (*engine)->pid;
-		r->engine_start_ns = (*engine)->start_boot_ns;
+		r->engine_start_boot_ns = (*engine)->start_boot_ns;
 	}
 	*command = entry_with_row_id(g, r->row.command_process_id);
 	if (*command) {
 		r->has_command = true;
 		r->command_pid = (*command)->pid;
-		r->command_start_ns = (*command)->start_boot_ns;
+		r->command_start_boot_ns = (*command)->start_boot_ns;
 		r->command_coarse = (*command)->start_coarse;
 	}
 }
@@ -121,10 +122,11 @@ static int resume_run(void *ctx, struct open_run *o)
 	find_run_processes(g, r, &engine, &command);
 	/* The run's clock is that of the process that started it, if it still runs. */
 	struct proc *first = command ? command : engine;
-	rollup_start(&r->r, o->row.start_ns, first ? first->epoch_offset_ns : realtime_offset_ns());
+	rollup_start(&r->r, o->row.start_epoch_ns,
+		     first ? first->epoch_offset_ns : realtime_offset_ns());
 	if (o->row.launcher_pid)
 		launcher =
-		    proc_find(&g->table, o->row.launcher_pid, o->row.launcher_start_ns, true);
+		    proc_find(&g->table, o->row.launcher_pid, o->row.launcher_start_boot_ns, true);
 	if (launcher) {
 		launcher->launched = r;
 		r->refs++;

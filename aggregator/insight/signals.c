@@ -75,7 +75,7 @@ static void base_row(struct signal_row *s, const char *kind, const char *severit
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
 	s->severity = severity;
-	s->detected_ns = now_ns;
+	s->detected_epoch_ns = now_ns;
 	if (p) {
 		s->run_id = p->row.run_id;
 		s->step_id = p->row.step_id;
@@ -94,7 +94,7 @@ static void check_killed(struct insight *in, const struct proc *p, int64_t now_n
 		return;
 	program_of(r, prog, sizeof(prog));
 	base_row(&s, "killed", r->signal == SIGKILL ? "critical" : "warning", p, now_ns);
-	s.at_ns = r->end_ns;
+	s.at_epoch_ns = r->end_epoch_ns;
 	s.has_value = true;
 	s.value = r->signal;
 	s.unit = "signal";
@@ -104,7 +104,7 @@ static void check_killed(struct insight *in, const struct proc *p, int64_t now_n
 		 r->core_dumped ? ", core dumped" : "");
 	set_details(&s,
 		    json_pack("{s:i, s:b, s:f}", "signal", r->signal, "oom_killed", r->oom_killed,
-			      "wall_s", secs((uint64_t)(r->end_ns - r->start_ns))));
+			      "wall_s", secs((uint64_t)(r->end_epoch_ns - r->start_epoch_ns))));
 	insight_raise(in, &s);
 }
 
@@ -116,16 +116,16 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 	char prog[64];
 	struct signal_row s;
 
-	if (!r->has_metrics || r->helper || r->end_ns <= r->start_ns)
+	if (!r->has_metrics || r->helper || r->end_epoch_ns <= r->start_epoch_ns)
 		return;
 	program_of(r, prog, sizeof(prog));
-	uint64_t wall = (uint64_t)(r->end_ns - r->start_ns);
+	uint64_t wall = (uint64_t)(r->end_epoch_ns - r->start_epoch_ns);
 	uint64_t cpu = m->cpu_user_ns + m->cpu_sys_ns;
 
 	if (m->has_iowait && m->iowait_ns >= cfg->io_wait_min_ns &&
 	    (double)m->iowait_ns >= cfg->io_wait_share * (double)wall) {
 		base_row(&s, "io_wait", "warning", p, now_ns);
-		s.at_ns = r->end_ns;
+		s.at_epoch_ns = r->end_epoch_ns;
 		s.has_value = s.has_threshold = true;
 		s.value = (double)m->iowait_ns / (double)wall;
 		s.threshold = cfg->io_wait_share;
@@ -144,7 +144,7 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 	if (m->runq_ns >= cfg->runq_min_ns &&
 	    (double)m->runq_ns >= cfg->runq_share * (double)(m->runq_ns + cpu)) {
 		base_row(&s, "cpu_contention", "warning", p, now_ns);
-		s.at_ns = r->end_ns;
+		s.at_epoch_ns = r->end_epoch_ns;
 		s.has_value = s.has_threshold = true;
 		s.value = (double)m->runq_ns / (double)(m->runq_ns + cpu);
 		s.threshold = cfg->runq_share;
@@ -160,7 +160,7 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 	}
 	if (m->has_reclaim && m->reclaim_ns >= cfg->reclaim_min_ns) {
 		base_row(&s, "memory_pressure", "warning", p, now_ns);
-		s.at_ns = r->end_ns;
+		s.at_epoch_ns = r->end_epoch_ns;
 		s.has_value = s.has_threshold = true;
 		s.value = secs(m->reclaim_ns);
 		s.threshold = secs(cfg->reclaim_min_ns);
@@ -198,7 +198,7 @@ void insight_oom(struct insight *in, const struct oom_row *oom, const struct pro
 	else
 		copy_string(prog, sizeof(prog), oom->comm);
 	base_row(&s, "oom_kill", "critical", p, now_ns);
-	s.at_ns = oom->ts_ns;
+	s.at_epoch_ns = oom->ts_epoch_ns;
 	s.has_value = true;
 	s.value = (double)rss;
 	s.unit = "KiB";

@@ -30,7 +30,7 @@ void insight_stall_end(struct insight *in, struct proc *p, int64_t now_ns)
 	if (!s)
 		return;
 	program_of(&p->row, prog, sizeof(prog));
-	double stalled = (double)(now_ns - s->at_ns) / 1e9;
+	double stalled = (double)(now_ns - s->at_epoch_ns) / 1e9;
 	s->active = false;
 	s->value = stalled;
 	snprintf(s->message, sizeof(s->message),
@@ -62,8 +62,8 @@ static void check_stall(struct insight *in, struct proc *p, uint64_t now_boot_ns
 	memset(&s, 0, sizeof(s));
 	s.kind = "stalled";
 	s.severity = "warning";
-	s.detected_ns = now_ns;
-	s.at_ns = now_ns - (int64_t)quiet;
+	s.detected_epoch_ns = now_ns;
+	s.at_epoch_ns = now_ns - (int64_t)quiet;
 	s.run_id = p->row.run_id;
 	s.step_id = p->row.step_id;
 	s.process_id = p->row.id;
@@ -136,7 +136,7 @@ bool insight_slow(struct insight *in, struct step *st, int64_t wall_ns, struct s
 	s->run_id = st->run->row.id;
 	s->step_id = st->id;
 	s->tool_id = st->main_tool_id;
-	s->at_ns = st->r.start_ns;
+	s->at_epoch_ns = st->r.start_epoch_ns;
 	s->has_value = s->has_threshold = true;
 	s->value = (double)wall_ns / (double)h->median_ns;
 	s->threshold = cfg->slow_factor;
@@ -172,10 +172,11 @@ void insight_tick(struct insight *in, struct proctable *t, struct run *runs, uin
 	for (struct run *r = runs; r; r = r->next) {
 		for (struct step *st = r->steps; st; st = st->next) {
 			struct signal_row s;
-			if (st->status != GROUP_RUNNING || st->slow_signal_id || !st->r.start_ns)
+			if (st->status != GROUP_RUNNING || st->slow_signal_id ||
+			    !st->r.start_epoch_ns)
 				continue;
-			if (insight_slow(in, st, now_ns - st->r.start_ns, &s)) {
-				s.detected_ns = now_ns;
+			if (insight_slow(in, st, now_ns - st->r.start_epoch_ns, &s)) {
+				s.detected_epoch_ns = now_ns;
 				s.active = true;
 				st->slow_signal_id = insight_raise(in, &s);
 			}

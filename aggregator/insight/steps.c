@@ -21,7 +21,9 @@ static struct step *step_by_id(struct run *r, int64_t id)
 
 static void outcome(const struct step *s, char *out, size_t size)
 {
-	double wall = s->r.end_ns > s->r.start_ns ? (double)(s->r.end_ns - s->r.start_ns) / 1e9 : 0;
+	double wall = s->r.end_epoch_ns > s->r.start_epoch_ns
+			  ? (double)(s->r.end_epoch_ns - s->r.start_epoch_ns) / 1e9
+			  : 0;
 	double peak = (double)rollup_peak_rss(&s->r) / 1024.0;
 
 	if (s->status == GROUP_KILLED && s->has_signal)
@@ -51,8 +53,8 @@ void insight_step_named(struct insight *in, struct step *s, int64_t now_ns)
 		memset(&sig, 0, sizeof(sig));
 		sig.kind = "retried";
 		sig.severity = "info";
-		sig.detected_ns = now_ns;
-		sig.at_ns = s->r.start_ns;
+		sig.detected_epoch_ns = now_ns;
+		sig.at_epoch_ns = s->r.start_epoch_ns;
 		sig.run_id = s->run->row.id;
 		sig.step_id = s->id;
 		sig.tool_id = s->main_tool_id;
@@ -87,9 +89,9 @@ static void finish_retry(struct insight *in, struct step *s)
 		    "\"status\":\"%s\"}",
 		    (long long)prev->id, (long long)rollup_peak_rss(&prev->r),
 		    (long long)rollup_peak_rss(&s->r),
-		    (double)(prev->r.end_ns - prev->r.start_ns) / 1e9,
-		    (double)(s->r.end_ns - s->r.start_ns) / 1e9, group_status_name(prev->status),
-		    group_status_name(s->status));
+		    (double)(prev->r.end_epoch_ns - prev->r.start_epoch_ns) / 1e9,
+		    (double)(s->r.end_epoch_ns - s->r.start_epoch_ns) / 1e9,
+		    group_status_name(prev->status), group_status_name(s->status));
 	}
 	sig->active = false;
 	insight_update(in, sig);
@@ -102,8 +104,8 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 	memset(&sig, 0, sizeof(sig));
 	sig.kind = "tool_failed";
 	sig.severity = "critical";
-	sig.detected_ns = now_ns;
-	sig.at_ns = s->r.end_ns;
+	sig.detected_epoch_ns = now_ns;
+	sig.at_epoch_ns = s->r.end_epoch_ns;
 	sig.run_id = s->run->row.id;
 	sig.step_id = s->id;
 	if (s->failed_process_id) {
@@ -141,8 +143,8 @@ static void near_limit(struct insight *in, struct step *s, int64_t now_ns)
 	memset(&sig, 0, sizeof(sig));
 	sig.kind = "memory_pressure";
 	sig.severity = "warning";
-	sig.detected_ns = now_ns;
-	sig.at_ns = s->r.end_ns;
+	sig.detected_epoch_ns = now_ns;
+	sig.at_epoch_ns = s->r.end_epoch_ns;
 	sig.run_id = s->run->row.id;
 	sig.step_id = s->id;
 	sig.tool_id = s->main_tool_id;
@@ -169,13 +171,13 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 	s->end_reported = true;
 	if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
 		tool_failed(in, s, now_ns);
-	int64_t wall = s->r.end_ns - s->r.start_ns;
+	int64_t wall = s->r.end_epoch_ns - s->r.start_epoch_ns;
 	struct signal_row *slow = insight_active(in, s->slow_signal_id);
 	s->slow_signal_id = 0;
 	if (slow) {
 		if (insight_slow(in, s, wall, &sig)) {
 			sig.id = slow->id;
-			sig.detected_ns = slow->detected_ns;
+			sig.detected_epoch_ns = slow->detected_epoch_ns;
 		} else {
 			sig = *slow; /* it caught up: keep what was seen, closed */
 		}
@@ -183,7 +185,7 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 		*slow = sig;
 		insight_update(in, slow);
 	} else if (s->status == GROUP_OK && insight_slow(in, s, wall, &sig)) {
-		sig.detected_ns = now_ns;
+		sig.detected_epoch_ns = now_ns;
 		insight_raise(in, &sig);
 	}
 	if (s->retry_of)
@@ -194,7 +196,9 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 /* Where the step's process time went (common/character.c has the rule). */
 const char *insight_character(const struct rollup *r)
 {
-	double wall_s = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e9 : 0;
+	double wall_s = r->end_epoch_ns > r->start_epoch_ns
+			    ? (double)(r->end_epoch_ns - r->start_epoch_ns) / 1e9
+			    : 0;
 	double net_rate = wall_s > 0 ? (double)(r->net_tx_bytes + r->net_rx_bytes) / wall_s : 0;
 
 	return time_character(r->cpu_ns, r->iowait_ns, r->runq_ns, r->reclaim_ns, r->sleep_ns,

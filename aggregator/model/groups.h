@@ -18,7 +18,7 @@ struct rollup {
 	 * boot clock): a member that started under another offset, because the
 	 * wall clock was stepped, is moved onto it, so the span is boot-clock exact.
 	 */
-	int64_t start_ns, end_ns;
+	int64_t start_epoch_ns, end_epoch_ns;
 	int64_t clock_offset_ns;
 	bool has_clock;
 	uint32_t processes, failed, live;
@@ -33,12 +33,12 @@ struct rollup {
 	/* Peak of the sum over concurrent processes, from samples. */
 	int64_t rss_now_kb, peak_rss_kb;
 	/* CPU cores in use: summed over one sampling pass, the highest pass. */
-	int64_t pass_ts;
+	int64_t pass_boot_ns;
 	double pass_cores, peak_cores;
 };
 
-/* A member started at start_ns on the wall clock of clock_offset_ns. */
-void rollup_start(struct rollup *r, int64_t start_ns, int64_t clock_offset_ns);
+/* A member started at start_epoch_ns on the wall clock of clock_offset_ns. */
+void rollup_start(struct rollup *r, int64_t start_epoch_ns, int64_t clock_offset_ns);
 /* A member process finished: add what it used. A leaf started no children:
  * its time off the CPU is its own waiting, not waiting for them. */
 void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t clock_offset_ns,
@@ -81,10 +81,10 @@ struct step {
 	 * whose exec lost the race) takes the name over, so the name is stable. */
 	bool named_by_tool;
 	uint32_t namer_ppid;
-	uint64_t namer_fork_ns;
+	uint64_t namer_fork_boot_ns;
 	int64_t root_process_id;
 	uint32_t root_pid;
-	uint64_t root_start_ns;
+	uint64_t root_start_boot_ns;
 	enum group_status status;
 	bool has_exit_code, has_signal;
 	int exit_code, signal;
@@ -118,7 +118,7 @@ struct run {
 	bool pipeline_guessed; /* named by us (from the engine or script), not by the user */
 	int64_t engine_process_id;
 	uint32_t engine_pid; /* 0: none */
-	uint64_t engine_start_ns;
+	uint64_t engine_start_boot_ns;
 	char slurm_job[32]; /* a Slurm job run */
 	struct step *steps;
 	uint32_t step_seq; /* for steps the engine does not number */
@@ -129,7 +129,7 @@ struct run {
 	bool finished; /* launcher or engine gone: free once unreferenced */
 	bool has_command;
 	uint32_t command_pid;
-	uint64_t command_start_ns;
+	uint64_t command_start_boot_ns;
 	bool command_coarse;
 };
 

@@ -34,23 +34,23 @@ static int64_t on_rollup_clock(struct rollup *r, int64_t t, int64_t offset)
 	return t ? t - offset + r->clock_offset_ns : 0;
 }
 
-void rollup_start(struct rollup *r, int64_t start_ns, int64_t clock_offset_ns)
+void rollup_start(struct rollup *r, int64_t start_epoch_ns, int64_t clock_offset_ns)
 {
-	start_ns = on_rollup_clock(r, start_ns, clock_offset_ns);
-	if (!r->start_ns || (start_ns && start_ns < r->start_ns))
-		r->start_ns = start_ns;
+	start_epoch_ns = on_rollup_clock(r, start_epoch_ns, clock_offset_ns);
+	if (!r->start_epoch_ns || (start_epoch_ns && start_epoch_ns < r->start_epoch_ns))
+		r->start_epoch_ns = start_epoch_ns;
 }
 
 void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t clock_offset_ns,
 			bool failed, bool leaf)
 {
 	const struct proc_metrics *m = &p->m;
-	int64_t end_ns = on_rollup_clock(r, p->end_ns, clock_offset_ns);
+	int64_t end_epoch_ns = on_rollup_clock(r, p->end_epoch_ns, clock_offset_ns);
 
 	r->processes++;
 	r->failed += failed;
-	if (end_ns > r->end_ns)
-		r->end_ns = end_ns;
+	if (end_epoch_ns > r->end_epoch_ns)
+		r->end_epoch_ns = end_epoch_ns;
 	if (!p->has_metrics)
 		return;
 	r->cpu_ns += m->cpu_user_ns + m->cpu_sys_ns;
@@ -63,8 +63,8 @@ void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t c
 	r->iowait_ns += m->iowait_ns;
 	r->runq_ns += m->runq_ns;
 	r->reclaim_ns += m->reclaim_ns;
-	if (leaf && p->end_ns > p->start_ns) {
-		uint64_t wall = (uint64_t)(p->end_ns - p->start_ns);
+	if (leaf && p->end_epoch_ns > p->start_epoch_ns) {
+		uint64_t wall = (uint64_t)(p->end_epoch_ns - p->start_epoch_ns);
 		uint64_t busy =
 		    m->cpu_user_ns + m->cpu_sys_ns + m->iowait_ns + m->runq_ns + m->reclaim_ns;
 		if (wall > busy)
@@ -82,8 +82,8 @@ void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double
 	if (r->rss_now_kb > r->peak_rss_kb)
 		r->peak_rss_kb = r->rss_now_kb;
 	/* Samples of one pass share a timestamp: sum their cores per pass. */
-	if (ts_ns != r->pass_ts) {
-		r->pass_ts = ts_ns;
+	if (ts_ns != r->pass_boot_ns) {
+		r->pass_boot_ns = ts_ns;
 		r->pass_cores = 0;
 	}
 	r->pass_cores += cores;
@@ -93,7 +93,7 @@ void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double
 
 double rollup_avg_cores(const struct rollup *r)
 {
-	int64_t wall = r->end_ns - r->start_ns;
+	int64_t wall = r->end_epoch_ns - r->start_epoch_ns;
 
 	return wall > 0 ? (double)r->cpu_ns / (double)wall : 0.0;
 }
@@ -106,7 +106,8 @@ double rollup_avg_cores(const struct rollup *r)
  */
 double rollup_peak_cores(const struct rollup *r)
 {
-	double avg = r->end_ns > r->start_ns && r->start_ns ? rollup_avg_cores(r) : 0.0;
+	double avg =
+	    r->end_epoch_ns > r->start_epoch_ns && r->start_epoch_ns ? rollup_avg_cores(r) : 0.0;
 
 	return r->peak_cores > avg ? r->peak_cores : avg;
 }
@@ -123,7 +124,7 @@ void rollup_totals(const struct rollup *r, struct totals_row *t)
 	    .processes = r->processes,
 	    .failed = r->failed,
 	    .cpu_ns = r->cpu_ns,
-	    .has_avg_cores = r->end_ns > r->start_ns && r->start_ns,
+	    .has_avg_cores = r->end_epoch_ns > r->start_epoch_ns && r->start_epoch_ns,
 	    .avg_cores = rollup_avg_cores(r),
 	    .peak_cores = rollup_peak_cores(r),
 	    .peak_rss_kb = rollup_peak_rss(r),

@@ -86,8 +86,8 @@ static void bind_step(sqlite3_stmt *st, const void *row)
 	sqlite3_bind_text(st, i++, r->key, -1, SQLITE_TRANSIENT);
 	bind_text_or_null(st, i++, r->name);
 	sqlite3_bind_text(st, i++, r->kind, -1, SQLITE_TRANSIENT);
-	bind_id_or_null(st, i++, r->start_ns);
-	bind_id_or_null(st, i++, r->end_ns);
+	bind_id_or_null(st, i++, r->start_epoch_ns);
+	bind_id_or_null(st, i++, r->end_epoch_ns);
 	sqlite3_bind_text(st, i++, r->status, -1, SQLITE_STATIC);
 	if (r->has_exit_code)
 		sqlite3_bind_int(st, i++, r->exit_code);
@@ -148,8 +148,8 @@ int store_put_run(struct store *s, const struct run_row *r)
 	bind_text_or_null(st, i++, r->pipeline);
 	bind_text_or_null(st, i++, r->host_id);
 	bind_text_or_null(st, i++, r->hostname);
-	bind_id_or_null(st, i++, r->start_ns);
-	bind_id_or_null(st, i++, r->end_ns);
+	bind_id_or_null(st, i++, r->start_epoch_ns);
+	bind_id_or_null(st, i++, r->end_epoch_ns);
 	if (r->has_exit_code)
 		sqlite3_bind_int(st, i++, r->exit_code);
 	else
@@ -161,7 +161,7 @@ int store_put_run(struct store *s, const struct run_row *r)
 	bind_id_or_null(st, i++, r->command_process_id);
 	if (r->launcher_pid) {
 		sqlite3_bind_int64(st, i++, r->launcher_pid);
-		bind_u64(st, i++, r->launcher_start_ns);
+		bind_u64(st, i++, r->launcher_start_boot_ns);
 	} else {
 		sqlite3_bind_null(st, i++);
 		sqlite3_bind_null(st, i++);
@@ -200,10 +200,10 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 		copy_column(st, 3, row->host_id, sizeof(row->host_id));
 		copy_column(st, 4, row->hostname, sizeof(row->hostname));
 		copy_column(st, 5, row->boot_id, sizeof(row->boot_id));
-		row->start_ns = sqlite3_column_int64(st, 6);
+		row->start_epoch_ns = sqlite3_column_int64(st, 6);
 		row->command_process_id = sqlite3_column_int64(st, 7);
 		row->launcher_pid = (uint32_t)sqlite3_column_int64(st, 8);
-		row->launcher_start_ns = (uint64_t)sqlite3_column_int64(st, 9);
+		row->launcher_start_boot_ns = (uint64_t)sqlite3_column_int64(st, 9);
 		copy_column(st, 10, o.source, sizeof(o.source));
 		copy_column(st, 11, o.engine, sizeof(o.engine));
 		row->source = o.source;
@@ -238,7 +238,7 @@ int store_each_step_of_run(struct store *s, int64_t run_id,
 		copy_column(st, 2, step.name, sizeof(step.name));
 		copy_column(st, 3, step.kind, sizeof(step.kind));
 		step.root_process_id = sqlite3_column_int64(st, 4);
-		step.start_ns = sqlite3_column_int64(st, 5);
+		step.start_epoch_ns = sqlite3_column_int64(st, 5);
 		if (fn(ctx, &step) != 0) {
 			rc = SQLITE_DONE;
 			break;

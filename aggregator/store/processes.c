@@ -167,8 +167,8 @@ static void bind_process_identity(sqlite3_stmt *st, const struct process_row *r)
 	sqlite3_bind_int64(st, PARAM(pid), r->pid);
 	sqlite3_bind_int64(st, PARAM(ppid), r->ppid);
 	sqlite3_bind_int64(st, PARAM(image), r->image);
-	sqlite3_bind_int64(st, PARAM(start_ns), r->start_ns);
-	bind_id_or_null(st, PARAM(end_ns), r->end_ns);
+	sqlite3_bind_int64(st, PARAM(start_ns), r->start_epoch_ns);
+	bind_id_or_null(st, PARAM(end_ns), r->end_epoch_ns);
 	bind_u64(st, PARAM(proc_start_boot_ns), r->proc_start_boot_ns);
 	bind_text_or_null(st, PARAM(boot_id), r->boot_id);
 	bind_text_or_null(st, PARAM(comm), r->comm);
@@ -311,7 +311,7 @@ static void read_running_process(sqlite3_stmt *st, struct process_row *r)
 	r->pid = (uint32_t)INT(pid);
 	r->ppid = (uint32_t)INT(ppid);
 	r->image = (uint32_t)INT(image);
-	r->start_ns = INT(start_ns);
+	r->start_epoch_ns = INT(start_ns);
 	r->proc_start_boot_ns = (uint64_t)INT(proc_start_boot_ns);
 	copy_column(st, COL_boot_id, r->boot_id, sizeof(r->boot_id));
 	copy_column(st, COL_comm, r->comm, sizeof(r->comm));

@@ -35,8 +35,8 @@ int store_put_signal(struct store *s, const struct signal_row *r)
 	sqlite3_bind_int64(st, i++, r->id);
 	sqlite3_bind_text(st, i++, r->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, i++, r->severity, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, i++, r->detected_ns);
-	bind_id_or_null(st, i++, r->at_ns);
+	sqlite3_bind_int64(st, i++, r->detected_epoch_ns);
+	bind_id_or_null(st, i++, r->at_epoch_ns);
 	bind_id_or_null(st, i++, r->run_id);
 	bind_id_or_null(st, i++, r->step_id);
 	bind_id_or_null(st, i++, r->process_id);

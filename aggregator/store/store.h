@@ -31,7 +31,7 @@ struct process_row {
 	int64_t parent_id; /* 0: unknown */
 	uint32_t pid, ppid;
 	uint32_t image;
-	int64_t start_ns, end_ns; /* epoch; end 0 while running */
+	int64_t start_epoch_ns, end_epoch_ns; /* end 0 while running */
 	uint64_t proc_start_boot_ns;
 	char boot_id[33];
 	char comm[17];
@@ -69,12 +69,12 @@ struct file_row {
 	uint32_t open_flags;
 	int32_t result; /* 0 or errno */
 	uint32_t count, failed;
-	int64_t first_ns;
+	int64_t first_epoch_ns;
 	bool truncated;
 };
 
 struct oom_row {
-	int64_t ts_ns;
+	int64_t ts_epoch_ns;
 	int64_t process_id;
 	uint32_t pid;
 	uint64_t proc_start_boot_ns;
@@ -90,7 +90,7 @@ struct signal_row {
 	int64_t id;
 	const char *kind;     /* static strings */
 	const char *severity; /* info, warning, critical */
-	int64_t detected_ns, at_ns;
+	int64_t detected_epoch_ns, at_epoch_ns;
 	int64_t run_id, step_id, process_id, tool_id; /* 0: none */
 	bool has_value, has_threshold;
 	double value, threshold;
@@ -107,12 +107,12 @@ struct cgroup_row {
 	char *controllers; /* owned, may be NULL */
 	char *path;	   /* owned */
 	uint32_t level;
-	int64_t created_ns, removed_ns; /* 0: unknown */
+	int64_t created_epoch_ns, removed_epoch_ns; /* 0: unknown */
 };
 
 struct sample_row {
 	int64_t process_id;
-	int64_t ts_ns;
+	int64_t ts_epoch_ns;
 	uint64_t cpu_user_ns, cpu_sys_ns, rss_kb, rchar, wchar, read_bytes, write_bytes;
 	uint64_t runq_ns, iowait_ns, net_tx_bytes, net_rx_bytes, vol_ctxsw, invol_ctxsw;
 	bool has_iowait, has_net;
@@ -121,7 +121,7 @@ struct sample_row {
 };
 
 struct host_sample_row {
-	int64_t ts_ns, interval_ns;
+	int64_t ts_epoch_ns, interval_ns;
 	char host_id[64];
 	unsigned cpus;
 	double cpu_busy_pct, cpu_user_pct, cpu_system_pct, cpu_iowait_pct, cpu_steal_pct, load1;
@@ -146,12 +146,12 @@ struct run_row {
 	int64_t id;
 	char *name, *pipeline; /* owned */
 	char host_id[64], hostname[256], boot_id[33];
-	int64_t start_ns, end_ns;
+	int64_t start_epoch_ns, end_epoch_ns;
 	bool has_exit_code, has_signal;
 	int exit_code, signal;
 	int64_t command_process_id;
 	uint32_t launcher_pid;
-	uint64_t launcher_start_ns;
+	uint64_t launcher_start_boot_ns;
 	const char *source; /* explicit, engine, script, slurm */
 	/* v3: filled from struct run when written */
 	int64_t pipeline_id;
@@ -165,7 +165,7 @@ struct run_row {
 struct step_row {
 	int64_t id, run_id;
 	const char *key, *name, *kind, *status;
-	int64_t start_ns, end_ns; /* end 0 while running */
+	int64_t start_epoch_ns, end_epoch_ns; /* end 0 while running */
 	bool has_exit_code, has_signal;
 	int exit_code, signal;
 	int64_t root_process_id;
@@ -181,7 +181,7 @@ struct stream_row {
 	char stream_id[33];
 	char boot_id[33], host_id[64], hostname[256];
 	uint32_t collector_pid;
-	int64_t first_seen_ns, last_seen_ns;
+	int64_t first_seen_epoch_ns, last_seen_epoch_ns;
 	uint64_t last_seq, watermark_boot_ns;
 	uint64_t frames_received, duplicate_frames, events_received;
 	uint64_t kernel_drops; /* every type, and kernel_drops_other */
@@ -211,7 +211,7 @@ struct ingest_stats {
 
 struct aggregator_stats_row {
 	int64_t id;
-	int64_t started_ns, updated_ns;
+	int64_t started_epoch_ns, updated_epoch_ns;
 	uint32_t pid;
 	uint64_t frames_received, bad_frames, refused_peers;
 	char last_bad_frame[256];
@@ -295,7 +295,7 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 
 /* A step as stored (aggregator restart). */
 struct stored_step {
-	int64_t id, root_process_id, start_ns;
+	int64_t id, root_process_id, start_epoch_ns;
 	char key[96], name[256], kind[24];
 };
 /* Calls fn for every step of the run, until fn returns non-zero. */

@@ -48,8 +48,8 @@ static void bind_stream(sqlite3_stmt *st, const void *row)
 	bind_text_or_null(st, i++, r->host_id);
 	bind_text_or_null(st, i++, r->hostname);
 	sqlite3_bind_int64(st, i++, r->collector_pid);
-	sqlite3_bind_int64(st, i++, r->first_seen_ns);
-	sqlite3_bind_int64(st, i++, r->last_seen_ns);
+	sqlite3_bind_int64(st, i++, r->first_seen_epoch_ns);
+	sqlite3_bind_int64(st, i++, r->last_seen_epoch_ns);
 	bind_u64(st, i++, r->last_seq);
 	bind_u64(st, i++, r->watermark_boot_ns);
 	bind_u64(st, i++, r->frames_received);
@@ -88,8 +88,8 @@ int store_get_stream(struct store *s, const char *stream_id, struct stream_row *
 		copy_column(st, i++, r->host_id, sizeof(r->host_id));
 		copy_column(st, i++, r->hostname, sizeof(r->hostname));
 		r->collector_pid = (uint32_t)sqlite3_column_int64(st, i++);
-		r->first_seen_ns = sqlite3_column_int64(st, i++);
-		r->last_seen_ns = sqlite3_column_int64(st, i++);
+		r->first_seen_epoch_ns = sqlite3_column_int64(st, i++);
+		r->last_seen_epoch_ns = sqlite3_column_int64(st, i++);
 		r->last_seq = (uint64_t)sqlite3_column_int64(st, i++);
 		r->watermark_boot_ns = (uint64_t)sqlite3_column_int64(st, i++);
 		r->frames_received = (uint64_t)sqlite3_column_int64(st, i++);
@@ -121,8 +121,8 @@ int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r)
 	if (r->id == 0)
 		r->id = max_id(s->db, "aggregator_stats") + 1;
 	sqlite3_bind_int64(st, i++, r->id);
-	sqlite3_bind_int64(st, i++, r->started_ns);
-	sqlite3_bind_int64(st, i++, r->updated_ns);
+	sqlite3_bind_int64(st, i++, r->started_epoch_ns);
+	sqlite3_bind_int64(st, i++, r->updated_epoch_ns);
 	sqlite3_bind_int64(st, i++, r->pid);
 	bind_u64(st, i++, r->frames_received);
 	bind_u64(st, i++, r->bad_frames);

@@ -78,7 +78,7 @@ int store_put_file(struct store *s, const struct file_row *r)
 	sqlite3_bind_int(st, i++, r->result);
 	sqlite3_bind_int64(st, i++, r->count);
 	sqlite3_bind_int64(st, i++, r->failed);
-	sqlite3_bind_int64(st, i++, r->first_ns);
+	sqlite3_bind_int64(st, i++, r->first_epoch_ns);
 	sqlite3_bind_int(st, i++, r->truncated);
 	return step_done(s, st);
 }
@@ -100,7 +100,7 @@ int store_put_oom(struct store *s, const struct oom_row *r)
 	sqlite3_stmt *st = s->put_oom;
 	int i = 1;
 
-	sqlite3_bind_int64(st, i++, r->ts_ns);
+	sqlite3_bind_int64(st, i++, r->ts_epoch_ns);
 	bind_id_or_null(st, i++, r->process_id);
 	sqlite3_bind_int64(st, i++, r->pid);
 	bind_u64(st, i++, r->proc_start_boot_ns);
@@ -134,8 +134,8 @@ int store_put_cgroup(struct store *s, const struct cgroup_row *r)
 	bind_text_or_null(st, i++, r->controllers);
 	bind_text_or_null(st, i++, r->path);
 	sqlite3_bind_int64(st, i++, r->level);
-	bind_id_or_null(st, i++, r->created_ns);
-	bind_id_or_null(st, i++, r->removed_ns);
+	bind_id_or_null(st, i++, r->created_epoch_ns);
+	bind_id_or_null(st, i++, r->removed_epoch_ns);
 	return step_done(s, st);
 }
 
@@ -145,7 +145,7 @@ int store_put_sample(struct store *s, const struct sample_row *r)
 	int i = 1;
 
 	sqlite3_bind_int64(st, i++, r->process_id);
-	sqlite3_bind_int64(st, i++, r->ts_ns);
+	sqlite3_bind_int64(st, i++, r->ts_epoch_ns);
 	uint64_t v[] = {r->cpu_user_ns, r->cpu_sys_ns,	 r->rss_kb,	  r->rchar,
 			r->wchar,	r->read_bytes,	 r->write_bytes,  r->runq_ns,
 			r->iowait_ns,	r->net_tx_bytes, r->net_rx_bytes, r->vol_ctxsw,
@@ -168,7 +168,7 @@ int store_put_host_sample(struct store *s, const struct host_sample_row *r)
 	sqlite3_stmt *st = s->put_host;
 	int i = 1;
 
-	sqlite3_bind_int64(st, i++, r->ts_ns);
+	sqlite3_bind_int64(st, i++, r->ts_epoch_ns);
 	sqlite3_bind_int64(st, i++, r->interval_ns);
 	bind_text_or_null(st, i++, r->host_id);
 	sqlite3_bind_int64(st, i++, r->cpus);

@@ -54,9 +54,10 @@ static void test_character(void **state)
 	assert_string_equal(insight_character(&r), "memory");
 	/* Mostly asleep: waiting, unless it moved data over the network at a real rate. */
 	memset(&r, 0, sizeof(r));
-	r.cpu_ns = 1 * s, r.sleep_ns = 9 * s, r.start_ns = 1, r.end_ns = 1 + 10 * (int64_t)s;
+	r.cpu_ns = 1 * s, r.sleep_ns = 9 * s, r.start_epoch_ns = 1,
+	r.end_epoch_ns = 1 + 10 * (int64_t)s;
 	assert_string_equal(insight_character(&r), "waiting");
-	r.net_rx = 100ULL << 20;
+	r.net_rx_bytes = 100ULL << 20;
 	assert_string_equal(insight_character(&r), "network");
 }
 

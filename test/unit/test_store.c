@@ -73,8 +73,8 @@ static struct process_row full_row(void)
 	    .pid = 14,
 	    .ppid = 15,
 	    .image = 16,
-	    .start_ns = 17,
-	    .end_ns = 18,
+	    .start_epoch_ns = 17,
+	    .end_epoch_ns = 18,
 	    .proc_start_boot_ns = 19,
 	    .boot_id = "b00",
 	    .comm = "cmd",
@@ -286,7 +286,7 @@ static void test_running_process_read_back(void **state)
 	r.id = 40;
 	r.state = "running";
 	r.has_signal = false;
-	r.end_ns = 0;
+	r.end_epoch_ns = 0;
 	assert_int_equal(store_put_process(s, &r), 0);
 	r.id = 41;
 	r.state = "exited";
@@ -301,7 +301,7 @@ static void test_running_process_read_back(void **state)
 	assert_int_equal(got->pid, 14);
 	assert_int_equal(got->ppid, 15);
 	assert_int_equal(got->image, 16);
-	assert_int_equal(got->start_ns, 17);
+	assert_int_equal(got->start_epoch_ns, 17);
 	assert_int_equal(got->proc_start_boot_ns, 19);
 	assert_string_equal(got->boot_id, "b00");
 	assert_string_equal(got->comm, "cmd");
@@ -354,7 +354,7 @@ static void test_step_and_run_totals(void **state)
 	struct store *s = *state;
 	struct run_row run = {.id = 5,
 			      .name = "r",
-			      .start_ns = 100,
+			      .start_epoch_ns = 100,
 			      .source = "explicit",
 			      .status = "running",
 			      .steps = 1};
@@ -364,8 +364,8 @@ static void test_step_and_run_totals(void **state)
 				.name = "align",
 				.kind = "rule",
 				.status = "ok",
-				.start_ns = 100,
-				.end_ns = 300,
+				.start_epoch_ns = 100,
+				.end_epoch_ns = 300,
 				.has_exit_code = true,
 				.root_process_id = 40,
 				.cpu_limit = 0,
@@ -429,16 +429,16 @@ static int keep_run(void *ctx, struct open_run *o)
 static void test_open_runs_and_their_steps(void **state)
 {
 	struct store *s = *state;
-	struct run_row open = {.id = 8, .name = "open", .start_ns = 1, .source = "engine"};
+	struct run_row open = {.id = 8, .name = "open", .start_epoch_ns = 1, .source = "engine"};
 	struct run_row ended = {
-	    .id = 9, .name = "ended", .start_ns = 1, .end_ns = 2, .source = "script"};
+	    .id = 9, .name = "ended", .start_epoch_ns = 1, .end_epoch_ns = 2, .source = "script"};
 	struct step_row step = {.id = 10,
 				.run_id = 8,
 				.key = "k",
 				.name = "sort",
 				.kind = "rule",
 				.status = "running",
-				.start_ns = 1};
+				.start_epoch_ns = 1};
 	struct seen_runs seen = {.store = s};
 
 	assert_int_equal(store_put_run(s, &open), 0);
