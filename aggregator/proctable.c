@@ -15,13 +15,13 @@ int proctable_init(struct proctable *t)
 
 static void unlink_live(struct proctable *t, struct proc *p)
 {
-	if (p->live_prev)
-		p->live_prev->live_next = p->live_next;
+	if (p->links.live_prev)
+		p->links.live_prev->links.live_next = p->links.live_next;
 	else if (t->live == p)
-		t->live = p->live_next;
-	if (p->live_next)
-		p->live_next->live_prev = p->live_prev;
-	p->live_prev = p->live_next = NULL;
+		t->live = p->links.live_next;
+	if (p->links.live_next)
+		p->links.live_next->links.live_prev = p->links.live_prev;
+	p->links.live_prev = p->links.live_next = NULL;
 }
 
 static void free_proc(struct proctable *t, struct proc *p)
@@ -30,7 +30,7 @@ static void free_proc(struct proctable *t, struct proc *p)
 	if (t->on_free)
 		t->on_free(p);
 	process_row_free_strings(&p->row);
-	free(p->file_ids);
+	free(p->life.file_ids);
 	free(p);
 }
 
@@ -39,15 +39,15 @@ void proctable_free(struct proctable *t)
 	for (size_t i = 0; i < t->n_buckets; i++) {
 		struct proc *p = t->buckets[i];
 		while (p) {
-			struct proc *next = p->hash_next;
-			if (!p->in_gc)
+			struct proc *next = p->links.hash_next;
+			if (!p->links.in_gc)
 				free_proc(t, p);
 			p = next;
 		}
 	}
 	/* Retired entries may already be unhashed (their pid was reused). */
 	for (struct proc *p = t->gc_head; p;) {
-		struct proc *next = p->gc_next;
+		struct proc *next = p->links.gc_next;
 		free_proc(t, p);
 		p = next;
 	}
@@ -76,9 +76,9 @@ static void grow(struct proctable *t)
 	for (size_t i = 0; i < t->n_buckets; i++) {
 		struct proc *p = t->buckets[i];
 		while (p) {
-			struct proc *next = p->hash_next;
+			struct proc *next = p->links.hash_next;
 			size_t k = (p->pid * 2654435761u) & (n - 1);
-			p->hash_next = b[k];
+			p->links.hash_next = b[k];
 			b[k] = p;
 			p = next;
 		}
@@ -99,7 +99,7 @@ bool proc_same_start(uint64_t a, bool a_coarse, uint64_t b, bool b_coarse)
 
 struct proc *proc_by_pid(struct proctable *t, uint32_t pid)
 {
-	for (struct proc *p = t->buckets[bucket_of(t, pid)]; p; p = p->hash_next)
+	for (struct proc *p = t->buckets[bucket_of(t, pid)]; p; p = p->links.hash_next)
 		if (p->pid == pid)
 			return p;
 	return NULL;
@@ -127,12 +127,12 @@ struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_boot_ns,
 	p->start_boot_ns = start_boot_ns;
 	p->start_coarse = coarse;
 	k = bucket_of(t, pid);
-	p->hash_next = t->buckets[k];
+	p->links.hash_next = t->buckets[k];
 	t->buckets[k] = p;
 	t->count++;
-	p->live_next = t->live;
+	p->links.live_next = t->live;
 	if (t->live)
-		t->live->live_prev = p;
+		t->live->links.live_prev = p;
 	t->live = p;
 	return p;
 }
@@ -141,10 +141,10 @@ void proc_unhash(struct proctable *t, struct proc *p)
 {
 	struct proc **link = &t->buckets[bucket_of(t, p->pid)];
 
-	for (; *link; link = &(*link)->hash_next) {
+	for (; *link; link = &(*link)->links.hash_next) {
 		if (*link == p) {
-			*link = p->hash_next;
-			p->hash_next = NULL;
+			*link = p->links.hash_next;
+			p->links.hash_next = NULL;
 			t->count--;
 			return;
 		}
@@ -153,23 +153,23 @@ void proc_unhash(struct proctable *t, struct proc *p)
 
 void proc_mark_dirty(struct proctable *t, struct proc *p)
 {
-	if (p->dirty)
+	if (p->links.dirty)
 		return;
-	p->dirty = true;
-	p->dirty_next = t->dirty;
+	p->links.dirty = true;
+	p->links.dirty_next = t->dirty;
 	t->dirty = p;
 }
 
 void proc_retire(struct proctable *t, struct proc *p, uint64_t now_boot_ns)
 {
-	if (p->in_gc)
+	if (p->links.in_gc)
 		return;
 	unlink_live(t, p);
-	p->in_gc = true;
-	p->exited_boot_ns = now_boot_ns;
-	p->gc_next = NULL;
+	p->links.in_gc = true;
+	p->links.exited_boot_ns = now_boot_ns;
+	p->links.gc_next = NULL;
 	if (t->gc_tail)
-		t->gc_tail->gc_next = p;
+		t->gc_tail->links.gc_next = p;
 	else
 		t->gc_head = p;
 	t->gc_tail = p;
@@ -189,10 +189,10 @@ int proctable_add_closed(struct proctable *t, const struct process_row *row)
 
 void proctable_gc(struct proctable *t, uint64_t now_boot_ns, uint64_t grace_ns)
 {
-	while (t->gc_head && !t->gc_head->dirty &&
-	       now_boot_ns - t->gc_head->exited_boot_ns >= grace_ns) {
+	while (t->gc_head && !t->gc_head->links.dirty &&
+	       now_boot_ns - t->gc_head->links.exited_boot_ns >= grace_ns) {
 		struct proc *p = t->gc_head;
-		t->gc_head = p->gc_next;
+		t->gc_head = p->links.gc_next;
 		if (!t->gc_head)
 			t->gc_tail = NULL;
 		if (proc_by_pid(t, p->pid) == p)

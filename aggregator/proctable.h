@@ -58,41 +58,68 @@ struct raw_counters {
 
 struct run;
 
-struct proc {
+/* Where the table keeps an entry: proctable.c alone writes these. */
+struct proc_links {
 	struct proc *hash_next;
 	struct proc *dirty_next;
 	struct proc *gc_next;
 	struct proc *live_prev, *live_next; /* not exited yet (see proctable.live) */
-	uint32_t pid;
-	uint64_t start_boot_ns;
-	bool start_coarse; /* from /proc or a fork hook without the child's start */
-	bool execed;	   /* the current image came from an exec or the snapshot */
-	bool exited;
 	bool dirty;
 	bool in_gc;
-	uint64_t snapshot_boot_ns; /* CLOCK_BOOTTIME when /proc was read; 0 if never */
+	uint64_t exited_boot_ns; /* when it was retired */
+};
+
+/* The process's life as events tell it: ingest/ alone writes these. */
+struct proc_life {
+	bool execed; /* the current image came from an exec or the snapshot */
+	bool exited;
+	uint64_t snapshot_boot_ns; /* when /proc was read; 0 if never */
 	int64_t epoch_offset_ns;   /* wall clock minus boot clock when first seen */
-	uint64_t exited_boot_ns;
-	uint64_t seen_gen;
-	struct raw_counters base;
-	struct run *launched; /* this process is a `tracer run` launcher */
-	struct run *run;      /* its run and step (counted references) */
-	struct step *step;
-	bool denied; /* deny-listed system noise: kept for the tree, not written */
+	uint64_t seen_gen;	   /* the collector stream that last mentioned it */
+	struct raw_counters base;  /* totals when the current image started */
+	struct run *launched;	   /* this process is a `tracer run` launcher */
 	/* Samples of a fork child before its exec wait in outbox_held until the
 	 * exec shows whether it is recorded; after SAMPLE_HOLD_NS they are shipped,
 	 * and an exec then keeps the pre-exec image as a row of its own. */
 	bool samples_held;
 	bool fork_image_shipped;
+	bool had_children; /* forked at least once */
+	uint64_t last_sample_io;
+	int64_t *file_ids; /* files rows by the kernel's slot number */
+	uint32_t n_file_ids;
+};
+
+/* What it belongs to: correlate/ alone writes these. */
+struct proc_membership {
+	struct run *run; /* its run and step (counted references) */
+	struct step *step;
+	bool denied;   /* deny-listed system noise: kept for the tree, not written */
+	bool plumbing; /* a shell running inline code, a launcher, an engine wrapper */
 	int64_t last_sample_boot_ns;
-	uint64_t last_sample_cpu, last_sample_rss, last_sample_io;
-	bool had_children;		/* forked at least once */
+	uint64_t last_sample_cpu, last_sample_rss;
+};
+
+/* Whether it makes progress: insight/ alone writes these. */
+struct proc_activity {
 	uint64_t last_activity_boot_ns; /* last CPU, I/O, exec or fork seen */
 	int64_t stall_signal_id;	/* an active `stalled` signal, 0 if none */
 	uint64_t child_mark;		/* has a live child (insight tick generation) */
-	bool plumbing;	   /* a shell running inline code, a launcher, an engine wrapper */
-	int64_t *file_ids; /* files rows by the kernel's slot number */
-	uint32_t n_file_ids;
+};
+
+/*
+ * A process entry. Identity (pid and start) is set by proctable.c when the
+ * entry is added, and made precise by ingest/ when an event brings the exact
+ * start. The row is the current image's: ingest/ writes what the process did,
+ * correlate/ the context columns (run, step, tool, container, job, unit).
+ */
+struct proc {
+	struct proc_links links;
+	uint32_t pid;
+	uint64_t start_boot_ns;
+	bool start_coarse; /* from /proc or a fork hook without the child's start */
+	struct proc_life life;
+	struct proc_membership in;
+	struct proc_activity act;
 	struct process_row row;
 };
 

@@ -58,10 +58,10 @@ void correlate_fork(struct correlator *c, struct proc *child, struct proc *paren
 {
 	if (!parent)
 		return;
-	if (parent->run && !child->run)
-		set_run(child, parent->run);
-	if (parent->step)
-		set_step(child, parent->step);
+	if (parent->in.run && !child->in.run)
+		set_run(child, parent->in.run);
+	if (parent->in.step)
+		set_step(child, parent->in.step);
 	child->row.helper = parent->row.helper;
 	child->row.tool_id = parent->row.tool_id;
 	memcpy(child->row.container_runtime, parent->row.container_runtime,
@@ -91,7 +91,7 @@ static void identify(struct correlator *c, struct proc *p, char *const *argv, si
 	copy_string(p->row.systemd_unit, sizeof(p->row.systemd_unit), cg->unit);
 	tool_identify(p->row.exe, argv, argc, tool);
 	p->row.tool_id = tool_id(c, tool);
-	p->denied = tool_denied(&c->lists, tool->program);
+	p->in.denied = tool_denied(&c->lists, tool->program);
 }
 
 /* The process now runs the engine (or script) of run r. */
@@ -127,7 +127,7 @@ static void learn_engine(struct correlator *c, struct run *r, struct proc *p,
 		r->pipeline_id = pipeline_id(c, pipeline);
 		r->pipeline_guessed = true;
 	}
-	if (p->step)
+	if (p->in.step)
 		set_step(p, NULL);
 	r->dirty = true;
 }
@@ -162,7 +162,7 @@ static struct run *stronger_run(struct correlator *c, struct proc *p, struct pro
 				const struct process_view *v, const struct engine **engine)
 {
 	char pipeline[PIPELINE_NAME_MAX];
-	struct run *inherited = p->run;
+	struct run *inherited = p->in.run;
 	struct run *r;
 
 	*engine = engine_detect(v, pipeline, sizeof(pipeline));
@@ -173,7 +173,7 @@ static struct run *stronger_run(struct correlator *c, struct proc *p, struct pro
 	const char *job = v->cgroup->slurm_job;
 	if (job[0] && (!inherited || strcmp(inherited->slurm_job, job) != 0))
 		return slurm_job_run(c, p, job);
-	if (!inherited && !p->denied && interactive_parent(parent) &&
+	if (!inherited && !p->in.denied && interactive_parent(parent) &&
 	    engine_script.is_run(v, pipeline, sizeof(pipeline))) {
 		*engine = &engine_script;
 		r = new_run(c, RUN_SCRIPT, "script", pipeline, p);
@@ -187,7 +187,7 @@ static struct run *stronger_run(struct correlator *c, struct proc *p, struct pro
 static void find_run(struct correlator *c, struct proc *p, struct proc *parent,
 		     const struct process_view *v)
 {
-	struct run *r = p->run;
+	struct run *r = p->in.run;
 	const struct engine *e = NULL;
 
 	if (r && !weak_run(r) && (!r->engine[0] || !strcmp(r->engine, "script"))) {
@@ -199,7 +199,7 @@ static void find_run(struct correlator *c, struct proc *p, struct proc *parent,
 	r = stronger_run(c, p, parent, v, &e);
 	if (!r)
 		return;
-	if (p->step)
+	if (p->in.step)
 		set_step(p, NULL); /* it leaves the inherited run's step */
 	set_run(p, r);
 	if (e)
@@ -210,7 +210,7 @@ static void find_run(struct correlator *c, struct proc *p, struct proc *parent,
 static bool find_step_of_engine(struct correlator *c, struct proc *p, struct proc *parent,
 				struct process_view *v)
 {
-	struct run *r = p->run;
+	struct run *r = p->in.run;
 	const struct engine *eng = r && r->engine[0] ? engine_by_name(r->engine) : NULL;
 	struct step_spec spec = {0};
 
@@ -218,7 +218,7 @@ static bool find_step_of_engine(struct correlator *c, struct proc *p, struct pro
 		return false;
 	v->parent_is_engine =
 	    parent && same_process(r->engine_pid, r->engine_start_boot_ns, parent);
-	v->in_step = p->step != NULL;
+	v->in_step = p->in.step != NULL;
 	v->parent_argv_json = parent ? parent->row.argv_json : NULL;
 	bool starts = eng->step(v, r->step_seq + 1, &spec);
 	if (spec.helper)
@@ -239,11 +239,11 @@ static bool find_step_of_engine(struct correlator *c, struct proc *p, struct pro
 static void name_step_after_tool(struct correlator *c, struct proc *p,
 				 const struct tool_identity *tool, bool not_a_tool, int64_t ts_ns)
 {
-	struct step *s = p->step;
+	struct step *s = p->in.step;
 	bool earlier_sibling = s && s->named_by_tool && p->row.ppid == s->namer_ppid &&
 			       p->row.proc_start_boot_ns < s->namer_fork_boot_ns;
 
-	if (!s || (s->named && !earlier_sibling) || not_a_tool || p->row.helper || p->denied ||
+	if (!s || (s->named && !earlier_sibling) || not_a_tool || p->row.helper || p->in.denied ||
 	    !strcmp(tool->program, s->run->engine))
 		return;
 	copy_string(s->name, sizeof(s->name), tool->name);
@@ -278,7 +278,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
 	bool launcher = tool_is_launcher(tool.program);
 	name_step_after_tool(c, p, &tool, shell || wrapper || launcher, ts_ns);
-	p->plumbing = shell || wrapper || p->row.helper || launcher;
+	p->in.plumbing = shell || wrapper || p->row.helper || launcher;
 }
 
 static enum group_status status_of(const struct process_row *row)
@@ -292,7 +292,7 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 {
 	const struct process_row *row = &p->row;
 
-	if (failed && !row->helper && !p->plumbing && !s->failed_process_id) {
+	if (failed && !row->helper && !p->in.plumbing && !s->failed_process_id) {
 		char prog[64];
 		const char *exe = row->exe ? strrchr(row->exe, '/') : NULL;
 		copy_string(prog, sizeof(prog), exe ? exe + 1 : (row->exe ? row->exe : "?"));
@@ -302,8 +302,8 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 		s->failed_code = row->has_signal ? row->signal : row->exit_code;
 		copy_string(s->failed_tool, sizeof(s->failed_tool), prog);
 	}
-	rollup_add_process(&s->r, row, p->epoch_offset_ns, failed, !p->had_children);
-	s->r.rss_now_kb -= (int64_t)p->last_sample_rss;
+	rollup_add_process(&s->r, row, p->life.epoch_offset_ns, failed, !p->life.had_children);
+	s->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
 	if (s->r.live)
 		s->r.live--;
 	if (same_process(s->root_pid, s->root_start_boot_ns, p)) {
@@ -324,8 +324,8 @@ static void run_exit(struct run *r, struct proc *p, bool failed)
 {
 	const struct process_row *row = &p->row;
 
-	rollup_add_process(&r->r, row, p->epoch_offset_ns, failed, !p->had_children);
-	r->r.rss_now_kb -= (int64_t)p->last_sample_rss;
+	rollup_add_process(&r->r, row, p->life.epoch_offset_ns, failed, !p->life.had_children);
+	r->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
 	if (r->r.live)
 		r->r.live--;
 	bool engine_ended =
@@ -352,47 +352,47 @@ void correlate_exit(struct correlator *c, struct proc *p)
 	const struct process_row *row = &p->row;
 	bool failed = (row->has_exit_code && row->exit_code != 0) || row->has_signal;
 
-	if (p->step)
-		step_exit(c, p->step, p, failed);
-	if (p->run)
-		run_exit(p->run, p, failed);
+	if (p->in.step)
+		step_exit(c, p->in.step, p, failed);
+	if (p->in.run)
+		run_exit(p->in.run, p, failed);
 }
 
 void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, uint64_t rss_kb,
 		      uint64_t cpu_ns)
 {
 	int64_t ts_ns = (int64_t)boot_ns;
-	int64_t delta = (int64_t)rss_kb - (int64_t)p->last_sample_rss;
+	int64_t delta = (int64_t)rss_kb - (int64_t)p->in.last_sample_rss;
 	double cores = 0;
 
-	if (p->last_sample_boot_ns && ts_ns > p->last_sample_boot_ns &&
-	    cpu_ns >= p->last_sample_cpu)
-		cores = (double)(cpu_ns - p->last_sample_cpu) /
-			(double)(ts_ns - p->last_sample_boot_ns);
-	p->last_sample_boot_ns = ts_ns;
-	p->last_sample_cpu = cpu_ns;
-	p->last_sample_rss = rss_kb;
-	if (p->step) {
-		rollup_sample(&p->step->r, ts_ns, delta, cores);
-		p->step->dirty = true;
+	if (p->in.last_sample_boot_ns && ts_ns > p->in.last_sample_boot_ns &&
+	    cpu_ns >= p->in.last_sample_cpu)
+		cores = (double)(cpu_ns - p->in.last_sample_cpu) /
+			(double)(ts_ns - p->in.last_sample_boot_ns);
+	p->in.last_sample_boot_ns = ts_ns;
+	p->in.last_sample_cpu = cpu_ns;
+	p->in.last_sample_rss = rss_kb;
+	if (p->in.step) {
+		rollup_sample(&p->in.step->r, ts_ns, delta, cores);
+		p->in.step->dirty = true;
 	}
-	if (p->run) {
-		rollup_sample(&p->run->r, ts_ns, delta, cores);
-		p->run->dirty = true;
+	if (p->in.run) {
+		rollup_sample(&p->in.run->r, ts_ns, delta, cores);
+		p->in.run->dirty = true;
 	}
 }
 
 bool correlate_recordable(const struct proc *p)
 {
-	return !p->denied;
+	return !p->in.denied;
 }
 
 void correlate_release(struct proc *p)
 {
-	if (p->step)
-		p->step->refs--;
-	if (p->run)
-		p->run->refs--;
-	p->step = NULL;
-	p->run = NULL;
+	if (p->in.step)
+		p->in.step->refs--;
+	if (p->in.run)
+		p->in.run->refs--;
+	p->in.step = NULL;
+	p->in.run = NULL;
 }

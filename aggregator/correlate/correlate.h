@@ -86,6 +86,8 @@ int correlate_write(struct correlator *c);
 void correlate_committed(struct correlator *c);
 bool correlate_has_pending(const struct correlator *c);
 struct run *correlate_run_by_id(struct correlator *c, int64_t id);
+/* A resumed process is back in its stored step (aggregator restart). */
+void correlate_resume_step(struct proc *p, struct step *s);
 /* Drops a process's references to its run and step (entry being freed). */
 void correlate_release(struct proc *p);
 

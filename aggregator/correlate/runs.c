@@ -59,7 +59,7 @@ struct run *new_run(struct correlator *c, enum run_source source, const char *en
 		r->pipeline_id = pipeline_id(c, r->row.pipeline);
 	copy_string(r->engine, sizeof(r->engine), engine);
 	r->status = GROUP_RUNNING;
-	rollup_start(&r->r, p->row.start_epoch_ns, p->epoch_offset_ns);
+	rollup_start(&r->r, p->row.start_epoch_ns, p->life.epoch_offset_ns);
 	r->dirty = true;
 	r->next = c->runs;
 	c->runs = r;
@@ -83,23 +83,23 @@ bool weak_run(const struct run *r)
 
 void set_run(struct proc *p, struct run *r)
 {
-	if (p->run == r)
+	if (p->in.run == r)
 		return;
-	if (p->run) {
+	if (p->in.run) {
 		/* Moving to another run: it no longer lives or holds memory here. */
-		p->run->refs--;
-		if (!p->exited && p->run->r.live)
-			p->run->r.live--;
-		p->run->r.rss_now_kb -= (int64_t)p->last_sample_rss;
-		p->run->dirty = true;
+		p->in.run->refs--;
+		if (!p->life.exited && p->in.run->r.live)
+			p->in.run->r.live--;
+		p->in.run->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
+		p->in.run->dirty = true;
 	}
-	p->run = r;
+	p->in.run = r;
 	p->row.run_id = r ? r->row.id : 0;
 	if (r) {
 		r->refs++;
 		r->r.live++;
-		r->r.rss_now_kb += (int64_t)p->last_sample_rss;
-		rollup_start(&r->r, p->row.start_epoch_ns, p->epoch_offset_ns);
+		r->r.rss_now_kb += (int64_t)p->in.last_sample_rss;
+		rollup_start(&r->r, p->row.start_epoch_ns, p->life.epoch_offset_ns);
 	}
 }
 

@@ -10,22 +10,22 @@
 
 void set_step(struct proc *p, struct step *s)
 {
-	if (p->step == s)
+	if (p->in.step == s)
 		return;
-	if (p->step) {
-		p->step->refs--;
-		if (!p->exited && p->step->r.live)
-			p->step->r.live--;
-		p->step->r.rss_now_kb -= (int64_t)p->last_sample_rss;
-		p->step->dirty = true;
+	if (p->in.step) {
+		p->in.step->refs--;
+		if (!p->life.exited && p->in.step->r.live)
+			p->in.step->r.live--;
+		p->in.step->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
+		p->in.step->dirty = true;
 	}
-	p->step = s;
+	p->in.step = s;
 	p->row.step_id = s ? s->id : 0;
 	if (s) {
 		s->refs++;
 		s->r.live++;
-		s->r.rss_now_kb += (int64_t)p->last_sample_rss;
-		rollup_start(&s->r, p->row.start_epoch_ns, p->epoch_offset_ns);
+		s->r.rss_now_kb += (int64_t)p->in.last_sample_rss;
+		rollup_start(&s->r, p->row.start_epoch_ns, p->life.epoch_offset_ns);
 		s->dirty = true;
 	}
 }
@@ -69,4 +69,11 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 	r->steps = s;
 	r->dirty = true;
 	return s;
+}
+
+void correlate_resume_step(struct proc *p, struct step *s)
+{
+	p->in.step = s;
+	s->refs++;
+	s->r.live++;
 }

@@ -32,7 +32,7 @@ int64_t frame_epoch_ns(const struct ingest *g, uint64_t boot_ns)
  */
 int64_t proc_epoch_ns(const struct proc *p, uint64_t boot_ns)
 {
-	return (int64_t)boot_ns + p->epoch_offset_ns;
+	return (int64_t)boot_ns + p->life.epoch_offset_ns;
 }
 
 /*

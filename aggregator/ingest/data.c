@@ -66,22 +66,22 @@ void on_file(struct ingest *g, uint64_t ts_boot_ns, const Tracer__FileEvent *x)
 	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
 	struct file_row r = {0};
 
-	if (!p || p->exited) {
+	if (!p || p->life.exited) {
 		g->stats.files_unmatched++;
 		return;
 	}
 	if (!ingest_recordable(g, p) || x->slot >= 4096)
 		return;
-	if (x->slot >= p->n_file_ids) {
+	if (x->slot >= p->life.n_file_ids) {
 		uint32_t n = x->slot + 16;
-		int64_t *ids = realloc(p->file_ids, n * sizeof(*ids));
+		int64_t *ids = realloc(p->life.file_ids, n * sizeof(*ids));
 		if (!ids) {
 			g->stats.oom++;
 			return;
 		}
-		memset(ids + p->n_file_ids, 0, (n - p->n_file_ids) * sizeof(*ids));
-		p->file_ids = ids;
-		p->n_file_ids = n;
+		memset(ids + p->life.n_file_ids, 0, (n - p->life.n_file_ids) * sizeof(*ids));
+		p->life.file_ids = ids;
+		p->life.n_file_ids = n;
 	}
 	r.id = g->next_file_id++;
 	r.process_id = p->row.id;
@@ -97,7 +97,7 @@ void on_file(struct ingest *g, uint64_t ts_boot_ns, const Tracer__FileEvent *x)
 		g->stats.oom++;
 		return;
 	}
-	p->file_ids[x->slot] = r.id;
+	p->life.file_ids[x->slot] = r.id;
 }
 
 void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x)
@@ -113,9 +113,9 @@ void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x)
 		if (ingest_recordable(g, p))
 			proc_mark_dirty(&g->table, p);
 	}
-	for (size_t i = 0; i < x->n_count && i < p->n_file_ids; i++) {
+	for (size_t i = 0; i < x->n_count && i < p->life.n_file_ids; i++) {
 		struct file_update u = {
-		    .id = p->file_ids[i],
+		    .id = p->life.file_ids[i],
 		    .count = x->count[i],
 		    .failed = i < x->n_failed ? x->failed[i] : 0,
 		    .flags = i < x->n_flags_union ? x->flags_union[i] : 0,
@@ -160,14 +160,14 @@ void on_sample(struct ingest *g, uint64_t ts_boot_ns, const Tracer__SampleEvent 
 	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
 	struct sample_row r = {0};
 
-	if (!p || p->exited) {
+	if (!p || p->life.exited) {
 		g->stats.samples_unmatched++;
 		return;
 	}
 	uint64_t io = x->rchar + x->wchar;
-	bool active = x->runtime_ns != p->last_sample_cpu || io != p->last_sample_io;
+	bool active = x->runtime_ns != p->in.last_sample_cpu || io != p->life.last_sample_io;
 	g->insight.last_sample_boot_ns = ts_boot_ns;
-	p->last_sample_io = io;
+	p->life.last_sample_io = io;
 	correlate_sample(&g->corr, p, ts_boot_ns, x->rss_kb, x->runtime_ns);
 	if (active)
 		insight_activity(&g->insight, p, ts_boot_ns, proc_epoch_ns(p, ts_boot_ns));

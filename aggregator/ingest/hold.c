@@ -9,7 +9,7 @@
 
 void hold_settle(struct ingest *g, struct proc *p)
 {
-	if (!p->samples_held)
+	if (!p->life.samples_held)
 		return;
 	if (!ingest_recordable(g, p)) {
 		proc_mark_dirty(&g->table, p);
@@ -24,13 +24,13 @@ void hold_settle(struct ingest *g, struct proc *p)
 		g->stats.oom++;
 		return;
 	}
-	p->samples_held = false;
+	p->life.samples_held = false;
 }
 
 /* The 5 s after the fork are over: the fork image keeps its own row, its samples ship. */
 static void end_hold(struct ingest *g, struct proc *p)
 {
-	p->fork_image_shipped = true;
+	p->life.fork_image_shipped = true;
 	hold_settle(g, p);
 }
 
@@ -38,18 +38,18 @@ bool hold_sample(struct ingest *g, struct proc *p, uint64_t ts_boot_ns)
 {
 	bool held = false;
 
-	if (g->store->outbox && !p->execed && !p->fork_image_shipped) {
+	if (g->store->outbox && !p->life.execed && !p->life.fork_image_shipped) {
 		if (ts_boot_ns < p->start_boot_ns + SAMPLE_HOLD_NS) {
 			struct held_proc h = {p->pid, p->start_coarse, p->start_boot_ns};
 			/* Out of memory: held until a later sample, an exec or the exit instead. */
-			if (!p->samples_held && !vec_push(&g->held, h))
+			if (!p->life.samples_held && !vec_push(&g->held, h))
 				g->stats.oom++;
-			held = p->samples_held = true;
+			held = p->life.samples_held = true;
 		} else {
 			end_hold(g, p);
 		}
 	}
-	return held || p->samples_held; /* a release not queued yet: see hold_settle */
+	return held || p->life.samples_held; /* a release not queued yet: see hold_settle */
 }
 
 /*
@@ -64,11 +64,11 @@ void hold_release_due(struct ingest *g, uint64_t now_boot_ns)
 	for (size_t i = 0; i < g->held.n; i++) {
 		struct held_proc h = g->held.items[i];
 		struct proc *p = proc_find(&g->table, h.pid, h.start_boot_ns, h.coarse);
-		if (!p || !p->samples_held)
+		if (!p || !p->life.samples_held)
 			continue; /* settled meanwhile: exec, exit, or a later sample */
-		if (now_boot_ns >= p->start_boot_ns + SAMPLE_HOLD_NS && !p->execed) {
+		if (now_boot_ns >= p->start_boot_ns + SAMPLE_HOLD_NS && !p->life.execed) {
 			end_hold(g, p);
-			if (!p->samples_held)
+			if (!p->life.samples_held)
 				continue;
 		}
 		g->held.items[kept++] = h;

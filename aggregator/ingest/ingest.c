@@ -8,9 +8,9 @@
 
 static void release_entry(struct proc *p)
 {
-	if (p->launched)
-		p->launched->refs--;
-	p->launched = NULL;
+	if (p->life.launched)
+		p->life.launched->refs--;
+	p->life.launched = NULL;
 	correlate_release(p);
 }
 
@@ -56,10 +56,10 @@ bool ingest_recordable(const struct ingest *g, const struct proc *p)
 
 void ingest_touch(struct ingest *g, struct proc *p)
 {
-	p->seen_gen = g->gen;
+	p->life.seen_gen = g->gen;
 	/* A process that became deny-listed at exec may have been written at fork:
 	 * it goes through the write path once more, to be forgotten. */
-	if (ingest_recordable(g, p) || p->denied)
+	if (ingest_recordable(g, p) || p->in.denied)
 		proc_mark_dirty(&g->table, p);
 }
 
@@ -106,10 +106,10 @@ void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns)
 	struct proctable *t = &g->table;
 
 	for (size_t i = 0; i < t->n_buckets; i++) {
-		for (struct proc *p = t->buckets[i]; p; p = p->hash_next) {
-			if (p->exited || p->seen_gen >= g->gen)
+		for (struct proc *p = t->buckets[i]; p; p = p->links.hash_next) {
+			if (p->life.exited || p->life.seen_gen >= g->gen)
 				continue;
-			p->exited = true;
+			p->life.exited = true;
 			p->row.state = "lost";
 			g->stats.lost_processes++;
 			hold_settle(g, p);
@@ -142,12 +142,12 @@ void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
 	t->closed = NULL;
 	pending_clear(&g->pending, false);
 	for (struct proc *p = t->dirty; p;) {
-		struct proc *next = p->dirty_next;
-		p->dirty = false;
-		p->dirty_next = NULL;
+		struct proc *next = p->links.dirty_next;
+		p->links.dirty = false;
+		p->links.dirty_next = NULL;
 		/* Written for good: the strings are no longer needed. The file ids
 		 * stay until the entry is freed: the counts follow the exit. */
-		if (p->exited)
+		if (p->life.exited)
 			process_row_free_strings(&p->row);
 		p = next;
 	}

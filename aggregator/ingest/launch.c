@@ -54,7 +54,7 @@ static struct run *start_run(struct ingest *g, struct proc *launcher, const stru
 
 void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher)
 {
-	struct run *r = launcher->launched;
+	struct run *r = launcher->life.launched;
 
 	correlate_join(&g->corr, child, r);
 	if (!r->has_command) {
@@ -72,10 +72,10 @@ void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, s
 {
 	struct runmark mark;
 
-	if (p->launched || !runmark_parse(p->row.exe, argv, argc, &mark))
+	if (p->life.launched || !runmark_parse(p->row.exe, argv, argc, &mark))
 		return;
 	/* The launcher itself is not part of the run it starts. */
-	p->launched = start_run(g, p, &mark);
+	p->life.launched = start_run(g, p, &mark);
 }
 
 void launch_finish_command(struct ingest *g, struct proc *p)

@@ -61,8 +61,8 @@ static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bo
 
 	if (old) {
 		/* PID reused: the old process ended without our seeing it. */
-		if (!old->exited) {
-			old->exited = true;
+		if (!old->life.exited) {
+			old->life.exited = true;
 			old->row.state = "lost";
 			g->stats.lost_processes++;
 			if (ingest_recordable(g, old))
@@ -79,10 +79,10 @@ static struct proc *new_entry(struct ingest *g, uint32_t pid, uint64_t start, bo
 	p->row.id = g->store->next_process_id++;
 	p->row.pid = pid;
 	p->row.proc_start_boot_ns = start;
-	p->epoch_offset_ns = g->offset_ns;
+	p->life.epoch_offset_ns = g->offset_ns;
 	p->row.start_epoch_ns = proc_epoch_ns(p, start);
 	p->row.state = "running";
-	p->last_activity_boot_ns = now_boot;
+	insight_activity(&g->insight, p, now_boot, proc_epoch_ns(p, now_boot));
 	copy_string(p->row.boot_id, sizeof(p->row.boot_id), g->boot_id);
 	return p;
 }
@@ -96,7 +96,7 @@ static void link_parent(struct ingest *g, struct proc *p, struct proc *parent, u
 		return;
 	}
 	p->row.parent_id = parent->row.id;
-	if (parent->launched) {
+	if (parent->life.launched) {
 		if (!runmark_is_tracer_daemon(p->row.exe))
 			launch_join_run(g, p, parent);
 	} else {
@@ -113,7 +113,7 @@ void on_fork(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ForkEvent *f)
 
 	if (p) {
 		/* Already known from the snapshot: the fork adds nothing new. */
-		p->seen_gen = g->gen;
+		p->life.seen_gen = g->gen;
 		return;
 	}
 	p = new_entry(g, f->pid, start, coarse, ts_boot_ns);
@@ -146,9 +146,9 @@ void on_fork(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ForkEvent *f)
 		p->row.gid = f->gid;
 	}
 	link_parent(g, p, parent, f->parent_pid);
-	p->last_activity_boot_ns = ts_boot_ns;
+	insight_activity(&g->insight, p, ts_boot_ns, proc_epoch_ns(p, ts_boot_ns));
 	if (parent) {
-		parent->had_children = true;
+		parent->life.had_children = true;
 		insight_activity(&g->insight, parent, ts_boot_ns,
 				 proc_epoch_ns(parent, ts_boot_ns));
 	}
@@ -168,7 +168,7 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts_boot_ns,
 	closed.end_epoch_ns = proc_epoch_ns(p, ts_boot_ns);
 	closed.state = "exec";
 	closed.has_metrics = x->at_exec != NULL;
-	metrics_between(&at_exec, &p->base, &closed.m);
+	metrics_between(&at_exec, &p->life.base, &closed.m);
 	closed.m.has_max_rss = x->has_prev_peak_rss_kb;
 	metrics_set_presence(&closed.m, x->at_exec);
 	closed.m.max_rss_kb = x->prev_peak_rss_kb;
@@ -177,7 +177,7 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts_boot_ns,
 		process_row_free_strings(&closed);
 
 	/* The next image: same process, a new row, its own counters from here. */
-	p->base = at_exec;
+	p->life.base = at_exec;
 	p->row.parent_id = p->row.id;
 	p->row.id = g->store->next_process_id++;
 	p->row.stored = false;
@@ -201,14 +201,14 @@ void on_exec(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExecEvent *x)
 			     : NULL;
 		fill_image_from_exec(g, p, x);
 		link_parent(g, p, parent, x->ppid);
-		p->execed = true;
+		p->life.execed = true;
 		p->row.from_snapshot = snap;
-		p->snapshot_boot_ns = snap ? ts_boot_ns : 0;
+		p->life.snapshot_boot_ns = snap ? ts_boot_ns : 0;
 		/* Fork unseen: the row covers the whole process, like getrusage. */
-		p->base = (struct raw_counters){0};
+		p->life.base = (struct raw_counters){0};
 		goto done;
 	}
-	if (p->exited) {
+	if (p->life.exited) {
 		/* A zombie in /proc, or a resent event: the exit already closed it. */
 		g->stats.late_events++;
 		return;
@@ -217,26 +217,27 @@ void on_exec(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExecEvent *x)
 		make_start_precise(p, x->start_ns);
 	if (snap) {
 		/* The kernel already told us about this one; /proc adds nothing. */
-		if (!p->execed && !p->snapshot_boot_ns) {
+		if (!p->life.execed && !p->life.snapshot_boot_ns) {
 			fill_image_from_exec(g, p, x);
-			p->snapshot_boot_ns = ts_boot_ns;
+			p->life.snapshot_boot_ns = ts_boot_ns;
 		}
-		p->seen_gen = g->gen;
+		p->life.seen_gen = g->gen;
 		return;
 	}
-	if (p->snapshot_boot_ns && ts_boot_ns < p->snapshot_boot_ns && p->row.from_snapshot) {
+	if (p->life.snapshot_boot_ns && ts_boot_ns < p->life.snapshot_boot_ns &&
+	    p->row.from_snapshot) {
 		/* This exec happened before /proc was read: same image, better data. */
 		fill_image_from_exec(g, p, x);
 		p->row.from_snapshot = false;
-	} else if (p->execed || p->fork_image_shipped) {
+	} else if (p->life.execed || p->life.fork_image_shipped) {
 		close_image(g, p, ts_boot_ns, x);
 		fill_image_from_exec(g, p, x);
 	} else {
 		fill_image_from_exec(g, p, x);
 	}
-	p->execed = true;
+	p->life.execed = true;
 	if (runmark_is_tracer_daemon(p->row.exe)) {
-		struct run *r = p->run;
+		struct run *r = p->in.run;
 		if (r && r->row.launcher_pid == p->row.ppid)
 			correlate_join(&g->corr, p, NULL);
 	}
@@ -268,8 +269,8 @@ void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEven
 			return;
 		struct proc *parent = x->has_ppid ? proc_by_pid(&g->table, x->ppid) : NULL;
 		copy_string(p->row.comm, sizeof(p->row.comm), x->comm ? x->comm : "");
-		link_parent(g, p, parent && !parent->exited ? parent : NULL, x->ppid);
-	} else if (p->exited) {
+		link_parent(g, p, parent && !parent->life.exited ? parent : NULL, x->ppid);
+	} else if (p->life.exited) {
 		g->stats.late_events++;
 		return;
 	}
@@ -283,17 +284,17 @@ void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEven
 	p->row.signal = st.signal;
 	p->row.core_dumped = st.core_dumped;
 	p->row.has_metrics = x->totals != NULL;
-	metrics_between(&end, &p->base, &p->row.m);
+	metrics_between(&end, &p->life.base, &p->row.m);
 	p->row.m.has_max_rss = x->totals != NULL;
 	p->row.m.max_rss_kb = x->totals ? x->totals->peak_rss_kb : 0;
 	metrics_set_presence(&p->row.m, x->totals);
 	p->row.m.ru_maxrss_kb = x->totals ? x->totals->signal_maxrss_kb : 0;
-	p->exited = true;
+	p->life.exited = true;
 	correlate_exit(&g->corr, p);
 	insight_process_exit(&g->insight, p, p->row.end_epoch_ns);
 	launch_finish_command(g, p);
-	if (p->launched)
-		p->launched->finished = true;
+	if (p->life.launched)
+		p->life.launched->finished = true;
 	hold_settle(g, p);
 	ingest_touch(g, p);
 	proc_retire(&g->table, p, ts_boot_ns);

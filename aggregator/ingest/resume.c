@@ -26,23 +26,23 @@ static void load_process(void *ctx, struct process_row *r)
 		return;
 	}
 	p->row = *r;
-	p->execed = true;
-	p->seen_gen = 0;
+	p->life.execed = true;
+	p->life.seen_gen = 0;
 	/*
 	 * The clock it started under (proc_epoch_ns). A later image's boot-clock
 	 * start is not stored, but its first image's row holds the process's
 	 * offset; only without that row does today's offset stand in.
 	 */
 	if (r->image == 0)
-		p->epoch_offset_ns = r->start_epoch_ns - (int64_t)r->proc_start_boot_ns;
-	else if (store_first_image_offset(g->store, r, &p->epoch_offset_ns) != 0)
-		p->epoch_offset_ns = realtime_offset_ns();
+		p->life.epoch_offset_ns = r->start_epoch_ns - (int64_t)r->proc_start_boot_ns;
+	else if (store_first_image_offset(g->store, r, &p->life.epoch_offset_ns) != 0)
+		p->life.epoch_offset_ns = realtime_offset_ns();
 }
 
 static struct proc *entry_with_row_id(struct ingest *g, int64_t id)
 {
 	for (size_t i = 0; i < g->table.n_buckets && id; i++)
-		for (struct proc *p = g->table.buckets[i]; p; p = p->hash_next)
+		for (struct proc *p = g->table.buckets[i]; p; p = p->links.hash_next)
 			if (p->row.id == id)
 				return p;
 	return NULL;
@@ -76,7 +76,7 @@ static int resume_step(void *ctx, const struct stored_step *row)
 	}
 	/* The step's clock is its root's, like the run's (resume_run). */
 	rollup_start(&s->r, row->start_epoch_ns,
-		     root ? root->epoch_offset_ns : r->r.clock_offset_ns);
+		     root ? root->life.epoch_offset_ns : r->r.clock_offset_ns);
 	s->next = r->steps;
 	r->steps = s;
 	r->step_seq++;
@@ -123,12 +123,12 @@ static int resume_run(void *ctx, struct open_run *o)
 	/* The run's clock is that of the process that started it, if it still runs. */
 	struct proc *first = command ? command : engine;
 	rollup_start(&r->r, o->row.start_epoch_ns,
-		     first ? first->epoch_offset_ns : realtime_offset_ns());
+		     first ? first->life.epoch_offset_ns : realtime_offset_ns());
 	if (o->row.launcher_pid)
 		launcher =
 		    proc_find(&g->table, o->row.launcher_pid, o->row.launcher_start_boot_ns, true);
 	if (launcher) {
-		launcher->launched = r;
+		launcher->life.launched = r;
 		r->refs++;
 	}
 	/* The process that ends it is gone: it ended while we were down. */
@@ -143,19 +143,15 @@ static int resume_run(void *ctx, struct open_run *o)
 static void rejoin_processes(struct ingest *g)
 {
 	for (size_t i = 0; i < g->table.n_buckets; i++) {
-		for (struct proc *p = g->table.buckets[i]; p; p = p->hash_next) {
+		for (struct proc *p = g->table.buckets[i]; p; p = p->links.hash_next) {
 			struct run *r = correlate_run_by_id(&g->corr, p->row.run_id);
 			int64_t step_id = p->row.step_id;
 			if (!r)
 				continue;
 			correlate_join(&g->corr, p, r);
-			for (struct step *s = r->steps; s; s = s->next) {
-				if (s->id != step_id)
-					continue;
-				p->step = s;
-				s->refs++;
-				s->r.live++;
-			}
+			for (struct step *s = r->steps; s; s = s->next)
+				if (s->id == step_id)
+					correlate_resume_step(p, s);
 		}
 	}
 }

@@ -76,15 +76,15 @@ static int write_processes(struct ingest *g)
 		if (store_put_process(g->store, &c->row) != 0 ||
 		    store_ship(g->store, OUTBOX_PROCESSES, c->row.id, 0, NULL) != 0)
 			return -1;
-	for (struct proc *p = g->table.dirty; p; p = p->dirty_next) {
+	for (struct proc *p = g->table.dirty; p; p = p->links.dirty_next) {
 		int rc = 0;
 		if (ingest_recordable(g, p)) {
 			rc = store_put_process(g->store, &p->row);
 		} else {
 			rc = store_forget_process(g->store, p->row.id);
-			p->samples_held = false;
+			p->life.samples_held = false;
 		}
-		if (rc == 0 && ingest_recordable(g, p) && p->exited)
+		if (rc == 0 && ingest_recordable(g, p) && p->life.exited)
 			rc = store_ship(g->store, OUTBOX_PROCESSES, p->row.id, 0, NULL);
 		if (rc != 0)
 			return -1;

@@ -23,10 +23,10 @@ static void program_of(const struct process_row *r, char *out, size_t size)
 
 void insight_stall_end(struct insight *in, struct proc *p, int64_t now_ns)
 {
-	struct signal_row *s = insight_active(in, p->stall_signal_id);
+	struct signal_row *s = insight_active(in, p->act.stall_signal_id);
 	char prog[64];
 
-	p->stall_signal_id = 0;
+	p->act.stall_signal_id = 0;
 	if (!s)
 		return;
 	program_of(&p->row, prog, sizeof(prog));
@@ -36,15 +36,15 @@ void insight_stall_end(struct insight *in, struct proc *p, int64_t now_ns)
 	snprintf(s->message, sizeof(s->message),
 		 "%s (pid %u) stalled for %.0f s: alive, but no CPU, no I/O and no new processes; "
 		 "then it %s",
-		 prog, p->pid, stalled, p->exited ? "ended" : "resumed");
+		 prog, p->pid, stalled, p->life.exited ? "ended" : "resumed");
 	snprintf(s->details, sizeof(s->details), "{\"stalled_s\":%.3f,\"ended\":%s}", stalled,
-		 p->exited ? "true" : "false");
+		 p->life.exited ? "true" : "false");
 	insight_update(in, s);
 }
 
 void insight_activity(struct insight *in, struct proc *p, uint64_t now_boot_ns, int64_t now_ns)
 {
-	p->last_activity_boot_ns = now_boot_ns;
+	p->act.last_activity_boot_ns = now_boot_ns;
 	insight_stall_end(in, p, now_ns);
 }
 
@@ -53,12 +53,12 @@ static void check_stall(struct insight *in, struct proc *p, uint64_t now_boot_ns
 	struct signal_row s;
 	char prog[64];
 
-	if (p->exited || p->stall_signal_id || !p->row.run_id || p->row.helper ||
-	    !p->last_activity_boot_ns || now_boot_ns < p->last_activity_boot_ns ||
-	    now_boot_ns - p->last_activity_boot_ns < in->cfg.stall_ns)
+	if (p->life.exited || p->act.stall_signal_id || !p->row.run_id || p->row.helper ||
+	    !p->act.last_activity_boot_ns || now_boot_ns < p->act.last_activity_boot_ns ||
+	    now_boot_ns - p->act.last_activity_boot_ns < in->cfg.stall_ns)
 		return;
 	program_of(&p->row, prog, sizeof(prog));
-	uint64_t quiet = now_boot_ns - p->last_activity_boot_ns;
+	uint64_t quiet = now_boot_ns - p->act.last_activity_boot_ns;
 	memset(&s, 0, sizeof(s));
 	s.kind = "stalled";
 	s.severity = "warning";
@@ -78,7 +78,7 @@ static void check_stall(struct insight *in, struct proc *p, uint64_t now_boot_ns
 	    "%s (pid %u) is stalled: alive, but no CPU, no I/O and no new processes for %.0f s",
 	    prog, p->pid, s.value);
 	snprintf(s.details, sizeof(s.details), "{\"quiet_s\":%.3f}", s.value);
-	p->stall_signal_id = insight_raise(in, &s);
+	p->act.stall_signal_id = insight_raise(in, &s);
 }
 
 /* Median wall time of the step in earlier runs, cached per (pipeline, name, run). */
@@ -160,13 +160,13 @@ void insight_tick(struct insight *in, struct proctable *t, struct run *runs, uin
 
 	if (sampling) {
 		in->tick_gen++;
-		for (struct proc *p = t->live; p; p = p->live_next) {
+		for (struct proc *p = t->live; p; p = p->links.live_next) {
 			struct proc *parent = proc_by_pid(t, p->row.ppid);
 			if (parent)
-				parent->child_mark = in->tick_gen;
+				parent->act.child_mark = in->tick_gen;
 		}
-		for (struct proc *p = t->live; p; p = p->live_next)
-			if (p->child_mark != in->tick_gen)
+		for (struct proc *p = t->live; p; p = p->links.live_next)
+			if (p->act.child_mark != in->tick_gen)
 				check_stall(in, p, now_boot_ns, now_ns);
 	}
 	for (struct run *r = runs; r; r = r->next) {

@@ -79,14 +79,14 @@ static size_t assert_live_list_is_the_unexited(void)
 	size_t unexited_in_hash = 0, on_live_list = 0;
 
 	for (size_t i = 0; i < t->n_buckets; i++)
-		for (const struct proc *p = t->buckets[i]; p; p = p->hash_next)
-			unexited_in_hash += !p->exited;
-	for (const struct proc *p = t->live; p; p = p->live_next) {
-		assert_false(p->exited);
-		assert_false(p->in_gc);
+		for (const struct proc *p = t->buckets[i]; p; p = p->links.hash_next)
+			unexited_in_hash += !p->life.exited;
+	for (const struct proc *p = t->live; p; p = p->links.live_next) {
+		assert_false(p->life.exited);
+		assert_false(p->links.in_gc);
 		assert_ptr_equal(proc_by_pid(&g.table, p->pid), p);
-		if (p->live_next)
-			assert_ptr_equal(p->live_next->live_prev, p);
+		if (p->links.live_next)
+			assert_ptr_equal(p->links.live_next->links.live_prev, p);
 		on_live_list++;
 	}
 	assert_int_equal(on_live_list, unexited_in_hash);
