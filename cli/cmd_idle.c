@@ -12,7 +12,9 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/hostprice.h"
+#include "cli/idle.h"
 #include "common/timeutil.h"
+#include "common/vec.h"
 
 static const char usage_text[] =
     "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min "
@@ -35,14 +37,195 @@ static int64_t duration_ns(const char *s, int64_t fallback)
 	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : -1;
 }
 
-static json_t *period(int64_t a, int64_t b, double usd_per_hour, const char *what)
+struct idle_window {
+	int64_t from_epoch_ns, to_epoch_ns, min_ns;
+	double threshold_pct;
+};
+
+/* The host's samples in the window, each with whether some run was active in it. */
+static int load_host_ticks(sqlite3 *db, const struct idle_window *w, struct host_tick **out,
+			   size_t *n)
 {
-	double hours = (double)(b - a) / 3.6e12;
-	json_t *p = json_pack("{s:I, s:I, s:f, s:s}", "from_ns", (json_int_t)a, "to_ns",
-			      (json_int_t)b, "seconds", (double)(b - a) / 1e9, "what", what);
+	VEC(struct host_tick) v = {0};
+	sqlite3_stmt *st;
+	const char *sql =
+	    "SELECT h.ts_ns, h.interval_ns, h.cpu_busy_pct, EXISTS (SELECT 1 FROM runs r WHERE"
+	    " r.start_ns < h.ts_ns AND coalesce(r.end_ns, ?2) > h.ts_ns - h.interval_ns) AS busy"
+	    " FROM host_samples h WHERE h.ts_ns > ?1 AND h.ts_ns <= ?2 ORDER BY h.ts_ns";
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, w->from_epoch_ns);
+		sqlite3_bind_int64(st, 2, w->to_epoch_ns);
+		while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+			struct host_tick t = {
+			    .ts_epoch_ns = sqlite3_column_int64(st, 0),
+			    .interval_ns = sqlite3_column_int64(st, 1),
+			    .has_cpu = sqlite3_column_type(st, 2) != SQLITE_NULL,
+			    .cpu_busy_pct = sqlite3_column_double(st, 2),
+			    .run_active = sqlite3_column_int(st, 3) != 0,
+			};
+			if (!vec_push(&v, t))
+				rc = -1;
+		}
+		sqlite3_finalize(st);
+	}
+	*out = v.items;
+	*n = v.n;
+	return rc;
+}
+
+/* Runs overlapping the window with their steps, in run order then step start. The
+ * names are copies the caller frees. */
+static int load_run_steps(sqlite3 *db, const struct idle_window *w, struct run_step_span **out,
+			  size_t *n)
+{
+	VEC(struct run_step_span) v = {0};
+	sqlite3_stmt *st;
+	const char *sql = "SELECT r.id, r.name, r.start_ns, coalesce(r.end_ns, ?2), "
+			  "s.start_ns, s.end_ns FROM runs r"
+			  " LEFT JOIN steps s ON s.run_id = r.id WHERE r.start_ns < ?2 AND "
+			  "coalesce(r.end_ns, ?2) > ?1 AND r.steps > 0 ORDER BY r.id, s.start_ns";
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, w->from_epoch_ns);
+		sqlite3_bind_int64(st, 2, w->to_epoch_ns);
+		while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+			const unsigned char *name = sqlite3_column_text(st, 1);
+			struct run_step_span s = {
+			    .run_id = sqlite3_column_int64(st, 0),
+			    .run_name = strdup(name ? (const char *)name : ""),
+			    .run_start_epoch_ns = sqlite3_column_int64(st, 2),
+			    .run_end_epoch_ns = sqlite3_column_int64(st, 3),
+			    .step_start_epoch_ns = sqlite3_column_int64(st, 4),
+			    .step_running = sqlite3_column_type(st, 5) == SQLITE_NULL,
+			    .step_end_epoch_ns = sqlite3_column_int64(st, 5),
+			};
+			if (!s.run_name || !vec_push(&v, s)) {
+				free((char *)s.run_name);
+				rc = -1;
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	*out = v.items;
+	*n = v.n;
+	return rc;
+}
+
+static json_t *period_json(const struct idle_period *p, double usd_per_hour)
+{
+	int64_t a = p->from_epoch_ns, b = p->to_epoch_ns;
+	json_t *j = json_pack("{s:I, s:I, s:f, s:s}", "from_ns", (json_int_t)a, "to_ns",
+			      (json_int_t)b, "seconds", (double)(b - a) / 1e9, "what",
+			      p->run_name ? "no step running" : "host idle");
 	if (usd_per_hour > 0)
-		json_object_set_new(p, "usd", json_real(hours * usd_per_hour));
-	return p;
+		json_object_set_new(j, "usd", json_real((double)(b - a) / 3.6e12 * usd_per_hour));
+	if (p->run_name)
+		json_object_set_new(j, "run", json_string(p->run_name));
+	return j;
+}
+
+static json_t *periods_json(const struct idle_periods *ps, double usd_per_hour)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < ps->n; i++)
+		json_array_append_new(a, period_json(&ps->items[i], usd_per_hour));
+	return a;
+}
+
+static void print_json(const struct idle_window *w, const struct idle_periods *host,
+		       const struct idle_periods *gaps, double usd_per_hour)
+{
+	json_t *doc = json_pack(
+	    "{s:I, s:I, s:f, s:f, s:o, s:o, s:f, s:f}", "from_ns", (json_int_t)w->from_epoch_ns,
+	    "to_ns", (json_int_t)w->to_epoch_ns, "cpu_below_pct", w->threshold_pct, "min_seconds",
+	    (double)w->min_ns / 1e9, "host_idle", periods_json(host, usd_per_hour), "idle_in_runs",
+	    periods_json(gaps, usd_per_hour), "host_idle_seconds", idle_total_seconds(host),
+	    "idle_in_runs_seconds", idle_total_seconds(gaps));
+	if (usd_per_hour > 0)
+		json_object_set_new(doc, "usd_per_hour", json_real(usd_per_hour));
+	cli_print_json(doc);
+	json_decref(doc);
+}
+
+static void print_periods(const struct idle_periods *ps, double usd_per_hour)
+{
+	char a[40], d[32];
+
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct idle_period *p = &ps->items[i];
+		int64_t ns = p->to_epoch_ns - p->from_epoch_ns;
+		format_time(p->from_epoch_ns, a, sizeof(a));
+		format_duration(ns, d, sizeof(d));
+		printf("  %s  %9s", a, d);
+		if (usd_per_hour > 0)
+			printf("  $%.4f", (double)ns / 3.6e12 * usd_per_hour);
+		if (p->run_name)
+			printf("  run %s", p->run_name);
+		printf("\n");
+	}
+}
+
+static void print_text(const struct idle_window *w, const struct idle_periods *host,
+		       const struct idle_periods *gaps, double usd_per_hour)
+{
+	char d[32];
+	double host_s = idle_total_seconds(host);
+
+	format_duration((int64_t)(host_s * 1e9), d, sizeof(d));
+	printf("Host idle (no run active, CPU under %.0f%%, at least %llds): %zu periods, %s",
+	       w->threshold_pct, (long long)(w->min_ns / 1000000000), host->n, d);
+	if (usd_per_hour > 0)
+		printf(", $%.4f", host_s / 3600.0 * usd_per_hour);
+	printf("\n");
+	print_periods(host, usd_per_hour);
+	printf("Inside runs, no step running: %zu periods\n", gaps->n);
+	print_periods(gaps, usd_per_hour);
+}
+
+/* The window ends at the last host sample (the database may be a copy). */
+static int64_t window_end(sqlite3 *db)
+{
+	json_t *last = cli_rows_json(db, "SELECT max(ts_ns) AS t FROM host_samples", 0);
+	int64_t to = json_integer_value(json_object_get(json_array_get(last, 0), "t"));
+
+	json_decref(last);
+	return to ? to : (int64_t)now_realtime_ns();
+}
+
+struct idle_result {
+	struct idle_periods host, gaps;
+	struct run_step_span *spans; /* own the run names the gaps point to */
+	size_t n_spans;
+};
+
+static void idle_result_free(struct idle_result *r)
+{
+	for (size_t i = 0; i < r->n_spans; i++)
+		free((char *)r->spans[i].run_name);
+	free(r->spans);
+	free(r->host.items);
+	free(r->gaps.items);
+}
+
+/* Host idle periods and gaps in runs; 0, or -1 if memory ran out. */
+static int find_idle(sqlite3 *db, const struct idle_window *w, struct idle_result *r)
+{
+	struct host_tick *ticks = NULL;
+	size_t n_ticks = 0;
+	int rc = load_host_ticks(db, w, &ticks, &n_ticks);
+
+	if (rc == 0)
+		rc = idle_host_periods(ticks, n_ticks, w->threshold_pct, w->min_ns, &r->host);
+	free(ticks);
+	if (rc == 0)
+		rc = load_run_steps(db, w, &r->spans, &r->n_spans);
+	if (rc == 0)
+		rc = idle_run_gaps(r->spans, r->n_spans, w->min_ns, &r->gaps);
+	return rc;
 }
 
 int cmd_idle(int argc, char **argv)
@@ -56,15 +239,16 @@ int cmd_idle(int argc, char **argv)
 	};
 	struct price_table table = {0};
 	struct host_price hp = {0};
+	struct idle_result result = {0};
 	bool done;
 	int rc = cli_parse(argc, argv, &q, usage_text, extra, &done);
 
 	if (done)
 		return rc;
 	int64_t window = duration_ns(since, 86400LL * 1000000000LL);
-	int64_t min_ns = duration_ns(min_arg, 300LL * 1000000000LL);
-	double threshold = below ? strtod(below, NULL) : 5.0;
-	if (window < 0 || min_ns < 0 || threshold <= 0 || threshold > 100) {
+	struct idle_window w = {.min_ns = duration_ns(min_arg, 300LL * 1000000000LL),
+				.threshold_pct = below ? strtod(below, NULL) : 5.0};
+	if (window < 0 || w.min_ns < 0 || w.threshold_pct <= 0 || w.threshold_pct > 100) {
 		fputs(usage_text, stderr);
 		return 2;
 	}
@@ -73,142 +257,17 @@ int cmd_idle(int argc, char **argv)
 		return 1;
 	if (host_price_resolve("idle", &po, &table, &hp) != 0)
 		fprintf(stderr, "tracer idle: periods only, no cost\n");
-	/* The window ends at the last host sample (the database may be a copy). */
-	json_t *last = cli_rows_json(db, "SELECT max(ts_ns) AS t FROM host_samples", 0);
-	int64_t to = json_integer_value(json_object_get(json_array_get(last, 0), "t"));
-	json_decref(last);
-	if (!to)
-		to = (int64_t)now_realtime_ns();
-	int64_t from = to - window;
-
-	/* Host idle: each sample under the CPU threshold with no run active at its time. */
-	sqlite3_stmt *st;
-	const char *sql =
-	    "SELECT h.ts_ns, h.interval_ns, h.cpu_busy_pct, EXISTS (SELECT 1 FROM runs r WHERE"
-	    " r.start_ns < h.ts_ns AND coalesce(r.end_ns, ?2) > h.ts_ns - h.interval_ns) AS busy"
-	    " FROM host_samples h WHERE h.ts_ns > ?1 AND h.ts_ns <= ?2 ORDER BY h.ts_ns";
-	json_t *host = json_array(), *gaps = json_array();
-	double host_s = 0, gap_s = 0;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, from);
-		sqlite3_bind_int64(st, 2, to);
-		int64_t a = 0, b = 0;
-		while (true) {
-			bool row = sqlite3_step(st) == SQLITE_ROW;
-			int64_t ts = row ? sqlite3_column_int64(st, 0) : 0;
-			int64_t iv = row ? sqlite3_column_int64(st, 1) : 0;
-			bool idle = row && sqlite3_column_type(st, 2) != SQLITE_NULL &&
-				    sqlite3_column_double(st, 2) < threshold &&
-				    !sqlite3_column_int(st, 3);
-			/* A period ends at a busy sample or a hole in the samples. */
-			if (a && (!idle || ts - iv > b + iv)) {
-				if (b - a >= min_ns) {
-					json_array_append_new(
-					    host, period(a, b, hp.usd_per_hour, "host idle"));
-					host_s += (double)(b - a) / 1e9;
-				}
-				a = 0;
-			}
-			if (!row)
-				break;
-			if (idle) {
-				if (!a)
-					a = ts - iv;
-				b = ts;
-			}
-		}
-		sqlite3_finalize(st);
-	}
-	/* Inside runs: stretches where none of the run's steps was running. */
-	const char *steps_sql = "SELECT r.id, r.name, r.start_ns, coalesce(r.end_ns, ?2), "
-				"s.start_ns, s.end_ns FROM runs r"
-				" LEFT JOIN steps s ON s.run_id = r.id WHERE r.start_ns < ?2 AND "
-				"coalesce(r.end_ns, ?2) >"
-				" ?1 AND r.steps > 0 ORDER BY r.id, s.start_ns";
-	if (sqlite3_prepare_v2(db, steps_sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, from);
-		sqlite3_bind_int64(st, 2, to);
-		int64_t cur = 0, covered = 0, run_end = 0;
-		char name[256] = "";
-		while (true) {
-			bool row = sqlite3_step(st) == SQLITE_ROW;
-			int64_t id = row ? sqlite3_column_int64(st, 0) : -1;
-			if (id != cur) {
-				if (cur && run_end - covered >= min_ns) {
-					json_t *p = period(covered, run_end, hp.usd_per_hour,
-							   "no step running");
-					json_object_set_new(p, "run", json_string(name));
-					json_array_append_new(gaps, p);
-					gap_s += (double)(run_end - covered) / 1e9;
-				}
-				if (!row)
-					break;
-				cur = id;
-				snprintf(name, sizeof(name), "%s", sqlite3_column_text(st, 1));
-				covered = sqlite3_column_int64(st, 2);
-				run_end = sqlite3_column_int64(st, 3);
-			}
-			int64_t s = sqlite3_column_int64(st, 4);
-			int64_t e = sqlite3_column_type(st, 5) == SQLITE_NULL
-					? run_end
-					: sqlite3_column_int64(st, 5);
-			if (s - covered >= min_ns) {
-				json_t *p = period(covered, s, hp.usd_per_hour, "no step running");
-				json_object_set_new(p, "run", json_string(name));
-				json_array_append_new(gaps, p);
-				gap_s += (double)(s - covered) / 1e9;
-			}
-			if (e > covered)
-				covered = e;
-		}
-		sqlite3_finalize(st);
-	}
-	if (q.json) {
-		json_t *doc = json_pack("{s:I, s:I, s:f, s:f, s:O, s:O, s:f, s:f}", "from_ns",
-					(json_int_t)from, "to_ns", (json_int_t)to, "cpu_below_pct",
-					threshold, "min_seconds", (double)min_ns / 1e9, "host_idle",
-					host, "idle_in_runs", gaps, "host_idle_seconds", host_s,
-					"idle_in_runs_seconds", gap_s);
-		if (hp.usd_per_hour > 0)
-			json_object_set_new(doc, "usd_per_hour", json_real(hp.usd_per_hour));
-		cli_print_json(doc);
-		json_decref(doc);
-	} else {
-		char d[32];
-		format_duration((int64_t)(host_s * 1e9), d, sizeof(d));
-		printf(
-		    "Host idle (no run active, CPU under %.0f%%, at least %llds): %zu periods, %s",
-		    threshold, (long long)(min_ns / 1000000000), json_array_size(host), d);
-		if (hp.usd_per_hour > 0)
-			printf(", $%.4f", host_s / 3600.0 * hp.usd_per_hour);
-		printf("\n");
-		for (int k = 0; k < 2; k++) {
-			json_t *list = k ? gaps : host;
-			if (k)
-				printf("Inside runs, no step running: %zu periods\n",
-				       json_array_size(gaps));
-			for (size_t i = 0; i < json_array_size(list); i++) {
-				json_t *p = json_array_get(list, i);
-				char a[40];
-				format_time(json_integer_value(json_object_get(p, "from_ns")), a,
-					    sizeof(a));
-				format_duration(
-				    (int64_t)(json_real_value(json_object_get(p, "seconds")) * 1e9),
-				    d, sizeof(d));
-				printf("  %s  %9s", a, d);
-				if (json_object_get(p, "usd"))
-					printf("  $%.4f",
-					       json_real_value(json_object_get(p, "usd")));
-				if (json_object_get(p, "run"))
-					printf("  run %s",
-					       json_string_value(json_object_get(p, "run")));
-				printf("\n");
-			}
-		}
-	}
-	json_decref(host);
-	json_decref(gaps);
+	w.to_epoch_ns = window_end(db);
+	w.from_epoch_ns = w.to_epoch_ns - window;
+	rc = find_idle(db, &w, &result);
+	if (rc != 0)
+		fprintf(stderr, "tracer idle: out of memory\n");
+	else if (q.json)
+		print_json(&w, &result.host, &result.gaps, hp.usd_per_hour);
+	else
+		print_text(&w, &result.host, &result.gaps, hp.usd_per_hour);
+	idle_result_free(&result);
 	prices_free(&table);
 	sqlite3_close(db);
-	return 0;
+	return rc == 0 ? 0 : 1;
 }
