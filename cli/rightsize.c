@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cli/clidb.h"
+#include "cli/prices.h"
 
 json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 {
@@ -64,4 +65,34 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 			    json_string(verdict(peak_gib, mem_given, rec_gib)));
 	json_object_set_new(s, "cpu_verdict",
 			    json_string(verdict(cores, cpu_given, (double)rec_cpus)));
+}
+
+void rightsize_price(json_t *s, const struct price_table *t, const char *region,
+		     double usd_per_hour_now, struct rightsize_totals *totals)
+{
+	double rec_gib = num(s, "memory_recommended_gib");
+	int rec_cpus = (int)json_integer_value(json_object_get(s, "cpus_recommended"));
+	const struct price *fit =
+	    prices_cheapest_fit(t, region, "on-demand", rec_cpus, rec_gib, NULL);
+	const struct price *spot = prices_cheapest_fit(t, region, "spot", rec_cpus, rec_gib, NULL);
+	double hours = num(s, "wall_ns") / 3.6e12;
+
+	if (fit) {
+		double now_cost = hours * usd_per_hour_now, rec_cost = hours * fit->usd_per_hour;
+		json_object_set_new(s, "instance",
+				    json_pack("{s:s, s:s, s:i, s:f, s:f}", "type", fit->type,
+					      "class", fit->cls, "vcpu", fit->vcpu, "memory_gib",
+					      fit->memory_gib, "usd_per_hour", fit->usd_per_hour));
+		totals->usd_now += now_cost;
+		totals->usd_recommended += rec_cost < now_cost ? rec_cost : now_cost;
+		json_object_set_new(s, "usd_now", json_real(now_cost));
+		json_object_set_new(s, "usd_recommended", json_real(rec_cost));
+		json_object_set_new(s, "usd_saving",
+				    json_real(now_cost > rec_cost ? now_cost - rec_cost : 0));
+	}
+	if (spot)
+		json_object_set_new(s, "spot",
+				    json_pack("{s:s, s:f, s:f}", "type", spot->type, "usd_per_hour",
+					      spot->usd_per_hour, "usd",
+					      hours * spot->usd_per_hour));
 }

@@ -15,4 +15,19 @@ json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope);
 /* Adds given / recommended memory and CPUs and verdicts to one row. */
 void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap);
 
+struct price_table;
+/* What the steps cost on the host now and on what fits, summed over steps. */
+struct rightsize_totals {
+	double usd_now, usd_recommended;
+};
+/*
+ * Adds to a sized row the cheapest on-demand instance that fits its
+ * recommendation ("instance", with what the step's wall time costs there and
+ * now: "usd_recommended", "usd_now", "usd_saving") and the cheapest spot one
+ * ("spot"), from the table's region; the totals count a step at the cheaper of
+ * now and recommended.
+ */
+void rightsize_price(json_t *s, const struct price_table *t, const char *region,
+		     double usd_per_hour_now, struct rightsize_totals *totals);
+
 #endif

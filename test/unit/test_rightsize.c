@@ -1,0 +1,109 @@
+/*
+ * Right-sizing against values worked out by hand from docs/cost.md's rule:
+ * memory = peak x (1 + headroom) rounded up to 64 MiB, CPUs = ceil(peak cores
+ * x (1 + headroom)) or 1 for single-core work, verdicts from used / given,
+ * and the cheapest instance that fits (GPU and burstable types left out).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "cli/prices.h"
+#include "cli/rightsize.h"
+
+static double num(json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+static const char *str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static void test_memory_and_cpus_from_peaks(void **state)
+{
+	struct host_capacity host = {.cpus = 8, .memory_gib = 32};
+	/* 1000 MiB peak in a 4 GiB cgroup, 2.5 cores of 8. */
+	json_t *s = json_pack("{s:f, s:f, s:f}", "peak_rss_kb", 1000.0 * 1024, "peak_cores", 2.5,
+			      "memory_limit_kb", 4.0 * 1024 * 1024);
+
+	rightsize_step(s, 0.2, &host);
+	/* 1000 MiB x 1.2 = 1200 MiB -> 1216 MiB (19 x 64) = 1.1875 GiB. */
+	assert_float_equal(num(s, "memory_recommended_gib"), 1.1875, 1e-12);
+	assert_float_equal(num(s, "memory_given_gib"), 4.0, 1e-12);
+	assert_string_equal(str(s, "memory_given_from"), "cgroup limit");
+	assert_string_equal(str(s, "memory_verdict"), "over-provisioned");
+	/* 2.5 x 1.2 = 3 CPUs of the host's 8. */
+	assert_int_equal(json_integer_value(json_object_get(s, "cpus_recommended")), 3);
+	assert_float_equal(num(s, "cpus_given"), 8.0, 1e-12);
+	assert_string_equal(str(s, "cpu_verdict"), "over-provisioned");
+	json_decref(s);
+}
+
+static void test_single_core_and_near_the_limit(void **state)
+{
+	struct host_capacity host = {.cpus = 2, .memory_gib = 4};
+	/* 3.8 GiB of the host's 4 (no limit), one core at most. */
+	json_t *s = json_pack("{s:f, s:f}", "peak_rss_kb", 3.8 * 1024 * 1024, "peak_cores", 1.02);
+
+	rightsize_step(s, 0.2, &host);
+	assert_string_equal(str(s, "memory_given_from"), "host");
+	assert_string_equal(str(s, "memory_verdict"), "under-provisioned");
+	assert_int_equal(json_integer_value(json_object_get(s, "cpus_recommended")), 1);
+	/* 1 of 2 CPUs recommended is under 0.67 of what it has. */
+	assert_string_equal(str(s, "cpu_verdict"), "over-provisioned");
+	json_decref(s);
+}
+
+static void test_cheapest_instance_that_fits(void **state)
+{
+	struct price rows[] = {
+	    {"aws", "us-east-1", "small", "on-demand", "general", 0.05, 2, 1},
+	    {"aws", "us-east-1", "big", "on-demand", "general", 0.40, 16, 4},
+	    {"aws", "us-east-1", "mid", "on-demand", "memory", 0.20, 8, 2},
+	    {"aws", "us-east-1", "gpu", "on-demand", "gpu", 0.10, 64, 8},
+	    {"aws", "us-east-1", "burst", "on-demand", "burstable", 0.01, 8, 2},
+	    {"aws", "us-east-1", "mid-spot", "spot", "memory", 0.06, 8, 2},
+	    {"aws", "eu-west-1", "cheap-eu", "on-demand", "general", 0.01, 8, 2},
+	};
+	struct price_table t = {.rows = rows, .n = sizeof(rows) / sizeof(rows[0])};
+	struct rightsize_totals tot = {0};
+	/* Recommended 2 CPUs and 6 GiB; 2 hours of wall time; $0.50/h now. */
+	json_t *s = json_pack("{s:f, s:i, s:f}", "memory_recommended_gib", 6.0, "cpus_recommended",
+			      2, "wall_ns", 7.2e12);
+
+	rightsize_price(s, &t, "us-east-1", 0.50, &tot);
+	json_t *inst = json_object_get(s, "instance");
+	assert_non_null(inst);
+	assert_string_equal(str(inst, "type"), "mid");
+	assert_float_equal(num(s, "usd_now"), 1.00, 1e-9);
+	assert_float_equal(num(s, "usd_recommended"), 0.40, 1e-9);
+	assert_float_equal(num(s, "usd_saving"), 0.60, 1e-9);
+	assert_string_equal(str(json_object_get(s, "spot"), "type"), "mid-spot");
+	assert_float_equal(num(json_object_get(s, "spot"), "usd"), 0.12, 1e-9);
+	assert_float_equal(tot.usd_now, 1.00, 1e-9);
+	assert_float_equal(tot.usd_recommended, 0.40, 1e-9);
+
+	/* Nothing fits 32 CPUs: no instance, nothing added to the totals. */
+	json_t *huge = json_pack("{s:f, s:i, s:f}", "memory_recommended_gib", 1.0,
+				 "cpus_recommended", 32, "wall_ns", 3.6e12);
+	rightsize_price(huge, &t, "us-east-1", 0.50, &tot);
+	assert_null(json_object_get(huge, "instance"));
+	assert_float_equal(tot.usd_now, 1.00, 1e-9);
+	json_decref(huge);
+	json_decref(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_memory_and_cpus_from_peaks),
+	    cmocka_unit_test(test_single_core_and_near_the_limit),
+	    cmocka_unit_test(test_cheapest_instance_that_fits),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
