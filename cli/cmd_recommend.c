@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/clidb.h"
+#include "cli/jsonfield.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/hostprice.h"
@@ -25,11 +26,6 @@ static const char usage_text[] =
     "                         [--lifecycle L]] [--prices FILE] [--no-detect]\n"
     "                        [--imds-endpoint URL]\n"
     "  right-sizing per step of a run (default: the latest) or of a pipeline's runs\n";
-
-static double jnum(json_t *o, const char *k)
-{
-	return json_number_value(json_object_get(o, k));
-}
 
 /* The pipeline's id, or 0 (said why). */
 static int64_t pipeline_scope(sqlite3 *db, const char *pipeline)

@@ -1,4 +1,5 @@
 #include "cli/rightsize.h"
+#include "cli/jsonfield.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,11 +25,6 @@ json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 	return cli_rows_json(db, sql, scope);
 }
 
-static double num(json_t *o, const char *k)
-{
-	return json_number_value(json_object_get(o, k));
-}
-
 static const char *verdict(double used, double given, double recommended)
 {
 	if (given <= 0)
@@ -42,12 +38,12 @@ static const char *verdict(double used, double given, double recommended)
 
 void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 {
-	double peak_gib = num(s, "peak_rss_kb") / (1024.0 * 1024.0);
-	double cores = num(s, "peak_cores");
-	bool mem_limited = num(s, "memory_limit_kb") > 0;
+	double peak_gib = jnum(s, "peak_rss_kb") / (1024.0 * 1024.0);
+	double cores = jnum(s, "peak_cores");
+	bool mem_limited = jnum(s, "memory_limit_kb") > 0;
 	double mem_given =
-	    mem_limited ? num(s, "memory_limit_kb") / (1024.0 * 1024.0) : cap->memory_gib;
-	double cpu_given = num(s, "cpu_limit") > 0 ? num(s, "cpu_limit") : cap->cpus;
+	    mem_limited ? jnum(s, "memory_limit_kb") / (1024.0 * 1024.0) : cap->memory_gib;
+	double cpu_given = jnum(s, "cpu_limit") > 0 ? jnum(s, "cpu_limit") : cap->cpus;
 	double rec_gib = ceil(peak_gib * (1 + headroom) * 16.0) / 16.0; /* 64 MiB steps */
 
 	if (rec_gib < 1.0 / 16)
@@ -70,12 +66,12 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 void rightsize_price(json_t *s, const struct price_table *t, const char *region,
 		     double usd_per_hour_now, struct rightsize_totals *totals)
 {
-	double rec_gib = num(s, "memory_recommended_gib");
+	double rec_gib = jnum(s, "memory_recommended_gib");
 	int rec_cpus = (int)json_integer_value(json_object_get(s, "cpus_recommended"));
 	const struct price *fit =
 	    prices_cheapest_fit(t, region, "on-demand", rec_cpus, rec_gib, NULL);
 	const struct price *spot = prices_cheapest_fit(t, region, "spot", rec_cpus, rec_gib, NULL);
-	double hours = num(s, "wall_ns") / 3.6e12;
+	double hours = jnum(s, "wall_ns") / 3.6e12;
 
 	if (fit) {
 		double now_cost = hours * usd_per_hour_now, rec_cost = hours * fit->usd_per_hour;

@@ -1,0 +1,74 @@
+/* The sentence that says where a run's or a step's time went (tracer explain). */
+#include "cli/explain.h"
+#include "cli/jsonfield.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/format.h"
+
+/* Shares of the step's process time and the sentence that explains it. */
+void explain_time(json_t *s)
+{
+	double cpu = (double)jint(s, "cpu_ns"), io = (double)jint(s, "iowait_ns");
+	double runq = (double)jint(s, "runq_ns"), reclaim = (double)jint(s, "reclaim_ns");
+	double sleep = (double)jint(s, "sleep_ns");
+	double total = cpu + io + runq + reclaim + sleep;
+	const char *character = jstr(s, "character");
+	const char *name = jstr(s, "name_for_text")[0] ? jstr(s, "name_for_text")
+			   : jstr(s, "name")[0]	       ? jstr(s, "name")
+						       : jstr(s, "key");
+	char text[512], a[32], b[32];
+
+	if (total <= 0) {
+		json_object_set_new(s, "explanation", json_string("no time measured"));
+		return;
+	}
+	json_object_set_new(s, "shares",
+			    json_pack("{s:f, s:f, s:f, s:f, s:f}", "cpu", cpu / total, "io_wait",
+				      io / total, "cpu_wait", runq / total, "reclaim",
+				      reclaim / total, "sleep", sleep / total));
+	if (!strcmp(character, "io")) {
+		format_bytes((uint64_t)jint(s, "read_bytes"), a, sizeof(a));
+		format_bytes((uint64_t)jint(s, "write_bytes"), b, sizeof(b));
+		snprintf(text, sizeof(text),
+			 "%s spent %.0f%% of its time waiting on disk I/O (read %s, wrote %s from "
+			 "storage)",
+			 name, 100 * io / total, a, b);
+	} else if (!strcmp(character, "contended")) {
+		snprintf(
+		    text, sizeof(text),
+		    "%s competed for CPUs: it waited for one %.0f%% of the time it was runnable "
+		    "(%.1f cores used on average%s)",
+		    name, 100 * runq / (runq + cpu), jnum(s, "avg_cores"),
+		    jnum(s, "cpu_limit") > 0 ? ", under a CPU limit" : "");
+	} else if (!strcmp(character, "memory")) {
+		format_bytes((uint64_t)jint(s, "peak_rss_kb") * 1024, a, sizeof(a));
+		snprintf(text, sizeof(text),
+			 "%s was short of memory: %.0f%% of its time went to reclaiming memory "
+			 "(peak %s%s)",
+			 name, 100 * reclaim / total, a,
+			 jint(s, "memory_limit_kb") > 0 ? ", under a memory limit" : "");
+	} else if (!strcmp(character, "network")) {
+		format_bytes((uint64_t)(jint(s, "net_rx_bytes") + jint(s, "net_tx_bytes")), a,
+			     sizeof(a));
+		snprintf(text, sizeof(text),
+			 "%s was network-bound: asleep %.0f%% of its time while moving %s over the "
+			 "network",
+			 name, 100 * sleep / total, a);
+	} else if (!strcmp(character, "waiting")) {
+		snprintf(text, sizeof(text),
+			 "%s was mostly waiting: %.0f%% of its time neither on a CPU nor on disk "
+			 "(a lock, a pipe, a child, a timer, the network)",
+			 name, 100 * sleep / total);
+	} else {
+		char peak[32] = "";
+		if (jnum(s, "peak_cores") > 0)
+			snprintf(peak, sizeof(peak), " (peak %.1f)", jnum(s, "peak_cores"));
+		snprintf(
+		    text, sizeof(text),
+		    "%s was compute-bound: %.0f%% of its time on a CPU, %.1f cores on average%s",
+		    name, 100 * cpu / total, jnum(s, "avg_cores"), peak);
+	}
+	json_object_set_new(s, "explanation", json_string(text));
+}

@@ -1,0 +1,26 @@
+/* Reading a field of a JSON row (cli_rows_json): missing reads as 0 or "". */
+#ifndef TRACER_CLI_JSONFIELD_H
+#define TRACER_CLI_JSONFIELD_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+static inline int64_t jint(const json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* Integer or real. */
+static inline double jnum(const json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+static inline const char *jstr(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+#endif
