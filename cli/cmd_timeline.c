@@ -8,6 +8,7 @@
 #include "cli/clidb.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/jsonfield.h"
 
 static const char usage_text[] =
     "usage: tracer timeline [--db PATH] [--json] [--processes] [--width N] [RUN]\n"
@@ -27,15 +28,125 @@ static void bar(char *out, int width, double a, double b, bool running)
 	out[width] = '\0';
 }
 
+struct timeline {
+	int64_t run, t0, t1; /* the axis: the run's start and end, epoch ns */
+	json_t *run_row, *steps;
+};
+
+/* The run's span, its steps (with their offsets and, if asked, processes). */
+static void load_timeline(sqlite3 *db, int64_t run, bool with_procs, struct timeline *tl)
+{
+	json_t *r =
+	    cli_rows_json(db,
+			  "SELECT name, start_ns, coalesce(end_ns, (SELECT max(coalesce(end_ns,"
+			  " start_ns)) FROM processes WHERE run_id = ?1)) AS end_ns, status FROM"
+			  " runs WHERE id = ?1",
+			  run);
+
+	tl->run = run;
+	tl->run_row = json_incref(json_array_get(r, 0));
+	json_decref(r);
+	tl->t0 = jint(tl->run_row, "start_ns");
+	tl->t1 = jint(tl->run_row, "end_ns");
+	tl->steps = cli_rows_json(db,
+				  "SELECT id, coalesce(name, key) AS name, kind, status, start_ns,"
+				  " end_ns FROM steps WHERE run_id = ?1 ORDER BY start_ns, id",
+				  run);
+	for (size_t i = 0; i < json_array_size(tl->steps); i++) {
+		json_t *s = json_array_get(tl->steps, i);
+		if (jint(s, "end_ns") > tl->t1)
+			tl->t1 = jint(s, "end_ns");
+		json_object_set_new(s, "offset_ns", json_integer(jint(s, "start_ns") - tl->t0));
+		if (with_procs)
+			json_object_set_new(
+			    s, "processes",
+			    cli_rows_json(
+				db,
+				"SELECT p.pid, coalesce(t.name, p.comm) AS tool, p.start_ns,"
+				" p.end_ns, p.exit_code, p.signal FROM processes p LEFT JOIN"
+				" tools t ON t.id = p.tool_id WHERE p.step_id = ?1 AND"
+				" p.helper = 0 ORDER BY p.start_ns",
+				jint(s, "id")));
+	}
+	if (tl->t1 <= tl->t0)
+		tl->t1 = tl->t0 + 1;
+}
+
+/* The bar of [a, b] on the axis; an unfinished one ends at the axis's end. */
+static void span_bar(const struct timeline *tl, json_t *row, char *line, int width, char fill,
+		     char *dur, size_t dur_size)
+{
+	int64_t a = jint(row, "start_ns");
+	json_t *end = json_object_get(row, "end_ns");
+	bool running = json_is_null(end);
+	int64_t b = running ? tl->t1 : json_integer_value(end);
+	double span = (double)(tl->t1 - tl->t0);
+
+	bar(line, width, (double)(a - tl->t0) / span, (double)(b - tl->t0) / span, running);
+	for (char *c = line; *c; c++)
+		if (*c == '#')
+			*c = fill;
+	format_duration(b - a, dur, dur_size);
+}
+
+static void print_step(const struct cli_query *q, const struct timeline *tl, json_t *s, int width)
+{
+	char line[401], d[32];
+	bool running = json_is_null(json_object_get(s, "end_ns"));
+	const char *status = json_string_value(json_object_get(s, "status"));
+	bool bad = status && (!strcmp(status, "failed") || !strcmp(status, "killed"));
+
+	span_bar(tl, s, line, width, '#', d, sizeof(d));
+	printf("%-22.22s %s%s%s %9s%s\n", jstr(s, "name"),
+	       bad ? cli_severity_color(q, "critical") : "", line, bad ? cli_reset(q) : "", d,
+	       bad	 ? " !"
+	       : running ? " ..."
+			 : "");
+	json_t *procs = json_object_get(s, "processes");
+	for (size_t k = 0; k < json_array_size(procs); k++) {
+		json_t *p = json_array_get(procs, k);
+		span_bar(tl, p, line, width, '-', d, sizeof(d));
+		printf("  %-20.20s %s %9s\n", jstr(p, "tool"), line, d);
+	}
+}
+
+/* Columns for the bars: what the terminal (or --width) leaves after the labels. */
+static int bar_width(const char *width_arg)
+{
+	struct winsize ws;
+	int cols = width_arg						     ? atoi(width_arg)
+		   : ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col
+									     : 100;
+	int width = cols - 24 - 12;
+
+	return width < 20 ? 20 : width > 400 ? 400 : width;
+}
+
+static void print_text(const struct cli_query *q, const struct timeline *tl, int width)
+{
+	char d[32], col[32];
+	const char *status = json_string_value(json_object_get(tl->run_row, "status"));
+
+	format_duration(tl->t1 - tl->t0, d, sizeof(d));
+	format_duration((tl->t1 - tl->t0) / width, col, sizeof(col));
+	printf("Run %lld '%s': %s, %s (each column %s)\n", (long long)tl->run,
+	       json_string_value(json_object_get(tl->run_row, "name")), d, status ? status : "-",
+	       col);
+	for (size_t i = 0; i < json_array_size(tl->steps); i++)
+		print_step(q, tl, json_array_get(tl->steps, i), width);
+	if (!json_array_size(tl->steps))
+		printf("(no steps)\n");
+}
+
 int cmd_timeline(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "timeline"};
 	const char *with_procs = NULL, *width_arg = NULL;
 	const struct cli_extra_option extra[] = {
 	    {"processes", false, &with_procs}, {"width", true, &width_arg}, {NULL, false, NULL}};
+	struct timeline tl = {0};
 	bool done;
 	int rc = cli_parse(argc, argv, &q, usage_text, extra, &done);
-	struct winsize ws;
 
 	if (done)
 		return rc;
@@ -47,104 +158,18 @@ int cmd_timeline(int argc, char **argv)
 		sqlite3_close(db);
 		return 1;
 	}
-	json_t *r =
-	    cli_rows_json(db,
-			  "SELECT name, start_ns, coalesce(end_ns, (SELECT max(coalesce(end_ns,"
-			  " start_ns)) FROM processes WHERE run_id = ?1)) AS end_ns, status FROM"
-			  " runs WHERE id = ?1",
-			  run);
-	json_t *run_row = json_array_get(r, 0);
-	int64_t t0 = json_integer_value(json_object_get(run_row, "start_ns"));
-	int64_t t1 = json_integer_value(json_object_get(run_row, "end_ns"));
-	json_t *steps =
-	    cli_rows_json(db,
-			  "SELECT id, coalesce(name, key) AS name, kind, status, start_ns,"
-			  " end_ns FROM steps WHERE run_id = ?1 ORDER BY start_ns, id",
-			  run);
-	for (size_t i = 0; i < json_array_size(steps); i++) {
-		json_t *s = json_array_get(steps, i);
-		int64_t e = json_integer_value(json_object_get(s, "end_ns"));
-		if (e > t1)
-			t1 = e;
-		json_object_set_new(
-		    s, "offset_ns",
-		    json_integer(json_integer_value(json_object_get(s, "start_ns")) - t0));
-		if (with_procs)
-			json_object_set_new(
-			    s, "processes",
-			    cli_rows_json(
-				db,
-				"SELECT p.pid, coalesce(t.name, p.comm) AS tool, p.start_ns,"
-				" p.end_ns, p.exit_code, p.signal FROM processes p LEFT JOIN"
-				" tools t ON t.id = p.tool_id WHERE p.step_id = ?1 AND"
-				" p.helper = 0 ORDER BY p.start_ns",
-				json_integer_value(json_object_get(s, "id"))));
-	}
-	if (t1 <= t0)
-		t1 = t0 + 1;
+	load_timeline(db, run, with_procs != NULL, &tl);
 	if (q.json) {
-		json_t *doc = json_pack("{s:I, s:I, s:I, s:O}", "run", (json_int_t)run, "start_ns",
-					(json_int_t)t0, "end_ns", (json_int_t)t1, "steps", steps);
+		json_t *doc =
+		    json_pack("{s:I, s:I, s:I, s:O}", "run", (json_int_t)run, "start_ns",
+			      (json_int_t)tl.t0, "end_ns", (json_int_t)tl.t1, "steps", tl.steps);
 		cli_print_json(doc);
 		json_decref(doc);
 	} else {
-		int cols = width_arg ? atoi(width_arg)
-			   : ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col
-										     : 100;
-		int width = cols - 24 - 12;
-		if (width < 20)
-			width = 20;
-		if (width > 400)
-			width = 400;
-		char line[401], d[32], col[32];
-		format_duration(t1 - t0, d, sizeof(d));
-		format_duration((t1 - t0) / width, col, sizeof(col));
-		printf("Run %lld '%s': %s, %s (each column %s)\n", (long long)run,
-		       json_string_value(json_object_get(run_row, "name")), d,
-		       json_string_value(json_object_get(run_row, "status"))
-			   ? json_string_value(json_object_get(run_row, "status"))
-			   : "-",
-		       col);
-		for (size_t i = 0; i < json_array_size(steps); i++) {
-			json_t *s = json_array_get(steps, i);
-			int64_t a = json_integer_value(json_object_get(s, "start_ns"));
-			json_t *ej = json_object_get(s, "end_ns");
-			bool running = json_is_null(ej);
-			int64_t b = running ? t1 : json_integer_value(ej);
-			const char *status = json_string_value(json_object_get(s, "status"));
-			bar(line, width, (double)(a - t0) / (double)(t1 - t0),
-			    (double)(b - t0) / (double)(t1 - t0), running);
-			format_duration(b - a, d, sizeof(d));
-			bool bad =
-			    status && (!strcmp(status, "failed") || !strcmp(status, "killed"));
-			printf("%-22.22s %s%s%s %9s%s\n",
-			       json_string_value(json_object_get(s, "name")),
-			       bad ? cli_severity_color(&q, "critical") : "", line,
-			       bad ? cli_reset(&q) : "", d,
-			       bad	 ? " !"
-			       : running ? " ..."
-					 : "");
-			json_t *procs = json_object_get(s, "processes");
-			for (size_t k = 0; k < json_array_size(procs); k++) {
-				json_t *p = json_array_get(procs, k);
-				int64_t pa = json_integer_value(json_object_get(p, "start_ns"));
-				json_t *pe = json_object_get(p, "end_ns");
-				int64_t pb = json_is_null(pe) ? t1 : json_integer_value(pe);
-				bar(line, width, (double)(pa - t0) / (double)(t1 - t0),
-				    (double)(pb - t0) / (double)(t1 - t0), json_is_null(pe));
-				for (char *c = line; *c; c++)
-					if (*c == '#')
-						*c = '-';
-				format_duration(pb - pa, d, sizeof(d));
-				printf("  %-20.20s %s %9s\n",
-				       json_string_value(json_object_get(p, "tool")), line, d);
-			}
-		}
-		if (!json_array_size(steps))
-			printf("(no steps)\n");
+		print_text(&q, &tl, bar_width(width_arg));
 	}
-	json_decref(r);
-	json_decref(steps);
+	json_decref(tl.run_row);
+	json_decref(tl.steps);
 	sqlite3_close(db);
 	return 0;
 }
