@@ -131,7 +131,7 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/repor
             cli/clidb.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/schema.c \
             common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c \
             cli/cmd_cost.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c \
-            cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c \
+            cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
             cli/format.c aggregator/runmark.c common/jsonutil.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \

@@ -19,11 +19,11 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/health.h"
+#include "cli/jsonfield.h"
 #include "common/ipc.h"
 #include "common/paths.h"
 #include "common/timeutil.h"
-
-#define STALE_NS (60 * NSEC_PER_SEC)
 
 static json_t *query_rows(sqlite3 *db, const char *sql)
 {
@@ -58,17 +58,6 @@ static json_t *query_rows(sqlite3 *db, const char *sql)
 	return rows;
 }
 
-static int64_t geti(json_t *o, const char *k)
-{
-	return json_integer_value(json_object_get(o, k));
-}
-
-static const char *gets_(json_t *o, const char *k)
-{
-	const char *v = json_string_value(json_object_get(o, k));
-	return v ? v : "";
-}
-
 static int schema_version(sqlite3 *db)
 {
 	sqlite3_stmt *st;
@@ -97,7 +86,7 @@ static json_t *shipper_state(const char *path)
 	json_t *r;
 	json_array_foreach(rows, i, r)
 	{
-		const char *k = gets_(r, "key"), *v = gets_(r, "value");
+		const char *k = jstr(r, "key"), *v = jstr(r, "value");
 		bool text = !strcmp(k, "last_error") || !strcmp(k, "sink");
 		json_object_set_new(o, k,
 				    text ? json_string(v) : json_integer(strtoll(v, NULL, 10)));
@@ -105,7 +94,7 @@ static json_t *shipper_state(const char *path)
 	json_decref(rows);
 	rows = query_rows(st, "SELECT coalesce(sum(records), 0) AS n FROM dead_letters");
 	json_object_set_new(o, "dead_letter_records",
-			    json_integer(geti(json_array_get(rows, 0), "n")));
+			    json_integer(jint(json_array_get(rows, 0), "n")));
 	json_decref(rows);
 	sqlite3_close(st);
 	return o;
@@ -121,11 +110,11 @@ static json_t *shipping_status(sqlite3 *db, const char *state_path)
 		 "SELECT count(*) AS pending_records, total(length(payload)) AS pending_bytes, "
 		 "min(created_ns) AS oldest_created_ns, (SELECT coalesce(sum(records), 0) FROM "
 		 "outbox_drops) AS dropped_records FROM outbox WHERE id > %lld",
-		 (long long)geti(ship, "delivered_through"));
+		 (long long)jint(ship, "delivered_through"));
 	json_t *rows = query_rows(db, sql);
 	json_t *s = json_incref(json_array_get(rows, 0));
 	json_decref(rows);
-	if (!s || (!geti(s, "pending_records") && !geti(s, "dropped_records") &&
+	if (!s || (!jint(s, "pending_records") && !jint(s, "dropped_records") &&
 		   !json_object_size(ship))) {
 		json_decref(s);
 		json_decref(ship);
@@ -136,7 +125,7 @@ static json_t *shipping_status(sqlite3 *db, const char *state_path)
 	json_object_set_new(
 	    s, "pending_bytes",
 	    json_integer((json_int_t)json_number_value(json_object_get(s, "pending_bytes"))));
-	int64_t oldest = geti(s, "oldest_created_ns");
+	int64_t oldest = jint(s, "oldest_created_ns");
 	json_object_set_new(s, "oldest_age_s",
 			    oldest ? json_real((double)((int64_t)now_realtime_ns() - oldest) / 1e9)
 				   : json_null());
@@ -150,17 +139,17 @@ static void print_event_outcomes(json_t *agg)
 		return; /* a database older than v8 */
 	printf("  of %lld events: dropped %lld samples, %lld file opens (process unknown or "
 	       "ended), %lld execs/exits after the exit, %lld for want of memory\n",
-	       (long long)geti(agg, "events_ingested"), (long long)geti(agg, "samples_unmatched"),
-	       (long long)geti(agg, "files_unmatched"), (long long)geti(agg, "late_events"),
-	       (long long)geti(agg, "events_skipped"));
+	       (long long)jint(agg, "events_ingested"), (long long)jint(agg, "samples_unmatched"),
+	       (long long)jint(agg, "files_unmatched"), (long long)jint(agg, "late_events"),
+	       (long long)jint(agg, "events_skipped"));
 	printf("  kept in part: %lld exits never seen starting, %lld unknown parents, %lld "
 	       "processes without an exit event\n",
-	       (long long)geti(agg, "unmatched_exits"), (long long)geti(agg, "missing_parents"),
-	       (long long)geti(agg, "lost_processes"));
-	if (geti(agg, "clock_steps"))
+	       (long long)jint(agg, "unmatched_exits"), (long long)jint(agg, "missing_parents"),
+	       (long long)jint(agg, "lost_processes"));
+	if (jint(agg, "clock_steps"))
 		printf("  wall-clock steps: %lld, the last by %+.3f s\n",
-		       (long long)geti(agg, "clock_steps"),
-		       (double)geti(agg, "last_clock_step_ns") / 1e9);
+		       (long long)jint(agg, "clock_steps"),
+		       (double)jint(agg, "last_clock_step_ns") / 1e9);
 }
 
 static void print_text(json_t *doc)
@@ -172,73 +161,82 @@ static void print_text(json_t *doc)
 	size_t i;
 	json_t *s;
 
-	format_bytes((uint64_t)geti(doc, "db_bytes"), size, sizeof(size));
+	format_bytes((uint64_t)jint(doc, "db_bytes"), size, sizeof(size));
 	printf("tracer status: %s\n",
 	       json_is_true(json_object_get(doc, "healthy")) ? "healthy" : "DEGRADED");
-	printf("  database   %s (schema v%lld, %s)\n", gets_(doc, "db"),
-	       (long long)geti(doc, "schema_version"), size);
+	printf("  database   %s (schema v%lld, %s)\n", jstr(doc, "db"),
+	       (long long)jint(doc, "schema_version"), size);
 	printf("  daemons    %s on %s\n",
 	       json_is_true(json_object_get(doc, "listening")) ? "listening" : "not listening",
-	       gets_(doc, "socket"));
+	       jstr(doc, "socket"));
 	json_array_foreach(streams, i, s)
 	{
 		char ago[32];
-		format_time(geti(s, "last_seen_ns"), when, sizeof(when));
-		format_duration((int64_t)now_realtime_ns() - geti(s, "last_seen_ns"), ago,
+		format_time(jint(s, "last_seen_ns"), when, sizeof(when));
+		format_duration((int64_t)now_realtime_ns() - jint(s, "last_seen_ns"), ago,
 				sizeof(ago));
-		printf("\ncollector pid %lld on %s%s\n", (long long)geti(s, "collector_pid"),
-		       gets_(s, "hostname"), geti(s, "final") ? " (stopped)" : "");
+		printf("\ncollector pid %lld on %s%s\n", (long long)jint(s, "collector_pid"),
+		       jstr(s, "hostname"), jint(s, "final") ? " (stopped)" : "");
 		printf("  last heard %s (%s ago); %lld frames, %lld events, %lld samples taken\n",
-		       when, ago, (long long)geti(s, "frames_received"),
-		       (long long)geti(s, "events_received"), (long long)geti(s, "samples_taken"));
+		       when, ago, (long long)jint(s, "frames_received"),
+		       (long long)jint(s, "events_received"), (long long)jint(s, "samples_taken"));
 		printf("  lost: %lld in the kernel, %lld in the collector, %lld frames never "
 		       "arrived\n",
-		       (long long)geti(s, "kernel_drops"), (long long)geti(s, "collector_drops"),
-		       (long long)geti(s, "seq_gaps"));
+		       (long long)jint(s, "kernel_drops"), (long long)jint(s, "collector_drops"),
+		       (long long)jint(s, "seq_gaps"));
 		json_t *probes = json_object_get(s, "probes");
 		size_t k;
 		json_t *p;
 		if (json_array_size(probes))
 			printf("  probes:\n");
-		json_array_foreach(probes, k, p) printf("    %-10s %-9s %s\n", gets_(p, "name"),
-							gets_(p, "state"), gets_(p, "detail"));
+		json_array_foreach(probes, k, p) printf("    %-10s %-9s %s\n", jstr(p, "name"),
+							jstr(p, "state"), jstr(p, "detail"));
 	}
 	if (json_array_size(streams) == 0)
 		printf("\nno collector has delivered anything to this database yet\n");
 	if (json_array_size(losses)) {
 		printf("\nevents lost, by hop and type:\n");
 		json_array_foreach(losses, i, s)
-		    printf("  %-10s %-12s %lld\n", gets_(s, "hop"), gets_(s, "event_type"),
-			   (long long)geti(s, "count"));
+		    printf("  %-10s %-12s %lld\n", jstr(s, "hop"), jstr(s, "event_type"),
+			   (long long)jint(s, "count"));
 	}
 	if (agg)
 		printf("\naggregator: %lld frames, %lld rejected as malformed, %lld connections "
 		       "refused\n",
-		       (long long)geti(agg, "frames_received"), (long long)geti(agg, "bad_frames"),
-		       (long long)geti(agg, "refused_peers"));
-	if (agg && gets_(agg, "last_bad_frame")[0])
-		printf("  last rejected frame: %s\n", gets_(agg, "last_bad_frame"));
+		       (long long)jint(agg, "frames_received"), (long long)jint(agg, "bad_frames"),
+		       (long long)jint(agg, "refused_peers"));
+	if (agg && jstr(agg, "last_bad_frame")[0])
+		printf("  last rejected frame: %s\n", jstr(agg, "last_bad_frame"));
 	if (agg)
 		print_event_outcomes(agg);
 	json_t *ship = json_object_get(doc, "shipping");
 	if (ship) {
-		format_bytes((uint64_t)geti(ship, "pending_bytes"), size, sizeof(size));
+		format_bytes((uint64_t)jint(ship, "pending_bytes"), size, sizeof(size));
 		printf("\nshipping%s%s: %lld records (%s) waiting",
-		       gets_(ship, "sink")[0] ? " to " : "", gets_(ship, "sink"),
-		       (long long)geti(ship, "pending_records"), size);
+		       jstr(ship, "sink")[0] ? " to " : "", jstr(ship, "sink"),
+		       (long long)jint(ship, "pending_records"), size);
 		if (json_is_number(json_object_get(ship, "oldest_age_s")))
 			printf(", oldest %.0f s old",
 			       json_number_value(json_object_get(ship, "oldest_age_s")));
 		printf("; %lld delivered, %lld dropped (outbox full), %lld in dead letters\n",
-		       (long long)geti(ship, "delivered_records"),
-		       (long long)geti(ship, "dropped_records"),
-		       (long long)geti(ship, "dead_letter_records"));
-		if (gets_(ship, "last_error")[0])
-			printf("  last error: %s\n", gets_(ship, "last_error"));
+		       (long long)jint(ship, "delivered_records"),
+		       (long long)jint(ship, "dropped_records"),
+		       (long long)jint(ship, "dead_letter_records"));
+		if (jstr(ship, "last_error")[0])
+			printf("  last error: %s\n", jstr(ship, "last_error"));
 	}
 }
 
-int cmd_status(int argc, char **argv)
+struct status_options {
+	const char *db_path, *socket_path, *state_path;
+	bool as_json;
+};
+
+static const char status_usage[] =
+    "usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n";
+
+/* 0: go on; otherwise the exit code (help printed, or a usage error). */
+static int parse_status_options(int argc, char **argv, struct status_options *o)
 {
 	static const struct option longopts[] = {
 	    {"db", required_argument, 0, 'd'},
@@ -248,43 +246,39 @@ int cmd_status(int argc, char **argv)
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
-	const char *db_path = TRACER_DEFAULT_DB, *socket_path = TRACER_DEFAULT_SOCKET;
-	const char *state_path = TRACER_DEFAULT_SHIPPER_STATE;
-	bool as_json = false;
-	sqlite3 *db;
-	struct stat st;
 	int c;
 
+	*o = (struct status_options){TRACER_DEFAULT_DB, TRACER_DEFAULT_SOCKET,
+				     TRACER_DEFAULT_SHIPPER_STATE, false};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			db_path = optarg;
+			o->db_path = optarg;
 			break;
 		case 's':
-			socket_path = optarg;
+			o->socket_path = optarg;
 			break;
 		case 'S':
-			state_path = optarg;
+			o->state_path = optarg;
 			break;
 		case 'j':
-			as_json = true;
+			o->as_json = true;
 			break;
 		case 'h':
-			printf("usage: tracer status [--db PATH] [--socket PATH] [--shipper-state "
-			       "PATH] [--json]\n");
-			return 0;
+			printf("%s", status_usage);
+			return -1;
 		default:
-			fprintf(stderr, "usage: tracer status [--db PATH] [--socket PATH] "
-					"[--shipper-state PATH] [--json]\n");
+			fprintf(stderr, "%s", status_usage);
 			return 2;
 		}
 	}
-	if (stat(db_path, &st) != 0 ||
-	    sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(stderr, "tracer status: no readable database at %s\n", db_path);
-		return 1;
-	}
+	return 0;
+}
+
+/* Everything status reports, as one document. */
+static json_t *status_document(sqlite3 *db, const struct status_options *o, off_t db_bytes)
+{
 	json_t *doc = json_object();
 	json_t *streams =
 	    query_rows(db, "SELECT * FROM collector_stats ORDER BY last_seen_ns DESC");
@@ -293,52 +287,43 @@ int cmd_status(int argc, char **argv)
 			   "GROUP BY hop, event_type HAVING sum(count) > 0 "
 			   "ORDER BY hop, event_type");
 	json_t *aggs = query_rows(db, "SELECT * FROM aggregator_stats ORDER BY id DESC LIMIT 1");
-	bool listening = ipc_probe(socket_path);
-	bool healthy = json_array_size(losses) == 0;
+	json_t *shipping = shipping_status(db, o->state_path);
 
-	/* Events the aggregator had no memory for are lost; the others are what
-	 * correlation meets on any busy host (docs/schema.md). */
-	if (json_array_get(aggs, 0) && geti(json_array_get(aggs, 0), "events_skipped"))
-		healthy = false;
-	size_t i;
-	json_t *s;
-
-	json_array_foreach(streams, i, s)
-	{
-		if (geti(s, "kernel_drops") || geti(s, "collector_drops") || geti(s, "seq_gaps"))
-			healthy = false;
-		json_t *probes = json_object_get(s, "probes");
-		size_t k;
-		json_t *p;
-		/* Only the newest collector's probes say how the host is watched now. */
-		if (i == 0) {
-			json_array_foreach(probes, k, p) if (!strcmp(gets_(p, "state"), "missing"))
-			    healthy = false;
-			if (!geti(s, "final") &&
-			    (int64_t)now_realtime_ns() - geti(s, "last_seen_ns") >
-				(int64_t)STALE_NS)
-				healthy = false;
-		}
-	}
-	json_object_set_new(doc, "healthy", json_boolean(healthy));
-	json_object_set_new(doc, "db", json_string(db_path));
-	json_object_set_new(doc, "db_bytes", json_integer(st.st_size));
+	json_object_set_new(doc, "healthy",
+			    json_boolean(health_verdict(streams, losses, json_array_get(aggs, 0),
+							shipping, (int64_t)now_realtime_ns())));
+	json_object_set_new(doc, "db", json_string(o->db_path));
+	json_object_set_new(doc, "db_bytes", json_integer(db_bytes));
 	json_object_set_new(doc, "schema_version", json_integer(schema_version(db)));
-	json_object_set_new(doc, "socket", json_string(socket_path));
-	json_object_set_new(doc, "listening", json_boolean(listening));
+	json_object_set_new(doc, "socket", json_string(o->socket_path));
+	json_object_set_new(doc, "listening", json_boolean(ipc_probe(o->socket_path)));
 	json_object_set_new(doc, "collectors", streams);
 	json_object_set_new(doc, "losses", losses);
 	json_object_set(doc, "aggregator",
 			json_array_get(aggs, 0) ? json_array_get(aggs, 0) : json_null());
 	json_decref(aggs);
-	json_t *shipping = shipping_status(db, state_path);
-	if (shipping) {
-		if (geti(shipping, "dropped_records") || geti(shipping, "dead_letter_records"))
-			healthy = false;
-		json_object_set_new(doc, "healthy", json_boolean(healthy));
+	if (shipping)
 		json_object_set_new(doc, "shipping", shipping);
+	return doc;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct status_options o;
+	sqlite3 *db;
+	struct stat st;
+	int rc = parse_status_options(argc, argv, &o);
+
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (stat(o.db_path, &st) != 0 ||
+	    sqlite3_open_v2(o.db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		fprintf(stderr, "tracer status: no readable database at %s\n", o.db_path);
+		return 1;
 	}
-	if (as_json) {
+	json_t *doc = status_document(db, &o, st.st_size);
+	bool healthy = json_is_true(json_object_get(doc, "healthy"));
+	if (o.as_json) {
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');
 	} else {
