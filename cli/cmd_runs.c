@@ -6,25 +6,14 @@
 #include "cli/clidb.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/jsonfield.h"
 
 static const char usage[] = "usage: tracer runs [--db PATH] [--json] [--limit N] [PIPELINE]\n"
 			    "  recorded runs, newest first (of one pipeline if given)\n";
 
-int cmd_runs(int argc, char **argv)
+/* The newest runs (of one pipeline if named), as JSON rows; NULL on a database error. */
+static json_t *load_runs(sqlite3 *db, const char *pipeline, long limit)
 {
-	struct cli_query q = {.verb = "runs"};
-	const char *limit_arg = NULL;
-	const struct cli_extra_option extra[] = {{"limit", true, &limit_arg}, {NULL, false, NULL}};
-	bool done;
-	int rc = cli_parse(argc, argv, &q, usage, extra, &done);
-	sqlite3_stmt *st;
-
-	if (done)
-		return rc;
-	long limit = limit_arg ? strtol(limit_arg, NULL, 10) : 20;
-	sqlite3 *db = cli_open(&q);
-	if (!db)
-		return 1;
 	const char *sql =
 	    "SELECT r.id, r.name, r.pipeline, r.engine, r.source, r.status, r.start_ns, r.end_ns,"
 	    " r.end_ns - r.start_ns AS wall_ns, r.cpu_ns, r.peak_rss_kb, r.steps, r.processes,"
@@ -32,13 +21,12 @@ int cmd_runs(int argc, char **argv)
 	    " g.severity = 'critical') AS critical_signals, (SELECT count(*) FROM signals g WHERE"
 	    " g.run_id = r.id AND g.severity = 'warning') AS warnings FROM runs r"
 	    " WHERE ?1 IS NULL OR r.pipeline = ?1 ORDER BY r.id DESC LIMIT ?2";
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		fprintf(stderr, "tracer runs: %s\n", sqlite3_errmsg(db));
-		sqlite3_close(db);
-		return 1;
-	}
-	if (q.arg)
-		sqlite3_bind_text(st, 1, q.arg, -1, SQLITE_STATIC);
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	if (pipeline)
+		sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, limit > 0 ? limit : 20);
 	json_t *rows = json_array();
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -57,51 +45,71 @@ int cmd_runs(int argc, char **argv)
 		json_array_append_new(rows, o);
 	}
 	sqlite3_finalize(st);
+	return rows;
+}
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+static void print_run(const struct cli_query *q, json_t *r)
+{
+	char start[40], wall[32], cpu[32], mem[32], alerts[32];
+	long long crit = jint(r, "critical_signals"), warn = jint(r, "warnings");
+
+	format_time(jint(r, "start_ns"), start, sizeof(start));
+	start[19] = '\0';
+	if (json_is_null(json_object_get(r, "end_ns")))
+		snprintf(wall, sizeof(wall), "running");
+	else
+		format_duration(jint(r, "wall_ns"), wall, sizeof(wall));
+	format_duration(jint(r, "cpu_ns"), cpu, sizeof(cpu));
+	format_bytes((uint64_t)jint(r, "peak_rss_kb") * 1024, mem, sizeof(mem));
+	snprintf(alerts, sizeof(alerts), "%lld/%lld", crit, warn);
+	printf("%-5lld %-30.30s %-16.16s %-10.10s %s%-8.8s%s %-20s %9s %9s %9s %5lld %6s\n",
+	       (long long)jint(r, "id"), jstr(r, "name"), or_dash(jstr(r, "pipeline")),
+	       or_dash(jstr(r, "engine")),
+	       cli_severity_color(q, crit   ? "critical"
+				     : warn ? "warning"
+					    : NULL),
+	       or_dash(jstr(r, "status")), cli_reset(q), start, wall, cpu, mem,
+	       (long long)jint(r, "steps"), alerts);
+}
+
+int cmd_runs(int argc, char **argv)
+{
+	struct cli_query q = {.verb = "runs"};
+	const char *limit_arg = NULL;
+	const struct cli_extra_option extra[] = {{"limit", true, &limit_arg}, {NULL, false, NULL}};
+	bool done;
+	int rc = cli_parse(argc, argv, &q, usage, extra, &done);
+
+	if (done)
+		return rc;
+	long limit = limit_arg ? strtol(limit_arg, NULL, 10) : 20;
+	sqlite3 *db = cli_open(&q);
+	if (!db)
+		return 1;
+	json_t *rows = load_runs(db, q.arg, limit);
+	if (!rows) {
+		fprintf(stderr, "tracer runs: %s\n", sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return 1;
+	}
 	if (q.json) {
-		json_t *doc = json_pack("{s:o}", "runs", rows);
+		json_t *doc = json_pack("{s:O}", "runs", rows);
 		cli_print_json(doc);
 		json_decref(doc);
-		sqlite3_close(db);
-		return 0;
+	} else {
+		printf("%-5s %-30s %-16s %-10s %-8s %-20s %9s %9s %9s %5s %6s\n", "ID", "NAME",
+		       "PIPELINE", "ENGINE", "STATUS", "STARTED", "WALL", "CPU", "PEAK MEM",
+		       "STEPS", "ALERTS");
+		for (size_t i = 0; i < json_array_size(rows); i++)
+			print_run(&q, json_array_get(rows, i));
+		if (!json_array_size(rows))
+			printf("(no runs recorded)\n");
 	}
-	printf("%-5s %-30s %-16s %-10s %-8s %-20s %9s %9s %9s %5s %6s\n", "ID", "NAME", "PIPELINE",
-	       "ENGINE", "STATUS", "STARTED", "WALL", "CPU", "PEAK MEM", "STEPS", "ALERTS");
-	for (size_t i = 0; i < json_array_size(rows); i++) {
-		json_t *r = json_array_get(rows, i);
-		char start[40], wall[32], cpu[32], mem[32], alerts[32];
-		json_t *end = json_object_get(r, "end_ns");
-		format_time(json_integer_value(json_object_get(r, "start_ns")), start,
-			    sizeof(start));
-		start[19] = '\0';
-		if (json_is_null(end))
-			snprintf(wall, sizeof(wall), "running");
-		else
-			format_duration(json_integer_value(json_object_get(r, "wall_ns")), wall,
-					sizeof(wall));
-		format_duration(json_integer_value(json_object_get(r, "cpu_ns")), cpu, sizeof(cpu));
-		format_bytes((uint64_t)json_integer_value(json_object_get(r, "peak_rss_kb")) * 1024,
-			     mem, sizeof(mem));
-		const char *status = json_string_value(json_object_get(r, "status"));
-		long long crit = json_integer_value(json_object_get(r, "critical_signals"));
-		long long warn = json_integer_value(json_object_get(r, "warnings"));
-		snprintf(alerts, sizeof(alerts), "%lld/%lld", crit, warn);
-		printf("%-5lld %-30.30s %-16.16s %-10.10s %s%-8.8s%s %-20s %9s %9s %9s %5lld %6s\n",
-		       (long long)json_integer_value(json_object_get(r, "id")),
-		       json_string_value(json_object_get(r, "name")),
-		       json_string_value(json_object_get(r, "pipeline"))
-			   ? json_string_value(json_object_get(r, "pipeline"))
-			   : "-",
-		       json_string_value(json_object_get(r, "engine"))
-			   ? json_string_value(json_object_get(r, "engine"))
-			   : "-",
-		       cli_severity_color(&q, crit   ? "critical"
-					      : warn ? "warning"
-						     : NULL),
-		       status ? status : "-", cli_reset(&q), start, wall, cpu, mem,
-		       (long long)json_integer_value(json_object_get(r, "steps")), alerts);
-	}
-	if (!json_array_size(rows))
-		printf("(no runs recorded)\n");
 	json_decref(rows);
 	sqlite3_close(db);
 	return 0;
