@@ -69,31 +69,11 @@ static json_t *usage_series(sqlite3 *db, int64_t run)
 	return rows;
 }
 
-int cmd_report(int argc, char **argv)
+/* Everything the page shows, as one JSON document (the page's data). */
+static json_t *report_data(sqlite3 *db, int64_t run, double headroom)
 {
-	struct cli_query q = {.verb = "report"};
-	const char *html = NULL, *headroom_arg = NULL;
-	const struct cli_extra_option extra[] = {
-	    {"html", true, &html}, {"headroom", true, &headroom_arg}, {NULL, false, NULL}};
 	struct host_capacity cap;
-	bool done;
-	int rc = cli_parse(argc, argv, &q, usage_text, extra, &done);
-
-	if (done)
-		return rc;
-	if (!html) {
-		fputs(usage_text, stderr);
-		return 2;
-	}
-	double headroom = headroom_arg ? strtod(headroom_arg, NULL) / 100.0 : 0.2;
-	sqlite3 *db = cli_open(&q);
-	if (!db)
-		return 1;
-	int64_t run = cli_run(&q, db);
-	if (!run) {
-		sqlite3_close(db);
-		return 1;
-	}
+	char now[40];
 	json_t *runs = cli_rows_json(
 	    db,
 	    "SELECT id, name, pipeline, engine, status, hostname, exit_code, signal, start_ns,"
@@ -118,21 +98,23 @@ int cmd_report(int argc, char **argv)
 	json_t *recs = rightsize_steps(db, false, run);
 	for (size_t i = 0; i < json_array_size(recs); i++)
 		rightsize_step(json_array_get(recs, i), headroom, &cap);
-	char now[40];
 	format_time((int64_t)time(NULL) * 1000000000LL, now, sizeof(now));
 	json_t *doc =
 	    json_pack("{s:O, s:o, s:o, s:o, s:o, s:f, s:s}", "run", json_array_get(runs, 0),
 		      "steps", steps, "signals", signals, "usage", usage_series(db, run),
 		      "recommendations", recs, "headroom", headroom, "generated_at", now);
 	json_decref(runs);
-	char *data = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(doc);
-	sqlite3_close(db);
+	return doc;
+}
+
+/* The template with the data in place of @DATA@. 0, or 1 (said why). */
+static int write_page(const char *path, const char *data)
+{
 	const char *marker = strstr(report_template, "@DATA@");
-	FILE *f = fopen(html, "w");
+	FILE *f = fopen(path, "w");
+
 	if (!f || !data || !marker) {
-		fprintf(stderr, "tracer report: cannot write %s\n", html);
-		free(data);
+		fprintf(stderr, "tracer report: cannot write %s\n", path);
 		if (f)
 			fclose(f);
 		return 1;
@@ -146,11 +128,43 @@ int cmd_report(int argc, char **argv)
 			fputc(*c, f);
 	}
 	fputs(marker + strlen("@DATA@"), f);
-	free(data);
 	if (fclose(f) != 0) {
-		fprintf(stderr, "tracer report: writing %s failed\n", html);
+		fprintf(stderr, "tracer report: writing %s failed\n", path);
 		return 1;
 	}
-	printf("wrote %s\n", html);
+	printf("wrote %s\n", path);
 	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct cli_query q = {.verb = "report"};
+	const char *html = NULL, *headroom_arg = NULL;
+	const struct cli_extra_option extra[] = {
+	    {"html", true, &html}, {"headroom", true, &headroom_arg}, {NULL, false, NULL}};
+	bool done;
+	int rc = cli_parse(argc, argv, &q, usage_text, extra, &done);
+
+	if (done)
+		return rc;
+	if (!html) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	double headroom = headroom_arg ? strtod(headroom_arg, NULL) / 100.0 : 0.2;
+	sqlite3 *db = cli_open(&q);
+	if (!db)
+		return 1;
+	int64_t run = cli_run(&q, db);
+	if (!run) {
+		sqlite3_close(db);
+		return 1;
+	}
+	json_t *doc = report_data(db, run, headroom);
+	char *data = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(doc);
+	sqlite3_close(db);
+	rc = write_page(html, data);
+	free(data);
+	return rc;
 }
