@@ -121,105 +121,138 @@ static void add(struct group_progs *g, struct bpf_program *prog)
 }
 
 /* The programs of a group that this kernel can run (empty: the group is missing). */
+static void process_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	if (p->using_tp_btf) {
+		add(g, s->progs.fork_btf);
+		add(g, s->progs.exit_btf);
+		if (p->prepare_exec)
+			add(g, s->progs.prepare_exec_btf);
+		add(g, p->exec_btf ? s->progs.exec_btf : s->progs.exec_tp);
+	} else {
+		if (p->prepare_exec)
+			add(g, s->progs.prepare_exec_btf);
+		add(g, s->progs.fork_tp);
+		add(g, s->progs.exec_tp);
+		add(g, s->progs.exit_tp);
+	}
+}
+
+static void scheduler_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			       char *why, size_t why_size)
+{
+	if (has_btf_tracepoint("sched_switch") && has_btf_tracepoint("sched_wakeup")) {
+		add(g, s->progs.iowait_switch);
+		add(g, s->progs.iowait_wakeup);
+	} else {
+		snprintf(why, why_size, "no BTF tracepoints sched_switch/sched_wakeup");
+	}
+}
+
+static void syscalls_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			      char *why, size_t why_size)
+{
+	if (has_btf_tracepoint("sys_exit"))
+		add(g, s->progs.count_syscall);
+	else
+		snprintf(why, why_size, "no BTF tracepoint raw_syscalls:sys_exit");
+}
+
+static void network_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	if (!p->force_net_syscalls && has_btf_tracepoint("sock_send_length") &&
+	    has_btf_tracepoint("sock_recv_length")) {
+		add(g, s->progs.net_send);
+		add(g, s->progs.net_recv);
+	} else {
+		snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
+	}
+}
+
+static void oom_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
+			 size_t why_size)
+{
+	if (has_btf_tracepoint("mark_victim"))
+		add(g, s->progs.oom_victim);
+	else
+		snprintf(why, why_size, "no BTF tracepoint oom:mark_victim");
+}
+
+static void reclaim_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	if (has_btf_tracepoint("mm_vmscan_direct_reclaim_begin") &&
+	    has_btf_tracepoint("mm_vmscan_direct_reclaim_end")) {
+		add(g, s->progs.reclaim_direct_begin);
+		add(g, s->progs.reclaim_direct_end);
+		if (has_btf_tracepoint("mm_vmscan_memcg_reclaim_begin") &&
+		    has_btf_tracepoint("mm_vmscan_memcg_reclaim_end")) {
+			add(g, s->progs.reclaim_memcg_begin);
+			add(g, s->progs.reclaim_memcg_end);
+		}
+	} else {
+		snprintf(why, why_size, "no vmscan direct reclaim tracepoints");
+	}
+}
+
+static void files_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
+			   size_t why_size)
+{
+	/*
+	 * Syscall tracepoints, not a raw sys_exit hook: the kernel runs our
+	 * programs for the open family only, other syscalls pay a bit test.
+	 */
+	ensure_tracefs();
+	if (has_syscall_tracepoint("sys_exit_openat")) {
+		add(g, p->rdonly_cast ? s->progs.file_openat_exit : s->progs.file_openat_uncached);
+		if (has_syscall_tracepoint("sys_exit_openat2"))
+			add(g, s->progs.file_openat2_exit);
+		if (has_syscall_tracepoint("sys_exit_open"))
+			add(g, s->progs.file_open_exit);
+		if (has_syscall_tracepoint("sys_exit_creat"))
+			add(g, s->progs.file_creat_exit);
+	} else {
+		snprintf(why, why_size, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
+	}
+}
+
+static void cgroups_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	if (has_btf_tracepoint("cgroup_mkdir") && has_btf_tracepoint("cgroup_rmdir")) {
+		add(g, s->progs.cgroup_mkdir);
+		add(g, s->progs.cgroup_rmdir);
+	} else {
+		snprintf(why, why_size, "no BTF tracepoints cgroup:cgroup_mkdir/rmdir");
+	}
+}
+
+static void samples_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	add(g, s->progs.sample_processes);
+}
+
+/* The programs of each group, and why a group cannot load here (why set, none added). */
+static void (*const group_program_fns[PROBE_GROUPS])(struct probes *p, struct tracer_bpf *s,
+						     struct group_progs *g, char *why,
+						     size_t why_size) = {
+    [PROBE_PROCESS] = process_programs,	  [PROBE_SCHEDULER] = scheduler_programs,
+    [PROBE_SYSCALLS] = syscalls_programs, [PROBE_NETWORK] = network_programs,
+    [PROBE_OOM] = oom_programs,		  [PROBE_RECLAIM] = reclaim_programs,
+    [PROBE_FILES] = files_programs,	  [PROBE_CGROUPS] = cgroups_programs,
+    [PROBE_SAMPLES] = samples_programs,
+};
+
 static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_group grp,
 			   struct group_progs *g, char *why, size_t why_size)
 {
 	g->n = 0;
 	why[0] = '\0';
-	switch (grp) {
-	case PROBE_PROCESS:
-		if (p->using_tp_btf) {
-			add(g, s->progs.fork_btf);
-			add(g, s->progs.exit_btf);
-			if (p->prepare_exec)
-				add(g, s->progs.prepare_exec_btf);
-			add(g, p->exec_btf ? s->progs.exec_btf : s->progs.exec_tp);
-		} else {
-			if (p->prepare_exec)
-				add(g, s->progs.prepare_exec_btf);
-			add(g, s->progs.fork_tp);
-			add(g, s->progs.exec_tp);
-			add(g, s->progs.exit_tp);
-		}
-		break;
-	case PROBE_SCHEDULER:
-		if (has_btf_tracepoint("sched_switch") && has_btf_tracepoint("sched_wakeup")) {
-			add(g, s->progs.iowait_switch);
-			add(g, s->progs.iowait_wakeup);
-		} else {
-			snprintf(why, why_size, "no BTF tracepoints sched_switch/sched_wakeup");
-		}
-		break;
-	case PROBE_SYSCALLS:
-		if (has_btf_tracepoint("sys_exit"))
-			add(g, s->progs.count_syscall);
-		else
-			snprintf(why, why_size, "no BTF tracepoint raw_syscalls:sys_exit");
-		break;
-	case PROBE_NETWORK:
-		if (!p->force_net_syscalls && has_btf_tracepoint("sock_send_length") &&
-		    has_btf_tracepoint("sock_recv_length")) {
-			add(g, s->progs.net_send);
-			add(g, s->progs.net_recv);
-		} else {
-			snprintf(why, why_size,
-				 "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
-		}
-		break;
-	case PROBE_OOM:
-		if (has_btf_tracepoint("mark_victim"))
-			add(g, s->progs.oom_victim);
-		else
-			snprintf(why, why_size, "no BTF tracepoint oom:mark_victim");
-		break;
-	case PROBE_RECLAIM:
-		if (has_btf_tracepoint("mm_vmscan_direct_reclaim_begin") &&
-		    has_btf_tracepoint("mm_vmscan_direct_reclaim_end")) {
-			add(g, s->progs.reclaim_direct_begin);
-			add(g, s->progs.reclaim_direct_end);
-			if (has_btf_tracepoint("mm_vmscan_memcg_reclaim_begin") &&
-			    has_btf_tracepoint("mm_vmscan_memcg_reclaim_end")) {
-				add(g, s->progs.reclaim_memcg_begin);
-				add(g, s->progs.reclaim_memcg_end);
-			}
-		} else {
-			snprintf(why, why_size, "no vmscan direct reclaim tracepoints");
-		}
-		break;
-	case PROBE_FILES:
-		/*
-		 * Syscall tracepoints, not a raw sys_exit hook: the kernel runs our
-		 * programs for the open family only, other syscalls pay a bit test.
-		 */
-		ensure_tracefs();
-		if (has_syscall_tracepoint("sys_exit_openat")) {
-			add(g, p->rdonly_cast ? s->progs.file_openat_exit
-					      : s->progs.file_openat_uncached);
-			if (has_syscall_tracepoint("sys_exit_openat2"))
-				add(g, s->progs.file_openat2_exit);
-			if (has_syscall_tracepoint("sys_exit_open"))
-				add(g, s->progs.file_open_exit);
-			if (has_syscall_tracepoint("sys_exit_creat"))
-				add(g, s->progs.file_creat_exit);
-		} else {
-			snprintf(why, why_size,
-				 "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
-		}
-		break;
-	case PROBE_CGROUPS:
-		if (has_btf_tracepoint("cgroup_mkdir") && has_btf_tracepoint("cgroup_rmdir")) {
-			add(g, s->progs.cgroup_mkdir);
-			add(g, s->progs.cgroup_rmdir);
-		} else {
-			snprintf(why, why_size, "no BTF tracepoints cgroup:cgroup_mkdir/rmdir");
-		}
-		break;
-	case PROBE_SAMPLES:
-		add(g, s->progs.sample_processes);
-		break;
-	default:
-		break;
-	}
+	if ((unsigned)grp < PROBE_GROUPS && group_program_fns[grp])
+		group_program_fns[grp](p, s, g, why, why_size);
 }
 
 static void all_programs_off(struct tracer_bpf *s)
@@ -306,16 +339,9 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	return 0;
 }
 
-int probes_start(struct probes *p, const struct collector_config *cfg)
+/* What this kernel offers: ring buffer or perf buffer, tp_btf, the kfunc, prepare_exec. */
+static void probe_kernel_features(struct probes *p, const struct collector_config *cfg)
 {
-	bool want[PROBE_GROUPS] = {false};
-	char why[160];
-
-	memset(p, 0, sizeof(*p));
-	p->ring_mb = cfg->ring_mb;
-	p->force_net_syscalls = cfg->force_net_syscalls;
-	libbpf_set_print(libbpf_to_log);
-
 	p->using_perfbuf =
 	    cfg->force_perfbuf || libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1;
 	if (p->using_perfbuf && !cfg->force_perfbuf)
@@ -333,8 +359,13 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	if (!p->exec_btf)
 		ensure_tracefs();
 	p->prepare_exec = has_btf_tracepoint("sched_prepare_exec");
+}
 
-	/* Which groups are wanted and offered by this kernel. */
+/* Which groups are wanted and offered by this kernel: want[], and each one's status. */
+static int choose_groups(struct probes *p, const struct collector_config *cfg, bool *want)
+{
+	char why[160];
+
 	for (int grp = 0; grp < PROBE_GROUPS; grp++) {
 		struct probe_status *st = &p->status[grp];
 		struct group_progs g;
@@ -367,40 +398,56 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 		snprintf(p->status[PROBE_NETWORK].detail, sizeof(p->status[PROBE_NETWORK].detail),
 			 "fallback: bytes of sendto/sendmsg/recvfrom/recvmsg");
 	}
+	return 0;
+}
 
-	if (try_load(p, cfg, want, false) != 0) {
-		/* Something did not load here: keep what does, one group at a time. */
-		bool have[PROBE_GROUPS] = {false};
-		have[PROBE_PROCESS] = true;
-		if (p->using_tp_btf && try_load(p, cfg, have, true) != 0) {
-			log_warn(
-			    "tp_btf process probes failed to load; trying classic tracepoints");
-			p->using_tp_btf = p->exec_btf = false;
-			ensure_tracefs();
-		}
-		if (try_load(p, cfg, have, false) != 0) {
-			log_error(
-			    "cannot load the process probes: is this root (or CAP_BPF+CAP_PERFMON) "
-			    "on a kernel with BTF (/sys/kernel/btf/vmlinux)?");
-			return -1;
-		}
-		for (int grp = PROBE_PROCESS + 1; grp < PROBE_GROUPS; grp++) {
-			if (!want[grp])
-				continue;
-			have[grp] = true;
-			if (try_load(p, cfg, have, true) != 0) {
-				have[grp] = false;
-				p->status[grp].state = PROBE_MISSING;
-				snprintf(p->status[grp].detail, sizeof(p->status[grp].detail),
-					 "programs do not load on this kernel");
-				log_warn("probe group %s does not load on this kernel; continuing "
-					 "without it",
-					 probe_group_name(grp));
-			}
-		}
-		if (try_load(p, cfg, have, false) != 0)
-			return -1;
+/* Something did not load here: keep what does, one group at a time. */
+static int load_group_by_group(struct probes *p, const struct collector_config *cfg,
+			       const bool *want)
+{
+	bool have[PROBE_GROUPS] = {false};
+
+	have[PROBE_PROCESS] = true;
+	if (p->using_tp_btf && try_load(p, cfg, have, true) != 0) {
+		log_warn("tp_btf process probes failed to load; trying classic tracepoints");
+		p->using_tp_btf = p->exec_btf = false;
+		ensure_tracefs();
 	}
+	if (try_load(p, cfg, have, false) != 0) {
+		log_error("cannot load the process probes: is this root (or CAP_BPF+CAP_PERFMON) "
+			  "on a kernel with BTF (/sys/kernel/btf/vmlinux)?");
+		return -1;
+	}
+	for (int grp = PROBE_PROCESS + 1; grp < PROBE_GROUPS; grp++) {
+		if (!want[grp])
+			continue;
+		have[grp] = true;
+		if (try_load(p, cfg, have, true) != 0) {
+			have[grp] = false;
+			p->status[grp].state = PROBE_MISSING;
+			snprintf(p->status[grp].detail, sizeof(p->status[grp].detail),
+				 "programs do not load on this kernel");
+			log_warn(
+			    "probe group %s does not load on this kernel; continuing without it",
+			    probe_group_name(grp));
+		}
+	}
+	return try_load(p, cfg, have, false);
+}
+
+int probes_start(struct probes *p, const struct collector_config *cfg)
+{
+	bool want[PROBE_GROUPS] = {false};
+
+	memset(p, 0, sizeof(*p));
+	p->ring_mb = cfg->ring_mb;
+	p->force_net_syscalls = cfg->force_net_syscalls;
+	libbpf_set_print(libbpf_to_log);
+	probe_kernel_features(p, cfg);
+	if (choose_groups(p, cfg, want) != 0)
+		return -1;
+	if (try_load(p, cfg, want, false) != 0)
+		return load_group_by_group(p, cfg, want);
 	return 0;
 }
 
