@@ -354,6 +354,73 @@ static __always_inline void release_slot(struct file_index *idx, __u64 slot)
 	__sync_val_compare_and_swap(&idx->n, slot + 1, slot);
 }
 
+/*
+ * A slot for a path this process opens for the first time, recorded in
+ * file_seen. False when the open was counted another way (the table is full,
+ * another thread was first) or dropped (counted as a loss).
+ */
+static __always_inline bool claim_slot(struct file_index *idx, struct file_key *key, __u64 identity,
+				       long ret, __u32 flags, __u64 *slot_out)
+{
+	/* Threads opening new paths at the same moment each get a slot of their own. */
+	__u64 slot = idx->n;
+	if (slot < TRACER_FILES_PER_PROC)
+		slot = __sync_fetch_and_add(&idx->n, 1);
+	if (slot >= TRACER_FILES_PER_PROC) {
+		struct file_val *first = count_overflowed(idx, key);
+		if (first)
+			count_seen(idx, first, identity, ret, flags);
+		else
+			remember(idx, identity, FILE_OVERFLOWED);
+		return false;
+	}
+	/* Nobody else can reach the slot before its path is in file_seen: fill it first. */
+	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key->hash;
+	count_open(idx, slot, ret, flags, true);
+	struct file_val v = {.slot = slot};
+	long err = bpf_map_update_elem(&file_seen, key, &v, BPF_NOEXIST);
+	if (err) {
+		/* Undone, or file_seen full would cost a slot at every open of the path. */
+		release_slot(idx, slot);
+		struct file_val *seen =
+		    err == -EEXIST ? bpf_map_lookup_elem(&file_seen, key) : NULL;
+		if (seen) /* another thread of the process was first */
+			count_seen(idx, seen, identity, ret, flags);
+		else
+			count_drop(TRACER_EV_FILE);
+		return false;
+	}
+	remember(idx, identity, slot);
+	*slot_out = slot;
+	return true;
+}
+
+/* The first open of a path by a process, to user space. */
+static __always_inline void emit_file_event(void *ctx, struct task_struct *task,
+					    const struct open_args *args, const char *path, long n,
+					    __u64 slot, long ret)
+{
+	struct tracer_file_event *e = event_reserve(sizeof(*e));
+
+	if (!e) {
+		count_drop(TRACER_EV_FILE);
+		return;
+	}
+	fill_header(&e->h, TRACER_EV_FILE, task);
+	e->open_flags = args->flags;
+	e->result = ret < 0 ? (__s32)ret : 0;
+	e->file_flags = 0;
+	if (path[0] != '/')
+		e->file_flags |= args->dfd == AT_FDCWD ? TRACER_FILE_RELATIVE : TRACER_FILE_DIRFD;
+	if (n >= TRACER_PATH_MAX)
+		e->file_flags |= TRACER_FILE_TRUNCATED;
+	e->slot = slot;
+	e->path_len = n;
+	e->pad = 0;
+	bpf_probe_read_kernel(e->path, sizeof(e->path), path);
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_FILE);
+}
+
 static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind, bool use_recent)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -409,53 +476,9 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 		if (use_recent && ret >= 0)
 			identity = open_identity(task, ret, args.filename);
 	}
-	/* Threads opening new paths at the same moment each get a slot of their own. */
-	__u64 slot = idx->n;
-	if (slot < TRACER_FILES_PER_PROC)
-		slot = __sync_fetch_and_add(&idx->n, 1);
-	if (slot >= TRACER_FILES_PER_PROC) {
-		struct file_val *first = count_overflowed(idx, &key);
-		if (first)
-			count_seen(idx, first, identity, ret, args.flags);
-		else
-			remember(idx, identity, FILE_OVERFLOWED);
-		return 0;
-	}
-	/* Nobody else can reach the slot before its path is in file_seen: fill it first. */
-	idx->hashes[slot & (TRACER_FILES_PER_PROC - 1)] = key.hash;
-	count_open(idx, slot, ret, args.flags, true);
-	struct file_val v = {.slot = slot};
-	long err = bpf_map_update_elem(&file_seen, &key, &v, BPF_NOEXIST);
-	if (err) {
-		/* Undone, or file_seen full would cost a slot at every open of the path. */
-		release_slot(idx, slot);
-		seen = err == -EEXIST ? bpf_map_lookup_elem(&file_seen, &key) : NULL;
-		if (seen) /* another thread of the process was first */
-			count_seen(idx, seen, identity, ret, args.flags);
-		else
-			count_drop(TRACER_EV_FILE);
-		return 0;
-	}
-	remember(idx, identity, slot);
-
-	struct tracer_file_event *e = event_reserve(sizeof(*e));
-	if (!e) {
-		count_drop(TRACER_EV_FILE);
-		return 0;
-	}
-	fill_header(&e->h, TRACER_EV_FILE, task);
-	e->open_flags = args.flags;
-	e->result = ret < 0 ? (__s32)ret : 0;
-	e->file_flags = 0;
-	if (path[0] != '/')
-		e->file_flags |= args.dfd == AT_FDCWD ? TRACER_FILE_RELATIVE : TRACER_FILE_DIRFD;
-	if (n >= TRACER_PATH_MAX)
-		e->file_flags |= TRACER_FILE_TRUNCATED;
-	e->slot = slot;
-	e->path_len = n;
-	e->pad = 0;
-	bpf_probe_read_kernel(e->path, sizeof(e->path), path);
-	event_submit(ctx, e, sizeof(*e), TRACER_EV_FILE);
+	__u64 slot;
+	if (claim_slot(idx, &key, identity, ret, args.flags, &slot))
+		emit_file_event(ctx, task, &args, path, n, slot, ret);
 	return 0;
 }
 
