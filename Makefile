@@ -195,15 +195,26 @@ $(BUILD)/helpers/%: test/helpers/ipc/%.c $(COMMON_OBJS)
 
 # --- tests ----------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/%.c,$(BUILD)/unit/%,$(wildcard test/unit/test_*.c))
-UNIT_LIB_OBJS := $(filter-out $(BUILD)/obj/collector/main.o $(BUILD)/obj/aggregator/main.o \
-                 $(BUILD)/obj/cli/tracer.o $(BUILD)/obj/shipper/main.o, \
-                 $(sort $(COLLECTOR_OBJS) $(AGGREGATOR_OBJS) $(CLI_OBJS) $(SHIPPER_OBJS) \
-                 $(COMMON_OBJS)))
+# Each program's objects (less main) in a static archive: a test binary links
+# the archives and so takes only the objects it references, and what those do.
+LIB_DIR := $(BUILD)/lib
+UNIT_ARCHIVES := $(LIB_DIR)/libaggregator.a $(LIB_DIR)/libcollector.a $(LIB_DIR)/libcli.a \
+                 $(LIB_DIR)/libshipper.a $(LIB_DIR)/libcommon.a
+$(LIB_DIR)/libaggregator.a: $(filter-out $(BUILD)/obj/aggregator/main.o,$(AGGREGATOR_OBJS))
+$(LIB_DIR)/libcollector.a: $(filter-out $(BUILD)/obj/collector/main.o,$(COLLECTOR_OBJS))
+$(LIB_DIR)/libcli.a: $(filter-out $(BUILD)/obj/cli/tracer.o,$(CLI_OBJS))
+$(LIB_DIR)/libshipper.a: $(filter-out $(BUILD)/obj/shipper/main.o,$(SHIPPER_OBJS))
+$(LIB_DIR)/libcommon.a: $(COMMON_OBJS)
+$(UNIT_ARCHIVES):
+	@mkdir -p $(@D)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/unit/%: test/unit/%.c $(UNIT_LIB_OBJS)
+$(BUILD)/unit/%: test/unit/%.c $(UNIT_ARCHIVES)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) $(LIBS_AGGREGATOR) $(LIBS_CLI) $(LIBS_SHIPPER)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(UNIT_ARCHIVES) $(LDFLAGS) -lcmocka $(LIBS_COLLECTOR) \
+		$(LIBS_AGGREGATOR) $(LIBS_CLI) $(LIBS_SHIPPER)
 
 # It makes realloc fail on purpose (the link wraps it).
 $(BUILD)/unit/test_proctable: LDFLAGS += -Wl,--wrap=realloc
