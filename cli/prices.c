@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/fileutil.h"
+#include "common/vec.h"
 
 static const char *default_path(char *buf, size_t size)
 {
@@ -67,16 +68,11 @@ int prices_load(struct price_table *t, const char *path, char *err, size_t err_s
 			prices_free(t);
 			return -1;
 		}
-		if (t->n == cap) {
-			cap = cap ? cap * 2 : 128;
-			struct price *bigger = realloc(t->rows, cap * sizeof(*bigger));
-			if (!bigger) {
-				snprintf(err, err_size, "out of memory");
-				fclose(f);
-				prices_free(t);
-				return -1;
-			}
-			t->rows = bigger;
+		if (!vec_grow(t->rows, cap, t->n + 1)) {
+			snprintf(err, err_size, "out of memory");
+			fclose(f);
+			prices_free(t);
+			return -1;
 		}
 		t->rows[t->n++] = p;
 	}

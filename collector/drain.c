@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/vec.h"
 
 /*
  * An event stamped before (drain start - margin) is surely committed: a BPF
@@ -93,15 +94,9 @@ static void on_perf_sample(void *ctx, int cpu, void *data, __u32 size)
 	struct drain *d = ctx;
 	struct tracer_event_header h = {0};
 
-	if (d->n_staged == d->cap_staged) {
-		size_t cap = d->cap_staged ? d->cap_staged * 2 : 256;
-		struct staged_record *grown = realloc(d->staged, cap * sizeof(*grown));
-		if (!grown) {
-			d->enomem++;
-			return;
-		}
-		d->staged = grown;
-		d->cap_staged = cap;
+	if (!vec_grow(d->staged, d->cap_staged, d->n_staged + 1)) {
+		d->enomem++;
+		return;
 	}
 	void *copy = malloc(size);
 	if (!copy) {

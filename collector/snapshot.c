@@ -11,6 +11,7 @@
 #include "collector/redact.h"
 #include "common/fileutil.h"
 #include "common/timeutil.h"
+#include "common/vec.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -314,15 +315,10 @@ int snapshot_processes(const char *proc_root, const struct cgroup_mounts *mounts
 		snprintf(path, sizeof(path), "%s/%s/status", proc_root, de->d_name);
 		if (read_small_file(path, text, sizeof(text)) >= 0)
 			parse_ids(text, &p);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			struct snap_proc *grown = realloc(procs, cap * sizeof(*procs));
-			if (!grown) {
-				closedir(d);
-				free(procs);
-				return -1;
-			}
-			procs = grown;
+		if (!vec_grow(procs, cap, n + 1)) {
+			closedir(d);
+			free(procs);
+			return -1;
 		}
 		procs[n++] = p;
 	}

@@ -30,23 +30,30 @@ static inline size_t vec_next_cap(size_t cap, size_t need, size_t size)
 	return c > SIZE_MAX / size ? 0 : c;
 }
 
-/* Makes room for `need` items in all; false (array unchanged) if memory ran out. */
-#define vec_reserve(v, need)                                                                       \
+/*
+ * Makes room for `need` items in the array at ptr with capacity cap (both
+ * lvalues, for arrays kept in fields of other names); false (unchanged) if
+ * memory ran out.
+ */
+#define vec_grow(ptr, cap, need)                                                                   \
 	({                                                                                         \
 		bool ok_ = true;                                                                   \
 		size_t need_ = (need);                                                             \
-		if (need_ > (v)->cap) {                                                            \
-			size_t c_ = vec_next_cap((v)->cap, need_, sizeof(*(v)->items));            \
-			void *p_ = c_ ? realloc((v)->items, c_ * sizeof(*(v)->items)) : NULL;      \
+		if (need_ > (cap)) {                                                               \
+			size_t c_ = vec_next_cap((cap), need_, sizeof(*(ptr)));                    \
+			void *p_ = c_ ? realloc((ptr), c_ * sizeof(*(ptr))) : NULL;                \
 			if (p_) {                                                                  \
-				(v)->items = p_;                                                   \
-				(v)->cap = c_;                                                     \
+				(ptr) = p_;                                                        \
+				(cap) = c_;                                                        \
 			} else {                                                                   \
 				ok_ = false;                                                       \
 			}                                                                          \
 		}                                                                                  \
 		ok_;                                                                               \
 	})
+
+/* Makes room for `need` items in all; false (array unchanged) if memory ran out. */
+#define vec_reserve(v, need) vec_grow((v)->items, (v)->cap, (need))
 
 /* Appends a copy of item; false (array unchanged) if memory ran out. */
 #define vec_push(v, item)                                                                          \

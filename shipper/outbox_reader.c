@@ -8,6 +8,7 @@
 #include "aggregator/schema.h"
 #include "common/log.h"
 #include "common/sqlite_writer.h"
+#include "common/vec.h"
 
 /* The shipper's own database: created on first start. */
 static const char state_schema[] =
@@ -151,14 +152,8 @@ int reader_next(struct outbox_reader *o, size_t max_records, size_t max_bytes, s
 		size_t len = (size_t)sqlite3_column_bytes(o->read, 3);
 		if (b->n && b->bytes + len > max_bytes)
 			break;
-		if (b->n == b->cap) {
-			size_t cap = b->cap ? b->cap * 2 : 256;
-			struct record *bigger = realloc(b->r, cap * sizeof(*bigger));
-			if (!bigger)
-				break;
-			b->r = bigger;
-			b->cap = cap;
-		}
+		if (!vec_grow(b->r, b->cap, b->n + 1))
+			break;
 		struct record *r = &b->r[b->n];
 		r->id = sqlite3_column_int64(o->read, 0);
 		snprintf(r->kind, sizeof(r->kind), "%s", sqlite3_column_text(o->read, 1));

@@ -8,6 +8,7 @@
 
 #include "common/fileutil.h"
 #include "common/strutil.h"
+#include "common/vec.h"
 
 /* Programs whose first argument picks what they do. */
 static const char *const subcommand_tools[] = {
@@ -263,16 +264,11 @@ static int load_list(const char *path, bool with_category, struct tool_entry **o
 			free_entries(e, n);
 			return -1;
 		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 128;
-			struct tool_entry *grown = realloc(e, cap * sizeof(*e));
-			if (!grown) {
-				fclose(f);
-				free_entries(e, n);
-				snprintf(err, err_size, "%s: out of memory", path);
-				return -1;
-			}
-			e = grown;
+		if (!vec_grow(e, cap, n + 1)) {
+			fclose(f);
+			free_entries(e, n);
+			snprintf(err, err_size, "%s: out of memory", path);
+			return -1;
 		}
 		e[n].name = strdup(name);
 		e[n].category = with_category ? strdup(category) : NULL;

@@ -4,17 +4,12 @@
 #include "aggregator/insight/raise.h"
 #include "aggregator/outbox.h"
 #include "common/log.h"
+#include "common/vec.h"
 
 static bool push(struct signal_row **v, size_t *n, size_t *cap, const struct signal_row *s)
 {
-	if (*n == *cap) {
-		size_t grown = *cap ? *cap * 2 : 16;
-		struct signal_row *bigger = realloc(*v, grown * sizeof(**v));
-		if (!bigger)
-			return false;
-		*v = bigger;
-		*cap = grown;
-	}
+	if (!vec_grow(*v, *cap, *n + 1))
+		return false;
 	(*v)[(*n)++] = *s;
 	return true;
 }

@@ -13,6 +13,7 @@
 #include "aggregator/insight/insight.h"
 #include "aggregator/insight/raise.h"
 #include "common/timeutil.h"
+#include "common/vec.h"
 
 static void program_of(const struct process_row *r, char *out, size_t size)
 {
@@ -97,14 +98,8 @@ static struct history_entry *history(struct insight *in, const struct step *st)
 			free(in->history[i].name);
 		in->n_history = 0;
 	}
-	if (in->n_history == in->cap_history) {
-		size_t grown = in->cap_history ? in->cap_history * 2 : 16;
-		struct history_entry *bigger = realloc(in->history, grown * sizeof(*bigger));
-		if (!bigger)
-			return NULL;
-		in->history = bigger;
-		in->cap_history = grown;
-	}
+	if (!vec_grow(in->history, in->cap_history, in->n_history + 1))
+		return NULL;
 	struct history_entry *h = &in->history[in->n_history];
 	h->name = strdup(st->name);
 	if (!h->name)
