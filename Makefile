@@ -107,14 +107,14 @@ COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
-AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.c \
+AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/model/proctable.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
-                   aggregator/store/signals.c aggregator/store/ship.c aggregator/schema.c \
+                   aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c \
                    aggregator/ingest/ingest.c aggregator/ingest/process.c aggregator/ingest/launch.c \
                    aggregator/ingest/counters.c aggregator/ingest/data.c aggregator/ingest/clock.c \
                    aggregator/ingest/hold.c aggregator/ingest/write.c aggregator/ingest/resume.c \
-                   aggregator/runmark.c aggregator/cputime.c aggregator/hostsample.c \
+                   aggregator/ingest/runmark.c aggregator/ingest/cputime.c aggregator/receive/hostsample.c \
                    aggregator/correlate/tools.c aggregator/correlate/cgroup_path.c \
                    aggregator/model/rollup.c aggregator/correlate/engines.c \
                    aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
@@ -122,21 +122,21 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receiver.c aggregator/proctable.
                    aggregator/correlate/correlate.c aggregator/correlate/runs.c \
                    aggregator/correlate/steps.c aggregator/correlate/names.c \
                    aggregator/correlate/cgroups.c aggregator/correlate/write.c \
-                   aggregator/correlate/setup.c aggregator/outbox.c \
+                   aggregator/correlate/setup.c aggregator/outbox/outbox.c \
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \
                    common/jsonutil.c common/sqlite_writer.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
-            cli/clidb.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/schema.c \
+            cli/clidb.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/store/schema.c \
             common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c \
             cli/cmd_cost.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c \
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
-            cli/format.c aggregator/runmark.c common/jsonutil.c
+            cli/format.c aggregator/ingest/runmark.c common/jsonutil.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \
-                shipper/credentials.c aggregator/schema.c common/sqlite_writer.c
+                shipper/credentials.c aggregator/store/schema.c common/sqlite_writer.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 

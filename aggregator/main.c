@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "aggregator/ingest/ingest.h"
-#include "aggregator/outbox.h"
-#include "aggregator/receiver.h"
-#include "aggregator/schema.h"
+#include "aggregator/outbox/outbox.h"
+#include "aggregator/receive/receiver.h"
+#include "aggregator/store/schema.h"
 #include "aggregator/store/store.h"
 #include "common/fileutil.h"
 #include "common/ipc.h"

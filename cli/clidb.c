@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregator/schema.h"
+#include "aggregator/store/schema.h"
 #include "cli/report.h"
 #include "common/paths.h"
 

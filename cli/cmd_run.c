@@ -70,7 +70,7 @@ static void run_usage(FILE *out)
 
 static int parse_run_options(int argc, char **argv, struct run_options *o)
 {
-	/* Keep valued options in step with aggregator/runmark.c. */
+	/* Keep valued options in step with aggregator/ingest/runmark.c. */
 	static const struct option longopts[] = {
 	    {"pipeline", required_argument, 0, 'p'},
 	    {"run", required_argument, 0, 'r'},

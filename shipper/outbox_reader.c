@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "aggregator/schema.h"
+#include "aggregator/store/schema.h"
 #include "common/log.h"
 #include "common/sqlite_writer.h"
 #include "common/vec.h"

@@ -16,7 +16,7 @@
 #include "aggregator/correlate/cgroup_path.h"
 #include "aggregator/correlate/correlate.h"
 #include "aggregator/correlate/engines.h"
-#include "aggregator/proctable.h"
+#include "aggregator/model/proctable.h"
 
 /* names.c: the id of a name, a new one if unseen (0: out of memory). */
 int64_t pipeline_id(struct correlator *c, const char *name);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "aggregator/insight/insight.h"
-#include "aggregator/outbox.h"
+#include "aggregator/outbox/outbox.h"
 
 static void fill_run_row(struct run *r)
 {

@@ -1,7 +1,7 @@
 /* From the kernel's running totals to what one image of a process used. */
 #include "aggregator/ingest/internal.h"
 
-#include "aggregator/cputime.h"
+#include "aggregator/ingest/cputime.h"
 
 struct raw_counters raw_counters_from(const Tracer__Counters *c)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregator/cputime.h"
+#include "aggregator/ingest/cputime.h"
 #include "common/jsonutil.h"
 #include "common/strutil.h"
 

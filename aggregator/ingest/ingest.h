@@ -11,7 +11,7 @@
 
 #include "aggregator/correlate/correlate.h"
 #include "aggregator/insight/insight.h"
-#include "aggregator/proctable.h"
+#include "aggregator/model/proctable.h"
 #include "aggregator/store/store.h"
 #include "common/vec.h"
 #include "tracer.pb-c.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "aggregator/runmark.h"
+#include "aggregator/ingest/runmark.h"
 #include "common/log.h"
 #include "common/strutil.h"
 #include "common/timeutil.h"

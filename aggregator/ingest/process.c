@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregator/runmark.h"
+#include "aggregator/ingest/runmark.h"
 #include "common/exitstatus.h"
 #include "common/jsonutil.h"
 #include "common/strutil.h"

@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 
-#include "aggregator/outbox.h"
+#include "aggregator/outbox/outbox.h"
 #include "common/timeutil.h"
 
 void pending_clear(struct pending *q, bool release)

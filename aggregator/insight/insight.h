@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "aggregator/model/groups.h"
-#include "aggregator/proctable.h"
+#include "aggregator/model/proctable.h"
 #include "aggregator/store/store.h"
 
 struct insight_config {

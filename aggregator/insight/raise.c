@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "aggregator/insight/raise.h"
-#include "aggregator/outbox.h"
+#include "aggregator/outbox/outbox.h"
 #include "common/log.h"
 #include "common/vec.h"
 

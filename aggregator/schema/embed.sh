@@ -2,7 +2,7 @@
 # Turns the numbered migration files into a C array, in order.
 set -eu
 echo "/* Generated from the aggregator/schema migration files by embed.sh. */"
-echo "#include \"aggregator/schema.h\""
+echo "#include \"aggregator/store/schema.h\""
 echo "const struct migration schema_migrations[] = {"
 for f in "$@"; do
 	version=$(basename "$f" | sed 's/^0*\([0-9][0-9]*\)_.*/\1/')

@@ -4,7 +4,7 @@
  */
 #include "aggregator/store/internal.h"
 
-#include "aggregator/outbox.h"
+#include "aggregator/outbox/outbox.h"
 #include "common/timeutil.h"
 
 int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text)

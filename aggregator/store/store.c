@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "aggregator/schema.h"
+#include "aggregator/store/schema.h"
 #include "common/log.h"
 #include "common/sqlite_writer.h"
 

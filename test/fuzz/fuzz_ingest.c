@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "aggregator/ingest/ingest.h"
-#include "aggregator/receiver.h"
+#include "aggregator/receive/receiver.h"
 #include "aggregator/store/store.h"
 #include "common/log.h"
 

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "aggregator/cputime.h"
-#include "aggregator/runmark.h"
+#include "aggregator/ingest/cputime.h"
+#include "aggregator/ingest/runmark.h"
 #include "collector/convert.h"
 #include "common/jsonutil.h"
 #include "common/strutil.h"

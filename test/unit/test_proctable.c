@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "aggregator/ingest/ingest.h"
-#include "aggregator/outbox.h"
+#include "aggregator/outbox/outbox.h"
 #include "aggregator/store/store.h"
 
 #define SEC 1000000000ULL

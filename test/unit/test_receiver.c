@@ -19,7 +19,7 @@
 #include <nng/protocol/pair1/pair.h>
 
 #include "aggregator/ingest/ingest.h"
-#include "aggregator/receiver.h"
+#include "aggregator/receive/receiver.h"
 #include "aggregator/store/store.h"
 #include "common/frame.h"
 #include "common/ipc.h"

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "aggregator/schema.h"
+#include "aggregator/store/schema.h"
 #include "aggregator/store/store.h"
 
 static int64_t query_int(sqlite3 *db, const char *sql)

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "aggregator/proctable.h"
+#include "aggregator/model/proctable.h"
 #include "aggregator/store/store.h"
 
 static char db_path[64];

@@ -18,7 +18,7 @@
 #include <nng/protocol/pair1/pair.h>
 
 #include "common/frame.h"
-#include "aggregator/receiver.h"
+#include "aggregator/receive/receiver.h"
 #include "common/ipc.h"
 
 #define EVENTS_PER_FRAME 128

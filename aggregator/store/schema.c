@@ -1,6 +1,6 @@
 #include <stdio.h>
 
-#include "aggregator/schema.h"
+#include "aggregator/store/schema.h"
 
 #include "common/log.h"
 

@@ -1,4 +1,4 @@
-#include "aggregator/cputime.h"
+#include "aggregator/ingest/cputime.h"
 
 void cputime_adjust(uint64_t utime, uint64_t stime, uint64_t rtime, uint64_t *user_out,
 		    uint64_t *sys_out)

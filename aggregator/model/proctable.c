@@ -1,4 +1,4 @@
-#include "aggregator/proctable.h"
+#include "aggregator/model/proctable.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "aggregator/receiver.h"
+#include "aggregator/receive/receiver.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "aggregator/outbox.h"
+#include "aggregator/outbox/outbox.h"
 #include "common/frame.h"
 #include "common/hostinfo.h"
 #include "common/log.h"

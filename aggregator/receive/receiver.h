@@ -14,7 +14,7 @@
 
 #include <nng/nng.h>
 
-#include "aggregator/hostsample.h"
+#include "aggregator/receive/hostsample.h"
 #include "aggregator/ingest/ingest.h"
 #include "aggregator/store/store.h"
 #include "common/frame_arena.h"

@@ -1,4 +1,4 @@
-#include "aggregator/outbox.h"
+#include "aggregator/outbox/outbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>

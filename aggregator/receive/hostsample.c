@@ -1,4 +1,4 @@
-#include "aggregator/hostsample.h"
+#include "aggregator/receive/hostsample.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "aggregator/runmark.h"
+#include "aggregator/ingest/runmark.h"
 
 #include <stdio.h>
 #include <string.h>
