@@ -10,6 +10,9 @@ sources=$(git ls-files 'collector/*.c' 'aggregator/*.c' 'shipper/*.c' 'common/*.
 flags=(-std=c11 -D_GNU_SOURCE -I. -I"$build" -I"$build/proto")
 status=0
 
+echo "== layers"
+python3 test/lint/layers.py || status=1
+
 echo "== cppcheck $(cppcheck --version | cut -d' ' -f2)"
 # cppcheck takes two minutes over the BPF object embedded in the generated skeleton (3 MB
 # of string escapes): it reads a copy of the skeleton whose object is an empty string,
