@@ -49,20 +49,6 @@ void ingest_free(struct ingest *g)
 	insight_free(&g->insight);
 }
 
-bool ingest_recordable(const struct ingest *g, const struct proc *p)
-{
-	return (g->scope == SCOPE_ALL || p->row.run_id > 0) && correlate_recordable(p);
-}
-
-void ingest_touch(struct ingest *g, struct proc *p)
-{
-	p->life.seen_gen = g->gen;
-	/* A process that became deny-listed at exec may have been written at fork:
-	 * it goes through the write path once more, to be forgotten. */
-	if (ingest_recordable(g, p) || p->in.denied)
-		proc_mark_dirty(&g->table, p);
-}
-
 void ingest_event(struct ingest *g, const Tracer__Event *ev)
 {
 	g->stats.events++;

@@ -1,6 +1,7 @@
 /*
  * What the files of ingest/ share, and nothing outside ingest/ may use:
  *   ingest.c   lifecycle, event dispatch, the snapshot's end, commit bookkeeping
+ *   scope.c    which processes are written (the files below call it, never ingest.c)
  *   process.c  fork, exec and exit: process entries and their image rows
  *   launch.c   runs started by a `tracer run` launcher
  *   counters.c kernel totals to per-image metrics
@@ -23,7 +24,7 @@
  * its own for longer is a worker in its own right. */
 #define SAMPLE_HOLD_NS (5 * NSEC_PER_SEC)
 
-/* ingest.c */
+/* scope.c */
 /* Is the process written at all (in scope, not deny-listed)? */
 bool ingest_recordable(const struct ingest *g, const struct proc *p);
 /* The process changed: it is written with the next commit if recorded. */
