@@ -109,8 +109,8 @@ struct cost_report {
 	const char *by;
 	int64_t run, from_ns, to_ns;
 	double cpu_weight;
-	const struct host_price *price;
-	const struct host_capacity *capacity;
+	struct host_price price;
+	struct host_capacity capacity;
 	const struct cost_tally *tally;
 	struct cost_totals totals;
 };
@@ -129,9 +129,9 @@ static void print_json(const struct cost_report *r)
 	json_t *doc =
 	    json_pack("{s:s, s:I, s:I, s:f, s:s, s:f, s:i, s:f, s:f, s:o, s:f, s:f}", "by", r->by,
 		      "from_ns", (json_int_t)r->from_ns, "to_ns", (json_int_t)r->to_ns,
-		      "usd_per_hour", r->price->usd_per_hour, "price_source", r->price->source,
-		      "cpu_weight", r->cpu_weight, "cpus", r->capacity->cpus, "memory_gib",
-		      r->capacity->memory_gib, "total_usd", r->totals.total_usd, "breakdown", rows,
+		      "usd_per_hour", r->price.usd_per_hour, "price_source", r->price.source,
+		      "cpu_weight", r->cpu_weight, "cpus", r->capacity.cpus, "memory_gib",
+		      r->capacity.memory_gib, "total_usd", r->totals.total_usd, "breakdown", rows,
 		      "idle_usd", r->totals.idle_usd, "work_usd", r->totals.work_usd);
 	if (r->run)
 		json_object_set_new(doc, "run", json_integer(r->run));
@@ -148,10 +148,10 @@ static void print_text(const struct cost_report *r)
 	format_time(r->to_ns, b, sizeof(b));
 	format_duration(r->to_ns - r->from_ns, dur, sizeof(dur));
 	printf("Host cost %s to %s (%s): $%.4f\n", a, b + 11, dur, total);
-	printf("  price: %s\n", r->price->source);
+	printf("  price: %s\n", r->price.source);
 	printf("  split: %.0f%% by CPU (%d CPUs), %.0f%% by memory (%.1f GiB)\n",
-	       100 * r->cpu_weight, r->capacity->cpus, 100 * (1 - r->cpu_weight),
-	       r->capacity->memory_gib);
+	       100 * r->cpu_weight, r->capacity.cpus, 100 * (1 - r->cpu_weight),
+	       r->capacity.memory_gib);
 	printf("\n%-40s %9s %12s %12s %10s %6s\n", r->by[0] == 'c' ? "COST CENTER" : "WHO",
 	       "PROCESSES", "CPU", "MEM GiB-h", "USD", "SHARE");
 	for (size_t i = 0; i < r->tally->n; i++) {
@@ -223,14 +223,13 @@ static int cost_of_window(sqlite3 *db, struct cli_query *q, struct price_options
 			  struct cost_query *cq, struct cost_report *r)
 {
 	struct price_table table = {0};
-	struct host_price hp;
-	struct host_capacity cap;
+	struct host_capacity *cap = &r->capacity;
 	int rc = 1;
 
-	if (host_price_resolve("cost", po, &table, &hp) != 0)
+	if (host_price_resolve("cost", po, &table, &r->price) != 0)
 		goto out;
-	usage_capacity(db, &cap);
-	if (cap.cpus <= 0 || cap.memory_gib <= 0) {
+	usage_capacity(db, cap);
+	if (cap->cpus <= 0 || cap->memory_gib <= 0) {
 		fprintf(stderr,
 			"tracer cost: no host samples in %s: the host's CPUs and memory are "
 			"unknown (the aggregator records them every second)\n",
@@ -242,11 +241,9 @@ static int cost_of_window(sqlite3 *db, struct cli_query *q, struct price_options
 		fprintf(stderr, "tracer cost: %s: %s\n", q->db_path, sqlite3_errmsg(db));
 		goto out;
 	}
-	r->price = &hp;
-	r->capacity = &cap;
 	r->tally = &cq->tally;
-	cost_split(&cq->tally, hp.usd_per_hour, (double)(r->to_ns - r->from_ns) / 1e9, cap.cpus,
-		   cap.memory_gib, r->cpu_weight, &r->totals);
+	cost_split(&cq->tally, r->price.usd_per_hour, (double)(r->to_ns - r->from_ns) / 1e9,
+		   cap->cpus, cap->memory_gib, r->cpu_weight, &r->totals);
 	if (q->json)
 		print_json(r);
 	else
