@@ -1,0 +1,214 @@
+/*
+ * Correlation on its own, with process entries made by hand: which run and
+ * step a process lands in, and what the run and step add up to.
+ *   - a script a user starts is a run; its direct children are steps, named
+ *     after their tool; a child's exit is counted in its step and run;
+ *   - an engine started inside a script's run gets a run of its own;
+ *   - a Slurm job's cgroup makes the job's run, and its step's cgroup a step;
+ *   - a self-hosted aggregator (explicit runs only) recognises nothing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "aggregator/correlate/correlate.h"
+#include "aggregator/model/proctable.h"
+#include "aggregator/store/store.h"
+
+#define MS 1000000LL
+
+static struct store st;
+static struct correlator corr;
+static char db_path[64];
+static struct proc procs[16];
+static size_t n_procs;
+
+static int setup(void **state)
+{
+	snprintf(db_path, sizeof(db_path), "/tmp/tracer-correlate-test-%d.db", (int)getpid());
+	unlink(db_path);
+	assert_int_equal(store_open(&st, db_path), 0);
+	assert_int_equal(correlator_init(&corr, &st, NULL, NULL), 0);
+	memset(procs, 0, sizeof(procs));
+	n_procs = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char path[80];
+
+	for (size_t i = 0; i < n_procs; i++) {
+		correlate_release(&procs[i]);
+		process_row_free_strings(&procs[i].row);
+	}
+	correlator_free(&corr);
+	store_close(&st);
+	unlink(db_path);
+	snprintf(path, sizeof(path), "%s-wal", db_path);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-shm", db_path);
+	unlink(path);
+	return 0;
+}
+
+/* A process running exe with argv (NULL-terminated), started at start_ms. */
+static struct proc *process(uint32_t pid, struct proc *parent, uint64_t start_ms, const char *exe,
+			    const char *const *argv)
+{
+	struct proc *p = &procs[n_procs++];
+	char json[512] = "[";
+
+	p->pid = pid;
+	p->start_boot_ns = start_ms * MS;
+	p->row.id = pid;
+	p->row.pid = pid;
+	p->row.ppid = parent ? parent->pid : 1;
+	p->row.proc_start_boot_ns = p->start_boot_ns;
+	p->row.start_epoch_ns = (int64_t)p->start_boot_ns;
+	p->row.exe = strdup(exe);
+	p->row.cwd = strdup("/w");
+	for (size_t i = 0; argv[i]; i++)
+		snprintf(json + strlen(json), sizeof(json) - strlen(json), "%s\"%s\"", i ? "," : "",
+			 argv[i]);
+	strcat(json, "]");
+	p->row.argv_json = strdup(json);
+	p->row.state = "running";
+	correlate_fork(&corr, p, parent);
+	return p;
+}
+
+static void exec(struct proc *p, struct proc *parent, const char *const *argv)
+{
+	size_t argc = 0;
+
+	while (argv[argc])
+		argc++;
+	correlate_exec(&corr, p, parent, (char *const *)argv, argc, p->row.start_epoch_ns);
+}
+
+/* The process exits after cpu_ms of CPU with the exit code. */
+static void finish(struct proc *p, uint64_t end_ms, uint64_t cpu_ms, int code)
+{
+	p->row.end_epoch_ns = (int64_t)(end_ms * MS);
+	p->row.state = "exited";
+	p->row.has_exit_code = true;
+	p->row.exit_code = code;
+	p->row.has_metrics = true;
+	p->row.m.cpu_user_ns = cpu_ms * MS;
+	p->life.exited = true;
+	correlate_exit(&corr, p);
+}
+
+static void test_script_run_and_its_steps(void **state)
+{
+	static const char *const shell_argv[] = {"bash", NULL};
+	static const char *const script_argv[] = {"bash", "align.sh", NULL};
+	static const char *const sort_argv[] = {"sort", "-k1", "in.txt", NULL};
+	struct proc *shell = process(10, NULL, 0, "/usr/bin/bash", shell_argv);
+	struct proc *script = process(11, shell, 100, "/usr/bin/bash", script_argv);
+
+	exec(shell, NULL, shell_argv);
+	exec(script, shell, script_argv);
+	struct run *r = script->in.run;
+	assert_non_null(r);
+	assert_int_equal(r->source, RUN_SCRIPT);
+	assert_string_equal(r->engine, "script");
+	assert_string_equal(r->row.pipeline, "align");
+	assert_null(shell->in.run); /* the user's shell is not in the run */
+
+	struct proc *sort = process(12, script, 200, "/usr/bin/sort", script_argv);
+	exec(sort, script, sort_argv);
+	struct step *s = sort->in.step;
+	assert_non_null(s);
+	assert_ptr_equal(sort->in.run, r);
+	assert_string_equal(s->name, "sort");
+	assert_string_equal(s->kind, "script-step");
+
+	finish(sort, 700, 450, 0);
+	assert_int_equal(s->status, GROUP_OK);
+	assert_int_equal(s->r.processes, 1);
+	assert_int_equal(s->r.cpu_ns, 450 * MS);
+	assert_int_equal(s->r.end_epoch_ns - s->r.start_epoch_ns, 500 * MS);
+	finish(script, 800, 10, 0);
+	assert_int_equal(r->status, GROUP_OK);
+	assert_true(r->finished);
+	assert_int_equal(r->r.processes, 2);
+	assert_int_equal(r->r.cpu_ns, 460 * MS);
+}
+
+static void test_engine_inside_a_script_gets_its_own_run(void **state)
+{
+	static const char *const shell_argv[] = {"bash", NULL};
+	static const char *const script_argv[] = {"bash", "wrap.sh", NULL};
+	static const char *const smk_argv[] = {"/usr/bin/python3", "/usr/bin/snakemake", "--cores",
+					       "2", NULL};
+	struct proc *shell = process(20, NULL, 0, "/usr/bin/bash", shell_argv);
+	struct proc *script = process(21, shell, 10, "/usr/bin/bash", script_argv);
+
+	exec(script, shell, script_argv);
+	struct proc *smk = process(22, script, 20, "/usr/bin/python3.11", smk_argv);
+	assert_ptr_equal(smk->in.run, script->in.run); /* inherited at fork */
+	exec(smk, script, smk_argv);
+	assert_non_null(smk->in.run);
+	assert_true(smk->in.run != script->in.run);
+	assert_int_equal(smk->in.run->source, RUN_ENGINE);
+	assert_string_equal(smk->in.run->engine, "snakemake");
+	assert_null(smk->in.step); /* it left the script's step */
+}
+
+static void test_slurm_job_is_a_run_and_its_step_a_step(void **state)
+{
+	static const char *const argv[] = {"/usr/bin/sleep", "1", NULL};
+
+	correlate_cgroup(&corr, 77, false,
+			 "/system.slice/slurmstepd.scope/job_42/step_0/user/task_0");
+	struct proc *p = process(30, NULL, 0, "/usr/bin/sleep", argv);
+	p->row.cgroup_id = 77;
+	exec(p, NULL, argv);
+	assert_non_null(p->in.run);
+	assert_int_equal(p->in.run->source, RUN_SLURM);
+	assert_string_equal(p->in.run->row.name, "slurm-job-42");
+	assert_string_equal(p->row.slurm_job, "42");
+	assert_non_null(p->in.step);
+	assert_string_equal(p->in.step->key, "42.0");
+	/* A second process of the same job joins the same run. */
+	struct proc *q = process(31, NULL, 5, "/usr/bin/sleep", argv);
+	q->row.cgroup_id = 77;
+	exec(q, NULL, argv);
+	assert_ptr_equal(q->in.run, p->in.run);
+	assert_ptr_equal(q->in.step, p->in.step);
+}
+
+static void test_explicit_only_recognises_nothing(void **state)
+{
+	static const char *const shell_argv[] = {"bash", NULL};
+	static const char *const script_argv[] = {"bash", "align.sh", NULL};
+
+	corr.explicit_only = true;
+	struct proc *shell = process(40, NULL, 0, "/usr/bin/bash", shell_argv);
+	struct proc *script = process(41, shell, 100, "/usr/bin/bash", script_argv);
+	exec(script, shell, script_argv);
+	assert_null(script->in.run);
+	assert_null(corr.runs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_script_run_and_its_steps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_engine_inside_a_script_gets_its_own_run, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_slurm_job_is_a_run_and_its_step_a_step, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_explicit_only_recognises_nothing, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
