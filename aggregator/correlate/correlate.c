@@ -281,6 +281,20 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	p->in.plumbing = shell || wrapper || p->row.helper || launcher;
 }
 
+void correlate_image_end(struct correlator *c, struct proc *p, const struct process_row *image)
+{
+	bool leaf = !p->life.had_children;
+
+	if (p->in.step) {
+		rollup_add_image(&p->in.step->r, image, p->life.epoch_offset_ns, leaf);
+		p->in.step->dirty = true;
+	}
+	if (p->in.run) {
+		rollup_add_image(&p->in.run->r, image, p->life.epoch_offset_ns, leaf);
+		p->in.run->dirty = true;
+	}
+}
+
 static enum group_status status_of(const struct process_row *row)
 {
 	if (row->has_signal)

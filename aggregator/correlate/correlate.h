@@ -68,6 +68,8 @@ void correlate_fork(struct correlator *c, struct proc *child, struct proc *paren
 /* After an exec (or a snapshot): container, tool, engine run, step. */
 void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, char *const *argv,
 		    size_t argc, int64_t ts_ns);
+/* An exec ended an image of the process: what it used counts in its step and run. */
+void correlate_image_end(struct correlator *c, struct proc *p, const struct process_row *image);
 /* At exit: rollups, step and run status. */
 void correlate_exit(struct correlator *c, struct proc *p);
 /*

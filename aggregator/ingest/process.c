@@ -173,6 +173,8 @@ static void close_image(struct ingest *g, struct proc *p, uint64_t ts_boot_ns,
 	metrics_set_presence(&closed.m, x->at_exec);
 	closed.m.max_rss_kb = x->prev_peak_rss_kb;
 	closed.m.ru_maxrss_kb = x->at_exec ? x->at_exec->signal_maxrss_kb : 0;
+	/* Its step's and run's totals hold every image, not only the last. */
+	correlate_image_end(&g->corr, p, &closed);
 	if (!ingest_recordable(g, p) || proctable_add_closed(&g->table, &closed) != 0)
 		process_row_free_strings(&closed);
 

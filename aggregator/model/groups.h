@@ -22,6 +22,7 @@ struct rollup {
 	int64_t clock_offset_ns;
 	bool has_clock;
 	uint32_t processes, failed, live;
+	uint32_t images; /* every image of every member: an exec ends an image, not a process */
 	uint64_t cpu_ns, rchar, wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes,
 	    iowait_ns, runq_ns;
 	uint64_t reclaim_ns;
@@ -39,10 +40,16 @@ struct rollup {
 
 /* A member started at start_epoch_ns on the wall clock of clock_offset_ns. */
 void rollup_start(struct rollup *r, int64_t start_epoch_ns, int64_t clock_offset_ns);
-/* A member process finished: add what it used. A leaf started no children:
- * its time off the CPU is its own waiting, not waiting for them. */
-void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t clock_offset_ns,
-			bool failed, bool leaf);
+/*
+ * An image of a member ended (an exec replaced it, or the process exited):
+ * add what it used. A leaf started no children: its time off the CPU is its
+ * own waiting, not waiting for them.
+ */
+void rollup_add_image(struct rollup *r, const struct process_row *image, int64_t clock_offset_ns,
+		      bool leaf);
+/* A member process finished: count it, and add its last image. */
+void rollup_add_process(struct rollup *r, const struct process_row *last_image,
+			int64_t clock_offset_ns, bool failed, bool leaf);
 /* A member's sample: its RSS changed by rss_delta_kb, it used cores since the last one. */
 void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double cores);
 double rollup_avg_cores(const struct rollup *r);

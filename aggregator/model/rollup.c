@@ -41,17 +41,16 @@ void rollup_start(struct rollup *r, int64_t start_epoch_ns, int64_t clock_offset
 		r->start_epoch_ns = start_epoch_ns;
 }
 
-void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t clock_offset_ns,
-			bool failed, bool leaf)
+void rollup_add_image(struct rollup *r, const struct process_row *image, int64_t clock_offset_ns,
+		      bool leaf)
 {
-	const struct proc_metrics *m = &p->m;
-	int64_t end_epoch_ns = on_rollup_clock(r, p->end_epoch_ns, clock_offset_ns);
+	const struct proc_metrics *m = &image->m;
+	int64_t end_epoch_ns = on_rollup_clock(r, image->end_epoch_ns, clock_offset_ns);
 
-	r->processes++;
-	r->failed += failed;
+	r->images++;
 	if (end_epoch_ns > r->end_epoch_ns)
 		r->end_epoch_ns = end_epoch_ns;
-	if (!p->has_metrics)
+	if (!image->has_metrics)
 		return;
 	r->cpu_ns += m->cpu_user_ns + m->cpu_sys_ns;
 	r->rchar += m->rchar;
@@ -63,8 +62,8 @@ void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t c
 	r->iowait_ns += m->iowait_ns;
 	r->runq_ns += m->runq_ns;
 	r->reclaim_ns += m->reclaim_ns;
-	if (leaf && p->end_epoch_ns > p->start_epoch_ns) {
-		uint64_t wall = (uint64_t)(p->end_epoch_ns - p->start_epoch_ns);
+	if (leaf && image->end_epoch_ns > image->start_epoch_ns) {
+		uint64_t wall = (uint64_t)(image->end_epoch_ns - image->start_epoch_ns);
 		uint64_t busy =
 		    m->cpu_user_ns + m->cpu_sys_ns + m->iowait_ns + m->runq_ns + m->reclaim_ns;
 		if (wall > busy)
@@ -72,6 +71,14 @@ void rollup_add_process(struct rollup *r, const struct process_row *p, int64_t c
 	}
 	if (m->has_max_rss && m->max_rss_kb > r->max_process_rss_kb)
 		r->max_process_rss_kb = m->max_rss_kb;
+}
+
+void rollup_add_process(struct rollup *r, const struct process_row *last_image,
+			int64_t clock_offset_ns, bool failed, bool leaf)
+{
+	r->processes++;
+	r->failed += failed;
+	rollup_add_image(r, last_image, clock_offset_ns, leaf);
 }
 
 void rollup_sample(struct rollup *r, int64_t ts_ns, int64_t rss_delta_kb, double cores)

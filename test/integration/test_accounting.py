@@ -77,6 +77,46 @@ def cpu_of_threads_killed_at_exit(ctx):
 
 
 @test
+def step_and_run_totals_hold_every_image(ctx):
+    """A script whose steps are a program that re-execs itself four times and a thread that
+    execs after burning CPU: each step's and the run's CPU hold every image of every
+    process, against wait4 of each step's work (measure), and every verb reads the same
+    total (runs --json, show --json)."""
+    script = ctx.path("images.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\nset -e\n"
+                f"{ctx.helper('measure')} {ctx.path('a.json')} -- {ctx.helper('reexec')} 4 120\n"
+                f"{ctx.helper('measure')} {ctx.path('b.json')} -- "
+                f"{ctx.helper('threadexec')} {ctx.helper('cpuburn')} 150\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], expect=0)
+    run = ctx.latest_run()
+    steps = ctx.query("SELECT id, cpu_ns, processes FROM steps WHERE run_id = ? ORDER BY start_ns", run)
+    ctx.check(len(steps) == 2, f"two steps, one per line of the script: {steps}")
+    for (step, cpu, procs), name in zip(steps, ("a.json", "b.json")):
+        t = load_json(ctx.path(name))
+        truth = t["utime_ns"] + t["stime_ns"]
+        # The step also holds measure itself: its own rows, a millisecond or two.
+        own = ctx.one("SELECT coalesce(sum(cpu_user_ns + cpu_sys_ns), 0) FROM processes "
+                      "WHERE step_id = ? AND exe LIKE '%/measure'", step)
+        # wait4 counts the exit path after our exit tracepoint (up to a tick per thread):
+        # 9 ms + 1%.
+        ctx.close(cpu - own, truth, 9_000_000 + truth // 100, f"step {name[0]} CPU minus measure's (ns)")
+        ctx.check(procs == 2, f"step {name[0]}: two processes (measure and its child), "
+                  f"however many images: {procs}")
+    rows = ctx.one("SELECT sum(cpu_user_ns + cpu_sys_ns) FROM processes WHERE run_id = ?", run)
+    run_cpu = ctx.one("SELECT cpu_ns FROM runs WHERE id = ?", run)
+    ctx.check(run_cpu == rows, f"the run's CPU is the sum over its rows (every image): {run_cpu} vs {rows}")
+    listed = json.loads(subprocess.run([ctx.bin("tracer"), "runs", "--db", ctx.db, "--json"],
+                                       capture_output=True, text=True, check=True).stdout)
+    shown = json.loads(subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--json", str(run)],
+                                      capture_output=True, text=True, check=True).stdout)
+    ctx.check(listed["runs"][0]["cpu_ns"] == run_cpu, f"tracer runs reads the run's CPU: {listed['runs'][0]}")
+    ctx.check(json.dumps(run_cpu) in json.dumps(shown.get("run", shown)),
+              f"tracer show reads the same run CPU {run_cpu}")
+
+
+@test
 def a_thread_that_execs_is_the_same_process(ctx):
     """A second thread uses 150 ms of CPU and execs cpuburn (to 300 ms in all) while the leader
     sleeps: one process (the kernel gives the thread the leader's pid), two images, no row for

@@ -21,6 +21,8 @@
 
 #define SEC 1000000000ULL
 
+#define MS 1000000ULL
+
 static bool fail_realloc;
 
 void *__real_realloc(void *ptr, size_t size);
@@ -431,6 +433,50 @@ static void test_explicit_run(void **state)
 	    1);
 }
 
+/*
+ * A program that re-execs itself: every image's CPU and bytes count in its
+ * step and run, not only the last image's (issue: 151 ms for 605 ms). The
+ * script is a run; its child, which execs three times, is a step.
+ */
+static void test_rollups_hold_every_image(void **state)
+{
+	char *launcher[] = {"/opt/tracer/bin/tracer", "run", "--run", "R", "--", "bash", "x.sh"};
+	char *script[] = {"/usr/bin/bash", "x.sh"};
+	char *tool[] = {"/usr/bin/python3", "reexec.py"};
+	Tracer__Counters none = counters(0, 0, 10);
+	Tracer__Counters c1 = counters(150 * MS, 100, 10), c2 = counters(300 * MS, 200, 10);
+	Tracer__Counters c3 = counters(450 * MS, 300, 10), end = counters(600 * MS, 400, 10);
+	Tracer__Counters script_end = counters(5 * MS, 0, 10);
+
+	exec_ev(700, 1000, 1, 1, 1100, launcher, 7, NULL, true, -1);
+	fork_ev(701, 2000, 700, 1000);
+	exec_ev(701, 2000, 700, 1000, 2100, script, 2, &none, false, -1);
+	fork_ev(702, 3000, 701, 2000);
+	exec_ev(702, 3000, 701, 2000, 3100, tool, 2, &none, false, -1);
+	exec_ev(702, 3000, 701, 2000, 3200, tool, 2, &c1, false, 10);
+	exec_ev(702, 3000, 701, 2000, 3300, tool, 2, &c2, false, 10);
+	exec_ev(702, 3000, 701, 2000, 3400, tool, 2, &c3, false, 10);
+	exit_ev(702, 3000, 3500, 0, &end);
+	exit_ev(701, 2000, 4000, 0, &script_end);
+	commit();
+	/* Four images of 150 ms each, every one a row. */
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 702"), 4);
+	assert_int_equal(
+	    query_int("SELECT sum(cpu_user_ns + cpu_sys_ns) FROM processes WHERE pid = 702"),
+	    600 * MS);
+	assert_int_equal(query_int("SELECT cpu_ns FROM steps"), 600 * MS);
+	assert_int_equal(query_int("SELECT wchar FROM steps"), 400);
+	assert_int_equal(query_int("SELECT cpu_ns FROM runs"), 605 * MS);
+	/* A process is counted once, however many images it had. */
+	assert_int_equal(query_int("SELECT processes FROM steps"), 1);
+	assert_int_equal(query_int("SELECT processes FROM runs"), 2);
+	/* The totals agree with the sum over the run's rows. */
+	assert_int_equal(
+	    query_int("SELECT (SELECT cpu_ns FROM runs) - (SELECT sum(cpu_user_ns + "
+		      "cpu_sys_ns) FROM processes WHERE run_id = (SELECT id FROM runs))"),
+	    0);
+}
+
 static void test_files_and_oom(void **state)
 {
 	char *argv[] = {"/usr/bin/tool"};
@@ -552,6 +598,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_snapshot_then_precise, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rollups_hold_every_image, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_release_that_fails_keeps_the_hold,
 					    setup_with_outbox, teardown),
 	};
