@@ -129,6 +129,7 @@ void rollup_totals(const struct rollup *r, struct totals_row *t)
 {
 	*t = (struct totals_row){
 	    .processes = r->processes,
+	    .images = r->images,
 	    .failed = r->failed,
 	    .cpu_ns = r->cpu_ns,
 	    .has_avg_cores = r->end_epoch_ns > r->start_epoch_ns && r->start_epoch_ns,

@@ -10,19 +10,19 @@ static const char sql_put_run[] =
     "exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
     "pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
     "avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
-    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns, images) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 #define STEP_COLUMNS                                                                               \
 	"id, run_id, key, name, kind, start_ns, end_ns, status, exit_code, signal, "               \
 	"root_process_id, container_id, slurm_job, slurm_step, processes, failed_processes, "      \
 	"cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, "           \
 	"read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, "    \
-	"sleep_ns, character, memory_limit_kb, cpu_limit, signature"
+	"sleep_ns, character, memory_limit_kb, cpu_limit, signature, images"
 #define STEP_KEY_COLUMNS 3 /* id, run_id, key: fixed for a step's life */
 static const char sql_put_step[] =
     "INSERT OR REPLACE INTO steps (" STEP_COLUMNS ") "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_tool[] =
     "INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
@@ -109,6 +109,7 @@ static void bind_step(sqlite3_stmt *st, const void *row)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_text_or_null(st, i++, r->signature);
+	sqlite3_bind_int64(st, i++, r->totals.images);
 }
 
 int store_put_step(struct store *s, const struct step_row *r)
@@ -173,7 +174,8 @@ int store_put_run(struct store *s, const struct run_row *r)
 	bind_id_or_null(st, i++, r->engine_process_id);
 	bind_text_or_null(st, i++, r->status);
 	sqlite3_bind_int64(st, i++, r->steps);
-	(void)bind_totals(st, i, &r->totals);
+	i = bind_totals(st, i, &r->totals);
+	sqlite3_bind_int64(st, i++, r->totals.images);
 	return step_done(s, st);
 }
 

@@ -132,6 +132,7 @@ struct host_sample_row {
 /* The totals columns runs and steps share (from correlate's rollups). */
 struct totals_row {
 	uint32_t processes, failed;
+	uint32_t images; /* every image of every process: an exec ends an image */
 	uint64_t cpu_ns;
 	bool has_avg_cores;
 	double avg_cores;

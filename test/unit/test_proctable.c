@@ -470,6 +470,8 @@ static void test_rollups_hold_every_image(void **state)
 	/* A process is counted once, however many images it had. */
 	assert_int_equal(query_int("SELECT processes FROM steps"), 1);
 	assert_int_equal(query_int("SELECT processes FROM runs"), 2);
+	assert_int_equal(query_int("SELECT images FROM steps"), 4);
+	assert_int_equal(query_int("SELECT images FROM runs"), 5);
 	/* The totals agree with the sum over the run's rows. */
 	assert_int_equal(
 	    query_int("SELECT (SELECT cpu_ns FROM runs) - (SELECT sum(cpu_user_ns + "

@@ -329,6 +329,7 @@ static struct totals_row some_totals(void)
 {
 	return (struct totals_row){
 	    .processes = 3,
+	    .images = 5,
 	    .failed = 1,
 	    .cpu_ns = 500,
 	    .has_avg_cores = true,
@@ -382,6 +383,8 @@ static void test_step_and_run_totals(void **state)
 	assert_string_equal(column(s, "runs", "peak_rss_kb", 5), "700");
 	assert_string_equal(column(s, "runs", "net_rx_bytes", 5), "6");
 	assert_string_equal(column(s, "runs", "sleep_ns", 5), "10");
+	assert_string_equal(column(s, "runs", "images", 5), "5");
+	assert_string_equal(column(s, "steps", "images", 6), "5");
 	assert_string_equal(column(s, "runs", "end_ns", 5), "NULL");
 	assert_string_equal(column(s, "steps", "failed_processes", 6), "1");
 	assert_string_equal(column(s, "steps", "avg_cores", 6), "NULL");

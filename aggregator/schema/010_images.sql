@@ -1,0 +1,9 @@
+-- tracer schema version 10: runs and steps count the images of their
+-- processes beside the processes.
+
+-- An exec ends an image, not a process: a program that re-execs itself, or a
+-- `bash -c '... exec tool'`, is one process with several rows. Since v10 the
+-- rollups (cpu_ns, bytes, waits) hold every image, and `images` says how many
+-- rows that was; `processes` counts processes.
+ALTER TABLE runs ADD COLUMN images INTEGER;
+ALTER TABLE steps ADD COLUMN images INTEGER;
