@@ -18,6 +18,8 @@ const volatile __u32 page_kb = 4;
 const volatile __u64 wakeup_bytes = 1 << 20;
 /* Kernels without BPF ring buffers (< 5.8): per-CPU perf buffers instead. */
 const volatile bool use_perfbuf = false;
+/* The scheduler group is loaded: exits leave a note for their exit tail (sched.bpf.c). */
+const volatile bool exit_tails_on = false;
 
 /* include/linux/sched/signal.h; stable since 2.6 */
 #define SIGNAL_GROUP_EXIT 0x00000004
@@ -46,6 +48,25 @@ struct {
 	__type(key, __u32);
 	__type(value, struct tracer_exec_event);
 } perf_scratch SEC(".maps");
+
+/*
+ * The last thread of a process that exited, by tid: its own CPU clocks at the
+ * exit tracepoint, so its last switch-out can send what it used since. LRU:
+ * a note whose switch-out was never seen is dropped, never piles up.
+ */
+struct exit_note {
+	__u64 start_ns; /* the leader's, as in the exit event */
+	__u64 runtime, utime, stime;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct exit_note);
+} exit_notes SEC(".maps");
 
 /* Failed reservations per event type; .bss is mmap'ed, so the collector reads
  * it without a bpf() syscall after dropping privileges. */

@@ -31,10 +31,11 @@ enum tracer_event_type {
 	TRACER_EV_FILE = 5,
 	TRACER_EV_FILE_COUNTS = 6,
 	TRACER_EV_CGROUP = 7,
-	TRACER_EV_SAMPLE = 8,
-	TRACER_EV_COUNT = 9,
+	TRACER_EV_EXIT_TAIL = 8,
+	TRACER_EV_SAMPLE = 9,
+	TRACER_EV_COUNT = 10,
 };
-/* The kernel's drop counters, by ring-buffer event type (1 .. TRACER_EV_CGROUP). */
+/* The kernel's drop counters, by ring-buffer event type (1 .. TRACER_EV_EXIT_TAIL). */
 #define TRACER_DROP_SLOTS TRACER_EV_SAMPLE
 
 /* Syscall classes counted per process (collector fills the table per arch). */
@@ -145,6 +146,19 @@ struct tracer_exit_event {
 	char comm[TRACER_COMM_LEN];
 };
 
+/*
+ * What the last thread of a process used after the exit tracepoint: its exit
+ * path (freeing memory, closing files) up to its last switch-out as a dead
+ * task, where its runtime is final. The exit event's totals plus these are
+ * what wait4 reports. Header: pid is the tgid, start_ns the leader's start.
+ */
+struct tracer_exit_tail_event {
+	struct tracer_event_header h;
+	__u64 runtime_ns;
+	__u64 utime_ns;
+	__u64 stime_ns;
+};
+
 /* The victim of an OOM kill, as oom:mark_victim saw it. */
 struct tracer_oom_event {
 	struct tracer_event_header h;
@@ -227,6 +241,7 @@ _Static_assert(sizeof(struct tracer_fork_event) == 72, "tracer_fork_event layout
 _Static_assert(sizeof(struct tracer_exec_event) == 6984, "tracer_exec_event layout");
 _Static_assert(sizeof(struct tracer_exit_event) == 272, "tracer_exit_event layout");
 _Static_assert(sizeof(struct tracer_oom_event) == 120, "tracer_oom_event layout");
+_Static_assert(sizeof(struct tracer_exit_tail_event) == 56, "tracer_exit_tail_event layout");
 _Static_assert(sizeof(struct tracer_file_event) == 568, "tracer_file_event layout");
 _Static_assert(sizeof(struct tracer_file_counts_event) == 3112, "tracer_file_counts_event layout");
 _Static_assert(sizeof(struct tracer_cgroup_event) == 568, "tracer_cgroup_event layout");

@@ -513,6 +513,22 @@ static __always_inline void remember_dead_thread(struct task_struct *task,
 	__sync_fetch_and_add(&d->runq_ns, KREAD(direct, task, sched_info.run_delay));
 }
 
+/* The exiting thread's own clocks now: its last switch-out sends what it uses after. */
+static __always_inline void note_exit(struct task_struct *task, __u32 tgid, __u64 start_ns,
+				      bool direct)
+{
+	__u32 tid = KREAD(direct, task, pid);
+	struct exit_note n = {
+	    .start_ns = start_ns,
+	    .runtime = KREAD(direct, task, se.sum_exec_runtime),
+	    .utime = KREAD(direct, task, utime),
+	    .stime = KREAD(direct, task, stime),
+	    .tgid = tgid,
+	};
+
+	bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
+}
+
 static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool direct)
 {
 	struct tracer_exit_event *e;
@@ -553,7 +569,10 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 	__u32 had = read_counters_of(task, &e->totals, &flags, true, direct);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
+	__u64 start_ns = e->h.start_ns;
 	event_submit(ctx, e, sizeof(*e), TRACER_EV_EXIT);
+	if (exit_tails_on)
+		note_exit(task, tgid, start_ns, direct);
 	/* A delete of a missing key still takes the bucket lock: skipped. */
 	if (had & HAD_DEAD_THREADS)
 		bpf_map_delete_elem(&dead_threads, &tgid);

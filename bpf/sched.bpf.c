@@ -6,6 +6,42 @@
  */
 #include "common.bpf.h"
 
+/* include/linux/sched.h */
+#define TASK_DEAD 0x00000080
+
+/*
+ * A task's last switch-out: it is dead, its runtime final. If it was the last
+ * thread of a process (process.bpf.c left a note at the exit tracepoint), send
+ * what its exit path used since: freeing a large address space alone can be
+ * hundreds of milliseconds, which wait4 counts.
+ */
+static __always_inline void emit_exit_tail(void *ctx, struct task_struct *prev)
+{
+	__u32 tid = prev->pid;
+	struct exit_note *n = bpf_map_lookup_elem(&exit_notes, &tid);
+	struct tracer_exit_tail_event *e;
+
+	if (!n)
+		return;
+	e = event_reserve(sizeof(*e));
+	if (!e) {
+		count_drop(TRACER_EV_EXIT_TAIL);
+		bpf_map_delete_elem(&exit_notes, &tid);
+		return;
+	}
+	e->h.type = TRACER_EV_EXIT_TAIL;
+	e->h.flags = 0;
+	e->h.ts_ns = bpf_ktime_get_boot_ns();
+	e->h.pid = n->tgid;
+	e->h.tid = tid;
+	e->h.start_ns = n->start_ns;
+	e->runtime_ns = prev->se.sum_exec_runtime - n->runtime;
+	e->utime_ns = prev->utime - n->utime;
+	e->stime_ns = prev->stime - n->stime;
+	event_submit(ctx, e, sizeof(*e), TRACER_EV_EXIT_TAIL);
+	bpf_map_delete_elem(&exit_notes, &tid);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(iowait_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -13,6 +49,11 @@ int BPF_PROG(iowait_switch, bool preempt, struct task_struct *prev, struct task_
 	__u32 tid;
 	__u64 now;
 
+	if (prev_state & TASK_DEAD) {
+		if (exit_tails_on)
+			emit_exit_tail(ctx, prev);
+		return 0;
+	}
 	/* Only a task going to sleep inside io_schedule() is waiting for I/O. */
 	if (preempt || !prev_state || !BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
 		return 0;

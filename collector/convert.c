@@ -326,6 +326,23 @@ static int convert_cgroup(const struct tracer_cgroup_event *k, struct bytebuf *o
 	return append_event(out, &ev);
 }
 
+static int convert_exit_tail(const struct tracer_exit_tail_event *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__ExitTailEvent x = TRACER__EXIT_TAIL_EVENT__INIT;
+
+	x.pid = k->h.pid;
+	x.start_ns = k->h.start_ns;
+	x.has_runtime_ns = x.has_utime_ns = x.has_stime_ns = 1;
+	x.runtime_ns = k->runtime_ns;
+	x.utime_ns = k->utime_ns;
+	x.stime_ns = k->stime_ns;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_EXIT_TAIL;
+	ev.exit_tail = &x;
+	return append_event(out, &ev);
+}
+
 int convert_sample(const struct tracer_sample *k, struct bytebuf *out)
 {
 	Tracer__Event ev = TRACER__EVENT__INIT;
@@ -403,6 +420,10 @@ int convert_record(const void *data, size_t size, struct bytebuf *out, struct co
 		if (size < sizeof(struct tracer_cgroup_event))
 			goto bad;
 		return convert_cgroup(data, out);
+	case TRACER_EV_EXIT_TAIL:
+		if (size < sizeof(struct tracer_exit_tail_event))
+			goto bad;
+		return convert_exit_tail(data, out);
 	}
 bad:
 	st->bad_records++;

@@ -304,6 +304,8 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	bpf_map__set_max_entries(skel->maps.proc_accs,
 				 entries < 65536 ? (entries > 4096 ? entries : 4096) : 65536);
 	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
+	/* The exit path's CPU is sent from the scheduler's sched_switch program. */
+	skel->rodata->exit_tails_on = want[PROBE_SCHEDULER];
 	if (p->using_perfbuf) {
 		/* The ring buffer stays unused: as small as allowed, or not created. */
 		if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1)

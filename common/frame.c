@@ -154,6 +154,12 @@ static int event_ok(const Tracer__Event *ev, const char **what)
 			return 0;
 		}
 		return 1;
+	case TRACER__EVENT__KIND_EXIT_TAIL:
+		if (ev->exit_tail->pid == 0 || ev->exit_tail->start_ns == 0) {
+			*what = "exit tail without pid or start time";
+			return 0;
+		}
+		return 1;
 	case TRACER__EVENT__KIND_SAMPLE:
 		if (ev->sample->pid == 0 || ev->sample->start_ns == 0) {
 			*what = "sample without pid or start time";

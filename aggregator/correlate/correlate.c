@@ -295,6 +295,18 @@ void correlate_image_end(struct correlator *c, struct proc *p, const struct proc
 	}
 }
 
+void correlate_exit_tail(struct correlator *c, struct proc *p, int64_t cpu_ns)
+{
+	if (p->in.step) {
+		rollup_add_cpu(&p->in.step->r, cpu_ns);
+		p->in.step->dirty = true;
+	}
+	if (p->in.run) {
+		rollup_add_cpu(&p->in.run->r, cpu_ns);
+		p->in.run->dirty = true;
+	}
+}
+
 static enum group_status status_of(const struct process_row *row)
 {
 	if (row->has_signal)

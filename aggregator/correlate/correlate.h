@@ -70,6 +70,8 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 		    size_t argc, int64_t ts_ns);
 /* An exec ended an image of the process: what it used counts in its step and run. */
 void correlate_image_end(struct correlator *c, struct proc *p, const struct process_row *image);
+/* CPU a process used after its exit event (its exit path): added to its step and run. */
+void correlate_exit_tail(struct correlator *c, struct proc *p, int64_t cpu_ns);
 /* At exit: rollups, step and run status. */
 void correlate_exit(struct correlator *c, struct proc *p);
 /*

@@ -62,6 +62,9 @@ void ingest_event(struct ingest *g, const Tracer__Event *ev)
 	case TRACER__EVENT__KIND_EXIT:
 		on_exit_event(g, ev->ts_ns, ev->exit);
 		break;
+	case TRACER__EVENT__KIND_EXIT_TAIL:
+		on_exit_tail(g, ev->exit_tail);
+		break;
 	case TRACER__EVENT__KIND_OOM:
 		on_oom(g, ev->ts_ns, ev->oom);
 		break;
@@ -111,7 +114,7 @@ bool ingest_has_pending(const struct ingest *g)
 	const struct pending *q = &g->pending;
 
 	return g->table.dirty || g->table.closed || q->files.n || q->file_updates.n || q->ooms.n ||
-	       q->cgroups.n || q->samples.n || q->releases.n || q->hosts.n ||
+	       q->cpu_updates.n || q->cgroups.n || q->samples.n || q->releases.n || q->hosts.n ||
 	       correlate_has_pending(&g->corr) || insight_has_pending(&g->insight);
 }
 

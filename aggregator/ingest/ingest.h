@@ -26,6 +26,12 @@ struct file_update {
 	uint32_t count, failed, flags;
 };
 
+/* An exit tail arrived after the process's row was written: its CPU, rewritten. */
+struct cpu_update {
+	int64_t id;
+	uint64_t cpu_user_ns, cpu_sys_ns;
+};
+
 struct pending_sample {
 	struct sample_row row;
 	bool held; /* written, not queued for the shipper yet */
@@ -40,6 +46,7 @@ struct pending {
 	VEC(struct pending_sample) samples;
 	VEC(int64_t) releases; /* processes whose held samples go to the outbox */
 	VEC(struct host_sample_row) hosts;
+	VEC(struct cpu_update) cpu_updates;
 };
 
 /* A process with held samples, by identity: its hold ends on time even if it idles. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregator/ingest/cputime.h"
 #include "aggregator/ingest/runmark.h"
 #include "common/exitstatus.h"
 #include "common/jsonutil.h"
@@ -291,6 +292,9 @@ void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEven
 	p->row.m.max_rss_kb = x->totals ? x->totals->peak_rss_kb : 0;
 	metrics_set_presence(&p->row.m, x->totals);
 	p->row.m.ru_maxrss_kb = x->totals ? x->totals->signal_maxrss_kb : 0;
+	p->life.exit_utime_ns = end.utime_ns;
+	p->life.exit_stime_ns = end.stime_ns;
+	p->life.exit_runtime_ns = end.runtime_ns;
 	p->life.exited = true;
 	correlate_exit(&g->corr, p);
 	insight_process_exit(&g->insight, p, p->row.end_epoch_ns);
@@ -300,4 +304,41 @@ void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEven
 	hold_settle(g, p);
 	ingest_touch(g, p);
 	proc_retire(&g->table, p, ts_boot_ns);
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * What the process's last thread used after the exit event, up to its last
+ * switch-out (its exit path: freeing memory, closing files): added to the
+ * last image, its step and its run, so they match wait4.
+ */
+void on_exit_tail(struct ingest *g, const Tracer__ExitTailEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	struct proc_metrics *m;
+	uint64_t user, sys;
+
+	if (!p || !p->life.exited || p->life.tail_applied || !p->row.has_metrics) {
+		g->stats.tails_unmatched++;
+		return;
+	}
+	p->life.tail_applied = true;
+	m = &p->row.m;
+	cputime_adjust(minus(p->life.exit_utime_ns + x->utime_ns, p->life.base.utime_ns),
+		       minus(p->life.exit_stime_ns + x->stime_ns, p->life.base.stime_ns),
+		       minus(p->life.exit_runtime_ns + x->runtime_ns, p->life.base.runtime_ns),
+		       &user, &sys);
+	int64_t added = (int64_t)(user + sys) - (int64_t)(m->cpu_user_ns + m->cpu_sys_ns);
+	m->cpu_user_ns = user;
+	m->cpu_sys_ns = sys;
+	correlate_exit_tail(&g->corr, p, added);
+	if (!ingest_recordable(g, p) || p->links.dirty)
+		return; /* not written, or written whole with the next commit */
+	struct cpu_update u = {p->row.id, user, sys};
+	if (!vec_push(&g->pending.cpu_updates, u))
+		g->stats.oom++;
 }

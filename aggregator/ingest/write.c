@@ -20,8 +20,9 @@ void pending_clear(struct pending *q, bool release)
 		free(q->cgroups.items[i].controllers);
 	}
 	q->files.n = q->file_updates.n = q->ooms.n = q->cgroups.n = q->samples.n = q->hosts.n = 0;
-	q->releases.n = 0;
+	q->releases.n = q->cpu_updates.n = 0;
 	if (release) {
+		vec_free(&q->cpu_updates);
 		vec_free(&q->releases);
 		vec_free(&q->files);
 		vec_free(&q->file_updates);
@@ -118,9 +119,21 @@ static int write_pending_rows(struct ingest *g)
 	return 0;
 }
 
+/* Rows written before their exit tail came: their CPU, and queued again for the shipper. */
+static int write_cpu_updates(struct ingest *g)
+{
+	for (size_t i = 0; i < g->pending.cpu_updates.n; i++) {
+		const struct cpu_update *u = &g->pending.cpu_updates.items[i];
+		if (store_update_process_cpu(g->store, u->id, u->cpu_user_ns, u->cpu_sys_ns) != 0 ||
+		    store_ship(g->store, OUTBOX_PROCESSES, u->id, 0, NULL) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ingest_write(struct ingest *g)
 {
-	if (write_all_samples(g) != 0 || write_processes(g) != 0)
+	if (write_all_samples(g) != 0 || write_processes(g) != 0 || write_cpu_updates(g) != 0)
 		return -1;
 	if (correlate_write(&g->corr) != 0 || insight_write(&g->insight) != 0)
 		return -1;

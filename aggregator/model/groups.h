@@ -47,6 +47,8 @@ void rollup_start(struct rollup *r, int64_t start_epoch_ns, int64_t clock_offset
  */
 void rollup_add_image(struct rollup *r, const struct process_row *image, int64_t clock_offset_ns,
 		      bool leaf);
+/* CPU a finished member used after its exit was counted (its exit path). */
+void rollup_add_cpu(struct rollup *r, int64_t cpu_ns);
 /* A member process finished: count it, and add its last image. */
 void rollup_add_process(struct rollup *r, const struct process_row *last_image,
 			int64_t clock_offset_ns, bool failed, bool leaf);

@@ -73,6 +73,14 @@ void rollup_add_image(struct rollup *r, const struct process_row *image, int64_t
 		r->max_process_rss_kb = m->max_rss_kb;
 }
 
+void rollup_add_cpu(struct rollup *r, int64_t cpu_ns)
+{
+	if (cpu_ns >= 0)
+		r->cpu_ns += (uint64_t)cpu_ns;
+	else
+		r->cpu_ns = r->cpu_ns > (uint64_t)-cpu_ns ? r->cpu_ns - (uint64_t)-cpu_ns : 0;
+}
+
 void rollup_add_process(struct rollup *r, const struct process_row *last_image,
 			int64_t clock_offset_ns, bool failed, bool leaf)
 {

@@ -128,10 +128,23 @@ int store_prepare_processes(struct store *s)
 	snprintf(replace, sizeof(replace), "INSERT OR REPLACE %s", sql + strlen("INSERT "));
 	if (prepare(s, replace, &s->put_process) != 0)
 		return -1;
+	if (prepare(s, "UPDATE processes SET cpu_user_ns = ?2, cpu_sys_ns = ?3 WHERE id = ?1",
+		    &s->update_process_cpu) != 0)
+		return -1;
 	/* run_bound_write() relies on bind_process binding every parameter. */
 	if (sqlite3_bind_parameter_count(s->put_process) != PROCESS_COLUMN_COUNT)
 		return -1;
 	return 0;
+}
+
+int store_update_process_cpu(struct store *s, int64_t id, uint64_t cpu_user_ns, uint64_t cpu_sys_ns)
+{
+	sqlite3_stmt *st = s->update_process_cpu;
+
+	sqlite3_bind_int64(st, 1, id);
+	bind_u64(st, 2, cpu_user_ns);
+	bind_u64(st, 3, cpu_sys_ns);
+	return step_done(s, st);
 }
 
 int store_forget_process(struct store *s, int64_t id)

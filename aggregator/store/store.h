@@ -207,6 +207,7 @@ struct ingest_stats {
 	uint64_t missing_parents; /* parent not in the table */
 	uint64_t oom;		  /* allocation failures: event skipped (events_skipped) */
 	uint64_t clock_steps;	  /* the wall clock jumped between two frames */
+	uint64_t tails_unmatched; /* exit tail of a process not exited, unknown, or tailed */
 	int64_t last_clock_step_ns;
 };
 
@@ -221,7 +222,8 @@ struct aggregator_stats_row {
 
 struct store {
 	sqlite3 *db;
-	sqlite3_stmt *put_process, *insert_process, *put_run, *put_stream, *get_stream, *put_agg;
+	sqlite3_stmt *put_process, *insert_process, *update_process_cpu, *put_run, *put_stream,
+	    *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
 	    *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
@@ -257,6 +259,9 @@ int64_t store_max_signal_id(struct store *s);
  * pipeline (not run `exclude_run`): their median and how many, newest 50. */
 int store_step_history(struct store *s, int64_t pipeline_id, const char *name, int64_t exclude_run,
 		       int64_t *median_ns, unsigned *count);
+/* Rewrites a process row's CPU (an exit tail came after the row was written). */
+int store_update_process_cpu(struct store *s, int64_t id, uint64_t cpu_user_ns,
+			     uint64_t cpu_sys_ns);
 /* Removes a process row (and its files, samples and sample hold) written
  * before the process turned out to be deny-listed noise. */
 int store_forget_process(struct store *s, int64_t id);

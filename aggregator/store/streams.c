@@ -25,8 +25,8 @@ static const char sql_put_agg[] =
     "INSERT OR REPLACE INTO aggregator_stats (id, started_ns, updated_ns, aggregator_pid, "
     "frames_received, bad_frames, refused_peers, last_bad_frame, events_ingested, "
     "samples_unmatched, files_unmatched, late_events, unmatched_exits, missing_parents, "
-    "lost_processes, events_skipped, clock_steps, last_clock_step_ns) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "lost_processes, events_skipped, clock_steps, last_clock_step_ns, tails_unmatched) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 int store_prepare_streams(struct store *s)
 {
@@ -141,5 +141,6 @@ int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r)
 		sqlite3_bind_int64(st, i++, r->events.last_clock_step_ns);
 	else
 		sqlite3_bind_null(st, i++);
+	bind_u64(st, i++, r->events.tails_unmatched);
 	return step_done(s, st);
 }

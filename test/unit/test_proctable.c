@@ -106,12 +106,18 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void commit(void)
+/* Commits as the receiver does at boot-clock time now (entries exited 10 s before are freed). */
+static void commit_at(uint64_t now_boot_ns)
 {
 	assert_int_equal(store_begin(&st), 0);
 	assert_int_equal(ingest_write(&g), 0);
 	assert_int_equal(store_commit(&st), 0);
-	ingest_committed(&g, 0);
+	ingest_committed(&g, now_boot_ns);
+}
+
+static void commit(void)
+{
+	commit_at(0);
 }
 
 static int64_t query_int(const char *sql)
@@ -479,6 +485,60 @@ static void test_rollups_hold_every_image(void **state)
 	    0);
 }
 
+static void tail_ev(uint32_t pid, uint64_t start, uint64_t runtime_ns)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__ExitTailEvent x = TRACER__EXIT_TAIL_EVENT__INIT;
+
+	x.pid = pid;
+	x.start_ns = start;
+	x.has_runtime_ns = x.has_stime_ns = 1;
+	x.runtime_ns = x.stime_ns = runtime_ns;
+	ev.ts_ns = start + 1;
+	ev.kind_case = TRACER__EVENT__KIND_EXIT_TAIL;
+	ev.exit_tail = &x;
+	ingest_event(&g, &ev);
+}
+
+/*
+ * The exit path's CPU comes after the exit event: added to the process's row
+ * (before or after the row was written), its step and its run; a tail of a
+ * process not known to have exited is counted, not applied.
+ */
+static void test_exit_tail_adds_the_exit_path(void **state)
+{
+	char *launcher[] = {"/opt/tracer/bin/tracer", "run", "--run", "R", "--", "bash", "x.sh"};
+	char *script[] = {"/usr/bin/bash", "x.sh"};
+	char *tool[] = {"/usr/bin/sort", "big"};
+	Tracer__Counters none = counters(0, 0, 10);
+	Tracer__Counters end = counters(400 * MS, 0, 10), script_end = counters(5 * MS, 0, 10);
+
+	exec_ev(700, 1000, 1, 1, 1100, launcher, 7, NULL, true, -1);
+	fork_ev(701, 2000, 700, 1000);
+	exec_ev(701, 2000, 700, 1000, 2100, script, 2, &none, false, -1);
+	fork_ev(702, 3000, 701, 2000);
+	exec_ev(702, 3000, 701, 2000, 3100, tool, 2, &none, false, -1);
+	tail_ev(702, 3000, 7 * MS); /* before its exit: not applied */
+	exit_ev(702, 3000, 3500, 0, &end);
+	tail_ev(702, 3000, 100 * MS); /* same batch: the row is written whole */
+	tail_ev(702, 3000, 100 * MS); /* a second tail: not applied */
+	commit();
+	assert_int_equal(
+	    query_int("SELECT cpu_user_ns + cpu_sys_ns FROM processes WHERE pid = 702"), 500 * MS);
+	assert_int_equal(query_int("SELECT cpu_ns FROM steps"), 500 * MS);
+	exit_ev(701, 2000, 4000, 0, &script_end);
+	commit_at(5000);
+	tail_ev(701, 2000, 20 * MS); /* after the row was written: updated in place */
+	commit_at(6000);
+	assert_int_equal(
+	    query_int("SELECT cpu_user_ns + cpu_sys_ns FROM processes WHERE pid = 701"), 25 * MS);
+	/* The update touched the CPU alone: the row kept its strings. */
+	assert_int_equal(
+	    query_int("SELECT count(*) FROM processes WHERE pid = 701 AND exe IS NOT NULL"), 1);
+	assert_int_equal(query_int("SELECT cpu_ns FROM runs"), 525 * MS);
+	assert_int_equal(g.stats.tails_unmatched, 2);
+}
+
 static void test_files_and_oom(void **state)
 {
 	char *argv[] = {"/usr/bin/tool"};
@@ -601,6 +661,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rollups_hold_every_image, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exit_tail_adds_the_exit_path, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_release_that_fails_keeps_the_hold,
 					    setup_with_outbox, teardown),
 	};
