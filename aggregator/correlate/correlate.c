@@ -54,6 +54,24 @@ static bool join_nextflow_task(struct correlator *c, struct proc *p)
 	return false;
 }
 
+/* A child of an engine whose steps start at fork (a script) starts a step now. */
+static void step_at_fork(struct correlator *c, struct proc *child, struct proc *parent)
+{
+	struct run *r = child->in.run;
+	const struct engine *eng = r && r->engine[0] ? engine_by_name(r->engine) : NULL;
+	struct process_view v = {.parent_is_engine = true};
+	struct step_spec spec = {0};
+
+	if (!eng || !eng->steps_at_fork || child->in.step ||
+	    !same_process(r->engine_pid, r->engine_start_boot_ns, parent) ||
+	    !eng->step(&v, r->step_seq + 1, &spec))
+		return;
+	r->step_seq++;
+	struct step *s = new_step(c, r, &spec, child);
+	if (s)
+		set_step(child, s);
+}
+
 void correlate_fork(struct correlator *c, struct proc *child, struct proc *parent)
 {
 	if (!parent)
@@ -62,6 +80,7 @@ void correlate_fork(struct correlator *c, struct proc *child, struct proc *paren
 		set_run(child, parent->in.run);
 	if (parent->in.step)
 		set_step(child, parent->in.step);
+	step_at_fork(c, child, parent);
 	child->row.helper = parent->row.helper;
 	child->row.tool_id = parent->row.tool_id;
 	memcpy(child->row.container_runtime, parent->row.container_runtime,

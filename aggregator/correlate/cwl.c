@@ -66,5 +66,5 @@ static bool toil_step(const struct process_view *v, unsigned seq, struct step_sp
 	return true;
 }
 
-const struct engine engine_cwltool = {"cwltool", cwltool_run, cwltool_step};
-const struct engine engine_toil = {"toil", toil_run, toil_step};
+const struct engine engine_cwltool = {"cwltool", cwltool_run, cwltool_step, false};
+const struct engine engine_toil = {"toil", toil_run, toil_step, false};

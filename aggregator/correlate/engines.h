@@ -40,6 +40,9 @@ struct engine {
 	const char *name;
 	bool (*is_run)(const struct process_view *v, char *pipeline, size_t size);
 	bool (*step)(const struct process_view *v, unsigned seq, struct step_spec *out);
+	/* Steps start when the engine forks, not when the child execs: a subshell
+	 * that never execs is a step too (plain scripts). */
+	bool steps_at_fork;
 };
 
 extern const struct engine engine_snakemake, engine_nextflow, engine_cwltool, engine_toil,

@@ -88,4 +88,4 @@ static bool step(const struct process_view *v, unsigned seq, struct step_spec *o
 	return true;
 }
 
-const struct engine engine_nextflow = {"nextflow", is_run, step};
+const struct engine engine_nextflow = {"nextflow", is_run, step, false};

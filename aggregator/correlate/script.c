@@ -1,7 +1,9 @@
 /*
  * Plain scripts and Slurm jobs without an engine.
  *   - A shell script a user starts (from a shell, sudo, ssh, tmux, or as the
- *     command of `tracer run`) is a run; each of its direct children is a step.
+ *     command of `tracer run`) is a run; each of its direct children is a step,
+ *     from its fork: a subshell `( ... )` or a `| while read` loop that never
+ *     execs holds the tools it runs.
  *   - A Slurm job (from its cgroup path) is a run of its own; each job step
  *     (batch, extern, 0, 1, ...) is a step.
  */
@@ -60,5 +62,5 @@ static bool slurm_step(const struct process_view *v, unsigned seq, struct step_s
 	return true;
 }
 
-const struct engine engine_script = {"script", script_run, script_step};
-const struct engine engine_slurm = {"slurm", slurm_run, slurm_step};
+const struct engine engine_script = {"script", script_run, script_step, true};
+const struct engine engine_slurm = {"slurm", slurm_run, slurm_step, false};

@@ -2,6 +2,7 @@
  * Snakemake: the snakemake process is the run; its Snakefile (or working
  * directory) names the pipeline. Each job is a step: the `bash -c 'set -euo
  * pipefail; ...'` it starts for a shell rule, a `.snakemake/scripts/` script,
+ * the `/bin/sh -c "... snakemake --target-jobs 'rule:...'"` of a `run:` rule,
  * or in cluster and Slurm modes the snakemake subprocess with --target-jobs
  * 'rule:...'. The rule name is in argv only in those last cases.
  */
@@ -33,8 +34,25 @@ static bool is_run(const struct process_view *v, char *pipeline, size_t size)
 /* 'rule:wildcard=value,...' or 'rule' -> rule */
 static void rule_name(const char *spec, char *out, size_t size)
 {
-	size_t n = strcspn(spec, ": ,'");
+	size_t n = strcspn(spec, ": ,'\"");
 	snprintf(out, size, "%.*s", (int)n, spec);
+}
+
+/*
+ * A `run:` job in Snakemake 7: `/bin/sh -c "cd DIR && python3 -m snakemake
+ * --target-jobs 'rule:...' ..."`. The rule is inside the shell's string.
+ */
+static bool shell_target(const struct process_view *v, char *name, size_t size)
+{
+	const char *code = v->argc >= 3 && !strcmp(v->argv[1], "-c") ? v->argv[2] : NULL;
+	const char *at = code && strstr(code, "snakemake") ? strstr(code, "--target-jobs") : NULL;
+
+	if (!v->tool->interpreter[0] || !at)
+		return false;
+	at += strlen("--target-jobs");
+	at += strspn(at, " =\t'\"");
+	rule_name(at, name, size);
+	return name[0] != '\0';
 }
 
 static bool step(const struct process_view *v, unsigned seq, struct step_spec *out)
@@ -53,6 +71,8 @@ static bool step(const struct process_view *v, unsigned seq, struct step_spec *o
 		rule_name(target, out->name, sizeof(out->name));
 		return true;
 	}
+	if (shell_target(v, out->name, sizeof(out->name)))
+		return true;
 	/* snakejob.<rule>.<jobid>.sh (cluster jobscripts) */
 	for (size_t i = 0; i < v->argc; i++) {
 		const char *base = strrchr(v->argv[i], '/');
@@ -80,4 +100,4 @@ static bool step(const struct process_view *v, unsigned seq, struct step_spec *o
 	       strstr(v->argv[2], "set -euo pipefail");
 }
 
-const struct engine engine_snakemake = {"snakemake", is_run, step};
+const struct engine engine_snakemake = {"snakemake", is_run, step, false};

@@ -72,8 +72,22 @@ static bool looks_like_subcommand(const char *arg)
 	return true;
 }
 
+/*
+ * Snakemake runs a `script:` rule's file from a copy named by Python's
+ * tempfile, .snakemake/scripts/tmpXXXXXXXX.NAME: the tool is NAME, the same
+ * in every run.
+ */
+static const char *without_temp_prefix(const char *base)
+{
+	if (strncmp(base, "tmp", 3) != 0)
+		return base;
+	size_t n = strspn(base + 3, "abcdefghijklmnopqrstuvwxyz0123456789_");
+	return n == 8 && base[11] == '.' && base[12] ? base + 12 : base;
+}
+
 static void set_program(struct tool_identity *t, const char *program)
 {
+	program = without_temp_prefix(program);
 	copy_string(t->program, sizeof(t->program), program);
 	copy_string(t->name, sizeof(t->name), program);
 }

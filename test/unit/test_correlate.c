@@ -144,6 +144,36 @@ static void test_script_run_and_its_steps(void **state)
 	assert_int_equal(r->r.cpu_ns, 460 * MS);
 }
 
+static void test_subshell_of_a_script_is_a_step(void **state)
+{
+	static const char *const shell_argv[] = {"bash", NULL};
+	static const char *const script_argv[] = {"bash", "loop.sh", NULL};
+	static const char *const gzip_argv[] = {"gzip", "-c", "x", NULL};
+	struct proc *shell = process(50, NULL, 0, "/usr/bin/bash", shell_argv);
+	struct proc *script = process(51, shell, 10, "/usr/bin/bash", script_argv);
+
+	exec(script, shell, script_argv);
+	/* `( gzip ...; : )`: the subshell never execs; gzip is its child. */
+	struct proc *sub = process(52, script, 20, "/usr/bin/bash", script_argv);
+	assert_non_null(sub->in.step);
+	struct proc *gz = process(53, sub, 30, "/usr/bin/gzip", script_argv);
+	exec(gz, sub, gzip_argv);
+	assert_ptr_equal(gz->in.step, sub->in.step);
+	assert_string_equal(sub->in.step->name, "gzip");
+	finish(gz, 130, 80, 0);
+	finish(sub, 140, 1, 0);
+	assert_int_equal(sub->in.step->r.cpu_ns, 81 * MS);
+	assert_int_equal(sub->in.step->r.processes, 2);
+	/* The next direct child is a step of its own. */
+	struct proc *next = process(54, script, 150, "/usr/bin/gzip", script_argv);
+	exec(next, script, gzip_argv);
+	assert_non_null(next->in.step);
+	assert_true(next->in.step != sub->in.step);
+	/* A child of a child is not a step of its own. */
+	struct proc *grandchild = process(55, next, 160, "/usr/bin/gzip", gzip_argv);
+	assert_ptr_equal(grandchild->in.step, next->in.step);
+}
+
 static void test_engine_inside_a_script_gets_its_own_run(void **state)
 {
 	static const char *const shell_argv[] = {"bash", NULL};
@@ -204,6 +234,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_script_run_and_its_steps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_subshell_of_a_script_is_a_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_engine_inside_a_script_gets_its_own_run, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_slurm_job_is_a_run_and_its_step_a_step, setup,

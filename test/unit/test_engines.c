@@ -231,6 +231,14 @@ static void test_snakemake_steps(void **state)
 	    {{"/usr/bin/python3.11", "/w", {"python3", "/w/.snakemake/scripts/tmpab12.plot.py"}},
 	     true,
 	     "plot.py"},
+	    /* A run: job in Snakemake 7: the rule is inside the shell's string. */
+	    {{"/usr/bin/dash",
+	      "/w",
+	      {"/bin/sh", "-c",
+	       "cd /w && /usr/bin/python3 -m snakemake --snakefile /w/Snakefile --target-jobs "
+	       "'summarise:sample=A' --allowed-rules 'summarise' --cores 1 --mode 2"}},
+	     true,
+	     "summarise"},
 	    /* The ILP solver Snakemake runs to schedule is not a job. */
 	    {{"/usr/bin/cbc", "/w", {"cbc", "/tmp/x-pulp.mps", "max", "timeMode", "elapsed"}},
 	     false,

@@ -37,6 +37,12 @@ static const struct id_case id_cases[] = {
      "align.py",
      "align.py"},
     {"/usr/bin/python3", {"python3", "-m", "multiqc.main", "."}, "multiqc", "multiqc"},
+    /* Snakemake's copy of a script: rule file, not its temp name. */
+    {"/usr/bin/python3.11",
+     {"python3", "/w/.snakemake/scripts/tmpocl9lvfu.analyse.py"},
+     "analyse.py",
+     "analyse.py"},
+    {"/usr/bin/python3", {"python3", "/opt/tmp_tools.py"}, "tmp_tools.py", "tmp_tools.py"},
     {"/usr/bin/python3", {"python3", "-c", "print(1)"}, "python3", "python3"},
     {"/usr/bin/python3",
      {"/usr/bin/python3", "/usr/bin/snakemake", "--cores", "2"},
