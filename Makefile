@@ -114,7 +114,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    aggregator/ingest/ingest.c aggregator/ingest/process.c aggregator/ingest/launch.c \
                    aggregator/ingest/counters.c aggregator/ingest/data.c aggregator/ingest/clock.c \
                    aggregator/ingest/hold.c aggregator/ingest/write.c aggregator/ingest/resume.c \
-                   aggregator/ingest/scope.c aggregator/correlate/engine_argv.c \
+                   aggregator/ingest/scope.c aggregator/ingest/path.c aggregator/correlate/engine_argv.c \
                    aggregator/ingest/runmark.c aggregator/ingest/cputime.c aggregator/receive/hostsample.c \
                    aggregator/correlate/tools.c aggregator/correlate/cgroup_path.c \
                    aggregator/model/rollup.c aggregator/correlate/engines.c \

@@ -32,10 +32,11 @@ enum tracer_event_type {
 	TRACER_EV_FILE_COUNTS = 6,
 	TRACER_EV_CGROUP = 7,
 	TRACER_EV_EXIT_TAIL = 8,
-	TRACER_EV_SAMPLE = 9,
-	TRACER_EV_COUNT = 10,
+	TRACER_EV_CWD = 9,
+	TRACER_EV_SAMPLE = 10,
+	TRACER_EV_COUNT = 11,
 };
-/* The kernel's drop counters, by ring-buffer event type (1 .. TRACER_EV_EXIT_TAIL). */
+/* The kernel's drop counters, by ring-buffer event type (1 .. TRACER_EV_CWD). */
 #define TRACER_DROP_SLOTS TRACER_EV_SAMPLE
 
 /* Syscall classes counted per process (collector fills the table per arch). */
@@ -159,6 +160,14 @@ struct tracer_exit_tail_event {
 	__u64 stime_ns;
 };
 
+/* A process changed its working directory (chdir, fchdir): relative opens follow it. */
+struct tracer_cwd_event {
+	struct tracer_event_header h;
+	__u32 cwd_len; /* bytes used in cwd: NUL-separated, leaf first (as in exec) */
+	__u32 cwd_depth;
+	char cwd[TRACER_CWD_MAX + TRACER_CWD_NAME_MAX];
+};
+
 /* The victim of an OOM kill, as oom:mark_victim saw it. */
 struct tracer_oom_event {
 	struct tracer_event_header h;
@@ -242,6 +251,7 @@ _Static_assert(sizeof(struct tracer_exec_event) == 6984, "tracer_exec_event layo
 _Static_assert(sizeof(struct tracer_exit_event) == 272, "tracer_exit_event layout");
 _Static_assert(sizeof(struct tracer_oom_event) == 120, "tracer_oom_event layout");
 _Static_assert(sizeof(struct tracer_exit_tail_event) == 56, "tracer_exit_tail_event layout");
+_Static_assert(sizeof(struct tracer_cwd_event) == 1320, "tracer_cwd_event layout");
 _Static_assert(sizeof(struct tracer_file_event) == 568, "tracer_file_event layout");
 _Static_assert(sizeof(struct tracer_file_counts_event) == 3112, "tracer_file_counts_event layout");
 _Static_assert(sizeof(struct tracer_cgroup_event) == 568, "tracer_cgroup_event layout");

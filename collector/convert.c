@@ -343,6 +343,25 @@ static int convert_exit_tail(const struct tracer_exit_tail_event *k, struct byte
 	return append_event(out, &ev);
 }
 
+static int convert_cwd(const struct tracer_cwd_event *k, struct bytebuf *out)
+{
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__CwdEvent x = TRACER__CWD_EVENT__INIT;
+	static char cwd[sizeof(k->cwd) + 8];
+
+	join_path_components(k->cwd, k->cwd_len < sizeof(k->cwd) ? k->cwd_len : sizeof(k->cwd),
+			     (k->h.flags & TRACER_F_CWD_TRUNCATED) != 0, cwd, sizeof(cwd));
+	x.pid = k->h.pid;
+	x.start_ns = k->h.start_ns;
+	x.cwd = cwd;
+	x.has_truncated = 1;
+	x.truncated = (k->h.flags & TRACER_F_CWD_TRUNCATED) != 0;
+	ev.ts_ns = k->h.ts_ns;
+	ev.kind_case = TRACER__EVENT__KIND_CWD;
+	ev.cwd = &x;
+	return append_event(out, &ev);
+}
+
 int convert_sample(const struct tracer_sample *k, struct bytebuf *out)
 {
 	Tracer__Event ev = TRACER__EVENT__INIT;
@@ -424,6 +443,10 @@ int convert_record(const void *data, size_t size, struct bytebuf *out, struct co
 		if (size < sizeof(struct tracer_exit_tail_event))
 			goto bad;
 		return convert_exit_tail(data, out);
+	case TRACER_EV_CWD:
+		if (size < sizeof(struct tracer_cwd_event))
+			goto bad;
+		return convert_cwd(data, out);
 	}
 bad:
 	st->bad_records++;

@@ -213,6 +213,11 @@ static void files_programs(struct probes *p, struct tracer_bpf *s, struct group_
 			add(g, s->progs.file_open_exit);
 		if (has_syscall_tracepoint("sys_exit_creat"))
 			add(g, s->progs.file_creat_exit);
+		/* A relative open after a chdir is relative to the new cwd. */
+		if (has_syscall_tracepoint("sys_exit_chdir"))
+			add(g, s->progs.cwd_chdir_exit);
+		if (has_syscall_tracepoint("sys_exit_fchdir"))
+			add(g, s->progs.cwd_fchdir_exit);
 	} else {
 		snprintf(why, why_size, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
 	}

@@ -16,6 +16,7 @@ static inline const char *event_type_name(int t)
 	    [TRACER_EV_FILE_COUNTS] = "file_counts",
 	    [TRACER_EV_CGROUP] = "cgroup",
 	    [TRACER_EV_EXIT_TAIL] = "exit_tail",
+	    [TRACER_EV_CWD] = "cwd",
 	    [TRACER_EV_SAMPLE] = "sample",
 	};
 	return t >= 0 && t < TRACER_EV_COUNT ? names[t] : "other";

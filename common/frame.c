@@ -154,6 +154,13 @@ static int event_ok(const Tracer__Event *ev, const char **what)
 			return 0;
 		}
 		return 1;
+	case TRACER__EVENT__KIND_CWD:
+		if (ev->cwd->pid == 0 || ev->cwd->start_ns == 0 ||
+		    !string_ok(ev->cwd->cwd, FRAME_MAX_PATH)) {
+			*what = "cwd event without pid or start time, or path too long";
+			return 0;
+		}
+		return 1;
 	case TRACER__EVENT__KIND_EXIT_TAIL:
 		if (ev->exit_tail->pid == 0 || ev->exit_tail->start_ns == 0) {
 			*what = "exit tail without pid or start time";

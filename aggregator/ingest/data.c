@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "aggregator/ingest/cputime.h"
+#include "aggregator/ingest/path.h"
 #include "common/jsonutil.h"
 #include "common/strutil.h"
 
@@ -43,22 +44,45 @@ void on_oom(struct ingest *g, uint64_t ts_boot_ns, const Tracer__OomEvent *x)
 		g->stats.oom++;
 }
 
+/* The path as opened, made absolute against the process's cwd now, normalised. */
 static char *file_path(const struct proc *p, const Tracer__FileEvent *x)
 {
+	const char *cwd = p->life.cwd ? p->life.cwd : p->row.cwd;
 	char *joined, *clean;
 	size_t n;
 
-	if (!x->relative || !p->row.cwd)
-		return utf8_sanitize(x->path, strlen(x->path));
-	/* Relative to the cwd at exec: right unless the process changed directory. */
-	n = strlen(p->row.cwd) + strlen(x->path) + 2;
-	joined = malloc(n);
-	if (!joined)
-		return NULL;
-	snprintf(joined, n, "%s%s%s", p->row.cwd, strcmp(p->row.cwd, "/") ? "/" : "", x->path);
-	clean = utf8_sanitize(joined, strlen(joined));
-	free(joined);
+	if (!x->relative || !cwd) {
+		clean = utf8_sanitize(x->path, strlen(x->path));
+	} else {
+		n = strlen(cwd) + strlen(x->path) + 2;
+		joined = malloc(n);
+		if (!joined)
+			return NULL;
+		snprintf(joined, n, "%s/%s", cwd, x->path);
+		clean = utf8_sanitize(joined, strlen(joined));
+		free(joined);
+	}
+	if (clean)
+		path_normalize(clean);
 	return clean;
+}
+
+void on_cwd(struct ingest *g, const Tracer__CwdEvent *x)
+{
+	struct proc *p = proc_find(&g->table, x->pid, x->start_ns, false);
+	char *cwd;
+
+	if (!p || p->life.exited || !x->cwd) {
+		g->stats.files_unmatched++;
+		return;
+	}
+	cwd = utf8_sanitize(x->cwd, strlen(x->cwd));
+	if (!cwd) {
+		g->stats.oom++;
+		return;
+	}
+	free(p->life.cwd);
+	p->life.cwd = cwd;
 }
 
 void on_file(struct ingest *g, uint64_t ts_boot_ns, const Tracer__FileEvent *x)

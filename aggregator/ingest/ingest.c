@@ -65,6 +65,9 @@ void ingest_event(struct ingest *g, const Tracer__Event *ev)
 	case TRACER__EVENT__KIND_EXIT_TAIL:
 		on_exit_tail(g, ev->exit_tail);
 		break;
+	case TRACER__EVENT__KIND_CWD:
+		on_cwd(g, ev->cwd);
+		break;
 	case TRACER__EVENT__KIND_OOM:
 		on_oom(g, ev->ts_ns, ev->oom);
 		break;

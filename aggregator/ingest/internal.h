@@ -55,6 +55,7 @@ void on_fork(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ForkEvent *f);
 void on_exec(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExecEvent *x);
 void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEvent *x);
 void on_exit_tail(struct ingest *g, const Tracer__ExitTailEvent *x);
+void on_cwd(struct ingest *g, const Tracer__CwdEvent *x);
 
 /* data.c */
 void on_oom(struct ingest *g, uint64_t ts_boot_ns, const Tracer__OomEvent *x);

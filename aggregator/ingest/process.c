@@ -21,6 +21,9 @@ static void set_string(char **dst, const char *src)
 
 static void fill_image_from_exec(struct ingest *g, struct proc *p, const Tracer__ExecEvent *x)
 {
+	/* The exec's cwd is the cwd now: a chdir before it no longer matters. */
+	free(p->life.cwd);
+	p->life.cwd = NULL;
 	struct process_row *r = &p->row;
 
 	copy_string(r->comm, sizeof(r->comm), x->comm ? x->comm : "");
@@ -139,6 +142,9 @@ void on_fork(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ForkEvent *f)
 		p->row.proc_start_boot_ns = start;
 		p->row.start_epoch_ns = proc_epoch_ns(p, start);
 		p->row.state = "running";
+		/* A chdir of the parent's since its exec is the child's cwd too. */
+		if (parent->life.cwd && !(p->life.cwd = strdup(parent->life.cwd)))
+			g->stats.oom++;
 	}
 	copy_string(p->row.comm, sizeof(p->row.comm), f->comm ? f->comm : "");
 	if (f->has_uid) {

@@ -31,6 +31,7 @@ static void free_proc(struct proctable *t, struct proc *p)
 		t->on_free(p);
 	process_row_free_strings(&p->row);
 	free(p->life.file_ids);
+	free(p->life.cwd);
 	free(p);
 }
 

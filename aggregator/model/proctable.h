@@ -88,6 +88,7 @@ struct proc_life {
 	uint64_t exit_utime_ns, exit_stime_ns, exit_runtime_ns;
 	bool tail_applied;
 	uint64_t last_sample_io;
+	char *cwd;	   /* the cwd now, if it changed since exec (chdir); owned */
 	int64_t *file_ids; /* files rows by the kernel's slot number */
 	uint32_t n_file_ids;
 };

@@ -387,6 +387,41 @@ def script_children_are_steps_and_orphans_stay(ctx):
         ctx.check(second["end_ns"] >= end, "the step ends when its orphan does")
 
 
+@test
+def script_subshells_and_loops_are_steps(ctx):
+    """A script whose work runs in a subshell that never execs and in a `| while read` loop:
+    every direct child of the script is a step holding its descendants, each step's CPU
+    against wait4 of its work (9 ms + 1%), and the CPU outside steps is the script's own."""
+    script = ctx.path("loops.sh")
+    m, burn = ctx.helper("measure"), ctx.helper("cpuburn")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\n"
+                f"( {m} {ctx.path('a.json')} -- {burn} 300; : )\n"
+                f"printf '1\\n2\\n' | while read i; do {m} {ctx.path('b')}$i.json -- {burn} 150; done\n"
+                f"{m} {ctx.path('c.json')} -- {burn} 100\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], expect=0)
+    run = ctx.latest_run()
+    steps = ctx.query("SELECT id, cpu_ns FROM steps WHERE run_id = ? ORDER BY start_ns, id", run)
+    # The subshell, the two sides of the pipeline, and the last command.
+    ctx.check(len(steps) == 4, f"one step per direct child of the script: {steps}")
+    cpu_of = dict(steps)
+    truth = {}
+    for name in ("a", "b1", "b2", "c"):
+        t = load_json(ctx.path(f"{name}.json"))
+        step = ctx.one("SELECT step_id FROM processes WHERE run_id = ? AND pid = ?", run, t["pid"])
+        truth.setdefault(step, 0)
+        truth[step] += t["utime_ns"] + t["stime_ns"]
+    ctx.check(len(truth) == 3, f"the loop's two iterations share the loop's step: {truth}")
+    for step, ns in truth.items():
+        ctx.check(step in cpu_of, f"the work's step {step} is one of the run's")
+        ctx.close(cpu_of.get(step, 0), ns, 9_000_000 + ns // 100 + 20_000_000,
+                  f"step {step} CPU (ns), its work's wait4 plus shells and measure (20 ms)")
+    outside = ctx.one("SELECT coalesce(sum(cpu_user_ns + cpu_sys_ns), 0) FROM processes "
+                      "WHERE run_id = ? AND step_id IS NULL", run)
+    ctx.check(outside < 30_000_000, f"CPU outside steps is the script's own, {outside / 1e6:.1f} ms")
+
+
 # --- Slurm -----------------------------------------------------------------------------
 
 @test

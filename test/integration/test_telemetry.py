@@ -183,6 +183,24 @@ def files_lists_exactly_what_was_opened(ctx):
 
 
 @test
+def relative_paths_follow_chdir_and_are_normalised(ctx):
+    """Relative opens after `cd` (in the shell itself and in a subshell), and paths with `..`
+    and `.`: each file is recorded under its real absolute path (os.path.realpath)."""
+    top = ctx.path("tree")
+    os.makedirs(os.path.join(top, "one", "two"))
+    os.chmod(top, 0o777)
+    script = ("cd one && echo a > a.txt && cd two && echo b > ../b.txt && "
+              "cat ./../../one/a.txt > /dev/null; (cd .. && echo c > two/./c.txt); "
+              "cd / && cat " + os.path.join(top, "one", "two", "..", "b.txt") + " > /dev/null")
+    ctx.tracer_run(["bash", "-c", script], expect=0)
+    run = ctx.latest_run()
+    paths = {p for (p,) in ctx.query("SELECT f.path FROM files f JOIN processes p ON p.id = f.process_id "
+                                     "WHERE p.run_id = ? AND f.path LIKE ?", run, top + "%")}
+    want = {os.path.realpath(os.path.join(top, "one", n)) for n in ("a.txt", "b.txt", os.path.join("two", "c.txt"))}
+    ctx.check(paths == want, f"paths {sorted(paths)}\n       expected {sorted(want)}")
+
+
+@test
 def files_without_the_repeat_open_cache(ctx):
     """The same opens as counted on Linux 5.5-6.1 (no bpf_rdonly_cast): every open reads its path."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
