@@ -90,7 +90,7 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 {
 	sqlite3_stmt *st;
 	json_t *by_id = json_object(), *all = json_array(), *roots = json_array();
-	int64_t cpu = 0, peak = 0, rchar = 0, wchar = 0, count = 0, failed = 0;
+	int64_t cpu = 0, peak = 0, rchar = 0, wchar = 0, count = 0, images = 0, failed = 0;
 
 	if (sqlite3_prepare_v2(db, "SELECT * FROM processes WHERE run_id = ? ORDER BY start_ns, id",
 			       -1, &st, NULL) != SQLITE_OK)
@@ -102,7 +102,9 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 		snprintf(key, sizeof(key), "%lld", (long long)int_of(p, "id"));
 		json_object_set(by_id, key, p);
 		json_array_append_new(all, p);
-		count++;
+		/* A row is an image; a process's first image is image 0. */
+		images++;
+		count += int_of(p, "image") == 0;
 		cpu += int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns");
 		if (int_of(p, "max_rss_kb") > peak)
 			peak = int_of(p, "max_rss_kb");
@@ -131,6 +133,7 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 	json_decref(all);
 	json_decref(by_id);
 	json_object_set_new(totals, "processes", json_integer(count));
+	json_object_set_new(totals, "images", json_integer(images));
 	json_object_set_new(totals, "failed_processes", json_integer(failed));
 	json_object_set_new(totals, "cpu_ns", json_integer(cpu));
 	json_object_set_new(totals, "max_process_rss_kb", json_integer(peak));
@@ -378,10 +381,14 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		fprintf(out, "  exit %lld", (long long)int_of(run, "exit_code"));
 	else
 		fprintf(out, "  running");
+	char images[48] = "";
+	if (int_of(totals, "images") != int_of(totals, "processes"))
+		snprintf(images, sizeof(images), "%lld images, ",
+			 (long long)int_of(totals, "images"));
 	fprintf(out,
-		", wall %s, %lld processes (%lld failed), CPU %s, largest process %s, "
+		", wall %s, %lld processes (%s%lld failed), CPU %s, largest process %s, "
 		"read %s, written %s\n\n",
-		wall, (long long)int_of(totals, "processes"),
+		wall, (long long)int_of(totals, "processes"), images,
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
 	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {
 		print_steps(out, o->structure, start, o);

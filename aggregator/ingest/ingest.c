@@ -34,6 +34,8 @@ int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
 	if (insight_init(&g->insight, store, signals) != 0)
 		return -1;
 	g->corr.insight = &g->insight;
+	g->corr.host_id = g->host_id;
+	g->corr.hostname = g->hostname;
 	if (proctable_init(&g->table) != 0)
 		return -1;
 	g->table.on_free = release_entry;

@@ -115,6 +115,8 @@ static void test_script_run_and_its_steps(void **state)
 	struct proc *shell = process(10, NULL, 0, "/usr/bin/bash", shell_argv);
 	struct proc *script = process(11, shell, 100, "/usr/bin/bash", script_argv);
 
+	corr.host_id = "h-1";
+	corr.hostname = "node7";
 	exec(shell, NULL, shell_argv);
 	exec(script, shell, script_argv);
 	struct run *r = script->in.run;
@@ -122,6 +124,8 @@ static void test_script_run_and_its_steps(void **state)
 	assert_int_equal(r->source, RUN_SCRIPT);
 	assert_string_equal(r->engine, "script");
 	assert_string_equal(r->row.pipeline, "align");
+	assert_string_equal(r->row.hostname, "node7"); /* recognised runs know their host too */
+	assert_string_equal(r->row.host_id, "h-1");
 	assert_null(shell->in.run); /* the user's shell is not in the run */
 
 	struct proc *sort = process(12, script, 200, "/usr/bin/sort", script_argv);
