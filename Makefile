@@ -111,6 +111,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
                    aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c \
+                   aggregator/store/dblock.c \
                    aggregator/ingest/ingest.c aggregator/ingest/process.c aggregator/ingest/launch.c \
                    aggregator/ingest/counters.c aggregator/ingest/data.c aggregator/ingest/clock.c \
                    aggregator/ingest/hold.c aggregator/ingest/write.c aggregator/ingest/resume.c \
@@ -133,7 +134,7 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/cmd_show.c cli/cmd_status.c cli/repor
             common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c \
             cli/cmd_cost.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c \
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
-            cli/format.c aggregator/ingest/runmark.c common/jsonutil.c
+            cli/format.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \

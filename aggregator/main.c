@@ -18,6 +18,7 @@
 #include "aggregator/ingest/ingest.h"
 #include "aggregator/outbox/outbox.h"
 #include "aggregator/receive/receiver.h"
+#include "aggregator/store/dblock.h"
 #include "aggregator/store/schema.h"
 #include "aggregator/store/store.h"
 #include "common/fileutil.h"
@@ -46,6 +47,10 @@ struct aggregator_options {
 	struct insight_config signals;
 	unsigned outbox_mib; /* 0: no shipping */
 	const char *shipper_state;
+	/* `tracer run`'s own aggregator: the one launcher whose run it records. */
+	bool has_launcher;
+	uint32_t launcher_pid;
+	uint64_t launcher_start_boot_ns;
 };
 
 static volatile sig_atomic_t stop_requested, reload_requested;
@@ -126,6 +131,12 @@ static void usage(FILE *out)
 	    "runq-seconds,\n"
 	    "                         runq-share, reclaim-seconds, near-limit-share, slow-factor,\n"
 	    "                         slow-min-extra-seconds, slow-min-history\n"
+	    "  --launcher PID:START   record only the run of this `tracer run` (its pid and\n"
+	    "                         start, CLOCK_BOOTTIME ns as /proc shows it; tracer run's\n"
+	    "                         own aggregator); other tracer runs are not runs here\n"
+	    "  --outbox-mib N         queue records for the shipper, at most N MiB (0: off)\n"
+	    "  --shipper-state PATH   the shipper's state database "
+	    "(default " TRACER_DEFAULT_SHIPPER_STATE ")\n"
 	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
 	    "  --ready-fd N           write \"ready\\n\" to fd N once listening\n",
 	    RECEIVER_COMMIT_EVERY_MS);
@@ -149,6 +160,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"signal", required_argument, 0, 'G'},
 	    {"outbox-mib", required_argument, 0, 'O'},
 	    {"shipper-state", required_argument, 0, 'P'},
+	    {"launcher", required_argument, 0, 'L'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -217,6 +229,21 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 				return -1;
 			}
 			o->ready_fd = (int)fd;
+			break;
+		}
+		case 'L': {
+			unsigned long pid = strtoul(optarg, &end, 10);
+			if (*end != ':' || pid == 0 || pid > 4194304) {
+				fprintf(stderr, "tracer-aggregator: --launcher is PID:START_NS\n");
+				return -1;
+			}
+			o->launcher_start_boot_ns = strtoull(end + 1, &end, 10);
+			if (*end) {
+				fprintf(stderr, "tracer-aggregator: --launcher is PID:START_NS\n");
+				return -1;
+			}
+			o->launcher_pid = (uint32_t)pid;
+			o->has_launcher = true;
 			break;
 		}
 		case 'A':
@@ -293,6 +320,28 @@ static int allowed_peers(const struct aggregator_options *o, struct ipc_peer_pol
 	return 0;
 }
 
+/*
+ * Beside the socket, the database we write (SOCKET.db): `tracer run` with
+ * another --db is refused at once, naming this one. NULL removes it.
+ */
+static void announce_db(const char *socket_path, const char *db_path)
+{
+	char path[4200], real[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.db", socket_path);
+	if (!db_path) {
+		unlink(path);
+		return;
+	}
+	if (!realpath(db_path, real) || !(f = fopen(path, "we"))) {
+		log_warn("cannot write %s: tracer run cannot check its --db", path);
+		return;
+	}
+	fprintf(f, "%s\n", real);
+	fclose(f);
+}
+
 /* As root: make the directories the unprivileged user will need. */
 static int prepare_directory(const char *file, const struct run_as *who, mode_t mode)
 {
@@ -350,6 +399,17 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	pid_t holder;
+	int db_lock = dblock_take(opt.db_path, &holder);
+	if (db_lock < 0) {
+		if (holder)
+			log_error("%s is being written by another tracer-aggregator (pid %d): one "
+				  "writer per database; use another --db",
+				  opt.db_path, (int)holder);
+		else
+			log_error("cannot lock %s.lock: %s", opt.db_path, strerror(errno));
+		return 1;
+	}
 	if (store_open(&store, opt.db_path) != 0)
 		return 1;
 	struct outbox outbox;
@@ -371,6 +431,11 @@ int main(int argc, char **argv)
 		log_error("cannot load state from %s", opt.db_path);
 		goto out_store;
 	}
+	if (opt.has_launcher) {
+		ingest.own_launcher = true;
+		ingest.own_launcher_pid = opt.launcher_pid;
+		ingest.own_launcher_start_boot_ns = opt.launcher_start_boot_ns;
+	}
 	receiver_init(&receiver, &ingest, &store);
 	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
 	receiver.commit_every_ns = (uint64_t)opt.commit_ms * NSEC_PER_MSEC;
@@ -385,6 +450,7 @@ int main(int argc, char **argv)
 	}
 	log_info("listening on %s, writing %s (schema v%d, scope %s)", opt.socket_path, opt.db_path,
 		 schema_latest_version(), opt.scope == SCOPE_ALL ? "all" : "runs");
+	announce_db(opt.socket_path, opt.db_path);
 	if (opt.ready_fd >= 0) {
 		if (write(opt.ready_fd, "ready\n", 6) != 6)
 			log_warn("cannot signal readiness: %s", strerror(errno));
@@ -415,6 +481,7 @@ int main(int argc, char **argv)
 		_exit(exit_code);
 	}
 	unlink(opt.socket_path);
+	announce_db(opt.socket_path, NULL);
 	receiver_free(&receiver);
 out_ingest:
 	ingest_free(&ingest);

@@ -25,6 +25,7 @@
 
 #include "cli/commands.h"
 #include "cli/launch.h"
+#include "aggregator/store/dblock.h"
 #include "cli/report.h"
 #include "common/exitstatus.h"
 #include "common/fileutil.h"
@@ -38,8 +39,10 @@
 
 struct run_options {
 	const char *db_path;
+	bool db_given;
 	const char *socket_path;
 	bool socket_given;
+	const char *json_out; /* --json-out FILE; with --json alone: stderr */
 	const char *aggregator_user;
 	const char *log_level;
 	bool json;
@@ -65,22 +68,19 @@ static void run_usage(FILE *out)
 		     "  --socket PATH       daemons' socket (default " TRACER_DEFAULT_SOCKET ")\n"
 		     "  --user NAME         user for a self-started aggregator\n"
 		     "  --log-level LEVEL   for self-started daemons (default warn)\n"
-		     "  --json              print the report as JSON\n");
+		     "  --json              the report as JSON, on stderr (CMD keeps stdout)\n"
+		     "  --json-out FILE     the JSON report into FILE\n");
 }
 
 static int parse_run_options(int argc, char **argv, struct run_options *o)
 {
 	/* Keep valued options in step with aggregator/ingest/runmark.c. */
 	static const struct option longopts[] = {
-	    {"pipeline", required_argument, 0, 'p'},
-	    {"run", required_argument, 0, 'r'},
-	    {"db", required_argument, 0, 'd'},
-	    {"socket", required_argument, 0, 's'},
-	    {"user", required_argument, 0, 'u'},
-	    {"log-level", required_argument, 0, 'l'},
-	    {"json", no_argument, 0, 'j'},
-	    {"help", no_argument, 0, 'h'},
-	    {0, 0, 0, 0},
+	    {"pipeline", required_argument, 0, 'p'}, {"run", required_argument, 0, 'r'},
+	    {"db", required_argument, 0, 'd'},	     {"socket", required_argument, 0, 's'},
+	    {"user", required_argument, 0, 'u'},     {"log-level", required_argument, 0, 'l'},
+	    {"json", no_argument, 0, 'j'},	     {"json-out", required_argument, 0, 'J'},
+	    {"help", no_argument, 0, 'h'},	     {0, 0, 0, 0},
 	};
 	int c;
 
@@ -95,6 +95,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 			break; /* read back by the aggregator from our argv */
 		case 'd':
 			o->db_path = optarg;
+			o->db_given = true;
 			break;
 		case 's':
 			o->socket_path = optarg;
@@ -108,6 +109,10 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'J':
+			o->json = true;
+			o->json_out = optarg;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -200,6 +205,29 @@ static int prepare_db_directory(const char *db_path, const struct run_as *owner)
 	return 0;
 }
 
+/* Our start, CLOCK_BOOTTIME ns at clock-tick resolution, as the collector's /proc
+ * snapshot sees it: with our pid, the identity our aggregator accepts. */
+static uint64_t own_start_boot_ns(void)
+{
+	char text[1024], *close_paren;
+	unsigned long long ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (read_small_file("/proc/self/stat", text, sizeof(text)) < 0 ||
+	    !(close_paren = strrchr(text, ')')))
+		return 0;
+	/* Field 22, starttime; fields 3.. follow the ") ". */
+	const char *f = close_paren + 2;
+	for (int field = 3; field < 22 && f; field++) {
+		f = strchr(f, ' ');
+		if (f)
+			f++;
+	}
+	if (f)
+		ticks = strtoull(f, NULL, 10);
+	return hz > 0 ? ticks * (NSEC_PER_SEC / (uint64_t)hz) : 0;
+}
+
 static int start_daemons(const struct run_options *o, struct self_hosted *h)
 {
 	char dir[4096], agg_path[4200], col_path[4200];
@@ -232,6 +260,10 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 	}
 	if (prepare_db_directory(o->db_path, &agg_user) != 0)
 		return -1;
+	/* Our own aggregator records our run alone, never another tracer run's. */
+	char launcher[64];
+	snprintf(launcher, sizeof(launcher), "%d:%llu", (int)getpid(),
+		 (unsigned long long)own_start_boot_ns());
 	char *agg_argv[] = {agg_path,
 			    "--socket",
 			    h->socket_path,
@@ -241,6 +273,8 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 			    agg_user.name,
 			    "--scope",
 			    "runs",
+			    "--launcher",
+			    launcher,
 			    "--log-level",
 			    (char *)o->log_level,
 			    NULL};
@@ -248,7 +282,14 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 		return -1;
 	char *col_argv[] = {col_path,	   "--socket",		 h->socket_path,
 			    "--log-level", (char *)o->log_level, NULL};
-	if (daemon_start(&h->collector, "tracer-collector", col_argv, 30000) != 0) {
+	/* Loading the BPF programs takes seconds on a busy host: say so on a terminal. */
+	bool tty = isatty(STDERR_FILENO);
+	if (tty)
+		fprintf(stderr, "tracer run: loading the kernel probes...");
+	int rc = daemon_start(&h->collector, "tracer-collector", col_argv, 30000);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (rc != 0) {
 		daemon_stop(&h->aggregator, 5000);
 		return -1;
 	}
@@ -270,6 +311,24 @@ static void stop_daemons(struct self_hosted *h)
 	}
 }
 
+/*
+ * sudo leaves root's HOME, USER and LOGNAME: the command runs as the user, so
+ * it gets the user's, from the passwd entry (and the user's SHELL). PATH stays
+ * as sudo set it (README: `sudo -E` or `sudo env "PATH=$PATH"` keep yours).
+ */
+static void user_environment(const struct run_as *as_user)
+{
+	struct passwd *pw = getpwuid(as_user->uid);
+
+	if (!pw)
+		return;
+	setenv("HOME", pw->pw_dir, 1);
+	setenv("USER", pw->pw_name, 1);
+	setenv("LOGNAME", pw->pw_name, 1);
+	if (pw->pw_shell && *pw->pw_shell)
+		setenv("SHELL", pw->pw_shell, 1);
+}
+
 static pid_t start_command(char **command, const struct run_as *as_user)
 {
 	pid_t pid = fork();
@@ -285,6 +344,7 @@ static pid_t start_command(char **command, const struct run_as *as_user)
 				strerror(errno));
 			_exit(126);
 		}
+		user_environment(as_user);
 	}
 	execvp(command[0], command);
 	fprintf(stderr, "tracer run: %s: %s\n", command[0], strerror(errno));
@@ -334,20 +394,53 @@ static int wait_committed(const char *db_path, uint64_t until)
 	return rc;
 }
 
+/* Our run: launched by this process (pid and start, so never a reused pid's). */
 static int64_t find_my_run(sqlite3 *db)
 {
 	sqlite3_stmt *st;
 	int64_t id = 0;
 
-	if (sqlite3_prepare_v2(
-		db, "SELECT id FROM runs WHERE launcher_pid = ? ORDER BY id DESC LIMIT 1", -1, &st,
-		NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db,
+			       "SELECT id FROM runs WHERE launcher_pid = ?1 AND "
+			       "abs(launcher_start_ns - ?2) < 11000000 ORDER BY id DESC LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(st, 1, getpid());
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)own_start_boot_ns());
 	if (sqlite3_step(st) == SQLITE_ROW)
 		id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return id;
+}
+
+/* Where the report goes: CMD keeps stdout, so text and --json go to stderr. */
+static FILE *report_stream(const struct run_options *o)
+{
+	FILE *f;
+
+	if (!o->json_out)
+		return stderr;
+	if (!(f = fopen(o->json_out, "we"))) {
+		fprintf(stderr, "tracer run: cannot write %s: %s; the report goes to stderr\n",
+			o->json_out, strerror(errno));
+		return stderr;
+	}
+	return f;
+}
+
+/* Work handed to a batch scheduler runs on other nodes, out of this run's sight. */
+static void scheduler_hint(const struct run_options *o)
+{
+	static const char *const submitters[] = {"srun", "sbatch", "salloc", "qsub", "bsub"};
+	const char *base = path_basename(o->command[0]);
+
+	for (size_t i = 0; i < sizeof(submitters) / sizeof(submitters[0]); i++)
+		if (!strcmp(base, submitters[i]))
+			fprintf(stderr,
+				"tracer run: %s hands the work to the batch scheduler: this run "
+				"holds the client only. Record the job where it runs: the tracer "
+				"daemons on the compute nodes (docs/operations.md)\n",
+				base);
 }
 
 static void print_report(const struct run_options *o)
@@ -364,11 +457,53 @@ static void print_report(const struct run_options *o)
 		return;
 	}
 	int64_t id = find_my_run(db);
-	if (id <= 0)
+	if (id <= 0) {
 		fprintf(stderr, "tracer run: the run was not recorded (see messages above)\n");
-	else
-		report_print_run(db, id, &ro, o->json ? stdout : stderr);
+	} else {
+		FILE *out = report_stream(o);
+		report_print_run(db, id, &ro, out);
+		if (out != stderr)
+			fclose(out);
+		fprintf(stderr, "tracer run: run %lld in %s (tracer show --db %s %lld)\n",
+			(long long)id, o->db_path, o->db_path, (long long)id);
+	}
 	sqlite3_close(db);
+	scheduler_hint(o);
+}
+
+/* Self-hosted: another aggregator writing our --db would store every process twice. */
+static bool db_taken(const struct run_options *o)
+{
+	pid_t holder;
+
+	if (dblock_probe(o->db_path, &holder) != 0)
+		return false;
+	fprintf(stderr,
+		"tracer run: %s is being written by another tracer run or the tracer daemons "
+		"(tracer-aggregator pid %d): one writer per database. Use another --db, or let "
+		"the daemons record this run (--socket to theirs)\n",
+		o->db_path, (int)holder);
+	return true;
+}
+
+/* With the daemons: they write their own database, whatever --db says. */
+static bool db_not_the_daemons(const struct run_options *o)
+{
+	char path[4200], theirs[4096] = "", mine[4096];
+
+	if (!o->db_given)
+		return false;
+	snprintf(path, sizeof(path), "%s.db", o->socket_path);
+	if (read_small_file(path, theirs, sizeof(theirs)) <= 0)
+		return false; /* an older aggregator: it does not say */
+	theirs[strcspn(theirs, "\n")] = '\0';
+	if (realpath(o->db_path, mine) && !strcmp(mine, theirs))
+		return false;
+	fprintf(stderr,
+		"tracer run: the tracer daemons on %s write %s, not %s: drop --db to record "
+		"there, or pass --socket with a path of your own to start private daemons\n",
+		o->socket_path, theirs, o->db_path);
+	return true;
 }
 
 int cmd_run(int argc, char **argv)
@@ -390,6 +525,8 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	bool have_user = invoking_user(&user) == 0;
+	if (self_host ? db_taken(&o) : db_not_the_daemons(&o))
+		return 1;
 	if (self_host && start_daemons(&o, &hosted) != 0)
 		return 1;
 

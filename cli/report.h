@@ -15,7 +15,8 @@ struct report_opts {
 	json_t *structure; /* internal: steps and tools of the run */
 };
 
-/* RUN is an id, a name, or NULL for the latest. Returns the id, 0 if none, -1 on error. */
+/* RUN is an id, a name, or NULL: the asking user's newest run (root: the newest of all).
+ * Returns the id, 0 if none, -1 on error. */
 int64_t report_find_run(sqlite3 *db, const char *spec);
 /* Text tree or JSON document. 0, or -1 if the run does not exist. */
 int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out);

@@ -74,6 +74,10 @@ struct ingest {
 	struct pending pending;
 	struct ingest_stats stats;
 	VEC(struct held_proc) held;
+	/* `tracer run`'s own aggregator: only this launcher starts a run. */
+	bool own_launcher;
+	uint32_t own_launcher_pid;
+	uint64_t own_launcher_start_boot_ns;
 };
 
 /* Queues a host sample for the next commit. */

@@ -74,6 +74,13 @@ void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, s
 
 	if (p->life.launched || !runmark_parse(p->row.exe, argv, argc, &mark))
 		return;
+	/* Another `tracer run` on the host: its own daemons record it, not ours. */
+	if (g->own_launcher &&
+	    (p->pid != g->own_launcher_pid ||
+	     !proc_same_start(p->start_boot_ns, true, g->own_launcher_start_boot_ns, true))) {
+		g->stats.foreign_launchers++;
+		return;
+	}
 	/* The launcher itself is not part of the run it starts. */
 	p->life.launched = start_run(g, p, &mark);
 }

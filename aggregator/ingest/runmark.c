@@ -6,8 +6,8 @@
 #include "common/fileutil.h"
 
 /* Options of `tracer run` that take a value (kept in step with cli/cmd_run.c). */
-static const char *const valued_options[] = {"--pipeline",  "--run",  "--db",	"--socket",
-					     "--log-level", "--user", "--scope"};
+static const char *const valued_options[] = {"--pipeline",  "--run",  "--db",	 "--socket",
+					     "--log-level", "--user", "--scope", "--json-out"};
 
 static bool takes_value(const char *opt)
 {
