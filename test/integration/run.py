@@ -29,6 +29,7 @@ import test_shipper  # noqa: F401
 import test_security  # noqa: F401
 import test_systemd  # noqa: F401
 import test_faults  # noqa: F401
+import test_isolation  # noqa: F401
 import test_soak  # noqa: F401
 
 

@@ -1,0 +1,120 @@
+"""One run, one owner: `tracer run`s side by side on a shared host, as users start them.
+
+Ground truth here is what each user ran: the commands we started and where, and what the
+processes printed themselves (their environment, their stdout)."""
+import json
+import os
+import pwd
+import subprocess
+import time
+
+from harness import load_json, start_daemons, test
+
+
+def runs_in(ctx, db):
+    return ctx.query("SELECT r.id, p.exe FROM runs r LEFT JOIN processes p ON p.id = r.command_process_id "
+                     "ORDER BY r.id", db=db)
+
+
+@test
+def concurrent_runs_keep_to_their_own_databases(ctx):
+    """Three self-hosted `tracer run`s at once, each with its own --db: each database holds its
+    own command's run and nothing of the others (no run, no process, no argv)."""
+    dbs = [ctx.path(f"{n}.db") for n in "abc"]
+    marker = ctx.path("long.marker")
+    long_cmd = ["bash", "-c", f"sleep 4; echo done > {marker}"]
+    first = subprocess.Popen([ctx.bin("tracer"), "run", "--db", dbs[0], "--", *long_cmd],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)  # its daemons are up and it is recording
+    others = [subprocess.Popen([ctx.bin("tracer"), "run", "--db", db, "--", cmd, "-n", name],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+              for db, cmd, name in ((dbs[1], "/usr/bin/nice", "1"), (dbs[2], "/usr/bin/uname", "x"))]
+    for p in others:
+        ctx.check(p.wait(timeout=120) in (0, 1), f"tracer run exited {p.returncode}: {p.stderr.read()[-400:]}")
+    first.wait(timeout=120)
+    ctx.check(os.path.exists(marker), "the long run finished")
+    for db, exe in zip(dbs, ("/usr/bin/bash", "/usr/bin/nice", "/usr/bin/uname")):
+        runs = runs_in(ctx, db)
+        ctx.check(len(runs) == 1, f"{os.path.basename(db)}: one run, its own: {runs}")
+        foreign = ctx.query("SELECT count(*) FROM processes WHERE argv LIKE '%tracer%run%' OR "
+                            "(exe != ? AND run_id IS NULL)", exe, db=db)[0][0]
+        ctx.check(foreign == 0, f"{os.path.basename(db)}: no other tracer run's processes: {foreign}")
+    names = [r[1] for db in dbs for r in runs_in(ctx, db)]
+    ctx.check(sorted(names) == sorted(["/usr/bin/bash", "/usr/bin/nice", "/usr/bin/uname"]),
+              f"each database's run is its own command: {names}")
+
+
+@test
+def second_run_on_one_database_is_refused(ctx):
+    """A second self-hosted `tracer run` on a --db another one is writing is refused at once,
+    naming the writer; the database holds one run and each process once."""
+    db = ctx.path("shared.db")
+    first = subprocess.Popen([ctx.bin("tracer"), "run", "--db", db, "--", "sleep", "3"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    start = time.time()
+    second = subprocess.run([ctx.bin("tracer"), "run", "--db", db, "--", "true"],
+                            capture_output=True, text=True, timeout=60)
+    took = time.time() - start
+    first.wait(timeout=60)
+    ctx.check(second.returncode != 0, f"the second run was refused: exit {second.returncode}")
+    ctx.check("being written by another" in second.stderr and "pid" in second.stderr,
+              f"it says why and who: {second.stderr[-300:]}")
+    ctx.check(took < 5, f"refused at once, not after a wait: {took:.1f} s")
+    ctx.check(first.returncode == 0, f"the first run is unharmed: {first.returncode} {first.stderr.read()[-300:]}")
+    runs = runs_in(ctx, db)
+    ctx.check(len(runs) == 1, f"one run: {runs}")
+    dup = ctx.query("SELECT count(*) FROM (SELECT pid, proc_start_boot_ns, image, count(*) AS n FROM processes "
+                    "GROUP BY 1, 2, 3 HAVING n > 1)", db=db)[0][0]
+    ctx.check(dup == 0, f"no process stored twice: {dup}")
+
+
+@test
+def a_db_that_is_not_the_daemons_is_refused(ctx):
+    """With the daemons listening, `tracer run --db OTHER` is refused at once, naming the
+    daemons' database; without --db the run goes to theirs."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    start = time.time()
+    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", ctx.path("other.db"), "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode != 0 and time.time() - start < 5, f"refused at once: exit {p.returncode}")
+    ctx.check(os.path.realpath(db) in p.stderr, f"it names the daemons' database: {p.stderr[-300:]}")
+    ok = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--", "true"],
+                        capture_output=True, text=True, timeout=60)
+    ctx.check(ok.returncode == 0 and "run " in ok.stderr, f"without --db it records there: {ok.stderr[-300:]}")
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+@test
+def sudo_runs_the_command_with_the_users_environment(ctx):
+    """As under sudo (SUDO_UID, SUDO_USER, root's HOME and a secure PATH): the command runs as
+    the user, with the user's HOME, USER, LOGNAME and SHELL from the passwd entry."""
+    user = pwd.getpwnam("nobody")
+    out = ctx.path("env.txt")
+    env = dict(os.environ, SUDO_UID=str(user.pw_uid), SUDO_GID=str(user.pw_gid), SUDO_USER="nobody",
+               HOME="/root", USER="root", LOGNAME="root", PATH="/usr/sbin:/usr/bin:/sbin:/bin")
+    ctx.tracer_run(["sh", "-c", f'echo "$(id -u) $HOME $USER $LOGNAME $SHELL" > {out}'], expect=0, env=env)
+    got = open(out).read().split()
+    want = [str(user.pw_uid), user.pw_dir, "nobody", "nobody", user.pw_shell]
+    ctx.check(got == want, f"the command's uid and environment {got}, expected {want}")
+
+
+@test
+def json_report_leaves_stdout_to_the_command(ctx):
+    """`tracer run --json` with a command that prints: stdout is exactly the command's; the
+    report is JSON in --json-out's file (and on stderr with --json alone)."""
+    report = ctx.path("report.json")
+    p = ctx.tracer_run(["sh", "-c", "echo hello; echo world"], "--json-out", report, expect=0)
+    ctx.check(p.stdout == "hello\nworld\n", f"stdout is the command's alone: {p.stdout!r}")
+    doc = load_json(report)
+    ctx.check(doc.get("run", {}).get("id") == ctx.latest_run() or "run" in doc,
+              f"the file is the run's JSON report: {list(doc)[:6]}")
+    p = ctx.tracer_run(["sh", "-c", "echo hello"], "--json", expect=0)
+    ctx.check(p.stdout == "hello\n", f"--json alone: stdout is the command's: {p.stdout!r}")
+    start = p.stderr.find("{")
+    ctx.check(start >= 0, "the JSON report is on stderr")
+    if start >= 0:
+        decoded, _ = json.JSONDecoder().raw_decode(p.stderr[start:])
+        ctx.check("run" in decoded, f"and parses: {list(decoded)[:6]}")
