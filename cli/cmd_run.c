@@ -486,17 +486,23 @@ static bool db_taken(const struct run_options *o)
 	return true;
 }
 
-/* With the daemons: they write their own database, whatever --db says. */
-static bool db_not_the_daemons(const struct run_options *o)
+/*
+ * With the daemons: they write their own database, whatever --db says. Without
+ * --db, theirs is ours; a --db that is not theirs is refused.
+ */
+static bool db_not_the_daemons(struct run_options *o)
 {
-	char path[4200], theirs[4096] = "", mine[4096];
+	static char theirs[4096];
+	char path[4200], mine[4096];
 
-	if (!o->db_given)
-		return false;
 	snprintf(path, sizeof(path), "%s.db", o->socket_path);
 	if (read_small_file(path, theirs, sizeof(theirs)) <= 0)
 		return false; /* an older aggregator: it does not say */
 	theirs[strcspn(theirs, "\n")] = '\0';
+	if (!o->db_given) {
+		o->db_path = theirs;
+		return false;
+	}
 	if (realpath(o->db_path, mine) && !strcmp(mine, theirs))
 		return false;
 	fprintf(stderr,
