@@ -447,7 +447,9 @@ static void print_report(const struct run_options *o)
 {
 	sqlite3 *db;
 	struct winsize ws;
-	struct report_opts ro = {.json = o->json, .width = 0};
+	/* A run of thousands of processes: a summary here, the rest with tracer show. */
+	struct report_opts ro = {
+	    .json = o->json, .width = 0, .summary_above = 200, .db_path = o->db_path};
 
 	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		ro.width = ws.ws_col;

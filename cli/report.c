@@ -344,6 +344,9 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 	}
 }
 
+/* Steps a summary lists. */
+#define SUMMARY_STEPS 15
+
 static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct report_opts *o)
 {
 	json_t *steps = json_object_get(doc, "steps");
@@ -352,9 +355,15 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 
 	if (json_array_size(steps) == 0)
 		return;
-	fprintf(out, "\nSteps (%zu):\n", json_array_size(steps));
+	size_t shown = json_array_size(steps);
+	if (o->summarise && shown > SUMMARY_STEPS)
+		shown = SUMMARY_STEPS;
+	fprintf(out, "\nSteps (%zu%s):\n", json_array_size(steps),
+		shown < json_array_size(steps) ? ", the first few" : "");
 	json_array_foreach(steps, i, s)
 	{
+		if (i >= shown)
+			break;
 		char wall[32], cpu[32], rss[32], start[32];
 		const char *name = json_string_value(json_object_get(s, "name"));
 		format_duration(int_of(s, "start_ns") - run_start, start, sizeof(start));
@@ -424,7 +433,16 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
 	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {
 		print_steps(out, o->structure, start, o);
-		fprintf(out, "\nProcess tree:\n");
+		if (!o->summarise)
+			fprintf(out, "\nProcess tree:\n");
+	}
+	if (o->summarise) {
+		fprintf(out,
+			"\n%lld processes: the whole tree and every step with "
+			"`tracer show --db %s %lld`\n",
+			(long long)int_of(totals, "images"), o->db_path ? o->db_path : "DB",
+			(long long)int_of(run, "id"));
+		return;
 	}
 	fprintf(out, "%-7s %-7s %8s %8s %8s %9s %9s %9s  %s\n", "PID", "EXIT", "START", "WALL",
 		"CPU", "MAX RSS", "READ", "WRITTEN", "COMMAND");
@@ -447,6 +465,7 @@ int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 	json_t *structure = load_steps(db, run_id);
 	struct report_opts local = *o;
 	local.structure = structure;
+	local.summarise = o->summary_above > 0 && int_of(totals, "images") > o->summary_above;
 	o = &local;
 	if (o->json) {
 		json_t *doc = json_object();

@@ -11,8 +11,13 @@
 
 struct report_opts {
 	bool json;
-	int width;	   /* terminal columns; 0: not a terminal */
-	json_t *structure; /* internal: steps and tools of the run */
+	int width; /* terminal columns; 0: not a terminal */
+	/* Text: a run with more rows than this gets a summary (its longest steps and a
+	 * pointer to `tracer show`) instead of every process; 0: no limit. */
+	int summary_above;
+	const char *db_path; /* for that pointer */
+	bool summarise;	     /* internal: the run is over summary_above */
+	json_t *structure;   /* internal: steps and tools of the run */
 };
 
 /* RUN is an id, a name, or NULL: the asking user's newest run (root: the newest of all).

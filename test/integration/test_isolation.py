@@ -118,3 +118,15 @@ def json_report_leaves_stdout_to_the_command(ctx):
     if start >= 0:
         decoded, _ = json.JSONDecoder().raw_decode(p.stderr[start:])
         ctx.check("run" in decoded, f"and parses: {list(decoded)[:6]}")
+
+
+@test
+def a_large_run_prints_a_summary(ctx):
+    """A run of 400 processes prints a summary and where to see the rest, not 400 lines;
+    the database still holds every process."""
+    p = ctx.tracer_run(["bash", "-c", "for i in $(seq 400); do /bin/true; done"], expect=0)
+    lines = p.stderr.count("\n")
+    ctx.check(lines < 60, f"a summary, not a line per process: {lines} lines")
+    ctx.check(f"tracer show --db {ctx.db}" in p.stderr, f"it says where the rest is: {p.stderr[-300:]}")
+    n = ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true'", ctx.latest_run())
+    ctx.check(n == 400, f"every process recorded: {n}")
