@@ -132,20 +132,74 @@ static json_t *load_steps(sqlite3 *db, int64_t run, int64_t step, int64_t run_wa
 struct explanation {
 	int64_t run;
 	json_t *r, *sigs, *steps, *failures;
+	bool failed; /* the run, or the step asked about, failed or was killed */
 	long top;
 };
+
+/* Adds to a failure what we hold about its process: its exit, its failed opens. */
+static void add_evidence(sqlite3 *db, json_t *g)
+{
+	int64_t id = jint(g, "process_id");
+	json_t *ev = json_object(), *opens = json_array();
+	char exit_text[200];
+
+	json_t *rows =
+	    cli_rows_json(db, "SELECT exit_code, signal FROM processes WHERE id = ?1", id);
+	json_t *p = json_array_get(rows, 0);
+	if (p && (json_is_integer(json_object_get(p, "signal")) ||
+		  json_is_integer(json_object_get(p, "exit_code")))) {
+		bool sig = json_is_integer(json_object_get(p, "signal"));
+		explain_exit(sig, (int)jint(p, sig ? "signal" : "exit_code"), exit_text,
+			     sizeof(exit_text));
+		json_object_set_new(ev, "exit", json_string(exit_text));
+	}
+	json_decref(rows);
+	/* Opens that failed, newest first: a missing input shows here. */
+	rows = cli_rows_json(db,
+			     "SELECT path, result FROM files WHERE process_id = ?1 AND failed > 0 "
+			     "ORDER BY first_ns DESC LIMIT 5",
+			     id);
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *f = json_array_get(rows, i);
+		int err = (int)jint(f, "result");
+		json_array_append_new(opens,
+				      json_pack("{s:s, s:i, s:s}", "path", jstr(f, "path"), "errno",
+						err, "error", err ? strerror(err) : "failed"));
+	}
+	json_decref(rows);
+	json_object_set_new(ev, "failed_opens", opens);
+	json_object_set_new(g, "evidence", ev);
+}
+
+/* The evidence under a failure: what the exit means, and the opens that failed. */
+static void print_evidence(json_t *g)
+{
+	json_t *ev = json_object_get(g, "evidence");
+	json_t *opens = json_object_get(ev, "failed_opens");
+
+	if (json_object_get(ev, "exit"))
+		printf("     %s\n", jstr(ev, "exit"));
+	for (size_t i = 0; i < json_array_size(opens); i++) {
+		json_t *o = json_array_get(opens, i);
+		printf("     it could not open %s: %s\n", jstr(o, "path"), jstr(o, "error"));
+	}
+}
 
 static void print_failures(const struct cli_query *q, const struct explanation *e)
 {
 	char buf[64];
 
-	if (!json_array_size(e->failures))
+	if (!e->failed)
 		return;
 	printf("\nWhy it failed (earliest first):\n");
 	for (size_t k = 0; k < json_array_size(e->failures); k++) {
 		snprintf(buf, sizeof(buf), "  %zu. ", k + 1);
 		print_signal(q, json_array_get(e->failures, k), buf);
+		print_evidence(json_array_get(e->failures, k));
 	}
+	if (!json_array_size(e->failures))
+		printf("  it %s, and no tool in it failed on its own: see the steps below\n",
+		       jstr(e->r, "status"));
 }
 
 static void print_steps(const struct cli_query *q, const struct explanation *e)
@@ -203,14 +257,15 @@ static void print_text(const struct cli_query *q, const struct explanation *e)
 	print_failures(q, e);
 	print_steps(q, e);
 	print_other_signals(q, e);
-	if (!json_array_size(e->sigs) && !json_array_size(e->steps))
+	if (!json_array_size(e->sigs) && !json_array_size(e->steps) && !e->failed)
 		printf("\nNo signals and no steps: nothing stood out.\n");
 }
 
 static void print_json(const struct explanation *e)
 {
-	json_t *doc = json_pack("{s:O, s:O, s:O, s:O}", "run", e->r ? e->r : json_null(), "failure",
-				e->failures, "steps", e->steps, "signals", e->sigs);
+	json_t *doc =
+	    json_pack("{s:O, s:b, s:O, s:O, s:O}", "run", e->r ? e->r : json_null(), "failed",
+		      e->failed, "failure", e->failures, "steps", e->steps, "signals", e->sigs);
 	cli_print_json(doc);
 	json_decref(doc);
 }
@@ -242,8 +297,17 @@ int cmd_explain(int argc, char **argv)
 	/* Failure evidence: critical signals, earliest first (the first failure is the cause). */
 	e.failures = json_array();
 	for (size_t k = 0; k < json_array_size(e.sigs); k++)
-		if (!strcmp(jstr(json_array_get(e.sigs, k), "severity"), "critical"))
+		if (!strcmp(jstr(json_array_get(e.sigs, k), "severity"), "critical")) {
+			add_evidence(db, json_array_get(e.sigs, k));
 			json_array_append(e.failures, json_array_get(e.sigs, k));
+		}
+	/* "Why it failed" only when it did: the run, or the step asked about. */
+	const char *status = jstr(e.r, "status");
+	if (step) {
+		for (size_t i = 0; i < json_array_size(e.steps); i++)
+			status = jstr(json_array_get(e.steps, i), "status");
+	}
+	e.failed = !strcmp(status, "failed") || !strcmp(status, "killed");
 	if (q.json)
 		print_json(&e);
 	else

@@ -2,6 +2,7 @@
 #include "cli/explain.h"
 #include "cli/jsonfield.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,4 +72,29 @@ void explain_time(json_t *s)
 		    name, 100 * cpu / total, jnum(s, "avg_cores"), peak);
 	}
 	json_object_set_new(s, "explanation", json_string(text));
+}
+
+void explain_exit(bool has_signal, int code, char *out, size_t size)
+{
+	if (has_signal) {
+		const char *name = strsignal(code);
+		snprintf(out, size, "killed by signal %d (%s)%s", code, name ? name : "?",
+			 code == SIGKILL ? ": by the OOM killer, a timeout or a user" : "");
+		return;
+	}
+	const char *meaning =
+	    code == 0	  ? "success"
+	    : code == 1	  ? "a general failure"
+	    : code == 2	  ? "a usage error or a missing input (most tools)"
+	    : code == 126 ? "the command could not run: not executable or no permission"
+	    : code == 127 ? "the command was not found"
+	    : code > 128 && code < 160
+		? "a shell reporting its child was killed by a signal (128 + signal)"
+		: "a failure the tool defines";
+	snprintf(out, size, "exit code %d: %s", code, meaning);
+	if (code > 128 && code < 160) {
+		size_t n = strlen(out);
+		const char *name = strsignal(code - 128);
+		snprintf(out + n, size - n, " %d (%s)", code - 128, name ? name : "?");
+	}
 }

@@ -2,6 +2,9 @@
 #ifndef TRACER_CLI_EXPLAIN_H
 #define TRACER_CLI_EXPLAIN_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <jansson.h>
 
 /*
@@ -11,5 +14,11 @@
  * "explanation". The sentence names the row by name_for_text, name or key.
  */
 void explain_time(json_t *s);
+
+/*
+ * What an exit status means, in words: "not found (127: the shell could not
+ * find the command)", "killed by signal 9 (Killed)". Writes into out.
+ */
+void explain_exit(bool has_signal, int code, char *out, size_t size);
 
 #endif

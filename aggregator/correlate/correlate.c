@@ -6,6 +6,7 @@
  */
 #include "aggregator/correlate/internal.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,20 +334,26 @@ static enum group_status status_of(const struct process_row *row)
 	return row->has_exit_code && row->exit_code != 0 ? GROUP_FAILED : GROUP_OK;
 }
 
+/* The first failed tool of a step or run: not a shell, wrapper or the engine's helper. */
+static void note_failed_tool(struct failed_tool *f, const struct proc *p, bool failed)
+{
+	const struct process_row *row = &p->row;
+
+	if (!failed || row->helper || p->in.plumbing || f->process_id)
+		return;
+	const char *exe = row->exe ? strrchr(row->exe, '/') : NULL;
+	copy_string(f->name, sizeof(f->name), exe ? exe + 1 : (row->exe ? row->exe : "?"));
+	f->process_id = row->id;
+	f->tool_id = row->tool_id;
+	f->has_signal = row->has_signal;
+	f->code = row->has_signal ? row->signal : row->exit_code;
+}
+
 static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool failed)
 {
 	const struct process_row *row = &p->row;
 
-	if (failed && !row->helper && !p->in.plumbing && !s->failed_process_id) {
-		char prog[64];
-		const char *exe = row->exe ? strrchr(row->exe, '/') : NULL;
-		copy_string(prog, sizeof(prog), exe ? exe + 1 : (row->exe ? row->exe : "?"));
-		s->failed_process_id = row->id;
-		s->failed_tool_id = row->tool_id;
-		s->failed_has_signal = row->has_signal;
-		s->failed_code = row->has_signal ? row->signal : row->exit_code;
-		copy_string(s->failed_tool, sizeof(s->failed_tool), prog);
-	}
+	note_failed_tool(&s->failed, p, failed);
 	rollup_add_process(&s->r, row, p->life.epoch_offset_ns, failed, !p->life.had_children);
 	s->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
 	if (s->r.live)
@@ -365,10 +372,11 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 		insight_step_end(c->insight, s, row->end_epoch_ns);
 }
 
-static void run_exit(struct run *r, struct proc *p, bool failed)
+static void run_exit(struct correlator *c, struct run *r, struct proc *p, bool failed)
 {
 	const struct process_row *row = &p->row;
 
+	note_failed_tool(&r->failed, p, failed);
 	rollup_add_process(&r->r, row, p->life.epoch_offset_ns, failed, !p->life.had_children);
 	r->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
 	if (r->r.live)
@@ -390,17 +398,21 @@ static void run_exit(struct run *r, struct proc *p, bool failed)
 		r->finished = true;
 	}
 	r->dirty = true;
+	if (r->status != GROUP_RUNNING && c->insight)
+		insight_run_end(c->insight, r, row->end_epoch_ns);
 }
 
 void correlate_exit(struct correlator *c, struct proc *p)
 {
 	const struct process_row *row = &p->row;
-	bool failed = (row->has_exit_code && row->exit_code != 0) || row->has_signal;
+	/* A producer ended by SIGPIPE: its reader stopped reading (`| head`), not a failure. */
+	bool failed = (row->has_exit_code && row->exit_code != 0) ||
+		      (row->has_signal && row->signal != SIGPIPE);
 
 	if (p->in.step)
 		step_exit(c, p->in.step, p, failed);
 	if (p->in.run)
-		run_exit(p->in.run, p, failed);
+		run_exit(c, p->in.run, p, failed);
 }
 
 void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, uint64_t rss_kb,

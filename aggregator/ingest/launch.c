@@ -101,5 +101,6 @@ void launch_finish_command(struct ingest *g, struct proc *p)
 			    : p->row.exit_code ? GROUP_FAILED
 					       : GROUP_OK;
 		r->dirty = true;
+		insight_run_end(&g->insight, r, p->row.end_epoch_ns);
 	}
 }

@@ -65,6 +65,8 @@ void insight_oom(struct insight *in, const struct oom_row *oom, const struct pro
 		 int64_t now_ns);
 /* The engine named a step after its main tool: is it a retry of a failed one? */
 void insight_step_named(struct insight *in, struct step *s, int64_t now_ns);
+/* A run finished: what failed it, and the verdict on its processes' kills. */
+void insight_run_end(struct insight *in, struct run *r, int64_t now_ns);
 /* A step finished: which tool failed it, was it slower than usual, what a retry changed. */
 void insight_step_end(struct insight *in, struct step *s, int64_t now_ns);
 /* Periodic: stalled processes and steps running longer than usual, while they run. */

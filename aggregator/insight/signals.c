@@ -90,10 +90,13 @@ static void check_killed(struct insight *in, const struct proc *p, int64_t now_n
 	char prog[64];
 	struct signal_row s;
 
-	if (!r->has_signal)
+	/* SIGPIPE: a producer whose reader stopped reading (`| head`): how pipes end. */
+	if (!r->has_signal || r->signal == SIGPIPE)
 		return;
 	program_of(r, prog, sizeof(prog));
-	base_row(&s, "killed", r->signal == SIGKILL ? "critical" : "warning", p, now_ns);
+	/* Whether it mattered is known when its step (or run) ends: insight_kill_verdicts. */
+	base_row(&s, "killed", "warning", p, now_ns);
+	s.active = true;
 	s.at_epoch_ns = r->end_epoch_ns;
 	s.has_value = true;
 	s.value = r->signal;
@@ -223,4 +226,33 @@ void insight_oom(struct insight *in, const struct oom_row *oom, const struct pro
 				  (json_int_t)oom->memcg_usage_kb, "total_vm_kb",
 				  (json_int_t)oom->total_vm_kb));
 	insight_raise(in, &s);
+}
+
+/*
+ * A killed process's signal, once its step or run ended: critical if it is
+ * what failed it, info if the step or run went on and succeeded (the kill was
+ * handled, as `timeout 4 cmd || true` handles it), a warning otherwise.
+ */
+void insight_kill_verdicts(struct insight *in, int64_t run_id, int64_t step_id, bool step_only,
+			   enum group_status status, int64_t failed_process_id)
+{
+	for (size_t i = 0; i < in->n_active;) {
+		struct signal_row *s = &in->active[i];
+		if (strcmp(s->kind, "killed") != 0 || s->run_id != run_id ||
+		    (step_only && s->step_id != step_id)) {
+			i++;
+			continue;
+		}
+		if (status == GROUP_OK) {
+			s->severity = "info";
+			size_t n = strlen(s->message);
+			snprintf(s->message + n, sizeof(s->message) - n,
+				 "; handled: the %s went on and succeeded",
+				 step_only ? "step" : "run");
+		} else if (s->process_id == failed_process_id) {
+			s->severity = "critical";
+		}
+		s->active = false;
+		insight_update(in, s); /* moves the last active signal here: i stays */
+	}
 }

@@ -37,12 +37,24 @@ static void outcome(const struct step *s, char *out, size_t size)
 			 s->status == GROUP_OK ? "succeeded" : "running", wall, peak);
 }
 
+/* Engines that re-run a failed job (Snakemake retries, Nextflow errorStrategy, Toil,
+ * cwltool, Slurm requeue); a script that runs a command twice is a loop, not a retry. */
+static bool engine_retries(const struct run *r)
+{
+	static const char *const engines[] = {"snakemake", "nextflow", "cwltool", "toil", "slurm"};
+
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
+		if (!strcmp(r->engine, engines[i]))
+			return true;
+	return false;
+}
+
 void insight_step_named(struct insight *in, struct step *s, int64_t now_ns)
 {
 	struct signal_row sig;
 	char was[160];
 
-	if (!s->signature || s->retry_of)
+	if (!s->signature || s->retry_of || !engine_retries(s->run))
 		return;
 	for (struct step *o = s->run->steps; o; o = o->next) {
 		if (o == s || !o->signature || strcmp(o->signature, s->signature) ||
@@ -108,16 +120,16 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 	sig.at_epoch_ns = s->r.end_epoch_ns;
 	sig.run_id = s->run->row.id;
 	sig.step_id = s->id;
-	if (s->failed_process_id) {
-		sig.process_id = s->failed_process_id;
-		sig.tool_id = s->failed_tool_id;
+	if (s->failed.process_id) {
+		sig.process_id = s->failed.process_id;
+		sig.tool_id = s->failed.tool_id;
 		sig.has_value = true;
-		sig.value = s->failed_code;
-		sig.unit = s->failed_has_signal ? "signal" : "exit code";
+		sig.value = s->failed.code;
+		sig.unit = s->failed.has_signal ? "signal" : "exit code";
 		snprintf(sig.message, sizeof(sig.message), "%s %s %d and failed step '%s' (%s %s)",
-			 s->failed_tool,
-			 s->failed_has_signal ? "was killed by signal" : "exited with",
-			 s->failed_code, s->name, s->kind, s->key);
+			 s->failed.name,
+			 s->failed.has_signal ? "was killed by signal" : "exited with",
+			 s->failed.code, s->name, s->kind, s->key);
 	} else {
 		sig.process_id = s->root_process_id;
 		sig.has_value = true;
@@ -171,6 +183,7 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 	s->end_reported = true;
 	if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
 		tool_failed(in, s, now_ns);
+	insight_kill_verdicts(in, s->run->row.id, s->id, true, s->status, s->failed.process_id);
 	int64_t wall = s->r.end_epoch_ns - s->r.start_epoch_ns;
 	struct signal_row *slow = insight_active(in, s->slow_signal_id);
 	s->slow_signal_id = 0;
@@ -191,6 +204,52 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 	if (s->retry_of)
 		finish_retry(in, s);
 	near_limit(in, s, now_ns);
+}
+
+/* A run that failed with no step failed: the tool that failed it, at the run's level. */
+static void run_failed(struct insight *in, struct run *r, int64_t now_ns)
+{
+	struct signal_row sig;
+
+	for (struct step *s = r->steps; s; s = s->next)
+		if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
+			return; /* that step's tool_failed says it */
+	memset(&sig, 0, sizeof(sig));
+	sig.kind = "tool_failed";
+	sig.severity = "critical";
+	sig.detected_epoch_ns = now_ns;
+	sig.at_epoch_ns = r->row.end_epoch_ns;
+	sig.run_id = r->row.id;
+	sig.has_value = true;
+	if (r->failed.process_id) {
+		sig.process_id = r->failed.process_id;
+		sig.tool_id = r->failed.tool_id;
+		sig.value = r->failed.code;
+		sig.unit = r->failed.has_signal ? "signal" : "exit code";
+		snprintf(sig.message, sizeof(sig.message), "%s %s %d and failed run '%.100s'",
+			 r->failed.name,
+			 r->failed.has_signal ? "was killed by signal" : "exited with",
+			 r->failed.code, r->row.name ? r->row.name : "?");
+	} else {
+		sig.process_id = r->row.command_process_id;
+		sig.value = r->row.has_signal ? r->row.signal : r->row.exit_code;
+		sig.unit = r->row.has_signal ? "signal" : "exit code";
+		snprintf(sig.message, sizeof(sig.message), "run '%.100s' failed: its command %s %d",
+			 r->row.name ? r->row.name : "?",
+			 r->row.has_signal ? "was killed by signal" : "exited with",
+			 (int)sig.value);
+	}
+	insight_raise(in, &sig);
+}
+
+void insight_run_end(struct insight *in, struct run *r, int64_t now_ns)
+{
+	if (r->end_reported)
+		return;
+	r->end_reported = true;
+	if (r->status == GROUP_FAILED || r->status == GROUP_KILLED)
+		run_failed(in, r, now_ns);
+	insight_kill_verdicts(in, r->row.id, 0, false, r->status, r->failed.process_id);
 }
 
 /* Where the step's process time went (common/character.c has the rule). */

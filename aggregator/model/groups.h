@@ -76,6 +76,18 @@ const char *run_source_name(enum run_source s);
 /* From runs.source; anything unknown is RUN_EXPLICIT. */
 enum run_source run_source_parse(const char *name);
 
+/*
+ * The first tool (not a shell, wrapper or helper) that failed in a step or run:
+ * exited non-zero or was killed, SIGPIPE aside (a producer whose reader
+ * stopped reading, as `| head` does, has not failed).
+ */
+struct failed_tool {
+	int64_t process_id, tool_id; /* process_id 0: none */
+	bool has_signal;
+	int code; /* exit code, or signal if has_signal */
+	char name[64];
+};
+
 struct run;
 
 struct step {
@@ -108,14 +120,10 @@ struct step {
 	bool end_reported; /* the insight layer saw it finish */
 	int64_t retry_of;  /* the failed step this one repeats, 0 if none */
 	int64_t main_tool_id;
-	/* The first tool (not a shell or wrapper) that failed in it. */
-	int64_t failed_process_id, failed_tool_id;
-	bool failed_has_signal;
-	int failed_code; /* exit code, or signal if failed_has_signal */
-	char failed_tool[64];
-	int64_t slow_signal_id;	 /* an active slower_than_usual signal */
-	int64_t retry_signal_id; /* an active retried signal */
-	const char *character;	 /* compute, io, memory, network, contended, waiting */
+	struct failed_tool failed; /* the first tool that failed in it */
+	int64_t slow_signal_id;	   /* an active slower_than_usual signal */
+	int64_t retry_signal_id;   /* an active retried signal */
+	const char *character;	   /* compute, io, memory, network, contended, waiting */
 };
 
 struct run {
@@ -135,7 +143,9 @@ struct run {
 	enum group_status status;
 	unsigned refs;
 	bool dirty;
-	bool finished; /* launcher or engine gone: free once unreferenced */
+	bool finished;		   /* launcher or engine gone: free once unreferenced */
+	struct failed_tool failed; /* the first tool that failed in it */
+	bool end_reported;	   /* the insight layer saw it finish */
 	bool has_command;
 	uint32_t command_pid;
 	uint64_t command_start_boot_ns;

@@ -129,14 +129,29 @@ def signals_for_stalls_io_contention_failures_and_retries(ctx):
                   f"it names gzip and its exit code: {exe} {code} {failed[0]['message']}")
         ctx.check(failed[0]["severity"] == "critical", "a failed step is critical")
 
-    # A retry: the same command again after it failed once.
+    # The same command again after it failed once, in a script: a loop written by hand,
+    # not an engine's retry: no `retried` signal, and the handled failure is no alarm.
     flaky = ctx.path("flaky.py")
     with open(flaky, "w") as f:
         f.write("import os, sys\nflag = sys.argv[1]\n"
                 "if not os.path.exists(flag):\n    open(flag, 'w').close()\n    sys.exit(3)\n"
                 "x = bytearray(40 << 20)\n")
-    retry_run = traced(ctx, sock, db, "retry", [script(ctx, "retry.sh",
-                       f"python3 {flaky} {ctx.path('flag')} || python3 {flaky} {ctx.path('flag')}\n")], expect=0)
+    loop_run = traced(ctx, sock, db, "loop", [script(ctx, "loop.sh",
+                      f"python3 {flaky} {ctx.path('flag')} || python3 {flaky} {ctx.path('flag')}\n")], expect=0)
+    time.sleep(1.2)
+    ctx.check(not signals(ctx, db, run_id=loop_run, kind="retried"), "a loop in a script is not a retry")
+    ctx.check(not [g for g in signals(ctx, db, run_id=loop_run) if g["severity"] == "critical"],
+              "a run that went on and succeeded has no critical signal")
+
+    # An engine's retry: Snakemake re-runs a job that failed (--restart-times 1).
+    work = ctx.path("smk")
+    os.makedirs(work)
+    os.chmod(work, 0o777)
+    with open(os.path.join(work, "Snakefile"), "w") as f:
+        f.write("rule flaky:\n    output: 'done.txt'\n"
+                f"    shell: 'python3 {flaky} {ctx.path('smkflag')} && touch {{output}}'\n")
+    retry_run = traced(ctx, sock, db, "retry", ["snakemake", "--cores", "1", "-q", "--restart-times", "1",
+                                               "-s", os.path.join(work, "Snakefile"), "-d", work], expect=0)
     time.sleep(1.2)
     retried = signals(ctx, db, run_id=retry_run, kind="retried")
     ctx.check(len(retried) == 1 and not retried[0]["active"], f"one retried signal, closed: {retried}")
@@ -288,3 +303,63 @@ def top_shows_progress_from_history_and_timeline_draws_steps(ctx):
     ctx.check(len(lines) == 1 and lines[0].startswith("cpuburn") and "#" in lines[0], f"timeline: {text}")
     ctx.stop(col)
     ctx.stop(agg)
+
+
+def explain(ctx, *args):
+    p = subprocess.run([ctx.bin("tracer"), "explain", "--db", ctx.db, *args], capture_output=True,
+                       text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer explain {args}: {p.returncode} {p.stderr}")
+    return p.stdout
+
+
+@test
+def shell_idioms_raise_no_false_alarm(ctx):
+    """Scripts that succeed with the idioms shells use on purpose: a producer ended by SIGPIPE
+    (`| head`), a timeout handled with `|| true`, a loop whose `grep -q` misses: no critical
+    signal, no retry, and explain says nothing about failing."""
+    big = ctx.path("big.txt")
+    with open(big, "w") as f:
+        f.write("line\n" * 200000)
+    body = (f"gzip -c {big} | head -c 100 > /dev/null\n"
+            "timeout 0.5 sleep 5 || true\n"
+            f"for i in 1 2 3; do grep -q nomatch {big} || true; done\n"
+            "yes | head -n 3 > /dev/null\n")
+    path = ctx.path("idioms.sh")
+    with open(path, "w") as f:
+        f.write("#!/bin/bash\nset -e\n" + body)
+    os.chmod(path, 0o755)
+    ctx.tracer_run([path], expect=0)
+    run = ctx.latest_run()
+    sigs = ctx.query("SELECT kind, severity, message FROM signals WHERE run_id = ?", run)
+    ctx.check(not [s for s in sigs if s[1] == "critical"], f"no critical signal: {sigs}")
+    ctx.check(not [s for s in sigs if s[0] == "retried"], f"a loop is not a retry: {sigs}")
+    handled = [s for s in sigs if s[0] == "killed"]
+    ctx.check(all(s[1] == "info" and "handled" in s[2] for s in handled),
+              f"the handled timeout is info, worded as handled: {handled}")
+    text = explain(ctx, str(run))
+    ctx.check("Why it failed" not in text, f"explain of a run that succeeded: {text[:400]}")
+
+
+@test
+def a_failure_is_explained_with_its_evidence(ctx):
+    """`set -e; cat MISSING` (no steps): explain names cat, what its exit means and the open
+    that failed; in a script whose producer was ended by SIGPIPE before `sort` failed, the
+    first cause is sort, not the SIGPIPE."""
+    missing = ctx.path("no-such-input.txt")
+    ctx.tracer_run(["bash", "-c", f"set -e; cat {missing}; echo never"], expect=1)
+    text = explain(ctx, str(ctx.latest_run()))
+    ctx.check("Why it failed" in text and "cat exited with 1" in text, f"names the failure: {text[:600]}")
+    ctx.check(f"could not open {missing}: No such file or directory" in text,
+              f"the failed open is the evidence: {text[:800]}")
+    ctx.check("nothing stood out" not in text, "never 'nothing stood out' for a failed run")
+
+    path = ctx.path("sortfail.sh")
+    with open(path, "w") as f:
+        f.write("#!/bin/bash\nset -e\nyes | head -n 2 > /dev/null\nsort --no-such-option < /dev/null\n")
+    os.chmod(path, 0o755)
+    ctx.tracer_run([path], expect=2)
+    run = ctx.latest_run()
+    crit = ctx.query("SELECT message FROM signals WHERE run_id = ? AND severity = 'critical' "
+                     "ORDER BY coalesce(at_ns, detected_ns), id", run)
+    ctx.check(crit and "sort" in crit[0][0], f"the first cause is sort: {crit}")
+    ctx.check(not [m for (m,) in crit if "yes" in m and "signal 13" in m], f"SIGPIPE is no cause: {crit}")

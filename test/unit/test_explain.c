@@ -63,9 +63,24 @@ static void test_nothing_measured(void **state)
 	json_decref(s);
 }
 
+static void test_exit_meanings(void **state)
+{
+	char out[200];
+
+	explain_exit(false, 127, out, sizeof(out));
+	assert_non_null(strstr(out, "exit code 127: the command was not found"));
+	explain_exit(false, 141, out, sizeof(out));
+	assert_non_null(strstr(out, "killed by a signal (128 + signal) 13 (Broken pipe)"));
+	explain_exit(true, 9, out, sizeof(out));
+	assert_non_null(strstr(out, "killed by signal 9 (Killed)"));
+	explain_exit(false, 2, out, sizeof(out));
+	assert_non_null(strstr(out, "missing input"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_exit_meanings),
 	    cmocka_unit_test(test_io_bound_step),
 	    cmocka_unit_test(test_contended_and_compute_steps),
 	    cmocka_unit_test(test_nothing_measured),
