@@ -59,6 +59,11 @@ static void print_step(json_t *s)
 	format_duration((int64_t)jnum(s, "wall_ns"), wall, sizeof(wall));
 	printf("\n  %s  (%lld run%s, %s, %s)\n", json_string_value(json_object_get(s, "name")),
 	       (long long)instances, instances == 1 ? "" : "s", wall, character ? character : "-");
+	if (json_is_true(json_object_get(s, "too_short"))) {
+		printf("    too short to size: %s of wall time in all (advice starts at %lld s)\n",
+		       wall, RIGHTSIZE_MIN_WALL_NS / 1000000000LL);
+		return;
+	}
 	printf("    memory: used %s of %s (%s, %.0f%%): %s -> give it %s\n", peak, given,
 	       json_string_value(json_object_get(s, "memory_given_from")),
 	       given_gib > 0 ? 100 * jnum(s, "peak_rss_kb") / 1048576.0 / given_gib : 0,
@@ -124,7 +129,7 @@ static void size_steps(struct recommendation *r, const struct host_capacity *cap
 	for (size_t i = 0; i < json_array_size(r->steps); i++) {
 		json_t *s = json_array_get(r->steps, i);
 		rightsize_step(s, r->headroom, cap);
-		if (r->price && table->n)
+		if (r->price && table->n && !json_is_true(json_object_get(s, "too_short")))
 			rightsize_price(s, table, region, r->price->usd_per_hour, &r->totals);
 	}
 }

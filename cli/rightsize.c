@@ -3,13 +3,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/clidb.h"
 #include "cli/prices.h"
 
 json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 {
-	char sql[1600];
+	char sql[2048];
 
 	snprintf(
 	    sql, sizeof(sql),
@@ -18,7 +19,9 @@ json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 	    "avg_cores,"
 	    " sum(s.end_ns - s.start_ns) AS wall_ns, max(s.memory_limit_kb) AS memory_limit_kb,"
 	    " max(s.cpu_limit) AS cpu_limit, sum(s.read_bytes + s.write_bytes) AS io_bytes,"
-	    " max(s.character) AS character FROM steps s JOIN runs r ON r.id = s.run_id"
+	    " max(s.character) AS character, max(s.reclaim_ns) AS reclaim_ns,"
+	    " max((SELECT max(p.oom_killed) FROM processes p WHERE p.step_id = s.id)) AS oom_killed"
+	    " FROM steps s JOIN runs r ON r.id = s.run_id"
 	    " WHERE s.end_ns IS NOT NULL AND s.name IS NOT NULL AND %s GROUP BY s.name"
 	    " ORDER BY wall_ns DESC",
 	    pipeline ? "r.pipeline_id = ?1" : "s.run_id = ?1");
@@ -36,6 +39,9 @@ static const char *verdict(double used, double given, double recommended)
 	return "fits";
 }
 
+/* Memory reclaim a step may spend before it counts as short of memory. */
+#define RIGHTSIZE_RECLAIM_NS 1000000000LL
+
 void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 {
 	double peak_gib = jnum(s, "peak_rss_kb") / (1024.0 * 1024.0);
@@ -44,13 +50,20 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	double mem_given =
 	    mem_limited ? jnum(s, "memory_limit_kb") / (1024.0 * 1024.0) : cap->memory_gib;
 	double cpu_given = jnum(s, "cpu_limit") > 0 ? jnum(s, "cpu_limit") : cap->cpus;
-	double rec_gib = ceil(peak_gib * (1 + headroom) * 16.0) / 16.0; /* 64 MiB steps */
+	/* Killed at its limit, or reclaiming to stay under it: it needed more than it had,
+	 * however little its peak shows. */
+	bool short_of_memory = jint(s, "oom_killed") > 0 ||
+			       (mem_limited && jint(s, "reclaim_ns") >= RIGHTSIZE_RECLAIM_NS);
+	double needed_gib = short_of_memory && mem_given > peak_gib ? mem_given : peak_gib;
+	double rec_gib = ceil(needed_gib * (1 + headroom) * 16.0) / 16.0; /* 64 MiB steps */
 
 	if (rec_gib < 1.0 / 16)
 		rec_gib = 1.0 / 16;
 	/* Headroom on CPUs, except for work that never used more than one core: a
-	 * single thread cannot use a second one. */
+	 * single thread cannot use a second one; never more than the host has. */
 	int rec_cpus = cores <= 1.05 ? 1 : (int)ceil(cores * (1 + headroom) - 1e-9);
+	if (cap->cpus > 0 && rec_cpus > cap->cpus)
+		rec_cpus = cap->cpus;
 	json_object_set_new(s, "memory_given_gib", json_real(mem_given));
 	json_object_set_new(s, "memory_given_from",
 			    json_string(mem_limited ? "cgroup limit" : "host"));
@@ -58,9 +71,16 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	json_object_set_new(s, "memory_recommended_gib", json_real(rec_gib));
 	json_object_set_new(s, "cpus_recommended", json_integer(rec_cpus));
 	json_object_set_new(s, "memory_verdict",
-			    json_string(verdict(peak_gib, mem_given, rec_gib)));
-	json_object_set_new(s, "cpu_verdict",
-			    json_string(verdict(cores, cpu_given, (double)rec_cpus)));
+			    json_string(short_of_memory ? "under-provisioned"
+							: verdict(peak_gib, mem_given, rec_gib)));
+	/* The CPU verdict follows the advice: fewer CPUs advised is over-provisioned. */
+	const char *cpu_v = verdict(cores, cpu_given, (double)rec_cpus);
+	if (!strcmp(cpu_v, "fits") && rec_cpus > cpu_given)
+		cpu_v = "under-provisioned";
+	json_object_set_new(s, "cpu_verdict", json_string(cpu_v));
+	/* Too short to be worth sizing: no advice to act on. */
+	if (jnum(s, "wall_ns") < RIGHTSIZE_MIN_WALL_NS)
+		json_object_set_new(s, "too_short", json_true());
 }
 
 void rightsize_price(json_t *s, const struct price_table *t, const char *region,

@@ -12,7 +12,15 @@
 
 /* Finished steps of a run (or of a pipeline's runs), one row per step name. */
 json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope);
-/* Adds given / recommended memory and CPUs and verdicts to one row. */
+/* Steps whose wall time, over all their runs, is under this get no advice ("too_short"). */
+#define RIGHTSIZE_MIN_WALL_NS (10LL * 1000000000LL)
+
+/*
+ * Adds given / recommended memory and CPUs and verdicts to one row. The
+ * memory advised is never below the observed peak; a step OOM-killed or
+ * reclaiming at its limit is under-provisioned and advised above its limit;
+ * CPUs advised never exceed the host's.
+ */
 void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap);
 
 struct price_table;

@@ -223,8 +223,9 @@ def recommend_shrinks_a_step_that_used_a_tenth_of_its_limit(ctx):
     cg = MemoryCgroup(f"tracer-it-rec-{os.getpid()}", "512M")
     script = ctx.path("small.sh")
     with open(script, "w") as f:
+        # A step long enough to be worth sizing (10 s of wall time, docs/cost.md).
         f.write(f"#!/bin/bash\necho $$ > {cg.path}/cgroup.procs\n"
-                f"{ctx.helper('memhog')} 50 0 {ctx.path('hog.json')}\n")
+                f"bash -c '{ctx.helper('memhog')} 50 0 {ctx.path('hog.json')}; sleep 10.5'\n")
     os.chmod(script, 0o755)
     try:
         ctx.tracer_run([script], expect=0)

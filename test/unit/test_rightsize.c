@@ -59,6 +59,38 @@ static void test_single_core_and_near_the_limit(void **state)
 	json_decref(s);
 }
 
+static void test_oom_killed_step_gets_more_than_its_limit(void **state)
+{
+	struct host_capacity host = {.cpus = 8, .memory_gib = 32};
+	/* Killed at its 64 MiB limit having shown 44 MiB: it needed more than 64. */
+	json_t *s =
+	    json_pack("{s:f, s:f, s:f, s:i, s:f}", "peak_rss_kb", 44.0 * 1024, "peak_cores", 1.0,
+		      "memory_limit_kb", 64.0 * 1024, "oom_killed", 1, "wall_ns", 60e9);
+
+	rightsize_step(s, 0.2, &host);
+	assert_string_equal(str(s, "memory_verdict"), "under-provisioned");
+	/* 64 MiB x 1.2 = 76.8 MiB -> 128 MiB (2 x 64 MiB). */
+	assert_float_equal(num(s, "memory_recommended_gib"), 0.125, 1e-12);
+	assert_true(num(s, "memory_recommended_gib") * 1024 > 64);
+	assert_null(json_object_get(s, "too_short"));
+	json_decref(s);
+}
+
+static void test_cpus_never_above_the_host_and_short_steps(void **state)
+{
+	struct host_capacity host = {.cpus = 2, .memory_gib = 4};
+	/* 1.9 cores x 1.2 = 2.28 -> 3, but the host has 2. */
+	json_t *s = json_pack("{s:f, s:f, s:f}", "peak_rss_kb", 100.0 * 1024, "peak_cores", 1.9,
+			      "wall_ns", 2e6);
+
+	rightsize_step(s, 0.2, &host);
+	assert_int_equal(json_integer_value(json_object_get(s, "cpus_recommended")), 2);
+	assert_string_equal(str(s, "cpu_verdict"), "under-provisioned");
+	/* 2 ms in all: too short to be worth advice. */
+	assert_true(json_is_true(json_object_get(s, "too_short")));
+	json_decref(s);
+}
+
 static void test_cheapest_instance_that_fits(void **state)
 {
 	struct price rows[] = {
@@ -103,6 +135,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_memory_and_cpus_from_peaks),
 	    cmocka_unit_test(test_single_core_and_near_the_limit),
+	    cmocka_unit_test(test_oom_killed_step_gets_more_than_its_limit),
+	    cmocka_unit_test(test_cpus_never_above_the_host_and_short_steps),
 	    cmocka_unit_test(test_cheapest_instance_that_fits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
