@@ -189,7 +189,7 @@ def relative_paths_follow_chdir_and_are_normalised(ctx):
     top = ctx.path("tree")
     os.makedirs(os.path.join(top, "one", "two"))
     os.chmod(top, 0o777)
-    script = ("cd one && echo a > a.txt && cd two && echo b > ../b.txt && "
+    script = (f"cd {top} && cd one && echo a > a.txt && cd two && echo b > ../b.txt && "
               "cat ./../../one/a.txt > /dev/null; (cd .. && echo c > two/./c.txt); "
               "cd / && cat " + os.path.join(top, "one", "two", "..", "b.txt") + " > /dev/null")
     ctx.tracer_run(["bash", "-c", script], expect=0)
