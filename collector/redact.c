@@ -2,7 +2,9 @@
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/fileutil.h"
 
@@ -11,14 +13,26 @@
 
 /* Substrings of a normalised key (lower case, '-' as '_') that mark secrets. */
 static const char *const secret_words[] = {
-    "password", "passwd",      "passphrase", "secret",		 "token",      "api_key",
-    "apikey",	"access_key",  "accesskey",  "private_key",	 "privatekey", "credential",
-    "auth_key", "session_key", "signature",  "x_amz_credential",
+    "password",		"passwd",      "passphrase", "secret",	    "token",
+    "api_key",		"apikey",      "access_key", "accesskey",   "private_key",
+    "privatekey",	"credential",  "auth_key",   "session_key", "signature",
+    "x_amz_credential", "extraheader", "storepass",  "keypass",	    "bearer",
 };
 /* Whole keys that are secrets but too short to match as substrings. */
 static const char *const secret_keys[] = {
-    "pass", "pwd", "pw", "auth", "authorization", "proxy_authorization", "cookie", "sig",
+    "pass",
+    "pwd",
+    "pw",
+    "auth",
+    "authorization",
+    "proxy_authorization",
+    "cookie",
+    "sig",
+    "aws_secret_access_key",
+    "aws_session_token",
 };
+/* Endings of variable names that hold secrets (MYSQL_PWD, DB_PASS). */
+static const char *const secret_suffixes[] = {"_pwd", "_pass", "_passwd"};
 /* Endings that name where a secret is, or how long, not the secret itself. */
 static const char *const harmless_suffixes[] = {
     "_file", "_path",	"_stdin", "_env",  "_cmd",    "_command", "_prompt",
@@ -33,12 +47,19 @@ struct tool_rule {
 	bool after_colon; /* user:SECRET: keep the user */
 };
 static const struct tool_rule tool_rules[] = {
-    {"mysql", "-p", true, false},      {"mysqldump", "-p", true, false},
-    {"mysqladmin", "-p", true, false}, {"mariadb", "-p", true, false},
-    {"sshpass", "-p", false, false},   {"curl", "-u", false, true},
-    {"curl", "--user", false, true},   {"curl", "--proxy-user", false, true},
-    {"curl", "-U", false, true},       {"wget", "--password", false, false},
-    {"smbclient", "-U", false, true},  {"htpasswd", "-b", false, false},
+    {"mysql", "-p", true, false},	{"mysqldump", "-p", true, false},
+    {"mysqladmin", "-p", true, false},	{"mariadb", "-p", true, false},
+    {"sshpass", "-p", false, false},	{"curl", "-u", false, true},
+    {"curl", "--user", false, true},	{"curl", "--proxy-user", false, true},
+    {"curl", "-U", false, true},	{"wget", "--password", false, false},
+    {"smbclient", "-U", false, true},	{"curl", "-u", true, true},
+    {"sshpass", "-p", true, false},	{"docker", "-p", false, false},
+    {"podman", "-p", false, false},	{"redis-cli", "-a", false, false},
+    {"redis-cli", "-a", true, false},	{"mongo", "-p", false, false},
+    {"mongosh", "-p", false, false},	{"ldapsearch", "-w", false, false},
+    {"ldapmodify", "-w", false, false}, {"ldapadd", "-w", false, false},
+    {"az", "-p", false, false},		{"zip", "-P", false, false},
+    {"7z", "-p", true, false},		{"openssl", "-k", false, false},
 };
 
 static bool ends_with(const char *s, size_t len, const char *suffix)
@@ -76,6 +97,15 @@ int redact_key_is_sensitive(const char *key, size_t len)
 	for (size_t i = 0; i < sizeof(secret_keys) / sizeof(*secret_keys); i++)
 		if (strcmp(norm, secret_keys[i]) == 0)
 			return 1;
+	for (size_t i = 0; i < sizeof(secret_suffixes) / sizeof(*secret_suffixes); i++)
+		if (ends_with(norm, n, secret_suffixes[i]))
+			return 1;
+	/* An environment-style name (upper case) ending in _KEY: API_KEY, STRIPE_KEY. */
+	bool upper = true;
+	for (size_t i = 0; i < len && upper; i++)
+		upper = !islower((unsigned char)key[i]);
+	if (upper && ends_with(norm, n, "_key"))
+		return 1;
 	for (size_t i = 0; i < sizeof(secret_words) / sizeof(*secret_words); i++)
 		if (strstr(norm, secret_words[i]))
 			return 1;
@@ -116,6 +146,8 @@ static bool is_pair_separator(char c)
 	return c == ',' || c == '&' || c == ';' || c == '?' || c == ' ';
 }
 
+static void find_header_at(const char *arg, size_t from, size_t len, struct spans *sp);
+
 /* KEY=VALUE pairs: --password=X (value to the end) or a=1&token=X (to a separator). */
 static void find_pairs(const char *arg, size_t len, struct spans *sp)
 {
@@ -125,11 +157,28 @@ static void find_pairs(const char *arg, size_t len, struct spans *sp)
 		size_t k = eq;
 		while (k > 0 && is_key_char(arg[k - 1]))
 			k--;
-		if (k == eq || !redact_key_is_sensitive(arg + k, eq - k))
+		if (k == eq)
 			continue;
+		if (!redact_key_is_sensitive(arg + k, eq - k)) {
+			/* --header=Authorization: Bearer X */
+			find_header_at(arg, eq + 1, len, sp);
+			continue;
+		}
 		size_t end = eq + 1;
-		if (k == 0 || (k <= 2 && arg[0] == '-')) {
+		if (k <= 2 && arg[0] == '-') {
 			end = len; /* the whole rest of --flag=value is the value */
+		} else if (k == 0) {
+			/* NAME=value: to the end; an environment assignment (upper case)
+			 * in a shell string ends at a space: `DB_PWD=x mysql db` */
+			bool env_name = true;
+			for (size_t c = 0; c < eq && env_name; c++)
+				env_name = isupper((unsigned char)arg[c]) ||
+					   isdigit((unsigned char)arg[c]) || arg[c] == '_';
+			end = len;
+			if (env_name)
+				for (end = eq + 1; end < len && !isspace((unsigned char)arg[end]);
+				     end++)
+					;
 		} else {
 			while (end < len && !is_pair_separator(arg[end]))
 				end++;
@@ -174,10 +223,10 @@ static void find_url_credentials(const char *arg, size_t len, struct spans *sp)
 	}
 }
 
-/* "Authorization: Bearer X", "Cookie: a=b", openssl "pass:X" */
-static void find_headers(const char *arg, size_t len, struct spans *sp)
+/* "Authorization: Bearer X", "Cookie: a=b", openssl "pass:X", from offset `from`. */
+static void find_header_at(const char *arg, size_t from, size_t len, struct spans *sp)
 {
-	size_t i = 0;
+	size_t i = from;
 
 	while (i < len && isspace((unsigned char)arg[i]))
 		i++;
@@ -198,12 +247,60 @@ static void find_headers(const char *arg, size_t len, struct spans *sp)
 	add_span(sp, i, len);
 }
 
-/* Every rule that finds a secret inside one argument. */
+static bool starts_with(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && strncmp(s, prefix, n) == 0;
+}
+
+static bool is_token_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.' || c == '+' ||
+	       c == '/' || c == '=';
+}
+
+/* Tokens recognisable by their shape wherever they stand: GitHub, Slack, AWS key
+ * ids, JWTs, and a private key's body. */
+static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
+{
+	static const char *const prefixes[] = {"ghp_",	      "gho_",	"ghu_",	 "ghs_",  "ghr_",
+					       "github_pat_", "xoxb-",	"xoxp-", "xoxa-", "xoxr-",
+					       "xoxs-",	      "glpat-", "AKIA",	 "ASIA",  "eyJ"};
+
+	for (size_t i = 0; i < len; i++) {
+		if (i > 0 && is_token_char(arg[i - 1]) && arg[i - 1] != '=' && arg[i - 1] != '/')
+			continue; /* only at the start of a token */
+		for (size_t k = 0; k < sizeof(prefixes) / sizeof(*prefixes); k++) {
+			if (!starts_with(arg + i, len - i, prefixes[k]))
+				continue;
+			size_t end = i;
+			while (end < len && is_token_char(arg[end]))
+				end++;
+			/* Long enough to be a token, not a word that happens to start so. */
+			bool jwt = k == sizeof(prefixes) / sizeof(*prefixes) - 1;
+			size_t dots = 0;
+			for (size_t j = i; j < end; j++)
+				dots += arg[j] == '.';
+			if (end - i >= 16 && (!jwt || dots >= 2)) {
+				add_span(sp, i, end);
+				i = end;
+			}
+			break;
+		}
+	}
+	const char *pem = strstr(arg, "PRIVATE KEY-----");
+	if (pem) /* the key itself, header and all */
+		add_span(sp, 0, len);
+}
+
+/* Every rule that finds a secret inside one argument (or word). */
 static void find_secrets(const char *arg, size_t len, struct spans *sp)
 {
 	find_pairs(arg, len, sp);
 	find_url_credentials(arg, len, sp);
-	find_headers(arg, len, sp);
+	find_header_at(arg, 0, len, sp);
+	find_token_shapes(arg, len, sp);
 }
 
 static int span_cmp_start(const struct span *a, const struct span *b)
@@ -289,6 +386,89 @@ static const struct tool_rule *detached_rule(const char *tool, const char *prev)
 	return NULL;
 }
 
+/* `aws configure set aws_secret_access_key X`, `git config user.password X`. */
+static bool after_secret_name(const char *tool, const char *prev2, const char *prev)
+{
+	if (!prev || prev[0] == '-')
+		return false;
+	for (const char *c = prev; *c; c++)
+		if (!is_key_char(*c))
+			return false; /* a setting's name, not a URL or a sentence */
+	return redact_key_is_sensitive(prev, strlen(prev)) &&
+	       ((prev2 && !strcmp(prev2, "set")) || !strcmp(tool, "git"));
+}
+
+static bool is_shell_separator(char c)
+{
+	return c == ';' || c == '|' || c == '&' || c == '(' || c == ')' || c == '\n' || c == '`';
+}
+
+/*
+ * A shell string (`bash -c '...'`, ProxyCommand=...): each word gets the rules
+ * an argument gets, with its own command's tool and the word before it.
+ */
+static void find_shell_words(const char *arg, size_t len, struct spans *sp)
+{
+	char tool[64] = "", prev[KEY_MAX + 1] = "", prev2[KEY_MAX + 1] = "", word[KEY_MAX + 1];
+	bool at_command = true;
+	size_t i = 0;
+
+	while (i < len) {
+		while (i < len && isspace((unsigned char)arg[i]))
+			i++;
+		if (i < len && is_shell_separator(arg[i])) {
+			at_command = true;
+			prev[0] = prev2[0] = '\0';
+			i++;
+			continue;
+		}
+		size_t start = i;
+		char quote = 0;
+		while (i < len && (quote || (!isspace((unsigned char)arg[i]) &&
+					     !is_shell_separator(arg[i])))) {
+			if (quote ? arg[i] == quote : (arg[i] == '\'' || arg[i] == '"'))
+				quote = quote ? 0 : arg[i];
+			i++;
+		}
+		size_t ws = start, we = i;
+		if (we - ws >= 2 && (arg[ws] == '\'' || arg[ws] == '"') && arg[we - 1] == arg[ws]) {
+			ws++; /* 'secret': the quotes are the word's, not the secret's */
+			we--;
+		}
+		if (we == ws)
+			continue;
+		size_t n = we - ws < KEY_MAX ? we - ws : KEY_MAX;
+		memcpy(word, arg + ws, n);
+		word[n] = '\0';
+		if (at_command && strncasecmp(word, "proxycommand=", 13) == 0) {
+			/* ssh -o ProxyCommand=CMD: the command starts inside the word */
+			snprintf(tool, sizeof(tool), "%s", path_basename(word + 13));
+			at_command = false;
+		} else if (at_command && !strchr(word, '=')) {
+			snprintf(tool, sizeof(tool), "%s", path_basename(word));
+			at_command = false;
+		}
+		const struct tool_rule *glued = tool_rule_for(tool, word, true);
+		if (detached_rule(tool, prev[0] ? prev : NULL) ||
+		    after_secret_name(tool, prev2[0] ? prev2 : NULL, prev[0] ? prev : NULL))
+			add_span(sp, ws, we);
+		else if (glued)
+			add_span(sp, ws + strlen(glued->flag), we);
+		else {
+			struct spans inner = {.n = 0};
+			find_secrets(arg + ws, we - ws, &inner);
+			for (unsigned k = 0; k < inner.n; k++)
+				if (inner.s[k].end >
+				    inner.s[k].start) /* a word's empty value: no secret */
+					add_span(sp, ws + inner.s[k].start, ws + inner.s[k].end);
+			if (inner.overflow)
+				add_span(sp, ws, we);
+		}
+		memcpy(prev2, prev, sizeof(prev2));
+		memcpy(prev, word, sizeof(prev));
+	}
+}
+
 static size_t put(char *out, size_t cap, const char *a, size_t alen, const char *b)
 {
 	size_t blen = strlen(b);
@@ -300,13 +480,15 @@ static size_t put(char *out, size_t cap, const char *a, size_t alen, const char 
 	return alen + blen + 1;
 }
 
-static size_t redact_one(const char *tool, const char *prev, const char *arg, char *out, size_t cap,
-			 unsigned *count)
+static size_t redact_one(const char *tool, const char *prev2, const char *prev, const char *arg,
+			 char *out, size_t cap, unsigned *count)
 {
 	size_t len = strlen(arg);
 	const struct tool_rule *r = detached_rule(tool, prev);
 	struct spans sp = {.n = 0};
 
+	if (!r && after_secret_name(tool, prev2, prev))
+		r = &detached_secret;
 	if (r) {
 		const char *colon = r->after_colon ? strchr(arg, ':') : NULL;
 		(*count)++;
@@ -321,9 +503,31 @@ static size_t redact_one(const char *tool, const char *prev, const char *arg, ch
 	}
 	r = tool_rule_for(tool, arg, true);
 	if (r) {
+		const char *colon = r->after_colon ? strchr(arg + strlen(r->flag), ':') : NULL;
 		(*count)++;
-		return put(out, cap, arg, strlen(r->flag), REDACTED);
+		return put(out, cap, arg, colon ? (size_t)(colon - arg) + 1 : strlen(r->flag),
+			   REDACTED);
 	}
+	/* --user=alice:X for a tool whose --user takes a secret */
+	const char *eq = arg[0] == '-' ? strchr(arg, '=') : NULL;
+	if (eq) {
+		char flag[64];
+		size_t fl = (size_t)(eq - arg);
+		if (fl < sizeof(flag)) {
+			memcpy(flag, arg, fl);
+			flag[fl] = '\0';
+			r = tool_rule_for(tool, flag, false);
+		}
+		if (r) {
+			const char *colon = r->after_colon ? strchr(eq + 1, ':') : NULL;
+			(*count)++;
+			return put(out, cap, arg, (size_t)((colon ? colon : eq) - arg) + 1,
+				   REDACTED);
+		}
+	}
+	/* Words of a shell string get the word rules; the whole argument, the rest. */
+	if (strpbrk(arg, " \t\n;|&"))
+		find_shell_words(arg, len, &sp);
 	find_secrets(arg, len, &sp);
 	if (sp.overflow) {
 		(*count)++;
@@ -338,10 +542,19 @@ unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_siz
 	unsigned count = 0;
 	size_t used = 0;
 	const char *tool = argc ? path_basename(argv[0]) : "";
+	/* htpasswd -b FILE USER PASSWORD: the password is the last argument. */
+	unsigned batch_password = 0;
+	for (unsigned i = 1; !strcmp(tool, "htpasswd") && i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'b'))
+			batch_password = argc - 1;
 
 	for (unsigned i = 0; i < argc; i++) {
 		const char *prev = i ? argv[i - 1] : NULL;
-		size_t n = redact_one(tool, prev, argv[i], out + used, out_size - used, &count);
+		const char *prev2 = i > 1 ? argv[i - 2] : NULL;
+		size_t n = i && i == batch_password
+			       ? (count++, put(out + used, out_size - used, "", 0, REDACTED))
+			       : redact_one(tool, prev2, prev, argv[i], out + used, out_size - used,
+					    &count);
 		if (n == 0) {
 			/* No room for the redacted form: give up on this argument. */
 			if (out_size - used < sizeof(REDACTED)) {

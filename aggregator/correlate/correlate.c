@@ -287,6 +287,11 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	struct process_view v = {0};
 
 	identify(c, p, argv, argc, &cg, &tool);
+	/* A step started at its root's fork learns where it runs at the root's exec,
+	 * which sees the cgroup the root moved to (a container, `echo $$ > cgroup.procs`). */
+	struct step *own = p->in.step;
+	if (own && same_process(own->root_pid, own->root_start_boot_ns, p))
+		step_where(c, own, p);
 	v.argv = argv;
 	v.argc = argc;
 	v.exe = p->row.exe;

@@ -47,6 +47,8 @@ bool same_process(uint32_t pid, uint64_t start, const struct proc *p);
 void free_run(struct run *r);
 
 /* steps.c */
+/* Where the step runs, from its root's cgroups: container, Slurm job, limits. */
+void step_where(struct correlator *c, struct step *s, const struct proc *root);
 void set_step(struct proc *p, struct step *s);
 struct step *find_step(struct run *r, const char *key);
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,

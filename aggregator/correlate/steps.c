@@ -38,6 +38,18 @@ struct step *find_step(struct run *r, const char *key)
 	return NULL;
 }
 
+void step_where(struct correlator *c, struct step *s, const struct proc *root)
+{
+	copy_string(s->container_id, sizeof(s->container_id), root->row.container_id);
+	cgroup_limits(c->cgroup_root ? c->cgroup_root : "/sys/fs/cgroup",
+		      root->row.cgroup1_id ? cgroup_path_of(c, root->row.cgroup1_id, true) : NULL,
+		      root->row.cgroup_id ? cgroup_path_of(c, root->row.cgroup_id, false) : NULL,
+		      &s->memory_limit_kb, &s->cpu_limit);
+	copy_string(s->slurm_job, sizeof(s->slurm_job), root->row.slurm_job);
+	copy_string(s->slurm_step, sizeof(s->slurm_step), root->row.slurm_step);
+	s->dirty = true;
+}
+
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
 		      struct proc *root)
 {
@@ -55,15 +67,9 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 	s->root_pid = root->pid;
 	s->root_start_boot_ns = root->start_boot_ns;
 	s->status = GROUP_RUNNING;
-	copy_string(s->container_id, sizeof(s->container_id), root->row.container_id);
-	cgroup_limits(c->cgroup_root ? c->cgroup_root : "/sys/fs/cgroup",
-		      root->row.cgroup1_id ? cgroup_path_of(c, root->row.cgroup1_id, true) : NULL,
-		      root->row.cgroup_id ? cgroup_path_of(c, root->row.cgroup_id, false) : NULL,
-		      &s->memory_limit_kb, &s->cpu_limit);
+	step_where(c, s, root);
 	if (s->named && root->row.argv_json)
 		s->signature = strdup(root->row.argv_json);
-	copy_string(s->slurm_job, sizeof(s->slurm_job), root->row.slurm_job);
-	copy_string(s->slurm_step, sizeof(s->slurm_step), root->row.slurm_step);
 	s->dirty = true;
 	s->next = r->steps;
 	r->steps = s;
