@@ -119,13 +119,16 @@ static int write_pending_rows(struct ingest *g)
 	return 0;
 }
 
-/* Rows written before their exit tail came: their CPU, and queued again for the shipper. */
+/*
+ * Rows written before their exit tail came: their CPU. The record already
+ * queued for the shipper keeps the CPU it had (queueing it twice would break
+ * the outbox's one-record-per-row accounting); docs/architecture.md, Known limits.
+ */
 static int write_cpu_updates(struct ingest *g)
 {
 	for (size_t i = 0; i < g->pending.cpu_updates.n; i++) {
 		const struct cpu_update *u = &g->pending.cpu_updates.items[i];
-		if (store_update_process_cpu(g->store, u->id, u->cpu_user_ns, u->cpu_sys_ns) != 0 ||
-		    store_ship(g->store, OUTBOX_PROCESSES, u->id, 0, NULL) != 0)
+		if (store_update_process_cpu(g->store, u->id, u->cpu_user_ns, u->cpu_sys_ns) != 0)
 			return -1;
 	}
 	return 0;
