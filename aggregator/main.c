@@ -401,15 +401,15 @@ int main(int argc, char **argv)
 	}
 	pid_t holder;
 	int db_lock = dblock_take(opt.db_path, &holder);
-	if (db_lock < 0) {
-		if (holder)
-			log_error("%s is being written by another tracer-aggregator (pid %d): one "
-				  "writer per database; use another --db",
-				  opt.db_path, (int)holder);
-		else
-			log_error("cannot lock %s.lock: %s", opt.db_path, strerror(errno));
+	if (db_lock < 0 && (errno == EWOULDBLOCK || holder)) {
+		log_error("%s is being written by another tracer-aggregator (pid %d): one "
+			  "writer per database; use another --db",
+			  opt.db_path, (int)holder);
 		return 1;
 	}
+	if (db_lock < 0) /* a directory we cannot create files in: write, unguarded */
+		log_warn("cannot lock %s.lock (%s): a second writer would not be refused",
+			 opt.db_path, strerror(errno));
 	if (store_open(&store, opt.db_path) != 0)
 		return 1;
 	struct outbox outbox;
