@@ -115,6 +115,17 @@ int64_t cli_run(const struct cli_query *q, sqlite3 *db)
 	return id > 0 ? id : 0;
 }
 
+sqlite3 *cli_open_run(struct cli_query *q, int64_t *run)
+{
+	sqlite3 *db = cli_open(q);
+
+	if (db && !(*run = cli_run(q, db))) {
+		sqlite3_close(db);
+		db = NULL;
+	}
+	return db;
+}
+
 const char *cli_severity_color(const struct cli_query *q, const char *severity)
 {
 	if (!q->color || !severity)

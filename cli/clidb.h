@@ -33,6 +33,8 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 sqlite3 *cli_open(const struct cli_query *q);
 /* The run named by q->arg (id or name; NULL: latest): id, or 0 with the reason printed. */
 int64_t cli_run(const struct cli_query *q, sqlite3 *db);
+/* cli_open and cli_run together: the database, or NULL (said why; nothing to close). */
+sqlite3 *cli_open_run(struct cli_query *q, int64_t *run);
 /* ANSI colour for a severity, "" without a terminal. */
 const char *cli_severity_color(const struct cli_query *q, const char *severity);
 const char *cli_reset(const struct cli_query *q);

@@ -152,14 +152,10 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	double headroom = headroom_arg ? strtod(headroom_arg, NULL) / 100.0 : 0.2;
-	sqlite3 *db = cli_open(&q);
+	int64_t run;
+	sqlite3 *db = cli_open_run(&q, &run);
 	if (!db)
 		return 1;
-	int64_t run = cli_run(&q, db);
-	if (!run) {
-		sqlite3_close(db);
-		return 1;
-	}
 	json_t *doc = report_data(db, run, headroom);
 	char *data = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(doc);

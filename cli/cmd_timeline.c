@@ -150,14 +150,10 @@ int cmd_timeline(int argc, char **argv)
 
 	if (done)
 		return rc;
-	sqlite3 *db = cli_open(&q);
+	int64_t run;
+	sqlite3 *db = cli_open_run(&q, &run);
 	if (!db)
 		return 1;
-	int64_t run = cli_run(&q, db);
-	if (!run) {
-		sqlite3_close(db);
-		return 1;
-	}
 	load_timeline(db, run, with_procs != NULL, &tl);
 	if (q.json) {
 		json_t *doc =

@@ -47,22 +47,10 @@ static int bind_totals(sqlite3_stmt *st, int i, const struct totals_row *r)
 	sqlite3_bind_int64(st, i++, r->processes);
 	sqlite3_bind_int64(st, i++, r->failed);
 	bind_u64(st, i++, r->cpu_ns);
-	if (r->has_avg_cores)
-		sqlite3_bind_double(st, i++, r->avg_cores);
-	else
-		sqlite3_bind_null(st, i++);
-	if (r->peak_cores > 0)
-		sqlite3_bind_double(st, i++, r->peak_cores);
-	else
-		sqlite3_bind_null(st, i++);
-	if (r->peak_rss_kb > 0)
-		sqlite3_bind_int64(st, i++, r->peak_rss_kb);
-	else
-		sqlite3_bind_null(st, i++);
-	if (r->max_process_rss_kb)
-		bind_u64(st, i++, r->max_process_rss_kb);
-	else
-		sqlite3_bind_null(st, i++);
+	bind_double_if(st, i++, r->has_avg_cores, r->avg_cores);
+	bind_double_if(st, i++, r->peak_cores > 0, r->peak_cores);
+	bind_i64_if(st, i++, r->peak_rss_kb > 0, r->peak_rss_kb);
+	bind_i64_if(st, i++, r->max_process_rss_kb, (int64_t)r->max_process_rss_kb);
 	bind_u64(st, i++, r->rchar);
 	bind_u64(st, i++, r->wchar);
 	bind_u64(st, i++, r->read_bytes);
@@ -89,14 +77,8 @@ static void bind_step(sqlite3_stmt *st, const void *row)
 	bind_id_or_null(st, i++, r->start_epoch_ns);
 	bind_id_or_null(st, i++, r->end_epoch_ns);
 	sqlite3_bind_text(st, i++, r->status, -1, SQLITE_STATIC);
-	if (r->has_exit_code)
-		sqlite3_bind_int(st, i++, r->exit_code);
-	else
-		sqlite3_bind_null(st, i++);
-	if (r->has_signal)
-		sqlite3_bind_int(st, i++, r->signal);
-	else
-		sqlite3_bind_null(st, i++);
+	bind_i64_if(st, i++, r->has_exit_code, r->exit_code);
+	bind_i64_if(st, i++, r->has_signal, r->signal);
 	bind_id_or_null(st, i++, r->root_process_id);
 	bind_text_or_null(st, i++, r->container_id);
 	bind_text_or_null(st, i++, r->slurm_job);
@@ -104,10 +86,7 @@ static void bind_step(sqlite3_stmt *st, const void *row)
 	i = bind_totals(st, i, &r->totals);
 	bind_text_or_null(st, i++, r->character);
 	bind_id_or_null(st, i++, r->memory_limit_kb);
-	if (r->cpu_limit > 0)
-		sqlite3_bind_double(st, i++, r->cpu_limit);
-	else
-		sqlite3_bind_null(st, i++);
+	bind_double_if(st, i++, r->cpu_limit > 0, r->cpu_limit);
 	bind_text_or_null(st, i++, r->signature);
 	sqlite3_bind_int64(st, i++, r->totals.images);
 }
@@ -151,14 +130,8 @@ int store_put_run(struct store *s, const struct run_row *r)
 	bind_text_or_null(st, i++, r->hostname);
 	bind_id_or_null(st, i++, r->start_epoch_ns);
 	bind_id_or_null(st, i++, r->end_epoch_ns);
-	if (r->has_exit_code)
-		sqlite3_bind_int(st, i++, r->exit_code);
-	else
-		sqlite3_bind_null(st, i++);
-	if (r->has_signal)
-		sqlite3_bind_int(st, i++, r->signal);
-	else
-		sqlite3_bind_null(st, i++);
+	bind_i64_if(st, i++, r->has_exit_code, r->exit_code);
+	bind_i64_if(st, i++, r->has_signal, r->signal);
 	bind_id_or_null(st, i++, r->command_process_id);
 	if (r->launcher_pid) {
 		sqlite3_bind_int64(st, i++, r->launcher_pid);

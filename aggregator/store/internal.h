@@ -42,6 +42,9 @@ int update_or_insert(struct store *s, sqlite3_stmt *update, sqlite3_stmt *insert
 void bind_text_or_null(sqlite3_stmt *st, int i, const char *v);
 void bind_id_or_null(sqlite3_stmt *st, int i, int64_t v);
 void bind_u64(sqlite3_stmt *st, int i, uint64_t v);
+/* The value if have, else NULL (an unknown is NULL, never 0). */
+void bind_i64_if(sqlite3_stmt *st, int i, bool have, int64_t v);
+void bind_double_if(sqlite3_stmt *st, int i, bool have, double v);
 void copy_column(sqlite3_stmt *st, int col, char *out, size_t size);
 char *dup_column(sqlite3_stmt *st, int col);
 

@@ -163,14 +163,6 @@ int store_forget_process(struct store *s, int64_t id)
 /* Binds column c of the processes table. */
 #define PARAM(c) (COL_##c + 1)
 
-static void bind_u64_or_null(sqlite3_stmt *st, int param, bool have, uint64_t v)
-{
-	if (have)
-		bind_u64(st, param, v);
-	else
-		sqlite3_bind_null(st, param);
-}
-
 /* Identity, program and outcome: the columns every row has. */
 static void bind_process_identity(sqlite3_stmt *st, const struct process_row *r)
 {
@@ -190,22 +182,16 @@ static void bind_process_identity(sqlite3_stmt *st, const struct process_row *r)
 	sqlite3_bind_int(st, PARAM(argv_truncated), r->argv_truncated);
 	sqlite3_bind_int64(st, PARAM(argv_redactions), r->argv_redactions);
 	bind_text_or_null(st, PARAM(cwd), r->cwd);
-	bind_u64_or_null(st, PARAM(uid), r->has_ids, r->uid);
-	bind_u64_or_null(st, PARAM(gid), r->has_ids, r->gid);
+	bind_i64_if(st, PARAM(uid), r->has_ids, (int64_t)r->uid);
+	bind_i64_if(st, PARAM(gid), r->has_ids, (int64_t)r->gid);
 	bind_u64(st, PARAM(cgroup_id), r->cgroup_id);
 	bind_u64(st, PARAM(cgroup1_id), r->cgroup1_id);
 	sqlite3_bind_text(st, PARAM(state), r->state, -1, SQLITE_STATIC);
-	if (r->has_exit_code)
-		sqlite3_bind_int(st, PARAM(exit_code), r->exit_code);
-	else
-		sqlite3_bind_null(st, PARAM(exit_code));
-	if (r->has_signal)
-		sqlite3_bind_int(st, PARAM(signal), r->signal);
-	else
-		sqlite3_bind_null(st, PARAM(signal));
+	bind_i64_if(st, PARAM(exit_code), r->has_exit_code, r->exit_code);
+	bind_i64_if(st, PARAM(signal), r->has_signal, r->signal);
 	/* core_dumped: known once the process ended, by a signal or an exit. */
-	bind_u64_or_null(st, PARAM(core_dumped), r->has_signal || r->has_exit_code,
-			 r->has_signal && r->core_dumped);
+	bind_i64_if(st, PARAM(core_dumped), r->has_signal || r->has_exit_code,
+		    r->has_signal && r->core_dumped);
 	sqlite3_bind_int(st, PARAM(from_snapshot), r->from_snapshot);
 	sqlite3_bind_int(st, PARAM(oom_killed), r->oom_killed);
 	sqlite3_bind_int64(st, PARAM(files_overflow), r->files_overflow);
@@ -217,32 +203,32 @@ static void bind_process_metrics(sqlite3_stmt *st, const struct process_row *r)
 	const struct proc_metrics *m = &r->m;
 	bool all = r->has_metrics;
 
-	bind_u64_or_null(st, PARAM(cpu_user_ns), all, m->cpu_user_ns);
-	bind_u64_or_null(st, PARAM(cpu_sys_ns), all, m->cpu_sys_ns);
-	bind_u64_or_null(st, PARAM(max_rss_kb), all && m->has_max_rss, m->max_rss_kb);
-	bind_u64_or_null(st, PARAM(ru_maxrss_kb), all, m->ru_maxrss_kb);
-	bind_u64_or_null(st, PARAM(rchar), all, m->rchar);
-	bind_u64_or_null(st, PARAM(wchar), all, m->wchar);
-	bind_u64_or_null(st, PARAM(syscr), all, m->syscr);
-	bind_u64_or_null(st, PARAM(syscw), all, m->syscw);
-	bind_u64_or_null(st, PARAM(read_bytes), all, m->read_bytes);
-	bind_u64_or_null(st, PARAM(write_bytes), all, m->write_bytes);
-	bind_u64_or_null(st, PARAM(cancelled_write_bytes), all, m->cancelled_write_bytes);
-	bind_u64_or_null(st, PARAM(vol_ctxsw), all, m->vol_ctxsw);
-	bind_u64_or_null(st, PARAM(invol_ctxsw), all, m->invol_ctxsw);
-	bind_u64_or_null(st, PARAM(min_faults), all, m->min_faults);
-	bind_u64_or_null(st, PARAM(maj_faults), all, m->maj_faults);
-	bind_u64_or_null(st, PARAM(runq_ns), all, m->runq_ns);
-	bind_u64_or_null(st, PARAM(iowait_ns), all && m->has_iowait, m->iowait_ns);
-	bind_u64_or_null(st, PARAM(reclaim_ns), all && m->has_reclaim, m->reclaim_ns);
-	bind_u64_or_null(st, PARAM(net_tx_bytes), all && m->has_net, m->net_tx_bytes);
-	bind_u64_or_null(st, PARAM(net_rx_bytes), all && m->has_net, m->net_rx_bytes);
-	bind_u64_or_null(st, PARAM(sys_file), all && m->has_sys, m->sys_file);
-	bind_u64_or_null(st, PARAM(sys_net), all && m->has_sys, m->sys_net);
-	bind_u64_or_null(st, PARAM(sys_mem), all && m->has_sys, m->sys_mem);
-	bind_u64_or_null(st, PARAM(sys_proc), all && m->has_sys, m->sys_proc);
-	bind_u64_or_null(st, PARAM(sys_other), all && m->has_sys, m->sys_other);
-	bind_u64_or_null(st, PARAM(sys_failed), all && m->has_sys, m->sys_failed);
+	bind_i64_if(st, PARAM(cpu_user_ns), all, (int64_t)m->cpu_user_ns);
+	bind_i64_if(st, PARAM(cpu_sys_ns), all, (int64_t)m->cpu_sys_ns);
+	bind_i64_if(st, PARAM(max_rss_kb), all && m->has_max_rss, (int64_t)m->max_rss_kb);
+	bind_i64_if(st, PARAM(ru_maxrss_kb), all, (int64_t)m->ru_maxrss_kb);
+	bind_i64_if(st, PARAM(rchar), all, (int64_t)m->rchar);
+	bind_i64_if(st, PARAM(wchar), all, (int64_t)m->wchar);
+	bind_i64_if(st, PARAM(syscr), all, (int64_t)m->syscr);
+	bind_i64_if(st, PARAM(syscw), all, (int64_t)m->syscw);
+	bind_i64_if(st, PARAM(read_bytes), all, (int64_t)m->read_bytes);
+	bind_i64_if(st, PARAM(write_bytes), all, (int64_t)m->write_bytes);
+	bind_i64_if(st, PARAM(cancelled_write_bytes), all, (int64_t)m->cancelled_write_bytes);
+	bind_i64_if(st, PARAM(vol_ctxsw), all, (int64_t)m->vol_ctxsw);
+	bind_i64_if(st, PARAM(invol_ctxsw), all, (int64_t)m->invol_ctxsw);
+	bind_i64_if(st, PARAM(min_faults), all, (int64_t)m->min_faults);
+	bind_i64_if(st, PARAM(maj_faults), all, (int64_t)m->maj_faults);
+	bind_i64_if(st, PARAM(runq_ns), all, (int64_t)m->runq_ns);
+	bind_i64_if(st, PARAM(iowait_ns), all && m->has_iowait, (int64_t)m->iowait_ns);
+	bind_i64_if(st, PARAM(reclaim_ns), all && m->has_reclaim, (int64_t)m->reclaim_ns);
+	bind_i64_if(st, PARAM(net_tx_bytes), all && m->has_net, (int64_t)m->net_tx_bytes);
+	bind_i64_if(st, PARAM(net_rx_bytes), all && m->has_net, (int64_t)m->net_rx_bytes);
+	bind_i64_if(st, PARAM(sys_file), all && m->has_sys, (int64_t)m->sys_file);
+	bind_i64_if(st, PARAM(sys_net), all && m->has_sys, (int64_t)m->sys_net);
+	bind_i64_if(st, PARAM(sys_mem), all && m->has_sys, (int64_t)m->sys_mem);
+	bind_i64_if(st, PARAM(sys_proc), all && m->has_sys, (int64_t)m->sys_proc);
+	bind_i64_if(st, PARAM(sys_other), all && m->has_sys, (int64_t)m->sys_other);
+	bind_i64_if(st, PARAM(sys_failed), all && m->has_sys, (int64_t)m->sys_failed);
 }
 
 /* Where it belongs: run, step, tool, container, Slurm job, systemd unit. */

@@ -110,6 +110,22 @@ void bind_id_or_null(sqlite3_stmt *st, int i, int64_t v)
 		sqlite3_bind_null(st, i);
 }
 
+void bind_i64_if(sqlite3_stmt *st, int i, bool have, int64_t v)
+{
+	if (have)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+void bind_double_if(sqlite3_stmt *st, int i, bool have, double v)
+{
+	if (have)
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
 void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
 {
 	sqlite3_bind_int64(st, i, (int64_t)v);

@@ -201,13 +201,13 @@ struct ingest_stats {
 	uint64_t events;	    /* every event of a well-formed frame (events_ingested) */
 	uint64_t samples_unmatched; /* sample of a process not in the table */
 	uint64_t files_unmatched;
-	uint64_t lost_processes;  /* gone without an exit event */
-	uint64_t unmatched_exits; /* exit of a process never seen starting */
-	uint64_t late_events;	  /* for a process that had already exited */
-	uint64_t missing_parents; /* parent not in the table */
-	uint64_t oom;		  /* allocation failures: event skipped (events_skipped) */
-	uint64_t clock_steps;	  /* the wall clock jumped between two frames */
-	uint64_t tails_unmatched; /* exit tail of a process not exited, unknown, or tailed */
+	uint64_t lost_processes;    /* gone without an exit event */
+	uint64_t unmatched_exits;   /* exit of a process never seen starting */
+	uint64_t late_events;	    /* for a process that had already exited */
+	uint64_t missing_parents;   /* parent not in the table */
+	uint64_t oom;		    /* allocation failures: event skipped (events_skipped) */
+	uint64_t clock_steps;	    /* the wall clock jumped between two frames */
+	uint64_t tails_unmatched;   /* exit tail of a process not exited, unknown, or tailed */
 	uint64_t foreign_launchers; /* other `tracer run`s, left to their own daemons */
 	int64_t last_clock_step_ns;
 };

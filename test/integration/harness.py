@@ -139,6 +139,15 @@ def scan_sanitizers(ctx, text, who):
             return
 
 
+def write_script(ctx, name, body):
+    """An executable bash script in the test's directory; returns its path."""
+    path = ctx.path(name)
+    with open(path, "w") as f:
+        f.write("#!/bin/bash\n" + body)
+    os.chmod(path, 0o755)
+    return path
+
+
 def load_json(path):
     with open(path) as f:
         return json.load(f)

@@ -5,7 +5,7 @@ import pwd
 import subprocess
 import time
 
-from harness import Failure, load_json, scan_sanitizers, start_daemons, test, wait_for_socket
+from harness import Failure, load_json, scan_sanitizers, start_daemons, test, wait_for_socket, write_script
 
 
 # --- exact per-process accounting ------------------------------------------------------
@@ -119,13 +119,10 @@ def step_and_run_totals_hold_every_image(ctx):
     execs after burning CPU: each step's and the run's CPU hold every image of every
     process, against wait4 of each step's work (measure), and every verb reads the same
     total (runs --json, show --json)."""
-    script = ctx.path("images.sh")
-    with open(script, "w") as f:
-        f.write("#!/bin/bash\nset -e\n"
-                f"{ctx.helper('measure')} {ctx.path('a.json')} -- {ctx.helper('reexec')} 4 120\n"
-                f"{ctx.helper('measure')} {ctx.path('b.json')} -- "
-                f"{ctx.helper('threadexec')} {ctx.helper('cpuburn')} 150\n")
-    os.chmod(script, 0o755)
+    script = write_script(ctx, "images.sh", "set -e\n"
+                          f"{ctx.helper('measure')} {ctx.path('a.json')} -- {ctx.helper('reexec')} 4 120\n"
+                          f"{ctx.helper('measure')} {ctx.path('b.json')} -- "
+                          f"{ctx.helper('threadexec')} {ctx.helper('cpuburn')} 150\n")
     ctx.tracer_run([script], expect=0)
     run = ctx.latest_run()
     steps = ctx.query("SELECT id, cpu_ns, processes FROM steps WHERE run_id = ? ORDER BY start_ns", run)

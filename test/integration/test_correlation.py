@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from harness import Failure, load_json, start_daemons, test
+from harness import Failure, load_json, start_daemons, test, write_script
 from slurm_cluster import SlurmCluster
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -392,14 +392,11 @@ def script_subshells_and_loops_are_steps(ctx):
     """A script whose work runs in a subshell that never execs and in a `| while read` loop:
     every direct child of the script is a step holding its descendants, each step's CPU
     against wait4 of its work (9 ms + 1%), and the CPU outside steps is the script's own."""
-    script = ctx.path("loops.sh")
     m, burn = ctx.helper("measure"), ctx.helper("cpuburn")
-    with open(script, "w") as f:
-        f.write("#!/bin/bash\n"
-                f"( {m} {ctx.path('a.json')} -- {burn} 300; : )\n"
-                f"printf '1\\n2\\n' | while read i; do {m} {ctx.path('b')}$i.json -- {burn} 150; done\n"
-                f"{m} {ctx.path('c.json')} -- {burn} 100\n")
-    os.chmod(script, 0o755)
+    script = write_script(ctx, "loops.sh",
+                          f"( {m} {ctx.path('a.json')} -- {burn} 300; : )\n"
+                          f"printf '1\\n2\\n' | while read i; do {m} {ctx.path('b')}$i.json -- {burn} 150; done\n"
+                          f"{m} {ctx.path('c.json')} -- {burn} 100\n")
     ctx.tracer_run([script], expect=0)
     run = ctx.latest_run()
     steps = ctx.query("SELECT id, cpu_ns FROM steps WHERE run_id = ? ORDER BY start_ns, id", run)

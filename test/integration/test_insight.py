@@ -10,7 +10,7 @@ import os
 import subprocess
 import time
 
-from harness import Failure, start_daemons, test
+from harness import Failure, start_daemons, test, write_script
 from test_telemetry import MemoryCgroup
 
 
@@ -37,12 +37,7 @@ def traced(ctx, sock, db, name, cmd, *opts, expect=None):
     return ctx.one("SELECT id FROM runs WHERE name = ?", name, db=db)
 
 
-def script(ctx, name, body):
-    path = ctx.path(name)
-    with open(path, "w") as f:
-        f.write("#!/bin/bash\n" + body)
-    os.chmod(path, 0o755)
-    return path
+script = write_script
 
 
 @test
@@ -324,10 +319,7 @@ def shell_idioms_raise_no_false_alarm(ctx):
             "timeout 0.5 sleep 5 || true\n"
             f"for i in 1 2 3; do grep -q nomatch {big} || true; done\n"
             "yes | head -n 3 > /dev/null\n")
-    path = ctx.path("idioms.sh")
-    with open(path, "w") as f:
-        f.write("#!/bin/bash\nset -e\n" + body)
-    os.chmod(path, 0o755)
+    path = script(ctx, "idioms.sh", "set -e\n" + body)
     ctx.tracer_run([path], expect=0)
     run = ctx.latest_run()
     sigs = ctx.query("SELECT kind, severity, message FROM signals WHERE run_id = ?", run)
@@ -353,10 +345,7 @@ def a_failure_is_explained_with_its_evidence(ctx):
               f"the failed open is the evidence: {text[:800]}")
     ctx.check("nothing stood out" not in text, "never 'nothing stood out' for a failed run")
 
-    path = ctx.path("sortfail.sh")
-    with open(path, "w") as f:
-        f.write("#!/bin/bash\nset -e\nyes | head -n 2 > /dev/null\nsort --no-such-option < /dev/null\n")
-    os.chmod(path, 0o755)
+    path = script(ctx, "sortfail.sh", "set -e\nyes | head -n 2 > /dev/null\nsort --no-such-option < /dev/null\n")
     ctx.tracer_run([path], expect=2)
     run = ctx.latest_run()
     crit = ctx.query("SELECT message FROM signals WHERE run_id = ? AND severity = 'critical' "
