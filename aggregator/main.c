@@ -28,6 +28,7 @@
 #include "common/privdrop.h"
 #include "common/sdnotify.h"
 #include "common/timeutil.h"
+#include "common/version.h"
 
 /* Long enough for a healthy close under load; short of systemd's stop timeout. */
 #define IPC_CLOSE_TIMEOUT_MS 5000u
@@ -138,6 +139,7 @@ static void usage(FILE *out)
 	    "  --shipper-state PATH   the shipper's state database "
 	    "(default " TRACER_DEFAULT_SHIPPER_STATE ")\n"
 	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
+	    "  --version              print the version and exit\n"
 	    "  --ready-fd N           write \"ready\\n\" to fd N once listening\n",
 	    RECEIVER_COMMIT_EVERY_MS);
 }
@@ -162,6 +164,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"shipper-state", required_argument, 0, 'P'},
 	    {"launcher", required_argument, 0, 'L'},
 	    {"help", no_argument, 0, 'h'},
+	    {"version", no_argument, 0, 'V'},
 	    {0, 0, 0, 0},
 	};
 	int c;
@@ -288,6 +291,9 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("tracer-aggregator %s\n", TRACER_VERSION);
 			exit(0);
 		default:
 			usage(stderr);

@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 
-#define TRACER_VERSION "0.1.0"
+#include "common/version.h"
 
 struct verb {
 	const char *name;

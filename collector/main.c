@@ -27,6 +27,7 @@
 #include "common/privdrop.h"
 #include "common/sdnotify.h"
 #include "common/timeutil.h"
+#include "common/version.h"
 
 /*
  * An empty frame still costs the aggregator a commit (~12 KiB written), so an
@@ -67,6 +68,7 @@ static void usage(FILE *out)
 	    "                     files, cgroups, samples (repeatable)\n"
 	    "  --enable GROUP     turn a group on; syscalls is off unless enabled\n"
 	    "  --log-level LEVEL  error, warn, info (default) or debug\n"
+	    "  --version          print the version and exit\n"
 	    "  --flush-ms N       drain and send every N ms (default 200)\n"
 	    "  --sample-ms N      live process samples every N ms (default 1000)\n"
 	    "  --ring-mb N        kernel ring buffer size in MiB, power of two (default 16)\n"
@@ -133,6 +135,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	    {"force-net-syscalls", no_argument, 0, 'N'},
 	    {"test-forbidden-syscall", no_argument, 0, 'X'},
 	    {"help", no_argument, 0, 'h'},
+	    {"version", no_argument, 0, 'V'},
 	    {0, 0, 0, 0},
 	};
 	char err[512];
@@ -147,6 +150,10 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 			cli->config = optarg;
 		if (opt == 'h') {
 			usage(stdout);
+			exit(0);
+		}
+		if (opt == 'V') {
+			printf("tracer-collector %s\n", TRACER_VERSION);
 			exit(0);
 		}
 		if (opt == '?') {

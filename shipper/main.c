@@ -27,6 +27,7 @@
 #include "common/privdrop.h"
 #include "common/sdnotify.h"
 #include "common/timeutil.h"
+#include "common/version.h"
 #include "shipper/credentials.h"
 #include "shipper/outbox_reader.h"
 #include "shipper/retry.h"
@@ -114,6 +115,7 @@ static void usage(FILE *out)
 	    "  --host-id ID           the records' host (default: from the database)\n"
 	    "  --user NAME            when started as root, run as this user\n"
 	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
+	    "  --version              print the version and exit\n"
 	    "  --config FILE          the [shipper] section of an INI file: the same settings\n"
 	    "                         by their long names (db, sink, credentials, ca-file, user,\n"
 	    "                         host-id, batch-records, batch-kib, batch-age-ms, "
@@ -222,6 +224,7 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 	    {"log-level", required_argument, 0, 'l'},
 	    {"config", required_argument, 0, 'C'},
 	    {"help", no_argument, 0, 'h'},
+	    {"version", no_argument, 0, 'V'},
 	    {0, 0, 0, 0},
 	};
 	int c;
@@ -304,6 +307,9 @@ static int parse_options(int argc, char **argv, struct shipper_options *o)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("tracer-shipper %s\n", TRACER_VERSION);
 			exit(0);
 		default:
 			usage(stderr);
