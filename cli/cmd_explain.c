@@ -11,13 +11,14 @@
 
 #include "cli/clidb.h"
 #include "cli/jsonfield.h"
+#include "cli/report.h"
 #include "cli/commands.h"
 #include "cli/explain.h"
 #include "cli/format.h"
 #include "common/character.h"
 
 static const char usage[] =
-    "usage: tracer explain [--db PATH] [--json] [--step ID] [--top N] [RUN]\n"
+    "usage: tracer explain [--db PATH] [--json] [--step ID|RUN:KEY] [--top N] [RUN]\n"
     "  why a run (default: the latest) or one step was slow or failed\n";
 
 static const char step_columns[] =
@@ -31,6 +32,30 @@ static void print_signal(const struct cli_query *q, json_t *g, const char *inden
 	const char *sev = jstr(g, "severity");
 	printf("%s%s%s%s [%s] %s\n", indent, cli_severity_color(q, sev), sev, cli_reset(q),
 	       jstr(g, "kind"), jstr(g, "message"));
+}
+
+/* --step ID (what `tracer show` prints) or RUN:KEY (a run's id or name, and the step's key). */
+static int64_t step_of(sqlite3 *db, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	sqlite3_stmt *st;
+	int64_t id = 0;
+
+	if (!colon)
+		return strtoll(arg, NULL, 10);
+	char run[256];
+	snprintf(run, sizeof(run), "%.*s", (int)(colon - arg), arg);
+	int64_t run_id = report_find_run(db, run);
+	if (run_id <= 0 ||
+	    sqlite3_prepare_v2(db, "SELECT id FROM steps WHERE run_id = ?1 AND key = ?2", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_text(st, 2, colon + 1, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
 }
 
 /* The run to explain: the step's, or the one named (default: the latest). 0: none (said). */
@@ -286,7 +311,13 @@ int cmd_explain(int argc, char **argv)
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;
-	int64_t step = step_arg ? strtoll(step_arg, NULL, 10) : 0;
+	int64_t step = step_arg ? step_of(db, step_arg) : 0;
+	if (step_arg && step <= 0) {
+		fprintf(stderr, "tracer explain: no step %s (an id from tracer show, or RUN:KEY)\n",
+			step_arg);
+		sqlite3_close(db);
+		return 1;
+	}
 	if (!(e.run = run_to_explain(db, &q, step, step_arg))) {
 		sqlite3_close(db);
 		return 1;

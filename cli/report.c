@@ -371,9 +371,11 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 				wall, sizeof(wall));
 		format_duration(int_of(s, "cpu_ns"), cpu, sizeof(cpu));
 		format_bytes((uint64_t)int_of(s, "peak_rss_kb") * 1024, rss, sizeof(rss));
-		fprintf(out, "  %s %s  [%s]  %s, started +%s, wall %s, CPU %s",
-			json_string_value(json_object_get(s, "kind")),
-			json_string_value(json_object_get(s, "key")), name && *name ? name : "?",
+		/* The id is what `tracer explain --step` takes. */
+		fprintf(out, "  step %lld: %s %s  [%s]  %s, started +%s, wall %s, CPU %s",
+			(long long)int_of(s, "id"), json_string_value(json_object_get(s, "kind")),
+			json_string_value(json_object_get(s, "key")),
+			name && *name ? name : json_string_value(json_object_get(s, "key")),
 			json_string_value(json_object_get(s, "status")), start, wall, cpu);
 		if (has(s, "avg_cores"))
 			fprintf(out, " (%.2f cores avg",
