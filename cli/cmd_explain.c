@@ -161,6 +161,15 @@ struct explanation {
 	long top;
 };
 
+/* Critical signals; for one step, also its failures its run later handled. */
+static bool is_failure(const json_t *g, int64_t step)
+{
+	if (!strcmp(jstr(g, "severity"), "critical"))
+		return true;
+	return step &&
+	       (!strcmp(jstr(g, "kind"), "tool_failed") || !strcmp(jstr(g, "kind"), "killed"));
+}
+
 /* Adds to a failure what we hold about its process: its exit, its failed opens. */
 static void add_evidence(sqlite3 *db, json_t *g)
 {
@@ -328,7 +337,7 @@ int cmd_explain(int argc, char **argv)
 	/* Failure evidence: critical signals, earliest first (the first failure is the cause). */
 	e.failures = json_array();
 	for (size_t k = 0; k < json_array_size(e.sigs); k++)
-		if (!strcmp(jstr(json_array_get(e.sigs, k), "severity"), "critical")) {
+		if (is_failure(json_array_get(e.sigs, k), step)) {
 			add_evidence(db, json_array_get(e.sigs, k));
 			json_array_append(e.failures, json_array_get(e.sigs, k));
 		}

@@ -334,19 +334,20 @@ void correlate_exit_tail(struct correlator *c, struct proc *p, int64_t cpu_ns)
 
 static enum group_status status_of(const struct process_row *row)
 {
+	/* Ended by SIGPIPE: its reader had all it wanted (`yes | head`). */
+	if (row->has_signal && row->signal == SIGPIPE)
+		return GROUP_OK;
 	if (row->has_signal)
 		return GROUP_KILLED;
 	return row->has_exit_code && row->exit_code != 0 ? GROUP_FAILED : GROUP_OK;
 }
 
 /* The first failed tool of a step or run: not a shell, wrapper or the engine's helper. */
-static void note_failed_tool(struct failed_tool *f, const struct proc *p, bool failed)
+static void set_failed_tool(struct failed_tool *f, const struct proc *p)
 {
 	const struct process_row *row = &p->row;
-
-	if (!failed || row->helper || p->in.plumbing || f->process_id)
-		return;
 	const char *exe = row->exe ? strrchr(row->exe, '/') : NULL;
+
 	copy_string(f->name, sizeof(f->name), exe ? exe + 1 : (row->exe ? row->exe : "?"));
 	f->process_id = row->id;
 	f->tool_id = row->tool_id;
@@ -354,16 +355,28 @@ static void note_failed_tool(struct failed_tool *f, const struct proc *p, bool f
 	f->code = row->has_signal ? row->signal : row->exit_code;
 }
 
+/* The first and the latest tool that failed in a step or run. */
+static void note_failed_tool(struct failed_tool *first, struct failed_tool *last,
+			     const struct proc *p, bool failed)
+{
+	if (!failed || p->row.helper || p->in.plumbing)
+		return;
+	if (!first->process_id)
+		set_failed_tool(first, p);
+	set_failed_tool(last, p);
+}
+
 static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool failed)
 {
 	const struct process_row *row = &p->row;
 
-	note_failed_tool(&s->failed, p, failed);
+	note_failed_tool(&s->failed, &s->last_failed, p, failed);
 	rollup_add_process(&s->r, row, p->life.epoch_offset_ns, failed, !p->life.had_children);
 	s->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
 	if (s->r.live)
 		s->r.live--;
 	if (same_process(s->root_pid, s->root_start_boot_ns, p)) {
+		failed_tool_settle(&s->failed, &s->last_failed, row->has_signal, row->exit_code);
 		s->status = status_of(row);
 		s->has_exit_code = row->has_exit_code;
 		s->exit_code = row->exit_code;
@@ -381,7 +394,7 @@ static void run_exit(struct correlator *c, struct run *r, struct proc *p, bool f
 {
 	const struct process_row *row = &p->row;
 
-	note_failed_tool(&r->failed, p, failed);
+	note_failed_tool(&r->failed, &r->last_failed, p, failed);
 	rollup_add_process(&r->r, row, p->life.epoch_offset_ns, failed, !p->life.had_children);
 	r->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
 	if (r->r.live)
@@ -389,6 +402,7 @@ static void run_exit(struct correlator *c, struct run *r, struct proc *p, bool f
 	bool engine_ended =
 	    r->engine_pid && same_process(r->engine_pid, r->engine_start_boot_ns, p);
 	if (engine_ended && r->source != RUN_EXPLICIT) {
+		failed_tool_settle(&r->failed, &r->last_failed, row->has_signal, row->exit_code);
 		r->row.end_epoch_ns = row->end_epoch_ns;
 		r->row.has_exit_code = row->has_exit_code;
 		r->row.exit_code = row->exit_code;

@@ -1,6 +1,7 @@
 /* Runs started by a `tracer run` launcher: recognised at its exec, ended with its command. */
 #include "aggregator/ingest/internal.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,14 +93,18 @@ void launch_finish_command(struct ingest *g, struct proc *p)
 		    !proc_same_start(r->command_start_boot_ns, r->command_coarse, p->start_boot_ns,
 				     p->start_coarse))
 			continue;
+		failed_tool_settle(&r->failed, &r->last_failed, p->row.has_signal,
+				   p->row.exit_code);
 		r->row.end_epoch_ns = p->row.end_epoch_ns;
 		r->row.has_exit_code = p->row.has_exit_code;
 		r->row.exit_code = p->row.exit_code;
 		r->row.has_signal = p->row.has_signal;
 		r->row.signal = p->row.signal;
-		r->status = p->row.has_signal  ? GROUP_KILLED
-			    : p->row.exit_code ? GROUP_FAILED
-					       : GROUP_OK;
+		/* Ended by SIGPIPE: its reader had all it wanted, as in a step. */
+		bool pipe_end = p->row.has_signal && p->row.signal == SIGPIPE;
+		r->status = p->row.has_signal && !pipe_end ? GROUP_KILLED
+			    : p->row.exit_code		   ? GROUP_FAILED
+							   : GROUP_OK;
 		r->dirty = true;
 		insight_run_end(&g->insight, r, p->row.end_epoch_ns);
 	}

@@ -10,9 +10,9 @@ int64_t insight_raise(struct insight *in, struct signal_row *s);
 struct signal_row *insight_active(struct insight *in, int64_t id);
 /* Queues the changed active signal for writing; forgets it once inactive. */
 void insight_update(struct insight *in, struct signal_row *s);
-/* Final severities of the `killed` signals of a step (step_only) or of a whole run. */
-void insight_kill_verdicts(struct insight *in, int64_t run_id, int64_t step_id, bool step_only,
-			   enum group_status status, int64_t failed_process_id);
+/* Final severities once a step or a run ended (signals.c has the rules). */
+void insight_step_verdicts(struct insight *in, struct step *st);
+void insight_run_verdicts(struct insight *in, struct run *r);
 /* The process's stall, if any, is over. */
 void insight_stall_end(struct insight *in, struct proc *p, int64_t now_ns);
 

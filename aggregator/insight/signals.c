@@ -228,31 +228,70 @@ void insight_oom(struct insight *in, const struct oom_row *oom, const struct pro
 	insight_raise(in, &s);
 }
 
+static struct step *step_of_run(struct run *r, int64_t id)
+{
+	for (struct step *s = r->steps; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static void handled(struct insight *in, struct signal_row *s, const char *what)
+{
+	size_t n = strlen(s->message);
+
+	s->severity = "info";
+	snprintf(s->message + n, sizeof(s->message) - n, "; handled: the %s went on and succeeded",
+		 what);
+	s->active = false;
+	insight_update(in, s); /* moves the last active signal here */
+}
+
 /*
- * A killed process's signal, once its step or run ended: critical if it is
- * what failed it, info if the step or run went on and succeeded (the kill was
- * handled, as `timeout 4 cmd || true` handles it), a warning otherwise.
+ * The verdicts of a step's kills once it ended: a step that succeeded handled
+ * them (info). A failed step's kills and its tool_failed wait for its run.
  */
-void insight_kill_verdicts(struct insight *in, int64_t run_id, int64_t step_id, bool step_only,
-			   enum group_status status, int64_t failed_process_id)
+void insight_step_verdicts(struct insight *in, struct step *st)
+{
+	if (st->status != GROUP_OK)
+		return;
+	for (size_t i = 0; i < in->n_active;) {
+		struct signal_row *s = &in->active[i];
+		if (!strcmp(s->kind, "killed") && s->run_id == st->run->row.id &&
+		    s->step_id == st->id)
+			handled(in, s, "step");
+		else
+			i++;
+	}
+}
+
+/*
+ * The verdicts of a run's failures once it ended. A run that succeeded handled
+ * every failure in it (a script's `|| true`, an engine's retry): info. In a
+ * failed run, tool_failed stays critical, and a kill is critical if its
+ * process is what failed its step or the run, else a warning.
+ */
+void insight_run_verdicts(struct insight *in, struct run *r)
 {
 	for (size_t i = 0; i < in->n_active;) {
 		struct signal_row *s = &in->active[i];
-		if (strcmp(s->kind, "killed") != 0 || s->run_id != run_id ||
-		    (step_only && s->step_id != step_id)) {
+		bool ours = s->run_id == r->row.id &&
+			    (!strcmp(s->kind, "killed") || !strcmp(s->kind, "tool_failed"));
+		if (!ours) {
 			i++;
 			continue;
 		}
-		if (status == GROUP_OK) {
-			s->severity = "info";
-			size_t n = strlen(s->message);
-			snprintf(s->message + n, sizeof(s->message) - n,
-				 "; handled: the %s went on and succeeded",
-				 step_only ? "step" : "run");
-		} else if (s->process_id == failed_process_id) {
-			s->severity = "critical";
+		if (r->status == GROUP_OK) {
+			handled(in, s, "run");
+			continue;
+		}
+		if (!strcmp(s->kind, "killed")) {
+			struct step *st = step_of_run(r, s->step_id);
+			bool cause = s->process_id == r->failed.process_id ||
+				     (st && s->process_id == st->failed.process_id);
+			s->severity = cause ? "critical" : "warning";
 		}
 		s->active = false;
-		insight_update(in, s); /* moves the last active signal here: i stays */
+		insight_update(in, s);
 	}
 }

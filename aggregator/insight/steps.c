@@ -140,6 +140,7 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 			 s->has_signal ? "root was killed by signal" : "exit code is",
 			 s->has_signal ? s->signal : s->exit_code);
 	}
+	sig.active = true; /* its run decides: a run that went on and succeeded handled it */
 	insight_raise(in, &sig);
 }
 
@@ -183,7 +184,7 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 	s->end_reported = true;
 	if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
 		tool_failed(in, s, now_ns);
-	insight_kill_verdicts(in, s->run->row.id, s->id, true, s->status, s->failed.process_id);
+	insight_step_verdicts(in, s);
 	int64_t wall = s->r.end_epoch_ns - s->r.start_epoch_ns;
 	struct signal_row *slow = insight_active(in, s->slow_signal_id);
 	s->slow_signal_id = 0;
@@ -249,7 +250,7 @@ void insight_run_end(struct insight *in, struct run *r, int64_t now_ns)
 	r->end_reported = true;
 	if (r->status == GROUP_FAILED || r->status == GROUP_KILLED)
 		run_failed(in, r, now_ns);
-	insight_kill_verdicts(in, r->row.id, 0, false, r->status, r->failed.process_id);
+	insight_run_verdicts(in, r);
 }
 
 /* Where the step's process time went (common/character.c has the rule). */

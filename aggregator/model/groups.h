@@ -77,9 +77,12 @@ const char *run_source_name(enum run_source s);
 enum run_source run_source_parse(const char *name);
 
 /*
- * The first tool (not a shell, wrapper or helper) that failed in a step or run:
+ * A tool (not a shell, wrapper or helper) that failed in a step or run:
  * exited non-zero or was killed, SIGPIPE aside (a producer whose reader
- * stopped reading, as `| head` does, has not failed).
+ * stopped reading, as `| head` does, has not failed). `failed` is the first
+ * one until the group ends; then the one that failed it: the last whose exit
+ * code is the group's (a `set -e` script, a wrapper passing its tool's code
+ * on), else the first.
  */
 struct failed_tool {
 	int64_t process_id, tool_id; /* process_id 0: none */
@@ -87,6 +90,11 @@ struct failed_tool {
 	int code; /* exit code, or signal if has_signal */
 	char name[64];
 };
+
+/* The group ended with this exit: keep as `first` the tool that failed it. A tool
+ * failing on the way (a shim's readlink, a handled grep) is not the cause. */
+void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
+			int code);
 
 struct run;
 
@@ -120,10 +128,11 @@ struct step {
 	bool end_reported; /* the insight layer saw it finish */
 	int64_t retry_of;  /* the failed step this one repeats, 0 if none */
 	int64_t main_tool_id;
-	struct failed_tool failed; /* the first tool that failed in it */
-	int64_t slow_signal_id;	   /* an active slower_than_usual signal */
-	int64_t retry_signal_id;   /* an active retried signal */
-	const char *character;	   /* compute, io, memory, network, contended, waiting */
+	struct failed_tool failed; /* the tool that failed it (correlate.c) */
+	struct failed_tool last_failed;
+	int64_t slow_signal_id;	 /* an active slower_than_usual signal */
+	int64_t retry_signal_id; /* an active retried signal */
+	const char *character;	 /* compute, io, memory, network, contended, waiting */
 };
 
 struct run {
@@ -144,8 +153,9 @@ struct run {
 	unsigned refs;
 	bool dirty;
 	bool finished;		   /* launcher or engine gone: free once unreferenced */
-	struct failed_tool failed; /* the first tool that failed in it */
-	bool end_reported;	   /* the insight layer saw it finish */
+	struct failed_tool failed; /* the tool that failed it (correlate.c) */
+	struct failed_tool last_failed;
+	bool end_reported; /* the insight layer saw it finish */
 	bool has_command;
 	uint32_t command_pid;
 	uint64_t command_start_boot_ns;

@@ -157,3 +157,10 @@ void rollup_totals(const struct rollup *r, struct totals_row *t)
 	    .sleep_ns = r->sleep_ns,
 	};
 }
+
+void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
+			int code)
+{
+	if (last->process_id && !last->has_signal && !has_signal && last->code == code)
+		*first = *last;
+}
