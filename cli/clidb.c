@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregator/store/schema.h"
+#include "cli/dbkind.h"
 #include "cli/report.h"
 #include "common/paths.h"
 
@@ -66,40 +66,16 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 
 sqlite3 *cli_open(const struct cli_query *q)
 {
-	sqlite3 *db = NULL;
+	struct db_probe probe;
+	char why[1024];
 
-	if (access(q->db_path, R_OK) != 0) {
-		fprintf(stderr,
-			"tracer %s: no readable database at %s (record one with tracer run)\n",
-			q->verb, q->db_path);
+	db_probe_open(q->db_path, &probe);
+	if (probe.kind != DB_TRACER) {
+		fprintf(stderr, "tracer %s: %s\n", q->verb,
+			db_probe_problem(&probe, q->db_path, why, sizeof(why)));
 		return NULL;
 	}
-	if (sqlite3_open_v2(q->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(stderr, "tracer %s: %s: %s\n", q->verb, q->db_path, sqlite3_errmsg(db));
-		sqlite3_close(db);
-		return NULL;
-	}
-	sqlite3_busy_timeout(db, 5000);
-	sqlite3_stmt *st;
-	int version = -1;
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			version = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
-	}
-	if (version != schema_latest_version()) {
-		fprintf(stderr,
-			version < schema_latest_version()
-			    ? "tracer %s: %s has schema version %d; this tracer reads version %d: "
-			      "start "
-			      "tracer-aggregator (or tracer run) once to upgrade it\n"
-			    : "tracer %s: %s has schema version %d, newer than this tracer's %d: "
-			      "use a newer tracer\n",
-			q->verb, q->db_path, version, schema_latest_version());
-		sqlite3_close(db);
-		return NULL;
-	}
-	return db;
+	return probe.db;
 }
 
 int64_t cli_run(const struct cli_query *q, sqlite3 *db)

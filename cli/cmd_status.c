@@ -4,8 +4,9 @@
  * Is tracer healthy? Which probes are active, missing or disabled, what was
  * lost where (per hop and event type), whether the daemons are listening,
  * and what the aggregator refused. Exit status: 0 healthy, 3 degraded (any
- * loss, a missing probe, or no collector heard from in the last minute),
- * 1 no database, 2 usage.
+ * loss, a missing probe, no collector heard from in the last minute, or no
+ * daemon listening), 1 no tracer database there (missing, unreadable, empty,
+ * not SQLite, another program's, another schema version), 2 usage.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,7 +18,9 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "cli/clidb.h"
 #include "cli/commands.h"
+#include "cli/dbkind.h"
 #include "cli/format.h"
 #include "cli/health.h"
 #include "cli/jsonfield.h"
@@ -162,8 +165,10 @@ static void print_text(json_t *doc)
 	json_t *s;
 
 	format_bytes((uint64_t)jint(doc, "db_bytes"), size, sizeof(size));
-	printf("tracer status: %s\n",
-	       json_is_true(json_object_get(doc, "healthy")) ? "healthy" : "DEGRADED");
+	if (json_is_true(json_object_get(doc, "healthy")))
+		printf("tracer status: healthy\n");
+	else
+		printf("tracer status: DEGRADED: %s\n", jstr(doc, "problem"));
 	printf("  database   %s (schema v%lld, %s)\n", jstr(doc, "db"),
 	       (long long)jint(doc, "schema_version"), size);
 	printf("  daemons    %s on %s\n",
@@ -289,14 +294,21 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	json_t *aggs = query_rows(db, "SELECT * FROM aggregator_stats ORDER BY id DESC LIMIT 1");
 	json_t *shipping = shipping_status(db, o->state_path);
 
-	json_object_set_new(doc, "healthy",
-			    json_boolean(health_verdict(streams, losses, json_array_get(aggs, 0),
-							shipping, (int64_t)now_realtime_ns())));
+	bool listening = ipc_probe(o->socket_path);
+	const char *problem = health_problem(streams, losses, json_array_get(aggs, 0), shipping,
+					     (int64_t)now_realtime_ns());
+	char why[1024];
+	if (!problem && !listening) {
+		snprintf(why, sizeof(why), "the daemons are not listening on %s", o->socket_path);
+		problem = why;
+	}
+	json_object_set_new(doc, "healthy", json_boolean(!problem));
+	json_object_set_new(doc, "problem", problem ? json_string(problem) : json_null());
 	json_object_set_new(doc, "db", json_string(o->db_path));
 	json_object_set_new(doc, "db_bytes", json_integer(db_bytes));
 	json_object_set_new(doc, "schema_version", json_integer(schema_version(db)));
 	json_object_set_new(doc, "socket", json_string(o->socket_path));
-	json_object_set_new(doc, "listening", json_boolean(ipc_probe(o->socket_path)));
+	json_object_set_new(doc, "listening", json_boolean(listening));
 	json_object_set_new(doc, "collectors", streams);
 	json_object_set_new(doc, "losses", losses);
 	json_object_set(doc, "aggregator",
@@ -316,11 +328,22 @@ int cmd_status(int argc, char **argv)
 
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
-	if (stat(o.db_path, &st) != 0 ||
-	    sqlite3_open_v2(o.db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(stderr, "tracer status: no readable database at %s\n", o.db_path);
+	struct db_probe probe;
+	db_probe_open(o.db_path, &probe);
+	if (probe.kind != DB_TRACER || stat(o.db_path, &st) != 0) {
+		char why[1024];
+		db_probe_problem(&probe, o.db_path, why, sizeof(why));
+		if (o.as_json) {
+			json_t *doc = json_pack("{s:b, s:s, s:s}", "healthy", 0, "db", o.db_path,
+						"problem", why);
+			cli_print_json(doc);
+			json_decref(doc);
+		}
+		fprintf(stderr, "tracer status: %s\n", why);
+		sqlite3_close(probe.db);
 		return 1;
 	}
+	db = probe.db;
 	json_t *doc = status_document(db, &o, st.st_size);
 	bool healthy = json_is_true(json_object_get(doc, "healthy"));
 	if (o.as_json) {

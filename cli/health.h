@@ -19,5 +19,8 @@
  */
 bool health_verdict(const json_t *streams, const json_t *losses, const json_t *agg,
 		    const json_t *shipping, int64_t now_epoch_ns);
+/* The first reason health_verdict is false, as a phrase; NULL when healthy. */
+const char *health_problem(const json_t *streams, const json_t *losses, const json_t *agg,
+			   const json_t *shipping, int64_t now_epoch_ns);
 
 #endif

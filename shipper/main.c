@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,31 +98,36 @@ static struct sink *reload_credentials(const struct shipper_options *opt, struct
 
 static void usage(FILE *out)
 {
-	fprintf(
-	    out,
-	    "usage: tracer-shipper --db PATH --sink URL [options]\n"
-	    "  --sink URL             clickhouse://HOST:PORT/DATABASE (HTTP interface;\n"
-	    "                         ?secure=1 for HTTPS) or an http(s):// endpoint\n"
-	    "  --credentials FILE     user/password or token (mode 0600, this user's)\n"
-	    "  --ca-file FILE         CA certificates for TLS (default: the system's)\n"
-	    "  --once                 deliver what is pending and exit: 0 only if all of it\n"
-	    "                         was acknowledged\n"
-	    "  --once-timeout-s N     give up retrying after N s in --once mode (default 120)\n"
-	    "  --batch-records N      at most N records per batch (default 5000)\n"
-	    "  --batch-kib N          at most N KiB of records per batch (default 4096)\n"
-	    "  --batch-age-ms N       wait up to N ms to fill a batch (default 2000)\n"
-	    "  --timeout-ms N         per request (default 30000)\n"
-	    "  --retry-max-ms N       longest wait between retries (default 60000)\n"
-	    "  --host-id ID           the records' host (default: from the database)\n"
-	    "  --user NAME            when started as root, run as this user\n"
-	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
-	    "  --version              print the version and exit\n"
-	    "  --config FILE          the [shipper] section of an INI file: the same settings\n"
-	    "                         by their long names (db, sink, credentials, ca-file, user,\n"
-	    "                         host-id, batch-records, batch-kib, batch-age-ms, "
-	    "timeout-ms,\n"
-	    "                         retry-max-ms)\n"
-	    "  SIGHUP rereads the credentials file\n");
+	fprintf(out,
+		"usage: tracer-shipper --sink URL [options]\n"
+		"  --db PATH              the aggregator's database, whose outbox is shipped\n"
+		"                         (default " TRACER_DEFAULT_DB ")\n"
+		"  --state PATH           this shipper's progress and dead letters (default\n"
+		"                         " TRACER_DEFAULT_SHIPPER_STATE ", the aggregator's\n"
+		"                         --shipper-state default; created if missing)\n"
+		"  --sink URL             clickhouse://HOST:PORT/DATABASE (HTTP interface;\n"
+		"                         ?secure=1 for HTTPS) or an http(s):// endpoint\n"
+		"  --credentials FILE     user/password or token (mode 0600, this user's)\n"
+		"  --ca-file FILE         CA certificates for TLS (default: the system's)\n"
+		"  --once                 deliver what is pending and exit: 0 only if all of it\n"
+		"                         was acknowledged\n"
+		"  --once-timeout-s N     give up retrying after N s in --once mode (default 120)\n"
+		"  --batch-records N      at most N records per batch (default 5000)\n"
+		"  --batch-kib N          at most N KiB of records per batch (default 4096)\n"
+		"  --batch-age-ms N       wait up to N ms to fill a batch (default 2000)\n"
+		"  --timeout-ms N         per request (default 30000)\n"
+		"  --retry-max-ms N       longest wait between retries (default 60000)\n"
+		"  --host-id ID           the records' host (default: from the database)\n"
+		"  --user NAME            when started as root, run as this user\n"
+		"  --log-level LEVEL      error, warn, info (default) or debug\n"
+		"  --version              print the version and exit\n"
+		"  --config FILE          the [shipper] section of an INI file: the same settings\n"
+		"                         by their long names (db, state, sink, credentials, "
+		"ca-file, user,\n"
+		"                         host-id, batch-records, batch-kib, batch-age-ms, "
+		"timeout-ms,\n"
+		"                         retry-max-ms)\n"
+		"  SIGHUP rereads the credentials file\n");
 }
 
 /* [shipper] keys in the config file: the long option names. */
@@ -337,6 +343,23 @@ static void nap(long ms)
 	}
 }
 
+/*
+ * The state's directory, made for the user the shipper becomes (as root,
+ * before dropping privileges): the README's first start must not need a
+ * mkdir. An existing directory is left as it is.
+ */
+static void make_state_dir(const char *state_path, const struct run_as *who)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", state_path);
+	char *slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0750) == 0 && chown(dir, who->uid, who->gid) != 0)
+		log_warn("cannot give %s to %s: %s", dir, who->name, strerror(errno));
+}
+
 /* One shipper per state: a second would send everything twice. */
 static int lock_database(const char *state_path)
 {
@@ -344,7 +367,9 @@ static int lock_database(const char *state_path)
 	snprintf(path, sizeof(path), "%s.lock", state_path);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		log_error("cannot open %s: %s", path, strerror(errno));
+		log_error("cannot open %s: %s (the state lives beside it; --state PATH "
+			  "moves it)",
+			  path, strerror(errno));
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -394,7 +419,10 @@ int main(int argc, char **argv)
 			log_error("refusing to run as root: pass --user NAME");
 			return 1;
 		}
-		if (run_as_lookup(opt.user, &who) != 0 || drop_privileges(&who) != 0) {
+		bool known = run_as_lookup(opt.user, &who) == 0;
+		if (known)
+			make_state_dir(opt.state_path, &who);
+		if (!known || drop_privileges(&who) != 0) {
 			log_error("refusing to run privileged: cannot become %s", opt.user);
 			return 1;
 		}

@@ -59,6 +59,14 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *state_
 	}
 	sqlite3_busy_timeout(o->db, 10000);
 	int version = (int)one_number(o->db, "PRAGMA user_version", 0);
+	if (version < 0) {
+		snprintf(err, err_size,
+			 "cannot read %s: %s (its directory must be writable by this user while "
+			 "the aggregator is stopped, for SQLite's WAL index)",
+			 db_path, sqlite3_errmsg(o->db));
+		reader_close(o);
+		return -1;
+	}
 	if (version != schema_latest_version()) {
 		snprintf(err, err_size,
 			 "%s has schema version %d, this shipper reads %d (start the matching "

@@ -3,6 +3,7 @@ overflowing while the aggregator is dead, the database's disk filling up, and
 SIGHUP storms under load. The ground truth is the number of processes the
 storm helper started; every one of them must be either recorded or counted as
 lost, per event type, so nothing is lost silently."""
+import json
 import os
 import signal
 import sqlite3
@@ -475,3 +476,76 @@ def first_start_beside_a_root_reader_never_fails(ctx):
           f"shipper: {300 - len(ship_failed)} of 300, {ship_retried} after a retry")
     ctx.check(not agg_failed, f"aggregator starts failed: {agg_failed[:3]}")
     ctx.check(not ship_failed, f"shipper starts failed: {ship_failed[:3]}")
+
+
+@test
+@plain_build_only
+def status_names_what_a_db_path_holds(ctx):
+    """tracer status is healthy only for a tracer database with live daemons, and says
+    why otherwise, exiting non-zero. Ground truth: the files the test made itself, the
+    schema version SQLite itself reads, and the bytes of a foreign database, which
+    tracer must leave as they were. A database in a directory the reader cannot write
+    (so its WAL index cannot be made) is read, not offered an upgrade."""
+    import hashlib
+    import shutil
+    import tempfile
+    top = tempfile.mkdtemp(prefix="tracer-dbkind-")
+    os.chmod(top, 0o755)
+    try:
+        sock, db = os.path.join(top, "s.sock"), os.path.join(top, "t.db")
+        agg, col = start_daemons(ctx, sock, db)
+        script = os.path.join(top, "job.sh")
+        with open(script, "w") as f:
+            f.write("sleep 0.2\nls / > /dev/null\n")
+        subprocess.run(["bash", script], check=True)
+        time.sleep(1)
+        live = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--socket", sock],
+                              capture_output=True, text=True, timeout=30)
+        ctx.check(live.returncode == 0 and live.stdout.startswith("tracer status: healthy"),
+                  f"live daemons: rc {live.returncode}\n{live.stdout[:300]}")
+        ctx.stop(col)
+        ctx.stop(agg)
+        down = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--socket", sock],
+                              capture_output=True, text=True, timeout=30)
+        ctx.check(down.returncode == 3 and "not listening" in down.stdout.splitlines()[0],
+                  f"stopped daemons: rc {down.returncode}\n{down.stdout[:300]}")
+        version = sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0]
+        runs = sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]
+        os.chown(db, 0, 0)
+        os.chmod(db, 0o644)
+        for f in os.listdir(top):
+            if f != "t.db":
+                os.unlink(os.path.join(top, f))
+        as_daemon = ["setpriv", "--reuid=daemon", "--regid=daemon", "--clear-groups"]
+        ro = subprocess.run(as_daemon + [ctx.bin("tracer"), "status", "--db", db, "--socket", sock, "--json"],
+                            capture_output=True, text=True, timeout=30)
+        doc = json.loads(ro.stdout or "{}")
+        ctx.check(doc.get("schema_version") == version and ro.returncode == 3,
+                  f"read-only reader sees schema v{version}: rc {ro.returncode} {ro.stdout[:200]} {ro.stderr}")
+        listed = subprocess.run(as_daemon + [ctx.bin("tracer"), "runs", "--db", db, "--json"],
+                                capture_output=True, text=True, timeout=30)
+        ctx.check(runs >= 1 and listed.returncode == 0 and len(json.loads(listed.stdout or "[]")) == runs,
+                  f"tracer runs reads its {runs} runs: rc {listed.returncode} {listed.stdout[:200]} {listed.stderr}")
+
+        text, empty, foreign = (os.path.join(top, n) for n in ("notes.txt", "empty.db", "other.db"))
+        with open(text, "w") as f:
+            f.write("not a database\n")
+        open(empty, "w").close()
+        other = sqlite3.connect(foreign)
+        other.execute("CREATE TABLE samples(x)")
+        other.commit()
+        other.close()
+        before = hashlib.sha256(open(foreign, "rb").read()).hexdigest()
+        for path, words in ((text, "not a SQLite database"), (empty, "empty file"),
+                            (foreign, "another program"), (top, "is a directory"),
+                            (os.path.join(top, "absent.db"), "no database")):
+            for verb in ("status", "runs", "show"):
+                r = subprocess.run([ctx.bin("tracer"), verb, "--db", path], capture_output=True, text=True,
+                                   timeout=30)
+                ctx.check(r.returncode != 0 and words in r.stderr,
+                          f"tracer {verb} --db {path}: rc {r.returncode}, {r.stderr.strip()!r}")
+        ctx.check(hashlib.sha256(open(foreign, "rb").read()).hexdigest() == before
+                  and sorted(os.listdir(top)) == ["empty.db", "notes.txt", "other.db", "t.db"],
+                  f"the foreign database is untouched and nothing was created: {os.listdir(top)}")
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
