@@ -4,7 +4,9 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,9 +14,32 @@ static const char *log_program = "tracer";
 static enum log_level log_level = LOG_LVL_INFO;
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
+/* Syslog priorities (sd-daemon(3)'s "<N>" prefixes) by level. */
+static const int journal_priority[] = {3, 4, 6, 7};
+static int to_journal;
+
+/*
+ * systemd sets JOURNAL_STREAM (our own environment, not a watched process's)
+ * to the device and inode of the stream it connected to stderr; when stderr
+ * is still that stream, lines carry a priority prefix for `journalctl -p`
+ * and no timestamp of their own (the journal stamps each line).
+ */
+static int stderr_is_journal(void)
+{
+	const char *stream = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!stream || sscanf(stream, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st) != 0)
+		return 0;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 void log_init(const char *program)
 {
 	log_program = program;
+	to_journal = stderr_is_journal();
 }
 
 int log_set_level_name(const char *name)
@@ -46,6 +71,14 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 	if (level > log_level)
 		return;
+	if (to_journal) {
+		fprintf(stderr, "<%d>%s: ", journal_priority[level], level_names[level]);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+		return;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	utc_from_unix(ts.tv_sec, &t); /* not gmtime_r: see utc_from_unix */
 	fprintf(stderr, "%04lld-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ", (long long)t.year,

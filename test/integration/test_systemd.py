@@ -117,6 +117,14 @@ def three_units_under_real_systemd(ctx):
     if active != ["active"] * 3:
         logs = box.run("journalctl", "-b", "--no-pager", "-n", "60", "-u", "tracer-*").stdout
         raise Failure(f"units {active} (system {state}):\n{logs[-3000:]}")
+    # Log lines carry journald priorities: the start line is info, so `-p info` finds it
+    # and `-p warning` (warning and worse) does not.
+    def journal(prio):
+        return box.run("journalctl", "-b", "--no-pager", "-o", "cat", "-p", prio, "-u",
+                       "tracer-aggregator").stdout
+    ctx.check("listening on /run/tracer/collector.sock" in journal("info")
+              and "listening on" not in journal("warning"),
+              f"journald priorities: info {journal('info')[-300:]!r}, warning {journal('warning')[-300:]!r}")
     # Each runs as its own user; the collector has dropped everything.
     users = {}
     for unit, user in (("tracer-aggregator", "tracer-aggregator"), ("tracer-collector", "tracer-collector"),
