@@ -318,6 +318,8 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 DOCDIR     ?= $(PREFIX)/share/doc/tracer
 SYSCONFDIR ?= /etc/tracer
+# tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
+$(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
 UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
 CONFIGS := collector.conf tools.allow tools.deny prices.tsv shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
@@ -336,16 +338,34 @@ install: $(PROGRAMS)
 	install -m 0644 deploy/sysusers.d/tracer.conf $(DESTDIR)$(SYSUSERSDIR)/tracer.conf
 	sed -e 's|/etc/tracer|$(SYSCONFDIR)|g' deploy/tmpfiles.d/tracer.conf \
 		> $(DESTDIR)$(TMPFILESDIR)/tracer.conf
-	for c in $(CONFIGS); do install -m 0644 deploy/etc/$$c $(DESTDIR)$(SYSCONFDIR)/$$c; done
+	@# Configuration is the operator's: an edited file stays, ours lands beside it as .dist.
+	@for c in $(CONFIGS); do \
+		t=$(DESTDIR)$(SYSCONFDIR)/$$c; \
+		if [ ! -e $$t ]; then install -m 0644 deploy/etc/$$c $$t; \
+		elif ! cmp -s deploy/etc/$$c $$t; then install -m 0644 deploy/etc/$$c $$t.dist; \
+			echo "kept your $$t; the shipped version is $$t.dist"; fi; \
+	done
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/docs/
+	@# Into the running system (not a staging DESTDIR): users, directories, units.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		command -v systemd-sysusers >/dev/null && systemd-sysusers $(SYSUSERSDIR)/tracer.conf; \
+		command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create $(TMPFILESDIR)/tracer.conf; \
+		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
+		true; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tracer
 	rm -f $(addprefix $(DESTDIR)$(LIBEXECDIR)/,tracer-collector tracer-aggregator tracer-shipper)
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/tracer.conf $(DESTDIR)$(TMPFILESDIR)/tracer.conf
-	rm -f $(addprefix $(DESTDIR)$(SYSCONFDIR)/,$(CONFIGS))
+	@# Only configuration as shipped; what the operator edited stays.
+	@for c in $(CONFIGS); do \
+		t=$(DESTDIR)$(SYSCONFDIR)/$$c; \
+		if cmp -s deploy/etc/$$c $$t; then rm -f $$t; elif [ -e $$t ]; then echo "kept $$t (edited)"; fi; \
+		rm -f $$t.dist; \
+	done
 	rm -rf $(DESTDIR)$(DOCDIR)
 	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR) 2>/dev/null
 

@@ -233,8 +233,15 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 	char dir[4096], agg_path[4200], col_path[4200];
 	struct run_as agg_user;
 
-	if (self_directory(dir, sizeof(dir)) != 0 || pick_aggregator_user(o, &agg_user) != 0) {
-		fprintf(stderr, "tracer run: cannot find the daemons or a user to run them as\n");
+	if (daemons_directory(dir, sizeof(dir)) != 0) {
+		fprintf(stderr,
+			"tracer run: cannot find tracer-aggregator beside tracer, in "
+			"../libexec/tracer or in %s\n",
+			dir);
+		return -1;
+	}
+	if (pick_aggregator_user(o, &agg_user) != 0) {
+		fprintf(stderr, "tracer run: no user to run the aggregator as\n");
 		return -1;
 	}
 	snprintf(agg_path, sizeof(agg_path), "%s/tracer-aggregator", dir);

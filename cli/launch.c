@@ -13,16 +13,37 @@
 #include "common/fileutil.h"
 #include "common/timeutil.h"
 
-int self_directory(char *out, size_t size)
+#ifndef TRACER_LIBEXECDIR
+#define TRACER_LIBEXECDIR "/usr/libexec/tracer"
+#endif
+
+/*
+ * Beside this program in a build tree; PREFIX/libexec/tracer beside
+ * PREFIX/bin once installed (any PREFIX, found from where tracer is); the
+ * directory this build was configured to install into, last.
+ */
+int daemons_directory(char *out, size_t size)
 {
-	char exe[4096];
+	char exe[4096], self[4096], candidate[4200];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (n <= 0)
 		return -1;
 	exe[n] = '\0';
-	path_dirname(exe, out, size);
-	return 0;
+	path_dirname(exe, self, sizeof(self));
+	const char *const formats[] = {"%s", "%s/../libexec/tracer"};
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		char agg[4300];
+		snprintf(candidate, sizeof(candidate), formats[i], self);
+		snprintf(agg, sizeof(agg), "%s/tracer-aggregator", candidate);
+		if (access(agg, X_OK) == 0) {
+			snprintf(out, size, "%s", candidate);
+			return 0;
+		}
+	}
+	snprintf(out, size, "%s", TRACER_LIBEXECDIR);
+	snprintf(candidate, sizeof(candidate), "%s/tracer-aggregator", out);
+	return access(candidate, X_OK) == 0 ? 0 : -1;
 }
 
 int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeout_ms)

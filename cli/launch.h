@@ -16,7 +16,7 @@ struct daemon_proc {
 int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeout_ms);
 /* SIGTERM, then SIGKILL after timeout_ms. Returns its wait status or -1. */
 int daemon_stop(struct daemon_proc *d, int timeout_ms);
-/* Directory of the running tracer binary, where the daemons sit beside it. */
-int self_directory(char *out, size_t size);
+/* Where tracer-aggregator and tracer-collector are (build tree or installed). 0 or -1. */
+int daemons_directory(char *out, size_t size);
 
 #endif

@@ -479,7 +479,7 @@ def first_start_beside_a_root_reader_never_fails(ctx):
 
 
 @test
-@plain_build_only
+@plain_build_only("runs the CLI as another user; the CLI runs under ASan elsewhere")
 def status_names_what_a_db_path_holds(ctx):
     """tracer status is healthy only for a tracer database with live daemons, and says
     why otherwise, exiting non-zero. Ground truth: the files the test made itself, the

@@ -191,3 +191,56 @@ def three_units_under_real_systemd(ctx):
     ctx.check(n == "3300", f"every /bin/true shipped once: {n}")
     status = json.loads(box.run("tracer", "status", "--json").stdout or "{}")
     ctx.check(status.get("listening") is True, f"tracer status inside: {status.get('listening')}")
+
+
+@test
+@plain_build_only("installs into a staging root; the ASan daemons are covered elsewhere")
+def installed_tracer_run_works_and_keeps_edited_config(ctx):
+    """`make install` into a staging root, then the installed `tracer run` (daemons in
+    ../libexec/tracer, none beside it) records a workload whose CPU matches wait4's
+    rusage of it (the measure helper's own report; 5 ms + 2%). A second install keeps
+    a configuration file the operator edited and puts ours beside it as .dist; uninstall
+    removes only what is as shipped."""
+    root = ctx.path("staged")
+    def make(*targets):
+        return subprocess.run(["make", "-C", REPO, *targets, f"BUILD={ctx.build}", f"SANITIZE={ctx.sanitized}",
+                               f"DESTDIR={root}", "PREFIX=/usr"], capture_output=True, text=True, timeout=600)
+    p = make("install")
+    if p.returncode != 0:
+        raise Failure(f"make install: {p.stderr[-800:]}")
+    tracer = os.path.join(root, "usr/bin/tracer")
+    ctx.check(not os.path.exists(os.path.join(root, "usr/bin/tracer-aggregator"))
+              and os.access(os.path.join(root, "usr/libexec/tracer/tracer-aggregator"), os.X_OK),
+              "the daemons are in libexec only")
+    out, db = ctx.path("m.json"), ctx.path("installed.db")
+    work = ("import hashlib, os\n"
+            "for i in range(3):\n"
+            "    if os.fork() == 0:\n"
+            "        h = b'x'\n"
+            "        for _ in range(150000 * (i + 1)): h = hashlib.sha256(h).digest()\n"
+            "        os._exit(0)\n"
+            "    os.wait()\n")
+    r = subprocess.run([tracer, "run", "--db", db, "--run", "installed", "--", ctx.helper("measure"), out,
+                        "--", "python3", "-c", work], capture_output=True, text=True, timeout=300)
+    ctx.check(r.returncode == 0, f"installed tracer run exited {r.returncode}: {r.stderr[-1500:]}")
+    if r.returncode != 0:
+        return
+    with open(out) as f:
+        truth = json.load(f)
+    # The run's CPU is everything under measure's child: python and its forks (wait4
+    # counts waited-for children too), i.e. the run total minus the measure process.
+    cpu = ctx.one("SELECT sum(cpu_user_ns + cpu_sys_ns) FROM processes p JOIN runs r ON r.id = p.run_id "
+                  "WHERE r.name = 'installed' AND p.exe NOT LIKE '%/measure'", db=db)
+    want = truth["utime_ns"] + truth["stime_ns"]
+    ctx.close(cpu, want, 5_000_000 + want // 50, "the installed run's CPU vs wait4 (ns)")
+
+    conf = os.path.join(root, "etc/tracer/tools.allow")
+    with open(conf, "a") as f:
+        f.write("# mine\n")
+    p = make("install")
+    ctx.check(p.returncode == 0 and open(conf).read().endswith("# mine\n")
+              and os.path.exists(conf + ".dist"), f"an edited tools.allow survives reinstall: {p.stdout[-300:]}")
+    p = make("uninstall")
+    left = sorted(os.listdir(os.path.join(root, "etc/tracer")))
+    ctx.check(p.returncode == 0 and left == ["tools.allow"] and not os.path.exists(tracer),
+              f"uninstall keeps only the edited file: {left}")
