@@ -1,5 +1,6 @@
 #include "cli/clidb.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,9 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 	longopts[n + n_extra] = (struct option){0, 0, 0, 0};
 	if (!q->db_path)
 		q->db_path = TRACER_DEFAULT_DB;
-	q->color = isatty(STDOUT_FILENO);
+	/* no-color.org: a set, non-empty NO_COLOR turns colour off. */
+	const char *no_color = getenv("NO_COLOR");
+	q->color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, &index)) != -1) {
 		switch (c) {
@@ -61,6 +64,24 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 		return 2;
 	}
 	q->arg = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+int cli_number(const char *verb, const char *name, const char *text, double min, double max,
+	       double *out)
+{
+	char *end;
+
+	if (!text)
+		return 0;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || *end || errno || !(v >= min && v <= max)) {
+		fprintf(stderr, "tracer %s: --%s %s: expected a number from %g to %g\n", verb, name,
+			text, min, max);
+		return -1;
+	}
+	*out = v;
 	return 0;
 }
 

@@ -29,6 +29,12 @@ struct cli_extra_option {
 };
 int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 	      const struct cli_extra_option *extra, bool *done);
+/*
+ * An option's number: all of text a number within [min, max], else the reason
+ * printed ("tracer VERB: --NAME ...") and -1. A NULL text keeps *out as is.
+ */
+int cli_number(const char *verb, const char *name, const char *text, double min, double max,
+	       double *out);
 /* Opens the database read-only; NULL with the reason printed. */
 sqlite3 *cli_open(const struct cli_query *q);
 /* The run named by q->arg (id or name; NULL: latest): id, or 0 with the reason printed. */

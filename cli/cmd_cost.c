@@ -274,11 +274,9 @@ int cmd_cost(int argc, char **argv)
 
 	if (done)
 		return rc;
-	r.cpu_weight = weight_arg ? strtod(weight_arg, NULL) : 0.5;
-	if (r.cpu_weight < 0 || r.cpu_weight > 1) {
-		fprintf(stderr, "tracer cost: --cpu-weight is between 0 and 1\n");
+	r.cpu_weight = 0.5;
+	if (cli_number("cost", "cpu-weight", weight_arg, 0, 1, &r.cpu_weight) != 0)
 		return 2;
-	}
 	cq.by = r.by = by ? by : (since ? "run" : "step");
 	if (!known_by(cq.by)) {
 		fprintf(stderr,

@@ -316,7 +316,10 @@ int cmd_explain(int argc, char **argv)
 
 	if (done)
 		return rc;
-	e.top = top_arg ? strtol(top_arg, NULL, 10) : 5;
+	double top = 5;
+	if (cli_number("explain", "top", top_arg, 1, 1000, &top) != 0)
+		return 2;
+	e.top = (long)top;
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;

@@ -247,7 +247,9 @@ int cmd_idle(int argc, char **argv)
 		return rc;
 	int64_t window = duration_ns(since, 86400LL * 1000000000LL);
 	struct idle_window w = {.min_ns = duration_ns(min_arg, 300LL * 1000000000LL),
-				.threshold_pct = below ? strtod(below, NULL) : 5.0};
+				.threshold_pct = 5.0};
+	if (cli_number("idle", "cpu-below", below, 0.001, 100, &w.threshold_pct) != 0)
+		return 2;
 	if (window < 0 || w.min_ns < 0 || w.threshold_pct <= 0 || w.threshold_pct > 100) {
 		fputs(usage_text, stderr);
 		return 2;

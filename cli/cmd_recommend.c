@@ -155,11 +155,10 @@ int cmd_recommend(int argc, char **argv)
 
 	if (done)
 		return rc;
-	r.headroom = headroom_arg ? strtod(headroom_arg, NULL) / 100.0 : 0.2;
-	if (r.headroom < 0 || r.headroom > 5) {
-		fprintf(stderr, "tracer recommend: --headroom is a percentage, 0 to 500\n");
+	double headroom_pct = 20;
+	if (cli_number("recommend", "headroom", headroom_arg, 0, 500, &headroom_pct) != 0)
 		return 2;
-	}
+	r.headroom = headroom_pct / 100.0;
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;

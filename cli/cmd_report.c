@@ -151,7 +151,10 @@ int cmd_report(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
-	double headroom = headroom_arg ? strtod(headroom_arg, NULL) / 100.0 : 0.2;
+	double headroom_pct = 20;
+	if (cli_number("report", "headroom", headroom_arg, 0, 500, &headroom_pct) != 0)
+		return 2;
+	double headroom = headroom_pct / 100.0;
 	int64_t run;
 	sqlite3 *db = cli_open_run(&q, &run);
 	if (!db)

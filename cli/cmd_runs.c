@@ -87,11 +87,13 @@ int cmd_runs(int argc, char **argv)
 
 	if (done)
 		return rc;
-	long limit = limit_arg ? strtol(limit_arg, NULL, 10) : 20;
+	double limit = 20;
+	if (cli_number("runs", "limit", limit_arg, 1, 100000, &limit) != 0)
+		return 2;
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;
-	json_t *rows = load_runs(db, q.arg, limit);
+	json_t *rows = load_runs(db, q.arg, (long)limit);
 	if (!rows) {
 		fprintf(stderr, "tracer runs: %s\n", sqlite3_errmsg(db));
 		sqlite3_close(db);
@@ -107,10 +109,14 @@ int cmd_runs(int argc, char **argv)
 		       "STEPS", "ALERTS");
 		for (size_t i = 0; i < json_array_size(rows); i++)
 			print_run(&q, json_array_get(rows, i));
-		if (!json_array_size(rows))
+		if (!json_array_size(rows) && !q.arg)
 			printf("(no runs recorded)\n");
 	}
+	/* A pipeline that matches nothing is most likely misspelt: say so, fail. */
+	bool none_of_pipeline = q.arg && !json_array_size(rows);
+	if (none_of_pipeline)
+		fprintf(stderr, "tracer runs: no runs of pipeline '%s'\n", q.arg);
 	json_decref(rows);
 	sqlite3_close(db);
-	return 0;
+	return none_of_pipeline ? 1 : 0;
 }

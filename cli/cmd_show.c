@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include "cli/clidb.h"
 #include "cli/commands.h"
 #include "cli/report.h"
 #include "common/paths.h"
@@ -54,17 +55,9 @@ int cmd_show(int argc, char **argv)
 	}
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		ro.width = ws.ws_col;
-	if (access(db_path, R_OK) != 0) {
-		fprintf(stderr,
-			"tracer show: no readable database at %s (record one with tracer run)\n",
-			db_path);
+	struct cli_query q = {.verb = "show", .db_path = db_path};
+	if (!(db = cli_open(&q)))
 		return 1;
-	}
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(stderr, "tracer show: %s: %s\n", db_path, sqlite3_errmsg(db));
-		sqlite3_close(db);
-		return 1;
-	}
 	const char *spec = optind < argc ? argv[optind] : NULL;
 	int64_t id = report_find_run(db, spec);
 	int rc = 0;

@@ -111,10 +111,10 @@ static void print_step(const struct cli_query *q, const struct timeline *tl, jso
 }
 
 /* Columns for the bars: what the terminal (or --width) leaves after the labels. */
-static int bar_width(const char *width_arg)
+static int bar_width(double width_arg)
 {
 	struct winsize ws;
-	int cols = width_arg						     ? atoi(width_arg)
+	int cols = width_arg > 0					     ? (int)width_arg
 		   : ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col
 									     : 100;
 	int width = cols - 24 - 12;
@@ -150,6 +150,9 @@ int cmd_timeline(int argc, char **argv)
 
 	if (done)
 		return rc;
+	double width = 0;
+	if (cli_number("timeline", "width", width_arg, 40, 1000, &width) != 0)
+		return 2;
 	int64_t run;
 	sqlite3 *db = cli_open_run(&q, &run);
 	if (!db)
@@ -162,7 +165,7 @@ int cmd_timeline(int argc, char **argv)
 		cli_print_json(doc);
 		json_decref(doc);
 	} else {
-		print_text(&q, &tl, bar_width(width_arg));
+		print_text(&q, &tl, bar_width(width));
 	}
 	json_decref(tl.run_row);
 	json_decref(tl.steps);

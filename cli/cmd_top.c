@@ -195,11 +195,9 @@ int cmd_top(int argc, char **argv)
 
 	if (done)
 		return rc;
-	double interval = interval_arg ? strtod(interval_arg, NULL) : 2.0;
-	if (interval < 0.2 || interval > 3600) {
-		fprintf(stderr, "tracer top: --interval is 0.2 to 3600 seconds\n");
+	double interval = 2.0;
+	if (cli_number("top", "interval", interval_arg, 0.2, 3600, &interval) != 0)
 		return 2;
-	}
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;

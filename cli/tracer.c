@@ -32,7 +32,9 @@ static void usage(FILE *out)
 	fprintf(out, "usage: tracer VERB [options]\n\n");
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].help);
-	fprintf(out, "\n'tracer VERB --help' for a verb's options.\n");
+	fprintf(out, "\n'tracer VERB --help' for a verb's options; 'tracer --version' (or "
+		     "'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
+		     "'tracer VERB --db PATH ...'.\n");
 }
 
 int main(int argc, char **argv)
@@ -45,9 +47,20 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+	    !strcmp(argv[1], "version")) {
 		printf("tracer %s\n", TRACER_VERSION);
 		return 0;
+	}
+	/* tracer --db PATH VERB ARGS... : the verb first, --db PATH among its options. */
+	if ((!strcmp(argv[1], "--db") && argc >= 4) ||
+	    (!strncmp(argv[1], "--db=", 5) && argc >= 3)) {
+		int n = argv[1][4] == '=' ? 1 : 2;
+		char *moved[2] = {argv[1], argv[2]};
+		char *verb = argv[1 + n];
+		for (int i = n; i > 0; i--)
+			argv[1 + i] = moved[i - 1];
+		argv[1] = verb;
 	}
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)

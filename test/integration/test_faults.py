@@ -524,7 +524,7 @@ def status_names_what_a_db_path_holds(ctx):
                   f"read-only reader sees schema v{version}: rc {ro.returncode} {ro.stdout[:200]} {ro.stderr}")
         listed = subprocess.run(as_daemon + [ctx.bin("tracer"), "runs", "--db", db, "--json"],
                                 capture_output=True, text=True, timeout=30)
-        ctx.check(runs >= 1 and listed.returncode == 0 and len(json.loads(listed.stdout or "[]")) == runs,
+        ctx.check(runs >= 1 and listed.returncode == 0 and len(json.loads(listed.stdout or "{}").get("runs", [])) == runs,
                   f"tracer runs reads its {runs} runs: rc {listed.returncode} {listed.stdout[:200]} {listed.stderr}")
 
         text, empty, foreign = (os.path.join(top, n) for n in ("notes.txt", "empty.db", "other.db"))
@@ -544,6 +544,18 @@ def status_names_what_a_db_path_holds(ctx):
                                    timeout=30)
                 ctx.check(r.returncode != 0 and words in r.stderr,
                           f"tracer {verb} --db {path}: rc {r.returncode}, {r.stderr.strip()!r}")
+        # Bad numbers, a pipeline with no runs, the global --db form (the CLI's own words).
+        for args, words in ((["runs", "--limit", "abc"], "--limit abc: expected a number"),
+                            (["runs", "--limit", "-1"], "--limit -1: expected a number"),
+                            (["timeline", "--width", "abc"], "--width abc: expected a number"),
+                            (["explain", "--top", "2x"], "--top 2x: expected a number"),
+                            (["runs", "no-such-pipeline"], "no runs of pipeline 'no-such-pipeline'")):
+            r = subprocess.run([ctx.bin("tracer"), *args, "--db", db], capture_output=True, text=True, timeout=30)
+            ctx.check(r.returncode != 0 and words in r.stderr, f"tracer {args}: rc {r.returncode} {r.stderr!r}")
+        glob = subprocess.run([ctx.bin("tracer"), "--db", db, "runs", "--json"], capture_output=True, text=True,
+                              timeout=30)
+        ctx.check(glob.returncode == 0 and len(json.loads(glob.stdout or "{}").get("runs", [])) == runs,
+                  f"tracer --db PATH runs: rc {glob.returncode} {glob.stderr!r}")
         ctx.check(hashlib.sha256(open(foreign, "rb").read()).hexdigest() == before
                   and sorted(os.listdir(top)) == ["empty.db", "notes.txt", "other.db", "t.db"],
                   f"the foreign database is untouched and nothing was created: {os.listdir(top)}")
