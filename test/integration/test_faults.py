@@ -490,15 +490,15 @@ def status_names_what_a_db_path_holds(ctx):
     import shutil
     import tempfile
     top = tempfile.mkdtemp(prefix="tracer-dbkind-")
-    os.chmod(top, 0o755)
+    os.chmod(top, 0o777)  # the aggregator runs as nobody
     try:
         sock, db = os.path.join(top, "s.sock"), os.path.join(top, "t.db")
         agg, col = start_daemons(ctx, sock, db)
         script = os.path.join(top, "job.sh")
         with open(script, "w") as f:
             f.write("sleep 0.2\nls / > /dev/null\n")
-        subprocess.run(["bash", script], check=True)
-        time.sleep(1)
+        subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "dbkind", "--",
+                        "bash", script], check=True, capture_output=True, timeout=120)
         live = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--socket", sock],
                               capture_output=True, text=True, timeout=30)
         ctx.check(live.returncode == 0 and live.stdout.startswith("tracer status: healthy"),
@@ -513,6 +513,7 @@ def status_names_what_a_db_path_holds(ctx):
         runs = sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]
         os.chown(db, 0, 0)
         os.chmod(db, 0o644)
+        os.chmod(top, 0o755)  # no longer writable by the reader below
         for f in os.listdir(top):
             if f != "t.db":
                 os.unlink(os.path.join(top, f))
