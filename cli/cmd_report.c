@@ -5,6 +5,8 @@
  * by inline script with DOM calls only (no HTML from data). Every '<' in the
  * data is written as \u003c, so no text in it can close the script element.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,8 @@ extern const char report_template[];
 
 static const char usage_text[] =
     "usage: tracer report [--db PATH] --html FILE [--headroom PCT] [RUN]\n"
-    "  a self-contained HTML report of a run (default: the latest)\n";
+    "  a self-contained HTML report of a run (default: your latest) in FILE\n"
+    "  (- writes it to stdout); --headroom: right-sizing headroom, % (default 20)\n";
 
 /* Each step's main processes (not shells or instrumentation), longest first. */
 static void add_processes(sqlite3 *db, json_t *steps)
@@ -107,15 +110,20 @@ static json_t *report_data(sqlite3 *db, int64_t run, double headroom)
 	return doc;
 }
 
-/* The template with the data in place of @DATA@. 0, or 1 (said why). */
+/* The template with the data in place of @DATA@ ("-": stdout). 0, or 1 (said why). */
 static int write_page(const char *path, const char *data)
 {
 	const char *marker = strstr(report_template, "@DATA@");
-	FILE *f = fopen(path, "w");
+	bool to_stdout = !strcmp(path, "-");
+	FILE *f = to_stdout ? stdout : fopen(path, "w");
 
-	if (!f || !data || !marker) {
-		fprintf(stderr, "tracer report: cannot write %s\n", path);
-		if (f)
+	if (!f) {
+		fprintf(stderr, "tracer report: cannot write %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (!data || !marker) {
+		fprintf(stderr, "tracer report: cannot build the page (out of memory?)\n");
+		if (!to_stdout)
 			fclose(f);
 		return 1;
 	}
@@ -128,11 +136,12 @@ static int write_page(const char *path, const char *data)
 			fputc(*c, f);
 	}
 	fputs(marker + strlen("@DATA@"), f);
-	if (fclose(f) != 0) {
-		fprintf(stderr, "tracer report: writing %s failed\n", path);
+	if (to_stdout ? fflush(f) != 0 || ferror(f) : fclose(f) != 0) {
+		fprintf(stderr, "tracer report: writing %s failed: %s\n", path, strerror(errno));
 		return 1;
 	}
-	printf("wrote %s\n", path);
+	if (!to_stdout)
+		printf("wrote %s\n", path);
 	return 0;
 }
 
@@ -148,7 +157,8 @@ int cmd_report(int argc, char **argv)
 	if (done)
 		return rc;
 	if (!html) {
-		fputs(usage_text, stderr);
+		fprintf(stderr, "tracer report: --html FILE is required (- for stdout)\n%s",
+			usage_text);
 		return 2;
 	}
 	double headroom_pct = 20;

@@ -69,7 +69,11 @@ static void run_usage(FILE *out)
 		     "  --user NAME         user for a self-started aggregator\n"
 		     "  --log-level LEVEL   for self-started daemons (default warn)\n"
 		     "  --json              the report as JSON, on stderr (CMD keeps stdout)\n"
-		     "  --json-out FILE     the JSON report into FILE\n");
+		     "  --json-out FILE     the JSON report into FILE\n"
+		     "Runs CMD under watch (starting private daemons when none listen on the\n"
+		     "socket) and prints the run's report to stderr when it ends.\n"
+		     "Exit status: CMD's; 128+N if CMD was killed by signal N; 1 if tracer\n"
+		     "could not start watching (CMD not run); 127 if CMD was not found.\n");
 }
 
 static int parse_run_options(int argc, char **argv, struct run_options *o)

@@ -238,7 +238,11 @@ struct status_options {
 };
 
 static const char status_usage[] =
-    "usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n";
+    "usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n"
+    "  is tracer healthy: daemons listening, probes, events lost per hop, shipping.\n"
+    "  Exit status: 0 healthy; 3 degraded (the first line says why); 1 no tracer\n"
+    "  database at PATH (missing, empty, not SQLite, another program's, other\n"
+    "  schema version); 2 usage.\n";
 
 /* 0: go on; otherwise the exit code (help printed, or a usage error). */
 static int parse_status_options(int argc, char **argv, struct status_options *o)
