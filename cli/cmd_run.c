@@ -340,6 +340,31 @@ static void user_environment(const struct run_as *as_user)
 		setenv("SHELL", pw->pw_shell, 1);
 }
 
+/*
+ * Whether execvp could find name at all (as the shell's "command not found"):
+ * checked before anything is started, so a typo records no run.
+ */
+static bool command_exists(const char *name)
+{
+	struct stat st;
+
+	if (strchr(name, '/'))
+		return stat(name, &st) == 0;
+	const char *path = getenv("PATH"); /* tracer's own environment, which CMD inherits */
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		char candidate[4200];
+		snprintf(candidate, sizeof(candidate), "%.*s%s%s", (int)len, path, len ? "/" : "",
+			 name);
+		if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+			return true;
+		path += len + (path[len] == ':');
+	}
+	return false;
+}
+
 static pid_t start_command(char **command, const struct run_as *as_user)
 {
 	pid_t pid = fork();
@@ -535,6 +560,11 @@ int cmd_run(int argc, char **argv)
 
 	if (parse_run_options(argc, argv, &o) != 0)
 		return 2;
+	if (!command_exists(o.command[0])) {
+		fprintf(stderr, "tracer run: %s: command not found (nothing recorded)\n",
+			o.command[0]);
+		return 127;
+	}
 	self_host = !ipc_probe(o.socket_path);
 	if (self_host && geteuid() != 0) {
 		fprintf(stderr,

@@ -553,6 +553,11 @@ def status_names_what_a_db_path_holds(ctx):
                             (["runs", "no-such-pipeline"], "no runs of pipeline 'no-such-pipeline'")):
             r = subprocess.run([ctx.bin("tracer"), *args, "--db", db], capture_output=True, text=True, timeout=30)
             ctx.check(r.returncode != 0 and words in r.stderr, f"tracer {args}: rc {r.returncode} {r.stderr!r}")
+        typo = subprocess.run([ctx.bin("tracer"), "run", "--db", os.path.join(top, "typo.db"), "--",
+                               "no-such-command-xyz"], capture_output=True, text=True, timeout=60)
+        ctx.check(typo.returncode == 127 and "command not found" in typo.stderr
+                  and not os.path.exists(os.path.join(top, "typo.db")),
+                  f"a mistyped command records nothing: rc {typo.returncode} {typo.stderr!r}")
         glob = subprocess.run([ctx.bin("tracer"), "--db", db, "runs", "--json"], capture_output=True, text=True,
                               timeout=30)
         ctx.check(glob.returncode == 0 and len(json.loads(glob.stdout or "{}").get("runs", [])) == runs,
