@@ -281,11 +281,12 @@ static void print_text(const struct cli_query *q, const struct explanation *e)
 	json_t *r = e->r;
 
 	format_duration(jint(r, "wall_ns"), wall, sizeof(wall));
-	printf("Run %lld '%s'%s%s%s: %s after %s, %lld steps, %lld processes\n", (long long)e->run,
-	       jstr(r, "name"), jstr(r, "engine")[0] ? " [" : "", jstr(r, "engine"),
-	       jstr(r, "engine")[0] ? "]" : "",
-	       jstr(r, "status")[0] ? jstr(r, "status") : "recorded", wall,
-	       (long long)jint(r, "steps"), (long long)jint(r, "processes"));
+	printf(
+	    "Run %lld '%s'%s%s%s: %s after %s, %lld %s, %lld %s\n", (long long)e->run,
+	    jstr(r, "name"), jstr(r, "engine")[0] ? " [" : "", jstr(r, "engine"),
+	    jstr(r, "engine")[0] ? "]" : "", jstr(r, "status")[0] ? jstr(r, "status") : "recorded",
+	    wall, (long long)jint(r, "steps"), plural(jint(r, "steps"), "step", "steps"),
+	    (long long)jint(r, "processes"), plural(jint(r, "processes"), "process", "processes"));
 	if (json_object_get(r, "explanation"))
 		printf("  Overall: %s\n", jstr(r, "explanation"));
 	print_failures(q, e);

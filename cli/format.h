@@ -12,4 +12,10 @@ void format_time(int64_t epoch_ns, char *out, size_t size);
 /* Joins a JSON argv array for display, quoting words with spaces. */
 void format_command(const char *argv_json, const char *fallback, char *out, size_t size);
 
+/* "process" or "processes", "step" or "steps": the noun for a count of n. */
+static inline const char *plural(long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 #endif

@@ -429,9 +429,10 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		snprintf(images, sizeof(images), "%lld images, ",
 			 (long long)int_of(totals, "images"));
 	fprintf(out,
-		", wall %s, %lld processes (%s%lld failed), CPU %s, largest process %s, "
+		", wall %s, %lld %s (%s%lld failed), CPU %s, largest process %s, "
 		"read %s, written %s\n\n",
-		wall, (long long)int_of(totals, "processes"), images,
+		wall, (long long)int_of(totals, "processes"),
+		plural(int_of(totals, "processes"), "process", "processes"), images,
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
 	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {
 		print_steps(out, o->structure, start, o);
