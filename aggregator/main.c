@@ -46,7 +46,8 @@ struct aggregator_options {
 	unsigned commit_ms;
 	const char *tools_allow, *tools_deny;
 	struct insight_config signals;
-	unsigned outbox_mib; /* 0: no shipping */
+	unsigned outbox_mib;				  /* 0: no shipping */
+	unsigned retain_days, retain_mib, retain_check_s; /* 0: no limit */
 	const char *shipper_state;
 	/* `tracer run`'s own aggregator: the one launcher whose run it records. */
 	bool has_launcher;
@@ -136,6 +137,12 @@ static void usage(FILE *out)
 	    "                         start, CLOCK_BOOTTIME ns as /proc shows it; tracer run's\n"
 	    "                         own aggregator); other tracer runs are not runs here\n"
 	    "  --outbox-mib N         queue records for the shipper, at most N MiB (0: off)\n"
+	    "  --retain-days N        delete finished runs, processes and samples older than\n"
+	    "                         N days (default 30; 0: keep for ever)\n"
+	    "  --retain-mib N         then delete the oldest until the data fits in N MiB\n"
+	    "                         (default 4096; 0: no bound); never undelivered outbox\n"
+	    "                         records or anything running\n"
+	    "  --retain-check-s N     apply those every N s (default 300)\n"
 	    "  --shipper-state PATH   the shipper's state database "
 	    "(default " TRACER_DEFAULT_SHIPPER_STATE ")\n"
 	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
@@ -161,6 +168,9 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"tools-deny", required_argument, 0, 'N'},
 	    {"signal", required_argument, 0, 'G'},
 	    {"outbox-mib", required_argument, 0, 'O'},
+	    {"retain-days", required_argument, 0, 'D'},
+	    {"retain-mib", required_argument, 0, 'M'},
+	    {"retain-check-s", required_argument, 0, 'K'},
 	    {"shipper-state", required_argument, 0, 'P'},
 	    {"launcher", required_argument, 0, 'L'},
 	    {"help", no_argument, 0, 'h'},
@@ -177,7 +187,10 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 					 .scope = SCOPE_ALL,
 					 .host_sample_ms = 1000,
 					 .commit_ms = RECEIVER_COMMIT_EVERY_MS,
-					 .shipper_state = TRACER_DEFAULT_SHIPPER_STATE};
+					 .shipper_state = TRACER_DEFAULT_SHIPPER_STATE,
+					 .retain_days = 30,
+					 .retain_mib = 4096,
+					 .retain_check_s = 300};
 	insight_config_defaults(&o->signals);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -266,6 +279,23 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 				return -1;
 			}
 			break;
+		case 'D':
+		case 'M':
+		case 'K': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			const char *name = c == 'D'   ? "retain-days"
+					   : c == 'M' ? "retain-mib"
+						      : "retain-check-s";
+			if (*end || !*optarg || v > 1048576 || (c == 'K' && v == 0)) {
+				fprintf(stderr, "tracer-aggregator: --%s is %s to 1048576\n", name,
+					c == 'K' ? "1" : "0");
+				return -1;
+			}
+			*(c == 'D'   ? &o->retain_days
+			  : c == 'M' ? &o->retain_mib
+				     : &o->retain_check_s) = (unsigned)v;
+			break;
+		}
 		case 'G': {
 			char err[256];
 			if (insight_config_set(&o->signals, optarg, err, sizeof(err)) != 0) {
@@ -445,6 +475,12 @@ int main(int argc, char **argv)
 	receiver_init(&receiver, &ingest, &store);
 	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
 	receiver.commit_every_ns = (uint64_t)opt.commit_ms * NSEC_PER_MSEC;
+	receiver.retention = (struct retention){.max_age_ns = (int64_t)opt.retain_days * 86400 *
+							      (int64_t)NSEC_PER_SEC,
+						.max_bytes = (int64_t)opt.retain_mib << 20};
+	receiver.prune_every_ns = (uint64_t)opt.retain_check_s * NSEC_PER_SEC;
+	/* The first check one period after the start: a restart loop does not prune each time. */
+	receiver.next_prune_ns = now_boottime_ns() + receiver.prune_every_ns;
 	receiver.reload = &reload_requested;
 	receiver.wake_fd = wake_pipe[0];
 	if (allowed_peers(&opt, &receiver.policy) != 0)

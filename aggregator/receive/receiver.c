@@ -459,6 +459,28 @@ static bool commit_due(const struct receiver *r, uint64_t now)
 					 r->events_uncommitted >= BATCH_MAX_EVENTS);
 }
 
+/* Between commits (no transaction open): the database back within its bounds. */
+static void apply_retention(struct receiver *r)
+{
+	struct prune_result p;
+
+	if (!r->retention.max_age_ns && !r->retention.max_bytes)
+		return;
+	if (store_prune(r->store, &r->retention, (int64_t)now_realtime_ns(), &p) != 0)
+		return; /* logged; the next check tries again */
+	if (p.runs || p.processes || p.samples || p.host_samples)
+		log_info("retention: deleted %lld runs, %lld processes, %lld samples, %lld host "
+			 "samples; data %.1f -> %.1f MiB",
+			 (long long)p.runs, (long long)p.processes, (long long)p.samples,
+			 (long long)p.host_samples, (double)p.bytes_before / 1048576.0,
+			 (double)p.bytes_after / 1048576.0);
+	else if (r->retention.max_bytes && p.bytes_after > r->retention.max_bytes)
+		log_warn("retention: data %.1f MiB over the %.1f MiB bound, and nothing old "
+			 "enough to delete",
+			 (double)p.bytes_after / 1048576.0,
+			 (double)r->retention.max_bytes / 1048576.0);
+}
+
 int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 {
 	int recv_fd = -1;
@@ -517,6 +539,11 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		if (commit_due(r, now) ||
 		    (!r->frames_uncommitted && now - r->last_commit_ns >= IDLE_COMMIT_NS))
 			receiver_commit(r); /* returns at once when there is nothing to write */
+		if (r->prune_every_ns && now >= r->next_prune_ns && !r->frames_uncommitted &&
+		    !r->commit_failed) {
+			apply_retention(r);
+			r->next_prune_ns = now_boottime_ns() + r->prune_every_ns;
+		}
 	}
 	/* Clean stop: commit what we have; acks go to a collector still there. */
 	if (receiver_commit(r) != 0)

@@ -16,6 +16,7 @@
 
 #include "aggregator/receive/hostsample.h"
 #include "aggregator/ingest/ingest.h"
+#include "aggregator/store/retention.h"
 #include "aggregator/store/store.h"
 #include "common/frame_arena.h"
 #include "common/ipc.h"
@@ -75,6 +76,8 @@ struct receiver {
 	uint64_t last_commit_ns;
 	unsigned frames_uncommitted; /* applied since the last commit */
 	uint64_t events_uncommitted;
+	struct retention retention; /* both 0: keep everything */
+	uint64_t prune_every_ns, next_prune_ns;
 };
 
 int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store);
