@@ -110,7 +110,7 @@ COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collecto
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/model/proctable.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
-                   aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c \
+                   aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c \
                    aggregator/store/dblock.c \
                    aggregator/ingest/ingest.c aggregator/ingest/process.c aggregator/ingest/launch.c \
                    aggregator/ingest/counters.c aggregator/ingest/data.c aggregator/ingest/clock.c \

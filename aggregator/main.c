@@ -48,6 +48,7 @@ struct aggregator_options {
 	struct insight_config signals;
 	unsigned outbox_mib;				  /* 0: no shipping */
 	unsigned retain_days, retain_mib, retain_check_s; /* 0: no limit */
+	const char *metrics_file;
 	const char *shipper_state;
 	/* `tracer run`'s own aggregator: the one launcher whose run it records. */
 	bool has_launcher;
@@ -143,6 +144,9 @@ static void usage(FILE *out)
 	    "                         (default 4096; 0: no bound); never undelivered outbox\n"
 	    "                         records or anything running\n"
 	    "  --retain-check-s N     apply those every N s (default 300)\n"
+	    "  --metrics-file PATH    write the health counters (tracer status) every 10 s\n"
+	    "                         in Prometheus text format, for node_exporter's\n"
+	    "                         textfile collector (default: off)\n"
 	    "  --shipper-state PATH   the shipper's state database "
 	    "(default " TRACER_DEFAULT_SHIPPER_STATE ")\n"
 	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
@@ -171,6 +175,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"retain-days", required_argument, 0, 'D'},
 	    {"retain-mib", required_argument, 0, 'M'},
 	    {"retain-check-s", required_argument, 0, 'K'},
+	    {"metrics-file", required_argument, 0, 'F'},
 	    {"shipper-state", required_argument, 0, 'P'},
 	    {"launcher", required_argument, 0, 'L'},
 	    {"help", no_argument, 0, 'h'},
@@ -270,6 +275,9 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			break;
 		case 'P':
 			o->shipper_state = optarg;
+			break;
+		case 'F':
+			o->metrics_file = optarg;
 			break;
 		case 'O':
 			o->outbox_mib = (unsigned)strtoul(optarg, &end, 10);
@@ -479,6 +487,8 @@ int main(int argc, char **argv)
 							      (int64_t)NSEC_PER_SEC,
 						.max_bytes = (int64_t)opt.retain_mib << 20};
 	receiver.prune_every_ns = (uint64_t)opt.retain_check_s * NSEC_PER_SEC;
+	receiver.metrics_path = opt.metrics_file;
+	receiver.shipper_state = opt.shipper_state;
 	/* The first check one period after the start: a restart loop does not prune each time. */
 	receiver.next_prune_ns = now_boottime_ns() + receiver.prune_every_ns;
 	receiver.reload = &reload_requested;

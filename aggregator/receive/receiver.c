@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "aggregator/outbox/outbox.h"
+#include "aggregator/receive/metrics.h"
 #include "common/frame.h"
 #include "common/hostinfo.h"
 #include "common/log.h"
@@ -459,6 +460,21 @@ static bool commit_due(const struct receiver *r, uint64_t now)
 					 r->events_uncommitted >= BATCH_MAX_EVENTS);
 }
 
+#define METRICS_EVERY_NS (10 * NSEC_PER_SEC)
+
+/* The metrics file; a failure is logged once until it works again. */
+static void write_metrics(struct receiver *r)
+{
+	if (metrics_write(r->store->db, r->shipper_state, r->metrics_path,
+			  (int64_t)now_realtime_ns()) == 0) {
+		r->metrics_failing = false;
+		return;
+	}
+	if (!r->metrics_failing)
+		log_warn("cannot write the metrics file %s: %s", r->metrics_path, strerror(errno));
+	r->metrics_failing = true;
+}
+
 /* Between commits (no transaction open): the database back within its bounds. */
 static void apply_retention(struct receiver *r)
 {
@@ -539,6 +555,10 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		if (commit_due(r, now) ||
 		    (!r->frames_uncommitted && now - r->last_commit_ns >= IDLE_COMMIT_NS))
 			receiver_commit(r); /* returns at once when there is nothing to write */
+		if (r->metrics_path && now >= r->next_metrics_ns) {
+			write_metrics(r);
+			r->next_metrics_ns = now + METRICS_EVERY_NS;
+		}
 		if (r->prune_every_ns && now >= r->next_prune_ns && !r->frames_uncommitted &&
 		    !r->commit_failed) {
 			apply_retention(r);
@@ -548,5 +568,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 	/* Clean stop: commit what we have; acks go to a collector still there. */
 	if (receiver_commit(r) != 0)
 		return -1;
+	if (r->metrics_path)
+		write_metrics(r);
 	return 0;
 }

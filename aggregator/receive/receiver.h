@@ -78,6 +78,10 @@ struct receiver {
 	uint64_t events_uncommitted;
 	struct retention retention; /* both 0: keep everything */
 	uint64_t prune_every_ns, next_prune_ns;
+	const char *metrics_path; /* NULL: no metrics file */
+	const char *shipper_state;
+	uint64_t next_metrics_ns;
+	bool metrics_failing;
 };
 
 int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store);
