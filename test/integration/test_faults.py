@@ -493,7 +493,8 @@ def status_names_what_a_db_path_holds(ctx):
     os.chmod(top, 0o777)  # the aggregator runs as nobody
     try:
         sock, db = os.path.join(top, "s.sock"), os.path.join(top, "t.db")
-        agg, col = start_daemons(ctx, sock, db)
+        prom = os.path.join(top, "tracer.prom")
+        agg, col = start_daemons(ctx, sock, db, extra_agg=("--metrics-file", prom))
         script = os.path.join(top, "job.sh")
         with open(script, "w") as f:
             f.write("sleep 0.2\nls / > /dev/null\n")
@@ -509,13 +510,27 @@ def status_names_what_a_db_path_holds(ctx):
                               capture_output=True, text=True, timeout=30)
         ctx.check(down.returncode == 3 and "not listening" in down.stdout.splitlines()[0],
                   f"stopped daemons: rc {down.returncode}\n{down.stdout[:300]}")
+        # The metrics file (written at the aggregator's exit) says what status --json says.
+        st = json.loads(subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--socket", sock, "--json"],
+                                       capture_output=True, text=True, timeout=30).stdout or "{}")
+        metrics = {}
+        for line in open(prom) if os.path.exists(prom) else ():
+            if not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                metrics[name] = float(value)
+        stream = (st.get("collectors") or [{}])[0]
+        ctx.check(metrics.get("tracer_aggregator_frames_total") == st.get("aggregator", {}).get("frames_received")
+                  and metrics.get("tracer_aggregator_events_total") == st.get("aggregator", {}).get("events_ingested", 0) > 0
+                  and sum(v for k, v in metrics.items() if k.startswith("tracer_collector_events_total{"))
+                  == stream.get("events_received"),
+                  f"metrics file vs tracer status: {metrics} / {st.get('aggregator')}")
         version = sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0]
         runs = sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]
         os.chown(db, 0, 0)
         os.chmod(db, 0o644)
         os.chmod(top, 0o755)  # no longer writable by the reader below
         for f in os.listdir(top):
-            if f != "t.db":
+            if f not in ("t.db", "tracer.prom"):
                 os.unlink(os.path.join(top, f))
         as_daemon = ["setpriv", "--reuid=daemon", "--regid=daemon", "--clear-groups"]
         ro = subprocess.run(as_daemon + [ctx.bin("tracer"), "status", "--db", db, "--socket", sock, "--json"],
@@ -564,7 +579,7 @@ def status_names_what_a_db_path_holds(ctx):
                   f"tracer --db PATH runs: rc {glob.returncode} {glob.stderr!r}")
         ctx.check(hashlib.sha256(open(foreign, "rb").read()).hexdigest() == before
                   and sorted(f for f in os.listdir(top) if not f.startswith("t.db")) == [
-                      "empty.db", "notes.txt", "other.db"],
+                      "empty.db", "notes.txt", "other.db", "tracer.prom"],
                   f"the foreign database is untouched and nothing was created: {os.listdir(top)}")
     finally:
         shutil.rmtree(top, ignore_errors=True)
