@@ -4,10 +4,13 @@
  * remaining time from its own history: the median wall time of the same step
  * (same pipeline, same name) over earlier successful runs.
  */
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,7 +21,8 @@
 
 static const char usage_text[] =
     "usage: tracer top [--db PATH] [--json] [--once] [--interval SECONDS]\n"
-    "  running runs, steps and tools, refreshed (--once: print one view and exit)\n";
+    "  running runs, steps and tools, refreshed every --interval seconds (default 2)\n"
+    "  --once: print one view and exit. Keys: q quits (so does Ctrl-C).\n";
 
 static volatile sig_atomic_t stop;
 
@@ -184,6 +188,32 @@ static void print_view(const struct cli_query *q, json_t *runs)
 	fflush(stdout);
 }
 
+/*
+ * Waits up to seconds for a key on a terminal stdin, read without waiting for
+ * Enter; true if it was q or Q. Not a terminal: just sleeps.
+ */
+static bool quit_key_within(double seconds)
+{
+	int ms = (int)(seconds * 1000);
+	struct termios saved, raw;
+	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+
+	if (!tty) {
+		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+		return false;
+	}
+	raw = saved;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+	char c = 0;
+	bool quit =
+	    poll(&p, 1, ms) == 1 && read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q');
+	tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	return quit;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "top"};
@@ -216,11 +246,8 @@ int cmd_top(int argc, char **argv)
 			print_view(&q, runs);
 			json_decref(runs);
 		}
-		if (loop) {
-			struct timespec ts = {(time_t)interval,
-					      (long)((interval - (double)(time_t)interval) * 1e9)};
-			nanosleep(&ts, NULL);
-		}
+		if (loop && quit_key_within(interval))
+			break;
 	} while (loop && !stop);
 	sqlite3_close(db);
 	return 0;
