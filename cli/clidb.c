@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,6 +86,22 @@ int cli_number(const char *verb, const char *name, const char *text, double min,
 	return 0;
 }
 
+void cli_fail(const struct cli_query *q, const char *fmt, ...)
+{
+	char text[1200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "tracer %s: %s\n", q->verb, text);
+	if (q->json) {
+		json_t *doc = json_pack("{s:s}", "error", text);
+		cli_print_json(doc);
+		json_decref(doc);
+	}
+}
+
 sqlite3 *cli_open(const struct cli_query *q)
 {
 	struct db_probe probe;
@@ -92,8 +109,7 @@ sqlite3 *cli_open(const struct cli_query *q)
 
 	db_probe_open(q->db_path, &probe);
 	if (probe.kind != DB_TRACER) {
-		fprintf(stderr, "tracer %s: %s\n", q->verb,
-			db_probe_problem(&probe, q->db_path, why, sizeof(why)));
+		cli_fail(q, "%s", db_probe_problem(&probe, q->db_path, why, sizeof(why)));
 		return NULL;
 	}
 	return probe.db;
@@ -104,11 +120,11 @@ int64_t cli_run(const struct cli_query *q, sqlite3 *db)
 	int64_t id = report_find_run(db, q->arg);
 
 	if (id < 0)
-		fprintf(stderr, "tracer %s: %s: %s\n", q->verb, q->db_path, sqlite3_errmsg(db));
+		cli_fail(q, "%s: %s", q->db_path, sqlite3_errmsg(db));
 	else if (id == 0 && q->arg)
-		fprintf(stderr, "tracer %s: no run '%s'\n", q->verb, q->arg);
+		cli_fail(q, "no run '%s'", q->arg);
 	else if (id == 0)
-		fprintf(stderr, "tracer %s: no runs recorded yet\n", q->verb);
+		cli_fail(q, "no runs recorded yet");
 	return id > 0 ? id : 0;
 }
 

@@ -35,6 +35,9 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
  */
 int cli_number(const char *verb, const char *name, const char *text, double min, double max,
 	       double *out);
+/* Says why a verb fails: on stderr, and as {"error": ...} on stdout with --json. */
+void cli_fail(const struct cli_query *q, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Opens the database read-only; NULL with the reason printed. */
 sqlite3 *cli_open(const struct cli_query *q);
 /* The run named by q->arg (id or name; NULL: latest): id, or 0 with the reason printed. */

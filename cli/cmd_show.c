@@ -55,7 +55,7 @@ int cmd_show(int argc, char **argv)
 	}
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		ro.width = ws.ws_col;
-	struct cli_query q = {.verb = "show", .db_path = db_path};
+	struct cli_query q = {.verb = "show", .db_path = db_path, .json = ro.json};
 	if (!(db = cli_open(&q)))
 		return 1;
 	const char *spec = optind < argc ? argv[optind] : NULL;
