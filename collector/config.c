@@ -107,11 +107,28 @@ static int parse_uint(const char *v, unsigned lo, unsigned hi, unsigned *out)
 }
 
 /* inih calls this per key; returning 0 stops with that line's number. */
-static int on_entry(void *user, const char *section, const char *name, const char *value)
+/*
+ * A key as the command line spells it or with underscores (flush-ms,
+ * flush_ms), and the older sample_interval_ms for sample-ms: one canonical
+ * spelling with underscores.
+ */
+static const char *canonical_key(const char *name, char *buf, size_t size)
+{
+	size_t i = 0;
+
+	for (; name[i] && i + 1 < size; i++)
+		buf[i] = name[i] == '-' ? '_' : name[i];
+	buf[i] = '\0';
+	return !strcmp(buf, "sample_interval_ms") ? "sample_ms" : buf;
+}
+
+static int on_entry(void *user, const char *section, const char *raw_name, const char *value)
 {
 	struct load_state *st = user;
 	struct collector_config *c = st->c;
 	const char *why = NULL;
+	char key[64];
+	const char *name = canonical_key(raw_name, key, sizeof(key));
 
 	if (!strcmp(section, "probes")) {
 		int g = probe_group_by_name(name);
@@ -132,7 +149,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		} else if (!strcmp(name, "queue_mb")) {
 			if (parse_uint(value, 1, 65536, &c->queue_mb))
 				why = "expected 1..65536";
-		} else if (!strcmp(name, "sample_interval_ms")) {
+		} else if (!strcmp(name, "sample_ms")) {
 			if (parse_uint(value, 100, 3600000, &c->sample_ms))
 				why = "expected 100..3600000";
 		} else {
@@ -153,7 +170,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		return 1;
 	}
 	if (why) {
-		snprintf(st->err, st->size, "[%s] %s = %s: %s", section, name, value, why);
+		snprintf(st->err, st->size, "[%s] %s = %s: %s", section, raw_name, value, why);
 		return 0;
 	}
 	return 1;

@@ -146,15 +146,20 @@ static int config_value(struct config_ctx *c, const char *value, const char **ou
 	return 1;
 }
 
-static int config_line(void *user, const char *section, const char *name, const char *value)
+static int config_line(void *user, const char *section, const char *raw_name, const char *value)
 {
 	struct config_ctx *c = user;
 	struct shipper_options *o = c->o;
-	char *end;
+	char *end, name[64];
 	long v;
 
 	if (strcmp(section, "shipper") != 0)
 		return 1; /* other programs' sections */
+	/* Keys as the options spell them (batch-kib) or with underscores (batch_kib). */
+	size_t i = 0;
+	for (; raw_name[i] && i + 1 < sizeof(name); i++)
+		name[i] = raw_name[i] == '_' ? '-' : raw_name[i];
+	name[i] = '\0';
 	if (!strcmp(name, "db"))
 		return config_value(c, value, &o->db_path);
 	if (!strcmp(name, "state"))

@@ -59,6 +59,28 @@ static void test_good_file(void **state)
 	unlink(path);
 }
 
+/* Keys spelt as the command-line options; the shipped file itself loads. */
+static void test_option_spellings_and_shipped_file(void **state)
+{
+	struct collector_config c;
+	char err[256];
+
+	collector_config_defaults(&c);
+	write_config("[collector]\nsample-ms = 300\nflush-ms = 50\nqueue-mb = 8\n[files]\n"
+		     "exclude-shared-libraries = no\n");
+	assert_int_equal(collector_config_load(&c, path, err, sizeof(err)), 0);
+	assert_int_equal(c.sample_ms, 300);
+	assert_int_equal(c.flush_ms, 50);
+	assert_int_equal(c.queue_mb, 8);
+	assert_false(c.exclude_shared_libs);
+	unlink(path);
+	collector_config_defaults(&c);
+	assert_int_equal(collector_config_load(&c, "deploy/etc/collector.conf", err, sizeof(err)),
+			 0);
+	assert_int_equal(c.sample_ms, 1000);
+	assert_int_equal(c.flush_ms, 200);
+}
+
 static void test_bad_lines_are_named(void **state)
 {
 	struct collector_config c;
@@ -96,6 +118,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_good_file),
+	    cmocka_unit_test(test_option_spellings_and_shipped_file),
 	    cmocka_unit_test(test_bad_lines_are_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
