@@ -137,7 +137,8 @@ static json_t *periods_json(const struct idle_periods *ps, double usd_per_hour)
 }
 
 static void print_json(const struct idle_window *w, const struct idle_periods *host,
-		       const struct idle_periods *gaps, double usd_per_hour)
+		       const struct idle_periods *gaps, double usd_per_hour, json_int_t samples,
+		       double covered_s)
 {
 	json_t *doc = json_pack(
 	    "{s:I, s:I, s:f, s:f, s:o, s:o, s:f, s:f}", "from_ns", (json_int_t)w->from_epoch_ns,
@@ -147,6 +148,9 @@ static void print_json(const struct idle_window *w, const struct idle_periods *h
 	    "idle_in_runs_seconds", idle_total_seconds(gaps));
 	if (usd_per_hour > 0)
 		json_object_set_new(doc, "usd_per_hour", json_real(usd_per_hour));
+	/* 0 samples: no data, which 0 periods alone cannot tell from a busy host. */
+	json_object_set_new(doc, "host_samples", json_integer(samples));
+	json_object_set_new(doc, "sampled_seconds", json_real(covered_s));
 	cli_print_json(doc);
 	json_decref(doc);
 }
@@ -262,10 +266,29 @@ int cmd_idle(int argc, char **argv)
 	w.to_epoch_ns = window_end(db);
 	w.from_epoch_ns = w.to_epoch_ns - window;
 	rc = find_idle(db, &w, &result);
+	json_t *cover =
+	    cli_rows_json(db,
+			  "SELECT count(*) AS n, total(interval_ns) / 1e9 AS s FROM host_samples "
+			  "WHERE ts_ns > (SELECT max(ts_ns) FROM host_samples) - ?1",
+			  window);
+	json_int_t samples = json_integer_value(json_object_get(json_array_get(cover, 0), "n"));
+	double covered_s = json_number_value(json_object_get(json_array_get(cover, 0), "s"));
+	json_decref(cover);
+	if (rc == 0 && !q.json) {
+		char d[32];
+		format_duration((int64_t)(covered_s * 1e9), d, sizeof(d));
+		if (samples)
+			printf("Host samples in the window: %lld, covering %s\n",
+			       (long long)samples, d);
+		else
+			printf("No host samples in the window: nothing to judge idle time by (a "
+			       "long-running tracer-aggregator samples the host; see "
+			       "--host-sample-ms)\n");
+	}
 	if (rc != 0)
 		fprintf(stderr, "tracer idle: out of memory\n");
 	else if (q.json)
-		print_json(&w, &result.host, &result.gaps, hp.usd_per_hour);
+		print_json(&w, &result.host, &result.gaps, hp.usd_per_hour, samples, covered_s);
 	else
 		print_text(&w, &result.host, &result.gaps, hp.usd_per_hour);
 	idle_result_free(&result);
