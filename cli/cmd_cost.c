@@ -147,7 +147,10 @@ static void print_text(const struct cost_report *r)
 	format_time(r->from_ns, a, sizeof(a));
 	format_time(r->to_ns, b, sizeof(b));
 	format_duration(r->to_ns - r->from_ns, dur, sizeof(dur));
-	printf("Host cost %s to %s (%s): $%.4f\n", a, b + 11, dur, total);
+	char usd[32], gib[32];
+	format_amount(total, usd, sizeof(usd));
+	/* The end's date only when it is another day than the start's. */
+	printf("Host cost %s to %s (%s): $%s\n", a, strncmp(a, b, 10) ? b : b + 11, dur, usd);
 	printf("  price: %s\n", r->price.source);
 	printf("  split: %.0f%% by CPU (%d CPUs), %.0f%% by memory (%.1f GiB)\n",
 	       100 * r->cpu_weight, r->capacity.cpus, 100 * (1 - r->cpu_weight),
@@ -158,12 +161,16 @@ static void print_text(const struct cost_report *r)
 		const struct cost_bucket *k = &r->tally->items[i];
 		char cpu[32];
 		format_duration((int64_t)(k->cpu_s * 1e9), cpu, sizeof(cpu));
-		printf("%-40.40s %9u %12s %12.4f %10.4f %5.1f%%\n", k->key, k->processes, cpu,
-		       k->mem_gib_s / 3600.0, k->usd, 100 * k->share);
+		format_amount(k->mem_gib_s / 3600.0, gib, sizeof(gib));
+		format_amount(k->usd, usd, sizeof(usd));
+		printf("%-40.40s %9u %12s %12s %10s %5.1f%%\n", k->key, k->processes, cpu, gib, usd,
+		       100 * k->share);
 	}
-	printf("%-40s %9s %12s %12s %10.4f %5.1f%%\n", "(idle capacity)", "", "", "", idle,
+	format_amount(idle, usd, sizeof(usd));
+	printf("%-40s %9s %12s %12s %10s %5.1f%%\n", "(idle capacity)", "", "", "", usd,
 	       total > 0 ? 100 * idle / total : 0);
-	printf("%-40s %9s %12s %12s %10.4f %5.1f%%\n", "total", "", "", "", total, 100.0);
+	format_amount(total, usd, sizeof(usd));
+	printf("%-40s %9s %12s %12s %10s %5.1f%%\n", "total", "", "", "", usd, 100.0);
 }
 
 static bool known_by(const char *by)

@@ -79,3 +79,17 @@ void format_command(const char *argv_json, const char *fallback, char *out, size
 		if (*c == '\n' || *c == '\t' || *c == '\r')
 			*c = ' ';
 }
+
+void format_amount(double v, char *out, size_t size)
+{
+	double a = v < 0 ? -v : v;
+
+	if (a == 0)
+		snprintf(out, size, "0");
+	else if (a >= 1)
+		snprintf(out, size, "%.2f", v);
+	else if (a >= 0.01)
+		snprintf(out, size, "%.4f", v);
+	else
+		snprintf(out, size, "%.3g", v); /* small runs: three significant digits */
+}

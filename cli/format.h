@@ -7,6 +7,8 @@
 
 void format_duration(int64_t ns, char *out, size_t size);
 void format_bytes(uint64_t bytes, char *out, size_t size);
+/* A money or GiB-hour amount with the digits that matter: 12.35, 0.0123, 0.000123. */
+void format_amount(double v, char *out, size_t size);
 /* "2026-11-22 13:45:00 UTC" */
 void format_time(int64_t epoch_ns, char *out, size_t size);
 /* Joins a JSON argv array for display, quoting words with spaces. */
