@@ -154,6 +154,19 @@ HELPERS  := $(patsubst test/helpers/%.c,$(BUILD)/helpers/%,$(wildcard test/helpe
 
 all: $(PROGRAMS) $(if $(filter 1,$(SANITIZE)),,$(HELPERS))
 
+programs: $(PROGRAMS)
+
+# Man pages from the programs' own --help and --version (help2man).
+MANPAGES := $(BUILD)/man/tracer.1 $(BUILD)/man/tracer-collector.8 \
+            $(BUILD)/man/tracer-aggregator.8 $(BUILD)/man/tracer-shipper.8
+man: $(MANPAGES)
+$(BUILD)/man/tracer.1: $(BUILD)/tracer
+	@mkdir -p $(@D)
+	help2man -N -s 1 -n "execution-level observability: run, show, explain, report" -o $@ $<
+$(BUILD)/man/%.8: $(BUILD)/%
+	@mkdir -p $(@D)
+	help2man -N -s 8 -n "the $(patsubst tracer-%,%,$*) daemon of tracer" -o $@ $<
+
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -307,6 +320,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lbpf -lelf -lz
 
 .SECONDARY:
+.PHONY: programs man deb package-test
 .PHONY: all unit check deps demo bench clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
@@ -317,6 +331,7 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 DOCDIR     ?= $(PREFIX)/share/doc/tracer
+MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
 $(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
@@ -324,10 +339,12 @@ UNITS   := tracer.target tracer-collector.service tracer-aggregator.service trac
 CONFIGS := collector.conf tools.allow tools.deny prices.tsv shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
 
-install: $(PROGRAMS)
+install: $(PROGRAMS) $(MANPAGES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR)/docs \
-		$(DESTDIR)$(SYSCONFDIR)
+		$(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(BUILD)/man/tracer.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(filter %.8,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0755 $(BUILD)/tracer $(DESTDIR)$(BINDIR)/tracer
 	install -m 0755 $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer-shipper \
 		$(DESTDIR)$(LIBEXECDIR)/
@@ -367,6 +384,7 @@ uninstall:
 		rm -f $$t.dist; \
 	done
 	rm -rf $(DESTDIR)$(DOCDIR)
+	rm -f $(DESTDIR)$(MANDIR)/man1/tracer.1 $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(filter %.8,$(MANPAGES))))
 	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR) 2>/dev/null
 
 # The soak test alone, long (default 30 min) against the plain and ASan builds.
@@ -387,5 +405,14 @@ format:
 
 clean:
 	rm -rf build
+
+# The Debian package (debian/): ../tracer_VERSION_ARCH.deb, built unsigned.
+deb:
+	dpkg-buildpackage -b -us -uc
+
+# Builds the package, then installs, reinstalls and removes it in a Debian 12
+# booted with systemd (test/integration/test_systemd.py; minutes, so not in CI).
+package-test: deb all
+	TRACER_PACKAGE_TEST=1 python3 test/integration/run.py --build $(BUILD) -k debian_package
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -6,10 +6,10 @@ set -euo pipefail
 
 build=(make gcc clang llvm bpftool pkg-config libbpf-dev libelf-dev zlib1g-dev
 	libprotobuf-c-dev protobuf-c-compiler libnng-dev libsqlite3-dev libjansson-dev
-	libcurl4-openssl-dev libcmocka-dev libinih-dev libseccomp-dev)
+	libcurl4-openssl-dev libcmocka-dev libinih-dev libseccomp-dev help2man)
 run=(sqlite3 python3 util-linux procps)
 demo=(bwa samtools bcftools gzip gawk)
-tests=(stress-ng strace snakemake cwltool slurm-wlm munge chromium clickhouse-server debootstrap
+tests=(debhelper lintian stress-ng strace snakemake cwltool slurm-wlm munge chromium clickhouse-server debootstrap
 	systemd-container cppcheck clang-tidy clang-format gdb)
 # The peers `make bench` compares against.
 bench=(libbpf-tools bpftrace fio)

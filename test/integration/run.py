@@ -38,6 +38,9 @@ def run_suite(build, selected):
     for fn in TESTS:
         if selected and not any(s in fn.__name__ for s in selected):
             continue
+        if getattr(fn, "package_only", False) and os.environ.get("TRACER_PACKAGE_TEST") != "1":
+            print(f"  skip {fn.__name__}: make package-test runs it", flush=True)
+            continue
         if getattr(fn, "plain_only", None) and "asan" in os.path.basename(build):
             print(f"  skip {fn.__name__}: {fn.plain_only}", flush=True)
             continue

@@ -244,3 +244,87 @@ def installed_tracer_run_works_and_keeps_edited_config(ctx):
     left = sorted(os.listdir(os.path.join(root, "etc/tracer")))
     ctx.check(p.returncode == 0 and left == ["tools.allow"] and not os.path.exists(tracer),
               f"uninstall keeps only the edited file: {left}")
+
+
+def package_test_wanted(fn):
+    """Runs only under `make package-test` (it builds the .deb: minutes CI has not got)."""
+    fn.package_only = True
+    return fn
+
+
+@test
+@plain_build_only("installs the Debian package; run by make package-test")
+@package_test_wanted
+def debian_package_installs_upgrades_and_removes(ctx):
+    """The .deb from `make deb`: lintian finds no error; installed with dpkg into a fresh
+    Debian 12 booted with systemd, the units start as their users; a workload of 50
+    /bin/true (the loop's own count is the ground truth) is recorded and an analyst
+    in the tracer group reads it with `tracer show` and `tracer status`; an edited
+    conffile survives reinstalling, and so does the data; removal stops the units."""
+    debs = sorted((os.path.join(os.path.dirname(REPO), f) for f in os.listdir(os.path.dirname(REPO))
+                   if f.startswith("tracer_") and f.endswith(".deb")), key=os.path.getmtime)
+    if not debs:
+        raise Failure("no ../tracer_*.deb: make package-test builds it first")
+    deb = debs[-1]
+    lint = subprocess.run(["lintian", "--no-tag-display-limit", deb], capture_output=True, text=True, timeout=600)
+    errors = [line for line in lint.stdout.splitlines() if line.startswith("E:")]
+    ctx.check(not errors, "lintian errors:\n" + "\n".join(errors))
+    contents = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True).stdout
+    for path in ("./usr/bin/tracer", "./usr/libexec/tracer/tracer-collector", "./usr/lib/sysusers.d/tracer.conf",
+                 "./usr/lib/tmpfiles.d/tracer.conf", "./usr/share/man/man1/tracer.1.gz", "./etc/tracer/tools.allow"):
+        ctx.check(path in contents, f"the package holds {path}")
+    conffiles = subprocess.run(["dpkg-deb", "--ctrl-tarfile", deb], capture_output=True).stdout
+    import io
+    import tarfile
+    with tarfile.open(fileobj=io.BytesIO(conffiles)) as t:
+        listed = t.extractfile("./conffiles").read().decode().split()
+    ctx.check({"/etc/tracer/tools.allow", "/etc/tracer/collector.conf"} <= set(listed),
+              f"/etc/tracer files are conffiles: {listed}")
+
+    root = ctx.path("root")
+    subprocess.run(["cp", "-a", base_rootfs(), root], check=True)
+    shutil.copy(deb, os.path.join(root, "tmp", "tracer.deb"))
+    box = Container(ctx, root)
+    ctx.cleanups.append(box.poweroff)
+    box.boot()
+    inst = box.run("dpkg", "-i", "/tmp/tracer.deb", timeout=300)
+    ctx.check(inst.returncode == 0, f"dpkg -i: {inst.stdout[-800:]} {inst.stderr[-800:]}")
+    active = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector").stdout.split()
+    ctx.check(active == ["active", "active"], f"units after install: {active}")
+    if active != ["active", "active"]:
+        raise Failure(box.run("journalctl", "-b", "--no-pager", "-n", "60", "-u", "tracer-*").stdout[-3000:])
+    enabled = box.run("systemctl", "is-enabled", "tracer.target").stdout.strip()
+    ctx.check(enabled == "enabled", f"tracer.target enabled on install: {enabled}")
+
+    box.run("useradd", "-m", "-G", "tracer", "alice", check=True)
+    loop = "i=0; while [ $i -lt 50 ]; do /bin/true; i=$((i+1)); done"
+    box.run("tracer", "run", "--run", "pkg", "--", "/bin/sh", "-c", loop, check=True)
+    count = ("SELECT count(*) FROM processes p JOIN runs r ON r.id = p.run_id WHERE r.name = 'pkg' "
+             "AND p.exe = '/usr/bin/true'")
+    db = os.path.join(root, "var/lib/tracer/tracer.db")
+
+    def recorded():
+        return subprocess.run(["sqlite3", f"file:{db}?mode=ro", count], capture_output=True,
+                              text=True).stdout.strip()
+    ctx.check(recorded() == "50", f"the 50 /bin/true of the loop: {recorded()}")
+    show = box.run("runuser", "-u", "alice", "--", "tracer", "show", "pkg")
+    ctx.check(show.returncode == 0 and "pkg" in show.stdout, f"alice reads the run: {show.stderr[-300:]}")
+    status = box.run("runuser", "-u", "alice", "--", "tracer", "status")
+    ctx.check(status.returncode in (0, 3) and "schema v" in status.stdout,
+              f"alice's tracer status: rc {status.returncode} {status.stdout[:300]} {status.stderr[-300:]}")
+
+    box.run("sh", "-c", "echo '# site addition' >> /etc/tracer/tools.allow", check=True)
+    again = box.run("dpkg", "-i", "--force-confold", "/tmp/tracer.deb", timeout=300)
+    ctx.check(again.returncode == 0, f"reinstall: {again.stderr[-500:]}")
+    kept = box.run("tail", "-1", "/etc/tracer/tools.allow").stdout.strip()
+    ctx.check(kept == "# site addition", f"the edited conffile survives: {kept!r}")
+    active = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector").stdout.split()
+    ctx.check(active == ["active", "active"] and recorded() == "50", f"after reinstall: {active}, {recorded()}")
+
+    rm = box.run("dpkg", "-r", "tracer", timeout=300)
+    ctx.check(rm.returncode == 0, f"dpkg -r: {rm.stderr[-500:]}")
+    gone = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector").stdout.split()
+    ctx.check("active" not in gone and not os.path.exists(os.path.join(root, "usr/bin/tracer")),
+              f"removed: units {gone}")
+    ctx.check(os.path.exists(os.path.join(root, "etc/tracer/tools.allow")) and os.path.exists(db),
+              "configuration and data stay until purge")
