@@ -8,6 +8,7 @@
  * daemon listening), 1 no tracer database there (missing, unreadable, empty,
  * not SQLite, another program's, another schema version), 2 usage.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,7 +304,14 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 					     (int64_t)now_realtime_ns());
 	char why[1024];
 	if (!problem && !listening) {
-		snprintf(why, sizeof(why), "the daemons are not listening on %s", o->socket_path);
+		struct stat sock;
+		bool hidden = stat(o->socket_path, &sock) != 0 && errno == EACCES;
+		/* The socket's directory is the daemons' own: others cannot tell if they run. */
+		snprintf(why, sizeof(why),
+			 hidden ? "cannot see whether the daemons listen on %s: its directory "
+				  "is not open to this user"
+				: "the daemons are not listening on %s",
+			 o->socket_path);
 		problem = why;
 	}
 	json_object_set_new(doc, "healthy", json_boolean(!problem));
