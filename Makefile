@@ -364,8 +364,10 @@ install: $(PROGRAMS) $(MANPAGES)
 	done
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/docs/
-	@# Into the running system (not a staging DESTDIR): users, directories, units.
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+	@# Into the running system only (no DESTDIR, a system PREFIX, root): users,
+	@# directories, units. A staging PREFIX must not create users on this host.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
+		{ [ "$(PREFIX)" = /usr ] || [ "$(PREFIX)" = /usr/local ]; }; then \
 		command -v systemd-sysusers >/dev/null && systemd-sysusers $(SYSUSERSDIR)/tracer.conf; \
 		command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create $(TMPFILESDIR)/tracer.conf; \
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
