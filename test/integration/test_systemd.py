@@ -283,11 +283,11 @@ def debian_package_installs_upgrades_and_removes(ctx):
 
     root = ctx.path("root")
     subprocess.run(["cp", "-a", base_rootfs(), root], check=True)
-    shutil.copy(deb, os.path.join(root, "tmp", "tracer.deb"))
+    shutil.copy(deb, os.path.join(root, "var", "tmp", "tracer.deb"))  # /tmp is a tmpfs inside
     box = Container(ctx, root)
     ctx.cleanups.append(box.poweroff)
     box.boot()
-    inst = box.run("dpkg", "-i", "/tmp/tracer.deb", timeout=300)
+    inst = box.run("dpkg", "-i", "/var/tmp/tracer.deb", timeout=300)
     ctx.check(inst.returncode == 0, f"dpkg -i: {inst.stdout[-800:]} {inst.stderr[-800:]}")
     active = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector").stdout.split()
     ctx.check(active == ["active", "active"], f"units after install: {active}")
@@ -314,7 +314,7 @@ def debian_package_installs_upgrades_and_removes(ctx):
               f"alice's tracer status: rc {status.returncode} {status.stdout[:300]} {status.stderr[-300:]}")
 
     box.run("sh", "-c", "echo '# site addition' >> /etc/tracer/tools.allow", check=True)
-    again = box.run("dpkg", "-i", "--force-confold", "/tmp/tracer.deb", timeout=300)
+    again = box.run("dpkg", "-i", "--force-confold", "/var/tmp/tracer.deb", timeout=300)
     ctx.check(again.returncode == 0, f"reinstall: {again.stderr[-500:]}")
     kept = box.run("tail", "-1", "/etc/tracer/tools.allow").stdout.strip()
     ctx.check(kept == "# site addition", f"the edited conffile survives: {kept!r}")
