@@ -67,9 +67,11 @@ static void print_run(const struct cli_query *q, json_t *r)
 	format_duration(jint(r, "cpu_ns"), cpu, sizeof(cpu));
 	format_bytes((uint64_t)jint(r, "peak_rss_kb") * 1024, mem, sizeof(mem));
 	snprintf(alerts, sizeof(alerts), "%lld/%lld", crit, warn);
-	printf("%-5lld %-30.30s %-16.16s %-10.10s %s%-8.8s%s %-20s %9s %9s %9s %5lld %6s\n",
-	       (long long)jint(r, "id"), jstr(r, "name"), or_dash(jstr(r, "pipeline")),
-	       or_dash(jstr(r, "engine")),
+	char name[128], pipeline[80];
+	format_column(jstr(r, "name"), 30, name, sizeof(name));
+	format_column(or_dash(jstr(r, "pipeline")), 16, pipeline, sizeof(pipeline));
+	printf("%-5lld %s %s %-10.10s %s%-8.8s%s %-20s %9s %9s %9s %5lld %6s\n",
+	       (long long)jint(r, "id"), name, pipeline, or_dash(jstr(r, "engine")),
 	       cli_severity_color(q, crit   ? "critical"
 				     : warn ? "warning"
 					    : NULL),
@@ -111,6 +113,10 @@ int cmd_runs(int argc, char **argv)
 			print_run(&q, json_array_get(rows, i));
 		if (!json_array_size(rows) && !q.arg)
 			printf("(no runs recorded)\n");
+		else if (json_array_size(rows))
+			printf(
+			    "ALERTS: critical/warning signals (tracer signals RUN). PEAK MEM: the "
+			    "run's concurrent processes together.\n");
 	}
 	/* A pipeline that matches nothing is most likely misspelt: say so, fail. */
 	bool none_of_pipeline = q.arg && !json_array_size(rows);

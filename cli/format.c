@@ -93,3 +93,26 @@ void format_amount(double v, char *out, size_t size)
 	else
 		snprintf(out, size, "%.3g", v); /* small runs: three significant digits */
 }
+
+void format_column(const char *s, int width, char *out, size_t size)
+{
+	int chars = 0;
+	size_t o = 0;
+
+	for (const char *p = s; *p; p++)
+		chars += (*p & 0xC0) != 0x80;
+	bool cut = chars > width;
+	int keep = cut ? width - 1 : chars, seen = 0;
+	for (const char *p = s; *p && o + 4 < size; p++) {
+		if ((*p & 0xC0) != 0x80 && seen++ == keep)
+			break;
+		out[o++] = *p;
+	}
+	if (cut && o + 4 < size) {
+		memcpy(out + o, "\xe2\x80\xa6", 3); /* … */
+		o += 3;
+	}
+	for (int pad = width - (cut ? width : chars); pad > 0 && o + 1 < size; pad--)
+		out[o++] = ' ';
+	out[o] = '\0';
+}

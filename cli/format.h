@@ -7,6 +7,11 @@
 
 void format_duration(int64_t ns, char *out, size_t size);
 void format_bytes(uint64_t bytes, char *out, size_t size);
+/*
+ * s in exactly width terminal columns: padded with spaces, or cut with "…" as
+ * its last column when longer (UTF-8 counted by characters).
+ */
+void format_column(const char *s, int width, char *out, size_t size);
 /* A money or GiB-hour amount with the digits that matter: 12.35, 0.0123, 0.000123. */
 void format_amount(double v, char *out, size_t size);
 /* "2026-11-22 13:45:00 UTC" */
