@@ -73,8 +73,8 @@ static void test_render(void **state)
 	    "tracer_collector_lost_events_total{stream=\"ab12\",hop=\"kernel\"} 7\n",
 	    "tracer_collector_lost_events_total{stream=\"ab12\",hop=\"collector\"} 8\n",
 	    "tracer_collector_lost_events_total{stream=\"ab12\",hop=\"transport\"} 9\n",
-	    "tracer_collector_last_seen_timestamp_seconds{stream=\"ab12\",final=\"0\"} "
-	    "1800000000.5\n",
+	    ("tracer_collector_last_seen_timestamp_seconds{stream=\"ab12\",final=\"0\"} "
+	     "1800000000.5\n"),
 	    "tracer_events_lost_total{hop=\"kernel\",type=\"exec\"} 7\n",
 	    "tracer_aggregator_frames_total 60\n",
 	    "tracer_aggregator_bad_frames_total 1\n",
