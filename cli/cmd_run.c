@@ -486,6 +486,32 @@ static bool db_not_the_daemons(struct run_options *o)
 	return true;
 }
 
+/*
+ * Installed daemons keep their socket (in /run/tracer, 2750) to their
+ * collector: a user may not even see it. Whether they run is in the database
+ * the tracer group may read: a collector heard from within the last minute.
+ * The run needs no socket: the aggregator knows it from `tracer run`'s exec.
+ */
+static bool daemons_seen_in_db(const struct run_options *o)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *q;
+	int64_t last = 0;
+
+	if (geteuid() == 0 ||
+	    sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return false;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT max(last_seen_ns) FROM collector_stats WHERE final = 0",
+			       -1, &q, NULL) == SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW)
+		last = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return last && (int64_t)now_realtime_ns() - last < 60LL * (int64_t)NSEC_PER_SEC;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_options o;
@@ -501,12 +527,14 @@ int cmd_run(int argc, char **argv)
 			o.command[0]);
 		return 127;
 	}
-	self_host = !ipc_probe(o.socket_path);
+	self_host = !ipc_probe(o.socket_path) && !daemons_seen_in_db(&o);
 	if (self_host && geteuid() != 0) {
 		fprintf(stderr,
-			"tracer run: no tracer daemons listen on %s, and starting our own "
-			"needs root to load BPF programs: use sudo\n",
-			o.socket_path);
+			"tracer run: no tracer daemons listen on %s (nor has a collector "
+			"written to %s in the last minute), and starting our own needs root "
+			"to load BPF programs: use sudo, or join the tracer group if the "
+			"installed daemons run here\n",
+			o.socket_path, o.db_path);
 		return 1;
 	}
 	bool have_user = invoking_user(&user) == 0;

@@ -259,7 +259,8 @@ def debian_package_installs_upgrades_and_removes(ctx):
     """The .deb from `make deb`: lintian finds no error; installed with dpkg into a fresh
     Debian 12 booted with systemd, the units start as their users; a workload of 50
     /bin/true (the loop's own count is the ground truth) is recorded and an analyst
-    in the tracer group reads it with `tracer show` and `tracer status`; an edited
+    in the tracer group records her own run the same way and reads both with `tracer
+    show` and `tracer status`; an edited
     conffile survives reinstalling, and so does the data; removal stops the units."""
     debs = sorted((os.path.join(os.path.dirname(REPO), f) for f in os.listdir(os.path.dirname(REPO))
                    if f.startswith("tracer_") and f.endswith(".deb")), key=os.path.getmtime)
@@ -307,6 +308,12 @@ def debian_package_installs_upgrades_and_removes(ctx):
         return subprocess.run(["sqlite3", f"file:{db}?mode=ro", count], capture_output=True,
                               text=True).stdout.strip()
     ctx.check(recorded() == "50", f"the 50 /bin/true of the loop: {recorded()}")
+    # alice, unprivileged, records her own run with the installed daemons.
+    mine = box.run("runuser", "-u", "alice", "--", "tracer", "run", "--run", "alice-run", "--", "/bin/sh", "-c", loop)
+    ctx.check(mine.returncode == 0, f"alice's tracer run: rc {mine.returncode} {mine.stderr[-600:]}")
+    alice = subprocess.run(["sqlite3", f"file:{db}?mode=ro", count.replace("'pkg'", "'alice-run'")],
+                           capture_output=True, text=True).stdout.strip()
+    ctx.check(alice == "50", f"alice's 50 /bin/true: {alice}")
     show = box.run("runuser", "-u", "alice", "--", "tracer", "show", "pkg")
     ctx.check(show.returncode == 0 and "pkg" in show.stdout, f"alice reads the run: {show.stderr[-300:]}")
     status = box.run("runuser", "-u", "alice", "--", "tracer", "status")
