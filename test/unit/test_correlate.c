@@ -21,6 +21,7 @@
 #include "aggregator/correlate/correlate.h"
 #include "aggregator/model/proctable.h"
 #include "aggregator/store/store.h"
+#include "test/unit/tmpdb.h"
 
 #define MS 1000000LL
 
@@ -32,8 +33,7 @@ static size_t n_procs;
 
 static int setup(void **state)
 {
-	snprintf(db_path, sizeof(db_path), "/tmp/tracer-correlate-test-%d.db", (int)getpid());
-	unlink(db_path);
+	tmpdb_fresh(db_path, sizeof(db_path), "correlate-test");
 	assert_int_equal(store_open(&st, db_path), 0);
 	assert_int_equal(correlator_init(&corr, &st, NULL, NULL), 0);
 	memset(procs, 0, sizeof(procs));
@@ -43,19 +43,13 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char path[80];
-
 	for (size_t i = 0; i < n_procs; i++) {
 		correlate_release(&procs[i]);
 		process_row_free_strings(&procs[i].row);
 	}
 	correlator_free(&corr);
 	store_close(&st);
-	unlink(db_path);
-	snprintf(path, sizeof(path), "%s-wal", db_path);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s-shm", db_path);
-	unlink(path);
+	tmpdb_remove(db_path);
 	return 0;
 }
 

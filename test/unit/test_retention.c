@@ -20,35 +20,11 @@
 
 #include "aggregator/store/retention.h"
 #include "aggregator/store/store.h"
+#define TMPDB_STORE_FIXTURE "retention-test"
+#include "test/unit/tmpdb.h"
 
 #define DAY (86400LL * 1000000000LL)
 #define NOW (1800000000LL * 1000000000LL)
-
-static char db_path[64];
-
-static int open_store(void **state)
-{
-	static struct store s;
-
-	snprintf(db_path, sizeof(db_path), "/tmp/tracer-retention-test-%d.db", (int)getpid());
-	unlink(db_path);
-	assert_int_equal(store_open(&s, db_path), 0);
-	*state = &s;
-	return 0;
-}
-
-static int close_store(void **state)
-{
-	char path[80];
-
-	store_close(*state);
-	unlink(db_path);
-	snprintf(path, sizeof(path), "%s-wal", db_path);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s-shm", db_path);
-	unlink(path);
-	return 0;
-}
 
 static void sql(struct store *s, const char *fmt, ...)
 {

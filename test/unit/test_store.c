@@ -18,32 +18,8 @@
 
 #include "aggregator/model/proctable.h"
 #include "aggregator/store/store.h"
-
-static char db_path[64];
-
-static int open_store(void **state)
-{
-	static struct store s;
-
-	snprintf(db_path, sizeof(db_path), "/tmp/tracer-store-test-%d.db", (int)getpid());
-	unlink(db_path);
-	assert_int_equal(store_open(&s, db_path), 0);
-	*state = &s;
-	return 0;
-}
-
-static int close_store(void **state)
-{
-	char path[80];
-
-	store_close(*state);
-	unlink(db_path);
-	snprintf(path, sizeof(path), "%s-wal", db_path);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s-shm", db_path);
-	unlink(path);
-	return 0;
-}
+#define TMPDB_STORE_FIXTURE "store-test"
+#include "test/unit/tmpdb.h"
 
 /* The column's value as text ("NULL" for NULL), for the row with this id. */
 static const char *column(struct store *s, const char *table, const char *col, int64_t id)
