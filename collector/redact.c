@@ -480,6 +480,17 @@ static size_t put(char *out, size_t cap, const char *a, size_t alen, const char 
 	return alen + blen + 1;
 }
 
+/* user:secret keeps the user (arg up to colon) only if no other rule sees a secret in it. */
+static const char *user_part_end(const char *arg, const char *colon)
+{
+	struct spans sp = {.n = 0};
+
+	if (!colon)
+		return NULL;
+	find_secrets(arg, (size_t)(colon - arg), &sp);
+	return sp.n || sp.overflow ? NULL : colon;
+}
+
 static size_t redact_one(const char *tool, const char *prev2, const char *prev, const char *arg,
 			 char *out, size_t cap, unsigned *count)
 {
@@ -490,20 +501,15 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 	if (!r && after_secret_name(tool, prev2, prev))
 		r = &detached_secret;
 	if (r) {
-		const char *colon = r->after_colon ? strchr(arg, ':') : NULL;
+		const char *colon = user_part_end(arg, r->after_colon ? strchr(arg, ':') : NULL);
 		(*count)++;
-		if (colon) {
-			/* The user part is kept only if no other rule sees a secret in it. */
-			find_secrets(arg, (size_t)(colon - arg), &sp);
-			if (sp.n || sp.overflow)
-				colon = NULL;
-		}
 		return colon ? put(out, cap, arg, (size_t)(colon - arg) + 1, REDACTED)
 			     : put(out, cap, "", 0, REDACTED);
 	}
 	r = tool_rule_for(tool, arg, true);
 	if (r) {
-		const char *colon = r->after_colon ? strchr(arg + strlen(r->flag), ':') : NULL;
+		const char *colon =
+		    user_part_end(arg, r->after_colon ? strchr(arg + strlen(r->flag), ':') : NULL);
 		(*count)++;
 		return put(out, cap, arg, colon ? (size_t)(colon - arg) + 1 : strlen(r->flag),
 			   REDACTED);
@@ -519,7 +525,8 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 			r = tool_rule_for(tool, flag, false);
 		}
 		if (r) {
-			const char *colon = r->after_colon ? strchr(eq + 1, ':') : NULL;
+			const char *colon =
+			    user_part_end(arg, r->after_colon ? strchr(eq + 1, ':') : NULL);
 			(*count)++;
 			return put(out, cap, arg, (size_t)((colon ? colon : eq) - arg) + 1,
 				   REDACTED);

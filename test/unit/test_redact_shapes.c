@@ -59,6 +59,10 @@ static const struct shape shapes[] = {
     {{"curl", "--user=alice:CurlP3", "https://h"}, "CurlP3", NULL},
     {{"curl", "--user", "alice:CurlP4", "https://h"}, "CurlP4", "alice:"},
     {{"curl", "--proxy-user", "bob:CurlP5"}, "CurlP5", "bob:"},
+    /* A "user" part that itself holds a secret (found by make fuzz): all of it goes. */
+    {{"curl", "-ux--password=CurlP6:pw"}, "CurlP6", "-u"},
+    {{"curl", "-u", "x--token=CurlP7:pw"}, "CurlP7", NULL},
+    {{"curl", "--user=x--password=CurlP8:pw"}, "CurlP8", NULL},
     {{"docker", "login", "-u", "me", "-p", "DockP1", "reg.io"}, "DockP1", "reg.io"},
     {{"docker", "login", "--password", "DockP2"}, "DockP2", NULL},
     {{"podman", "login", "-p", "PodP1"}, "PodP1", NULL},
