@@ -62,18 +62,6 @@ static json_t *query_rows(sqlite3 *db, const char *sql)
 	return rows;
 }
 
-static int schema_version(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int v = 0;
-
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* The shipper's own state (its progress, dead letters, last error), if readable. */
 static json_t *shipper_state(const char *path)
 {
@@ -287,7 +275,9 @@ static int parse_status_options(int argc, char **argv, struct status_options *o)
 }
 
 /* Everything status reports, as one document. */
-static json_t *status_document(sqlite3 *db, const struct status_options *o, off_t db_bytes)
+/* schema_version: as db_probe_open read it (the probe already asked SQLite). */
+static json_t *status_document(sqlite3 *db, const struct status_options *o, off_t db_bytes,
+			       int schema_version)
 {
 	json_t *doc = json_object();
 	json_t *streams =
@@ -318,7 +308,7 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	json_object_set_new(doc, "problem", problem ? json_string(problem) : json_null());
 	json_object_set_new(doc, "db", json_string(o->db_path));
 	json_object_set_new(doc, "db_bytes", json_integer(db_bytes));
-	json_object_set_new(doc, "schema_version", json_integer(schema_version(db)));
+	json_object_set_new(doc, "schema_version", json_integer(schema_version));
 	json_object_set_new(doc, "socket", json_string(o->socket_path));
 	json_object_set_new(doc, "listening", json_boolean(listening));
 	json_object_set_new(doc, "collectors", streams);
@@ -356,7 +346,7 @@ int cmd_status(int argc, char **argv)
 		return 1;
 	}
 	db = probe.db;
-	json_t *doc = status_document(db, &o, st.st_size);
+	json_t *doc = status_document(db, &o, st.st_size, probe.version);
 	bool healthy = json_is_true(json_object_get(doc, "healthy"));
 	if (o.as_json) {
 		json_dumpf(doc, stdout, JSON_INDENT(2));
