@@ -131,7 +131,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    common/jsonutil.c common/sqlite_writer.c
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/command.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/clidb.c cli/dbkind.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/store/schema.c \
-            common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c \
+            common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c cli/costconf.c \
             cli/cmd_cost.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c \
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
             cli/format.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c
@@ -336,7 +336,7 @@ SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
 $(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
 UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
-CONFIGS := collector.conf tools.allow tools.deny prices.tsv shipper.conf.example
+CONFIGS := collector.conf tools.allow tools.deny prices.tsv cost.conf shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
 
 install: $(PROGRAMS) $(MANPAGES)

@@ -25,7 +25,8 @@ static const char usage_text[] =
     "usage: tracer cost [--db PATH] [--json] [RUN]\n"
     "                   [--since DURATION] [--by run|pipeline|step|tool|user|costcenter]\n"
     "                   [--rate USD_PER_HOUR | --instance-type T [--region R] [--lifecycle L]]\n"
-    "                   [--prices FILE] [--no-detect] [--imds-endpoint URL]\n"
+    "                   [--prices FILE] [--cost-conf FILE] [--detect | --no-detect]\n"
+    "                   [--imds-endpoint URL]\n"
     "                   [--cpu-weight W] [--cost-centers FILE]\n"
     "  a run's cost by step (default: the latest run), or --since 24h by run\n";
 
@@ -109,6 +110,7 @@ struct cost_report {
 	const char *by;
 	int64_t run, from_ns, to_ns;
 	double cpu_weight;
+	bool priced; /* false: shares of the host only, no dollars */
 	struct host_price price;
 	struct host_capacity capacity;
 	const struct cost_tally *tally;
@@ -119,20 +121,25 @@ static void print_json(const struct cost_report *r)
 {
 	json_t *rows = json_array();
 
+	/* Unpriced: the same document with every dollar null. */
+#define USD(v) (r->priced ? json_real(v) : json_null())
 	for (size_t i = 0; i < r->tally->n; i++) {
 		const struct cost_bucket *b = &r->tally->items[i];
 		json_array_append_new(
-		    rows, json_pack("{s:s, s:i, s:f, s:f, s:f, s:f}", "key", b->key, "processes",
+		    rows, json_pack("{s:s, s:i, s:f, s:f, s:o, s:f}", "key", b->key, "processes",
 				    (int)b->processes, "cpu_seconds", b->cpu_s, "memory_gib_hours",
-				    b->mem_gib_s / 3600.0, "usd", b->usd, "share", b->share));
+				    b->mem_gib_s / 3600.0, "usd", USD(b->usd), "share", b->share));
 	}
 	json_t *doc =
-	    json_pack("{s:s, s:I, s:I, s:f, s:s, s:f, s:i, s:f, s:f, s:o, s:f, s:f}", "by", r->by,
-		      "from_ns", (json_int_t)r->from_ns, "to_ns", (json_int_t)r->to_ns,
-		      "usd_per_hour", r->price.usd_per_hour, "price_source", r->price.source,
-		      "cpu_weight", r->cpu_weight, "cpus", r->capacity.cpus, "memory_gib",
-		      r->capacity.memory_gib, "total_usd", r->totals.total_usd, "breakdown", rows,
-		      "idle_usd", r->totals.idle_usd, "work_usd", r->totals.work_usd);
+	    json_pack("{s:s, s:I, s:I, s:o, s:o, s:f, s:i, s:f, s:o, s:o, s:o, s:o, s:f}", "by",
+		      r->by, "from_ns", (json_int_t)r->from_ns, "to_ns", (json_int_t)r->to_ns,
+		      "usd_per_hour", USD(r->price.usd_per_hour), "price_source",
+		      r->priced ? json_string(r->price.source) : json_null(), "cpu_weight",
+		      r->cpu_weight, "cpus", r->capacity.cpus, "memory_gib", r->capacity.memory_gib,
+		      "total_usd", USD(r->totals.total_usd), "breakdown", rows, "idle_usd",
+		      USD(r->totals.idle_usd), "work_usd", USD(r->totals.work_usd), "idle_share",
+		      r->totals.total_usd > 0 ? r->totals.idle_usd / r->totals.total_usd : 0);
+#undef USD
 	if (r->run)
 		json_object_set_new(doc, "run", json_integer(r->run));
 	cli_print_json(doc);
@@ -150,8 +157,15 @@ static void print_text(const struct cost_report *r)
 	char usd[32], gib[32];
 	format_amount(total, usd, sizeof(usd));
 	/* The end's date only when it is another day than the start's. */
-	printf("Host cost %s to %s (%s): $%s\n", a, strncmp(a, b, 10) ? b : b + 11, dur, usd);
-	printf("  price: %s\n", r->price.source);
+	if (r->priced) {
+		printf("Host cost %s to %s (%s): $%s\n", a, strncmp(a, b, 10) ? b : b + 11, dur,
+		       usd);
+		printf("  price: %s\n", r->price.source);
+	} else {
+		printf("Host use %s to %s (%s): shares of the host, no price known\n", a,
+		       strncmp(a, b, 10) ? b : b + 11, dur);
+		printf("  price: none (set rate in /etc/tracer/cost.conf or pass --rate)\n");
+	}
 	printf("  split: %.0f%% by CPU (%d CPUs), %.0f%% by memory (%.1f GiB)\n",
 	       100 * r->cpu_weight, r->capacity.cpus, 100 * (1 - r->cpu_weight),
 	       r->capacity.memory_gib);
@@ -163,13 +177,19 @@ static void print_text(const struct cost_report *r)
 		format_duration((int64_t)(k->cpu_s * 1e9), cpu, sizeof(cpu));
 		format_amount(k->mem_gib_s / 3600.0, gib, sizeof(gib));
 		format_amount(k->usd, usd, sizeof(usd));
+		if (!r->priced)
+			snprintf(usd, sizeof(usd), "-");
 		printf("%-40.40s %9u %12s %12s %10s %5.1f%%\n", k->key, k->processes, cpu, gib, usd,
 		       100 * k->share);
 	}
 	format_amount(idle, usd, sizeof(usd));
+	if (!r->priced)
+		snprintf(usd, sizeof(usd), "-");
 	printf("%-40s %9s %12s %12s %10s %5.1f%%\n", "(idle capacity)", "", "", "", usd,
 	       total > 0 ? 100 * idle / total : 0);
 	format_amount(total, usd, sizeof(usd));
+	if (!r->priced)
+		snprintf(usd, sizeof(usd), "-");
 	printf("%-40s %9s %12s %12s %10s %5.1f%%\n", "total", "", "", "", usd, 100.0);
 }
 
@@ -233,8 +253,10 @@ static int cost_of_window(sqlite3 *db, struct cli_query *q, struct price_options
 	struct host_capacity *cap = &r->capacity;
 	int rc = 1;
 
-	if (host_price_resolve("cost", po, &table, &r->price) != 0)
+	int priced = host_price_resolve("cost", po, &table, &r->price);
+	if (priced == HOST_PRICE_ERROR)
 		goto out;
+	r->priced = priced == 0;
 	usage_capacity(db, cap);
 	if (cap->cpus <= 0 || cap->memory_gib <= 0) {
 		fprintf(stderr,
@@ -249,7 +271,9 @@ static int cost_of_window(sqlite3 *db, struct cli_query *q, struct price_options
 		goto out;
 	}
 	r->tally = &cq->tally;
-	cost_split(&cq->tally, r->price.usd_per_hour, (double)(r->to_ns - r->from_ns) / 1e9,
+	double seconds = (double)(r->to_ns - r->from_ns) / 1e9;
+	/* Unpriced, the host costs one unit over the window: each part is its share. */
+	cost_split(&cq->tally, r->priced ? r->price.usd_per_hour : 3600.0 / seconds, seconds,
 		   cap->cpus, cap->memory_gib, r->cpu_weight, &r->totals);
 	if (q->json)
 		print_json(r);

@@ -20,7 +20,7 @@ static const char usage_text[] =
     "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min "
     "DURATION]\n"
     "                   [--rate USD_PER_HOUR | --instance-type T [--region R]] [--prices FILE]\n"
-    "                   [--no-detect] [--imds-endpoint URL]\n"
+    "                   [--cost-conf FILE] [--detect | --no-detect] [--imds-endpoint URL]\n"
     "  idle periods of the host (default: the last 24h, CPU under 5%, at least 5m)\n";
 
 static int64_t duration_ns(const char *s, int64_t fallback)
@@ -261,7 +261,13 @@ int cmd_idle(int argc, char **argv)
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;
-	if (host_price_resolve("idle", &po, &table, &hp) != 0)
+	int priced = host_price_resolve("idle", &po, &table, &hp);
+	if (priced == HOST_PRICE_ERROR) {
+		prices_free(&table);
+		sqlite3_close(db);
+		return 1;
+	}
+	if (priced != 0)
 		fprintf(stderr, "tracer idle: periods only, no cost\n");
 	w.to_epoch_ns = window_end(db);
 	w.from_epoch_ns = w.to_epoch_ns - window;

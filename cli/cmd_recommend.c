@@ -11,19 +11,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "cli/clidb.h"
 #include "cli/jsonfield.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/hostprice.h"
+#include "cli/prices.h"
 #include "cli/rightsize.h"
 #include "cli/usage.h"
 
 static const char usage_text[] =
     "usage: tracer recommend [--db PATH] [--json] [--pipeline P] [--headroom PCT] [RUN]\n"
     "                        [--rate USD_PER_HOUR | --instance-type T [--region R]\n"
-    "                         [--lifecycle L]] [--prices FILE] [--no-detect]\n"
+    "                         [--lifecycle L]] [--prices FILE] [--cost-conf FILE]\n"
+    "                        [--detect | --no-detect]\n"
     "                        [--imds-endpoint URL]\n"
     "  right-sizing per step of a run (default: the latest) or of a pipeline's runs\n";
 
@@ -87,10 +90,19 @@ static void print_step(json_t *s)
 		printf("    spot:   %s at $%.4g/h ($%.4f), if the step can be restarted\n",
 		       json_string_value(json_object_get(spot, "type")), jnum(spot, "usd_per_hour"),
 		       jnum(spot, "usd"));
+	json_t *other = json_object_get(s, "other_arch");
+	if (other)
+		printf("    option: %s (%s) at $%.4g/h ($%.4f), only with %s builds of its tools\n",
+		       json_string_value(json_object_get(other, "type")),
+		       json_string_value(json_object_get(other, "arch")),
+		       jnum(other, "usd_per_hour"), jnum(other, "usd"),
+		       json_string_value(json_object_get(other, "arch")));
 }
 
 struct recommendation {
 	const char *what; /* "pipeline NAME" or "run NAME" */
+	const char *arch; /* the price table's name for where the binaries ran; NULL unknown */
+	char arch_from[64];
 	double headroom;
 	const struct host_price *price; /* NULL: not priced */
 	json_t *steps;
@@ -101,6 +113,8 @@ static void print_text(const struct recommendation *r)
 {
 	printf("Right-sizing %s (headroom %.0f%%%s%s)\n", r->what, 100 * r->headroom,
 	       r->price ? "; now: " : "", r->price ? r->price->source : "");
+	if (r->price && r->arch)
+		printf("Instance types for %s binaries (%s)\n", r->arch, r->arch_from);
 	for (size_t i = 0; i < json_array_size(r->steps); i++)
 		print_step(json_array_get(r->steps, i));
 	if (!json_array_size(r->steps))
@@ -115,9 +129,10 @@ static void print_text(const struct recommendation *r)
 static void print_json(const struct recommendation *r)
 {
 	json_t *doc =
-	    json_pack("{s:O, s:f, s:o, s:f, s:f}", "steps", r->steps, "headroom", r->headroom,
+	    json_pack("{s:O, s:f, s:o, s:f, s:f, s:o}", "steps", r->steps, "headroom", r->headroom,
 		      "price_source", r->price ? json_string(r->price->source) : json_null(),
-		      "usd_now", r->totals.usd_now, "usd_recommended", r->totals.usd_recommended);
+		      "usd_now", r->totals.usd_now, "usd_recommended", r->totals.usd_recommended,
+		      "arch", r->arch ? json_string(r->arch) : json_null());
 	cli_print_json(doc);
 	json_decref(doc);
 }
@@ -130,8 +145,42 @@ static void size_steps(struct recommendation *r, const struct host_capacity *cap
 		json_t *s = json_array_get(r->steps, i);
 		rightsize_step(s, r->headroom, cap);
 		if (r->price && table->n && !json_is_true(json_object_get(s, "too_short")))
-			rightsize_price(s, table, region, r->price->usd_per_hour, &r->totals);
+			rightsize_price(s, table, region, r->arch, r->price->usd_per_hour,
+					&r->totals);
 	}
+}
+
+/*
+ * The architecture the scope's programs ran on, as the runs recorded it (the
+ * most common one of a pipeline's runs); for runs recorded before schema v11,
+ * this host's, said so.
+ */
+static void scope_arch(sqlite3 *db, bool pipeline, int64_t scope, struct recommendation *r)
+{
+	sqlite3_stmt *st;
+	char machine[65] = "";
+	const char *sql = pipeline ? "SELECT arch FROM runs WHERE pipeline_id = ?1 AND arch IS NOT "
+				     "NULL GROUP BY arch ORDER BY count(*) DESC LIMIT 1"
+				   : "SELECT arch FROM runs WHERE id = ?1 AND arch IS NOT NULL";
+
+	/* A database older than v11 has no such column: prepare fails, fall through. */
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, scope);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			snprintf(machine, sizeof(machine), "%s",
+				 (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	if (machine[0]) {
+		snprintf(r->arch_from, sizeof(r->arch_from), "as recorded: %s", machine);
+	} else {
+		struct utsname uts;
+		if (uname(&uts) == 0)
+			snprintf(machine, sizeof(machine), "%s", uts.machine);
+		snprintf(r->arch_from, sizeof(r->arch_from), "not recorded; this host's: %s",
+			 machine);
+	}
+	r->arch = prices_arch(machine);
 }
 
 int cmd_recommend(int argc, char **argv)
@@ -167,11 +216,16 @@ int cmd_recommend(int argc, char **argv)
 		sqlite3_close(db);
 		return 1;
 	}
-	if (host_price_resolve("recommend", &po, &table, &hp) == 0)
+	int priced = host_price_resolve("recommend", &po, &table, &hp);
+	if (priced == HOST_PRICE_ERROR) {
+		prices_free(&table);
+		sqlite3_close(db);
+		return 1;
+	}
+	if (priced == 0)
 		r.price = &hp;
 	else
-		fprintf(stderr, "tracer recommend: no host price: sizes only, no instance types or "
-				"savings\n");
+		fprintf(stderr, "tracer recommend: sizes only, no instance types or savings\n");
 	usage_capacity(db, &cap);
 	if (pipeline && !(scope = pipeline_scope(db, pipeline))) {
 		prices_free(&table);
@@ -184,6 +238,7 @@ int cmd_recommend(int argc, char **argv)
 			  : "(latest)");
 	r.what = what;
 	r.steps = rightsize_steps(db, pipeline != NULL, scope);
+	scope_arch(db, pipeline != NULL, scope, &r);
 	size_steps(&r, &cap, &table,
 		   r.price && hp.row ? hp.row->region : (po.region ? po.region : "us-east-1"));
 	if (q.json)

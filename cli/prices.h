@@ -9,6 +9,7 @@ struct price {
 	char provider[8], region[32], type[48], lifecycle[16], cls[16];
 	double usd_per_hour, memory_gib;
 	int vcpu;
+	char arch[8]; /* "x86_64" or "arm64" */
 };
 
 struct price_table {
@@ -25,10 +26,19 @@ const struct price *prices_find(const struct price_table *t, const char *region,
 				const char *lifecycle);
 /*
  * The cheapest type in region/lifecycle with at least vcpu and memory_gib, of a
- * class (NULL: any but gpu and burstable). NULL if nothing fits.
+ * class (NULL: any but gpu and burstable) and an architecture (NULL: any).
+ * NULL if nothing fits.
  */
 const struct price *prices_cheapest_fit(const struct price_table *t, const char *region,
 					const char *lifecycle, int vcpu, double memory_gib,
-					const char *cls);
+					const char *cls, const char *arch);
+/*
+ * The price table's name for a `uname -m` (aarch64 and arm64 are "arm64",
+ * x86_64 and amd64 "x86_64"); NULL for anything else.
+ */
+const char *prices_arch(const char *machine);
+/* AWS's naming rule for a type's architecture: Graviton families carry a "g"
+ * right after the generation (c7g, m6gd, t4g, im4gn), and a1; "x86_64" else. */
+const char *prices_aws_type_arch(const char *type);
 
 #endif

@@ -83,14 +83,15 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 		json_object_set_new(s, "too_short", json_true());
 }
 
-void rightsize_price(json_t *s, const struct price_table *t, const char *region,
+void rightsize_price(json_t *s, const struct price_table *t, const char *region, const char *arch,
 		     double usd_per_hour_now, struct rightsize_totals *totals)
 {
 	double rec_gib = jnum(s, "memory_recommended_gib");
 	int rec_cpus = (int)json_integer_value(json_object_get(s, "cpus_recommended"));
 	const struct price *fit =
-	    prices_cheapest_fit(t, region, "on-demand", rec_cpus, rec_gib, NULL);
-	const struct price *spot = prices_cheapest_fit(t, region, "spot", rec_cpus, rec_gib, NULL);
+	    prices_cheapest_fit(t, region, "on-demand", rec_cpus, rec_gib, NULL, arch);
+	const struct price *spot =
+	    prices_cheapest_fit(t, region, "spot", rec_cpus, rec_gib, NULL, arch);
 	double hours = jnum(s, "wall_ns") / 3.6e12;
 
 	if (fit) {
@@ -106,6 +107,19 @@ void rightsize_price(json_t *s, const struct price_table *t, const char *region,
 		json_object_set_new(s, "usd_saving",
 				    json_real(now_cost > rec_cost ? now_cost - rec_cost : 0));
 	}
+	/* Another architecture only as an option: the binaries would need rebuilding. */
+	const struct price *other = NULL;
+	for (size_t i = 0; arch && i < t->n; i++) {
+		const char *a = t->rows[i].arch;
+		if (strcmp(a, arch) && (other = prices_cheapest_fit(t, region, "on-demand",
+								    rec_cpus, rec_gib, NULL, a)))
+			break;
+	}
+	if (other && (!fit || other->usd_per_hour < fit->usd_per_hour))
+		json_object_set_new(s, "other_arch",
+				    json_pack("{s:s, s:s, s:f, s:f}", "type", other->type, "arch",
+					      other->arch, "usd_per_hour", other->usd_per_hour,
+					      "usd", hours * other->usd_per_hour));
 	if (spot)
 		json_object_set_new(s, "spot",
 				    json_pack("{s:s, s:f, s:f}", "type", spot->type, "usd_per_hour",

@@ -32,10 +32,12 @@ struct rightsize_totals {
  * Adds to a sized row the cheapest on-demand instance that fits its
  * recommendation ("instance", with what the step's wall time costs there and
  * now: "usd_recommended", "usd_now", "usd_saving") and the cheapest spot one
- * ("spot"), from the table's region; the totals count a step at the cheaper of
- * now and recommended.
+ * ("spot"), from the table's region and of the architecture the step's
+ * binaries ran on (NULL: any); a cheaper type of another architecture is only
+ * an option ("other_arch"), as it needs rebuilt binaries. The totals count a
+ * step at the cheaper of now and recommended.
  */
-void rightsize_price(json_t *s, const struct price_table *t, const char *region,
+void rightsize_price(json_t *s, const struct price_table *t, const char *region, const char *arch,
 		     double usd_per_hour_now, struct rightsize_totals *totals);
 
 #endif

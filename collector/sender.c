@@ -1,8 +1,10 @@
 #include "collector/sender.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "common/frame.h"
@@ -37,6 +39,9 @@ int sender_init(struct sender *s, const char *socket_path, size_t max_queue_byte
 		log_warn("cannot read the boot id; frames carry zeros");
 	read_host_id(s->host_id, sizeof(s->host_id));
 	gethostname(s->hostname, sizeof(s->hostname) - 1);
+	struct utsname uts;
+	if (uname(&uts) == 0)
+		snprintf(s->machine, sizeof(s->machine), "%s", uts.machine);
 	s->next_seq = 1;
 	s->q_max_bytes = max_queue_bytes;
 	s->q_cap = QUEUE_MAX_FRAMES;
@@ -191,6 +196,7 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 	f.boot_id.len = sizeof(s->boot_id);
 	f.host_id = s->host_id;
 	f.hostname = s->hostname;
+	f.machine = s->machine;
 	f.realtime_offset_ns = realtime_offset_ns();
 	f.watermark_ns = watermark_ns;
 	f.has_collector_pid = 1;

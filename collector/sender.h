@@ -52,6 +52,7 @@ struct sender {
 	uint8_t boot_id[BOOT_ID_LEN];
 	char host_id[64];
 	char hostname[256];
+	char machine[65]; /* uname -m */
 	uint64_t next_seq;
 	unsigned connections; /* bumped by nng's callback on every new pipe */
 	unsigned seen_connections;

@@ -41,6 +41,12 @@ static void query(struct sink *s, const char *sql, const char *body, size_t len,
 	sink_post(s, url, NULL, body, len, out);
 }
 
+/* A statement sent as the request body: no URL length limit for long DDL. */
+static void command(struct sink *s, const char *sql, struct send_result *out)
+{
+	sink_post(s, ch(s)->base, NULL, sql, strlen(sql), out);
+}
+
 /* The ClickHouse type of a SQLite declared type. */
 static const char *ch_type(const char *decl)
 {
@@ -57,34 +63,78 @@ static const char *ch_type(const char *decl)
 	return "Nullable(String)";
 }
 
+/*
+ * Adds to a table made by an older tracer the columns added since (ClickHouse
+ * 18 has no ADD COLUMN IF NOT EXISTS): asks which of ours it lacks, then adds
+ * those. names and types: n local columns.
+ */
+static void add_missing_columns(struct sink *s, const char *table, char names[][64],
+				const char *const *types, size_t n, struct send_result *out)
+{
+	static char sql[16384];
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT c FROM (SELECT arrayJoin([");
+
+	for (size_t i = 0; i < n && len < sizeof(sql) - 512; i++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s'%s'", i ? "," : "",
+					names[i]);
+	snprintf(sql + len, sizeof(sql) - len,
+		 "]) AS c) WHERE c NOT IN (SELECT name FROM system.columns WHERE database = '%s' "
+		 "AND table = '%s') FORMAT TabSeparated",
+		 ch(s)->database, table);
+	command(s, sql, out);
+	if (out->outcome != SEND_OK || !out->answer[0])
+		return;
+	char missing[sizeof(out->answer)];
+	snprintf(missing, sizeof(missing), "%s", out->answer);
+	len = (size_t)snprintf(sql, sizeof(sql), "ALTER TABLE `%s`.`%s`", ch(s)->database, table);
+	int added = 0;
+	for (char *save = NULL, *c = strtok_r(missing, "\n", &save); c;
+	     c = strtok_r(NULL, "\n", &save))
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(names[i], c) && len < sizeof(sql) - 256)
+				len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+							"%s ADD COLUMN `%s` %s", added++ ? "," : "",
+							c, types[i]);
+	if (added)
+		command(s, sql, out);
+}
+
 static void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct send_result *out)
 {
-	char sql[8192], pragma[128];
+	static char sql[16384], names[256][64];
+	const char *types[256];
 
 	if (ch(s)->prepared)
 		return;
 	snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`", ch(s)->database);
-	query(s, sql, "", 0, out);
+	command(s, sql, out);
 	if (out->outcome != SEND_OK)
 		return;
 	for (size_t t = 0; t < sizeof(shipped) / sizeof(*shipped); t++) {
 		sqlite3_stmt *st;
-		size_t n =
-		    (size_t)snprintf(sql, sizeof(sql),
-				     "CREATE TABLE IF NOT EXISTS `%s`.`%s` (_host String, _key "
-				     "String, _version UInt64",
-				     ch(s)->database, shipped[t]);
+		size_t n = 0, len = (size_t)snprintf(sql, sizeof(sql),
+						     "CREATE TABLE IF NOT EXISTS `%s`.`%s` (_host "
+						     "String, _key String, _version UInt64",
+						     ch(s)->database, shipped[t]);
+		char pragma[128];
 		snprintf(pragma, sizeof(pragma), "PRAGMA table_info(%s)", shipped[t]);
 		if (sqlite3_prepare_v2(o->db, pragma, -1, &st, NULL) != SQLITE_OK)
 			continue;
-		while (sqlite3_step(st) == SQLITE_ROW && n < sizeof(sql) - 256)
-			n += (size_t)snprintf(sql + n, sizeof(sql) - n, ", `%s` %s",
-					      (const char *)sqlite3_column_text(st, 1),
-					      ch_type((const char *)sqlite3_column_text(st, 2)));
+		while (sqlite3_step(st) == SQLITE_ROW && n < 256 && len < sizeof(sql) - 256) {
+			snprintf(names[n], sizeof(names[n]), "%s",
+				 (const char *)sqlite3_column_text(st, 1));
+			types[n] = ch_type((const char *)sqlite3_column_text(st, 2));
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", `%s` %s", names[n],
+						types[n]);
+			n++;
+		}
 		sqlite3_finalize(st);
-		snprintf(sql + n, sizeof(sql) - n,
+		snprintf(sql + len, sizeof(sql) - len,
 			 ") ENGINE = ReplacingMergeTree(_version) ORDER BY (_host, _key)");
-		query(s, sql, "", 0, out);
+		command(s, sql, out);
+		if (out->outcome != SEND_OK)
+			return;
+		add_missing_columns(s, shipped[t], names, types, n, out);
 		if (out->outcome != SEND_OK)
 			return;
 	}

@@ -52,6 +52,8 @@ void sink_post(struct sink *s, const char *url, const char *const *headers, cons
 	out->retry_after_ms = r.retry_after_ms;
 	if (r.status >= 200 && r.status < 300) {
 		out->outcome = SEND_OK;
+		/* What the sink said: a query's result (bounded). */
+		snprintf(out->answer, sizeof(out->answer), "%s", r.body);
 	} else {
 		out->outcome = status_retryable(r.status) ? SEND_RETRY : SEND_REJECTED;
 		snprintf(out->answer, sizeof(out->answer), "%s", r.status ? r.body : r.error);

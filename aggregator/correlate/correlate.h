@@ -43,10 +43,10 @@ struct correlator {
 	int64_t next_tool_id, next_pipeline_id, next_step_id;
 	struct cgroup_entry *cgroups[1024];
 	struct run *runs;
-	bool explicit_only;		/* only `tracer run` runs (a self-hosted aggregator) */
-	struct insight *insight;	/* failure signals; NULL: none */
-	const char *cgroup_root;	/* where cgroupfs is mounted, for limits */
-	const char *host_id, *hostname; /* of the frame being applied (ingest's) */
+	bool explicit_only;	 /* only `tracer run` runs (a self-hosted aggregator) */
+	struct insight *insight; /* failure signals; NULL: none */
+	const char *cgroup_root; /* where cgroupfs is mounted, for limits */
+	const char *host_id, *hostname, *machine;      /* of the frame being applied (ingest's) */
 	uint64_t engine_runs, script_runs, slurm_runs; /* counters for the log */
 };
 

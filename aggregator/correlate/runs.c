@@ -55,6 +55,7 @@ struct run *new_run(struct correlator *c, enum run_source source, const char *en
 	copy_string(r->row.boot_id, sizeof(r->row.boot_id), p->row.boot_id);
 	copy_string(r->row.host_id, sizeof(r->row.host_id), c->host_id);
 	copy_string(r->row.hostname, sizeof(r->row.hostname), c->hostname);
+	copy_string(r->row.arch, sizeof(r->row.arch), c->machine);
 	r->row.start_epoch_ns = p->row.start_epoch_ns;
 	r->row.command_process_id = p->row.id;
 	if (r->row.pipeline)

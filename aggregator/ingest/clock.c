@@ -65,4 +65,5 @@ void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f)
 	memcpy(g->boot_id, boot_id, sizeof(boot_id));
 	copy_string(g->host_id, sizeof(g->host_id), f->host_id ? f->host_id : "");
 	copy_string(g->hostname, sizeof(g->hostname), f->hostname ? f->hostname : "");
+	copy_string(g->machine, sizeof(g->machine), f->machine ? f->machine : "");
 }

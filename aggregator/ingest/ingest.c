@@ -36,6 +36,7 @@ int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
 	g->corr.insight = &g->insight;
 	g->corr.host_id = g->host_id;
 	g->corr.hostname = g->hostname;
+	g->corr.machine = g->machine;
 	if (proctable_init(&g->table) != 0)
 		return -1;
 	g->table.on_free = release_entry;

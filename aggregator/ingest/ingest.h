@@ -69,6 +69,7 @@ struct ingest {
 	char boot_id[33];
 	char host_id[64];
 	char hostname[256];
+	char machine[65];	   /* the collector's uname -m */
 	uint32_t memory_hierarchy; /* v1 hierarchy id of the memory controller, 0 if none */
 	int64_t next_file_id;
 	struct pending pending;

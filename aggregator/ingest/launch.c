@@ -38,6 +38,7 @@ static struct run *start_run(struct ingest *g, struct proc *launcher, const stru
 	row.pipeline = mark->pipeline[0] ? strdup(mark->pipeline) : NULL;
 	copy_string(row.host_id, sizeof(row.host_id), g->host_id);
 	copy_string(row.hostname, sizeof(row.hostname), g->hostname);
+	copy_string(row.arch, sizeof(row.arch), g->machine);
 	copy_string(row.boot_id, sizeof(row.boot_id), g->boot_id);
 	row.launcher_pid = launcher->pid;
 	row.launcher_start_boot_ns = launcher->start_boot_ns;

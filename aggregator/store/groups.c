@@ -10,8 +10,9 @@ static const char sql_put_run[] =
     "exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
     "pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
     "avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
-    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns, images) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns, images, "
+    "arch) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 #define STEP_COLUMNS                                                                               \
 	"id, run_id, key, name, kind, start_ns, end_ns, status, exit_code, signal, "               \
@@ -149,6 +150,7 @@ int store_put_run(struct store *s, const struct run_row *r)
 	sqlite3_bind_int64(st, i++, r->steps);
 	i = bind_totals(st, i, &r->totals);
 	sqlite3_bind_int64(st, i++, r->totals.images);
+	bind_text_or_null(st, i++, r->arch);
 	return step_done(s, st);
 }
 
@@ -161,7 +163,7 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 		s->db,
 		"SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
 		"command_process_id, launcher_pid, launcher_start_ns, source, engine, "
-		"engine_process_id, pipeline_id FROM runs WHERE end_ns IS NULL",
+		"engine_process_id, pipeline_id, arch FROM runs WHERE end_ns IS NULL",
 		-1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -185,6 +187,7 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 		row->engine = o.engine;
 		row->engine_process_id = sqlite3_column_int64(st, 12);
 		row->pipeline_id = sqlite3_column_int64(st, 13);
+		copy_column(st, 14, row->arch, sizeof(row->arch));
 		if (fn(ctx, &o) != 0) {
 			rc = SQLITE_DONE;
 			break;

@@ -147,6 +147,7 @@ struct run_row {
 	int64_t id;
 	char *name, *pipeline; /* owned */
 	char host_id[64], hostname[256], boot_id[33];
+	char arch[65]; /* uname -m where it ran; "" unknown */
 	int64_t start_epoch_ns, end_epoch_ns;
 	bool has_exit_code, has_signal;
 	int exit_code, signal;

@@ -14,7 +14,7 @@ import re
 import sys
 from datetime import datetime, timezone
 
-from specs import spec
+from specs import arch, spec
 
 
 def karpenter_rows(path, region):
@@ -26,7 +26,7 @@ def karpenter_rows(path, region):
             continue
         itype, price = line.split()
         v, m, cls = spec(itype)
-        yield ("aws", region, itype, "on-demand", float(price), v, m, cls), source
+        yield ("aws", region, itype, "on-demand", float(price), v, m, cls, arch(itype)), source
 
 
 def bulk_rows(path):
@@ -48,7 +48,9 @@ def bulk_rows(path):
         cls = {"c": "compute", "m": "general", "r": "memory", "t": "burstable"}.get(itype[0], "other")
         if itype[0] in "gp":
             cls = "gpu"
-        yield ("aws", a["regionCode"], itype, "on-demand", prices[0], int(a["vcpu"]), mem, cls), \
+        cpu_arch = "arm64" if "Graviton" in a.get("physicalProcessor", "") else arch(itype)
+        yield ("aws", a["regionCode"], itype, "on-demand", prices[0], int(a["vcpu"]), mem, cls,
+               cpu_arch), \
             f"AWS Price List bulk JSON, publicationDate {doc.get('publicationDate', '?')}"
 
 
@@ -67,8 +69,8 @@ def spot_rows(path, region, known):
     for itype, prices in sorted(by_type.items()):
         if itype not in known:
             continue
-        v, m, cls = known[itype]
-        yield ("aws", region, itype, "spot", sum(prices) / len(prices), v, m, cls), \
+        v, m, cls, cpu_arch = known[itype]
+        yield ("aws", region, itype, "spot", sum(prices) / len(prices), v, m, cls, cpu_arch), \
             "EC2 DescribeSpotPriceHistory, mean of the newest price per availability zone"
 
 
@@ -89,20 +91,20 @@ def main():
             rows.append(row)
             sources.add(src)
     if args.spot:
-        known = {r[2]: (r[5], r[6], r[7]) for r in rows}
+        known = {r[2]: (r[5], r[6], r[7], r[8]) for r in rows}
         for row, src in spot_rows(args.spot, args.region, known):
             rows.append(row)
             sources.add(src)
     if not rows:
         sys.exit("build_table.py: no input (--karpenter, --aws-bulk or --spot)")
     out = sys.stdout
-    out.write("# tracer price table, format 1 (docs/cost.md)\n")
+    out.write("# tracer price table, format 2 (docs/cost.md)\n")
     for s in sorted(sources):
         out.write(f"# source: {s}\n")
     out.write(f"# built: {datetime.now(timezone.utc).strftime('%Y-%m-%d')} by deploy/prices/build_table.py\n")
-    out.write("# provider\tregion\tinstance_type\tlifecycle\tusd_per_hour\tvcpu\tmemory_gib\tclass\n")
+    out.write("# provider\tregion\tinstance_type\tlifecycle\tusd_per_hour\tvcpu\tmemory_gib\tclass\tarch\n")
     for r in sorted(rows, key=lambda r: (r[1], r[3], r[2])):
-        out.write("\t".join([r[0], r[1], r[2], r[3], f"{r[4]:.6g}", str(r[5]), f"{r[6]:g}", r[7]]) + "\n")
+        out.write("\t".join([r[0], r[1], r[2], r[3], f"{r[4]:.6g}", str(r[5]), f"{r[6]:g}", r[7], r[8]]) + "\n")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 database with known usage, and the IMDSv2 token protocol against a local
 server (including 401 and timeouts)."""
 import http.server
+import shutil
 import json
 import os
 import signal
@@ -186,6 +187,64 @@ def imdsv2_token_flow_401_and_timeouts(ctx):
 
 
 @test
+def on_prem_sends_no_metadata_request_and_reads_the_site_rate(ctx):
+    """Off a cloud (this machine's firmware names none) with nothing configured, cost,
+    recommend and idle never touch the network (strace: no connect, no sendto) and
+    still answer: shares without dollars, sizes without instances, periods without
+    cost. A rate in the site's cost.conf prices the hour; a bad line is named."""
+    if not shutil.which("strace"):
+        raise Failure("strace is not installed (deploy/install-deps.sh tests)")
+    db = known_usage_db(ctx)
+    blank = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "etc", "cost.conf")
+    why = "not a cloud instance"
+    # On a cloud runner the firmware names it and auto would ask: say no in the file instead.
+    if any(os.path.exists(f"/sys/class/dmi/id/{f}") and any(w in open(f"/sys/class/dmi/id/{f}").read().lower()
+                                                            for w in ("amazon", "google"))
+           for f in ("sys_vendor", "product_name", "bios_vendor", "bios_version")):
+        blank, why = ctx.path("no-detect.conf"), "detect = no"
+        with open(blank, "w") as f:
+            f.write("[cost]\ndetect = no\n")
+    for verb, extra in (("cost", ["align"]), ("recommend", ["align"]), ("idle", ["--since", "3h"])):
+        trace = ctx.path(f"{verb}.strace")
+        p = subprocess.run(["strace", "-f", "-qq", "-o", trace, "-e", "trace=connect,sendto,sendmsg",
+                            ctx.bin("tracer"), verb, "--db", db, "--cost-conf", blank, "--json", *extra],
+                           capture_output=True, text=True, timeout=60)
+        ctx.check(p.returncode == 0, f"{verb} answers without a price: {p.returncode} {p.stderr}")
+        calls = [line for line in open(trace) if "AF_INET" in line or "sendto(" in line or "sendmsg(" in line]
+        ctx.check(not calls, f"{verb}: no network call on-prem: {calls[:3]}")
+        ctx.check("no price for this host" in p.stderr and why in p.stderr,
+                  f"{verb} says why it has no price: {p.stderr}")
+        doc = json.loads(p.stdout)
+        if verb == "cost":
+            ctx.check(doc["total_usd"] is None and all(r["usd"] is None for r in doc["breakdown"]),
+                      f"no dollars without a price: {doc['total_usd']}")
+            shares = {r["key"]: r["share"] for r in doc["breakdown"]}
+            # The same shares as at $1/h (cost_arithmetic_matches_hand_computed_values).
+            ctx.close(shares.get("bwa"), 0.1875, 1e-6, "bwa's share of the host")
+            ctx.close(doc["idle_share"], 0.7375, 1e-6, "idle share")
+        if verb == "recommend":
+            ctx.check(doc["price_source"] is None and all("instance" not in s for s in doc["steps"]),
+                      "sizes only")
+    # The site's rate, from cost.conf.
+    conf = ctx.path("cost.conf")
+    with open(conf, "w") as f:
+        f.write("# on-prem node\n[cost]\nrate = 2.5   ; all in\n")
+    doc = tracer_json(ctx, "cost", "--db", db, "--cost-conf", conf, "align")
+    ctx.close(doc["total_usd"], 2.5, 1e-9, "one hour at the configured $2.5/h")
+    ctx.check(conf in doc["price_source"], f"says where the rate came from: {doc['price_source']}")
+    ctx.close({r["key"]: r["usd"] for r in doc["breakdown"]}["bwa"], 2.5 * 0.1875, 1e-9, "bwa at $2.5/h")
+    # An option still wins over the file.
+    doc = tracer_json(ctx, "cost", "--db", db, "--cost-conf", conf, "--rate", "1", "align")
+    ctx.close(doc["total_usd"], 1.0, 1e-9, "--rate overrides cost.conf")
+    with open(conf, "w") as f:
+        f.write("[cost]\nrate = 2.5\nrate_per_cpu = 0.1\n")
+    p = subprocess.run([ctx.bin("tracer"), "cost", "--db", db, "--cost-conf", conf, "align"],
+                       capture_output=True, text=True, timeout=30)
+    ctx.check(p.returncode == 1 and f"{conf}:3: unknown key 'rate_per_cpu'" in p.stderr,
+              f"a bad line is named and stops: {p.returncode} {p.stderr}")
+
+
+@test
 def idle_periods_and_gaps_match_hand_computed_values(ctx):
     """30 minutes of host samples: 10 idle (2% CPU), 10 with a run (90%), 10 idle (1%).
     The run's two steps leave a 5-minute gap. At $0.36/h: each idle 10 minutes costs
@@ -254,13 +313,28 @@ def recommend_shrinks_a_step_that_used_a_tenth_of_its_limit(ctx):
     want = math.ceil(peak_gib * 1.2 * 16) / 16
     ctx.close(s["memory_recommended_gib"], want, 1e-9, "peak + 20%, rounded up to 64 MiB")
     ctx.check(s["cpus_recommended"] == 1, f"one CPU: {s['cpus_recommended']}")
-    # The cheapest fitting type, computed here from the bundled table.
-    rows = [line.split("\t") for line in open(os.path.join(os.path.dirname(__file__), "..", "..",
-                                                           "deploy", "etc", "prices.tsv"))
+    # The run records the architecture its binaries ran on: this machine's.
+    import platform
+    con = sqlite3.connect(ctx.db)
+    arch = con.execute("SELECT arch FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0]
+    con.close()
+    ctx.check(arch == platform.machine(), f"runs.arch {arch} vs uname -m {platform.machine()}")
+    table_arch = {"x86_64": "x86_64", "aarch64": "arm64"}.get(platform.machine())
+    ctx.check(doc["arch"] == table_arch, f"advice for {table_arch} binaries: {doc['arch']}")
+    # The cheapest fitting type of this architecture, computed here from the bundled table.
+    rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(os.path.dirname(__file__), "..", "..",
+                                                                         "deploy", "etc", "prices.tsv"))
             if not line.startswith("#")]
-    fits = [r for r in rows if r[1] == "us-east-1" and r[3] == "on-demand" and r[7].strip() not in
+    fits = [r for r in rows if r[1] == "us-east-1" and r[3] == "on-demand" and r[7] not in
             ("gpu", "burstable") and int(r[5]) >= 1 and float(r[6]) >= want]
-    cheapest = min(fits, key=lambda r: float(r[4]))
+    cheapest = min((r for r in fits if r[8] == table_arch), key=lambda r: float(r[4]))
     ctx.check(s["instance"]["type"] == cheapest[2], f"instance {s['instance']['type']} vs {cheapest[2]}")
+    # A cheaper type of the other architecture is only an option, named as such.
+    other = min((r for r in fits if r[8] != table_arch), key=lambda r: float(r[4]))
+    if float(other[4]) < float(cheapest[4]):
+        ctx.check(s.get("other_arch", {}).get("type") == other[2] and s["other_arch"]["arch"] == other[8],
+                  f"other-architecture option {s.get('other_arch')} vs {other[2]}")
+    else:
+        ctx.check("other_arch" not in s, f"no option when it is not cheaper: {s.get('other_arch')}")
     hours = s["wall_ns"] / 3.6e12
     ctx.close(s["usd_saving"], hours * (0.384 - float(cheapest[4])), 1e-9, "saving vs m5.2xlarge for its wall time")

@@ -109,8 +109,13 @@ def stop_daemons(ctx, agg, col):
 @test
 def shipper_delivers_everything_to_clickhouse(ctx):
     """Happy path, then the sink goes down while records keep coming, then it comes
-    back: everything arrives, nothing twice, with credentials from a 0600 file."""
+    back: everything arrives, nothing twice, with credentials from a 0600 file. The
+    runs table was made by an older tracer (without the v10 and v11 columns): the
+    shipper adds them and their values arrive."""
     ch = clickhouse(ctx)
+    ch.query("CREATE DATABASE tracer")
+    ch.query("CREATE TABLE tracer.runs (_host String, _key String, _version UInt64, id Nullable(Int64), "
+             "name Nullable(String)) ENGINE = ReplacingMergeTree(_version) ORDER BY (_host, _key)")
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
     agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state_db(ctx)))
     workload(ctx, sock, db, "first")
@@ -141,6 +146,12 @@ def shipper_delivers_everything_to_clickhouse(ctx):
     compare_counts(ctx, ch, db)
     names = {r[0] for r in ch.rows("SELECT name FROM tracer.runs FINAL")}
     ctx.check({"first", "during-outage"} <= names, f"both runs arrived: {names}")
+    import platform
+    got = {(r[0], r[1]) for r in ch.rows("SELECT name, arch FROM tracer.runs FINAL")}
+    ctx.check({("first", platform.machine()), ("during-outage", platform.machine())} <= got,
+              f"columns added since the table was made arrive too: {got}")
+    images = ch.rows("SELECT count() FROM tracer.runs FINAL WHERE images > 0")
+    ctx.check(int(images[0][0]) >= 2, f"runs.images arrived: {images}")
     # The credentials file must be the shipper's own and private.
     os.chmod(cred, 0o644)
     rc, err = shipper(ctx, db, sink, cred=cred)

@@ -94,13 +94,16 @@ static void test_cpus_never_above_the_host_and_short_steps(void **state)
 static void test_cheapest_instance_that_fits(void **state)
 {
 	struct price rows[] = {
-	    {"aws", "us-east-1", "small", "on-demand", "general", 0.05, 2, 1},
-	    {"aws", "us-east-1", "big", "on-demand", "general", 0.40, 16, 4},
-	    {"aws", "us-east-1", "mid", "on-demand", "memory", 0.20, 8, 2},
-	    {"aws", "us-east-1", "gpu", "on-demand", "gpu", 0.10, 64, 8},
-	    {"aws", "us-east-1", "burst", "on-demand", "burstable", 0.01, 8, 2},
-	    {"aws", "us-east-1", "mid-spot", "spot", "memory", 0.06, 8, 2},
-	    {"aws", "eu-west-1", "cheap-eu", "on-demand", "general", 0.01, 8, 2},
+	    {"aws", "us-east-1", "small", "on-demand", "general", 0.05, 2, 1, "x86_64"},
+	    {"aws", "us-east-1", "big", "on-demand", "general", 0.40, 16, 4, "x86_64"},
+	    {"aws", "us-east-1", "mid", "on-demand", "memory", 0.20, 8, 2, "x86_64"},
+	    {"aws", "us-east-1", "gpu", "on-demand", "gpu", 0.10, 64, 8, "x86_64"},
+	    {"aws", "us-east-1", "burst", "on-demand", "burstable", 0.01, 8, 2, "x86_64"},
+	    {"aws", "us-east-1", "mid-spot", "spot", "memory", 0.06, 8, 2, "x86_64"},
+	    {"aws", "eu-west-1", "cheap-eu", "on-demand", "general", 0.01, 8, 2, "x86_64"},
+	    /* Cheaper, but for other binaries: only ever an option. */
+	    {"aws", "us-east-1", "mid-arm", "on-demand", "memory", 0.15, 8, 2, "arm64"},
+	    {"aws", "us-east-1", "mid-arm-spot", "spot", "memory", 0.03, 8, 2, "arm64"},
 	};
 	struct price_table t = {.rows = rows, .n = sizeof(rows) / sizeof(rows[0])};
 	struct rightsize_totals tot = {0};
@@ -108,7 +111,7 @@ static void test_cheapest_instance_that_fits(void **state)
 	json_t *s = json_pack("{s:f, s:i, s:f}", "memory_recommended_gib", 6.0, "cpus_recommended",
 			      2, "wall_ns", 7.2e12);
 
-	rightsize_price(s, &t, "us-east-1", 0.50, &tot);
+	rightsize_price(s, &t, "us-east-1", "x86_64", 0.50, &tot);
 	json_t *inst = json_object_get(s, "instance");
 	assert_non_null(inst);
 	assert_string_equal(str(inst, "type"), "mid");
@@ -119,15 +122,60 @@ static void test_cheapest_instance_that_fits(void **state)
 	assert_float_equal(num(json_object_get(s, "spot"), "usd"), 0.12, 1e-9);
 	assert_float_equal(tot.usd_now, 1.00, 1e-9);
 	assert_float_equal(tot.usd_recommended, 0.40, 1e-9);
+	json_t *other = json_object_get(s, "other_arch");
+	assert_non_null(other);
+	assert_string_equal(str(other, "type"), "mid-arm");
+	assert_string_equal(str(other, "arch"), "arm64");
 
 	/* Nothing fits 32 CPUs: no instance, nothing added to the totals. */
 	json_t *huge = json_pack("{s:f, s:i, s:f}", "memory_recommended_gib", 1.0,
 				 "cpus_recommended", 32, "wall_ns", 3.6e12);
-	rightsize_price(huge, &t, "us-east-1", 0.50, &tot);
+	rightsize_price(huge, &t, "us-east-1", "x86_64", 0.50, &tot);
 	assert_null(json_object_get(huge, "instance"));
 	assert_float_equal(tot.usd_now, 1.00, 1e-9);
 	json_decref(huge);
 	json_decref(s);
+}
+
+/* Binaries built for arm64: x86_64 types are the option, never the advice. */
+static void test_instance_advice_keeps_the_architecture(void **state)
+{
+	struct price rows[] = {
+	    {"aws", "us-east-1", "x86-mid", "on-demand", "memory", 0.10, 8, 2, "x86_64"},
+	    {"aws", "us-east-1", "arm-mid", "on-demand", "memory", 0.20, 8, 2, "arm64"},
+	};
+	struct price_table t = {.rows = rows, .n = 2};
+	struct rightsize_totals tot = {0};
+	json_t *s = json_pack("{s:f, s:i, s:f}", "memory_recommended_gib", 6.0, "cpus_recommended",
+			      2, "wall_ns", 3.6e12);
+
+	(void)state;
+	rightsize_price(s, &t, "us-east-1", "arm64", 0.50, &tot);
+	assert_string_equal(str(json_object_get(s, "instance"), "type"), "arm-mid");
+	assert_string_equal(str(json_object_get(s, "other_arch"), "type"), "x86-mid");
+	/* An unknown architecture (a run recorded before v11): any type. */
+	json_t *any = json_pack("{s:f, s:i, s:f}", "memory_recommended_gib", 6.0,
+				"cpus_recommended", 2, "wall_ns", 3.6e12);
+	rightsize_price(any, &t, "us-east-1", NULL, 0.50, &tot);
+	assert_string_equal(str(json_object_get(any, "instance"), "type"), "x86-mid");
+	assert_null(json_object_get(any, "other_arch"));
+	json_decref(any);
+	json_decref(s);
+}
+
+static void test_architecture_names(void **state)
+{
+	(void)state;
+	assert_string_equal(prices_arch("aarch64"), "arm64");
+	assert_string_equal(prices_arch("x86_64"), "x86_64");
+	assert_null(prices_arch("riscv64"));
+	assert_string_equal(prices_aws_type_arch("c7g.large"), "arm64");
+	assert_string_equal(prices_aws_type_arch("m6gd.xlarge"), "arm64");
+	assert_string_equal(prices_aws_type_arch("im4gn.large"), "arm64");
+	assert_string_equal(prices_aws_type_arch("a1.large"), "arm64");
+	assert_string_equal(prices_aws_type_arch("g5g.xlarge"), "arm64");
+	assert_string_equal(prices_aws_type_arch("g4dn.xlarge"), "x86_64");
+	assert_string_equal(prices_aws_type_arch("m5.large"), "x86_64");
 }
 
 int main(void)
@@ -138,6 +186,8 @@ int main(void)
 	    cmocka_unit_test(test_oom_killed_step_gets_more_than_its_limit),
 	    cmocka_unit_test(test_cpus_never_above_the_host_and_short_steps),
 	    cmocka_unit_test(test_cheapest_instance_that_fits),
+	    cmocka_unit_test(test_instance_advice_keeps_the_architecture),
+	    cmocka_unit_test(test_architecture_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
