@@ -170,16 +170,42 @@ static bool is_failure(const json_t *g, int64_t step)
 	       (!strcmp(jstr(g, "kind"), "tool_failed") || !strcmp(jstr(g, "kind"), "killed"));
 }
 
+/*
+ * Whether path is in the program's own installation: in the directory above
+ * its executable's (/usr for /usr/bin/python3), or under its bin/ or lib*\/. Every
+ * interpreter probes there for optional files at start (pyvenv.cfg, ._pth,
+ * zipped stdlib): failing to find them is normal, not evidence.
+ */
+static bool in_own_installation(const char *exe, const char *path)
+{
+	const char *bin = exe ? strrchr(exe, '/') : NULL;
+	size_t n;
+
+	if (!bin || bin == exe)
+		return false;
+	/* The prefix: exe with its last two components removed. */
+	for (n = (size_t)(bin - exe); n > 0 && exe[n - 1] != '/'; n--)
+		;
+	if (n == 0 || strncmp(path, exe, n) != 0)
+		return false;
+	const char *rest = path + n;
+	return !strchr(rest, '/') || !strncmp(rest, "bin/", 4) || !strncmp(rest, "lib", 3);
+}
+
 /* Adds to a failure what we hold about its process: its exit, its failed opens. */
 static void add_evidence(sqlite3 *db, json_t *g)
 {
 	int64_t id = jint(g, "process_id");
 	json_t *ev = json_object(), *opens = json_array();
 	char exit_text[200];
+	json_int_t own = 0;
 
 	json_t *rows =
-	    cli_rows_json(db, "SELECT exit_code, signal FROM processes WHERE id = ?1", id);
+	    cli_rows_json(db, "SELECT exit_code, signal, exe FROM processes WHERE id = ?1", id);
 	json_t *p = json_array_get(rows, 0);
+	char exe[1024] = "";
+	if (p && json_is_string(json_object_get(p, "exe")))
+		snprintf(exe, sizeof(exe), "%s", jstr(p, "exe"));
 	if (p && (json_is_integer(json_object_get(p, "signal")) ||
 		  json_is_integer(json_object_get(p, "exit_code")))) {
 		bool sig = json_is_integer(json_object_get(p, "signal"));
@@ -191,17 +217,24 @@ static void add_evidence(sqlite3 *db, json_t *g)
 	/* Opens that failed, newest first: a missing input shows here. */
 	rows = cli_rows_json(db,
 			     "SELECT path, result FROM files WHERE process_id = ?1 AND failed > 0 "
-			     "ORDER BY first_ns DESC LIMIT 5",
+			     "ORDER BY first_ns DESC",
 			     id);
 	for (size_t i = 0; i < json_array_size(rows); i++) {
 		json_t *f = json_array_get(rows, i);
 		int err = (int)jint(f, "result");
+		if (in_own_installation(exe, jstr(f, "path"))) {
+			own++;
+			continue;
+		}
+		if (json_array_size(opens) >= 5)
+			continue;
 		json_array_append_new(opens,
 				      json_pack("{s:s, s:i, s:s}", "path", jstr(f, "path"), "errno",
 						err, "error", err ? strerror(err) : "failed"));
 	}
 	json_decref(rows);
 	json_object_set_new(ev, "failed_opens", opens);
+	json_object_set_new(ev, "failed_opens_own_installation", json_integer(own));
 	json_object_set_new(g, "evidence", ev);
 }
 
@@ -217,6 +250,11 @@ static void print_evidence(json_t *g)
 		json_t *o = json_array_get(opens, i);
 		printf("     it could not open %s: %s\n", jstr(o, "path"), jstr(o, "error"));
 	}
+	json_int_t own = jint(ev, "failed_opens_own_installation");
+	if (own)
+		printf("     (%lld failed open%s in its own installation not listed: a program "
+		       "probing for optional files at start)\n",
+		       (long long)own, own == 1 ? "" : "s");
 }
 
 static void print_failures(const struct cli_query *q, const struct explanation *e)

@@ -17,7 +17,8 @@ struct conf_parse {
 static bool key_is(const char *name, const char *key)
 {
 	for (; *name && *key; name++, key++)
-		if (*name != *key && !((*name == '-' || *name == '_') && (*key == '-' || *key == '_')))
+		if (*name != *key &&
+		    !((*name == '-' || *name == '_') && (*key == '-' || *key == '_')))
 			return false;
 	return !*name && !*key;
 }
@@ -47,8 +48,8 @@ static int conf_line(void *user, const char *section, const char *name, const ch
 		errno = 0;
 		double v = strtod(value, &end);
 		if (end == value || *end || errno || !(v > 0)) {
-			snprintf(p->err, p->err_size, "rate is USD per hour (a number above 0), got '%s'",
-				 value);
+			snprintf(p->err, p->err_size,
+				 "rate is USD per hour (a number above 0), got '%s'", value);
 			return 0;
 		}
 		return set_string(c->rate, sizeof(c->rate), value, p, "rate");

@@ -74,11 +74,24 @@ void explain_time(json_t *s)
 	json_object_set_new(s, "explanation", json_string(text));
 }
 
+/* "SIGSEGV: Segmentation fault": the name people search for, and what it means. */
+static void signal_words(int sig, char *out, size_t size)
+{
+	const char *abbrev = sigabbrev_np(sig), *text = strsignal(sig);
+
+	snprintf(out, size, "%s%s%s", abbrev ? "SIG" : "", abbrev ? abbrev : "",
+		 text ? (abbrev ? ": " : "") : "");
+	size_t n = strlen(out);
+	snprintf(out + n, size - n, "%s", text ? text : (abbrev ? "" : "?"));
+}
+
 void explain_exit(bool has_signal, int code, char *out, size_t size)
 {
+	char words[96];
+
 	if (has_signal) {
-		const char *name = strsignal(code);
-		snprintf(out, size, "killed by signal %d (%s)%s", code, name ? name : "?",
+		signal_words(code, words, sizeof(words));
+		snprintf(out, size, "killed by signal %d (%s)%s", code, words,
 			 code == SIGKILL ? ": by the OOM killer, a timeout or a user" : "");
 		return;
 	}
@@ -94,7 +107,7 @@ void explain_exit(bool has_signal, int code, char *out, size_t size)
 	snprintf(out, size, "exit code %d: %s", code, meaning);
 	if (code > 128 && code < 160) {
 		size_t n = strlen(out);
-		const char *name = strsignal(code - 128);
-		snprintf(out + n, size - n, " %d (%s)", code - 128, name ? name : "?");
+		signal_words(code - 128, words, sizeof(words));
+		snprintf(out + n, size - n, " %d (%s)", code - 128, words);
 	}
 }

@@ -361,6 +361,10 @@ static void note_failed_tool(struct failed_tool *first, struct failed_tool *last
 {
 	if (!failed || p->row.helper || p->in.plumbing)
 		return;
+	/* `make` failing after its recipe failed: the recipe's tool is the cause. */
+	const char *exe = p->row.exe ? strrchr(p->row.exe, '/') : NULL;
+	if (first->process_id && exe && tool_is_driver(exe + 1))
+		return;
 	if (!first->process_id)
 		set_failed_tool(first, p);
 	set_failed_tool(last, p);

@@ -31,6 +31,8 @@ static const char *const launchers[] = {"env",	   "nohup",   "setsid",	 "nice", 
 					"taskset", "timeout", "stdbuf",	 "numactl",  "chrt",
 					"time",	   "flock",   "runuser", "unbuffer", "prlimit"};
 
+static const char *const drivers[] = {"make", "gmake", "ninja", "xargs", "parallel"};
+
 /* The first-character test spares a call per entry (run for every exec). */
 static bool in_list(const char *s, const char *const *list, size_t n)
 {
@@ -43,6 +45,11 @@ static bool in_list(const char *s, const char *const *list, size_t n)
 bool tool_is_launcher(const char *program)
 {
 	return in_list(program, launchers, sizeof(launchers) / sizeof(*launchers));
+}
+
+bool tool_is_driver(const char *program)
+{
+	return in_list(program, drivers, sizeof(drivers) / sizeof(*drivers));
 }
 
 /* python, python3, python3.11, pypy3 ... */

@@ -46,6 +46,12 @@ void tool_identify(const char *exe, char *const *argv, size_t argc, struct tool_
 /* Programs that only start another one in their place (env, nohup, setsid,
  * taskset, timeout ...): never what a step is named after. */
 bool tool_is_launcher(const char *program);
+/*
+ * Build and batch drivers (make, ninja, xargs, parallel): they exit non-zero
+ * because a command they ran failed, so their own failure is never the cause
+ * when one of their commands failed first.
+ */
+bool tool_is_driver(const char *program);
 
 /*
  * Loads both lists ("name<TAB or spaces>category" per line; # comments).

@@ -124,8 +124,8 @@ static void test_firmware_names_the_cloud(void **state)
 			    "gcp");
 	assert_null(cost_firmware_cloud(
 	    dmi("onprem", "Dell Inc.\n", "PowerEdge R740\n", "Dell Inc.\n", "2.12.2\n")));
-	assert_null(cost_firmware_cloud(dmi("kvm", "QEMU\n", "Standard PC (Q35 + ICH9, 2009)\n",
-					    "SeaBIOS\n", NULL)));
+	assert_null(cost_firmware_cloud(
+	    dmi("kvm", "QEMU\n", "Standard PC (Q35 + ICH9, 2009)\n", "SeaBIOS\n", NULL)));
 	/* No DMI at all (a container, this test machine): not a cloud we can tell. */
 	assert_null(cost_firmware_cloud("/nonexistent/dmi"));
 }

@@ -70,9 +70,11 @@ static void test_exit_meanings(void **state)
 	explain_exit(false, 127, out, sizeof(out));
 	assert_non_null(strstr(out, "exit code 127: the command was not found"));
 	explain_exit(false, 141, out, sizeof(out));
-	assert_non_null(strstr(out, "killed by a signal (128 + signal) 13 (Broken pipe)"));
+	assert_non_null(strstr(out, "killed by a signal (128 + signal) 13 (SIGPIPE: Broken pipe)"));
 	explain_exit(true, 9, out, sizeof(out));
-	assert_non_null(strstr(out, "killed by signal 9 (Killed)"));
+	assert_non_null(strstr(out, "killed by signal 9 (SIGKILL: Killed)"));
+	explain_exit(true, 11, out, sizeof(out));
+	assert_non_null(strstr(out, "killed by signal 11 (SIGSEGV: Segmentation fault)"));
 	explain_exit(false, 2, out, sizeof(out));
 	assert_non_null(strstr(out, "missing input"));
 }
