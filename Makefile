@@ -308,6 +308,10 @@ bench:
 	$(MAKE) all $(BUILD)/bench/open_floor $(BUILD)/bench/open_floor.bpf.o
 	$(PYTHON) test/bench/bench.py --build $(BUILD) $(BENCH_ARGS)
 
+# Start-up alone (docs/startup.md): tracer run -- true, probe loading per group.
+bench-startup: all
+	$(PYTHON) test/bench/startup.py --build $(BUILD) $(BENCH_ARGS)
+
 # The bench's floor under file tracking: empty programs on the open tracepoints.
 $(BUILD)/bench/open_floor.bpf.o: test/bench/open_floor.bpf.c $(VMLINUX_H)
 	@mkdir -p $(@D)
@@ -321,7 +325,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man deb package-test
-.PHONY: all unit check deps demo bench clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

@@ -40,7 +40,7 @@
 
 #define DEFAULT_CONFIG "/etc/tracer/collector.conf"
 
-static volatile sig_atomic_t stop_requested, hup_received;
+static volatile sig_atomic_t stop_requested, hup_received, flush_requested;
 
 /* SIGHUP (e.g. `pkill -HUP tracer`) must not kill the collector: it holds no
  * privilege to re-attach probes, so settings change on restart; say so. */
@@ -53,6 +53,14 @@ static void on_hup(int sig)
 static void on_signal(int sig)
 {
 	stop_requested = sig;
+}
+
+/* SIGUSR1: send what the kernel has now, without waiting for the next flush
+ * (`tracer run` asks when its command ended, to report sooner). */
+static void on_flush(int sig)
+{
+	(void)sig;
+	flush_requested = 1;
 }
 
 static void usage(FILE *out)
@@ -289,6 +297,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGHUP, on_hup);
+	signal(SIGUSR1, on_flush);
 	if (resolve_user(cfg.user, &who) != 0)
 		return 1;
 
@@ -364,7 +373,9 @@ int main(int argc, char **argv)
 				log_warn("process sampling failed: %s", strerror(errno));
 			next_sample = now + (uint64_t)cfg.sample_ms * NSEC_PER_MSEC;
 		}
-		if (drain.batch_events > 0 || drain.last_frame_had_events ||
+		bool asked = flush_requested;
+		flush_requested = 0;
+		if (asked || drain.batch_events > 0 || drain.last_frame_had_events ||
 		    now - drain.last_flush_ns >= HEARTBEAT_NS)
 			drain_flush(&drain, false);
 		sender_pump(&sender);

@@ -23,6 +23,7 @@ import tempfile
 import time
 
 import peers
+import startup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -404,6 +405,10 @@ def main():
         bpf_s = sum(cnt * ns for name, cnt, ns in c if name not in ("count_syscall", "sample_processes")) / 1e9
         daemons_share = statistics.median(results[label]["tracer"]["observer_shares"])
         attributed.append({"workload": label, "daemons": daemons_share, "bpf": bpf_s / wcpu})
+    print("start-up...", flush=True)
+    startup_lines = startup.report(startup.measure(build, args.pairs))
+    with open(os.path.join(os.path.dirname(args.out), "startup.md"), "w") as f:
+        f.write("\n".join(startup_lines))
     print("footprint with real processes...", flush=True)
     real = collector_footprint(daemons, build, work, [int(x) for x in args.real_milestones.split(",")])
     print("aggregator ingest with synthetic frames...", flush=True)
@@ -423,7 +428,8 @@ def main():
         "",
         f"Produced by `{cmdline}` (`test/bench/bench.py`, peers in `test/bench/peers.py`); rerun it to "
         "refresh this page. Every number below comes from that one run.",
-        "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md).",
+        "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md). "
+        "Start-up (`tracer run -- true`, probe loading per group): [startup.md](startup.md).",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.nodename} "
         f"(Linux {uname.release}, {os.cpu_count()} CPUs) in {duration / 60:.1f} min.",
         "",
