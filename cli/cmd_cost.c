@@ -15,6 +15,7 @@
 
 #include "cli/clidb.h"
 #include "cli/costsplit.h"
+#include "cli/export.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/hostprice.h"
@@ -27,7 +28,7 @@ static const char usage_text[] =
     "                   [--rate USD_PER_HOUR | --instance-type T [--region R] [--lifecycle L]]\n"
     "                   [--prices FILE] [--cost-conf FILE] [--detect | --no-detect]\n"
     "                   [--imds-endpoint URL]\n"
-    "                   [--cpu-weight W] [--cost-centers FILE]\n"
+    "                   [--cpu-weight W] [--cost-centers FILE] [--format tsv|csv|json]\n"
     "  a run's cost by step (default: the latest run), or --since 24h by run\n";
 
 struct cost_query {
@@ -111,6 +112,7 @@ struct cost_report {
 	int64_t run, from_ns, to_ns;
 	double cpu_weight;
 	bool priced; /* false: shares of the host only, no dollars */
+	enum export_format format;
 	struct host_price price;
 	struct host_capacity capacity;
 	const struct cost_tally *tally;
@@ -146,6 +148,36 @@ static void print_json(const struct cost_report *r)
 	json_decref(doc);
 }
 
+/* --format's columns (docs/export.md): add, never rename. */
+static const char *const cost_columns[] = {
+    "by", "key", "processes", "cpu_seconds", "memory_gib_hours", "usd", "share", NULL,
+};
+
+/* One row per part and one for the idle capacity: they add up to the host. */
+static void print_rows(const struct cost_report *r)
+{
+	json_t *rows = json_array();
+
+	for (size_t i = 0; i < r->tally->n; i++) {
+		const struct cost_bucket *b = &r->tally->items[i];
+		json_array_append_new(
+		    rows,
+		    json_pack("{s:s, s:s, s:i, s:f, s:f, s:o, s:f}", "by", r->by, "key", b->key,
+			      "processes", (int)b->processes, "cpu_seconds", b->cpu_s,
+			      "memory_gib_hours", b->mem_gib_s / 3600.0, "usd",
+			      r->priced ? json_real(b->usd) : json_null(), "share", b->share));
+	}
+	double total = r->totals.total_usd;
+	json_array_append_new(rows,
+			      json_pack("{s:s, s:s, s:i, s:f, s:f, s:o, s:f}", "by", r->by, "key",
+					"(idle capacity)", "processes", 0, "cpu_seconds", 0.0,
+					"memory_gib_hours", 0.0, "usd",
+					r->priced ? json_real(r->totals.idle_usd) : json_null(),
+					"share", total > 0 ? r->totals.idle_usd / total : 0.0));
+	export_rows(stdout, r->format, cost_columns, rows);
+	json_decref(rows);
+}
+
 static void print_text(const struct cost_report *r)
 {
 	char a[40], b[40], dur[32];
@@ -166,9 +198,10 @@ static void print_text(const struct cost_report *r)
 		       strncmp(a, b, 10) ? b : b + 11, dur);
 		printf("  price: none (set rate in /etc/tracer/cost.conf or pass --rate)\n");
 	}
-	printf("  split: %.0f%% by CPU (%d CPUs), %.0f%% by memory (%.1f GiB)\n",
+	printf("  split: %.0f%% by CPU (%d CPUs), %.0f%% by memory (%.1f GiB)%s\n",
 	       100 * r->cpu_weight, r->capacity.cpus, 100 * (1 - r->cpu_weight),
-	       r->capacity.memory_gib);
+	       r->capacity.memory_gib,
+	       r->capacity.this_host ? " (this host's: no host samples recorded)" : "");
 	printf("\n%-40s %9s %12s %12s %10s %6s\n", r->by[0] == 'c' ? "COST CENTER" : "WHO",
 	       "PROCESSES", "CPU", "MEM GiB-h", "USD", "SHARE");
 	for (size_t i = 0; i < r->tally->n; i++) {
@@ -275,7 +308,9 @@ static int cost_of_window(sqlite3 *db, struct cli_query *q, struct price_options
 	/* Unpriced, the host costs one unit over the window: each part is its share. */
 	cost_split(&cq->tally, r->priced ? r->price.usd_per_hour : 3600.0 / seconds, seconds,
 		   cap->cpus, cap->memory_gib, r->cpu_weight, &r->totals);
-	if (q->json)
+	if (r->format != EXPORT_NONE)
+		print_rows(r);
+	else if (q->json)
 		print_json(r);
 	else
 		print_text(r);
@@ -290,12 +325,14 @@ int cmd_cost(int argc, char **argv)
 	struct cli_query q = {.verb = "cost"};
 	struct price_options po = {0};
 	const char *since = NULL, *by = NULL, *weight_arg = NULL, *centers_path = NULL;
+	const char *format_arg = NULL;
 	const struct cli_extra_option extra[] = {
 	    {"since", true, &since},
 	    {"by", true, &by},
 	    PRICE_EXTRA_OPTIONS(po),
 	    {"cpu-weight", true, &weight_arg},
 	    {"cost-centers", true, &centers_path},
+	    {"format", true, &format_arg},
 	    {NULL, false, NULL},
 	};
 	struct cost_query cq = {0};
@@ -306,7 +343,8 @@ int cmd_cost(int argc, char **argv)
 	if (done)
 		return rc;
 	r.cpu_weight = 0.5;
-	if (cli_number("cost", "cpu-weight", weight_arg, 0, 1, &r.cpu_weight) != 0)
+	if (cli_number("cost", "cpu-weight", weight_arg, 0, 1, &r.cpu_weight) != 0 ||
+	    export_format_parse("cost", format_arg, &r.format) != 0)
 		return 2;
 	cq.by = r.by = by ? by : (since ? "run" : "step");
 	if (!known_by(cq.by)) {

@@ -6,18 +6,32 @@
 #include "cli/clidb.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/export.h"
 #include "cli/jsonfield.h"
 
-static const char usage[] = "usage: tracer runs [--db PATH] [--json] [--limit N] [PIPELINE]\n"
-			    "  recorded runs, newest first (of one pipeline if given)\n";
+static const char usage[] =
+    "usage: tracer runs [--db PATH] [--json | --format tsv|csv|json] [--limit N] [PIPELINE]\n"
+    "  recorded runs, newest first (of one pipeline if given)\n"
+    "  --format: one row per run, columns in docs/export.md\n";
+
+/* --format's columns (docs/export.md): add, never rename. */
+static const char *const run_columns[] = {
+    "id",	   "name",     "pipeline",  "engine", "source",		  "status",
+    "start",	   "end",      "start_ns",  "end_ns", "wall_ns",	  "cpu_ns",
+    "peak_rss_kb", "steps",    "processes", "images", "failed_processes", "critical_signals",
+    "warnings",	   "hostname", "arch",	    NULL,
+};
 
 /* The newest runs (of one pipeline if named), as JSON rows; NULL on a database error. */
 static json_t *load_runs(sqlite3 *db, const char *pipeline, long limit)
 {
 	const char *sql =
 	    "SELECT r.id, r.name, r.pipeline, r.engine, r.source, r.status, r.start_ns, r.end_ns,"
+	    " strftime('%Y-%m-%dT%H:%M:%fZ', r.start_ns / 1e9, 'unixepoch') AS start,"
+	    " strftime('%Y-%m-%dT%H:%M:%fZ', r.end_ns / 1e9, 'unixepoch') AS end,"
 	    " r.end_ns - r.start_ns AS wall_ns, r.cpu_ns, r.peak_rss_kb, r.steps, r.processes,"
-	    " r.failed_processes, (SELECT count(*) FROM signals g WHERE g.run_id = r.id AND"
+	    " r.images, r.hostname, r.arch, r.failed_processes, (SELECT count(*) FROM signals g "
+	    "WHERE g.run_id = r.id AND"
 	    " g.severity = 'critical') AS critical_signals, (SELECT count(*) FROM signals g WHERE"
 	    " g.run_id = r.id AND g.severity = 'warning') AS warnings FROM runs r"
 	    " WHERE ?1 IS NULL OR r.pipeline = ?1 ORDER BY r.id DESC LIMIT ?2";
@@ -83,14 +97,18 @@ int cmd_runs(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "runs"};
 	const char *limit_arg = NULL;
-	const struct cli_extra_option extra[] = {{"limit", true, &limit_arg}, {NULL, false, NULL}};
+	const char *format_arg = NULL;
+	const struct cli_extra_option extra[] = {
+	    {"limit", true, &limit_arg}, {"format", true, &format_arg}, {NULL, false, NULL}};
+	enum export_format format;
 	bool done;
 	int rc = cli_parse(argc, argv, &q, usage, extra, &done);
 
 	if (done)
 		return rc;
 	double limit = 20;
-	if (cli_number("runs", "limit", limit_arg, 1, 100000, &limit) != 0)
+	if (cli_number("runs", "limit", limit_arg, 1, 100000, &limit) != 0 ||
+	    export_format_parse("runs", format_arg, &format) != 0)
 		return 2;
 	sqlite3 *db = cli_open(&q);
 	if (!db)
@@ -101,7 +119,9 @@ int cmd_runs(int argc, char **argv)
 		sqlite3_close(db);
 		return 1;
 	}
-	if (q.json) {
+	if (format != EXPORT_NONE) {
+		export_rows(stdout, format, run_columns, rows);
+	} else if (q.json) {
 		json_t *doc = json_pack("{s:O}", "runs", rows);
 		cli_print_json(doc);
 		json_decref(doc);

@@ -1,4 +1,8 @@
-/* tracer show [--db PATH] [--json] [RUN]: a recorded run as a process tree. */
+/*
+ * tracer show [--db PATH] [--json | --format tsv|csv|json] [RUN]: a recorded
+ * run as a process tree, or one row per process image for other programs
+ * (like Nextflow's trace file; docs/export.md has the columns).
+ */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +13,50 @@
 
 #include "cli/clidb.h"
 #include "cli/commands.h"
+#include "cli/export.h"
 #include "cli/report.h"
 #include "common/paths.h"
 
 static void show_usage(FILE *out)
 {
-	fprintf(out, "usage: tracer show [--db PATH] [--json] [RUN]\n"
-		     "  RUN is a run id or name; default: the latest run\n");
+	fprintf(out, "usage: tracer show [--db PATH] [--json | --format tsv|csv|json] [RUN]\n"
+		     "  RUN is a run id or name; default: the latest run\n"
+		     "  --format: one row per process image, columns in docs/export.md\n");
+}
+
+/* The trace: fixed columns, documented in docs/export.md; add, never rename. */
+static const char *const trace_columns[] = {
+    "run_id",	    "process_id", "parent_id", "pid",	      "ppid",	     "image",
+    "step",	    "step_name",  "tool",      "exe",	      "argv",	     "cwd",
+    "uid",	    "start",	  "end",       "start_ns",    "end_ns",	     "wall_ns",
+    "status",	    "exit_code",  "signal",    "cpu_user_ns", "cpu_sys_ns",  "cpu_ns",
+    "peak_rss_kb",  "rchar",	  "wchar",     "read_bytes",  "write_bytes", "net_tx_bytes",
+    "net_rx_bytes", "iowait_ns",  "runq_ns",   "reclaim_ns",  "oom_killed",  "container_id",
+    "slurm_job",    "slurm_step", NULL,
+};
+
+static const char trace_sql[] =
+    "SELECT p.run_id, p.id AS process_id, p.parent_id, p.pid, p.ppid, p.image,"
+    " s.key AS step, s.name AS step_name, t.name AS tool, p.exe, p.argv, p.cwd, p.uid,"
+    " strftime('%Y-%m-%dT%H:%M:%fZ', p.start_ns / 1e9, 'unixepoch') AS start,"
+    " strftime('%Y-%m-%dT%H:%M:%fZ', p.end_ns / 1e9, 'unixepoch') AS end,"
+    " p.start_ns, p.end_ns, p.end_ns - p.start_ns AS wall_ns,"
+    " CASE WHEN p.state = 'exec' THEN 'exec' WHEN p.end_ns IS NULL THEN 'running'"
+    " WHEN p.signal IS NOT NULL AND p.signal != 13 THEN 'killed'"
+    " WHEN p.exit_code != 0 THEN 'failed' ELSE 'ok' END AS status,"
+    " p.exit_code, p.signal, p.cpu_user_ns, p.cpu_sys_ns, p.cpu_user_ns + p.cpu_sys_ns AS cpu_ns,"
+    " p.max_rss_kb AS peak_rss_kb, p.rchar, p.wchar, p.read_bytes, p.write_bytes,"
+    " p.net_tx_bytes, p.net_rx_bytes, p.iowait_ns, p.runq_ns, p.reclaim_ns, p.oom_killed,"
+    " p.container_id, p.slurm_job, p.slurm_step"
+    " FROM processes p LEFT JOIN steps s ON s.id = p.step_id LEFT JOIN tools t ON t.id = p.tool_id"
+    " WHERE p.run_id = ?1 ORDER BY p.start_ns, p.id";
+
+static void print_trace(sqlite3 *db, int64_t run, enum export_format f)
+{
+	json_t *rows = cli_rows_json(db, trace_sql, run); /* argv comes back as a list */
+
+	export_rows(stdout, f, trace_columns, rows);
+	json_decref(rows);
 }
 
 int cmd_show(int argc, char **argv)
@@ -23,6 +64,7 @@ int cmd_show(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"db", required_argument, 0, 'd'},
 	    {"json", no_argument, 0, 'j'},
+	    {"format", required_argument, 0, 'f'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -31,6 +73,7 @@ int cmd_show(int argc, char **argv)
 	struct winsize ws;
 	sqlite3 *db;
 	int c;
+	enum export_format format = EXPORT_NONE;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -40,6 +83,10 @@ int cmd_show(int argc, char **argv)
 			break;
 		case 'j':
 			ro.json = true;
+			break;
+		case 'f':
+			if (export_format_parse("show", optarg, &format) != 0)
+				return 2;
 			break;
 		case 'h':
 			show_usage(stdout);
@@ -69,6 +116,8 @@ int cmd_show(int argc, char **argv)
 			spec ? "tracer show: no run '%s'\n" : "tracer show: no runs recorded yet\n",
 			spec);
 		rc = 1;
+	} else if (format != EXPORT_NONE) {
+		print_trace(db, id, format);
 	} else {
 		report_print_run(db, id, &ro, stdout);
 	}

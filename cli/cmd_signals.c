@@ -4,15 +4,26 @@
 
 #include "cli/clidb.h"
 #include "cli/commands.h"
+#include "cli/export.h"
 #include "cli/format.h"
 
-static const char usage[] = "usage: tracer signals [--db PATH] [--json] [--all] [--active] [RUN]\n"
-			    "  failure signals of a run (default: the latest), most severe first\n"
-			    "  --all     every run's signals\n"
-			    "  --active  only conditions that still hold (stalls, slow steps)\n";
+static const char usage[] =
+    "usage: tracer signals [--db PATH] [--json | --format tsv|csv|json] [--all] [--active] [RUN]\n"
+    "  failure signals of a run (default: the latest), most severe first\n"
+    "  --all     every run's signals\n"
+    "  --active  only conditions that still hold (stalls, slow steps)\n"
+    "  --format  one row per signal, columns in docs/export.md\n";
+
+/* --format's columns (docs/export.md): add, never rename. */
+static const char *const signal_columns[] = {
+    "id",     "kind",	   "severity", "active",  "detected",	"detected_ns", "at_ns",
+    "run_id", "run",	   "step_id",  "step",	  "process_id", "pid",	       "tool",
+    "value",  "threshold", "unit",     "message", "details",	NULL,
+};
 
 static const char select_signals[] =
     "SELECT g.id, g.kind, g.severity, g.active, g.detected_ns, g.at_ns, g.run_id, r.name AS run,"
+    " strftime('%Y-%m-%dT%H:%M:%fZ', g.detected_ns / 1e9, 'unixepoch') AS detected,"
     " g.step_id, s.name AS step, g.process_id, p.pid, t.name AS tool, g.value, g.threshold,"
     " g.unit, g.message, g.details FROM signals g LEFT JOIN runs r ON r.id = g.run_id"
     " LEFT JOIN steps s ON s.id = g.step_id LEFT JOIN processes p ON p.id = g.process_id"
@@ -21,9 +32,12 @@ static const char select_signals[] =
 int cmd_signals(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "signals"};
-	const char *all = NULL, *active = NULL;
-	const struct cli_extra_option extra[] = {
-	    {"all", false, &all}, {"active", false, &active}, {NULL, false, NULL}};
+	const char *all = NULL, *active = NULL, *format_arg = NULL;
+	const struct cli_extra_option extra[] = {{"all", false, &all},
+						 {"active", false, &active},
+						 {"format", true, &format_arg},
+						 {NULL, false, NULL}};
+	enum export_format format;
 	char sql[1024];
 	bool done;
 	int rc = cli_parse(argc, argv, &q, usage, extra, &done);
@@ -31,6 +45,8 @@ int cmd_signals(int argc, char **argv)
 
 	if (done)
 		return rc;
+	if (export_format_parse("signals", format_arg, &format) != 0)
+		return 2;
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;
@@ -43,6 +59,12 @@ int cmd_signals(int argc, char **argv)
 		 "THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, g.detected_ns, g.id",
 		 select_signals, active ? "AND g.active = 1" : "");
 	json_t *rows = cli_rows_json(db, sql, run);
+	if (format != EXPORT_NONE) {
+		export_rows(stdout, format, signal_columns, rows);
+		json_decref(rows);
+		sqlite3_close(db);
+		return 0;
+	}
 	if (q.json) {
 		json_t *doc = json_pack("{s:o, s:o}", "run", run ? json_integer(run) : json_null(),
 					"signals", rows);

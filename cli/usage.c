@@ -2,6 +2,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "common/hostinfo.h"
 
 #define GIB_KB (1024.0 * 1024.0)
 
@@ -143,6 +146,39 @@ int usage_scan(sqlite3 *db, int64_t from_ns, int64_t to_ns, int64_t only_run,
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Whether a collector of this machine (its machine id) recorded the database. */
+static bool recorded_here(sqlite3 *db)
+{
+	char id[64];
+	sqlite3_stmt *st;
+	bool here = false;
+
+	read_host_id(id, sizeof(id));
+	if (!id[0] || sqlite3_prepare_v2(db, "SELECT 1 FROM collector_stats WHERE host_id = ?1", -1,
+					 &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	here = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return here;
+}
+
+static void this_machine(struct host_capacity *cap)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	cap->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	cap->memory_gib = (double)kb / GIB_KB;
+	cap->this_host = cap->cpus > 0 && kb > 0;
+}
+
 int usage_capacity(sqlite3 *db, struct host_capacity *cap)
 {
 	sqlite3_stmt *st;
@@ -160,5 +196,7 @@ int usage_capacity(sqlite3 *db, struct host_capacity *cap)
 		cap->last_sample_ns = sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
+	if (cap->cpus <= 0 && recorded_here(db))
+		this_machine(cap);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #ifndef TRACER_USAGE_H
 #define TRACER_USAGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -24,12 +25,17 @@ struct host_capacity {
 	int cpus;
 	double memory_gib;
 	int64_t first_sample_ns, last_sample_ns;
+	bool this_host; /* no samples: this machine's, which recorded the runs */
 };
 
 /* Calls fn for every process alive within [from, to]. -1 on a database error. */
 int usage_scan(sqlite3 *db, int64_t from_ns, int64_t to_ns, int64_t only_run,
 	       void (*fn)(const struct process_usage *u, void *ctx), void *ctx);
-/* The host's CPUs and memory from its samples (0 if none recorded). */
+/*
+ * The host's CPUs and memory from its samples; with none (a `tracer run`
+ * shorter than the one-second sample period), this machine's own when the
+ * database was recorded here (its collector's machine id), else 0.
+ */
 int usage_capacity(sqlite3 *db, struct host_capacity *cap);
 
 #endif

@@ -133,3 +133,89 @@ def schema_examples_run_and_answer(ctx):
         about = re.search(r"FROM (processes|steps s|tool_usage|samples)\b", stmt)
         if about and "exit_code != 0" not in stmt:
             ctx.check(rows > 0, f"no rows from a docs example:\n{stmt}")
+
+
+def exported(ctx, *args):
+    p = subprocess.run([ctx.bin("tracer"), *args, "--db", ctx.db], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 0:
+        raise Failure(f"tracer {' '.join(args)}: {p.returncode} {p.stderr}")
+    return p.stdout
+
+
+def tsv_rows(text):
+    """Parsed by the rules docs/export.md states, not by our code."""
+    def unescape(field):
+        out, i = [], 0
+        while i < len(field):
+            if field[i] == "\\" and i + 1 < len(field):
+                out.append({"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}[field[i + 1]])
+                i += 2
+            else:
+                out.append(field[i])
+                i += 1
+        return "".join(out)
+    lines = text.split("\n")
+    ctx_header = lines[0].split("\t")
+    return [dict(zip(ctx_header, map(unescape, line.split("\t")))) for line in lines[1:] if line]
+
+
+@test
+def exports_parse_and_match_what_the_processes_did(ctx):
+    """show/runs/signals/cost --format tsv|csv|json: Python's csv module and the TSV rules
+    of docs/export.md read them back; an argv holding a tab, a comma, quotes and a newline
+    comes back exactly; each process's CPU matches what wait4() gave its parent; the
+    per-process rows sum to the run's totals; cost's usd column adds up to the bill."""
+    import csv
+    import io
+    hostile = 'a,b "c"\td\ne\\f'
+    script = ctx.path("export.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\n"
+                f"{ctx.helper('measure')} {ctx.path('burn.json')} -- {ctx.helper('cpuburn')} 300\n"
+                "/bin/echo $'a,b \"c\"\\td\\ne\\\\f' > /dev/null\n"
+                "sh -c 'exit 3' || true\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], expect=0)
+    run = ctx.latest_run()
+    tsv = tsv_rows(exported(ctx, "show", "--format", "tsv", str(run)))
+    csv_rows = list(csv.DictReader(io.StringIO(exported(ctx, "show", "--format", "csv", str(run)), newline="")))
+    js = json.loads(exported(ctx, "show", "--format", "json", str(run)))
+    n = ctx.one("SELECT count(*) FROM processes WHERE run_id = ?", run)
+    ctx.check(len(tsv) == len(csv_rows) == len(js) == n, f"one row per image: tsv {len(tsv)} csv {len(csv_rows)} "
+                                                         f"json {len(js)} db {n}")
+    ctx.check(list(tsv[0].keys()) == list(csv_rows[0].keys()) == list(js[0].keys()),
+              "the same columns in every format")
+    echo = [r for r in js if r["exe"].endswith("/echo")]
+    ctx.check(echo and echo[0]["argv"] == ["/bin/echo", hostile], f"argv round-trips in JSON: {echo[:1]}")
+    for rows, name in ((tsv, "tsv"), (csv_rows, "csv")):
+        e = [r for r in rows if r["exe"].endswith("/echo")]
+        ctx.check(e and json.loads(e[0]["argv"]) == ["/bin/echo", hostile], f"argv round-trips in {name}: {e[:1]}")
+    truth = json.load(open(ctx.path("burn.json")))
+    burn = [r for r in js if r["exe"].endswith("/cpuburn")]
+    if burn:
+        ctx.close(burn[0]["cpu_ns"] / 1e6, (truth["utime_ns"] + truth["stime_ns"]) / 1e6, 5,
+                  "cpuburn's cpu_ns (ms) vs wait4")
+        ctx.check(burn[0]["status"] == "ok" and burn[0]["start"].endswith("Z"), f"status and time: {burn[0]}")
+    else:
+        ctx.check(False, "cpuburn exported")
+    failed = [r for r in js if r["status"] == "failed"]
+    ctx.check(any(r["exit_code"] == 3 for r in failed), f"the sh that exited 3 is failed: {failed}")
+    cpu_total = ctx.one("SELECT cpu_ns FROM runs WHERE id = ?", run)
+    ctx.close(sum(int(r["cpu_ns"]) for r in tsv), cpu_total, 0, "the rows' CPU sums to the run's")
+    runs = list(csv.DictReader(io.StringIO(exported(ctx, "runs", "--format", "csv"), newline="")))
+    mine = [r for r in runs if int(r["id"]) == run]
+    ctx.check(mine and int(mine[0]["processes"]) >= 4 and int(mine[0]["cpu_ns"]) == cpu_total,
+              f"runs row: {mine[:1]}")
+    sigs = tsv_rows(exported(ctx, "signals", "--format", "tsv", str(run)))
+    ctx.check(len(sigs) == ctx.one("SELECT count(*) FROM signals WHERE run_id = ?", run),
+              f"one row per signal: {len(sigs)}")
+    cost = list(csv.DictReader(io.StringIO(exported(ctx, "cost", "--format", "csv", "--rate", "1", str(run)),
+                                           newline="")))
+    doc = json.loads(exported(ctx, "cost", "--json", "--rate", "1", str(run)))
+    ctx.check(cost and cost[-1]["key"] == "(idle capacity)", f"the idle row comes last: {cost[-1:]}")
+    ctx.close(sum(float(r["usd"]) for r in cost), doc["total_usd"], 1e-9, "the usd column adds up to the bill")
+    ctx.close(sum(float(r["share"]) for r in cost), 1.0, 1e-9, "shares add up to the host")
+    bad = subprocess.run([ctx.bin("tracer"), "runs", "--db", ctx.db, "--format", "xml"], capture_output=True,
+                         text=True, timeout=30)
+    ctx.check(bad.returncode == 2 and "tsv, csv or json" in bad.stderr, f"a bad format is named: {bad.stderr}")
