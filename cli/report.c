@@ -430,7 +430,7 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 			 (long long)int_of(totals, "images"));
 	fprintf(out,
 		", wall %s, %lld %s (%s%lld failed), CPU %s, largest process %s, "
-		"read %s, written %s\n\n",
+		"read %s, written %s (all read/write calls, not only storage)\n\n",
 		wall, (long long)int_of(totals, "processes"),
 		plural(int_of(totals, "processes"), "process", "processes"), images,
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);

@@ -380,7 +380,8 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 	if (s->r.live)
 		s->r.live--;
 	if (same_process(s->root_pid, s->root_start_boot_ns, p)) {
-		failed_tool_settle(&s->failed, &s->last_failed, row->has_signal, row->exit_code);
+		failed_tool_settle(&s->failed, &s->last_failed, row->has_signal, row->signal,
+				   row->exit_code);
 		s->status = status_of(row);
 		s->has_exit_code = row->has_exit_code;
 		s->exit_code = row->exit_code;
@@ -406,7 +407,8 @@ static void run_exit(struct correlator *c, struct run *r, struct proc *p, bool f
 	bool engine_ended =
 	    r->engine_pid && same_process(r->engine_pid, r->engine_start_boot_ns, p);
 	if (engine_ended && r->source != RUN_EXPLICIT) {
-		failed_tool_settle(&r->failed, &r->last_failed, row->has_signal, row->exit_code);
+		failed_tool_settle(&r->failed, &r->last_failed, row->has_signal, row->signal,
+				   row->exit_code);
 		r->row.end_epoch_ns = row->end_epoch_ns;
 		r->row.has_exit_code = row->has_exit_code;
 		r->row.exit_code = row->exit_code;

@@ -94,7 +94,7 @@ void launch_finish_command(struct ingest *g, struct proc *p)
 		    !proc_same_start(r->command_start_boot_ns, r->command_coarse, p->start_boot_ns,
 				     p->start_coarse))
 			continue;
-		failed_tool_settle(&r->failed, &r->last_failed, p->row.has_signal,
+		failed_tool_settle(&r->failed, &r->last_failed, p->row.has_signal, p->row.signal,
 				   p->row.exit_code);
 		r->row.end_epoch_ns = p->row.end_epoch_ns;
 		r->row.has_exit_code = p->row.has_exit_code;

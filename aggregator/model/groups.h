@@ -80,9 +80,10 @@ enum run_source run_source_parse(const char *name);
  * A tool (not a shell, wrapper or helper) that failed in a step or run:
  * exited non-zero or was killed, SIGPIPE aside (a producer whose reader
  * stopped reading, as `| head` does, has not failed). `failed` is the first
- * one until the group ends; then the one that failed it: the last whose exit
- * code is the group's (a `set -e` script, a wrapper passing its tool's code
- * on), else the first.
+ * one until the group ends; then the one that failed it: the last that ended
+ * as the group did (the same exit code: a `set -e` script, a wrapper passing
+ * its tool's code on; the same signal; or exit code 128 + its signal: a shell
+ * reporting its child's death), else the first.
  */
 struct failed_tool {
 	int64_t process_id, tool_id; /* process_id 0: none */
@@ -94,7 +95,7 @@ struct failed_tool {
 /* The group ended with this exit: keep as `first` the tool that failed it. A tool
  * failing on the way (a shim's readlink, a handled grep) is not the cause. */
 void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
-			int code);
+			int signal, int exit_code);
 
 struct run;
 

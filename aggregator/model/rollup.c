@@ -159,8 +159,12 @@ void rollup_totals(const struct rollup *r, struct totals_row *t)
 }
 
 void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
-			int code)
+			int signal, int exit_code)
 {
-	if (last->process_id && !last->has_signal && !has_signal && last->code == code)
+	bool ended_alike = has_signal	      ? last->has_signal && last->code == signal
+			   : last->has_signal ? exit_code == 128 + last->code
+					      : exit_code == last->code;
+
+	if (last->process_id && ended_alike)
 		*first = *last;
 }

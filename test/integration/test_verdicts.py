@@ -61,6 +61,11 @@ def cases(ctx, d, flaky_ok, flaky_never):
             f.write("rule count_reads:\n    output: 'counts.txt'\n"
                     f"    shell: 'python3 {job} {path}/attempt && wc -l {reads} > {{output}}'\n")
     burn = "head -c 300M /dev/zero | sha256sum > /dev/null"
+    # Like pyenv's and conda's shims: a lookup that fails (handled), then exec of the tool.
+    shim = os.path.join(d, "python3-shim")
+    with open(shim, "w") as f:
+        f.write("#!/bin/bash\nreadlink /no/such/version-file > /dev/null\nexec python3 \"$@\"\n")
+    os.chmod(shim, 0o755)
     n = 2 * os.cpu_count()
     return [
         # --- clean: idioms that end processes "badly" on purpose --------------------------
@@ -89,7 +94,7 @@ def cases(ctx, d, flaky_ok, flaky_never):
                                                      "-s", os.path.join(smk_ok, "Snakefile"), "-d", smk_ok],
              must={"retried"}),
         # --- slow for a known reason: a warning, never critical ---------------------------
-        Case("stalled_tool", "python3 -c 'import time; time.sleep(3.5)'\n", must={"stalled"}),
+        Case("stalled_tool", "python3 -c 'import time; time.sleep(5)'\n", must={"stalled"}),
         Case("cpu_contention", " & ".join([f"( {burn} )"] * n) + " & wait\n", must={"cpu_contention"}),
         # --- failing: one known first cause each ------------------------------------------
         Case("missing_input", f"set -e\nsamtools view -b {d}/no_such_sample.bam > {ctx.path('o.bam')}\necho never\n",
@@ -106,6 +111,8 @@ def cases(ctx, d, flaky_ok, flaky_never):
              exit=1, cause="python3", not_evidence=PYTHON_PROBES),
         Case("segfault", "set -e\necho loading\npython3 -c 'import ctypes; ctypes.string_at(0)'\necho never\n",
              exit=139, cause="python3", evidence=("SIGSEGV",), not_evidence=PYTHON_PROBES),
+        Case("shim_then_crash", "set -e\n" + shim + " -c 'import ctypes; ctypes.string_at(0)'\necho never\n",
+             exit=139, cause="python3", evidence=("SIGSEGV",)),
         Case("make_recipe_fails", f"make -s -j2 -C {make_bad}\n", exit=2, cause="sort"),
         Case("killed_by_kill", "sleep 30 &\npid=$!\nsleep 0.2\nkill -9 $pid\nwait $pid\n",
              exit=137, cause="sleep", evidence=("SIGKILL",)),
@@ -141,7 +148,7 @@ def explain_text(ctx, db, run):
 
 @test
 def corpus_of_scripts_gets_the_right_verdicts(ctx):
-    """25 scripts and workflows, run one after another under one set of daemons; for
+    """26 scripts and workflows, run one after another under one set of daemons; for
     each, the verdicts it must and must not produce (module docstring)."""
     sock, db = ctx.path("s.sock"), ctx.path("verdicts.db")
     d = data_files(ctx)

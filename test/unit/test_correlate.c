@@ -228,9 +228,35 @@ static void test_explicit_only_recognises_nothing(void **state)
 	assert_null(corr.runs);
 }
 
+/* A pyenv shim's handled readlink failure first, then the tool: the tool failed the step. */
+static void test_the_tool_that_ended_as_the_step_did_is_the_cause(void **state)
+{
+	const struct failed_tool shim = {.process_id = 1, .code = 1};
+	const struct failed_tool crash = {.process_id = 2, .has_signal = true, .code = 11};
+	const struct failed_tool exit3 = {.process_id = 3, .code = 3};
+	struct failed_tool first;
+
+	(void)state;
+	first = shim; /* killed by SIGSEGV, as the step was */
+	failed_tool_settle(&first, &crash, true, 11, 0);
+	assert_int_equal(first.process_id, 2);
+	first = shim; /* a shell reporting it: exit 139 */
+	failed_tool_settle(&first, &crash, false, 0, 139);
+	assert_int_equal(first.process_id, 2);
+	first = shim; /* the same exit code */
+	failed_tool_settle(&first, &exit3, false, 0, 3);
+	assert_int_equal(first.process_id, 3);
+	first = shim; /* nothing ended as the step did: the first failure stays */
+	failed_tool_settle(&first, &exit3, false, 0, 2);
+	assert_int_equal(first.process_id, 1);
+	failed_tool_settle(&first, &crash, true, 9, 0);
+	assert_int_equal(first.process_id, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_the_tool_that_ended_as_the_step_did_is_the_cause),
 	    cmocka_unit_test_setup_teardown(test_script_run_and_its_steps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_subshell_of_a_script_is_a_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_engine_inside_a_script_gets_its_own_run, setup,
