@@ -10,7 +10,7 @@ The files probe's own cost is (default - files off); the traced-syscall floor
 is (floor - 1); what is ours on top of the floor is (default - files off) -
 (floor - 1).
 
-Usage: sudo test/bench/files_ab.py [--build build] [--rounds 15] [--storm 4000]
+Usage: sudo test/bench/files_ab.py [--build build] [--rounds 15] [--storm 6000]
 (needs build/bench/open_floor: `make bench` or `make build/bench/open_floor`)
 """
 import argparse
@@ -33,7 +33,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--storm", type=int, default=4000)
+    ap.add_argument("--storm", type=int, default=6000)  # about 2 s a run here
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix="tracer-files-ab-")
