@@ -17,16 +17,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stats import quartiles  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GROUPS = ("scheduler", "network", "oom", "reclaim", "files", "cgroups", "samples")
 
 
-def quartiles(xs):
-    xs = sorted(xs)
-    if len(xs) < 4:
-        return xs[0], statistics.median(xs), xs[-1]
-    q = statistics.quantiles(xs, n=4)
-    return q[0], q[1], q[2]
 
 
 def fmt(xs):

@@ -8,17 +8,14 @@ Usage: sudo test/bench/storm_ab.py BUILD_A BUILD_B [--rounds N] [--storm N]
 """
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Daemons, pairs  # noqa: E402
+from stats import quartiles  # noqa: E402
 
 
-def quartiles(xs):
-    q = statistics.quantiles(xs, n=4)
-    return q[0], statistics.median(xs), q[2]
 
 
 def main():
