@@ -41,6 +41,7 @@ struct aggregator_options {
 	unsigned n_collector_users;
 	int socket_mode;
 	int ready_fd;
+	int lifeline_fd; /* --exit-with-fd */
 	enum ingest_scope scope;
 	unsigned host_sample_ms;
 	unsigned commit_ms;
@@ -151,7 +152,9 @@ static void usage(FILE *out)
 	    "(default " TRACER_DEFAULT_SHIPPER_STATE ")\n"
 	    "  --log-level LEVEL      error, warn, info (default) or debug\n"
 	    "  --version              print the version and exit\n"
-	    "  --ready-fd N           write \"ready\\n\" to fd N once listening\n",
+	    "  --ready-fd N           write \"ready\\n\" to fd N once listening\n"
+	    "  --exit-with-fd N       stop (as on SIGTERM) when fd N hangs up: the process\n"
+	    "                         that started us died (tracer run passes a pipe)\n",
 	    RECEIVER_COMMIT_EVERY_MS);
 }
 
@@ -166,6 +169,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"scope", required_argument, 0, 'S'},
 	    {"log-level", required_argument, 0, 'l'},
 	    {"ready-fd", required_argument, 0, 'R'},
+	    {"exit-with-fd", required_argument, 0, 'W'},
 	    {"host-sample-ms", required_argument, 0, 'H'},
 	    {"commit-ms", required_argument, 0, 'C'},
 	    {"tools-allow", required_argument, 0, 'A'},
@@ -189,6 +193,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 					 .db_path = TRACER_DEFAULT_DB,
 					 .socket_mode = 0660,
 					 .ready_fd = -1,
+					 .lifeline_fd = -1,
 					 .scope = SCOPE_ALL,
 					 .host_sample_ms = 1000,
 					 .commit_ms = RECEIVER_COMMIT_EVERY_MS,
@@ -250,6 +255,18 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 				return -1;
 			}
 			o->ready_fd = (int)fd;
+			break;
+		}
+		case 'W': {
+			char *tail;
+			long fd = strtol(optarg, &tail, 10);
+			if (tail == optarg || *tail || fd < 0 || fd > 65535) {
+				fprintf(stderr,
+					"tracer-aggregator: --exit-with-fd: bad descriptor '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->lifeline_fd = (int)fd;
 			break;
 		}
 		case 'L': {
@@ -482,6 +499,7 @@ int main(int argc, char **argv)
 	}
 	receiver_init(&receiver, &ingest, &store);
 	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
+	receiver.lifeline_fd = opt.lifeline_fd;
 	receiver.commit_every_ns = (uint64_t)opt.commit_ms * NSEC_PER_MSEC;
 	receiver.retention = (struct retention){.max_age_ns = (int64_t)opt.retain_days * 86400 *
 							      (int64_t)NSEC_PER_SEC,

@@ -9,6 +9,7 @@
  * the duration of the run.
  */
 #include <errno.h>
+#include <glob.h>
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
@@ -19,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -235,6 +237,26 @@ static uint64_t own_start_boot_ns(void)
 	return hz > 0 ? ticks * (NSEC_PER_SEC / (uint64_t)hz) : 0;
 }
 
+/*
+ * Socket directories of earlier runs that were killed before they could
+ * remove them. Their aggregator removed its socket when it stopped, so they
+ * are empty: rmdir takes only those (a live run's holds its socket), and only
+ * past a minute old (one being set up this moment is left alone).
+ */
+static void sweep_stale_socket_dirs(void)
+{
+	glob_t g;
+	struct stat st;
+	time_t now = time(NULL);
+
+	if (glob("/run/tracer-run.*", GLOB_NOSORT, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		if (lstat(g.gl_pathv[i], &st) == 0 && S_ISDIR(st.st_mode) && now - st.st_mtime > 60)
+			rmdir(g.gl_pathv[i]);
+	globfree(&g);
+}
+
 static int start_daemons(const struct run_options *o, struct self_hosted *h)
 {
 	char dir[4096], agg_path[4200], col_path[4200];
@@ -257,6 +279,7 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 		snprintf(h->socket_path, sizeof(h->socket_path), "%s", o->socket_path);
 	} else {
 		/* A private socket: nothing else can talk to these daemons. */
+		sweep_stale_socket_dirs();
 		snprintf(h->socket_dir, sizeof(h->socket_dir), "/run/tracer-run.XXXXXX");
 		if (!mkdtemp(h->socket_dir)) {
 			snprintf(h->socket_dir, sizeof(h->socket_dir), "/tmp/tracer-run.XXXXXX");
@@ -282,6 +305,11 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 			    "--user", agg_user.name, "--scope", "runs", "--launcher", launcher,
 			    /* A run's report waits for the last commit: make it soon. */
 			    "--commit-ms", "20", "--log-level", (char *)o->log_level, NULL};
+	/* Should this process be killed, its daemons stop instead of tracing on. */
+	if (daemon_lifeline() < 0) {
+		perror("tracer run: pipe");
+		return -1;
+	}
 	if (daemon_start(&h->aggregator, "tracer-aggregator", agg_argv, 10000) != 0)
 		return -1;
 	char *col_argv[] = {col_path,	   "--socket",		 h->socket_path,

@@ -46,17 +46,32 @@ int daemons_directory(char *out, size_t size)
 	return access(candidate, X_OK) == 0 ? 0 : -1;
 }
 
+static int lifeline_read = -1;
+
+int daemon_lifeline(void)
+{
+	int fds[2];
+
+	if (lifeline_read >= 0)
+		return lifeline_read;
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return -1;
+	/* The write end is never written: it only has to stay open while we live. */
+	lifeline_read = fds[0];
+	return lifeline_read;
+}
+
 int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeout_ms)
 {
 	int fds[2];
-	char fd_text[16], buf[16];
+	char fd_text[16], life_text[16], buf[16];
 	size_t argc = 0;
 
 	d->name = name;
 	d->pid = -1;
 	while (argv[argc])
 		argc++;
-	char **args = calloc(argc + 3, sizeof(*args));
+	char **args = calloc(argc + 5, sizeof(*args));
 	if (!args || pipe2(fds, O_CLOEXEC) != 0) {
 		free(args);
 		return -1;
@@ -74,6 +89,11 @@ int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeo
 		memcpy(args, argv, argc * sizeof(*args));
 		args[argc] = "--ready-fd";
 		args[argc + 1] = fd_text;
+		if (lifeline_read >= 0) {
+			snprintf(life_text, sizeof(life_text), "%d", dup(lifeline_read));
+			args[argc + 2] = "--exit-with-fd";
+			args[argc + 3] = life_text;
+		}
 		execv(args[0], args);
 		fprintf(stderr, "tracer: cannot run %s: %s\n", args[0], strerror(errno));
 		_exit(127);

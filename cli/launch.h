@@ -10,8 +10,16 @@ struct daemon_proc {
 };
 
 /*
- * Runs argv (argv[0] is the path) in its own session, appending --ready-fd,
- * and waits up to timeout_ms for it to say it is ready. 0 or -1.
+ * The read end of a pipe whose write end only this process holds (close on
+ * exec, so the traced command does not): when we die, even by SIGKILL, the
+ * daemons we started see it hang up and stop (--exit-with-fd). -1 until made.
+ */
+int daemon_lifeline(void);
+
+/*
+ * Runs argv (argv[0] is the path) in its own session, appending --ready-fd
+ * and, once daemon_lifeline() made one, --exit-with-fd, and waits up to
+ * timeout_ms for it to say it is ready. 0 or -1.
  */
 int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeout_ms);
 /* SIGTERM, then SIGKILL after timeout_ms. Returns its wait status or -1. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +64,14 @@ static void on_flush(int sig)
 	flush_requested = 1;
 }
 
+/* Whether fd (a pipe's read end) has no writer left; never for -1. */
+static bool hung_up(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN));
+}
+
 static void usage(FILE *out)
 {
 	fprintf(
@@ -82,6 +91,8 @@ static void usage(FILE *out)
 	    "  --ring-mb N        kernel ring buffer size in MiB, power of two (default 16)\n"
 	    "  --queue-mb N       frames kept while the aggregator is away (default 64)\n"
 	    "  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
+	    "  --exit-with-fd N   stop (as on SIGTERM) when fd N hangs up: the process\n"
+	    "                     that started us died (tracer run passes a pipe)\n"
 	    "  --force-tracepoints  use classic tracepoints even where tp_btf exists\n"
 	    "  --force-no-kfunc   as on Linux 5.5-6.1 (no bpf_rdonly_cast kfunc): exec on\n"
 	    "                     its classic tracepoint, every open reads its path\n"
@@ -94,6 +105,7 @@ static void usage(FILE *out)
 struct cli {
 	const char *config;
 	int ready_fd;
+	int lifeline_fd; /* --exit-with-fd */
 	bool test_forbidden;
 };
 
@@ -137,6 +149,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	    {"ring-mb", required_argument, 0, 'r'},
 	    {"queue-mb", required_argument, 0, 'q'},
 	    {"ready-fd", required_argument, 0, 'R'},
+	    {"exit-with-fd", required_argument, 0, 'W'},
 	    {"force-tracepoints", no_argument, 0, 'T'},
 	    {"force-no-kfunc", no_argument, 0, 'x'},
 	    {"force-perfbuf", no_argument, 0, 'P'},
@@ -152,6 +165,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	collector_config_defaults(c);
 	cli->config = NULL;
 	cli->ready_fd = -1;
+	cli->lifeline_fd = -1;
 	cli->test_forbidden = false;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (opt == 'c')
@@ -228,6 +242,15 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 			if (cli->ready_fd < 0) {
 				fprintf(stderr,
 					"tracer-collector: --ready-fd: bad descriptor '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'W':
+			cli->lifeline_fd = parse_fd(optarg);
+			if (cli->lifeline_fd < 0) {
+				fprintf(stderr,
+					"tracer-collector: --exit-with-fd: bad descriptor '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -359,6 +382,11 @@ int main(int argc, char **argv)
 	}
 	while (!stop_requested) {
 		sdnotify_watchdog(now_boottime_ns());
+		if (hung_up(cli.lifeline_fd)) {
+			log_warn("the process that started us is gone: stopping");
+			stop_requested = SIGTERM;
+			break;
+		}
 		if (hup_received) {
 			hup_received = 0;
 			log_info("SIGHUP: nothing to reload; probe settings apply on restart");

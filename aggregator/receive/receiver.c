@@ -46,6 +46,7 @@ int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store
 	frame_arena_init(&r->arena);
 	r->commit_every_ns = RECEIVER_COMMIT_EVERY_MS * NSEC_PER_MSEC;
 	r->wake_fd = -1;
+	r->lifeline_fd = -1;
 	return 0;
 }
 
@@ -397,10 +398,11 @@ fail_committed:
  */
 static void wait_for_frame(const struct receiver *r, int recv_fd, int wait_ms)
 {
-	struct pollfd p[2] = {{.fd = recv_fd, .events = POLLIN},
-			      {.fd = r->wake_fd, .events = POLLIN}};
+	struct pollfd p[3] = {{.fd = recv_fd, .events = POLLIN},
+			      {.fd = r->wake_fd, .events = POLLIN},
+			      {.fd = r->lifeline_fd, .events = POLLIN}};
 
-	if (recv_fd < 0 || (poll(p, 2, wait_ms) < 0 && errno != EINTR)) {
+	if (recv_fd < 0 || (poll(p, 3, wait_ms) < 0 && errno != EINTR)) {
 		sleep_ns((uint64_t)wait_ms * NSEC_PER_MSEC);
 		return;
 	}
@@ -409,6 +411,15 @@ static void wait_for_frame(const struct receiver *r, int recv_fd, int wait_ms)
 		while (read(r->wake_fd, drain, sizeof(drain)) > 0)
 			;
 	}
+}
+
+/* Whether the process that started us (and holds the lifeline's write end) is gone. */
+static bool starter_gone(const struct receiver *r)
+{
+	struct pollfd p = {.fd = r->lifeline_fd, .events = POLLIN};
+
+	return r->lifeline_fd >= 0 && poll(&p, 1, 0) > 0 &&
+	       (p.revents & (POLLHUP | POLLERR | POLLIN));
 }
 
 /* Lowers *due to t when t is still ahead of now (a past time is acted on now). */
@@ -507,6 +518,11 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		recv_fd = -1;
 	}
 	while (!*stop) {
+		if (starter_gone(r)) {
+			log_warn("the process that started us is gone: stopping");
+			*stop = SIGTERM;
+			break;
+		}
 		if (r->reload && *r->reload) {
 			*r->reload = 0;
 			correlator_reload(&r->ingest->corr);

@@ -71,6 +71,7 @@ struct receiver {
 	char host_id[64];
 	volatile sig_atomic_t *reload; /* set by SIGHUP: reread the tool lists */
 	int wake_fd;		       /* readable after a signal (main.c writes to it), or -1 */
+	int lifeline_fd;	       /* --exit-with-fd: hangs up when our starter dies, or -1 */
 	struct frame_arena arena;      /* the frame being applied lives here */
 	uint64_t commit_every_ns;      /* frames wait at most this long for their commit */
 	uint64_t last_commit_ns;

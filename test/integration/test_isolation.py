@@ -130,3 +130,59 @@ def a_large_run_prints_a_summary(ctx):
     ctx.check(f"tracer show --db {ctx.db}" in p.stderr, f"it says where the rest is: {p.stderr[-300:]}")
     n = ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true'", ctx.latest_run())
     ctx.check(n == 400, f"every process recorded: {n}")
+
+
+def children_of(pid):
+    """(pid, argv) of the processes whose parent is pid, from /proc."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid == pid:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    out.append((int(d), f.read().split(b"\0")))
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+@test
+def a_killed_tracer_run_takes_its_daemons_with_it(ctx):
+    """`kill -9` of a self-hosted `tracer run`: its collector (probes attached, tracing the
+    host) and aggregator stop by themselves within seconds, the run so far stays in the
+    database, and the next `tracer run` removes the socket directory the killed one left
+    (once it is a minute old: here its time is set back)."""
+    db = ctx.path("killed.db")
+    p = subprocess.Popen([ctx.bin("tracer"), "run", "--db", db, "--", "sleep", "60"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ctx.procs.append(p)
+    daemons, deadline = [], time.time() + 40
+    while time.time() < deadline and len(daemons) < 2:
+        daemons = [(pid, argv) for pid, argv in children_of(p.pid) if b"tracer-" in argv[0]]
+        time.sleep(0.1)
+    sleeper = [pid for pid, argv in children_of(p.pid) if argv[0] == b"sleep"]
+    ctx.check(len(daemons) == 2, f"tracer run started its two daemons: {daemons}")
+    socket = [a for _, argv in daemons for i, a in enumerate(argv) if i and argv[i - 1] == b"--socket"]
+    time.sleep(1)
+    p.kill()
+    p.wait()
+    gone_by = time.time() + 10
+    while time.time() < gone_by and any(os.path.exists(f"/proc/{pid}") for pid, _ in daemons):
+        time.sleep(0.1)
+    left = [pid for pid, _ in daemons if os.path.exists(f"/proc/{pid}")]
+    ctx.check(not left, f"both daemons stopped within 10 s of tracer run's death: {left} still alive")
+    for pid in sleeper:  # the command is the user's: it is not ours to kill
+        os.kill(pid, 9)
+    rows = ctx.query("SELECT name, status FROM runs", db=db)
+    ctx.check(len(rows) == 1, f"the run so far is in the database: {rows}")
+    if socket:
+        sock_dir = os.path.dirname(socket[0].decode())
+        ctx.check(os.path.isdir(sock_dir) and not os.listdir(sock_dir),
+                  f"the killed run's socket directory is left, empty: {sock_dir}")
+        old = time.time() - 120
+        os.utime(sock_dir, (old, old))
+        ctx.tracer_run(["true"], expect=0)
+        ctx.check(not os.path.exists(sock_dir), f"the next tracer run removed it: {sock_dir}")
