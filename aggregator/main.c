@@ -158,6 +158,15 @@ static void usage(FILE *out)
 	    RECEIVER_COMMIT_EVERY_MS);
 }
 
+/* A descriptor number given on the command line, or -1. */
+static int descriptor(const char *text)
+{
+	char *tail;
+	long fd = strtol(text, &tail, 10);
+
+	return tail == text || *tail || fd < 0 || fd > 65535 ? -1 : (int)fd;
+}
+
 static int parse_options(int argc, char **argv, struct aggregator_options *o)
 {
 	static const struct option longopts[] = {
@@ -245,28 +254,15 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 				return -1;
 			}
 			break;
-		case 'R': {
-			char *tail;
-			long fd = strtol(optarg, &tail, 10);
-			if (tail == optarg || *tail || fd < 0 || fd > 65535) {
-				fprintf(stderr,
-					"tracer-aggregator: --ready-fd: bad descriptor '%s'\n",
-					optarg);
-				return -1;
-			}
-			o->ready_fd = (int)fd;
-			break;
-		}
+		case 'R':
 		case 'W': {
-			char *tail;
-			long fd = strtol(optarg, &tail, 10);
-			if (tail == optarg || *tail || fd < 0 || fd > 65535) {
-				fprintf(stderr,
-					"tracer-aggregator: --exit-with-fd: bad descriptor '%s'\n",
-					optarg);
+			int fd = descriptor(optarg);
+			if (fd < 0) {
+				fprintf(stderr, "tracer-aggregator: --%s: bad descriptor '%s'\n",
+					c == 'R' ? "ready-fd" : "exit-with-fd", optarg);
 				return -1;
 			}
-			o->lifeline_fd = (int)fd;
+			*(c == 'R' ? &o->ready_fd : &o->lifeline_fd) = fd;
 			break;
 		}
 		case 'L': {

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "collector/sandbox.h"
 #include "collector/sender.h"
 #include "collector/snapshot.h"
+#include "common/fileutil.h"
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/privdrop.h"
@@ -62,14 +62,6 @@ static void on_flush(int sig)
 {
 	(void)sig;
 	flush_requested = 1;
-}
-
-/* Whether fd (a pipe's read end) has no writer left; never for -1. */
-static bool hung_up(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-
-	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN));
 }
 
 static void usage(FILE *out)
@@ -382,7 +374,7 @@ int main(int argc, char **argv)
 	}
 	while (!stop_requested) {
 		sdnotify_watchdog(now_boottime_ns());
-		if (hung_up(cli.lifeline_fd)) {
+		if (fd_hung_up(cli.lifeline_fd)) {
 			log_warn("the process that started us is gone: stopping");
 			stop_requested = SIGTERM;
 			break;

@@ -2,6 +2,7 @@
 #ifndef TRACER_FILEUTIL_H
 #define TRACER_FILEUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -14,5 +15,7 @@ int mkdir_parents(const char *path, mode_t mode);
 /* The directory part of path, in out. */
 void path_dirname(const char *path, char *out, size_t size);
 const char *path_basename(const char *path);
+/* Whether fd, a pipe's read end, has no writer left (without blocking); never for -1. */
+bool fd_hung_up(int fd);
 
 #endif

@@ -13,6 +13,7 @@
 #include "aggregator/receive/metrics.h"
 #include "common/frame.h"
 #include "common/hostinfo.h"
+#include "common/fileutil.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
 #include "common/timeutil.h"
@@ -413,15 +414,6 @@ static void wait_for_frame(const struct receiver *r, int recv_fd, int wait_ms)
 	}
 }
 
-/* Whether the process that started us (and holds the lifeline's write end) is gone. */
-static bool starter_gone(const struct receiver *r)
-{
-	struct pollfd p = {.fd = r->lifeline_fd, .events = POLLIN};
-
-	return r->lifeline_fd >= 0 && poll(&p, 1, 0) > 0 &&
-	       (p.revents & (POLLHUP | POLLERR | POLLIN));
-}
-
 /* Lowers *due to t when t is still ahead of now (a past time is acted on now). */
 static void earliest_ahead(uint64_t *due, uint64_t t, uint64_t now)
 {
@@ -518,7 +510,8 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		recv_fd = -1;
 	}
 	while (!*stop) {
-		if (starter_gone(r)) {
+		/* The process that started us (holding the lifeline's write end) is gone. */
+		if (fd_hung_up(r->lifeline_fd)) {
 			log_warn("the process that started us is gone: stopping");
 			*stop = SIGTERM;
 			break;
