@@ -89,7 +89,29 @@ struct thread_walk {
 	struct list_head *head;
 	struct list_head *pos;
 	struct group_cpu cpu;
+	__u64 start_ns; /* the process's, for exit notes; 0: leave none */
+	__u32 tgid;
 };
+
+/*
+ * A thread still exiting on another CPU when its group's totals are read: its
+ * clocks as summed, so its last switch-out sends the rest (sched.bpf.c), which
+ * wait4 counts too. One that passed exit_notify() is all but off the CPU.
+ */
+static __always_inline void note_exiting_thread(const struct thread_walk *w, struct task_struct *t)
+{
+	if (!w->start_ns || BPF_CORE_READ(t, exit_state))
+		return;
+	__u32 tid = BPF_CORE_READ(t, pid);
+	struct exit_note n = {
+	    .start_ns = w->start_ns,
+	    .runtime = BPF_CORE_READ(t, se.sum_exec_runtime),
+	    .utime = BPF_CORE_READ(t, utime),
+	    .stime = BPF_CORE_READ(t, stime),
+	    .tgid = w->tgid,
+	};
+	bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
+}
 
 /* Bounds the walk; a group with more threads still unreleased at its end is undercounted. */
 #define MAX_THREADS_WALKED 16384
@@ -104,8 +126,10 @@ static long add_next_thread(__u64 i, void *ctx)
 	if (!next || next == w->head)
 		return 1;
 	w->pos = next;
-	add_thread_cpu(
-	    &w->cpu, (void *)next - bpf_core_field_offset(struct task_struct, thread_node), false);
+	struct task_struct *t =
+	    (void *)next - bpf_core_field_offset(struct task_struct, thread_node);
+	add_thread_cpu(&w->cpu, t, false);
+	note_exiting_thread(w, t);
 	return 0;
 }
 
@@ -116,12 +140,15 @@ static long add_next_thread(__u64 i, void *ctx)
  * (exit_group: a thread killed as the process ends). The kernel moves a
  * thread's time into signal_struct and unlinks it in one write section of
  * stats_lock, so a read between two equal even sequence numbers is
- * consistent, as in thread_group_cputime().
+ * consistent, as in thread_group_cputime(). With start_ns set, each thread
+ * still exiting gets an exit note; a note of a thread released during a
+ * retried walk overlaps its time in signal_struct by microseconds.
  */
-static __noinline void read_group_cpu(struct signal_struct *sig, struct group_cpu *out)
+static __noinline void read_group_cpu(struct signal_struct *sig, struct group_cpu *out, __u32 tgid,
+				      __u64 start_ns)
 {
 	for (int attempt = 0; attempt < 3; attempt++) {
-		struct thread_walk w = {};
+		struct thread_walk w = {.start_ns = exit_tails_on ? start_ns : 0, .tgid = tgid};
 		__u32 seq = BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence);
 
 		w.head = (void *)sig + bpf_core_field_offset(struct signal_struct, thread_head);
@@ -167,7 +194,8 @@ static __always_inline bool alone_in_group(struct signal_struct *sig, struct tas
  * always the current task here (exec and exit run in its context).
  */
 static __always_inline __u32 read_counters(struct task_struct *task, struct tracer_counters *c,
-					   __u32 *flags, bool final_exit, bool direct)
+					   __u32 *flags, bool final_exit, __u64 start_ns,
+					   bool direct)
 {
 	struct signal_struct *sig = KREAD(direct, task, signal);
 	struct task_struct *leader = KREAD(direct, task, group_leader);
@@ -175,7 +203,7 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 
 	struct group_cpu cpu;
 	if (final_exit && !alone_in_group(sig, task)) {
-		read_group_cpu(sig, &cpu);
+		read_group_cpu(sig, &cpu, KREAD(direct, task, tgid), start_ns);
 	} else {
 		signal_cpu(&cpu, sig, direct);
 		add_thread_cpu(&cpu, task, direct);
@@ -221,23 +249,25 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 
 /* One copy per flavour, each a subprogram shared by exec and exit. */
 static __noinline __u32 read_counters_btf(struct task_struct *task, struct tracer_counters *c,
-					  __u32 *flags, bool final_exit)
+					  __u32 *flags, bool final_exit, __u64 start_ns)
 {
-	return read_counters(task, c, flags, final_exit, true);
+	return read_counters(task, c, flags, final_exit, start_ns, true);
 }
 
 static __noinline __u32 read_counters_tp(struct task_struct *task, struct tracer_counters *c,
-					 __u32 *flags, bool final_exit)
+					 __u32 *flags, bool final_exit, __u64 start_ns)
 {
-	return read_counters(task, c, flags, final_exit, false);
+	return read_counters(task, c, flags, final_exit, start_ns, false);
 }
 
+/* start_ns: the process's start at its final exit, for the exit notes of threads still exiting. */
 static __always_inline __u32 read_counters_of(struct task_struct *task, struct tracer_counters *c,
-					      __u32 *flags, bool final_exit, bool direct)
+					      __u32 *flags, bool final_exit, __u64 start_ns,
+					      bool direct)
 {
 	if (direct)
-		return read_counters_btf(task, c, flags, final_exit);
-	return read_counters_tp(task, c, flags, final_exit);
+		return read_counters_btf(task, c, flags, final_exit, start_ns);
+	return read_counters_tp(task, c, flags, final_exit, start_ns);
 }
 
 /* One path walk in progress; bpf_loop() calls a walk step per component. */
@@ -447,7 +477,7 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 		flags |= TRACER_F_PREV_PEAK_KNOWN;
 		bpf_map_delete_elem(&prev_peak, &old_tid);
 	}
-	read_counters_of(task, &e->at_exec, &flags, false, direct);
+	read_counters_of(task, &e->at_exec, &flags, false, 0, direct);
 
 	e->argv_len = 0;
 	read_argv(task, e);
@@ -566,7 +596,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 		e->exit_code = KREAD(direct, leader, exit_code);
 	struct task_struct *real_parent = KREAD(direct, task, real_parent);
 	e->ppid = KREAD(direct, real_parent, tgid);
-	__u32 had = read_counters_of(task, &e->totals, &flags, true, direct);
+	__u32 had = read_counters_of(task, &e->totals, &flags, true, e->h.start_ns, direct);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
 	__u64 start_ns = e->h.start_ns;

@@ -10,10 +10,11 @@
 #define TASK_DEAD 0x00000080
 
 /*
- * A task's last switch-out: it is dead, its runtime final. If it was the last
- * thread of a process (process.bpf.c left a note at the exit tracepoint), send
- * what its exit path used since: freeing a large address space alone can be
- * hundreds of milliseconds, which wait4 counts.
+ * A task's last switch-out: it is dead, its runtime final. If its process's
+ * totals were read while it was still exiting (process.bpf.c left a note at the
+ * final exit: for the last thread, and for others still exiting beside it),
+ * send what its exit path used since: freeing a large address space alone can
+ * be hundreds of milliseconds, which wait4 counts.
  */
 static __always_inline void emit_exit_tail(void *ctx, struct task_struct *prev)
 {

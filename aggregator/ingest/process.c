@@ -318,8 +318,9 @@ static uint64_t minus(uint64_t a, uint64_t b)
 }
 
 /*
- * What the process's last thread used after the exit event, up to its last
- * switch-out (its exit path: freeing memory, closing files): added to the
+ * What a thread of the process used after the exit event, up to its last
+ * switch-out (its exit path: freeing memory, closing files): the last
+ * thread's, and one for each thread still exiting beside it. Added to the
  * last image, its step and its run, so they match wait4.
  */
 void on_exit_tail(struct ingest *g, const Tracer__ExitTailEvent *x)
@@ -328,16 +329,17 @@ void on_exit_tail(struct ingest *g, const Tracer__ExitTailEvent *x)
 	struct proc_metrics *m;
 	uint64_t user, sys;
 
-	if (!p || !p->life.exited || p->life.tail_applied || !p->row.has_metrics) {
+	if (!p || !p->life.exited || !p->row.has_metrics) {
 		g->stats.tails_unmatched++;
 		return;
 	}
-	p->life.tail_applied = true;
 	m = &p->row.m;
-	cputime_adjust(minus(p->life.exit_utime_ns + x->utime_ns, p->life.base.utime_ns),
-		       minus(p->life.exit_stime_ns + x->stime_ns, p->life.base.stime_ns),
-		       minus(p->life.exit_runtime_ns + x->runtime_ns, p->life.base.runtime_ns),
-		       &user, &sys);
+	p->life.exit_utime_ns += x->utime_ns;
+	p->life.exit_stime_ns += x->stime_ns;
+	p->life.exit_runtime_ns += x->runtime_ns;
+	cputime_adjust(minus(p->life.exit_utime_ns, p->life.base.utime_ns),
+		       minus(p->life.exit_stime_ns, p->life.base.stime_ns),
+		       minus(p->life.exit_runtime_ns, p->life.base.runtime_ns), &user, &sys);
 	int64_t added = (int64_t)(user + sys) - (int64_t)(m->cpu_user_ns + m->cpu_sys_ns);
 	m->cpu_user_ns = user;
 	m->cpu_sys_ns = sys;

@@ -208,7 +208,7 @@ struct ingest_stats {
 	uint64_t missing_parents;   /* parent not in the table */
 	uint64_t oom;		    /* allocation failures: event skipped (events_skipped) */
 	uint64_t clock_steps;	    /* the wall clock jumped between two frames */
-	uint64_t tails_unmatched;   /* exit tail of a process not exited, unknown, or tailed */
+	uint64_t tails_unmatched;   /* exit tail of a process not exited or unknown */
 	uint64_t foreign_launchers; /* other `tracer run`s, left to their own daemons */
 	int64_t last_clock_step_ns;
 };
