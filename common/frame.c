@@ -99,8 +99,44 @@ static int exec_ok(const Tracer__ExecEvent *x, const char **what)
 	return 1;
 }
 
+static uint64_t larger(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* The latest boot-clock time an event names: its own and its process's start. */
+static uint64_t event_clock(const Tracer__Event *ev)
+{
+	switch (ev->kind_case) {
+	case TRACER__EVENT__KIND_FORK:
+		return larger(ev->ts_ns, larger(ev->fork->start_ns, ev->fork->parent_start_ns));
+	case TRACER__EVENT__KIND_EXEC:
+		return larger(ev->ts_ns, larger(ev->exec->start_ns, ev->exec->parent_start_ns));
+	case TRACER__EVENT__KIND_EXIT:
+		return larger(ev->ts_ns, ev->exit->start_ns);
+	case TRACER__EVENT__KIND_EXIT_TAIL:
+		return larger(ev->ts_ns, ev->exit_tail->start_ns);
+	case TRACER__EVENT__KIND_CWD:
+		return larger(ev->ts_ns, ev->cwd->start_ns);
+	case TRACER__EVENT__KIND_OOM:
+		return larger(ev->ts_ns, ev->oom->start_ns);
+	case TRACER__EVENT__KIND_FILE:
+		return larger(ev->ts_ns, ev->file->start_ns);
+	case TRACER__EVENT__KIND_FILE_COUNTS:
+		return larger(ev->ts_ns, ev->file_counts->start_ns);
+	case TRACER__EVENT__KIND_SAMPLE:
+		return larger(ev->ts_ns, ev->sample->start_ns);
+	default:
+		return ev->ts_ns;
+	}
+}
+
 static int event_ok(const Tracer__Event *ev, const char **what)
 {
+	if (event_clock(ev) >= FRAME_MAX_CLOCK_NS) {
+		*what = "a time past 2^62 ns of uptime";
+		return 0;
+	}
 	switch (ev->kind_case) {
 	case TRACER__EVENT__KIND_FORK:
 		if (ev->fork->pid == 0) {
@@ -207,6 +243,13 @@ enum frame_error frame_decode(struct frame_arena *arena, const uint8_t *buf, siz
 		frame_arena_reset(arena);
 		return fail(FRAME_BAD_HEADER, why, why_size,
 			    "bad stream id, boot id, seq, oldest seq, host id or event count");
+	}
+	if (f->watermark_ns >= FRAME_MAX_CLOCK_NS ||
+	    f->realtime_offset_ns >= (int64_t)FRAME_MAX_CLOCK_NS ||
+	    f->realtime_offset_ns <= -(int64_t)FRAME_MAX_CLOCK_NS) {
+		frame_arena_reset(arena);
+		return fail(FRAME_BAD_HEADER, why, why_size,
+			    "watermark or wall-clock offset out of range");
 	}
 	for (size_t i = 0; i < f->n_events; i++) {
 		if (!event_ok(f->events[i], &what)) {

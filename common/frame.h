@@ -20,6 +20,9 @@
 #define FRAME_MAX_ARGV_BYTES 65536u
 #define FRAME_ID_LEN 16u
 #define FRAME_MAX_FILES 4096u /* file slots per process */
+/* Boot-clock times stay below 2^62 ns (146 years up) and the wall-clock offset
+ * within +-2^62, so their sum, a wall-clock time, cannot overflow. */
+#define FRAME_MAX_CLOCK_NS (UINT64_C(1) << 62)
 
 enum frame_error {
 	FRAME_OK = 0,

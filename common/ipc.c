@@ -123,7 +123,10 @@ int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_pe
 	policy->self_pid = getpid();
 	if ((rv = nng_pair1_open(&srv->sock)) != 0)
 		return rv;
-	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ, FRAME_MAX_BYTES + 4096);
+	/* Frames up to four times the limit reach the decoder, which counts them
+	 * as too big; nng closes a pipe that sends more, uncounted. Our collector
+	 * flushes at 1 MiB. */
+	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ, 4 * (size_t)FRAME_MAX_BYTES);
 	set_receive_queue(srv->sock, IPC_SERVER_RECV_QUEUE);
 	/* Acks wait briefly for the pipe (one sent right after another would be
 	 * dropped without waiting); never long: a lost ack only means a resend. */

@@ -550,14 +550,16 @@ def aggregator_killed_mid_run_loses_nothing(ctx):
 
 @test
 def malformed_frames_and_hostile_peers(ctx):
-    """Garbage, truncated and invalid frames are rejected and counted; the daemon lives;
+    """Garbage, truncated, oversize and invalid frames (a time that would overflow the wall
+    clock) are rejected and counted; the daemon lives;
     an unprivileged user is refused at connect time."""
     sock, db = ctx.path("s.sock"), ctx.path("agg.db")
     agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
                      "--socket-mode", "0666", "--collector-user", "root"])
     wait_for_socket(sock)
     send = ctx.helper("framesend")
-    for mode, extra in (("garbage", ["50"]), ("truncated", []), ("badevent", [])):
+    for mode, extra in (("garbage", ["50"]), ("truncated", []), ("badevent", []), ("oversize", []),
+                        ("badclock", [])):
         r = subprocess.run([send, sock, mode, *extra], capture_output=True, text=True, timeout=30)
         ctx.check(r.returncode == 0, f"framesend {mode}: {r.returncode} {r.stderr}")
     r = subprocess.run([send, sock, "valid"], capture_output=True, text=True, timeout=30)
@@ -573,7 +575,8 @@ def malformed_frames_and_hostile_peers(ctx):
     ctx.check(r.returncode != 0, f"unprivileged sender must not be acked: {r.returncode} {r.stdout}")
     time.sleep(1.3)
     bad, refused = ctx.one("SELECT bad_frames, refused_peers FROM aggregator_stats ORDER BY id DESC LIMIT 1", db=db)
-    ctx.check(bad == 52, f"bad frames counted: {bad} (expected 50 garbage + 1 truncated + 1 bad event)")
+    ctx.check(bad == 54, f"bad frames counted: {bad} (expected 50 garbage + 1 truncated + 1 bad event "
+              "+ 1 of 12 MiB + 1 with a start time past 2^62 ns)")
     ctx.check(refused >= 1, f"refused peers counted: {refused}")
     ctx.check(ctx.one("SELECT count(*) FROM processes WHERE exe = '/usr/bin/framesend-test'", db=db) == 1,
               "the valid frame's process was stored")

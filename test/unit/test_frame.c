@@ -185,6 +185,48 @@ static void test_bad_events(void **state)
 	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
 }
 
+/* Times a collector cannot send: past them the wall clock (boot + offset) would overflow. */
+static void test_clocks_bounded(void **state)
+{
+	Tracer__Frame f, *out;
+	Tracer__Event ev = TRACER__EVENT__INIT, *evs[1] = {&ev};
+	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
+	Tracer__ForkEvent fork = TRACER__FORK_EVENT__INIT;
+
+	init_frame(&f);
+	f.events = evs;
+	f.n_events = 1;
+	ev.kind_case = TRACER__EVENT__KIND_EXIT;
+	ev.exit = &x;
+	x.pid = 9;
+	x.start_ns = FRAME_MAX_CLOCK_NS - 1;
+	ev.ts_ns = FRAME_MAX_CLOCK_NS - 1;
+	f.realtime_offset_ns = (int64_t)FRAME_MAX_CLOCK_NS - 1;
+	assert_int_equal(roundtrip(&f, &out), FRAME_OK);
+	frame_arena_reset(&arena);
+	x.start_ns = FRAME_MAX_CLOCK_NS;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
+	x.start_ns = 5;
+	ev.ts_ns = UINT64_MAX;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
+	ev.ts_ns = 6;
+	ev.kind_case = TRACER__EVENT__KIND_FORK;
+	ev.fork = &fork;
+	fork.pid = 10;
+	fork.parent_start_ns = UINT64_MAX;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_EVENT);
+	fork.parent_start_ns = 1;
+	assert_int_equal(roundtrip(&f, &out), FRAME_OK);
+	frame_arena_reset(&arena);
+	f.realtime_offset_ns = INT64_MIN;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_HEADER);
+	f.realtime_offset_ns = (int64_t)FRAME_MAX_CLOCK_NS;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_HEADER);
+	f.realtime_offset_ns = 0;
+	f.watermark_ns = UINT64_MAX;
+	assert_int_equal(roundtrip(&f, &out), FRAME_BAD_HEADER);
+}
+
 static void test_new_kinds_validated(void **state)
 {
 	Tracer__Frame f, *out;
@@ -280,8 +322,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_new_kinds_validated), cmocka_unit_test(test_roundtrip_exec),
 	    cmocka_unit_test(test_garbage_rejected),	cmocka_unit_test(test_bad_header),
-	    cmocka_unit_test(test_bad_events),		cmocka_unit_test(test_oldest_seq_stamp),
-	    cmocka_unit_test(test_arena_reuse),
+	    cmocka_unit_test(test_bad_events),		cmocka_unit_test(test_clocks_bounded),
+	    cmocka_unit_test(test_oldest_seq_stamp),	cmocka_unit_test(test_arena_reuse),
 	};
 	return cmocka_run_group_tests(tests, arena_setup, arena_teardown);
 }

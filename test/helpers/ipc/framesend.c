@@ -4,6 +4,8 @@
  *   garbage N   N messages of random bytes
  *   truncated   a valid frame cut short
  *   badevent    a well-formed frame whose event lacks a pid
+ *   oversize    a 12 MiB message (the limit is 8 MiB)
+ *   badclock    a well-formed frame whose exec starts past 2^62 ns of uptime
  *   valid       one valid frame with one exec event; waits for its ack,
  *               sending the same frame again every second like a collector
  *               would (a lost ack only means a resend), for at most
@@ -75,14 +77,14 @@ static int send_frame_of(nng_socket s, struct frame_head h, Tracer__Event **evs,
 	return rv;
 }
 
-static int send_frame(nng_socket s, uint32_t pid, size_t cut)
+static int send_exec(nng_socket s, uint32_t pid, uint64_t start_ns, size_t cut)
 {
 	Tracer__Event ev = TRACER__EVENT__INIT, *evs[1] = {&ev};
 	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
 	char *argv[] = {"/usr/bin/framesend-test", "hello"};
 
 	x.pid = pid;
-	x.start_ns = 77;
+	x.start_ns = start_ns;
 	x.exe = argv[0];
 	x.argv = argv;
 	x.n_argv = 2;
@@ -90,6 +92,16 @@ static int send_frame(nng_socket s, uint32_t pid, size_t cut)
 	ev.kind_case = TRACER__EVENT__KIND_EXEC;
 	ev.exec = &x;
 	return send_frame_of(s, first_frame, evs, 1, cut);
+}
+
+static int send_frame(nng_socket s, uint32_t pid, size_t cut)
+{
+	return send_exec(s, pid, 77, cut);
+}
+
+static int send_frame_at(nng_socket s, uint32_t pid, uint64_t start_ns)
+{
+	return send_exec(s, pid, start_ns, 0);
 }
 
 /* Pids no test machine reaches (pid_max is at most 2^22). */
@@ -276,6 +288,15 @@ int main(int argc, char **argv)
 			return 1;
 	} else if (strcmp(argv[2], "badevent") == 0) {
 		if (send_frame(s, 0, 0) != 0)
+			return 1;
+	} else if (strcmp(argv[2], "oversize") == 0) {
+		size_t len = 12u << 20;
+		uint8_t *big = calloc(1, len);
+		if (!big || nng_send(s, big, len, 0) != 0)
+			return 1;
+		free(big);
+	} else if (strcmp(argv[2], "badclock") == 0) {
+		if (send_frame_at(s, 4243, UINT64_MAX - 5) != 0)
 			return 1;
 	} else if (strcmp(argv[2], "valid") == 0) {
 		if (send_until_acked(s, SEND_VALID) != 0)
