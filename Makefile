@@ -103,7 +103,7 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 # --- sources per program ------------------------------------------------------
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
-               common/sdnotify.c common/strutil.c
+               common/sdnotify.c common/strutil.c common/confkey.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
@@ -189,7 +189,8 @@ $(BUILD)/tracer-aggregator: $(AGGREGATOR_OBJS) $(COMMON_OBJS)
 
 # The shipper links no IPC or protobuf code: it never talks to the collector.
 $(BUILD)/tracer-shipper: $(SHIPPER_OBJS) $(call obj,common/log.c common/timeutil.c common/hostinfo.c \
-                         common/privdrop.c common/paths.c common/fileutil.c common/sdnotify.c)
+                         common/privdrop.c common/paths.c common/fileutil.c common/sdnotify.c \
+                         common/confkey.c)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SHIPPER)
 
@@ -265,7 +266,7 @@ FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
 FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
 FUZZ_SRC_redact     := collector/redact.c common/fileutil.c
-FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c \
+FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
                        common/log.c common/timeutil.c shipper/credentials.c
 FUZZ_LIB_text_files := -linih
 FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \

@@ -483,8 +483,11 @@ int main(int argc, char **argv)
 	if (!allow || !deny)
 		log_warn("tool lists not found: tools are not categorised%s",
 			 deny ? "" : ", system noise is recorded");
-	if (ingest_init(&ingest, &store, opt.scope, allow, deny, &opt.signals) != 0 ||
-	    ingest_load_state(&ingest) != 0) {
+	if (ingest_init(&ingest, &store, opt.scope, allow, deny, &opt.signals) != 0) {
+		log_error("cannot start: see the message above");
+		goto out_store;
+	}
+	if (ingest_load_state(&ingest) != 0) {
 		log_error("cannot load state from %s", opt.db_path);
 		goto out_store;
 	}

@@ -7,21 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/confkey.h"
+
 struct conf_parse {
 	struct cost_conf *c;
 	char *err;
 	size_t err_size;
 };
-
-/* Keys are spelt like the options; '-' and '_' are the same. */
-static bool key_is(const char *name, const char *key)
-{
-	for (; *name && *key; name++, key++)
-		if (*name != *key &&
-		    !((*name == '-' || *name == '_') && (*key == '-' || *key == '_')))
-			return false;
-	return !*name && !*key;
-}
 
 static int set_string(char *dst, size_t size, const char *value, struct conf_parse *p,
 		      const char *name)
@@ -40,10 +32,14 @@ static int conf_line(void *user, const char *section, const char *name, const ch
 	struct cost_conf *c = p->c;
 
 	if (strcmp(section, "cost") != 0) {
-		snprintf(p->err, p->err_size, "unknown section [%s] (only [cost])", section);
+		if (section[0])
+			snprintf(p->err, p->err_size, "unknown section [%s] (only [cost])",
+				 section);
+		else
+			snprintf(p->err, p->err_size, "%s: a setting outside [cost]", name);
 		return 0;
 	}
-	if (key_is(name, "rate")) {
+	if (config_key_is(name, "rate")) {
 		char *end;
 		errno = 0;
 		double v = strtod(value, &end);
@@ -54,11 +50,11 @@ static int conf_line(void *user, const char *section, const char *name, const ch
 		}
 		return set_string(c->rate, sizeof(c->rate), value, p, "rate");
 	}
-	if (key_is(name, "instance-type"))
+	if (config_key_is(name, "instance-type"))
 		return set_string(c->instance_type, sizeof(c->instance_type), value, p, name);
-	if (key_is(name, "region"))
+	if (config_key_is(name, "region"))
 		return set_string(c->region, sizeof(c->region), value, p, name);
-	if (key_is(name, "lifecycle")) {
+	if (config_key_is(name, "lifecycle")) {
 		if (strcmp(value, "on-demand") && strcmp(value, "spot")) {
 			snprintf(p->err, p->err_size, "lifecycle is on-demand or spot, got '%s'",
 				 value);
@@ -66,7 +62,7 @@ static int conf_line(void *user, const char *section, const char *name, const ch
 		}
 		return set_string(c->lifecycle, sizeof(c->lifecycle), value, p, name);
 	}
-	if (key_is(name, "detect")) {
+	if (config_key_is(name, "detect")) {
 		if (!strcmp(value, "auto"))
 			c->detect = DETECT_AUTO;
 		else if (!strcmp(value, "yes"))

@@ -8,6 +8,7 @@
 
 #include <ini.h>
 
+#include "common/confkey.h"
 #include "common/paths.h"
 
 static const char *const group_names[PROBE_GROUPS] = {
@@ -106,30 +107,25 @@ static int parse_uint(const char *v, unsigned lo, unsigned hi, unsigned *out)
 	return 0;
 }
 
+static const char *const collector_sections[] = {"collector", "probes", "files", NULL};
+
 /* inih calls this per key; returning 0 stops with that line's number. */
-/*
- * A key as the command line spells it or with underscores (flush-ms,
- * flush_ms), and the older sample_interval_ms for sample-ms: one canonical
- * spelling with underscores.
- */
-static const char *canonical_key(const char *name, char *buf, size_t size)
-{
-	size_t i = 0;
-
-	for (; name[i] && i + 1 < size; i++)
-		buf[i] = name[i] == '-' ? '_' : name[i];
-	buf[i] = '\0';
-	return !strcmp(buf, "sample_interval_ms") ? "sample_ms" : buf;
-}
-
-static int on_entry(void *user, const char *section, const char *raw_name, const char *value)
+static int on_entry(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_state *st = user;
 	struct collector_config *c = st->c;
-	const char *why = NULL;
-	char key[64];
-	const char *name = canonical_key(raw_name, key, sizeof(key));
+	bool mine;
+	const char *why = config_section_check(section, collector_sections, &mine);
 
+	if (!why && !mine)
+		return 1; /* another program's section in a shared file */
+	if (why) {
+		/* A typo'd section would otherwise drop its settings silently. */
+		snprintf(st->err, st->size,
+			 "%s%s%s%s = %s: %s (the collector reads [collector], [probes], [files])",
+			 section[0] ? "[" : "", section, section[0] ? "] " : "", name, value, why);
+		return 0;
+	}
 	if (!strcmp(section, "probes")) {
 		int g = probe_group_by_name(name);
 		if (g < 0)
@@ -139,38 +135,36 @@ static int on_entry(void *user, const char *section, const char *raw_name, const
 		else if (parse_bool(value, &c->enabled[g]))
 			why = "expected on or off";
 	} else if (!strcmp(section, "collector")) {
-		if (!strcmp(name, "flush_ms")) {
+		if (config_key_is(name, "flush-ms")) {
 			if (parse_uint(value, 1, 10000, &c->flush_ms))
 				why = "expected 1..10000";
-		} else if (!strcmp(name, "ring_mb")) {
+		} else if (config_key_is(name, "ring-mb")) {
 			if (parse_uint(value, 1, 1024, &c->ring_mb) ||
 			    (c->ring_mb & (c->ring_mb - 1)))
 				why = "expected a power of two up to 1024";
-		} else if (!strcmp(name, "queue_mb")) {
+		} else if (config_key_is(name, "queue-mb")) {
 			if (parse_uint(value, 1, 65536, &c->queue_mb))
 				why = "expected 1..65536";
-		} else if (!strcmp(name, "sample_ms")) {
+		} else if (config_key_is(name, "sample-ms") ||
+			   config_key_is(name, "sample-interval-ms")) { /* the older name */
 			if (parse_uint(value, 100, 3600000, &c->sample_ms))
 				why = "expected 100..3600000";
 		} else {
 			why = "unknown setting";
 		}
-	} else if (!strcmp(section, "files")) {
-		if (!strcmp(name, "exclude_prefixes")) {
+	} else {
+		if (config_key_is(name, "exclude-prefixes")) {
 			if (collector_config_set_excludes(c, value))
 				why = "at most 16 prefixes of under 32 characters";
-		} else if (!strcmp(name, "exclude_shared_libraries")) {
+		} else if (config_key_is(name, "exclude-shared-libraries")) {
 			if (parse_bool(value, &c->exclude_shared_libs))
 				why = "expected yes or no";
 		} else {
 			why = "unknown setting";
 		}
-	} else {
-		/* Other programs' sections share the file. */
-		return 1;
 	}
 	if (why) {
-		snprintf(st->err, st->size, "[%s] %s = %s: %s", section, raw_name, value, why);
+		snprintf(st->err, st->size, "[%s] %s = %s: %s", section, name, value, why);
 		return 0;
 	}
 	return 1;

@@ -22,6 +22,7 @@
 #include <curl/curl.h>
 #include <ini.h>
 
+#include "common/confkey.h"
 #include "common/hostinfo.h"
 #include "common/log.h"
 #include "common/paths.h"
@@ -146,33 +147,37 @@ static int config_value(struct config_ctx *c, const char *value, const char **ou
 	return 1;
 }
 
-static int config_line(void *user, const char *section, const char *raw_name, const char *value)
+static const char *const shipper_sections[] = {"shipper", NULL};
+
+static int config_line(void *user, const char *section, const char *name, const char *value)
 {
 	struct config_ctx *c = user;
 	struct shipper_options *o = c->o;
-	char *end, name[64];
+	char *end;
 	long v;
+	bool mine;
+	const char *why = config_section_check(section, shipper_sections, &mine);
 
-	if (strcmp(section, "shipper") != 0)
-		return 1; /* other programs' sections */
-	/* Keys as the options spell them (batch-kib) or with underscores (batch_kib). */
-	size_t i = 0;
-	for (; raw_name[i] && i + 1 < sizeof(name); i++)
-		name[i] = raw_name[i] == '_' ? '-' : raw_name[i];
-	name[i] = '\0';
-	if (!strcmp(name, "db"))
+	if (why) {
+		snprintf(c->err, sizeof(c->err), "%s%s%s%s: %s (the shipper reads [shipper])",
+			 section[0] ? "[" : "", section, section[0] ? "] " : "", name, why);
+		return 0;
+	}
+	if (!mine)
+		return 1; /* another program's section in a shared file */
+	if (config_key_is(name, "db"))
 		return config_value(c, value, &o->db_path);
-	if (!strcmp(name, "state"))
+	if (config_key_is(name, "state"))
 		return config_value(c, value, &o->state_path);
-	if (!strcmp(name, "sink"))
+	if (config_key_is(name, "sink"))
 		return config_value(c, value, &o->sink_url);
-	if (!strcmp(name, "credentials"))
+	if (config_key_is(name, "credentials"))
 		return config_value(c, value, &o->credentials_path);
-	if (!strcmp(name, "ca-file"))
+	if (config_key_is(name, "ca-file"))
 		return config_value(c, value, &o->ca_file);
-	if (!strcmp(name, "user"))
+	if (config_key_is(name, "user"))
 		return config_value(c, value, &o->user);
-	if (!strcmp(name, "host-id"))
+	if (config_key_is(name, "host-id"))
 		return config_value(c, value, &o->host_id);
 	v = strtol(value, &end, 10);
 	if (*end || v <= 0 || v > 100000000) {
@@ -180,15 +185,15 @@ static int config_line(void *user, const char *section, const char *raw_name, co
 			 value);
 		return 0;
 	}
-	if (!strcmp(name, "batch-records"))
+	if (config_key_is(name, "batch-records"))
 		o->batch_records = (size_t)v;
-	else if (!strcmp(name, "batch-kib"))
+	else if (config_key_is(name, "batch-kib"))
 		o->batch_bytes = (size_t)v * 1024;
-	else if (!strcmp(name, "batch-age-ms"))
+	else if (config_key_is(name, "batch-age-ms"))
 		o->batch_age_ms = v;
-	else if (!strcmp(name, "timeout-ms"))
+	else if (config_key_is(name, "timeout-ms"))
 		o->timeout_ms = v;
-	else if (!strcmp(name, "retry-max-ms"))
+	else if (config_key_is(name, "retry-max-ms"))
 		o->retry_max_ms = v;
 	else {
 		snprintf(c->err, sizeof(c->err), "unknown key '%s'", name);
@@ -504,6 +509,12 @@ int main(int argc, char **argv)
 		    age_ms < opt.batch_age_ms) {
 			nap(opt.batch_age_ms - age_ms < opt.poll_ms ? opt.batch_age_ms - age_ms
 								    : opt.poll_ms);
+			continue;
+		}
+		if (reader_attempt(&reader, &batch) != 0) {
+			log_error("cannot note the batch in %s: %s", opt.state_path,
+				  sqlite3_errmsg(reader.state));
+			nap(backoff_next(&backoff, -1));
 			continue;
 		}
 		sink_send(sink, &batch, reader.host_id, &res);

@@ -199,14 +199,20 @@ static int clickhouse_open(struct sink *s, const char *url, char *err, size_t er
 {
 	char hostport[256] = "", db[128] = "";
 	const char *rest = url + 13;
-	bool secure = strstr(rest, "?secure=1") != NULL;
 	struct clickhouse *c;
+	int used = 0;
 
-	if (sscanf(rest, "%255[^/]/%127[A-Za-z0-9_]", hostport, db) != 2) {
-		snprintf(err, err_size,
-			 "%s: expected clickhouse://HOST:PORT/DATABASE (letters, digits, _)", url);
+	/* All of it or nothing: a URL cut at a stray character would pick another database. */
+	if (sscanf(rest, "%255[]A-Za-z0-9.:[-]/%127[A-Za-z0-9_]%n", hostport, db, &used) != 2 ||
+	    (rest[used] && strcmp(rest + used, "?secure=1") && strcmp(rest + used, "?secure=0"))) {
+		snprintf(
+		    err, err_size,
+		    "%s: expected clickhouse://HOST[:PORT]/DATABASE[?secure=1] (the database in "
+		    "letters, digits and _; credentials go in the credentials file)",
+		    url);
 		return -1;
 	}
+	bool secure = !strcmp(rest + used, "?secure=1");
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		snprintf(err, err_size, "out of memory");

@@ -15,11 +15,13 @@ int correlator_init(struct correlator *c, struct store *store, const char *allow
 	c->next_step_id = store_max_id(store, "steps") + 1;
 	names_load(c);
 	if (allow_path || deny_path) {
-		if (tool_lists_load(&c->lists, allow_path, deny_path, err, sizeof(err)) != 0)
-			log_warn("tool lists not loaded: %s", err);
-		else
-			log_info("tool lists: %zu known tools, %zu ignored programs",
-				 c->lists.n_allow, c->lists.n_deny);
+		if (tool_lists_load(&c->lists, allow_path, deny_path, err, sizeof(err)) != 0) {
+			/* As a bad config line stops the collector: fixed now, not found later. */
+			log_error("tool lists: %s", err);
+			return -1;
+		}
+		log_info("tool lists: %zu known tools, %zu ignored programs", c->lists.n_allow,
+			 c->lists.n_deny);
 	}
 	cgroups_load(c);
 	return 0;

@@ -247,6 +247,68 @@ void tool_lists_free(struct tool_lists *l)
 	l->n_allow = l->n_deny = l->n_deny_exact = 0;
 }
 
+/* The categories tools.allow may use; a site adds its own with '@category NAME'. */
+static const char *const known_categories[] = {
+    "aligner",	       "alignment utility",
+    "annotation",      "assembler",
+    "basecaller",      "build",
+    "compression",     "container",
+    "data transfer",   "interval tools",
+    "long reads",      "machine learning",
+    "metagenomics",    "molecular dynamics",
+    "nanopore",	       "notebook",
+    "package manager", "peak calling",
+    "phylogenetics",   "population genetics",
+    "proteomics",      "QC",
+    "quantification",  "runtime",
+    "scheduler",       "sequence utility",
+    "single cell",     "text processing",
+    "variant caller",  "variant tools",
+    "workflow engine",
+};
+
+#define MAX_DECLARED_CATEGORIES 64
+#define CATEGORY_DIRECTIVE "@category"
+
+struct categories {
+	char declared[MAX_DECLARED_CATEGORIES][64];
+	size_t n;
+};
+
+static bool category_known(const struct categories *c, const char *name)
+{
+	for (size_t i = 0; i < sizeof(known_categories) / sizeof(known_categories[0]); i++)
+		if (!strcmp(name, known_categories[i]))
+			return true;
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(name, c->declared[i]))
+			return true;
+	return false;
+}
+
+/* '@category NAME': a category of the site's own, for the lines below it. */
+static const char *declare_category(struct categories *c, const char *line)
+{
+	const char *name = line + strlen(CATEGORY_DIRECTIVE);
+	size_t len;
+
+	while (isspace((unsigned char)*name))
+		name++;
+	len = strlen(name);
+	while (len && isspace((unsigned char)name[len - 1]))
+		len--;
+	if (!len || len >= sizeof(c->declared[0]))
+		return "'@category NAME' takes a name of 1 to 63 characters";
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr(" -_.+", name[i]))
+			return "a category is letters, digits, spaces and - _ . +";
+	if (c->n == MAX_DECLARED_CATEGORIES)
+		return "at most 64 categories of the site's own";
+	memcpy(c->declared[c->n], name, len);
+	c->declared[c->n++][len] = '\0';
+	return NULL;
+}
+
 static int load_list(const char *path, bool with_category, struct tool_entry **out, size_t *n_out,
 		     char *err, size_t err_size)
 {
@@ -255,13 +317,17 @@ static int load_list(const char *path, bool with_category, struct tool_entry **o
 	struct tool_entry *e = NULL;
 	size_t n = 0, cap = 0;
 	int lineno = 0;
+	struct categories *cats = calloc(1, sizeof(*cats));
 
-	if (!f) {
-		snprintf(err, err_size, "%s: cannot read: %s", path, strerror(errno));
+	if (!f || !cats) {
+		snprintf(err, err_size, "%s: cannot read: %s", path, strerror(f ? ENOMEM : errno));
+		if (f)
+			fclose(f);
+		free(cats);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char name[256] = "", category[256] = "";
+		char name[256] = "", category[256] = "", why[384];
 		lineno++;
 		char *hash = strchr(line, '#');
 		if (hash)
@@ -273,20 +339,34 @@ static int load_list(const char *path, bool with_category, struct tool_entry **o
 		     c > category && isspace((unsigned char)c[-1]);)
 			*--c = '\0';
 		const char *bad = NULL;
-		if (with_category && fields < 2)
+		bool directive = with_category && !strcmp(name, CATEGORY_DIRECTIVE);
+		if (directive)
+			bad = declare_category(cats, strstr(line, CATEGORY_DIRECTIVE));
+		else if (with_category && fields < 2)
 			bad = "expected: program category";
 		else if (!with_category && fields > 1)
 			bad = "expected one program name per line";
 		else if (strchr(name, '/') || (strchr(name, '*') && name[strlen(name) - 1] != '*'))
 			bad = "a program name has no '/', and '*' only at the end";
+		else if (with_category && !category_known(cats, category)) {
+			snprintf(why, sizeof(why),
+				 "unknown category '%s' (see docs/correlation.md; declare your own "
+				 "with '@category NAME' above it)",
+				 category);
+			bad = why;
+		}
 		if (bad) {
 			snprintf(err, err_size, "%s:%d: %s", path, lineno, bad);
 			fclose(f);
+			free(cats);
 			free_entries(e, n);
 			return -1;
 		}
+		if (directive)
+			continue;
 		if (!vec_grow(e, cap, n + 1)) {
 			fclose(f);
+			free(cats);
 			free_entries(e, n);
 			snprintf(err, err_size, "%s: out of memory", path);
 			return -1;
@@ -297,6 +377,7 @@ static int load_list(const char *path, bool with_category, struct tool_entry **o
 		n++;
 	}
 	fclose(f);
+	free(cats);
 	*out = e;
 	*n_out = n;
 	return 0;

@@ -94,6 +94,9 @@ static void test_bad_lines_are_named(void **state)
 	    {"[collector]\ncolour = blue\n", "unknown setting"},
 	    {"[files]\nexclude_prefixes = /a-prefix-longer-than-thirty-two-bytes/\n", "at most 16"},
 	    {"this is not ini\n", ":1:"},
+	    {"flush_ms = 5\n", ":1: flush_ms = 5: a setting outside any section"},
+	    {"[probe]\nfiles = off\n", ":2: [probe] files = off: unknown section"},
+	    {"[Collector]\nflush_ms = 5\n", "unknown section"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -132,7 +132,7 @@ static void test_lists_and_reload(void **state)
 
 	/* A user adds a tool: reloading (from the stored paths, as SIGHUP does) picks it
 	 * up, twice in a row. */
-	write_file(allow, "bwa\taligner\nmytool\tin-house\n");
+	write_file(allow, "bwa\taligner\n@category in-house\nmytool\tin-house\n");
 	assert_int_equal(
 	    tool_lists_load(&lists, lists.allow_path, lists.deny_path, err, sizeof(err)), 0);
 	assert_string_equal(tool_category(&lists, "mytool"), "in-house");
@@ -146,6 +146,20 @@ static void test_lists_and_reload(void **state)
 	write_file(allow, "bwa\taligner\nlonely\n");
 	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, ":2:"));
+	assert_string_equal(tool_category(&lists, "mytool"), "in-house");
+	/* A category is one the docs list or one declared above its first use. */
+	write_file(allow, "bwa\taligne\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ":1: unknown category 'aligne'"));
+	write_file(allow, "mytool\tin-house\n@category in-house\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ":1: unknown category 'in-house'"));
+	write_file(allow, "@category\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ":1: '@category NAME'"));
+	write_file(allow, "@category a;b\n");
+	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "letters, digits"));
 	assert_string_equal(tool_category(&lists, "mytool"), "in-house");
 	write_file(deny, "sys*temd\n");
 	write_file(allow, "bwa\taligner\n");
@@ -163,6 +177,7 @@ static void test_lookups_match_file_order(void **state)
 	struct tool_lists lists = {0};
 
 	write_lists(allow, deny, "order",
+		    "@category z\n@category first\n@category b\n@category second\n@category ab\n"
 		    "zeta\tz\nalpha\tfirst\nbeta\tb\nalpha\tsecond\nalphab\tab\n",
 		    "zsh-helper\nkworker*\ncron\nsshd\nsnapd\nsn*\n");
 	assert_int_equal(tool_lists_load(&lists, allow, deny, err, sizeof(err)), 0);
