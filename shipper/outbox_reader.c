@@ -85,10 +85,13 @@ int reader_open(struct outbox_reader *o, const char *db_path, const char *state_
 	o->delivered_through = one_number(
 	    o->state,
 	    "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = 'delivered_through'", 0);
+	o->attempt_through = one_number(
+	    o->state,
+	    "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = 'attempt_through'", 0);
 	if (sqlite3_prepare_v2(
 		o->db,
 		"SELECT id, kind, record_key, payload, created_ns FROM outbox WHERE id > "
-		"?1 ORDER BY id LIMIT ?2",
+		"?1 AND id <= ?3 ORDER BY id LIMIT ?2",
 		-1, &o->read, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(o->state,
 			       "INSERT INTO shipper_state (key, value) VALUES (?1, ?2) ON "
@@ -154,8 +157,13 @@ int reader_next(struct outbox_reader *o, size_t max_records, size_t max_bytes, s
 	int rc;
 
 	batch_clear(b);
+	bool retry = o->attempt_through > o->delivered_through;
+	if (retry) /* as first sent, even if the limits changed since */
+		max_records = max_bytes = SIZE_MAX / 2;
 	sqlite3_bind_int64(o->read, 1, o->delivered_through);
-	sqlite3_bind_int64(o->read, 2, (int64_t)max_records);
+	sqlite3_bind_int64(o->read, 2,
+			   (int64_t)(max_records < INT64_MAX ? max_records : INT64_MAX));
+	sqlite3_bind_int64(o->read, 3, retry ? o->attempt_through : INT64_MAX);
 	while ((rc = sqlite3_step(o->read)) == SQLITE_ROW) {
 		size_t len = (size_t)sqlite3_column_bytes(o->read, 3);
 		if (b->n && b->bytes + len > max_bytes)
@@ -184,6 +192,23 @@ int reader_next(struct outbox_reader *o, size_t max_records, size_t max_bytes, s
 	}
 	sqlite3_reset(o->read);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int reader_attempt(struct outbox_reader *o, const struct batch *b)
+{
+	char through[32];
+
+	if (o->attempt_through == b->last_id)
+		return 0;
+	snprintf(through, sizeof(through), "%lld", (long long)b->last_id);
+	sqlite3_bind_text(o->set_state, 1, "attempt_through", -1, SQLITE_STATIC);
+	sqlite3_bind_text(o->set_state, 2, through, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(o->set_state);
+	sqlite3_reset(o->set_state);
+	if (rc != SQLITE_DONE)
+		return -1;
+	o->attempt_through = b->last_id;
+	return 0;
 }
 
 void reader_set_state(struct outbox_reader *o, const char *key, const char *value)

@@ -34,14 +34,21 @@ struct outbox_reader {
 	sqlite3 *state; /* ours */
 	sqlite3_stmt *read, *set_state, *dead;
 	int64_t delivered_through; /* every outbox id up to this one is done */
+	int64_t attempt_through;   /* last id of the batch sent and not yet done, else 0 */
 	char host_id[64];	   /* whose records these are */
 };
 
 int reader_open(struct outbox_reader *o, const char *db_path, const char *state_path,
 		const char *host_id, char *err, size_t err_size);
 void reader_close(struct outbox_reader *o);
-/* The oldest records not yet done, at most max_records / max_bytes. 0, or -1. */
+/*
+ * The oldest records not yet done, at most max_records / max_bytes; while a
+ * sent batch is not done, that same batch again, whatever came since (so its
+ * retries carry the same idempotency key). 0, or -1.
+ */
 int reader_next(struct outbox_reader *o, size_t max_records, size_t max_bytes, struct batch *b);
+/* Before a batch's first send: remember its end across retries and restarts. 0, or -1. */
+int reader_attempt(struct outbox_reader *o, const struct batch *b);
 void batch_clear(struct batch *b);
 void batch_free(struct batch *b);
 /* The sink has it: move the watermark past it, count it. */

@@ -205,6 +205,7 @@ class Collector(http.server.BaseHTTPRequestHandler):
     """A generic sink: stores records by (host, kind, key, version); fault modes."""
     records = {}
     requests = []
+    batches = []  # (Idempotency-Key, the outbox ids it carried)
     mode = "ok"
     lock = threading.Lock()
 
@@ -218,6 +219,8 @@ class Collector(http.server.BaseHTTPRequestHandler):
         lines = [json.loads(line) for line in body.decode().splitlines() if line]
         with self.lock:
             Collector.requests.append((time.time(), self.headers.get("Idempotency-Key"), len(lines)))
+            Collector.batches.append((self.headers.get("Idempotency-Key"),
+                                      tuple(sorted(r["version"] for r in lines))))
             n = len(Collector.requests)
         if Collector.mode == "poison" and any(r["kind"] == "runs" and r["record"]["name"] == "poison"
                                               for r in lines):
@@ -232,6 +235,11 @@ class Collector(http.server.BaseHTTPRequestHandler):
             return
         if Collector.mode == "retry-after":
             time.sleep(1.5)  # a slow sink, within the shipper's timeout
+        if Collector.mode == "too-slow" and n <= 3:
+            with self.lock:  # it took the records, but answers after the shipper gave up
+                for r in lines:
+                    Collector.records[(r["host"], r["kind"], r["key"], r["version"])] = r
+            time.sleep(2.5)
         with self.lock:
             for r in lines:
                 Collector.records[(r["host"], r["kind"], r["key"], r["version"])] = r
@@ -240,7 +248,7 @@ class Collector(http.server.BaseHTTPRequestHandler):
 
 
 def generic_sink(ctx, mode):
-    Collector.records, Collector.requests, Collector.mode = {}, [], mode
+    Collector.records, Collector.requests, Collector.batches, Collector.mode = {}, [], [], mode
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Collector)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     ctx.cleanups.append(server.shutdown)
@@ -306,6 +314,46 @@ def retry_after_and_slow_sink_are_honoured(ctx):
     ctx.check(got == queued, f"each record once: {len(got)} of {len(queued)}")
     keys = [k for _, k, _ in Collector.requests]
     ctx.check(keys[0] == keys[1], "the retried batch kept its idempotency key")
+
+
+@test
+def a_retried_batch_keeps_its_records_and_key(ctx):
+    """The sink takes the first three requests but answers after the shipper's timeout, while the
+    daemons keep adding records: every retry carries the batch first sent, under the same
+    Idempotency-Key (the key names exactly one set of records), so a sink that deduplicates by
+    key holds each record once; and everything arrives."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state_db(ctx)))
+    workload(ctx, sock, db, "first", burn_ms=200, storm=100)
+    url = generic_sink(ctx, "too-slow")
+    ship = shipper(ctx, db, url, "--timeout-ms", "1000", "--batch-age-ms", "100", "--retry-max-ms", "1000",
+                   once=False, wait=False)
+    time.sleep(1.5)  # the first attempt is out and timing out
+    workload(ctx, sock, db, "second", burn_ms=200, storm=100)
+    stop_daemons(ctx, agg, col)
+    end = time.time() + 60
+    while pending(ctx, db) and time.time() < end:
+        time.sleep(0.3)
+    ctx.stop(ship)
+    ctx.check(pending(ctx, db) == 0, f"delivered in 60 s: {pending(ctx, db)} pending")
+    by_key = {}
+    for key, ids in Collector.batches:
+        by_key.setdefault(key, set()).add(ids)
+    ctx.check(len(Collector.batches) > len(by_key),
+              f"the slow answers caused retries: {len(Collector.batches)} requests, {len(by_key)} keys")
+    changed = {k: sorted(len(v) for v in sets) for k, sets in by_key.items() if len(sets) > 1}
+    ctx.check(not changed, f"a key names one set of records on every retry; these changed "
+              f"(record counts per attempt): {changed}")
+    owners = {}
+    for key, sets in by_key.items():
+        for ids in sets:
+            for i in ids:
+                owners.setdefault(i, set()).add(key)
+    twice = sum(1 for keys in owners.values() if len(keys) > 1)
+    ctx.check(twice == 0, f"{twice} records sent under two different keys")
+    got = {(k, key, v) for (_, k, key, v) in Collector.records}
+    queued = queued_outbox(ctx, db)
+    ctx.check(queued <= got, f"every record queued arrived: {len(queued - got)} missing")
 
 
 @test
