@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -158,8 +159,14 @@ static void print_text(json_t *doc)
 		printf("tracer status: healthy\n");
 	else
 		printf("tracer status: DEGRADED: %s\n", jstr(doc, "problem"));
-	printf("  database   %s (schema v%lld, %s)\n", jstr(doc, "db"),
+	printf("  database   %s (schema v%lld, %s", jstr(doc, "db"),
 	       (long long)jint(doc, "schema_version"), size);
+	if (json_is_integer(json_object_get(doc, "db_free_bytes"))) {
+		char free_text[32];
+		format_bytes((uint64_t)jint(doc, "db_free_bytes"), free_text, sizeof(free_text));
+		printf(", %s free", free_text);
+	}
+	printf(", check: %s)\n", jstr(doc, "db_check"));
 	printf("  daemons    %s on %s\n",
 	       json_is_true(json_object_get(doc, "listening")) ? "listening" : "not listening",
 	       jstr(doc, "socket"));
@@ -178,6 +185,13 @@ static void print_text(json_t *doc)
 		       "arrived\n",
 		       (long long)jint(s, "kernel_drops"), (long long)jint(s, "collector_drops"),
 		       (long long)jint(s, "seq_gaps"));
+		if (json_is_integer(json_object_get(s, "blind_ns")))
+			printf(
+			    "  started %.1f s after the previous collector stopped: %lld processes "
+			    "began unwatched (its snapshot found them; any that also ended are "
+			    "unknown)\n",
+			    (double)jint(s, "blind_ns") / 1e9,
+			    (long long)jint(s, "blind_processes"));
 		json_t *probes = json_object_get(s, "probes");
 		size_t k;
 		json_t *p;
@@ -274,6 +288,40 @@ static int parse_status_options(int argc, char **argv, struct status_options *o)
 	return 0;
 }
 
+/* PRAGMA quick_check's first answer: "ok", or what is damaged. */
+static json_t *database_check(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	json_t *answer = NULL;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		answer = json_string((const char *)sqlite3_column_text(st, 0));
+	else
+		answer = json_string(sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return answer ? answer : json_string("cannot be checked");
+}
+
+/* Free space where the database (and its WAL) grows; -1 if unknown. */
+static int64_t free_bytes_beside(const char *db_path)
+{
+	char dir[4096];
+	struct statvfs fs;
+
+	snprintf(dir, sizeof(dir), "%s", db_path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (statvfs(dir, &fs) != 0)
+		return -1;
+	return (int64_t)fs.f_bavail * (int64_t)fs.f_frsize;
+}
+
 /* Everything status reports, as one document. */
 /* schema_version: as db_probe_open read it (the probe already asked SQLite). */
 static json_t *status_document(sqlite3 *db, const struct status_options *o, off_t db_bytes,
@@ -288,11 +336,21 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 			   "ORDER BY hop, event_type");
 	json_t *aggs = query_rows(db, "SELECT * FROM aggregator_stats ORDER BY id DESC LIMIT 1");
 	json_t *shipping = shipping_status(db, o->state_path);
+	json_t *check = database_check(db);
+	int64_t free_bytes = free_bytes_beside(o->db_path);
 
 	bool listening = ipc_probe(o->socket_path);
-	const char *problem = health_problem(streams, losses, json_array_get(aggs, 0), shipping,
-					     (int64_t)now_realtime_ns());
-	char why[1024];
+	struct health_input in = {
+	    .streams = streams,
+	    .losses = losses,
+	    .agg = json_array_get(aggs, 0),
+	    .shipping = shipping,
+	    .db_check = json_string_value(check),
+	    .db_free_bytes = free_bytes,
+	    .now_epoch_ns = (int64_t)now_realtime_ns(),
+	};
+	char why[2600];
+	const char *problem = health_problem(&in, why, sizeof(why));
 	if (!problem && !listening) {
 		struct stat sock;
 		bool hidden = stat(o->socket_path, &sock) != 0 && errno == EACCES;
@@ -308,6 +366,9 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	json_object_set_new(doc, "problem", problem ? json_string(problem) : json_null());
 	json_object_set_new(doc, "db", json_string(o->db_path));
 	json_object_set_new(doc, "db_bytes", json_integer(db_bytes));
+	json_object_set_new(doc, "db_check", check);
+	json_object_set_new(doc, "db_free_bytes",
+			    free_bytes >= 0 ? json_integer(free_bytes) : json_null());
 	json_object_set_new(doc, "schema_version", json_integer(schema_version));
 	json_object_set_new(doc, "socket", json_string(o->socket_path));
 	json_object_set_new(doc, "listening", json_boolean(listening));

@@ -1,5 +1,6 @@
 #include "cli/health.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cli/jsonfield.h"
@@ -17,31 +18,66 @@ static const char *newest_collector_problem(const json_t *s, int64_t now_epoch_n
 	return NULL;
 }
 
-const char *health_problem(const json_t *streams, const json_t *losses, const json_t *agg,
-			   const json_t *shipping, int64_t now_epoch_ns)
+static const char *lost_problem(const struct health_input *in)
 {
-	if (json_array_size(losses))
+	if (json_array_size(in->losses))
 		return "events were lost (see the losses below)";
 	/* Events the aggregator had no memory for are lost; the others are what
 	 * correlation meets on any busy host (docs/schema.md). */
-	if (agg && jint(agg, "events_skipped"))
+	if (in->agg && jint(in->agg, "events_skipped"))
 		return "the aggregator skipped events for want of memory";
-	for (size_t i = 0; i < json_array_size(streams); i++) {
-		const json_t *s = json_array_get(streams, i);
+	for (size_t i = 0; i < json_array_size(in->streams); i++) {
+		const json_t *s = json_array_get(in->streams, i);
 		if (jint(s, "kernel_drops") || jint(s, "collector_drops") || jint(s, "seq_gaps"))
 			return "a collector lost events (see lost: below)";
-		const char *why = i == 0 ? newest_collector_problem(s, now_epoch_ns) : NULL;
+		if (jint(s, "blind_processes"))
+			return "a collector restart left a blind window (see collectors below)";
+		const char *why = i == 0 ? newest_collector_problem(s, in->now_epoch_ns) : NULL;
 		if (why)
 			return why;
 	}
-	if (shipping &&
-	    (jint(shipping, "dropped_records") || jint(shipping, "dead_letter_records")))
-		return "the shipper dropped records or set them aside";
 	return NULL;
 }
 
-bool health_verdict(const json_t *streams, const json_t *losses, const json_t *agg,
-		    const json_t *shipping, int64_t now_epoch_ns)
+static const char *shipping_problem(const json_t *ship, char *buf, size_t size)
 {
-	return health_problem(streams, losses, agg, shipping, now_epoch_ns) == NULL;
+	const json_t *age = json_object_get(ship, "oldest_age_s");
+	double waited = json_is_number(age) ? json_number_value(age) : 0;
+
+	if (jint(ship, "dropped_records") || jint(ship, "dead_letter_records"))
+		return "the shipper dropped records or set them aside";
+	if (jint(ship, "last_error_ns") > jint(ship, "last_success_ns") &&
+	    waited > HEALTH_SINK_FAILING_S) {
+		snprintf(buf, size, "the sink is failing, the oldest record has waited %.0f s: %s",
+			 waited, jstr(ship, "last_error"));
+		return buf;
+	}
+	if (json_object_get(ship, "delivered_through") && waited > HEALTH_SHIP_STALLED_S) {
+		snprintf(
+		    buf, size,
+		    "records have waited %.0f min for the shipper (is tracer-shipper running?)",
+		    waited / 60);
+		return buf;
+	}
+	return NULL;
+}
+
+const char *health_problem(const struct health_input *in, char *buf, size_t size)
+{
+	const char *why = lost_problem(in);
+
+	if (why)
+		return why;
+	if (in->db_check && strcmp(in->db_check, "ok") != 0) {
+		snprintf(buf, size, "the database is damaged: %s", in->db_check);
+		return buf;
+	}
+	if (in->db_free_bytes >= 0 && in->db_free_bytes < HEALTH_MIN_FREE_BYTES) {
+		snprintf(buf, size,
+			 "%.1f MiB free on the database's filesystem: the aggregator holds "
+			 "what it cannot write, and the collector drops when that fills",
+			 (double)in->db_free_bytes / (1 << 20));
+		return buf;
+	}
+	return in->shipping ? shipping_problem(in->shipping, buf, size) : NULL;
 }

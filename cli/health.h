@@ -3,24 +3,39 @@
 #define TRACER_CLI_HEALTH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
 /* How long a collector may stay silent before it counts as gone. */
 #define HEALTH_STALE_NS (60LL * 1000000000LL)
+/* A sink failing with records waiting longer than this is a problem. */
+#define HEALTH_SINK_FAILING_S 60.0
+/* Records waiting this long with a shipper set up: it is not shipping. */
+#define HEALTH_SHIP_STALLED_S 600.0
+/* Less free space than this where the database lives: it is about to stop. */
+#define HEALTH_MIN_FREE_BYTES (64LL << 20)
+
+struct health_input {
+	const json_t *streams;	/* collector_stats rows, newest first */
+	const json_t *losses;	/* event_loss sums */
+	const json_t *agg;	/* the aggregator's newest stats row, or NULL */
+	const json_t *shipping; /* the outbox and the shipper's state, or NULL */
+	const char *db_check;	/* PRAGMA quick_check's first answer ("ok"), or NULL */
+	int64_t db_free_bytes;	/* free on the database's filesystem; -1 unknown */
+	int64_t now_epoch_ns;
+};
 
 /*
- * Healthy: nothing lost (no loss rows, no kernel or collector drops or
- * sequence gaps in any stream, no event the aggregator had no memory for),
- * the newest collector's probes none missing and that collector heard from
- * within HEALTH_STALE_NS unless it ended, and no records dropped or set aside
- * by the shipper. streams newest first; agg and shipping may be NULL.
+ * The first reason tracer is not healthy, as a phrase (in buf when it needs
+ * numbers); NULL when healthy. Not healthy: anything lost (loss rows, kernel
+ * or collector drops or sequence gaps in any stream, events the aggregator
+ * had no memory for); the newest collector missing a probe or silent for
+ * HEALTH_STALE_NS unless it ended; the database damaged or its filesystem
+ * nearly full; the sink failing; records not shipped; records dropped or set
+ * aside by the shipper.
  */
-bool health_verdict(const json_t *streams, const json_t *losses, const json_t *agg,
-		    const json_t *shipping, int64_t now_epoch_ns);
-/* The first reason health_verdict is false, as a phrase; NULL when healthy. */
-const char *health_problem(const json_t *streams, const json_t *losses, const json_t *agg,
-			   const json_t *shipping, int64_t now_epoch_ns);
+const char *health_problem(const struct health_input *in, char *buf, size_t size);
 
 #endif

@@ -96,3 +96,22 @@ bool fd_hung_up(int fd)
 
 	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN));
 }
+
+static bool owned_by_root_only(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+bool path_root_only(const char *path)
+{
+	char dir[4096];
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	if (!slash || path[0] != '/' || (size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash == path ? 1 : slash - path] = '\0';
+	return owned_by_root_only(path) && owned_by_root_only(dir);
+}

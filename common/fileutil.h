@@ -18,4 +18,11 @@ const char *path_basename(const char *path);
 /* Whether fd, a pipe's read end, has no writer left (without blocking); never for -1. */
 bool fd_hung_up(int fd);
 
+/*
+ * Whether path is a file only root could have put there: it and its
+ * directory owned by root and writable by no one else. Names alone are
+ * anyone's: a user's own `tracer` or `sshd` is not tracer's or the system's.
+ */
+bool path_root_only(const char *path);
+
 #endif

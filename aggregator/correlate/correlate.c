@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "aggregator/insight/insight.h"
+#include "common/fileutil.h"
 #include "common/strutil.h"
 
 bool nextflow_task_key(const char *dir, char *key, size_t size);
@@ -111,7 +112,8 @@ static void identify(struct correlator *c, struct proc *p, char *const *argv, si
 	copy_string(p->row.systemd_unit, sizeof(p->row.systemd_unit), cg->unit);
 	tool_identify(p->row.exe, argv, argc, tool);
 	p->row.tool_id = tool_id(c, tool);
-	p->in.denied = tool_denied(&c->lists, tool->program);
+	/* System noise is the system's: a user's own program of that name is recorded. */
+	p->in.denied = tool_denied(&c->lists, tool->program) && path_root_only(p->row.exe);
 }
 
 /* The process now runs the engine (or script) of run r. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileutil.h"
 #include "common/timeutil.h"
 
 static void release_entry(struct proc *p)
@@ -23,6 +24,7 @@ int ingest_init(struct ingest *g, struct store *store, enum ingest_scope scope,
 	memset(g, 0, sizeof(*g));
 	g->store = store;
 	g->scope = scope;
+	g->launcher_trusted = path_root_only;
 	g->next_file_id = store_max_id(store, "files") + 1;
 	if (correlator_init(&g->corr, store, tools_allow, tools_deny) != 0)
 		return -1;
@@ -94,6 +96,21 @@ void ingest_event(struct ingest *g, const Tracer__Event *ev)
 void ingest_new_generation(struct ingest *g)
 {
 	g->gen++;
+}
+
+void ingest_begin_blind_window(struct ingest *g, uint64_t since_boot_ns)
+{
+	g->blind_since_boot_ns = since_boot_ns;
+	g->blind_processes = 0;
+}
+
+uint64_t ingest_end_blind_window(struct ingest *g)
+{
+	uint64_t n = g->blind_processes;
+
+	g->blind_since_boot_ns = 0;
+	g->blind_processes = 0;
+	return n;
 }
 
 void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns)

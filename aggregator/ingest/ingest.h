@@ -63,6 +63,12 @@ struct ingest {
 	struct insight insight;
 	enum ingest_scope scope;
 	uint64_t gen; /* bumped per new collector stream */
+	/* Whether a `tracer run` lookalike's exe is root's (path_root_only; tests
+	 * give their made-up paths another answer). */
+	bool (*launcher_trusted)(const char *exe);
+	/* A new stream's blind window: snapshot processes started after this
+	 * boot-clock time were not seen starting (0: none open). */
+	uint64_t blind_since_boot_ns, blind_processes;
 	/* Context of the frame being applied. */
 	int64_t offset_ns;
 	bool has_offset; /* offset_ns holds for boot_id (it moves only at a clock step) */
@@ -97,6 +103,10 @@ int ingest_load_state(struct ingest *g);
 
 /* A new collector started: its snapshot will say who is still alive. */
 void ingest_new_generation(struct ingest *g);
+/* Counts the snapshot's new processes started after since_boot_ns ... */
+void ingest_begin_blind_window(struct ingest *g, uint64_t since_boot_ns);
+/* ... until the snapshot is done: how many there were. */
+uint64_t ingest_end_blind_window(struct ingest *g);
 void ingest_set_frame_context(struct ingest *g, const Tracer__Frame *f);
 void ingest_event(struct ingest *g, const Tracer__Event *ev);
 /* The snapshot is complete: live entries it did not confirm are lost. */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "aggregator/ingest/runmark.h"
+#include "common/fileutil.h"
 #include "common/log.h"
 #include "common/strutil.h"
 #include "common/timeutil.h"
@@ -76,6 +77,11 @@ void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, s
 
 	if (p->life.launched || !runmark_parse(p->row.exe, argv, argc, &mark))
 		return;
+	/* Our own launcher is known by pid and start; any other must be the installed tracer. */
+	if (!g->own_launcher && !g->launcher_trusted(p->row.exe)) {
+		g->stats.untrusted_launchers++;
+		return;
+	}
 	/* Another `tracer run` on the host: its own daemons record it, not ours. */
 	if (g->own_launcher &&
 	    (p->pid != g->own_launcher_pid ||

@@ -213,6 +213,8 @@ void on_exec(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExecEvent *x)
 		p->life.execed = true;
 		p->row.from_snapshot = snap;
 		p->life.snapshot_boot_ns = snap ? ts_boot_ns : 0;
+		if (snap && g->blind_since_boot_ns && x->start_ns > g->blind_since_boot_ns)
+			g->blind_processes++; /* began while no collector watched */
 		/* Fork unseen: the row covers the whole process, like getrusage. */
 		p->life.base = (struct raw_counters){0};
 		goto done;
@@ -259,6 +261,8 @@ done:
 				       : proc_by_pid(&g->table, x->ppid);
 		correlate_exec(&g->corr, p, par, x->argv, x->n_argv, proc_epoch_ns(p, ts_boot_ns));
 	}
+	if (p->in.denied)
+		g->stats.denied_images++;
 	hold_settle(g, p);
 	insight_activity(&g->insight, p, ts_boot_ns, proc_epoch_ns(p, ts_boot_ns));
 	ingest_touch(g, p);

@@ -80,6 +80,7 @@ static struct stream_state *stream_for(struct receiver *r, const Tracer__Frame *
 		memset(&s->row, 0, sizeof(s->row));
 		snprintf(s->row.stream_id, sizeof(s->row.stream_id), "%s", hex);
 		s->row.first_seen_epoch_ns = (int64_t)now_realtime_ns();
+		s->first_frame_pending = true;
 		/* A collector we have never heard from: its snapshot decides who lives. */
 		ingest_new_generation(r->ingest);
 		log_info("new collector stream %s (pid %u, host %s)", hex, f->collector_pid,
@@ -200,6 +201,30 @@ static void update_stream_stats(struct stream_state *s, const Tracer__Frame *f)
 	s->dirty = true;
 }
 
+/*
+ * A new stream on a boot another collector watched before: from that one's
+ * last watermark to this one's first, nobody watched. Its snapshot counts the
+ * processes that began meanwhile (ingest_begin_blind_window).
+ */
+static void begin_blind_window(struct receiver *r, struct stream_state *s, const Tracer__Frame *f)
+{
+	char boot[33];
+	uint64_t since;
+
+	format_hex(f->boot_id.data, 16, boot, sizeof(boot));
+	since = store_boot_watermark(r->store, boot, s->row.stream_id);
+	for (struct stream_state *o = r->streams; o; o = o->next)
+		if (o != s && !strcmp(o->row.boot_id, boot) && o->row.watermark_boot_ns > since)
+			since = o->row.watermark_boot_ns;
+	if (!since || f->watermark_ns <= since)
+		return;
+	s->row.has_blind = true;
+	s->row.blind_ns = f->watermark_ns - since;
+	ingest_begin_blind_window(r->ingest, since);
+	log_warn("stream %s: the host went unwatched for %.3f s since the previous collector",
+		 s->row.stream_id, (double)s->row.blind_ns / 1e9);
+}
+
 /* Asks for the missing frame again, at most once a second while it stays missing. */
 static void refuse_early_frame(struct receiver *r, struct stream_state *s, uint64_t seq)
 {
@@ -268,11 +293,18 @@ void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 			log_warn("stream %s: %llu frames missing before seq %llu", s->row.stream_id,
 				 (unsigned long long)missing, (unsigned long long)f->seq);
 		}
+		if (s->first_frame_pending) {
+			s->first_frame_pending = false;
+			begin_blind_window(r, s, f);
+		}
 		ingest_set_frame_context(r->ingest, f);
 		for (size_t i = 0; i < f->n_events; i++)
 			ingest_event(r->ingest, f->events[i]);
-		if (f->snapshot_done)
+		if (f->snapshot_done) {
+			if (s->row.has_blind)
+				s->row.blind_processes = ingest_end_blind_window(r->ingest);
 			ingest_snapshot_done(r->ingest, f->watermark_ns);
+		}
 		update_stream_stats(s, f);
 	}
 	s->ack_seq = s->row.last_seq; /* everything up to it is in this commit or earlier */

@@ -49,7 +49,8 @@ struct stream_state {
 	uint64_t next_ship_ns; /* collector stats go to the outbox once a minute */
 	uint64_t resend_from;  /* the frame we last asked for again, and when */
 	uint64_t resend_asked_ns;
-	uint64_t early_frames; /* frames refused because an earlier one was missing */
+	uint64_t early_frames;	  /* frames refused because an earlier one was missing */
+	bool first_frame_pending; /* a stream new to this database: its blind window */
 };
 
 struct receiver {

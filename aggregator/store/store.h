@@ -192,6 +192,10 @@ struct stream_row {
 	bool final;
 	char probes_json[2048];
 	uint64_t samples_taken;
+	/* After another stream of the same boot: the unwatched time before this one
+	 * and the processes its snapshot found started in it (schema v12). */
+	bool has_blind;
+	uint64_t blind_ns, blind_processes;
 };
 
 /*
@@ -202,14 +206,16 @@ struct ingest_stats {
 	uint64_t events;	    /* every event of a well-formed frame (events_ingested) */
 	uint64_t samples_unmatched; /* sample of a process not in the table */
 	uint64_t files_unmatched;
-	uint64_t lost_processes;    /* gone without an exit event */
-	uint64_t unmatched_exits;   /* exit of a process never seen starting */
-	uint64_t late_events;	    /* for a process that had already exited */
-	uint64_t missing_parents;   /* parent not in the table */
-	uint64_t oom;		    /* allocation failures: event skipped (events_skipped) */
-	uint64_t clock_steps;	    /* the wall clock jumped between two frames */
-	uint64_t tails_unmatched;   /* exit tail of a process not exited or unknown */
-	uint64_t foreign_launchers; /* other `tracer run`s, left to their own daemons */
+	uint64_t lost_processes;      /* gone without an exit event */
+	uint64_t unmatched_exits;     /* exit of a process never seen starting */
+	uint64_t late_events;	      /* for a process that had already exited */
+	uint64_t missing_parents;     /* parent not in the table */
+	uint64_t oom;		      /* allocation failures: event skipped (events_skipped) */
+	uint64_t clock_steps;	      /* the wall clock jumped between two frames */
+	uint64_t tails_unmatched;     /* exit tail of a process not exited or unknown */
+	uint64_t foreign_launchers;   /* other `tracer run`s, left to their own daemons */
+	uint64_t untrusted_launchers; /* `tracer run` lookalikes not installed by root */
+	uint64_t denied_images;	      /* deny-listed system programs' images, not written */
 	int64_t last_clock_step_ns;
 };
 
@@ -271,6 +277,8 @@ int store_put_run(struct store *s, const struct run_row *r);
 int store_put_stream(struct store *s, const struct stream_row *r);
 /* 1 found, 0 not found, -1 error. */
 int store_get_stream(struct store *s, const char *stream_id, struct stream_row *out);
+/* The latest watermark of any other stream of this boot; 0 if none. */
+uint64_t store_boot_watermark(struct store *s, const char *boot_id, const char *stream_id);
 int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r);
 
 int store_put_step(struct store *s, const struct step_row *r);

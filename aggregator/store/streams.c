@@ -10,23 +10,28 @@
 	"kernel_drops, kernel_drops_fork, kernel_drops_exec, kernel_drops_exit, "                  \
 	"kernel_drops_other, collector_drops, seq_gaps, decode_errors, snapshot_processes, "       \
 	"final, "                                                                                  \
-	"probes, samples_taken"
+	"probes, samples_taken, blind_ns, blind_processes"
 static const char sql_put_stream[] = "INSERT OR REPLACE INTO collector_stats (" STREAM_COLUMNS ") "
-				     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+				     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_get_stream[] =
     "SELECT boot_id, host_id, hostname, collector_pid, first_seen_ns, last_seen_ns, last_seq, "
     "watermark_boot_ns, frames_received, duplicate_frames, events_received, kernel_drops, "
     "kernel_drops_fork, kernel_drops_exec, kernel_drops_exit, kernel_drops_other, "
-    "collector_drops, seq_gaps, decode_errors, snapshot_processes, final FROM collector_stats "
-    "WHERE stream_id = ?";
+    "collector_drops, seq_gaps, decode_errors, snapshot_processes, final, blind_ns, "
+    "blind_processes FROM collector_stats WHERE stream_id = ?";
+
+/* The furthest a stream of this boot got, other than the given one: where a new one's blindness
+ * began. */
+static const char sql_boot_watermark[] =
+    "SELECT max(watermark_boot_ns) FROM collector_stats WHERE boot_id = ?1 AND stream_id != ?2";
 
 static const char sql_put_agg[] =
     "INSERT OR REPLACE INTO aggregator_stats (id, started_ns, updated_ns, aggregator_pid, "
     "frames_received, bad_frames, refused_peers, last_bad_frame, events_ingested, "
     "samples_unmatched, files_unmatched, late_events, unmatched_exits, missing_parents, "
-    "lost_processes, events_skipped, clock_steps, last_clock_step_ns, tails_unmatched) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "lost_processes, events_skipped, clock_steps, last_clock_step_ns, tails_unmatched, "
+    "denied_images) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 int store_prepare_streams(struct store *s)
 {
@@ -67,6 +72,13 @@ static void bind_stream(sqlite3_stmt *st, const void *row)
 	sqlite3_bind_int(st, i++, r->final);
 	bind_text_or_null(st, i++, r->probes_json);
 	bind_u64(st, i++, r->samples_taken);
+	if (r->has_blind) {
+		bind_u64(st, i++, r->blind_ns);
+		bind_u64(st, i++, r->blind_processes);
+	} else {
+		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+	}
 }
 
 int store_put_stream(struct store *s, const struct stream_row *r)
@@ -105,12 +117,30 @@ int store_get_stream(struct store *s, const char *stream_id, struct stream_row *
 		r->decode_errors = (uint64_t)sqlite3_column_int64(st, i++);
 		r->snapshot_processes = (uint64_t)sqlite3_column_int64(st, i++);
 		r->final = sqlite3_column_int(st, i++) != 0;
+		r->has_blind = sqlite3_column_type(st, i) != SQLITE_NULL;
+		r->blind_ns = (uint64_t)sqlite3_column_int64(st, i++);
+		r->blind_processes = (uint64_t)sqlite3_column_int64(st, i++);
 	}
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (rc == SQLITE_ROW)
 		return 1;
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+uint64_t store_boot_watermark(struct store *s, const char *boot_id, const char *stream_id)
+{
+	sqlite3_stmt *st;
+	uint64_t w = 0;
+
+	if (sqlite3_prepare_v2(s->db, sql_boot_watermark, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, stream_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		w = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return w;
 }
 
 int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r)
@@ -142,5 +172,6 @@ int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_u64(st, i++, r->events.tails_unmatched);
+	bind_u64(st, i++, r->events.denied_images);
 	return step_done(s, st);
 }

@@ -583,3 +583,51 @@ def status_names_what_a_db_path_holds(ctx):
                   f"the foreign database is untouched and nothing was created: {os.listdir(top)}")
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+@test
+def a_collector_restart_counts_its_blind_window(ctx):
+    """The collector is killed (SIGKILL) and a new one starts 2 s later. Eight sleepers started
+    in between, which no probe saw start: the new stream records the blind window (about the
+    2 s, from the old stream's last watermark to the new one's first frame) and the eight
+    processes its snapshot found began in it (up to 6 more: whatever else this host started
+    meanwhile); tracer status is degraded and names it. A first collector of a boot, or one
+    started on a fresh database, has no window."""
+    sock, db = ctx.path("s.sock"), ctx.path("blind.db")
+    agg, col = start_daemons(ctx, sock, db)
+    first = ctx.query("SELECT blind_ns, blind_processes FROM collector_stats", db=db)
+    ctx.check(first == [(None, None)], f"the first collector of this database has no window: {first}")
+    time.sleep(0.5)
+    col.kill()
+    col.wait(timeout=10)
+    killed_at = time.monotonic()
+    sleepers = [subprocess.Popen(["sleep", "30"]) for _ in range(8)]
+    ctx.cleanups.append(lambda: [s.kill() for s in sleepers])
+    time.sleep(max(0.0, 2.0 - (time.monotonic() - killed_at)))
+    col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody"])
+    end = time.time() + 40
+    row = None
+    while time.time() < end:
+        rows = ctx.query("SELECT blind_ns, blind_processes FROM collector_stats WHERE blind_ns IS NOT NULL "
+                         "AND snapshot_processes > 0", db=db)
+        if rows and rows[0][1] is not None and rows[0][1] > 0:
+            row = rows[0]
+            break
+        time.sleep(0.1)
+    ctx.check(row is not None, "the new stream recorded a blind window with processes in it")
+    if row:
+        blind_ns, blind_processes = row
+        print(f"  blind window {blind_ns / 1e9:.2f} s, {blind_processes} processes began in it")
+        # From the last watermark (at most a flush, 200 ms, before the kill) to the new stream's
+        # first frame (after the new collector loaded its programs: seconds under ASan).
+        ctx.check(2.0 <= blind_ns / 1e9 < 2.0 + 15, f"window {blind_ns / 1e9:.2f} s for a 2 s gap")
+        ctx.check(8 <= blind_processes <= 8 + 6, f"{blind_processes} processes for the 8 sleepers")
+    r = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--socket", sock],
+                       capture_output=True, text=True, timeout=60)
+    ctx.check(r.returncode == 3 and "blind window" in r.stdout.splitlines()[0],
+              f"status degraded for the blind window: {r.returncode} {r.stdout[:300]}")
+    ctx.check("began unwatched" in r.stdout, f"status shows the window: {r.stdout[:800]}")
+    for s in sleepers:
+        s.kill()
+    ctx.stop(col)
+    ctx.stop(agg)

@@ -37,10 +37,17 @@ static struct store st;
 static struct outbox ob;
 static struct ingest g;
 
+/* The made-up install these tests launch from; any other `tracer` is a user's. */
+static bool our_install(const char *exe)
+{
+	return !strcmp(exe, "/opt/tracer/bin/tracer");
+}
+
 /* The aggregator's state over the open store: fresh, or resumed from it (a restart). */
 static void start_ingest(bool resume)
 {
 	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL, NULL), 0);
+	g.launcher_trusted = our_install;
 	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
 	if (resume)
 		assert_int_equal(ingest_load_state(&g), 0);
@@ -437,6 +444,12 @@ static void test_explicit_run(void **state)
 	    query_int(
 		"SELECT command_process_id = (SELECT id FROM processes WHERE pid = 701) FROM runs"),
 	    1);
+	/* A `tracer` of a user's own (not root's install) opens no run: it is a process. */
+	char *lookalike[] = {"/home/u/bin/tracer", "run", "--run", "forged", "--", "true"};
+	exec_ev(800, 9000, 1, 1, 9100, lookalike, 6, NULL, true, -1);
+	commit();
+	assert_int_equal(query_int("SELECT count(*) FROM runs WHERE name = 'forged'"), 0);
+	assert_int_equal(g.stats.untrusted_launchers, 1);
 }
 
 /*
