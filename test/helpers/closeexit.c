@@ -19,7 +19,7 @@ static volatile unsigned long sink;
 
 static void *fill_and_end(void *arg)
 {
-	off_t bytes = (off_t)*(long *)arg << 20;
+	off_t bytes = (off_t) * (long *)arg << 20;
 
 	if (unshare(CLONE_FILES) != 0)
 		_exit(3);

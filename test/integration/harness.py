@@ -108,6 +108,17 @@ class Ctx:
     def latest_run(self, db=None):
         return self.one("SELECT max(id) FROM runs", db=db)
 
+    def daemon_run(self, sock, db, cmd, *opts, timeout=60):
+        """tracer run under running daemons: (its CompletedProcess, its run id). The run is found
+        by its launcher's pid, not as the newest: on a shared host others open runs too."""
+        args = [self.bin("tracer"), "run", "--socket", sock, "--db", db, *opts, "--", *cmd]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = p.communicate(timeout=timeout)
+        scan_sanitizers(self, err, "tracer run")
+        done = subprocess.CompletedProcess(args, p.returncode, out, err)
+        rows = self.query("SELECT id FROM runs WHERE launcher_pid = ? ORDER BY id DESC LIMIT 1", p.pid, db=db)
+        return done, rows[0][0] if rows else None
+
     def spawn(self, args, **kw):
         p = Daemon(args, **kw)
         self.procs.append(p)

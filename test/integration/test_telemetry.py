@@ -179,7 +179,7 @@ def network_fallback_via_socket_syscalls(ctx):
 @test
 def files_lists_exactly_what_was_opened(ctx):
     """Known opens: exactly those paths, with access, creation, result and count."""
-    check_opener_files(ctx, lambda cmd: ctx.tracer_run(cmd, expect=0), ctx.db)
+    check_opener_files(ctx, lambda cmd: ctx.tracer_run(cmd, expect=0) and ctx.latest_run(), ctx.db)
 
 
 @test
@@ -207,9 +207,9 @@ def files_without_the_repeat_open_cache(ctx):
     agg, col = start_daemons(ctx, sock, db, extra_col=("--force-no-kfunc",))
 
     def run(cmd):
-        p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--", *cmd],
-                           capture_output=True, text=True, timeout=60)
+        p, run_id = ctx.daemon_run(sock, db, cmd)
         ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
+        return run_id
     check_opener_files(ctx, run, db)
     _, err = ctx.stop(col)
     ctx.check("every open reads its path" in err, "the collector said it runs without the cache")
@@ -224,11 +224,10 @@ def files_past_the_per_process_limit(ctx):
     agg, col = start_daemons(ctx, sock, db)
     d = ctx.path("many")
     os.mkdir(d)
-    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
-                        ctx.helper("manyfiles"), d, "300"], capture_output=True, text=True, timeout=60)
+    p, run = ctx.daemon_run(sock, db, [ctx.helper("manyfiles"), d, "300"])
     ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
     pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
-                                        "exe LIKE '%/manyfiles'", ctx.latest_run(db=db), db=db)
+                                        "exe LIKE '%/manyfiles'", run, db=db)
     rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
     # manyfiles.c creates f0..f299 in order, then reads each once more: the
     # first 256 distinct paths take the slots, each opened twice.
@@ -240,11 +239,10 @@ def files_past_the_per_process_limit(ctx):
     # give 4744 distinct, and the second opens of the last 648 count again.
     d2 = ctx.path("more")
     os.mkdir(d2)
-    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
-                        ctx.helper("manyfiles"), d2, "5000"], capture_output=True, text=True, timeout=60)
+    p, run = ctx.daemon_run(sock, db, [ctx.helper("manyfiles"), d2, "5000"])
     ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
     pid2, overflow2 = ctx.one("SELECT pid, files_overflow FROM processes WHERE run_id = ? AND "
-                              "exe LIKE '%/manyfiles'", ctx.latest_run(db=db), db=db)
+                              "exe LIKE '%/manyfiles'", run, db=db)
     ctx.check(overflow2 == 4744 + 648, f"files_overflow {overflow2}, expected 4744 + 648 (the documented bound)")
     # The kernel forgets the processes' paths at their exit, the overflowed ones too.
     check_no_paths_left(ctx, (pid, pid2))
@@ -282,12 +280,10 @@ def thread_files(ctx, per_thread):
 
 def traced_threadfiles(ctx, sock, db, d, per_thread):
     """One threadfiles process (two threads) under tracer run: its pid, files_overflow and files rows."""
-    p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--",
-                        ctx.helper("threadfiles"), d, "2", str(per_thread)], capture_output=True, text=True,
-                       timeout=60)
+    p, run = ctx.daemon_run(sock, db, [ctx.helper("threadfiles"), d, "2", str(per_thread)])
     ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
     pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
-                                        "exe LIKE '%/threadfiles'", ctx.latest_run(db=db), db=db)
+                                        "exe LIKE '%/threadfiles'", run, db=db)
     rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
     return pid, overflow, rows
 
@@ -411,10 +407,10 @@ def check_opener_files(ctx, run, db):
     d = ctx.path("files")
     os.mkdir(d)
     open(os.path.join(d, "b.txt"), "w").write("b")
-    run([ctx.helper("opener"), d])
+    run_id = run([ctx.helper("opener"), d])
     rows = ctx.query("SELECT f.path, f.access, f.created, f.result, f.count, f.failed FROM files f "
                      "JOIN processes p ON p.id = f.process_id WHERE p.run_id = ? AND p.exe LIKE '%/opener' "
-                     "ORDER BY f.path", ctx.latest_run(db=db), db=db)
+                     "ORDER BY f.path", run_id, db=db)
     # What opener.c opens, in its own words.
     want = [(f"{d}/a.txt", "w", 1, 0, 1, 0), (f"{d}/b.txt", "r", 0, 0, 3, 0),
             (f"{d}/c.txt", "rw", 1, 0, 3, 0), (f"{d}/d.txt", "rw", 1, 0, 2, 0),
