@@ -20,6 +20,12 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile bool use_perfbuf = false;
 /* The scheduler group is loaded: exits leave a note for their exit tail (sched.bpf.c). */
 const volatile bool exit_tails_on = false;
+/*
+ * A collector inside a container with its own PID namespace (pidns_inum, set
+ * before load; 0 on the host) reports pids as that namespace numbers them,
+ * as its /proc and its `tracer run` see them, and nothing of tasks outside it.
+ */
+const volatile __u32 pidns_inum = 0;
 
 /* include/linux/sched/signal.h; stable since 2.6 */
 #define SIGNAL_GROUP_EXIT 0x00000004
@@ -177,6 +183,13 @@ static __always_inline void *event_reserve(__u64 size)
 
 static __always_inline void event_submit(void *ctx, void *e, __u64 size, __u32 type)
 {
+	/* A task outside the collector's PID namespace: not ours to report. A
+	 * cgroup's creator may be, the cgroup is still the container's. */
+	if (pidns_inum && !((struct tracer_event_header *)e)->pid && type != TRACER_EV_CGROUP) {
+		if (!use_perfbuf)
+			bpf_ringbuf_discard(e, 0);
+		return;
+	}
 	if (use_perfbuf) {
 		if (bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, e, size) < 0)
 			count_drop(type);
@@ -206,14 +219,51 @@ static __always_inline __u64 leader_start(struct task_struct *task)
 	return leader_start_x(task, false);
 }
 
+/* How deep a namespace is looked for: containers nest a level or two. */
+#define PIDNS_MAX_LEVEL 8
+
+/* pid's number in the collector's namespace; 0 when it has none there. */
+static __always_inline __u32 pid_in_ns(struct pid *pid)
+{
+	unsigned int level = BPF_CORE_READ(pid, level);
+
+	for (int l = 0; l < PIDNS_MAX_LEVEL; l++) {
+		struct upid up;
+
+		if (l > level)
+			break;
+		if (bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[l]) != 0)
+			return 0;
+		if (BPF_CORE_READ(up.ns, ns.inum) == pidns_inum)
+			return up.nr;
+	}
+	return 0;
+}
+
+/* The task's process id as the collector's namespace sees it. */
+static __always_inline __u32 ns_tgid_x(struct task_struct *task, bool direct)
+{
+	if (!pidns_inum)
+		return KREAD(direct, task, tgid);
+	return pid_in_ns(BPF_CORE_READ(task, group_leader, thread_pid));
+}
+
+/* The task's thread id as the collector's namespace sees it. */
+static __always_inline __u32 ns_tid_x(struct task_struct *task, bool direct)
+{
+	if (!pidns_inum)
+		return KREAD(direct, task, pid);
+	return pid_in_ns(BPF_CORE_READ(task, thread_pid));
+}
+
 static __always_inline void fill_header_x(struct tracer_event_header *h, __u32 type,
 					  struct task_struct *task, bool direct)
 {
 	h->type = type;
 	h->flags = 0;
 	h->ts_ns = bpf_ktime_get_boot_ns();
-	h->pid = KREAD(direct, task, tgid);
-	h->tid = KREAD(direct, task, pid);
+	h->pid = ns_tgid_x(task, direct);
+	h->tid = ns_tid_x(task, direct);
 	h->start_ns = leader_start_x(task, direct);
 }
 

@@ -116,6 +116,8 @@ struct tracer_fork_event {
 	__u32 gid;
 	__u32 pad;
 	char comm[TRACER_COMM_LEN];
+	__u64 cgroup_id;  /* the child's cgroups at fork (clone3 may place it elsewhere) */
+	__u64 cgroup1_id; /* v1 memory controller, 0 if none */
 };
 
 struct tracer_exec_event {
@@ -246,7 +248,7 @@ struct tracer_sample {
  */
 _Static_assert(sizeof(struct tracer_counters) == 216, "tracer_counters layout");
 _Static_assert(sizeof(struct tracer_event_header) == 32, "tracer_event_header layout");
-_Static_assert(sizeof(struct tracer_fork_event) == 72, "tracer_fork_event layout");
+_Static_assert(sizeof(struct tracer_fork_event) == 88, "tracer_fork_event layout");
 _Static_assert(sizeof(struct tracer_exec_event) == 6984, "tracer_exec_event layout");
 _Static_assert(sizeof(struct tracer_exit_event) == 272, "tracer_exit_event layout");
 _Static_assert(sizeof(struct tracer_oom_event) == 120, "tracer_oom_event layout");

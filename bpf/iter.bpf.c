@@ -67,7 +67,10 @@ int sample_processes(struct bpf_iter__task *ctx)
 	if (!task || task->pid != task->tgid || (task->flags & PF_KTHREAD) || task->exit_state)
 		return 0;
 	sig = task->signal;
-	s.pid = task->tgid;
+	__u32 tgid = task->tgid;
+	s.pid = ns_tgid_x(task, true);
+	if (!s.pid) /* outside a container collector's namespace */
+		return 0;
 	s.start_ns = task->start_boottime;
 	if (ctx->meta->session_id != pass_session) {
 		pass_session = ctx->meta->session_id;
@@ -80,7 +83,7 @@ int sample_processes(struct bpf_iter__task *ctx)
 	s.vol_ctxsw = BPF_CORE_READ(sig, nvcsw);
 	s.invol_ctxsw = BPF_CORE_READ(sig, nivcsw);
 	s.nthreads = BPF_CORE_READ(sig, nr_threads);
-	dead = bpf_map_lookup_elem(&dead_threads, &s.pid);
+	dead = bpf_map_lookup_elem(&dead_threads, &tgid);
 	if (dead) {
 		s.rchar = dead->rchar;
 		s.wchar = dead->wchar;
@@ -88,7 +91,7 @@ int sample_processes(struct bpf_iter__task *ctx)
 		s.write_bytes = dead->write_bytes;
 		s.runq_ns = dead->runq_ns;
 	}
-	proc_acc_sum(s.pid, &acc);
+	proc_acc_sum(tgid, &acc);
 	s.iowait_ns = acc.iowait_ns;
 	s.net_tx_bytes = acc.net_tx_bytes;
 	s.net_rx_bytes = acc.net_rx_bytes;

@@ -203,7 +203,7 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 
 	struct group_cpu cpu;
 	if (final_exit && !alone_in_group(sig, task)) {
-		read_group_cpu(sig, &cpu, KREAD(direct, task, tgid), start_ns);
+		read_group_cpu(sig, &cpu, ns_tgid_x(task, direct), start_ns);
 	} else {
 		signal_cpu(&cpu, sig, direct);
 		add_thread_cpu(&cpu, task, direct);
@@ -430,13 +430,17 @@ static __always_inline int emit_fork(void *ctx, struct task_struct *parent,
 	}
 	fill_header_x(&e->h, TRACER_EV_FORK, parent, direct);
 	struct task_struct *real_parent = child ? KREAD(direct, child, real_parent) : parent;
-	e->parent_pid = KREAD(direct, real_parent, tgid);
+	e->parent_pid = ns_tgid_x(real_parent, direct);
 	e->parent_start_ns = leader_start_x(real_parent, direct);
 	if (child) {
-		e->h.pid = KREAD(direct, child, tgid);
+		e->h.pid = ns_tgid_x(child, direct);
 		e->h.tid = e->h.pid;
 		e->h.start_ns = KREAD(direct, child, start_boottime);
 	}
+	/* The child's own cgroups: its parent may have moved since its exec. */
+	struct task_struct *in_cgroups = child ? child : parent;
+	e->cgroup_id = BPF_CORE_READ(in_cgroups, cgroups, dfl_cgrp, kn, id);
+	e->cgroup1_id = memcg_v1_id(in_cgroups);
 	const struct cred *cred = KREAD(direct, parent, cred);
 	e->uid = KREAD(direct, cred, uid.val);
 	e->gid = KREAD(direct, cred, gid.val);
@@ -461,7 +465,7 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 	fill_header_x(&e->h, TRACER_EV_EXEC, task, direct);
 	e->old_tid = old_tid;
 	struct task_struct *real_parent = KREAD(direct, task, real_parent);
-	e->ppid = KREAD(direct, real_parent, tgid);
+	e->ppid = ns_tgid_x(real_parent, direct);
 	e->parent_start_ns = leader_start_x(real_parent, direct);
 	const struct cred *cred = KREAD(direct, task, cred);
 	e->uid = KREAD(direct, cred, uid.val);
@@ -595,14 +599,15 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 	else
 		e->exit_code = KREAD(direct, leader, exit_code);
 	struct task_struct *real_parent = KREAD(direct, task, real_parent);
-	e->ppid = KREAD(direct, real_parent, tgid);
+	e->ppid = ns_tgid_x(real_parent, direct);
 	__u32 had = read_counters_of(task, &e->totals, &flags, true, e->h.start_ns, direct);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->h.flags |= flags;
 	__u64 start_ns = e->h.start_ns;
+	__u32 reported_pid = e->h.pid; /* the collector's namespace's number, 0: not reported */
 	event_submit(ctx, e, sizeof(*e), TRACER_EV_EXIT);
-	if (exit_tails_on)
-		note_exit(task, tgid, start_ns, direct);
+	if (exit_tails_on && reported_pid)
+		note_exit(task, reported_pid, start_ns, direct);
 	/* A delete of a missing key still takes the bucket lock: skipped. */
 	if (had & HAD_DEAD_THREADS)
 		bpf_map_delete_elem(&dead_threads, &tgid);
@@ -666,12 +671,16 @@ int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 	fill_header(&e->h, TRACER_EV_FORK, parent);
 	e->parent_pid = e->h.pid;
 	e->parent_start_ns = e->h.start_ns;
-	e->h.pid = ctx->child_pid;
-	e->h.tid = ctx->child_pid;
+	/* No child task to find its number in a container's namespace: its exec reports it. */
+	e->h.pid = pidns_inum ? 0 : ctx->child_pid;
+	e->h.tid = e->h.pid;
 	e->h.start_ns = 0;
 	e->uid = BPF_CORE_READ(parent, cred, uid.val);
 	e->gid = BPF_CORE_READ(parent, cred, gid.val);
 	e->pad = 0;
+	/* A child starts in its parent's cgroups (clone3's CLONE_INTO_CGROUP aside). */
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->cgroup1_id = memcg_v1_id(parent);
 	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
 	event_submit(ctx, e, sizeof(*e), TRACER_EV_FORK);
 	return 0;

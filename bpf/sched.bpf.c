@@ -33,8 +33,8 @@ static __always_inline void emit_exit_tail(void *ctx, struct task_struct *prev)
 	e->h.type = TRACER_EV_EXIT_TAIL;
 	e->h.flags = 0;
 	e->h.ts_ns = bpf_ktime_get_boot_ns();
-	e->h.pid = n->tgid;
-	e->h.tid = tid;
+	e->h.pid = n->tgid; /* as the exit event reported it */
+	e->h.tid = ns_tid_x(prev, true);
 	e->h.start_ns = n->start_ns;
 	e->runtime_ns = prev->se.sum_exec_runtime - n->runtime;
 	e->utime_ns = prev->utime - n->utime;

@@ -140,6 +140,9 @@ static int convert_fork(const struct tracer_fork_event *k, struct bytebuf *out)
 	f.uid = k->uid;
 	f.gid = k->gid;
 	f.comm = comm;
+	f.has_cgroup_id = f.has_cgroup1_id = 1;
+	f.cgroup_id = k->cgroup_id;
+	f.cgroup1_id = k->cgroup1_id;
 	ev.ts_ns = k->h.ts_ns;
 	ev.kind_case = TRACER__EVENT__KIND_FORK;
 	ev.fork = &f;

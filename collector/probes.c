@@ -168,6 +168,13 @@ static void network_programs(struct probes *p, struct tracer_bpf *s, struct grou
 	    has_btf_tracepoint("sock_recv_length")) {
 		add(g, s->progs.net_send);
 		add(g, s->progs.net_recv);
+		/* TCP reads by what they consume: splice and zero-copy receives too. */
+		p->tcp_by_consumption = has_btf_tracepoint("tcp_rcv_space_adjust") &&
+					has_btf_tracepoint("inet_sock_set_state");
+		if (p->tcp_by_consumption) {
+			add(g, s->progs.net_tcp_read);
+			add(g, s->progs.net_tcp_state);
+		}
 	} else {
 		snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
 	}
@@ -262,6 +269,26 @@ static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_gr
 		group_program_fns[grp](p, s, g, why, why_size);
 }
 
+/* The host's PID namespace (PROC_PID_INIT_INO in the kernel). */
+#define HOST_PID_NAMESPACE 0xEFFFFFFCu
+
+/*
+ * Our PID namespace when it is not the host's (a container with its own):
+ * the kernel's programs then number processes as it does, as our /proc and
+ * the `tracer run` that started us see them. 0 on the host.
+ */
+static uint32_t container_pid_namespace(void)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) != 0 || st.st_ino == HOST_PID_NAMESPACE)
+		return 0;
+	log_info("inside a PID namespace of its own (%lu): processes are numbered as it numbers "
+		 "them, and those outside it are not recorded",
+		 (unsigned long)st.st_ino);
+	return (uint32_t)st.st_ino;
+}
+
 static void all_programs_off(struct tracer_bpf *s)
 {
 	struct bpf_program *prog;
@@ -313,6 +340,7 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
 	/* The exit path's CPU is sent from the scheduler's sched_switch program. */
 	skel->rodata->exit_tails_on = want[PROBE_SCHEDULER];
+	skel->rodata->pidns_inum = container_pid_namespace();
 	if (p->using_perfbuf) {
 		/* The ring buffer stays unused: as small as allowed, or not created. */
 		if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1)
@@ -332,6 +360,8 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 		for (unsigned i = 0; i < g.n; i++)
 			bpf_program__set_autoload(g.progs[i], true);
 	}
+	/* Set by the network group's choice just above. */
+	skel->rodata->tcp_by_consumption = want[PROBE_NETWORK] && p->tcp_by_consumption;
 	if (quiet)
 		libbpf_set_print(NULL);
 	err = tracer_bpf__load(skel);

@@ -34,6 +34,7 @@ struct probes {
 	bool using_perfbuf;
 	bool prepare_exec;
 	bool net_via_syscalls;
+	bool tcp_by_consumption; /* TCP bytes read counted where reads consume them */
 	bool force_net_syscalls;
 	unsigned ring_mb;
 	struct probe_status status[PROBE_GROUPS];

@@ -74,6 +74,9 @@ static void step_at_fork(struct correlator *c, struct proc *child, struct proc *
 		set_step(child, s);
 }
 
+/* Its container and job context, from the cgroups in its row (below). */
+static void set_cgroup_context(struct correlator *c, struct proc *p, struct cgroup_context *cg);
+
 void correlate_fork(struct correlator *c, struct proc *child, struct proc *parent)
 {
 	if (!parent)
@@ -85,6 +88,14 @@ void correlate_fork(struct correlator *c, struct proc *child, struct proc *paren
 	step_at_fork(c, child, parent);
 	child->row.helper = parent->row.helper;
 	child->row.tool_id = parent->row.tool_id;
+	if (child->row.cgroup_id != parent->row.cgroup_id ||
+	    child->row.cgroup1_id != parent->row.cgroup1_id) {
+		/* The parent moved since its exec (a scope, a job step): the child's own context.
+		 */
+		struct cgroup_context cg;
+		set_cgroup_context(c, child, &cg);
+		return;
+	}
 	memcpy(child->row.container_runtime, parent->row.container_runtime,
 	       sizeof(child->row.container_runtime));
 	memcpy(child->row.container_id, parent->row.container_id, sizeof(child->row.container_id));
@@ -99,9 +110,8 @@ void correlate_join(struct correlator *c, struct proc *p, struct run *r)
 	set_run(p, r);
 }
 
-/* What the exec'ed program is: its container and job context, its tool. */
-static void identify(struct correlator *c, struct proc *p, char *const *argv, size_t argc,
-		     struct cgroup_context *cg, struct tool_identity *tool)
+/* Its container and job context, from the cgroups in its row. */
+static void set_cgroup_context(struct correlator *c, struct proc *p, struct cgroup_context *cg)
 {
 	cgroup_context_of(c, &p->row, cg);
 	copy_string(p->row.container_runtime, sizeof(p->row.container_runtime), cg->runtime);
@@ -110,6 +120,13 @@ static void identify(struct correlator *c, struct proc *p, char *const *argv, si
 	copy_string(p->row.slurm_job, sizeof(p->row.slurm_job), cg->slurm_job);
 	copy_string(p->row.slurm_step, sizeof(p->row.slurm_step), cg->slurm_step);
 	copy_string(p->row.systemd_unit, sizeof(p->row.systemd_unit), cg->unit);
+}
+
+/* What the exec'ed program is: its container and job context, its tool. */
+static void identify(struct correlator *c, struct proc *p, char *const *argv, size_t argc,
+		     struct cgroup_context *cg, struct tool_identity *tool)
+{
+	set_cgroup_context(c, p, cg);
 	tool_identify(p->row.exe, argv, argc, tool);
 	p->row.tool_id = tool_id(c, tool);
 	/* System noise is the system's: a user's own program of that name is recorded. */

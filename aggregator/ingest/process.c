@@ -147,6 +147,11 @@ void on_fork(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ForkEvent *f)
 			g->stats.oom++;
 	}
 	copy_string(p->row.comm, sizeof(p->row.comm), f->comm ? f->comm : "");
+	/* Its own cgroups at fork, not its parent's at that one's exec. */
+	if (f->has_cgroup_id) {
+		p->row.cgroup_id = f->cgroup_id;
+		p->row.cgroup1_id = f->cgroup1_id;
+	}
 	if (f->has_uid) {
 		p->row.has_ids = true;
 		p->row.uid = f->uid;

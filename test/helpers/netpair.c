@@ -1,9 +1,11 @@
 /*
- * netpair BYTES OUT: a TCP transfer of exactly BYTES over 127.0.0.1, from a
- * child (sender) to its parent (receiver). Writes both pids and the byte
- * counts each side saw returned by send()/recv() to OUT.
+ * netpair BYTES OUT [splice]: a TCP transfer of exactly BYTES over 127.0.0.1,
+ * from a child (sender) to its parent (receiver). Writes both pids and the
+ * byte counts each side saw to OUT. The receiver reads with recv(), or with
+ * splice: socket to pipe to /dev/null, the bytes never reaching user memory.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,15 +14,50 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static char buf[65536];
+
+static long long receive(int c)
+{
+	long long got = 0;
+
+	for (;;) {
+		ssize_t r = recv(c, buf, sizeof(buf), 0);
+		if (r <= 0)
+			return got;
+		got += r;
+	}
+}
+
+static long long receive_by_splice(int c)
+{
+	long long got = 0;
+	int pipefd[2], devnull = open("/dev/null", O_WRONLY);
+
+	if (devnull < 0 || pipe(pipefd) != 0)
+		return -1;
+	for (;;) {
+		ssize_t r = splice(c, NULL, pipefd[1], NULL, sizeof(buf), SPLICE_F_MOVE);
+		if (r <= 0)
+			return got;
+		for (ssize_t left = r; left > 0;) {
+			ssize_t w =
+			    splice(pipefd[0], NULL, devnull, NULL, (size_t)left, SPLICE_F_MOVE);
+			if (w <= 0)
+				return -1;
+			left -= w;
+		}
+		got += r;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	static char buf[65536];
 	struct sockaddr_in addr = {.sin_family = AF_INET};
 	socklen_t len = sizeof(addr);
-	long long total, got = 0;
+	long long total, got;
 	int ls, st;
 
-	if (argc != 3)
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "splice")))
 		return 2;
 	total = atoll(argv[1]);
 	ls = socket(AF_INET, SOCK_STREAM, 0);
@@ -47,12 +84,7 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	int c = accept(ls, NULL, NULL);
-	for (;;) {
-		ssize_t r = recv(c, buf, sizeof(buf), 0);
-		if (r <= 0)
-			break;
-		got += r;
-	}
+	got = argc == 4 ? receive_by_splice(c) : receive(c);
 	waitpid(child, &st, 0);
 	FILE *out = fopen(argv[2], "w");
 	if (!out)

@@ -158,6 +158,22 @@ def loopback_bytes_per_process(ctx):
 
 
 @test
+def tcp_bytes_read_by_splice(ctx):
+    """A 32 MiB TCP transfer whose receiver splices socket -> pipe -> /dev/null (the bytes never
+    reach its memory, as in proxies and `pv`): its net_rx_bytes is exactly what splice moved,
+    as for recv(); before, it read 0."""
+    out, size = ctx.path("splice.json"), 32 << 20
+    ctx.tracer_run([ctx.helper("netpair"), str(size), out, "splice"], expect=0)
+    t = load_json(out)
+    ctx.check(t["received"] == size, f"the receiver spliced every byte: {t['received']}")
+    run = ctx.latest_run()
+    rx = ctx.one("SELECT net_rx_bytes FROM processes WHERE run_id = ? AND pid = ?", run, t["receiver"])
+    tx = ctx.one("SELECT net_tx_bytes FROM processes WHERE run_id = ? AND pid = ?", run, t["sender"])
+    ctx.check(rx == size, f"receiver net_rx_bytes {rx} == {size}")
+    ctx.check(tx == size, f"sender net_tx_bytes {tx} == {size}")
+
+
+@test
 def network_fallback_via_socket_syscalls(ctx):
     """Without sock tracepoints (forced), bytes come from send/recv syscalls: same answer."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
@@ -519,6 +535,33 @@ def cgroup_path_survives_removal(ctx):
                       f"WHERE p.run_id = ? AND p.exe = '/usr/bin/sleep' AND p.argv LIKE '%0.3%'",
                       ctx.latest_run())
     ctx.check((f"/{name}",) in paths, f"the process inside resolves to the removed cgroup: {paths}")
+
+
+@test
+def a_fork_only_child_is_in_its_own_cgroup(ctx):
+    """A subshell moves itself into a new cgroup, then forks a child that never execs: the child's
+    row is in the cgroup it was forked in (the kernel's own /proc/PID/cgroup, read by the child
+    itself, is the ground truth), not the one its parent had at its exec."""
+    v1 = os.path.isdir("/sys/fs/cgroup/memory")
+    name = f"tracer-it-fork-{os.getpid()}"
+    path = os.path.join("/sys/fs/cgroup/memory" if v1 else "/sys/fs/cgroup", name)
+    seen = ctx.path("child.cgroup")
+    try:
+        os.mkdir(path)
+        ctx.tracer_run(["bash", "-c", f"( echo $BASHPID > {path}/cgroup.procs; "
+                        f"( echo $BASHPID > {seen}.pid; cat /proc/$BASHPID/cgroup > {seen}; "
+                        "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done ); : ); :"], expect=0)
+    finally:
+        if os.path.isdir(path):
+            os.rmdir(path)
+    pid = int(open(seen + ".pid").read())
+    hierarchy = ":memory:" if v1 else "0::"
+    truth = [line.split(":", 2)[2].strip() for line in open(seen) if hierarchy in line]
+    ctx.check(truth == [f"/{name}"], f"the child saw itself in the new cgroup: {truth}")
+    col = "memory_cgroup_path" if v1 else "cgroup_path"
+    rows = ctx.query(f"SELECT c.{col} FROM process_cgroups c JOIN processes p ON p.id = c.process_id "
+                     "WHERE p.run_id = ? AND p.pid = ?", ctx.latest_run(), pid)
+    ctx.check(rows == [(f"/{name}",)], f"the fork-only child's row: {rows}, the kernel said /{name}")
 
 
 @test
