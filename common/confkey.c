@@ -3,8 +3,8 @@
 #include <string.h>
 
 /* Every section any tracer program reads: collector, shipper, cost. */
-static const char *const known_sections[] = {"collector", "probes", "files", "shipper", "cost",
-					     NULL};
+static const char *const known_sections[] = {"collector", "probes", "files",
+					     "shipper",	  "cost",   NULL};
 
 static bool is_dash(char c)
 {

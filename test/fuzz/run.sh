@@ -11,10 +11,14 @@ run_one() {
 	local f=$1
 	mkdir -p "$dir/corpus/$f"
 	cp -n "$repo/test/fuzz/corpus/$f/"* "$dir/corpus/$f/" 2>/dev/null || true
-	if ! (cd "$dir" && "./fuzz_$f" -max_total_time="$seconds" -max_len=8192 \
-		-print_final_stats=1 "corpus/$f" >"fuzz_$f.log" 2>&1); then
+	# Built with -fno-sanitize-recover, UBSan stops at its first report; halt_on_error
+	# and the log check make sure a report fails the run even if one check recovers.
+	if ! (cd "$dir" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		"./fuzz_$f" -max_total_time="$seconds" -max_len=8192 \
+		-print_final_stats=1 "corpus/$f" >"fuzz_$f.log" 2>&1) ||
+		grep -q "runtime error:" "$dir/fuzz_$f.log"; then
 		tail -40 "$dir/fuzz_$f.log"
-		echo "fuzz_$f found a crash (input in $dir)"
+		echo "fuzz_$f found a crash or undefined behaviour (input in $dir)"
 		return 1
 	fi
 	echo "== fuzz_$f for ${seconds}s: $(grep -E '^stat::number_of_executed_units' "$dir/fuzz_$f.log" |

@@ -481,7 +481,10 @@ def tool_lists_reload_on_sighup(ctx):
     allow, deny = ctx.path("tools.allow"), ctx.path("tools.deny")
     shutil.copy(os.path.join(FIXTURES, "..", "..", "..", "deploy", "etc", "tools.allow"), allow)
     shutil.copy(os.path.join(FIXTURES, "..", "..", "..", "deploy", "etc", "tools.deny"), deny)
-    tool = ctx.path("qcheck")
+    # Root's own program: only such a file can be deny-listed by name, and the aggregator
+    # (nobody) must be able to see that it is: in a root-owned 0755 directory.
+    os.mkdir(ctx.path("bin"), 0o755)
+    tool = ctx.path("bin/qcheck")
     shutil.copy(ctx.helper("cpuburn"), tool)
     os.chmod(tool, 0o755)
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
@@ -496,7 +499,7 @@ def tool_lists_reload_on_sighup(ctx):
 
     ctx.check(traced("before") == [(None,)], "an unlisted program is a tool without a category")
     with open(allow, "a") as f:
-        f.write("qcheck  quality control  # added by the user\n")
+        f.write("@category quality control\nqcheck  quality control  # added by the user\n")
     agg.send_signal(signal.SIGHUP)
     time.sleep(0.5)
     ctx.check(traced("allowed") == [("quality control",)], "after SIGHUP the new allowlist entry applies")

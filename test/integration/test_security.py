@@ -272,7 +272,6 @@ def names_alone_neither_hide_nor_open_runs(ctx):
     shutil.copy("/bin/true", os.path.join(users, "tracer"))
     os.chown(os.path.join(users, "tracer"), nobody.pw_uid, nobody.pw_gid)
     os.chown(users, nobody.pw_uid, nobody.pw_gid)
-    os.chmod(ctx.path(""), 0o755)  # nobody must reach its directory
     script = (f"{roots}/cron 0.1; {users}/sshd 0.1; {users}/systemd-fake 0.1; "
               f"{users}/tracer-aggregator 0.1; {users}/tracer run --run forged -- true")
     r = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "names", "--",
