@@ -1,7 +1,9 @@
 """A single-node Slurm cluster (slurm-wlm from Debian) living in a test
 directory: munged, slurmctld and slurmd as plain processes, listening on
 127.0.0.1 only, with cgroup process tracking and memory constraint so job
-steps get their own cgroups (/slurm_<node>/uid_<uid>/job_<id>/step_<n>)."""
+steps get their own cgroups (/slurm_<node>/uid_<uid>/job_<id>/step_<n>).
+With accounting, also a MariaDB server (its socket only, no network) and
+slurmdbd, so sacct reports each step's TotalCPU and MaxRSS."""
 import os
 import pwd
 import shutil
@@ -32,13 +34,36 @@ ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup,task/affinity
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+{accounting}
 MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
 NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=2048 State=UNKNOWN
 PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
+"""
+
+NO_ACCOUNTING = """JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none"""
+
+ACCOUNTING = """JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=1
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort={dbd_port}
+AccountingStoragePass={munge_sock}"""
+
+SLURMDBD_CONF = """AuthType=auth/munge
+AuthInfo=socket={munge_sock}
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort={dbd_port}
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=root
+StorageLoc=slurm_acct_db
+PidFile={dir}/slurmdbd.pid
+LogFile={dir}/slurmdbd.log
 """
 
 CGROUP_CONF = """CgroupPlugin=autodetect
@@ -49,8 +74,9 @@ ConstrainCores=no
 
 
 class SlurmCluster:
-    def __init__(self, directory):
+    def __init__(self, directory, accounting=False):
         self.dir = directory
+        self.accounting = accounting
         self.procs = []
         self.node = socket.gethostname()
         self.env = dict(os.environ, SLURM_CONF=os.path.join(directory, "slurm.conf"))
@@ -77,15 +103,66 @@ class SlurmCluster:
              "--log-file", os.path.join(m, "munged.log"), "--seed-file", os.path.join(m, "munged.seed")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         self._wait(lambda: os.path.exists(self.munge_sock), timeout, "munged")
+        accounting = NO_ACCOUNTING
+        if self.accounting:
+            dbd_port = free_port()
+            self._start_accounting(dbd_port, timeout)
+            accounting = ACCOUNTING.format(dbd_port=dbd_port, munge_sock=self.munge_sock)
         with open(os.path.join(d, "slurm.conf"), "w") as f:
             f.write(SLURM_CONF.format(node=self.node, ctld_port=free_port(), slurmd_port=free_port(),
-                                      munge_sock=self.munge_sock, dir=d, cpus=os.cpu_count()))
+                                      munge_sock=self.munge_sock, dir=d, cpus=os.cpu_count(),
+                                      accounting=accounting))
         with open(os.path.join(d, "cgroup.conf"), "w") as f:
             f.write(CGROUP_CONF)
+        if self.accounting:
+            self.register_cluster()
         for daemon in ("slurmctld", "slurmd"):
             self.procs.append(subprocess.Popen([daemon, "-D", "-f", self.env["SLURM_CONF"]], env=self.env,
                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         self._wait(self._node_idle, timeout, "slurm node to become idle")
+
+    def _start_accounting(self, dbd_port, timeout):
+        """MariaDB on a socket in the test directory (clients find it by MYSQL_UNIX_PORT), then
+        slurmdbd, then the cluster registered with sacctmgr."""
+        d = self.dir
+        data, sock = os.path.join(d, "mysql"), os.path.join(d, "mysql.sock")
+        subprocess.run(["mariadb-install-db", "--user=root", f"--datadir={data}",
+                        "--auth-root-authentication-method=normal", "--skip-test-db"],
+                       check=True, capture_output=True, timeout=120)
+        self.env["MYSQL_UNIX_PORT"] = sock
+        self.procs.append(subprocess.Popen(
+            ["mariadbd", "--no-defaults", "--user=root", f"--datadir={data}", f"--socket={sock}",
+             "--skip-networking", f"--pid-file={d}/mysql.pid", f"--log-error={d}/mysql.err",
+             "--innodb-buffer-pool-size=32M"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self._wait(lambda: os.path.exists(sock), timeout, "mariadbd")
+        conf = os.path.join(d, "slurmdbd.conf")
+        with open(conf, "w") as f:
+            f.write(SLURMDBD_CONF.format(munge_sock=self.munge_sock, dbd_port=dbd_port, dir=d))
+        os.chmod(conf, 0o600)
+        # slurmdbd reads slurmdbd.conf beside $SLURM_CONF.
+        self.procs.append(subprocess.Popen(["slurmdbd", "-D"], env=self.env,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self._wait(lambda: self._port_open(dbd_port), timeout, "slurmdbd")
+
+    @staticmethod
+    def _port_open(port):
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    def register_cluster(self):
+        """sacctmgr needs slurm.conf (AccountingStorage*) to find slurmdbd."""
+        subprocess.run(["sacctmgr", "-i", "add", "cluster", "tracertest"], env=self.env,
+                       capture_output=True, text=True, timeout=60)
+
+    def sacct(self, job):
+        """Per step of JOB: (TotalCPU in ns, MaxRSS in KiB), as sacct reports them."""
+        p = subprocess.run(["sacct", "-j", job, "-P", "-n", "--format=JobID,TotalCPU,MaxRSS,State"],
+                           env=self.env, capture_output=True, text=True, timeout=60)
+        out = {}
+        for line in p.stdout.splitlines():
+            step, total, rss, state = (line.split("|") + ["", "", ""])[:4]
+            out[step] = (parse_slurm_time(total), parse_slurm_kb(rss), state)
+        return out
 
     def _node_idle(self):
         p = subprocess.run(["sinfo", "-h", "-o", "%T"], env=self.env, capture_output=True, text=True)
@@ -132,5 +209,30 @@ class SlurmCluster:
                         pass
 
     @staticmethod
-    def available():
-        return all(shutil.which(t) for t in ("slurmctld", "slurmd", "sbatch", "munged"))
+    def available(accounting=False):
+        tools = ("slurmctld", "slurmd", "sbatch", "munged")
+        if accounting:
+            tools += ("slurmdbd", "sacct", "sacctmgr", "mariadbd", "mariadb-install-db")
+        return all(shutil.which(t) for t in tools)
+
+
+def parse_slurm_time(text):
+    """sacct's [D-][HH:]MM:SS[.mmm] as ns; None if empty."""
+    if not text:
+        return None
+    days, _, rest = text.rpartition("-")
+    parts = [float(x) for x in rest.split(":")]
+    while len(parts) < 3:
+        parts.insert(0, 0.0)
+    h, m, sec = parts
+    return int(round(((int(days or 0) * 24 + h) * 3600 + m * 60 + sec) * 1e9))
+
+
+def parse_slurm_kb(text):
+    """sacct's MaxRSS (1234K, 12M, 1.5G) as KiB; None if empty."""
+    if not text:
+        return None
+    units = {"K": 1, "M": 1024, "G": 1024 * 1024}
+    if text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text) // 1024

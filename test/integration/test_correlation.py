@@ -426,8 +426,8 @@ def slurm_job_is_a_run_with_its_steps(ctx):
     """A batch job on a single-node Slurm started by the test: the job id comes from the
     cgroup path slurmd makes (/slurm_<node>/uid_0/job_<id>/step_<n>, v1 memory here), the
     job with no engine is a run, its batch and srun steps are steps, and their CPU
-    matches wait4() taken inside the job (Slurm's own accounting, sacct, needs slurmdbd
-    and a MariaDB server: not used here)."""
+    matches wait4() taken inside the job (Slurm's own accounting is the ground truth of
+    slurm_steps_match_sacct)."""
     if not SlurmCluster.available():
         raise Failure("slurm-wlm and munge are not installed (deploy/install-deps.sh tests)")
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
@@ -559,5 +559,62 @@ def engine_started_by_a_script_gets_its_own_run(ctx):
     ctx.check((engine, pipeline) == ("nextflow", "nf-demo"), f"explicit run learned {engine} {pipeline}")
     kinds = sorted(s["kind"] for s in steps_of(ctx, run_id, db=db))
     ctx.check(kinds.count("nextflow-task") == 3, f"its tasks are steps: {kinds}")
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+@test
+def slurm_steps_match_sacct(ctx):
+    """Slurm's own accounting as ground truth (slurmdbd on a MariaDB started by the test,
+    jobacct_gather/linux): a job whose batch step and two srun steps burn CPU and touch memory.
+    Each step's CPU is within 1% (or 10 ms) of sacct's TotalCPU for that step, and the run's
+    within 1% of the sum over the job's steps."""
+    if not SlurmCluster.available(accounting=True):
+        raise Failure("slurmdbd and mariadb-server are not installed (deploy/install-deps.sh tests)")
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    cluster = SlurmCluster(ctx.path("slurm"), accounting=True)
+    try:
+        cluster.start()
+        script = ctx.path("acct-job.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/bash\n#SBATCH -J tracer-acct\n"
+                    f"{ctx.helper('cpuburn')} 400\n"
+                    f"srun {ctx.helper('memhog')} 300 0 {ctx.path('hog.json')}\n"
+                    f"srun {ctx.helper('cpuburn')} 700\n")
+        os.chmod(script, 0o755)
+        job, rc, err = cluster.sbatch_wait(script)
+        ctx.check(rc == 0 and job.isdigit(), f"sbatch: job {job} exit {rc} {err}")
+        acct = {}
+        end = time.time() + 30
+        while time.time() < end:  # slurmdbd gets the steps' records a moment after the job ends
+            acct = cluster.sacct(job)
+            if {f"{job}.batch", f"{job}.0", f"{job}.1"} <= set(acct) and \
+                    all(acct[k][0] is not None for k in (f"{job}.batch", f"{job}.0", f"{job}.1")):
+                break
+            time.sleep(0.5)
+        time.sleep(1.0)  # let the daemons commit the last exits
+    finally:
+        cluster.stop()
+    print(f"  sacct: {acct}")
+    rows = ctx.query("SELECT id, cpu_ns FROM runs WHERE name = ?", f"slurm-job-{job}", db=db)
+    ctx.check(len(rows) == 1, f"one run for job {job}: {rows}")
+    if not rows:
+        return
+    run_id, run_cpu = rows[0]
+    steps = {s["key"]: s for s in steps_of(ctx, run_id, db=db)}
+    total = 0
+    for key in (f"{job}.batch", f"{job}.0", f"{job}.1"):
+        truth = acct.get(key, (None,))[0]
+        s = steps.get(key)
+        ctx.check(truth is not None and s is not None, f"step {key}: sacct {acct.get(key)}, tracer {s}")
+        if truth is None or s is None:
+            continue
+        total += truth
+        print(f"  step {key}: tracer {s['cpu_ns'] / 1e6:.1f} ms, sacct TotalCPU {truth / 1e6:.1f} ms")
+        ctx.close(s["cpu_ns"], truth, max(10_000_000, truth // 100), f"step {key} CPU vs sacct TotalCPU (ns)")
+    if total:
+        print(f"  run: tracer {run_cpu / 1e6:.1f} ms, sacct's steps {total / 1e6:.1f} ms")
+        ctx.close(run_cpu, total, max(10_000_000, total // 100), "run CPU vs the sum of sacct's steps (ns)")
     ctx.stop(col)
     ctx.stop(agg)
