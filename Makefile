@@ -306,12 +306,21 @@ prices:
 # Overhead and loss benchmarks (root): results in docs/performance.md.
 bench:
 	@deploy/install-deps.sh bench
-	$(MAKE) all $(BUILD)/bench/open_floor $(BUILD)/bench/open_floor.bpf.o
+	$(MAKE) all $(BUILD)/bench/open_floor $(BUILD)/bench/open_floor.bpf.o $(BUILD)/bench/pathbench
 	$(PYTHON) test/bench/bench.py --build $(BUILD) $(BENCH_ARGS)
 
 # Start-up alone (docs/startup.md): tracer run -- true, probe loading per group.
 bench-startup: all
 	$(PYTHON) test/bench/startup.py --build $(BUILD) $(BENCH_ARGS)
+
+# What real, normalised file paths cost (docs/paths.md): chdir followed, paths joined.
+bench-paths: all $(BUILD)/bench/pathbench
+	$(PYTHON) test/bench/paths.py --build $(BUILD) $(BENCH_ARGS)
+
+$(BUILD)/bench/pathbench: test/bench/pathbench.c aggregator/ingest/path.c common/jsonutil.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -ljansson
 
 # The bench's floor under file tracking: empty programs on the open tracepoints.
 $(BUILD)/bench/open_floor.bpf.o: test/bench/open_floor.bpf.c $(VMLINUX_H)
@@ -326,7 +335,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man deb package-test
-.PHONY: all unit check deps demo bench bench-startup clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

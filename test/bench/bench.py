@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+import paths
 import peers
 import startup
 from stats import quartiles
@@ -413,6 +414,10 @@ def main():
     startup_lines = startup.report(startup.measure(build, args.pairs))
     with open(os.path.join(os.path.dirname(args.out), "startup.md"), "w") as f:
         f.write("\n".join(startup_lines))
+    print("file paths...", flush=True)
+    path_lines = paths.report(paths.measure(build, args.pairs, 300000))
+    with open(os.path.join(os.path.dirname(args.out), "paths.md"), "w") as f:
+        f.write("\n".join(path_lines))
     print("footprint with real processes...", flush=True)
     real = collector_footprint(daemons, build, work, [int(x) for x in args.real_milestones.split(",")])
     print("aggregator ingest with synthetic frames...", flush=True)
@@ -433,7 +438,8 @@ def main():
         f"Produced by `{cmdline}` (`test/bench/bench.py`, peers in `test/bench/peers.py`); rerun it to "
         "refresh this page. Every number below comes from that one run.",
         "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md). "
-        "Start-up (`tracer run -- true`, probe loading per group): [startup.md](startup.md).",
+        "Start-up (`tracer run -- true`, probe loading per group): [startup.md](startup.md). "
+        "What recording real, normalised file paths costs: [paths.md](paths.md).",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.nodename} "
         f"(Linux {uname.release}, {os.cpu_count()} CPUs) in {duration / 60:.1f} min.",
         "",
