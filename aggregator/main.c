@@ -427,6 +427,9 @@ int main(int argc, char **argv)
 
 	log_init("tracer-aggregator");
 	sdnotify_init();
+	/* The database holds every user's command lines: its group (tracer) reads it, no one else.
+	 */
+	umask(027);
 	if (parse_options(argc, argv, &opt) != 0)
 		return 2;
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {

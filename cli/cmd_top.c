@@ -32,6 +32,9 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* A collector silent this long has stopped: its runs' ends are unknown. */
+#define TOP_STALE_NS (60LL * 1000000000LL)
+
 static int64_t median_wall(sqlite3 *db, int64_t pipeline_id, const char *name, int64_t run,
 			   int *count)
 {
@@ -61,12 +64,18 @@ static int64_t median_wall(sqlite3 *db, int64_t pipeline_id, const char *name, i
 /* Runs with live work, their running steps, and per step the tools now running. */
 static json_t *snapshot(sqlite3 *db, int64_t now_ns)
 {
-	json_t *runs =
-	    cli_rows_json(db,
-			  "SELECT id, name, pipeline, pipeline_id, engine, start_ns FROM runs"
-			  " WHERE end_ns IS NULL AND (status IS NULL OR status = 'running')"
-			  " ORDER BY id DESC",
-			  0);
+	/* watched: a collector of the run's host is alive, so "running" is news, not a
+	 * leftover of daemons that stopped before the run ended. */
+	json_t *runs = cli_rows_json(
+	    db,
+	    "SELECT r.id, r.name, r.pipeline, r.pipeline_id, r.engine, r.start_ns,"
+	    " (SELECT max(c.last_seen_ns) FROM collector_stats c WHERE r.host_id IS NULL"
+	    " OR c.host_id = r.host_id) AS last_heard_ns,"
+	    " EXISTS (SELECT 1 FROM collector_stats c WHERE (r.host_id IS NULL OR c.host_id ="
+	    " r.host_id) AND c.final = 0 AND c.last_seen_ns >= ?1) AS watched"
+	    " FROM runs r WHERE r.end_ns IS NULL AND (r.status IS NULL OR r.status = 'running')"
+	    " ORDER BY r.id DESC",
+	    now_ns - TOP_STALE_NS);
 	for (size_t i = 0; i < json_array_size(runs); i++) {
 		json_t *r = json_array_get(runs, i);
 		int64_t id = json_integer_value(json_object_get(r, "id"));
@@ -131,11 +140,27 @@ static void print_view(const struct cli_query *q, json_t *runs)
 {
 	char a[32], b[32], mem[32], now[40];
 
+	size_t unwatched = 0;
+	for (size_t i = 0; i < json_array_size(runs); i++)
+		unwatched +=
+		    !json_integer_value(json_object_get(json_array_get(runs, i), "watched"));
 	format_time((int64_t)now_realtime_ns(), now, sizeof(now));
-	printf("tracer top  %s  %zu running run%s\n", now + 11, json_array_size(runs),
-	       json_array_size(runs) == 1 ? "" : "s");
+	printf("tracer top  %s  %zu running run%s", now + 11, json_array_size(runs) - unwatched,
+	       json_array_size(runs) - unwatched == 1 ? "" : "s");
+	if (unwatched)
+		printf(", %zu whose collector stopped", unwatched);
+	printf("\n");
 	for (size_t i = 0; i < json_array_size(runs); i++) {
 		json_t *r = json_array_get(runs, i);
+		if (!json_integer_value(json_object_get(r, "watched"))) {
+			int64_t heard = json_integer_value(json_object_get(r, "last_heard_ns"));
+			format_duration((int64_t)now_realtime_ns() - heard, a, sizeof(a));
+			printf("\nrun %lld '%s'  unknown: no collector heard from for %s, so its "
+			       "end was not seen\n",
+			       (long long)json_integer_value(json_object_get(r, "id")),
+			       json_string_value(json_object_get(r, "name")), heard ? a : "ever");
+			continue;
+		}
 		format_duration(json_integer_value(json_object_get(r, "elapsed_ns")), a, sizeof(a));
 		printf("\nrun %lld '%s'%s%s  running %s\n",
 		       (long long)json_integer_value(json_object_get(r, "id")),

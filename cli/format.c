@@ -44,13 +44,26 @@ void format_bytes(uint64_t bytes, char *out, size_t size)
 		snprintf(out, size, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
+static bool times_in_utc;
+
+void format_use_utc(bool utc)
+{
+	times_in_utc = utc;
+}
+
 void format_time(int64_t epoch_ns, char *out, size_t size)
 {
 	time_t secs = (time_t)(epoch_ns / 1000000000LL);
 	struct tm tm;
 
-	gmtime_r(&secs, &tm);
-	strftime(out, size, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	if (times_in_utc) {
+		gmtime_r(&secs, &tm);
+		strftime(out, size, "%Y-%m-%d %H:%M:%S UTC", &tm);
+		return;
+	}
+	/* The reader's own clock, its zone named: what `date` shows them. */
+	localtime_r(&secs, &tm);
+	strftime(out, size, "%Y-%m-%d %H:%M:%S %Z", &tm);
 }
 
 void format_command(const char *argv_json, const char *fallback, char *out, size_t size)

@@ -2,6 +2,7 @@
 #ifndef TRACER_FORMAT_H
 #define TRACER_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,8 +15,9 @@ void format_bytes(uint64_t bytes, char *out, size_t size);
 void format_column(const char *s, int width, char *out, size_t size);
 /* A money or GiB-hour amount with the digits that matter: 12.35, 0.0123, 0.000123. */
 void format_amount(double v, char *out, size_t size);
-/* "2026-11-22 13:45:00 UTC" */
+/* "2026-11-22 14:45:00 CET": local time, or UTC after format_use_utc(true) (--utc). */
 void format_time(int64_t epoch_ns, char *out, size_t size);
+void format_use_utc(bool utc);
 /* Joins a JSON argv array for display, quoting words with spaces. */
 void format_command(const char *argv_json, const char *fallback, char *out, size_t size);
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/format.h"
 
 #include "common/version.h"
 
@@ -32,9 +33,38 @@ static void usage(FILE *out)
 	fprintf(out, "usage: tracer VERB [options]\n\n");
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].help);
-	fprintf(out, "\n'tracer VERB --help' for a verb's options; 'tracer --version' (or "
-		     "'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
-		     "'tracer VERB --db PATH ...'.\n");
+	fprintf(out,
+		"\n'tracer VERB --help' for a verb's options; 'tracer --version' (or "
+		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
+		"'tracer VERB --db PATH ...'.\nTimes are local (the zone named); --utc, with any "
+		"verb, prints them in UTC.\n");
+}
+
+/*
+ * Takes --utc out of tracer's own arguments (for run: only before its "--",
+ * never from CMD's) and applies it. Returns the new argc.
+ */
+static int take_utc_option(int argc, char **argv)
+{
+	bool is_run = argc > 1 && !strcmp(argv[1], "run");
+	int end = argc, kept = 1;
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			end = i;
+			break;
+		}
+	if (is_run && end == argc)
+		end = 1; /* without "--" its command's words are not told from its options */
+	for (int i = 1; i < argc; i++) {
+		if (i < end && !strcmp(argv[i], "--utc")) {
+			format_use_utc(true);
+			continue;
+		}
+		argv[kept++] = argv[i];
+	}
+	argv[kept] = NULL;
+	return kept;
 }
 
 int main(int argc, char **argv)
@@ -62,6 +92,7 @@ int main(int argc, char **argv)
 			argv[1 + i] = moved[i - 1];
 		argv[1] = verb;
 	}
+	argc = take_utc_option(argc, argv);
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
 			return verbs[i].run(argc - 1, argv + 1);

@@ -13,9 +13,15 @@ fi
 demo=build/demo
 rm -rf "$demo"
 mkdir -p "$demo"
-# The aggregator never runs as root: without sudo it runs as nobody.
-owner=${SUDO_USER:-nobody}
-chown "$owner": "$demo"
+# The files are the user's who typed sudo, or root's; the aggregator (never root:
+# without sudo it runs as nobody) writes the database, so its group may write here.
+owner=${SUDO_USER:-root}
+if [ "$owner" = root ]; then
+	chown root:nogroup "$demo"
+	chmod 2775 "$demo"
+else
+	chown "$owner": "$demo"
+fi
 
 build/tracer run --db "$demo/demo.db" --pipeline demo-variant-calling \
 	-- examples/demo/pipeline.sh "$demo/work"

@@ -7,6 +7,7 @@ cgroup, a step made slower than its history.
 """
 import json
 import os
+import sqlite3
 import subprocess
 import time
 
@@ -298,6 +299,40 @@ def top_shows_progress_from_history_and_timeline_draws_steps(ctx):
     ctx.check(len(lines) == 1 and lines[0].startswith("cpuburn") and "#" in lines[0], f"timeline: {text}")
     ctx.stop(col)
     ctx.stop(agg)
+
+
+@test
+def top_says_when_a_runs_collector_stopped(ctx):
+    """The daemons are killed (SIGKILL) while a run is live; two minutes later (the database's
+    clock of the collector moved back by 120 s, as if they had passed) tracer top no longer
+    counts the run as running for ever: it says its collector stopped and its end is unknown."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    live = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "orphaned", "--",
+                             "sleep", "30"], stderr=subprocess.DEVNULL)
+    ctx.procs.append(live)
+    time.sleep(1.5)
+    col.kill()
+    agg.kill()
+    col.wait(timeout=10)
+    agg.wait(timeout=10)
+    live.kill()
+    before = json.loads(subprocess.run([ctx.bin("tracer"), "top", "--db", db, "--json"], capture_output=True,
+                                       text=True, timeout=30).stdout)
+    ctx.check([r["watched"] for r in before["runs"] if r["name"] == "orphaned"] == [1],
+              f"just after, the run still counts as watched: {before['runs']}")
+    con = sqlite3.connect(db)
+    con.execute("UPDATE collector_stats SET last_seen_ns = last_seen_ns - 120000000000")
+    con.commit()
+    con.close()
+    after = json.loads(subprocess.run([ctx.bin("tracer"), "top", "--db", db, "--json"], capture_output=True,
+                                      text=True, timeout=30).stdout)
+    ctx.check([r["watched"] for r in after["runs"] if r["name"] == "orphaned"] == [0],
+              f"two minutes on, it is not: {after['runs']}")
+    text = subprocess.run([ctx.bin("tracer"), "top", "--db", db, "--once"], capture_output=True, text=True,
+                          timeout=30).stdout
+    ctx.check("0 running runs, 1 whose collector stopped" in text and "'orphaned'  unknown" in text,
+              f"tracer top says so: {text}")
 
 
 def explain(ctx, *args):

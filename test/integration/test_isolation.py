@@ -5,6 +5,7 @@ processes printed themselves (their environment, their stdout)."""
 import json
 import os
 import pwd
+import sqlite3
 import subprocess
 import time
 
@@ -166,7 +167,16 @@ def a_killed_tracer_run_takes_its_daemons_with_it(ctx):
     sleeper = [pid for pid, argv in children_of(p.pid) if argv[0] == b"sleep"]
     ctx.check(len(daemons) == 2, f"tracer run started its two daemons: {daemons}")
     socket = [a for _, argv in daemons for i, a in enumerate(argv) if i and argv[i - 1] == b"--socket"]
-    time.sleep(1)
+    # Killed once it records (its collector loads for seconds under ASan): the run so far exists.
+    recording_by = time.time() + 40
+    while time.time() < recording_by:
+        try:
+            if ctx.query("SELECT count(*) FROM runs", db=db)[0][0]:
+                break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.1)
+    time.sleep(0.5)
     p.kill()
     p.wait()
     gone_by = time.time() + 10
@@ -222,3 +232,19 @@ def tracer_run_in_a_pid_namespace_of_its_own(ctx):
     strays = ctx.query("SELECT exe FROM processes WHERE exe LIKE '%/true' OR exe LIKE '%/sleep'")
     ctx.check(not strays, f"nothing from outside the namespace: {strays[:4]}")
     outside.kill()
+
+
+@test
+def a_run_database_is_not_world_readable(ctx):
+    """The database holds users' command lines: a self-hosted run's database and its WAL are
+    created 0640 or stricter whatever the umask of the user who ran tracer (here 022)."""
+    old = os.umask(0o022)
+    try:
+        ctx.tracer_run(["true"], expect=0)
+    finally:
+        os.umask(old)
+    for suffix in ("", "-wal", "-shm"):
+        path = ctx.db + suffix
+        if os.path.exists(path):
+            mode = os.stat(path).st_mode & 0o777
+            ctx.check(not mode & 0o007, f"{path} is {oct(mode)}: others can read it")

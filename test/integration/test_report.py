@@ -219,3 +219,26 @@ def exports_parse_and_match_what_the_processes_did(ctx):
     bad = subprocess.run([ctx.bin("tracer"), "runs", "--db", ctx.db, "--format", "xml"], capture_output=True,
                          text=True, timeout=30)
     ctx.check(bad.returncode == 2 and "tsv, csv or json" in bad.stderr, f"a bad format is named: {bad.stderr}")
+
+
+@test
+def times_are_local_unless_utc(ctx):
+    """The CLI prints times on the reader's clock (TZ), and in UTC with --utc (before or after the
+    verb): `tracer runs` shows a run's start as Python's own zone conversion of runs.start_ns."""
+    from datetime import datetime, timezone
+    from zoneinfo import ZoneInfo
+    ctx.tracer_run(["true"], "--run", "zoned", expect=0)
+    start_ns = ctx.one("SELECT start_ns FROM runs WHERE name = 'zoned'")
+    when = datetime.fromtimestamp(start_ns / 1e9, tz=timezone.utc)
+    local = when.astimezone(ZoneInfo("Asia/Kolkata")).strftime("%Y-%m-%d %H:%M:%S")
+    utc = when.strftime("%Y-%m-%d %H:%M:%S")
+    env = dict(os.environ, TZ="Asia/Kolkata")
+    for args, want in ((["runs", "--db", ctx.db], local), (["runs", "--db", ctx.db, "--utc"], utc),
+                       (["--utc", "runs", "--db", ctx.db], utc)):
+        out = subprocess.run([ctx.bin("tracer"), *args], capture_output=True, text=True, env=env,
+                             timeout=30).stdout
+        row = [line for line in out.splitlines() if "zoned" in line]
+        ctx.check(row and want in row[0], f"tracer {' '.join(args)}: expected {want} in {row}")
+    # CMD's own arguments are its own: a --utc after "--" reaches it.
+    p = ctx.tracer_run(["echo", "--utc"], "--utc", expect=0)
+    ctx.check(p.stdout.strip() == "--utc", f"the command got its --utc: {p.stdout!r}")
