@@ -313,6 +313,10 @@ bench:
 bench-startup: all
 	$(PYTHON) test/bench/startup.py --build $(BUILD) $(BENCH_ARGS)
 
+# The database kept within its bounds on a busy host (docs/retention.md): size and CPU.
+bench-retention: all
+	$(PYTHON) test/bench/retention.py --build $(BUILD) $(BENCH_ARGS)
+
 # What real, normalised file paths cost (docs/paths.md): chdir followed, paths joined.
 bench-paths: all $(BUILD)/bench/pathbench
 	$(PYTHON) test/bench/paths.py --build $(BUILD) $(BENCH_ARGS)
@@ -335,7 +339,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

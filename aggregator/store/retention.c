@@ -86,6 +86,32 @@ static int prune_before(sqlite3 *db, int64_t cutoff, struct prune_result *out)
 	return 0;
 }
 
+/*
+ * Just after the end of the last of the first k eighths of the finished
+ * processes, oldest first: cuts follow the data, not the calendar, so a
+ * burst of work is not taken whole when part of it would do. INT64_MAX past
+ * the last.
+ */
+static int64_t cut_after_eighths(sqlite3 *db, int k)
+{
+	int64_t n = pragma_number(db, "SELECT count(*) FROM processes WHERE end_ns IS NOT NULL");
+	sqlite3_stmt *st;
+	int64_t cut = INT64_MAX;
+
+	if (n <= 0 || k >= 8 ||
+	    sqlite3_prepare_v2(
+		db,
+		"SELECT end_ns FROM processes WHERE end_ns IS NOT NULL ORDER BY end_ns "
+		"LIMIT 1 OFFSET ?1",
+		-1, &st, NULL) != SQLITE_OK)
+		return cut;
+	sqlite3_bind_int64(st, 1, n * k / 8);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		cut = sqlite3_column_int64(st, 0) + 1;
+	sqlite3_finalize(st);
+	return cut;
+}
+
 /* The start of the oldest data retention could remove; INT64_MAX if none. */
 static int64_t oldest_ns(sqlite3 *db)
 {
@@ -110,12 +136,13 @@ int store_prune(struct store *s, const struct retention *r, int64_t now_epoch_ns
 		if (prune_before(s->db, cut < newest_cut ? cut : newest_cut, out) != 0)
 			goto fail;
 	}
-	/* Over the size: cut ever later, in eighths of what is left, oldest first. */
+	/* Over the size: cut ever later, an eighth of the finished processes at a time. */
 	int64_t oldest = oldest_ns(s->db);
 	for (int k = 1; r->max_bytes > 0 && k <= 8 && oldest < newest_cut; k++) {
 		if (store_used_bytes(s) <= r->max_bytes)
 			break;
-		if (prune_before(s->db, oldest + (newest_cut - oldest) / 8 * k, out) != 0)
+		int64_t cut = cut_after_eighths(s->db, k);
+		if (prune_before(s->db, cut < newest_cut ? cut : newest_cut, out) != 0)
 			goto fail;
 	}
 	if (exec_sql(s->db, "COMMIT") != 0)

@@ -24,6 +24,7 @@ import time
 
 import paths
 import peers
+import retention
 import startup
 from stats import quartiles
 
@@ -418,6 +419,10 @@ def main():
     path_lines = paths.report(paths.measure(build, args.pairs, 300000))
     with open(os.path.join(os.path.dirname(args.out), "paths.md"), "w") as f:
         f.write("\n".join(path_lines))
+    print("retention...", flush=True)
+    retention_lines = retention.report(retention.measure(build, [100000, 200000, 400000], 32))
+    with open(os.path.join(os.path.dirname(args.out), "retention.md"), "w") as f:
+        f.write("\n".join(retention_lines))
     print("footprint with real processes...", flush=True)
     real = collector_footprint(daemons, build, work, [int(x) for x in args.real_milestones.split(",")])
     print("aggregator ingest with synthetic frames...", flush=True)
@@ -439,7 +444,8 @@ def main():
         "refresh this page. Every number below comes from that one run.",
         "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md). "
         "Start-up (`tracer run -- true`, probe loading per group): [startup.md](startup.md). "
-        "What recording real, normalised file paths costs: [paths.md](paths.md).",
+        "What recording real, normalised file paths costs: [paths.md](paths.md). "
+        "The database kept within its bounds on a busy host: [retention.md](retention.md).",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.nodename} "
         f"(Linux {uname.release}, {os.cpu_count()} CPUs) in {duration / 60:.1f} min.",
         "",
