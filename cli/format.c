@@ -129,3 +129,26 @@ void format_column(const char *s, int width, char *out, size_t size)
 		out[o++] = ' ';
 	out[o] = '\0';
 }
+
+void print_fitted(FILE *out, const char *text, int width)
+{
+	char line[4096], cut[4096 * 3];
+
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1),
+			 text);
+		int chars = 0;
+		for (const char *p = line; *p; p++)
+			chars += (*p & 0xC0) != 0x80;
+		if (width > 0 && chars > width) {
+			format_column(line, width, cut, sizeof(cut));
+			fprintf(out, "%s\n", cut);
+		} else {
+			fprintf(out, "%s\n", line);
+		}
+		text += n;
+		if (*text == '\n')
+			text++;
+	}
+}

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 void format_duration(int64_t ns, char *out, size_t size);
 void format_bytes(uint64_t bytes, char *out, size_t size);
@@ -13,6 +14,8 @@ void format_bytes(uint64_t bytes, char *out, size_t size);
  * its last column when longer (UTF-8 counted by characters).
  */
 void format_column(const char *s, int width, char *out, size_t size);
+/* text line by line, each cut to width columns with "…" (a terminal's width; <= 0: as is). */
+void print_fitted(FILE *out, const char *text, int width);
 /* A money or GiB-hour amount with the digits that matter: 12.35, 0.0123, 0.000123. */
 void format_amount(double v, char *out, size_t size);
 /* "2026-11-22 14:45:00 CET": local time, or UTC after format_use_utc(true) (--utc). */

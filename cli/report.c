@@ -263,6 +263,27 @@ static void status_text(json_t *p, char *out, size_t size)
 		snprintf(out, size, "%s", state ? state : "?");
 }
 
+/* Columns before the tree in a process line, and before the command in a tool's. */
+#define PROCESS_COLUMNS 74
+#define TOOL_PROCESS_COLUMNS 50
+/* Without the read and written columns: for terminals under 110 columns. */
+#define NARROW_PROCESS_COLUMNS 54
+
+static bool narrow(const struct report_opts *o)
+{
+	return o->width > 0 && o->width < 110;
+}
+
+/* text in at most cols terminal columns (at least 12), "…" where cut, no padding. */
+static void cut_to_columns(const char *text, int cols, char *out, size_t size)
+{
+	if (cols < 12)
+		cols = 12;
+	format_column(text, cols, out, size);
+	for (size_t n = strlen(out); n > 0 && out[n - 1] == ' '; n--)
+		out[n - 1] = '\0';
+}
+
 static void print_process(FILE *out, json_t *p, const char *prefix, bool last, bool root,
 			  int64_t run_start, const struct report_opts *o)
 {
@@ -288,11 +309,18 @@ static void print_process(FILE *out, json_t *p, const char *prefix, bool last, b
 	format_command(argv_text, json_string_value(json_object_get(p, "comm")), cmd, sizeof(cmd));
 	free(argv_text);
 	snprintf(tree, sizeof(tree), "%s%s%s", prefix, root ? "" : (last ? "└─ " : "├─ "), cmd);
-	/* Cut the command at the terminal's edge (or 200 bytes); JSON has it all. */
-	int room = o->width <= 0 ? 200 : (o->width > 110 ? o->width - 80 : 30);
-	fprintf(out, "%-7lld %-7s %8s %8s %8s %9s %9s %9s  %.*s\n", (long long)int_of(p, "pid"),
-		status, start, wall, cpu, rss, rd, wr, room + (int)(strlen(tree) - strlen(cmd)),
-		tree);
+	/* Cut the tree and command at the terminal's edge (or 200 columns); JSON has it all. */
+	char shown[1024];
+	if (narrow(o)) {
+		cut_to_columns(tree, o->width - NARROW_PROCESS_COLUMNS, shown, sizeof(shown));
+		fprintf(out, "%-7lld %-7s %8s %8s %8s %9s  %s\n", (long long)int_of(p, "pid"),
+			status, start, wall, cpu, rss, shown);
+	} else {
+		cut_to_columns(tree, o->width <= 0 ? 200 : o->width - PROCESS_COLUMNS, shown,
+			       sizeof(shown));
+		fprintf(out, "%-7lld %-7s %8s %8s %8s %9s %9s %9s  %s\n",
+			(long long)int_of(p, "pid"), status, start, wall, cpu, rss, rd, wr, shown);
+	}
 
 	json_t *kids = json_object_get(p, "children");
 	char next_prefix[512];
@@ -337,9 +365,14 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 			format_command(argv_text, json_string_value(json_object_get(p, "comm")),
 				       cmd, sizeof(cmd));
 			free(argv_text);
-			int room = o->width <= 0 ? 160 : (o->width > 90 ? o->width - 60 : 30);
-			fprintf(out, "%s  pid %-7lld %-6s %8s %8s %9s  %.*s\n", indent,
-				(long long)int_of(p, "pid"), status, wall, pcpu, prss, room, cmd);
+			char shown[600];
+			cut_to_columns(cmd,
+				       o->width <= 0
+					   ? 160
+					   : o->width - (int)strlen(indent) - TOOL_PROCESS_COLUMNS,
+				       shown, sizeof(shown));
+			fprintf(out, "%s  pid %-7lld %-6s %8s %8s %9s  %s\n", indent,
+				(long long)int_of(p, "pid"), status, wall, pcpu, prss, shown);
 		}
 	}
 }
@@ -447,14 +480,18 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 			(long long)int_of(run, "id"));
 		return;
 	}
-	fprintf(out, "%-7s %-7s %8s %8s %8s %9s %9s %9s  %s\n", "PID", "EXIT", "START", "WALL",
-		"CPU", "MAX RSS", "READ", "WRITTEN", "COMMAND");
+	if (narrow(o))
+		fprintf(out, "%-7s %-7s %8s %8s %8s %9s  %s\n", "PID", "EXIT", "START", "WALL",
+			"CPU", "MAX RSS", "COMMAND");
+	else
+		fprintf(out, "%-7s %-7s %8s %8s %8s %9s %9s %9s  %s\n", "PID", "EXIT", "START",
+			"WALL", "CPU", "MAX RSS", "READ", "WRITTEN", "COMMAND");
 	for (size_t i = 0; i < json_array_size(roots); i++)
 		print_process(out, json_array_get(roots, i), "", i + 1 == json_array_size(roots),
 			      true, start, o);
 }
 
-int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out)
+static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out)
 {
 	json_t *run = load_run(db, run_id);
 	json_t *totals = json_object();
@@ -488,4 +525,21 @@ int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 	json_decref(run);
 	json_decref(structure);
 	return 0;
+}
+
+int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	/* On a terminal every line fits its width: cut with "…" rather than wrapped. */
+	if (o->json || o->width <= 0 || !(mem = open_memstream(&text, &len)))
+		return print_run(db, run_id, o, out);
+	int rc = print_run(db, run_id, o, mem);
+	fclose(mem);
+	if (rc == 0)
+		print_fitted(out, text, o->width);
+	free(text);
+	return rc;
 }

@@ -15,8 +15,12 @@
 static const char *const cwds[] = {"/home/ana/projects/rnaseq/work/3f/9a1c2e",
 				   "/scratch/run42/results", "/"};
 static const char *const opened[] = {
-    "reads_R1.fastq.gz",	 "./ref/genome.fa",	"../../inputs/sample_7.bam",
-    "/etc/ld.so.cache",		 "out/./tmp/../aln.sorted.bam", "a/b/c/d/e/f/g/h.txt",
+    "reads_R1.fastq.gz",
+    "./ref/genome.fa",
+    "../../inputs/sample_7.bam",
+    "/etc/ld.so.cache",
+    "out/./tmp/../aln.sorted.bam",
+    "a/b/c/d/e/f/g/h.txt",
     "/usr/lib/python3/dist-packages/numpy/__init__.py",
 };
 

@@ -8,6 +8,7 @@ import pwd
 import sqlite3
 import subprocess
 import time
+import uuid
 
 from harness import load_json, start_daemons, test
 
@@ -200,24 +201,33 @@ def a_killed_tracer_run_takes_its_daemons_with_it(ctx):
 
 @test
 def tracer_run_in_a_pid_namespace_of_its_own(ctx):
-    """`tracer run` inside a container with its own PID namespace (unshare --pid --mount-proc, as
-    a container runtime sets one up): it reports as soon as the command ends, not after 30 s
-    with "not recorded"; the run holds the command's processes numbered as the container
-    numbers them (each measure helper's own report of its child's pid), with their CPU within
-    1 ms + 1% of what wait4 said inside; and nothing of the processes outside the namespace."""
+    """`tracer run` inside a container with its own PID namespace and boot id (unshare --pid
+    --mount-proc and a boot_id bound over the kernel's, as systemd-nspawn sets them up): it
+    reports as soon as the command ends, not after 30 s with "not recorded"; the run holds the
+    command's processes numbered as the container numbers them (each measure helper's own
+    report of its child's pid), with their CPU within 1 ms + 1% of what wait4 said inside,
+    under the container's boot id; and nothing of the processes outside the namespace."""
     outside = subprocess.Popen(["bash", "-c", "while :; do /bin/true; sleep 0.05; done"])
     ctx.cleanups.append(outside.kill)
     loop = "; ".join(f"{ctx.helper('measure')} {ctx.path(f'n{i}.json')} -- {ctx.helper('cpuburn')} 60"
                      for i in range(3))
     started = time.monotonic()
-    r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", ctx.bin("tracer"), "run",
-                        "--db", ctx.db, "--run", "in-a-container", "--", "bash", "-c", loop],
+    # Its own boot id too, as systemd-nspawn gives one: a file bound over the kernel's.
+    fake_boot = ctx.path("boot_id")
+    with open(fake_boot, "w") as f:
+        f.write(str(uuid.uuid4()) + "\n")
+    inside = (f"mount --bind {fake_boot} /proc/sys/kernel/random/boot_id && "
+              f"exec {ctx.bin('tracer')} run --db {ctx.db} --run in-a-container -- bash -c '{loop}'")
+    r = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "sh", "-c", inside],
                        capture_output=True, text=True, timeout=120)
     took = time.monotonic() - started
     ctx.check(r.returncode == 0 and "not recorded" not in r.stderr,
               f"tracer run in the namespace: exit {r.returncode}: {r.stderr[-600:]}")
     ctx.check(took < 20, f"it took {took:.1f} s (the report waited for a run it could not find?)")
     run = ctx.one("SELECT id FROM runs WHERE name = 'in-a-container'")
+    boots = {b for (b,) in ctx.query("SELECT DISTINCT boot_id FROM collector_stats")}
+    ctx.check(boots == {open(fake_boot).read().strip().replace("-", "")},
+              f"the container's boot id, not the host's: {boots}")
     for i in range(3):
         t = load_json(ctx.path(f"n{i}.json"))
         rows = ctx.query("SELECT cpu_user_ns + cpu_sys_ns FROM processes WHERE run_id = ? AND pid = ? AND "

@@ -242,3 +242,45 @@ def times_are_local_unless_utc(ctx):
     # CMD's own arguments are its own: a --utc after "--" reaches it.
     p = ctx.tracer_run(["echo", "--utc"], "--utc", expect=0)
     ctx.check(p.stdout.strip() == "--utc", f"the command got its --utc: {p.stdout!r}")
+
+
+def on_a_terminal(args, cols):
+    """Runs args with stdout on a pseudo-terminal of cols columns; returns what it printed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
+    p = subprocess.Popen(args, stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    p.wait(timeout=30)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+@test
+def show_fits_an_80_column_terminal(ctx):
+    """tracer show on an 80-column terminal: no line wider than 80 columns (counted in characters,
+    as a terminal shows them), long command lines cut with an ellipsis; piped, the whole argv."""
+    long_arg = "x" * 150
+    ctx.tracer_run(["bash", "-c", f"bash -c 'sleep 0.1; echo {long_arg} > /dev/null'; /bin/true {long_arg}"],
+                   expect=0)
+    text = on_a_terminal([ctx.bin("tracer"), "show", "--db", ctx.db], 80)
+    lines = [line for line in text.splitlines() if line.strip()]
+    wide = [line for line in lines if len(line) > 80]
+    ctx.check(lines and not wide, f"{len(wide)} of {len(lines)} lines wider than 80 columns: {wide[:3]}")
+    ctx.check(any(line.endswith("…") and "true" in line for line in lines),
+              f"the long command is cut with an ellipsis: {[l for l in lines if 'true' in l]}")
+    piped = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db], capture_output=True, text=True,
+                           timeout=30).stdout
+    ctx.check(long_arg in piped, "piped, the command line is whole (up to 200 columns)")
