@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from stats import quartiles  # noqa: E402
+from stats import publish, quartiles  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -120,9 +120,7 @@ def main():
         print("make bench-paths needs root (BPF)", file=sys.stderr)
         return 2
     lines = report(measure(os.path.abspath(args.build), args.pairs, args.chdirs))
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines))
-    print("\n".join(lines))
+    publish(lines, args.out)
     return 0
 
 

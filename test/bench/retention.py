@@ -15,6 +15,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stats import publish  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -109,9 +112,7 @@ def main():
         return 2
     lines = report(measure(os.path.abspath(args.build), [int(x) for x in args.milestones.split(",")],
                            args.bound_mib))
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines))
-    print("\n".join(lines))
+    publish(lines, args.out)
     return 0
 
 

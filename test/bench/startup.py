@@ -18,7 +18,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stats import quartiles  # noqa: E402
+from stats import publish, quartiles  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GROUPS = ("scheduler", "network", "oom", "reclaim", "files", "cgroups", "samples")
@@ -161,9 +161,7 @@ def main():
         print("make bench-startup needs root (BPF)", file=sys.stderr)
         return 2
     lines = report(measure(os.path.abspath(args.build), args.reps))
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines))
-    print("\n".join(lines))
+    publish(lines, args.out)
     return 0
 
 

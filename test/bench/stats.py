@@ -9,3 +9,10 @@ def quartiles(xs):
         return xs[0], statistics.median(xs), xs[-1]
     q = statistics.quantiles(xs, n=4)
     return q[0], statistics.median(xs), q[2]
+
+
+def publish(lines, out):
+    """Writes a bench's page (docs/*.md) and prints it."""
+    with open(out, "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
