@@ -4,10 +4,14 @@ debootstrap (cached in /var/cache/tracer-it) and booted with systemd-nspawn.
 directories at boot; the services start as their users; a workload reaches the
 database and ClickHouse; restarting the aggregator or the shipper loses nothing.
 """
+import email.utils
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
+import tarfile
 import time
 
 from clickhouse import ClickHouse
@@ -246,6 +250,46 @@ def installed_tracer_run_works_and_keeps_edited_config(ctx):
               f"uninstall keeps only the edited file: {left}")
 
 
+def newest_deb(directory):
+    debs = sorted((os.path.join(directory, f) for f in os.listdir(directory)
+                   if f.startswith("tracer_") and f.endswith(".deb")), key=os.path.getmtime)
+    return debs[-1] if debs else None
+
+
+def previous_release_deb(ctx):
+    """The package as it was just before the newest schema migration (or at
+    $TRACER_UPGRADE_FROM), built from git with a version below this one's, so an
+    upgrade crosses a real schema change. Returns (deb, its schema version)."""
+    ref = os.environ.get("TRACER_UPGRADE_FROM")
+    if not ref:
+        newest = sorted(f for f in os.listdir(os.path.join(REPO, "aggregator/schema")) if f.endswith(".sql"))[-1]
+        added = subprocess.run(["git", "-C", REPO, "log", "--format=%H", "--diff-filter=A", "--",
+                                f"aggregator/schema/{newest}"], capture_output=True, text=True).stdout.split()
+        if not added:
+            raise Failure(f"git history of aggregator/schema/{newest} not found (a shallow clone?)")
+        ref = added[-1] + "^"
+    sha = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", ref], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    out = ctx.path("previous")
+    src = os.path.join(out, "src")
+    os.makedirs(src)
+    archive = subprocess.run(["git", "-C", REPO, "archive", sha], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
+    changelog = os.path.join(src, "debian/changelog")
+    old = open(changelog).read()
+    upstream = re.match(r"tracer \(([^)]+)\)", old).group(1)
+    version = f"{upstream}~git{sha}"  # '~' sorts before: below this checkout's version
+    with open(changelog, "w") as f:
+        f.write(f"tracer ({version}) unstable; urgency=medium\n\n  * Rebuilt from {sha} to test upgrades.\n\n"
+                f" -- tracer developers <tracer@example.org>  {email.utils.formatdate()}\n\n" + old)
+    p = subprocess.run(["dpkg-buildpackage", "-b", "-us", "-uc"], cwd=src, capture_output=True, text=True,
+                       timeout=900)
+    if p.returncode != 0:
+        raise Failure(f"building the previous release ({sha}): {p.stdout[-1500:]} {p.stderr[-800:]}")
+    schema = len([f for f in os.listdir(os.path.join(src, "aggregator/schema")) if f.endswith(".sql")])
+    return newest_deb(out), version, schema
+
+
 def package_test_wanted(fn):
     """Runs only under `make package-test` (it builds the .deb: minutes CI has not got)."""
     fn.package_only = True
@@ -256,17 +300,19 @@ def package_test_wanted(fn):
 @plain_build_only("installs the Debian package; run by make package-test")
 @package_test_wanted
 def debian_package_installs_upgrades_and_removes(ctx):
-    """The .deb from `make deb`: lintian finds no error; installed with dpkg into a fresh
-    Debian 12 booted with systemd, the units start as their users; a workload of 50
-    /bin/true (the loop's own count is the ground truth) is recorded and an analyst
-    in the tracer group records her own run the same way and reads both with `tracer
-    show` and `tracer status`; an edited
-    conffile survives reinstalling, and so does the data; removal stops the units."""
-    debs = sorted((os.path.join(os.path.dirname(REPO), f) for f in os.listdir(os.path.dirname(REPO))
-                   if f.startswith("tracer_") and f.endswith(".deb")), key=os.path.getmtime)
-    if not debs:
+    """The .deb from `make deb`: lintian finds no error. Into a fresh Debian 12 booted
+    with systemd: the previous release (the package as it was before the newest schema
+    migration, rebuilt from git) installs, its units start as their users and ship to a
+    local ClickHouse; root and an unprivileged analyst each record a workload of 50
+    /bin/true (the loop's own count is the ground truth) and she reads them with
+    `tracer show` and `tracer status`; upgrading to this package keeps an edited
+    conffile, migrates the database, restarts the units onto the new binaries and
+    loses nothing; after a restart of tracer.target more runs are recorded; every
+    process reaches ClickHouse exactly once; removal stops the units and keeps data
+    and configuration."""
+    deb = newest_deb(os.path.dirname(REPO))
+    if not deb:
         raise Failure("no ../tracer_*.deb: make package-test builds it first")
-    deb = debs[-1]
     lint = subprocess.run(["lintian", "--no-tag-display-limit", deb], capture_output=True, text=True, timeout=600)
     errors = [line for line in lint.stdout.splitlines() if line.startswith("E:")]
     ctx.check(not errors, "lintian errors:\n" + "\n".join(errors))
@@ -275,62 +321,116 @@ def debian_package_installs_upgrades_and_removes(ctx):
                  "./usr/lib/tmpfiles.d/tracer.conf", "./usr/share/man/man1/tracer.1.gz", "./etc/tracer/tools.allow"):
         ctx.check(path in contents, f"the package holds {path}")
     conffiles = subprocess.run(["dpkg-deb", "--ctrl-tarfile", deb], capture_output=True).stdout
-    import io
-    import tarfile
     with tarfile.open(fileobj=io.BytesIO(conffiles)) as t:
         listed = t.extractfile("./conffiles").read().decode().split()
     ctx.check({"/etc/tracer/tools.allow", "/etc/tracer/collector.conf"} <= set(listed),
               f"/etc/tracer files are conffiles: {listed}")
+    new_version = subprocess.run(["dpkg-deb", "-f", deb, "Version"], capture_output=True, text=True).stdout.strip()
+    new_schema = len([f for f in os.listdir(os.path.join(REPO, "aggregator/schema")) if f.endswith(".sql")])
+    old_deb, old_version, old_schema = previous_release_deb(ctx)
 
+    ch = ClickHouse(ctx.path("ch"))
+    ch.start()
+    ctx.cleanups.append(ch.stop)
     root = ctx.path("root")
     subprocess.run(["cp", "-a", base_rootfs(), root], check=True)
-    shutil.copy(deb, os.path.join(root, "var", "tmp", "tracer.deb"))  # /tmp is a tmpfs inside
+    shutil.copy(old_deb, os.path.join(root, "var", "tmp", "previous.deb"))  # /tmp is a tmpfs inside
+    shutil.copy(deb, os.path.join(root, "var", "tmp", "tracer.deb"))
     box = Container(ctx, root)
     ctx.cleanups.append(box.poweroff)
     box.boot()
-    inst = box.run("dpkg", "-i", "/var/tmp/tracer.deb", timeout=300)
-    ctx.check(inst.returncode == 0, f"dpkg -i: {inst.stdout[-800:]} {inst.stderr[-800:]}")
-    active = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector").stdout.split()
-    ctx.check(active == ["active", "active"], f"units after install: {active}")
+    db = os.path.join(root, "var/lib/tracer/tracer.db")
+
+    def sql(query):
+        return subprocess.run(["sqlite3", f"file:{db}?mode=ro", query], capture_output=True,
+                              text=True).stdout.strip()
+
+    def units():
+        return box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector",
+                       "tracer-shipper").stdout.split()
+
+    def logs():
+        return box.run("journalctl", "-b", "--no-pager", "-n", "60", "-u", "tracer-*").stdout[-3000:]
+
+    inst = box.run("dpkg", "-i", "/var/tmp/previous.deb", timeout=300)
+    ctx.check(inst.returncode == 0, f"dpkg -i {old_version}: {inst.stdout[-800:]} {inst.stderr[-800:]}")
+    active = units()[:2]
     if active != ["active", "active"]:
-        raise Failure(box.run("journalctl", "-b", "--no-pager", "-n", "60", "-u", "tracer-*").stdout[-3000:])
+        raise Failure(f"units after installing {old_version}: {active}\n{logs()}")
     enabled = box.run("systemctl", "is-enabled", "tracer.target").stdout.strip()
     ctx.check(enabled == "enabled", f"tracer.target enabled on install: {enabled}")
+    ctx.check(sql("PRAGMA user_version") == str(old_schema), f"{old_version}'s schema: {sql('PRAGMA user_version')}")
+    # The shipper starts once it is configured, as an operator would do it.
+    with open(os.path.join(root, "etc/tracer/shipper.conf"), "w") as f:
+        f.write(f"[shipper]\nsink = clickhouse://127.0.0.1:{ch.http_port}/tracer\nbatch-age-ms = 500\n")
+    cred = os.path.join(root, "etc/tracer/sink.credentials")
+    with open(cred, "w") as f:
+        f.write(f"user = {ch.user}\npassword = {ch.password}\n")
+    os.chmod(cred, 0o600)
+    box.run("systemctl", "start", "tracer-shipper", check=True)
+    ctx.check(units() == ["active"] * 3, f"three units: {units()}")
 
     box.run("useradd", "-m", "-G", "tracer", "alice", check=True)
     loop = "i=0; while [ $i -lt 50 ]; do /bin/true; i=$((i+1)); done"
+    count = ("SELECT count(*) FROM processes p JOIN runs r ON r.id = p.run_id WHERE r.name = '{}' "
+             "AND p.exe = '/usr/bin/true' AND p.exit_code = 0")
     box.run("tracer", "run", "--run", "pkg", "--", "/bin/sh", "-c", loop, check=True)
-    count = ("SELECT count(*) FROM processes p JOIN runs r ON r.id = p.run_id WHERE r.name = 'pkg' "
-             "AND p.exe = '/usr/bin/true'")
-    db = os.path.join(root, "var/lib/tracer/tracer.db")
-
-    def recorded():
-        return subprocess.run(["sqlite3", f"file:{db}?mode=ro", count], capture_output=True,
-                              text=True).stdout.strip()
-    ctx.check(recorded() == "50", f"the 50 /bin/true of the loop: {recorded()}")
+    ctx.check(sql(count.format("pkg")) == "50", f"the 50 /bin/true of the loop: {sql(count.format('pkg'))}")
     # alice, unprivileged, records her own run with the installed daemons.
     mine = box.run("runuser", "-u", "alice", "--", "tracer", "run", "--run", "alice-run", "--", "/bin/sh", "-c", loop)
     ctx.check(mine.returncode == 0, f"alice's tracer run: rc {mine.returncode} {mine.stderr[-600:]}")
-    alice = subprocess.run(["sqlite3", f"file:{db}?mode=ro", count.replace("'pkg'", "'alice-run'")],
-                           capture_output=True, text=True).stdout.strip()
-    ctx.check(alice == "50", f"alice's 50 /bin/true: {alice}")
+    ctx.check(sql(count.format("alice-run")) == "50", f"alice's 50 /bin/true: {sql(count.format('alice-run'))}")
+
+    box.run("sh", "-c", "echo '# site addition' >> /etc/tracer/tools.allow", check=True)
+    pids = {u: box.pid_of(u) for u in ("tracer-aggregator", "tracer-collector", "tracer-shipper")}
+    up = box.run("dpkg", "-i", "--force-confold", "/var/tmp/tracer.deb", timeout=300)
+    ctx.check(up.returncode == 0, f"upgrade {old_version} -> {new_version}: {up.stdout[-800:]} {up.stderr[-500:]}")
+    have = box.run("dpkg-query", "-W", "-f", "${Version}", "tracer").stdout.strip()
+    ctx.check(have == new_version, f"installed version after upgrade: {have}")
+    kept = box.run("tail", "-1", "/etc/tracer/tools.allow").stdout.strip()
+    ctx.check(kept == "# site addition", f"the edited conffile survives the upgrade: {kept!r}")
+    ctx.check(units() == ["active"] * 3, f"units after upgrade: {units()}\n{logs()}")
+    for unit, before in pids.items():
+        now = box.pid_of(unit)
+        exe = box.run("readlink", f"/proc/{now}/exe").stdout.strip()
+        ctx.check(now != before and not exe.endswith("(deleted)"), f"{unit} runs the new binary: {before}->{now} {exe}")
+    ctx.check(sql("PRAGMA user_version") == str(new_schema),
+              f"database migrated {old_schema} -> {new_schema}: {sql('PRAGMA user_version')}")
+    ctx.check(sql(count.format("pkg")) == "50" and sql(count.format("alice-run")) == "50",
+              f"the runs survive the upgrade: {sql(count.format('pkg'))}, {sql(count.format('alice-run'))}")
+    box.run("tracer", "run", "--run", "upgraded", "--", "/bin/sh", "-c", loop, check=True)
+    box.run("systemctl", "restart", "tracer.target", check=True)
+    ctx.check(units() == ["active"] * 3, f"units after restarting tracer.target: {units()}")
+    box.run("tracer", "run", "--run", "restarted", "--", "/bin/sh", "-c", loop, check=True)
+    names = ("pkg", "alice-run", "upgraded", "restarted")
+    for name in names[2:]:
+        ctx.check(sql(count.format(name)) == "50", f"{name}: {sql(count.format(name))} of 50")
     show = box.run("runuser", "-u", "alice", "--", "tracer", "show", "pkg")
     ctx.check(show.returncode == 0 and "pkg" in show.stdout, f"alice reads the run: {show.stderr[-300:]}")
     status = box.run("runuser", "-u", "alice", "--", "tracer", "status")
-    ctx.check(status.returncode in (0, 3) and "schema v" in status.stdout,
+    ctx.check(status.returncode in (0, 3) and f"schema v{new_schema}" in status.stdout,
               f"alice's tracer status: rc {status.returncode} {status.stdout[:300]} {status.stderr[-300:]}")
 
-    box.run("sh", "-c", "echo '# site addition' >> /etc/tracer/tools.allow", check=True)
-    again = box.run("dpkg", "-i", "--force-confold", "/var/tmp/tracer.deb", timeout=300)
-    ctx.check(again.returncode == 0, f"reinstall: {again.stderr[-500:]}")
-    kept = box.run("tail", "-1", "/etc/tracer/tools.allow").stdout.strip()
-    ctx.check(kept == "# site addition", f"the edited conffile survives: {kept!r}")
-    active = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector").stdout.split()
-    ctx.check(active == ["active", "active"] and recorded() == "50", f"after reinstall: {active}, {recorded()}")
+    # Every recorded process of the four runs reaches ClickHouse, once: rows are
+    # replaced by (_host, _key), so FINAL counts each process once however often sent.
+    listed = ", ".join(f"'{n}'" for n in names)
+    want = sql(f"SELECT count(*) FROM processes p JOIN runs r ON r.id = p.run_id WHERE r.name IN ({listed})")
+    shipped = ("SELECT count() FROM tracer.processes FINAL WHERE run_id IN "
+               f"(SELECT id FROM tracer.runs FINAL WHERE name IN ({listed}))")
+    end = time.time() + 90
+    got = None
+    while time.time() < end:
+        got = ch.query(shipped).strip()
+        if got == want:
+            break
+        time.sleep(1)
+    ctx.check(got == want and int(want) >= 200, f"processes in ClickHouse {got}, in the database {want}")
+    true_runs = ch.query("SELECT count() FROM tracer.processes FINAL WHERE exe = '/usr/bin/true' AND exit_code = 0").strip()
+    ctx.check(true_runs == "200", f"the 4 x 50 /bin/true in ClickHouse: {true_runs}")
 
     rm = box.run("dpkg", "-r", "tracer", timeout=300)
     ctx.check(rm.returncode == 0, f"dpkg -r: {rm.stderr[-500:]}")
-    gone = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector").stdout.split()
+    gone = box.run("systemctl", "is-active", "tracer-aggregator", "tracer-collector", "tracer-shipper").stdout.split()
     ctx.check("active" not in gone and not os.path.exists(os.path.join(root, "usr/bin/tracer")),
               f"removed: units {gone}")
     ctx.check(os.path.exists(os.path.join(root, "etc/tracer/tools.allow")) and os.path.exists(db),
