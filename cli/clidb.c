@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/clierror.h"
 #include "cli/dbkind.h"
 #include "cli/report.h"
 #include "common/paths.h"
@@ -78,8 +79,7 @@ int cli_number(const char *verb, const char *name, const char *text, double min,
 	errno = 0;
 	double v = strtod(text, &end);
 	if (end == text || *end || errno || !(v >= min && v <= max)) {
-		fprintf(stderr, "tracer %s: --%s %s: expected a number from %g to %g\n", verb, name,
-			text, min, max);
+		cli_error(verb, "--%s %s: expected a number from %g to %g", name, text, min, max);
 		return -1;
 	}
 	*out = v;
@@ -94,12 +94,7 @@ void cli_fail(const struct cli_query *q, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "tracer %s: %s\n", q->verb, text);
-	if (q->json) {
-		json_t *doc = json_pack("{s:s}", "error", text);
-		cli_print_json(doc);
-		json_decref(doc);
-	}
+	cli_error(q->verb, "%s", text);
 }
 
 sqlite3 *cli_open(const struct cli_query *q)
@@ -155,6 +150,69 @@ const char *cli_reset(const struct cli_query *q)
 	return q->color ? "\033[0m" : "";
 }
 
+/* Columns that hold JSON text: given to programs as JSON, not as a string of it. */
+static bool json_text_column(const char *name)
+{
+	static const char *const names[] = {"argv", "details", "signature", "probes", NULL};
+
+	for (const char *const *n = names; *n; n++)
+		if (!strcmp(name, *n))
+			return true;
+	return false;
+}
+
+/* Columns that are 0/1 in SQLite (it has no boolean): true/false in JSON. */
+static bool flag_column(const char *name)
+{
+	static const char *const names[] = {
+	    "helper",	      "oom_killed", "core_dumped", "argv_truncated", "from_snapshot",
+	    "path_truncated", "active",	    "watched",	   "final",	     NULL};
+
+	for (const char *const *n = names; *n; n++)
+		if (!strcmp(name, *n))
+			return true;
+	return false;
+}
+
+json_t *cli_row_object(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
+		const char *name = sqlite3_column_name(st, i);
+		const char *text;
+		json_t *v = NULL;
+
+		switch (sqlite3_column_type(st, i)) {
+		case SQLITE_INTEGER:
+			v = flag_column(name) ? json_boolean(sqlite3_column_int64(st, i) != 0)
+					      : json_integer(sqlite3_column_int64(st, i));
+			break;
+		case SQLITE_FLOAT:
+			v = json_real(sqlite3_column_double(st, i));
+			break;
+		case SQLITE_NULL:
+			v = json_null();
+			break;
+		default:
+			text = (const char *)sqlite3_column_text(st, i);
+			if (text && json_text_column(name))
+				v = json_loads(text, JSON_DECODE_ANY, NULL);
+			if (!v)
+				v = json_string(text ? text : "");
+		}
+		json_object_set_new(o, name, v ? v : json_null());
+	}
+	return o;
+}
+
+bool cli_flag(json_t *row, const char *key)
+{
+	json_t *v = json_object_get(row, key);
+
+	return json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
+}
+
 json_t *cli_rows_json(sqlite3 *db, const char *sql, int64_t bind)
 {
 	json_t *rows = json_array();
@@ -164,41 +222,25 @@ json_t *cli_rows_json(sqlite3 *db, const char *sql, int64_t bind)
 		return rows;
 	if (sqlite3_bind_parameter_count(st) > 0)
 		sqlite3_bind_int64(st, 1, bind);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		json_t *o = json_object();
-		for (int i = 0; i < sqlite3_column_count(st); i++) {
-			const char *name = sqlite3_column_name(st, i);
-			switch (sqlite3_column_type(st, i)) {
-			case SQLITE_INTEGER:
-				json_object_set_new(o, name,
-						    json_integer(sqlite3_column_int64(st, i)));
-				break;
-			case SQLITE_FLOAT:
-				json_object_set_new(o, name,
-						    json_real(sqlite3_column_double(st, i)));
-				break;
-			case SQLITE_NULL:
-				json_object_set_new(o, name, json_null());
-				break;
-			default: {
-				const char *text = (const char *)sqlite3_column_text(st, i);
-				/* JSON columns (details, argv) stay structured. */
-				json_t *parsed = (text && (text[0] == '{' || text[0] == '['))
-						     ? json_loads(text, 0, NULL)
-						     : NULL;
-				json_object_set_new(
-				    o, name, parsed ? parsed : json_string(text ? text : ""));
-			}
-			}
-		}
-		json_array_append_new(rows, o);
-	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(rows, cli_row_object(st));
 	sqlite3_finalize(st);
 	return rows;
 }
 
+json_t *cli_run_object(sqlite3 *db, int64_t run)
+{
+	json_t *rows = cli_rows_json(db, "SELECT * FROM runs WHERE id = ?1", run);
+	json_t *r = json_array_get(rows, 0);
+
+	r = r ? json_incref(r) : json_null();
+	json_decref(rows);
+	return r;
+}
+
 void cli_print_json(json_t *doc)
 {
+	cli_error_output_written();
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 }

@@ -35,7 +35,7 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
  */
 int cli_number(const char *verb, const char *name, const char *text, double min, double max,
 	       double *out);
-/* Says why a verb fails: on stderr, and as {"error": ...} on stdout with --json. */
+/* Says why a verb fails: on stderr, and as {"error": ...} on stdout with JSON (clierror.h). */
 void cli_fail(const struct cli_query *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Opens the database read-only; NULL with the reason printed. */
@@ -47,8 +47,18 @@ sqlite3 *cli_open_run(struct cli_query *q, int64_t *run);
 /* ANSI colour for a severity, "" without a terminal. */
 const char *cli_severity_color(const struct cli_query *q, const char *severity);
 const char *cli_reset(const struct cli_query *q);
-/* Every row of a query as JSON objects (column name -> value). */
+/*
+ * A row as a JSON object, column name -> value, in the CLI's one JSON
+ * vocabulary (docs/export.md): JSON-text columns (argv, details, signature,
+ * probes) as JSON, 0/1 flag columns (helper, oom_killed, active...) as booleans.
+ */
+json_t *cli_row_object(sqlite3_stmt *st);
+/* Every row of a query (one optional ?1) as cli_row_object()s. */
 json_t *cli_rows_json(sqlite3 *db, const char *sql, int64_t bind);
+/* A flag of a row: true for JSON true or a non-zero integer. */
+bool cli_flag(json_t *row, const char *key);
+/* The run's row of `runs` as a JSON object (null if none): every document's "run". */
+json_t *cli_run_object(sqlite3 *db, int64_t run);
 /* Prints a JSON document to stdout. */
 void cli_print_json(json_t *doc);
 

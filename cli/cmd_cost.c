@@ -8,12 +8,14 @@
 #include <grp.h>
 #include <ini.h>
 #include <pwd.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/costsplit.h"
 #include "cli/export.h"
 #include "cli/commands.h"
@@ -108,6 +110,7 @@ static int64_t parse_duration(const char *s)
 }
 
 struct cost_report {
+	sqlite3 *db;
 	const char *by;
 	int64_t run, from_ns, to_ns;
 	double cpu_weight;
@@ -119,6 +122,12 @@ struct cost_report {
 	struct cost_totals totals;
 };
 
+/* The buckets add seconds from ns sums; ns again, as every other JSON says CPU. */
+static json_int_t cpu_ns(double cpu_s)
+{
+	return (json_int_t)llround(cpu_s * 1e9);
+}
+
 static void print_json(const struct cost_report *r)
 {
 	json_t *rows = json_array();
@@ -127,10 +136,11 @@ static void print_json(const struct cost_report *r)
 #define USD(v) (r->priced ? json_real(v) : json_null())
 	for (size_t i = 0; i < r->tally->n; i++) {
 		const struct cost_bucket *b = &r->tally->items[i];
-		json_array_append_new(
-		    rows, json_pack("{s:s, s:i, s:f, s:f, s:o, s:f}", "key", b->key, "processes",
-				    (int)b->processes, "cpu_seconds", b->cpu_s, "memory_gib_hours",
-				    b->mem_gib_s / 3600.0, "usd", USD(b->usd), "share", b->share));
+		json_array_append_new(rows, json_pack("{s:s, s:i, s:I, s:f, s:o, s:f}", "key",
+						      b->key, "processes", (int)b->processes,
+						      "cpu_ns", cpu_ns(b->cpu_s),
+						      "memory_gib_hours", b->mem_gib_s / 3600.0,
+						      "usd", USD(b->usd), "share", b->share));
 	}
 	json_t *doc =
 	    json_pack("{s:s, s:I, s:I, s:o, s:o, s:f, s:i, s:f, s:o, s:o, s:o, s:o, s:f}", "by",
@@ -143,14 +153,14 @@ static void print_json(const struct cost_report *r)
 		      r->totals.total_usd > 0 ? r->totals.idle_usd / r->totals.total_usd : 0);
 #undef USD
 	if (r->run)
-		json_object_set_new(doc, "run", json_integer(r->run));
+		json_object_set_new(doc, "run", cli_run_object(r->db, r->run));
 	cli_print_json(doc);
 	json_decref(doc);
 }
 
 /* --format's columns (docs/export.md): add, never rename. */
 static const char *const cost_columns[] = {
-    "by", "key", "processes", "cpu_seconds", "memory_gib_hours", "usd", "share", NULL,
+    "by", "key", "processes", "cpu_seconds", "memory_gib_hours", "usd", "share", "cpu_ns", NULL,
 };
 
 /* One row per part and one for the idle capacity: they add up to the host. */
@@ -162,16 +172,17 @@ static void print_rows(const struct cost_report *r)
 		const struct cost_bucket *b = &r->tally->items[i];
 		json_array_append_new(
 		    rows,
-		    json_pack("{s:s, s:s, s:i, s:f, s:f, s:o, s:f}", "by", r->by, "key", b->key,
-			      "processes", (int)b->processes, "cpu_seconds", b->cpu_s,
-			      "memory_gib_hours", b->mem_gib_s / 3600.0, "usd",
-			      r->priced ? json_real(b->usd) : json_null(), "share", b->share));
+		    json_pack("{s:s, s:s, s:i, s:f, s:I, s:f, s:o, s:f}", "by", r->by, "key",
+			      b->key, "processes", (int)b->processes, "cpu_seconds", b->cpu_s,
+			      "cpu_ns", cpu_ns(b->cpu_s), "memory_gib_hours", b->mem_gib_s / 3600.0,
+			      "usd", r->priced ? json_real(b->usd) : json_null(), "share",
+			      b->share));
 	}
 	double total = r->totals.total_usd;
 	json_array_append_new(rows,
-			      json_pack("{s:s, s:s, s:i, s:f, s:f, s:o, s:f}", "by", r->by, "key",
-					"(idle capacity)", "processes", 0, "cpu_seconds", 0.0,
-					"memory_gib_hours", 0.0, "usd",
+			      json_pack("{s:s, s:s, s:i, s:f, s:i, s:f, s:o, s:f}", "by", r->by,
+					"key", "(idle capacity)", "processes", 0, "cpu_seconds",
+					0.0, "cpu_ns", 0, "memory_gib_hours", 0.0, "usd",
 					r->priced ? json_real(r->totals.idle_usd) : json_null(),
 					"share", total > 0 ? r->totals.idle_usd / total : 0.0));
 	export_rows(stdout, r->format, cost_columns, rows);
@@ -242,12 +253,12 @@ static int load_centers(const char *path, struct cost_query *cq)
 
 	if (line == 0)
 		return 0;
-	fprintf(stderr, "tracer cost: %s: %s\n", path, line < 0 ? "cannot read" : "bad line");
+	cli_error("cost", "%s: %s\n", path, line < 0 ? "cannot read" : "bad line");
 	if (line > 0)
-		fprintf(stderr,
-			"tracer cost: %s:%d: expected NAME = COST_CENTER in [users], [groups] or "
-			"[cgroups]\n",
-			path, line);
+		cli_error("cost",
+			  "%s:%d: expected NAME = COST_CENTER in [users], [groups] or "
+			  "[cgroups]\n",
+			  path, line);
 	return -1;
 }
 
@@ -257,7 +268,7 @@ static int cost_window(sqlite3 *db, struct cli_query *q, const char *since, stru
 	if (since) {
 		int64_t d = parse_duration(since);
 		if (!d) {
-			fprintf(stderr, "tracer cost: --since is like 90m, 24h, 7d\n");
+			cli_error("cost", "--since is like 90m, 24h, 7d\n");
 			return -1;
 		}
 		r->to_ns = (int64_t)now_realtime_ns();
@@ -292,15 +303,15 @@ static int cost_of_window(sqlite3 *db, struct cli_query *q, struct price_options
 	r->priced = priced == 0;
 	usage_capacity(db, cap);
 	if (cap->cpus <= 0 || cap->memory_gib <= 0) {
-		fprintf(stderr,
-			"tracer cost: no host samples in %s: the host's CPUs and memory are "
-			"unknown (the aggregator records them every second)\n",
-			q->db_path);
+		cli_error("cost",
+			  "no host samples in %s: the host's CPUs and memory are "
+			  "unknown (the aggregator records them every second)\n",
+			  q->db_path);
 		goto out;
 	}
 	/* Whole run's processes, or every process of the window. */
 	if (usage_scan(db, r->from_ns, r->to_ns, 0, add, cq) != 0) {
-		fprintf(stderr, "tracer cost: %s: %s\n", q->db_path, sqlite3_errmsg(db));
+		cli_error("cost", "%s: %s\n", q->db_path, sqlite3_errmsg(db));
 		goto out;
 	}
 	r->tally = &cq->tally;
@@ -348,8 +359,7 @@ int cmd_cost(int argc, char **argv)
 		return 2;
 	cq.by = r.by = by ? by : (since ? "run" : "step");
 	if (!known_by(cq.by)) {
-		fprintf(stderr,
-			"tracer cost: --by is run, pipeline, step, tool, user or costcenter\n");
+		cli_error("cost", "--by is run, pipeline, step, tool, user or costcenter\n");
 		return 2;
 	}
 	rc = 1;
@@ -358,6 +368,7 @@ int cmd_cost(int argc, char **argv)
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		goto out;
+	r.db = db;
 	if (cost_window(db, &q, since, &r) == 0)
 		rc = cost_of_window(db, &q, &po, &cq, &r);
 	sqlite3_close(db);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/jsonfield.h"
 #include "cli/report.h"
 #include "cli/commands.h"
@@ -69,7 +70,7 @@ static int64_t run_to_explain(sqlite3 *db, struct cli_query *q, int64_t step, co
 	run = jint(json_array_get(r, 0), "run_id");
 	json_decref(r);
 	if (!run)
-		fprintf(stderr, "tracer explain: no step %s\n", step_arg);
+		cli_error("explain", "no step %s\n", step_arg);
 	return run;
 }
 
@@ -364,8 +365,7 @@ int cmd_explain(int argc, char **argv)
 		return 1;
 	int64_t step = step_arg ? step_of(db, step_arg) : 0;
 	if (step_arg && step <= 0) {
-		fprintf(stderr, "tracer explain: no step %s (an id from tracer show, or RUN:KEY)\n",
-			step_arg);
+		cli_error("explain", "no step %s (an id from tracer show, or RUN:KEY)\n", step_arg);
 		sqlite3_close(db);
 		return 1;
 	}

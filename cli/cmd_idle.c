@@ -4,11 +4,13 @@
  * threshold, with what they cost; and gaps inside runs where no step ran
  * (a worker waiting between tasks).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/hostprice.h"
@@ -117,8 +119,8 @@ static int load_run_steps(sqlite3 *db, const struct idle_window *w, struct run_s
 static json_t *period_json(const struct idle_period *p, double usd_per_hour)
 {
 	int64_t a = p->from_epoch_ns, b = p->to_epoch_ns;
-	json_t *j = json_pack("{s:I, s:I, s:f, s:s}", "from_ns", (json_int_t)a, "to_ns",
-			      (json_int_t)b, "seconds", (double)(b - a) / 1e9, "what",
+	json_t *j = json_pack("{s:I, s:I, s:I, s:s}", "from_ns", (json_int_t)a, "to_ns",
+			      (json_int_t)b, "wall_ns", (json_int_t)(b - a), "what",
 			      p->run_name ? "no step running" : "host idle");
 	if (usd_per_hour > 0)
 		json_object_set_new(j, "usd", json_real((double)(b - a) / 3.6e12 * usd_per_hour));
@@ -141,16 +143,16 @@ static void print_json(const struct idle_window *w, const struct idle_periods *h
 		       double covered_s)
 {
 	json_t *doc = json_pack(
-	    "{s:I, s:I, s:f, s:f, s:o, s:o, s:f, s:f}", "from_ns", (json_int_t)w->from_epoch_ns,
-	    "to_ns", (json_int_t)w->to_epoch_ns, "cpu_below_pct", w->threshold_pct, "min_seconds",
-	    (double)w->min_ns / 1e9, "host_idle", periods_json(host, usd_per_hour), "idle_in_runs",
-	    periods_json(gaps, usd_per_hour), "host_idle_seconds", idle_total_seconds(host),
-	    "idle_in_runs_seconds", idle_total_seconds(gaps));
+	    "{s:I, s:I, s:f, s:I, s:o, s:o, s:I, s:I}", "from_ns", (json_int_t)w->from_epoch_ns,
+	    "to_ns", (json_int_t)w->to_epoch_ns, "cpu_below_pct", w->threshold_pct, "min_ns",
+	    (json_int_t)w->min_ns, "host_idle", periods_json(host, usd_per_hour), "idle_in_runs",
+	    periods_json(gaps, usd_per_hour), "host_idle_ns", (json_int_t)idle_total_ns(host),
+	    "idle_in_runs_ns", (json_int_t)idle_total_ns(gaps));
 	if (usd_per_hour > 0)
 		json_object_set_new(doc, "usd_per_hour", json_real(usd_per_hour));
 	/* 0 samples: no data, which 0 periods alone cannot tell from a busy host. */
 	json_object_set_new(doc, "host_samples", json_integer(samples));
-	json_object_set_new(doc, "sampled_seconds", json_real(covered_s));
+	json_object_set_new(doc, "sampled_ns", json_integer((json_int_t)llround(covered_s * 1e9)));
 	cli_print_json(doc);
 	json_decref(doc);
 }
@@ -292,7 +294,7 @@ int cmd_idle(int argc, char **argv)
 			       "--host-sample-ms)\n");
 	}
 	if (rc != 0)
-		fprintf(stderr, "tracer idle: out of memory\n");
+		cli_error("idle", "out of memory\n");
 	else if (q.json)
 		print_json(&w, &result.host, &result.gaps, hp.usd_per_hour, samples, covered_s);
 	else

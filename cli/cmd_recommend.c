@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 
 #include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/jsonfield.h"
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -44,7 +45,7 @@ static int64_t pipeline_scope(sqlite3 *db, const char *pipeline)
 		sqlite3_finalize(st);
 	}
 	if (!id)
-		fprintf(stderr, "tracer recommend: no pipeline '%s'\n", pipeline);
+		cli_error("recommend", "no pipeline '%s'\n", pipeline);
 	return id;
 }
 
@@ -106,6 +107,8 @@ struct recommendation {
 	double headroom;
 	const struct host_price *price; /* NULL: not priced */
 	json_t *steps;
+	json_t *run; /* the run sized, as every document's "run"; null for a pipeline */
+	const char *pipeline;
 	struct rightsize_totals totals;
 };
 
@@ -129,10 +132,11 @@ static void print_text(const struct recommendation *r)
 static void print_json(const struct recommendation *r)
 {
 	json_t *doc =
-	    json_pack("{s:O, s:f, s:o, s:f, s:f, s:o}", "steps", r->steps, "headroom", r->headroom,
-		      "price_source", r->price ? json_string(r->price->source) : json_null(),
-		      "usd_now", r->totals.usd_now, "usd_recommended", r->totals.usd_recommended,
-		      "arch", r->arch ? json_string(r->arch) : json_null());
+	    json_pack("{s:O, s:s?, s:O, s:f, s:o, s:f, s:f, s:o}", "run", r->run, "pipeline",
+		      r->pipeline, "steps", r->steps, "headroom", r->headroom, "price_source",
+		      r->price ? json_string(r->price->source) : json_null(), "usd_now",
+		      r->totals.usd_now, "usd_recommended", r->totals.usd_recommended, "arch",
+		      r->arch ? json_string(r->arch) : json_null());
 	cli_print_json(doc);
 	json_decref(doc);
 }
@@ -237,6 +241,8 @@ int cmd_recommend(int argc, char **argv)
 		 : q.arg  ? q.arg
 			  : "(latest)");
 	r.what = what;
+	r.pipeline = pipeline;
+	r.run = pipeline ? json_null() : cli_run_object(db, scope);
 	r.steps = rightsize_steps(db, pipeline != NULL, scope);
 	scope_arch(db, pipeline != NULL, scope, &r);
 	size_steps(&r, &cap, &table,
@@ -246,6 +252,7 @@ int cmd_recommend(int argc, char **argv)
 	else
 		print_text(&r);
 	json_decref(r.steps);
+	json_decref(r.run);
 	prices_free(&table);
 	sqlite3_close(db);
 	return 0;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/rightsize.h"
@@ -118,11 +119,11 @@ static int write_page(const char *path, const char *data)
 	FILE *f = to_stdout ? stdout : fopen(path, "w");
 
 	if (!f) {
-		fprintf(stderr, "tracer report: cannot write %s: %s\n", path, strerror(errno));
+		cli_error("report", "cannot write %s: %s\n", path, strerror(errno));
 		return 1;
 	}
 	if (!data || !marker) {
-		fprintf(stderr, "tracer report: cannot build the page (out of memory?)\n");
+		cli_error("report", "cannot build the page (out of memory?)\n");
 		if (!to_stdout)
 			fclose(f);
 		return 1;
@@ -137,7 +138,7 @@ static int write_page(const char *path, const char *data)
 	}
 	fputs(marker + strlen("@DATA@"), f);
 	if (to_stdout ? fflush(f) != 0 || ferror(f) : fclose(f) != 0) {
-		fprintf(stderr, "tracer report: writing %s failed: %s\n", path, strerror(errno));
+		cli_error("report", "writing %s failed: %s\n", path, strerror(errno));
 		return 1;
 	}
 	if (!to_stdout)
@@ -157,8 +158,8 @@ int cmd_report(int argc, char **argv)
 	if (done)
 		return rc;
 	if (!html) {
-		fprintf(stderr, "tracer report: --html FILE is required (- for stdout)\n%s",
-			usage_text);
+		cli_error("report", "--html FILE is required (- for stdout)");
+		fputs(usage_text, stderr);
 		return 2;
 	}
 	double headroom_pct = 20;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/export.h"
@@ -43,21 +44,8 @@ static json_t *load_runs(sqlite3 *db, const char *pipeline, long limit)
 		sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, limit > 0 ? limit : 20);
 	json_t *rows = json_array();
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		json_t *o = json_object();
-		for (int i = 0; i < sqlite3_column_count(st); i++) {
-			const char *name = sqlite3_column_name(st, i);
-			int t = sqlite3_column_type(st, i);
-			json_object_set_new(
-			    o, name,
-			    t == SQLITE_NULL	  ? json_null()
-			    : t == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(st, i))
-			    : t == SQLITE_FLOAT
-				? json_real(sqlite3_column_double(st, i))
-				: json_string((const char *)sqlite3_column_text(st, i)));
-		}
-		json_array_append_new(rows, o);
-	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(rows, cli_row_object(st));
 	sqlite3_finalize(st);
 	return rows;
 }
@@ -115,7 +103,7 @@ int cmd_runs(int argc, char **argv)
 		return 1;
 	json_t *rows = load_runs(db, q.arg, (long)limit);
 	if (!rows) {
-		fprintf(stderr, "tracer runs: %s\n", sqlite3_errmsg(db));
+		cli_error("runs", "%s\n", sqlite3_errmsg(db));
 		sqlite3_close(db);
 		return 1;
 	}
@@ -141,7 +129,7 @@ int cmd_runs(int argc, char **argv)
 	/* A pipeline that matches nothing is most likely misspelt: say so, fail. */
 	bool none_of_pipeline = q.arg && !json_array_size(rows);
 	if (none_of_pipeline)
-		fprintf(stderr, "tracer runs: no runs of pipeline '%s'\n", q.arg);
+		cli_error("runs", "no runs of pipeline '%s'\n", q.arg);
 	json_decref(rows);
 	sqlite3_close(db);
 	return none_of_pipeline ? 1 : 0;

@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/export.h"
 #include "cli/report.h"
@@ -109,12 +110,13 @@ int cmd_show(int argc, char **argv)
 	int64_t id = report_find_run(db, spec);
 	int rc = 0;
 	if (id < 0) {
-		fprintf(stderr, "tracer show: %s: %s\n", db_path, sqlite3_errmsg(db));
+		cli_error("show", "%s: %s", db_path, sqlite3_errmsg(db));
 		rc = 1;
 	} else if (id == 0) {
-		fprintf(stderr,
-			spec ? "tracer show: no run '%s'\n" : "tracer show: no runs recorded yet\n",
-			spec);
+		if (spec)
+			cli_error("show", "no run '%s'", spec);
+		else
+			cli_error("show", "no runs recorded yet");
 		rc = 1;
 	} else if (format != EXPORT_NONE) {
 		print_trace(db, id, format);

@@ -66,8 +66,9 @@ int cmd_signals(int argc, char **argv)
 		return 0;
 	}
 	if (q.json) {
-		json_t *doc = json_pack("{s:o, s:o}", "run", run ? json_integer(run) : json_null(),
-					"signals", rows);
+		json_t *doc =
+		    json_pack("{s:o, s:o}", "run", run ? cli_run_object(db, run) : json_null(),
+			      "signals", rows);
 		cli_print_json(doc);
 		json_decref(doc);
 		sqlite3_close(db);
@@ -87,10 +88,7 @@ int cmd_signals(int argc, char **argv)
 		const char *step = json_string_value(json_object_get(s, "step"));
 		printf("  %s%-8s%s %-17s %s%s\n", cli_severity_color(&q, sev), sev ? sev : "?",
 		       cli_reset(&q), json_string_value(json_object_get(s, "kind")), when + 11,
-		       json_is_true(json_object_get(s, "active")) ||
-			       json_integer_value(json_object_get(s, "active"))
-			   ? "  (still active)"
-			   : "");
+		       cli_flag(s, "active") ? "  (still active)" : "");
 		if (!run)
 			printf("           run %lld '%s'\n",
 			       (long long)json_integer_value(json_object_get(s, "run_id")),

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/dbkind.h"
 #include "cli/format.h"
@@ -32,35 +33,7 @@
 
 static json_t *query_rows(sqlite3 *db, const char *sql)
 {
-	sqlite3_stmt *st;
-	json_t *rows = json_array();
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return rows;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		json_t *o = json_object();
-		for (int i = 0; i < sqlite3_column_count(st); i++) {
-			const char *name = sqlite3_column_name(st, i);
-			switch (sqlite3_column_type(st, i)) {
-			case SQLITE_INTEGER:
-				json_object_set_new(o, name,
-						    json_integer(sqlite3_column_int64(st, i)));
-				break;
-			case SQLITE_TEXT: {
-				const char *text = (const char *)sqlite3_column_text(st, i);
-				json_t *parsed =
-				    !strcmp(name, "probes") ? json_loads(text, 0, NULL) : NULL;
-				json_object_set_new(o, name, parsed ? parsed : json_string(text));
-				break;
-			}
-			default:
-				json_object_set_new(o, name, json_null());
-			}
-		}
-		json_array_append_new(rows, o);
-	}
-	sqlite3_finalize(st);
-	return rows;
+	return cli_rows_json(db, sql, 0);
 }
 
 /* The shipper's own state (its progress, dead letters, last error), if readable. */
@@ -410,8 +383,7 @@ int cmd_status(int argc, char **argv)
 	json_t *doc = status_document(db, &o, st.st_size, probe.version);
 	bool healthy = json_is_true(json_object_get(doc, "healthy"));
 	if (o.as_json) {
-		json_dumpf(doc, stdout, JSON_INDENT(2));
-		putchar('\n');
+		cli_print_json(doc);
 	} else {
 		print_text(doc);
 	}

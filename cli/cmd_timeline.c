@@ -160,7 +160,7 @@ int cmd_timeline(int argc, char **argv)
 	load_timeline(db, run, with_procs != NULL, &tl);
 	if (q.json) {
 		json_t *doc =
-		    json_pack("{s:I, s:I, s:I, s:O}", "run", (json_int_t)run, "start_ns",
+		    json_pack("{s:o, s:I, s:I, s:O}", "run", cli_run_object(db, run), "start_ns",
 			      (json_int_t)tl.t0, "end_ns", (json_int_t)tl.t1, "steps", tl.steps);
 		cli_print_json(doc);
 		json_decref(doc);

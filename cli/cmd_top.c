@@ -142,8 +142,7 @@ static void print_view(const struct cli_query *q, json_t *runs)
 
 	size_t unwatched = 0;
 	for (size_t i = 0; i < json_array_size(runs); i++)
-		unwatched +=
-		    !json_integer_value(json_object_get(json_array_get(runs, i), "watched"));
+		unwatched += !cli_flag(json_array_get(runs, i), "watched");
 	format_time((int64_t)now_realtime_ns(), now, sizeof(now));
 	printf("tracer top  %s  %zu running run%s", now + 11, json_array_size(runs) - unwatched,
 	       json_array_size(runs) - unwatched == 1 ? "" : "s");
@@ -152,7 +151,7 @@ static void print_view(const struct cli_query *q, json_t *runs)
 	printf("\n");
 	for (size_t i = 0; i < json_array_size(runs); i++) {
 		json_t *r = json_array_get(runs, i);
-		if (!json_integer_value(json_object_get(r, "watched"))) {
+		if (!cli_flag(r, "watched")) {
 			int64_t heard = json_integer_value(json_object_get(r, "last_heard_ns"));
 			format_duration((int64_t)now_realtime_ns() - heard, a, sizeof(a));
 			printf("\nrun %lld '%s'  unknown: no collector heard from for %s, so its "

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/clierror.h"
+
 int export_format_parse(const char *verb, const char *text, enum export_format *out)
 {
 	*out = EXPORT_NONE;
@@ -16,7 +18,7 @@ int export_format_parse(const char *verb, const char *text, enum export_format *
 	else if (!strcmp(text, "json"))
 		*out = EXPORT_JSON;
 	else {
-		fprintf(stderr, "tracer %s: --format is tsv, csv or json, got '%s'\n", verb, text);
+		cli_error(verb, "--format is tsv, csv or json, got '%s'", text);
 		return -1;
 	}
 	return 0;
@@ -96,6 +98,7 @@ void export_rows(FILE *out, enum export_format f, const char *const *columns, js
 	size_t i;
 	json_t *row;
 
+	cli_error_output_written();
 	if (f == EXPORT_JSON) {
 		json_t *doc = json_array();
 		json_array_foreach(rows, i, row)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/clierror.h"
 #include "cli/costconf.h"
 
 /* The options, with what the cost config says for each one not given. */
@@ -50,13 +51,13 @@ static int priced_by_rate(const char *verb, const struct price_inputs *in, struc
 
 	hp->usd_per_hour = strtod(in->rate, &end);
 	if (*end || hp->usd_per_hour <= 0) {
-		fprintf(stderr, "tracer %s: --rate is USD per hour, got '%s'\n", verb, in->rate);
+		cli_error(verb, "--rate is USD per hour, got '%s'", in->rate);
 		return HOST_PRICE_ERROR;
 	}
 	snprintf(hp->source, sizeof(hp->source), "configured rate (%.200s)", in->rate_from);
 	/* A rate needs no table; recommendations use it when there is one. */
 	if (prices_load(t, o->prices_path, err, sizeof(err)) != 0 && o->prices_path) {
-		fprintf(stderr, "tracer %s: %s\n", verb, err);
+		cli_error(verb, "%s", err);
 		return HOST_PRICE_ERROR;
 	}
 	return 0;
@@ -71,14 +72,14 @@ int host_price_resolve(const char *verb, const struct price_options *o, struct p
 
 	memset(hp, 0, sizeof(*hp));
 	if (cost_conf_load(&conf, o->cost_conf, err, sizeof(err)) != 0) {
-		fprintf(stderr, "tracer %s: %s\n", verb, err);
+		cli_error(verb, "%s", err);
 		return HOST_PRICE_ERROR;
 	}
 	merge(o, &conf, &in);
 	if (in.rate)
 		return priced_by_rate(verb, &in, t, o, hp);
 	if (prices_load(t, o->prices_path, err, sizeof(err)) != 0) {
-		fprintf(stderr, "tracer %s: %s\n", verb, err);
+		cli_error(verb, "%s", err);
 		return o->prices_path ? HOST_PRICE_ERROR : HOST_UNPRICED;
 	}
 	if (in.instance_type) {
@@ -94,17 +95,17 @@ int host_price_resolve(const char *verb, const struct price_options *o, struct p
 		if (cloud_detect(o->imds_endpoint ? o->imds_endpoint : AWS_METADATA_ENDPOINT,
 				 o->gcp_endpoint ? o->gcp_endpoint : GCP_METADATA_ENDPOINT, 1000,
 				 &hp->facts, err, sizeof(err)) != 0) {
-			fprintf(stderr,
-				"tracer %s: instance unknown (%s): pass --rate USD/h or "
-				"--instance-type TYPE, or set rate in %s (docs/cost.md)\n",
-				verb, err, COST_CONF_PATH);
+			cli_error(verb,
+				  "instance unknown (%s): pass --rate USD/h or "
+				  "--instance-type TYPE, or set rate in %s (docs/cost.md)",
+				  err, COST_CONF_PATH);
 			return HOST_UNPRICED;
 		}
 	} else {
-		fprintf(stderr,
-			"tracer %s: no price for this host (%s; no rate set): set rate = USD/h "
-			"in %s or pass --rate, or --detect to ask a cloud's metadata service\n",
-			verb, in.why_not_asked, COST_CONF_PATH);
+		cli_error(verb,
+			  "no price for this host (%s; no rate set): set rate = USD/h "
+			  "in %s or pass --rate, or --detect to ask a cloud's metadata service",
+			  in.why_not_asked, COST_CONF_PATH);
 		return HOST_UNPRICED;
 	}
 	const char *region = hp->facts.region;
@@ -114,9 +115,8 @@ int host_price_resolve(const char *verb, const struct price_options *o, struct p
 		hp->row = prices_find(t, region, hp->facts.instance_type, "on-demand");
 	}
 	if (!hp->row) {
-		fprintf(stderr,
-			"tracer %s: %s %s in %s is not in the price table %s; pass --rate\n", verb,
-			hp->facts.instance_type, hp->facts.lifecycle, region, t->path);
+		cli_error(verb, "%s %s in %s is not in the price table %s; pass --rate",
+			  hp->facts.instance_type, hp->facts.lifecycle, region, t->path);
 		/* A type someone wrote down is a mistake to fix; one a cloud named is news. */
 		return in.instance_type ? HOST_PRICE_ERROR : HOST_UNPRICED;
 	}

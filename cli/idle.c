@@ -56,6 +56,15 @@ int idle_run_gaps(const struct run_step_span *spans, size_t n, int64_t min_ns,
 	return 0;
 }
 
+int64_t idle_total_ns(const struct idle_periods *p)
+{
+	int64_t ns = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		ns += p->items[i].to_epoch_ns - p->items[i].from_epoch_ns;
+	return ns;
+}
+
 double idle_total_seconds(const struct idle_periods *p)
 {
 	double s = 0;

@@ -53,6 +53,8 @@ int idle_host_periods(const struct host_tick *ticks, size_t n, double threshold_
 int idle_run_gaps(const struct run_step_span *spans, size_t n, int64_t min_ns,
 		  struct idle_periods *out);
 /* Seconds in all the periods. */
+/* Their total length, ns. */
+int64_t idle_total_ns(const struct idle_periods *p);
 double idle_total_seconds(const struct idle_periods *p);
 
 #endif

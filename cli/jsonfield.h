@@ -6,9 +6,12 @@
 
 #include <jansson.h>
 
+/* An integer; a flag (true/false in JSON, docs/export.md) reads as 1 or 0. */
 static inline int64_t jint(const json_t *o, const char *k)
 {
-	return json_integer_value(json_object_get(o, k));
+	const json_t *v = json_object_get(o, k);
+
+	return json_is_boolean(v) ? json_is_true(v) : json_integer_value(v);
 }
 
 /* Integer or real. */

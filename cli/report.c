@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/clidb.h"
+#include "cli/clierror.h"
 #include "cli/format.h"
 
 /* Who is asking: the user behind sudo, else ourselves. */
@@ -60,51 +62,6 @@ int64_t report_find_run(sqlite3 *db, const char *spec)
 	return id;
 }
 
-/* One row as a JSON object, column name -> value; argv parsed into an array. */
-static json_t *row_object(sqlite3_stmt *st)
-{
-	json_t *o = json_object();
-
-	for (int i = 0; i < sqlite3_column_count(st); i++) {
-		const char *name = sqlite3_column_name(st, i);
-		json_t *v;
-		switch (sqlite3_column_type(st, i)) {
-		case SQLITE_INTEGER:
-			v = json_integer(sqlite3_column_int64(st, i));
-			break;
-		case SQLITE_FLOAT:
-			v = json_real(sqlite3_column_double(st, i));
-			break;
-		case SQLITE_TEXT:
-			if (strcmp(name, "argv") == 0) {
-				v = json_loads((const char *)sqlite3_column_text(st, i), 0, NULL);
-				if (v)
-					break;
-			}
-			v = json_string((const char *)sqlite3_column_text(st, i));
-			break;
-		default:
-			v = json_null();
-		}
-		json_object_set_new(o, name, v ? v : json_null());
-	}
-	return o;
-}
-
-static json_t *load_run(sqlite3 *db, int64_t run_id)
-{
-	sqlite3_stmt *st;
-	json_t *run = NULL;
-
-	if (sqlite3_prepare_v2(db, "SELECT * FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	sqlite3_bind_int64(st, 1, run_id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		run = row_object(st);
-	sqlite3_finalize(st);
-	return run;
-}
-
 static int64_t int_of(json_t *o, const char *key)
 {
 	return json_integer_value(json_object_get(o, key));
@@ -129,7 +86,7 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 		return roots;
 	sqlite3_bind_int64(st, 1, run_id);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		json_t *p = row_object(st);
+		json_t *p = cli_row_object(st);
 		char key[32];
 		snprintf(key, sizeof(key), "%lld", (long long)int_of(p, "id"));
 		json_object_set(by_id, key, p);
@@ -174,20 +131,6 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 	return roots;
 }
 
-static json_t *query_objects(sqlite3 *db, const char *sql, int64_t id)
-{
-	sqlite3_stmt *st;
-	json_t *rows = json_array();
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return rows;
-	sqlite3_bind_int64(st, 1, id);
-	while (sqlite3_step(st) == SQLITE_ROW)
-		json_array_append_new(rows, row_object(st));
-	sqlite3_finalize(st);
-	return rows;
-}
-
 /*
  * The run's structure: steps, each with its tools, each with its processes;
  * processes outside any step (the engine itself) under "outside_steps".
@@ -195,8 +138,8 @@ static json_t *query_objects(sqlite3 *db, const char *sql, int64_t id)
 static json_t *load_steps(sqlite3 *db, int64_t run_id)
 {
 	json_t *steps =
-	    query_objects(db, "SELECT * FROM steps WHERE run_id = ? ORDER BY start_ns, id", run_id);
-	json_t *procs = query_objects(
+	    cli_rows_json(db, "SELECT * FROM steps WHERE run_id = ? ORDER BY start_ns, id", run_id);
+	json_t *procs = cli_rows_json(
 	    db,
 	    "SELECT p.id, p.pid, p.step_id, p.helper, p.start_ns, p.end_ns, p.exit_code, p.signal, "
 	    "p.cpu_user_ns, p.cpu_sys_ns, p.max_rss_kb, p.rchar, p.wchar, p.argv, p.comm, "
@@ -229,11 +172,11 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 			break;
 		}
 		if (!t) {
-			t = json_pack(
-			    "{s:s, s:O, s:i, s:i, s:i, s:i, s:b, s:[]}", "name", name ? name : "?",
-			    "category", json_object_get(p, "category"), "processes", 0, "cpu_ns", 0,
-			    "max_rss_kb", 0, "failed", 0, "helper",
-			    json_integer_value(json_object_get(p, "helper")) != 0, "process_list");
+			t = json_pack("{s:s, s:O, s:i, s:i, s:i, s:i, s:b, s:[]}", "name",
+				      name ? name : "?", "category", json_object_get(p, "category"),
+				      "processes", 0, "cpu_ns", 0, "max_rss_kb", 0,
+				      "failed_processes", 0, "helper", cli_flag(p, "helper"),
+				      "process_list");
 			json_array_append_new(tools, t);
 		}
 		int64_t cpu = int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns");
@@ -242,7 +185,8 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 		if (int_of(p, "max_rss_kb") > int_of(t, "max_rss_kb"))
 			json_object_set_new(t, "max_rss_kb", json_integer(int_of(p, "max_rss_kb")));
 		if ((has(p, "exit_code") && int_of(p, "exit_code")) || has(p, "signal"))
-			json_object_set_new(t, "failed", json_integer(int_of(t, "failed") + 1));
+			json_object_set_new(t, "failed_processes",
+					    json_integer(int_of(t, "failed_processes") + 1));
 		json_array_append(json_object_get(t, "process_list"), p);
 	}
 	json_decref(procs);
@@ -256,7 +200,7 @@ static void status_text(json_t *p, char *out, size_t size)
 
 	if (has(p, "signal"))
 		snprintf(out, size, "sig %lld%s", (long long)int_of(p, "signal"),
-			 int_of(p, "core_dumped") ? "+core" : "");
+			 cli_flag(p, "core_dumped") ? "+core" : "");
 	else if (has(p, "exit_code"))
 		snprintf(out, size, "%lld", (long long)int_of(p, "exit_code"));
 	else
@@ -347,8 +291,8 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 			json_string_value(json_object_get(t, "name")), cat ? " (" : "",
 			cat ? cat : "", cat ? ")" : "", (long long)int_of(t, "processes"),
 			int_of(t, "processes") == 1 ? "" : "es", cpu, rss,
-			int_of(t, "failed") ? ", FAILED: " : "",
-			int_of(t, "failed") ? "some exited non-zero" : "");
+			int_of(t, "failed_processes") ? ", FAILED: " : "",
+			int_of(t, "failed_processes") ? "some exited non-zero" : "");
 		if (json_is_true(json_object_get(t, "helper")))
 			fprintf(out, "%s  (engine instrumentation, not counted as work)\n", indent);
 		json_array_foreach(json_object_get(t, "process_list"), k, p)
@@ -493,11 +437,11 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 
 static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out)
 {
-	json_t *run = load_run(db, run_id);
+	json_t *run = cli_run_object(db, run_id);
 	json_t *totals = json_object();
 	json_t *roots;
 
-	if (!run) {
+	if (json_is_null(run)) {
 		json_decref(totals);
 		return -1;
 	}
@@ -516,6 +460,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_object_set(doc, "processes", roots);
 		json_dumpf(doc, out, JSON_INDENT(2));
 		fputc('\n', out);
+		if (out == stdout)
+			cli_error_output_written();
 		json_decref(doc);
 	} else {
 		print_text(out, run, roots, totals, o);

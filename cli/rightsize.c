@@ -52,7 +52,7 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	double cpu_given = jnum(s, "cpu_limit") > 0 ? jnum(s, "cpu_limit") : cap->cpus;
 	/* Killed at its limit, or reclaiming to stay under it: it needed more than it had,
 	 * however little its peak shows. */
-	bool short_of_memory = jint(s, "oom_killed") > 0 ||
+	bool short_of_memory = cli_flag(s, "oom_killed") ||
 			       (mem_limited && jint(s, "reclaim_ns") >= RIGHTSIZE_RECLAIM_NS);
 	double needed_gib = short_of_memory && mem_given > peak_gib ? mem_given : peak_gib;
 	double rec_gib = ceil(needed_gib * (1 + headroom) * 16.0) / 16.0; /* 64 MiB steps */

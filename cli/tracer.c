@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 
@@ -40,22 +41,25 @@ static void usage(FILE *out)
 		"verb, prints them in UTC.\n");
 }
 
+/* Tracer's own arguments: for run only those before its "--" (never CMD's). */
+static int own_argument_end(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			return i;
+	return argc > 1 && !strcmp(argv[1], "run") ? 1 : argc;
+}
+
+/* Did the command line ask for JSON? Then errors come as JSON too (clierror.h). */
 /*
  * Takes --utc out of tracer's own arguments (for run: only before its "--",
  * never from CMD's) and applies it. Returns the new argc.
  */
 static int take_utc_option(int argc, char **argv)
 {
-	bool is_run = argc > 1 && !strcmp(argv[1], "run");
-	int end = argc, kept = 1;
+	/* without "--" run's command words are not told from its options: none taken */
+	int end = own_argument_end(argc, argv), kept = 1;
 
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			end = i;
-			break;
-		}
-	if (is_run && end == argc)
-		end = 1; /* without "--" its command's words are not told from its options */
 	for (int i = 1; i < argc; i++) {
 		if (i < end && !strcmp(argv[i], "--utc")) {
 			format_use_utc(true);
@@ -65,6 +69,17 @@ static int take_utc_option(int argc, char **argv)
 	}
 	argv[kept] = NULL;
 	return kept;
+}
+
+static bool wants_json(int argc, char **argv)
+{
+	int end = own_argument_end(argc, argv);
+
+	for (int i = 2; i < end; i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--format=json") ||
+		    (!strcmp(argv[i], "--format") && i + 1 < end && !strcmp(argv[i + 1], "json")))
+			return true;
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -93,9 +108,10 @@ int main(int argc, char **argv)
 		argv[1] = verb;
 	}
 	argc = take_utc_option(argc, argv);
+	cli_error_want_json(wants_json(argc, argv));
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
-			return verbs[i].run(argc - 1, argv + 1);
+			return cli_error_finish(verbs[i].name, verbs[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "tracer: unknown verb '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -279,8 +279,8 @@ def idle_periods_and_gaps_match_hand_computed_values(ctx):
     ctx.check(gaps == [(700, 1000, 0.03)], f"the gap between the steps: {gaps}")
     doc = tracer_json(ctx, "idle", "--db", db, "--rate", "0.36", "--since", "1h", "--cpu-below", "1.5")
     ctx.check(len(doc["host_idle"]) == 1, "at 1.5% only the 1% stretch is idle")
-    ctx.check(doc.get("host_samples") == 1800 and abs(doc.get("sampled_seconds", 0) - 1800) < 1e-6,
-              f"the 1800 one-second samples inserted: {doc.get('host_samples')}, {doc.get('sampled_seconds')}")
+    ctx.check(doc.get("host_samples") == 1800 and doc.get("sampled_ns") == 1800 * 10**9,
+              f"the 1800 one-second samples inserted: {doc.get('host_samples')}, {doc.get('sampled_ns')}")
     # No samples at all is said, not shown as a host with no idle time.
     empty = ctx.path("nosamples.db")
     empty_db(ctx, empty)

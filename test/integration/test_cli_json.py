@@ -1,0 +1,129 @@
+"""One JSON vocabulary across the CLI's verbs (docs/export.md): what a program
+reading `tracer VERB --json` can rely on, checked on every verb against the
+database's own rows, and errors as one JSON object with a non-zero exit."""
+import json
+import os
+import subprocess
+
+from harness import Failure, test
+
+FLAGS = {"helper", "oom_killed", "core_dumped", "argv_truncated", "from_snapshot", "path_truncated",
+         "active", "watched", "final", "failed"}
+JSON_TEXT = {"argv", "details", "signature", "probes"}
+
+
+def tracer(ctx, *args):
+    p = subprocess.run([ctx.bin("tracer"), *args], capture_output=True, text=True, timeout=120)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        raise Failure(f"tracer {' '.join(args)}: stdout is not one JSON document (rc {p.returncode}): "
+                      f"{p.stdout[:300]!r} {p.stderr[-300:]}")
+    return p.returncode, doc, p.stderr
+
+
+def vocabulary_problems(node, path="$"):
+    """Keys and values that break the rules: durations in ns (no *_seconds),
+    flags true/false, JSON-text columns as JSON, not as a string of it."""
+    out = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            where = f"{path}.{key}"
+            if key.endswith("_seconds") or key == "seconds":
+                out.append(f"{where}: a duration in seconds")
+            if key in FLAGS and value is not None and not isinstance(value, bool):
+                out.append(f"{where}: flag {value!r} is not true/false")
+            if key in JSON_TEXT and isinstance(value, str):
+                out.append(f"{where}: JSON inside a string")
+            out += vocabulary_problems(value, where)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += vocabulary_problems(value, f"{path}[{i}]")
+    return out
+
+
+@test
+def every_verb_speaks_one_json_vocabulary(ctx):
+    """A run whose command fails after a handled failure, a killed helper and a
+    step of its own; each verb's --json: "run" is the run's row (id and name as
+    the database has them), CPU in ns, flags true/false, argv a list."""
+    script = ctx.path("vocab.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\n"
+                f"{ctx.helper('cpuburn')} 300 --token=abc\n"
+                "grep -q nothing /no/such/input || echo handled\n"
+                "sleep 5 & sleep 0.2; kill -9 $!\n"
+                "wait\n"
+                "exit 3\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], "--run", "vocab", expect=3)
+    run_id, name, cpu = ctx.query("SELECT id, name, cpu_ns FROM runs WHERE name = 'vocab'")[0]
+    db = ("--db", ctx.db)
+    docs = {}
+    for verb in (("show",), ("explain",), ("signals",), ("timeline",), ("cost", "--rate", "0.5"),
+                 ("recommend", "--rate", "0.5"), ("runs",), ("idle", "--rate", "0.5"), ("status",),
+                 ("top", "--once")):
+        rc, doc, err = tracer(ctx, *verb, *db, "--json")
+        # status says unhealthy (no daemons here) with exit 1, still as one document
+        ctx.check(rc == 0 or verb[0] == "status", f"{verb[0]} --json: rc {rc} {err[-300:]}")
+        docs[verb[0]] = doc
+        problems = vocabulary_problems(doc)
+        ctx.check(not problems, f"{verb[0]}: " + "; ".join(problems[:5]))
+    for verb in ("show", "explain", "signals", "timeline", "cost", "recommend"):
+        run = docs[verb].get("run")
+        ctx.check(isinstance(run, dict) and run.get("id") == run_id and run.get("name") == name,
+                  f"{verb}: \"run\" is the run's object: {str(run)[:200]}")
+    ctx.check(docs["show"]["run"]["cpu_ns"] == cpu, "show's run holds the database's cpu_ns")
+    breakdown = docs["cost"]["breakdown"]
+    ctx.check(sum(b["cpu_ns"] for b in breakdown) == cpu and all(isinstance(b["cpu_ns"], int) for b in breakdown),
+              f"cost's CPU in integer ns adds up to the run's {cpu}: {[b['cpu_ns'] for b in breakdown]}")
+    flat = []
+
+    def walk(p):
+        flat.append(p)
+        for c in p.get("children", []):
+            walk(c)
+    for root in docs["show"]["processes"]:
+        walk(root)
+    want = ctx.one("SELECT count(*) FROM processes WHERE run_id = ?", run_id)
+    ctx.check(len(flat) == want and all(isinstance(p["argv"], list) for p in flat),
+              f"show: {len(flat)} processes (database {want}), each argv a list")
+    killed = [p for p in flat if p.get("signal") == 9]
+    ctx.check(len(killed) == 1 and killed[0]["argv"][0] == "sleep", f"the killed sleep: {killed}")
+    tools = [t for s in docs["show"]["steps"] + [docs["show"]["outside_steps"]] for t in s["tools"]]
+    ctx.check(tools and all(isinstance(t["helper"], bool) for t in tools), "a tool's helper flag is true/false")
+    ctx.check(all(isinstance(s["active"], bool) for s in docs["signals"]["signals"]),
+              "signal's active is true/false")
+    listed = [r for r in docs["runs"]["runs"] if r["id"] == run_id]
+    ctx.check(listed and listed[0]["name"] == name and listed[0]["cpu_ns"] == cpu, f"runs: {listed}")
+
+
+@test
+def json_errors_are_one_object_and_a_failing_exit(ctx):
+    """With --json or --format json, a failure prints {"error", "verb",
+    "exit_code"} on stdout (a program piping into a parser reads why) and exits
+    non-zero; the same reason is on stderr for people. Without JSON, stdout stays
+    empty."""
+    ctx.tracer_run(["/bin/true"], "--run", "only", expect=0)
+    db = ("--db", ctx.db)
+    cases = [
+        (("show", *db, "--json", "no-such-run"), "no run 'no-such-run'"),
+        (("show", *db, "--format", "json", "no-such-run"), "no run 'no-such-run'"),
+        (("signals", *db, "--format=json", "no-such-run"), "no run 'no-such-run'"),
+        (("explain", *db, "--json", "no-such-run"), "no run 'no-such-run'"),
+        (("timeline", *db, "--json", "--width", "abc"), "--width abc"),
+        (("runs", *db, "--json", "--limit", "-1"), "--limit -1"),
+        (("cost", *db, "--json", "--rate", "free"), "--rate"),
+        (("recommend", "--db", ctx.path("missing.db"), "--json"), "missing.db"),
+        (("idle", "--db", "/", "--json"), "is a directory"),
+        (("signals", *db, "--json", "--format", "xml"), "--format"),
+    ]
+    for args, reason in cases:
+        rc, doc, err = tracer(ctx, *args)
+        ctx.check(rc != 0 and isinstance(doc, dict) and reason in doc.get("error", "")
+                  and doc.get("verb") == args[0] and doc.get("exit_code") == rc,
+                  f"{' '.join(args[:1] + args[3:])}: rc {rc}, {doc}")
+        ctx.check(reason in err, f"{args[0]}: the reason on stderr too: {err[-200:]!r}")
+    plain = subprocess.run([ctx.bin("tracer"), "show", *db, "no-such-run"], capture_output=True, text=True)
+    ctx.check(plain.returncode == 1 and plain.stdout == "" and "no run" in plain.stderr,
+              f"without JSON: rc {plain.returncode}, stdout {plain.stdout!r}")
