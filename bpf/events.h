@@ -53,6 +53,14 @@ enum tracer_sys_class {
 #define TRACER_PATH_MAX 512	  /* file paths from open(): longer ones are cut */
 #define TRACER_FILES_PER_PROC 256 /* distinct files tracked per process */
 #define TRACER_FILE_PREFIXES 16	  /* configurable excluded prefixes */
+/* Excluded prefixes the kernel tells by the file, not its path (files.bpf.c). */
+#define TRACER_SKIP_PROC 1u /* "/proc/": procfs */
+#define TRACER_SKIP_SYS 2u  /* "/sys/": sysfs */
+#define TRACER_SKIP_DEV 4u  /* "/dev/": device nodes */
+/* file_open_stats slots: opens counted but not listed, and paths read from user memory. */
+#define TRACER_FILES_IGNORED 0
+#define TRACER_FILES_PATHS_READ 1
+#define TRACER_FILES_STAT_COUNT 2
 #define TRACER_FILE_PREFIX_LEN 32
 
 /* Flags on exec and exit records. */

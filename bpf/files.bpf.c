@@ -30,6 +30,18 @@
 const volatile __u32 n_exclude = 0;
 const volatile bool exclude_shared_libs = true;
 const volatile char file_exclude[TRACER_FILE_PREFIXES][TRACER_FILE_PREFIX_LEN] = {};
+/*
+ * Which excluded prefixes name a kind of file the kernel can tell without the
+ * path (TRACER_SKIP_*): procfs and sysfs by their superblock, devices by their
+ * inode's mode. Set by the collector from the prefixes above.
+ */
+const volatile __u32 skip_kinds = 0;
+
+#define PROC_SUPER_MAGIC 0x9fa0
+#define SYSFS_MAGIC 0x62656572
+#define S_IFMT 00170000
+#define S_IFCHR 0020000
+#define S_IFBLK 0060000
 
 struct file_key {
 	__u32 tgid;
@@ -110,6 +122,36 @@ struct {
 	__type(key, __u32);
 	__type(value, char[TRACER_PATH_MAX]);
 } path_buf SEC(".maps");
+
+/*
+ * Shared libraries and the loader's cache (named like one, ld.so.cache), by
+ * inode identity, for every process: once a path named one, the next open of
+ * that file by anybody is counted without reading its path. A hard link to
+ * one under another name would not be listed either: the price of deciding
+ * before the path is read.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} file_ignored SEC(".maps");
+
+/* Opens counted but not listed (TRACER_FILES_*), summed over CPUs by whoever asks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TRACER_FILES_STAT_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} file_open_stats SEC(".maps");
+
+static __always_inline void count_stat(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&file_open_stats, &which);
+
+	if (n)
+		*n += 1;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -247,38 +289,63 @@ static __always_inline struct open_args open_arguments(struct task_struct *task,
 }
 
 /*
- * Which file the new fd refers to, named through which user buffer: a hash
- * of the buffer's address and the file's device, inode number and inode
- * generation (so a deleted file's inode number, reused for another file,
- * does not match). Bit 63 set, code bits clear; 0 if the fd was unreadable.
+ * The inode the new fd refers to, by plain loads; NULL if unreadable.
+ * fdt->fd is an array of struct file pointers, which the verifier cannot
+ * index. A kernel type whose first member is a struct file pointer reads the
+ * entry as a plain load, faults caught. Should a kernel move ki_filp, there
+ * is no cache rather than a wrong one.
  */
-static __always_inline __u64 open_identity(struct task_struct *task, long fd, const char *name)
+static __always_inline struct inode *inode_of_fd(struct task_struct *task, long fd)
 {
 	struct fdtable *fdt = task->files->fdt;
 	struct file *file;
-	struct inode *inode;
 
-	/*
-	 * fdt->fd is an array of struct file pointers, which the verifier
-	 * cannot index. A kernel type whose first member is a struct file
-	 * pointer reads the entry as a plain load, faults caught. Should a
-	 * kernel move ki_filp, there is no cache rather than a wrong one.
-	 */
 	if (bpf_core_field_offset(struct kiocb, ki_filp) != 0)
-		return 0;
+		return NULL;
 	if (fd < 0 || fd >= fdt->max_fds)
-		return 0;
+		return NULL;
 	struct kiocb *entry = bpf_rdonly_cast((void *)fdt->fd + fd * sizeof(file),
 					      bpf_core_type_id_kernel(struct kiocb));
 	file = entry->ki_filp;
 	if (!file)
-		return 0;
-	inode = file->f_inode;
-	if (!inode)
-		return 0;
-	__u64 h = (__u64)name * 0x9e3779b97f4a7c15ULL;
-	h ^= (inode->i_ino ^ (__u64)inode->i_sb->s_dev << 40) * 0xc2b2ae3d27d4eb4fULL;
+		return NULL;
+	return file->f_inode;
+}
+
+/* The file itself: device, inode number and generation (a reused number differs). */
+static __always_inline __u64 inode_identity(struct inode *inode)
+{
+	__u64 h = (inode->i_ino ^ (__u64)inode->i_sb->s_dev << 40) * 0xc2b2ae3d27d4eb4fULL;
+
 	h ^= (__u64)inode->i_generation << 32;
+	return h ^ h >> 29;
+}
+
+/*
+ * An open of a kind of file the configuration excludes, told by the kernel
+ * without the path: /proc and /sys by their file systems, /dev by device nodes.
+ */
+static __always_inline bool skipped_kind(struct inode *inode)
+{
+	__u32 kinds = skip_kinds;
+
+	if (!kinds)
+		return false;
+	unsigned long magic = inode->i_sb->s_magic;
+	__u32 type = inode->i_mode & S_IFMT;
+	return ((kinds & TRACER_SKIP_PROC) && magic == PROC_SUPER_MAGIC) ||
+	       ((kinds & TRACER_SKIP_SYS) && magic == SYSFS_MAGIC) ||
+	       ((kinds & TRACER_SKIP_DEV) && (type == S_IFCHR || type == S_IFBLK));
+}
+
+/*
+ * Which file, named through which user buffer: the inode's identity mixed
+ * with the buffer's address. Bit 63 set, code bits clear.
+ */
+static __always_inline __u64 open_identity(__u64 file_id, const char *name)
+{
+	__u64 h = (__u64)name * 0x9e3779b97f4a7c15ULL ^ file_id;
+
 	h ^= h >> 29;
 	return (h | 1ULL << 63) & ~FILE_CODE_MASK;
 }
@@ -449,20 +516,33 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	__u32 tgid = task->tgid, zero = 0;
 	struct open_args args = open_arguments(task, kind);
 	struct file_index *idx = bpf_map_lookup_elem(&file_index, &tgid);
-	__u64 identity = 0;
+	struct inode *inode = NULL;
+	__u64 identity = 0, file_id = 0;
 	char *path;
 	long n;
 
+	if (use_recent && ret >= 0 && (inode = inode_of_fd(task, ret))) {
+		file_id = inode_identity(inode);
+		identity = open_identity(file_id, args.filename);
+	}
 	/* A repeat open of a file this process has (not) tracked: count it, done. */
-	if (use_recent && idx && ret >= 0) {
-		identity = open_identity(task, ret, args.filename);
-		__u64 entry = identity ? *recent_entry(idx, identity) : 0;
-		if (entry && (entry & ~FILE_CODE_MASK) == identity) {
+	if (idx && identity) {
+		__u64 entry = *recent_entry(idx, identity);
+		if ((entry & ~FILE_CODE_MASK) == identity) {
 			__u32 code = entry & FILE_CODE_MASK;
 			if (code < TRACER_FILES_PER_PROC)
 				count_open(idx, code, ret, args.flags, false);
+			else if (code == FILE_IGNORED)
+				count_stat(TRACER_FILES_IGNORED);
 			return 0;
 		}
+	}
+	/* Excluded without reading the path: a pseudo file, or a file once found excluded. */
+	if (inode && (skipped_kind(inode) || bpf_map_lookup_elem(&file_ignored, &file_id))) {
+		if (idx)
+			remember(idx, identity, FILE_IGNORED);
+		count_stat(TRACER_FILES_IGNORED);
+		return 0;
 	}
 
 	path = bpf_map_lookup_elem(&path_buf, &zero);
@@ -471,9 +551,22 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 	n = bpf_probe_read_user_str(path, TRACER_PATH_MAX, args.filename);
 	if (n <= 1)
 		return 0;
-	if (excluded_prefix(path) || (exclude_shared_libs && is_shared_library(path, n))) {
+	count_stat(TRACER_FILES_PATHS_READ);
+	bool by_prefix = excluded_prefix(path);
+	bool library = !by_prefix && exclude_shared_libs && is_shared_library(path, n);
+	if (by_prefix || library) {
 		if (idx)
 			remember(idx, identity, FILE_IGNORED);
+		/*
+		 * A library is one by its name; a prefix may have been reached
+		 * through an alias of another file (/proc/self/fd/3, /dev/stdin,
+		 * a symlink), which must not hide that file's own name later.
+		 */
+		if (library && inode) {
+			__u8 one = 1;
+			bpf_map_update_elem(&file_ignored, &file_id, &one, BPF_ANY);
+		}
+		count_stat(TRACER_FILES_IGNORED);
 		return 0;
 	}
 
@@ -495,8 +588,6 @@ static __always_inline int on_open_exit(void *ctx, long ret, enum open_kind kind
 		idx = bpf_map_lookup_elem(&file_index, &tgid);
 		if (!idx)
 			return 0;
-		if (use_recent && ret >= 0)
-			identity = open_identity(task, ret, args.filename);
 	}
 	__u64 slot;
 	if (claim_slot(idx, &key, identity, ret, args.flags, &slot))

@@ -72,6 +72,23 @@ int collector_config_set_excludes(struct collector_config *c, const char *list)
 	return 0;
 }
 
+unsigned file_skip_kinds(const struct collector_config *c)
+{
+	static const struct {
+		const char *prefix;
+		unsigned kind;
+	} kinds[] = {{"/proc/", TRACER_SKIP_PROC}, {"/proc", TRACER_SKIP_PROC},
+		     {"/sys/", TRACER_SKIP_SYS},   {"/sys", TRACER_SKIP_SYS},
+		     {"/dev/", TRACER_SKIP_DEV},   {"/dev", TRACER_SKIP_DEV}};
+	unsigned skip = 0;
+
+	for (unsigned i = 0; i < c->n_file_exclude; i++)
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			if (!strcmp(c->file_exclude[i], kinds[k].prefix))
+				skip |= kinds[k].kind;
+	return skip;
+}
+
 struct load_state {
 	struct collector_config *c;
 	char *err;

@@ -56,5 +56,10 @@ int collector_config_set(struct collector_config *c, const char *section, const 
 			 const char *value, char *err, unsigned size);
 
 int collector_config_set_excludes(struct collector_config *c, const char *list);
+/*
+ * The excluded prefixes the kernel can tell by the file rather than its path
+ * (TRACER_SKIP_*): "/proc/" procfs, "/sys/" sysfs, "/dev/" device nodes.
+ */
+unsigned file_skip_kinds(const struct collector_config *c);
 
 #endif

@@ -331,6 +331,7 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	skel->rodata->net_via_syscalls = p->net_via_syscalls;
 	skel->rodata->n_exclude = cfg->n_file_exclude;
 	memcpy((void *)skel->rodata->file_exclude, cfg->file_exclude, sizeof(cfg->file_exclude));
+	skel->rodata->skip_kinds = file_skip_kinds(cfg);
 	int cpus = libbpf_num_possible_cpus();
 	skel->rodata->nr_cpus = cpus > 0 ? (uint32_t)cpus : 1;
 	/* Per-CPU LRU maps are preallocated: keep them near 64 MiB on big hosts. */
