@@ -577,3 +577,38 @@ def host_samples_describe_the_host(ctx):
         ctx.check(total == mem_total and 0 < avail <= total, f"memory {total} {avail}")
         ctx.check(0.5e9 < interval < 2e9, f"interval {interval}")
     ctx.check(max(r[1] for r in rows) >= 40, f"a burner on 2 CPUs shows >= 40% busy: {[r[1] for r in rows]}")
+
+
+@test
+def files_decided_before_the_path_is_read(ctx):
+    """The kernel decides from the opened file: /proc, /sys and device nodes are not
+    listed, nor shared libraries; a data file first reached through an alias under an
+    excluded prefix (a symlink in /dev/shm) is still listed when a later process opens
+    it by its own name. Ground truth: which cat named which file."""
+    data = [ctx.path("first.csv"), ctx.path("second.csv")]
+    aliases = [f"/dev/shm/tracer-it-alias-{os.getpid()}-{i}" for i in range(2)]
+    for path, alias in zip(data, aliases):
+        with open(path, "w") as f:
+            f.write("a,b\n1,2\n")
+        if os.path.lexists(alias):
+            os.unlink(alias)
+        os.symlink(path, alias)
+        ctx.cleanups.append(lambda a=alias: os.unlink(a))
+    script = (f"cat {aliases[0]} > /dev/null; cat {aliases[1]} > /dev/null; "
+              f"cat /dev/null /proc/self/stat /sys/kernel/mm/transparent_hugepage/enabled > /dev/null; "
+              f"cat /lib/x86_64-linux-gnu/libc.so.6 > /dev/null; "
+              f"cat {data[0]} > /dev/null; cat {data[1]} > /dev/null")
+    ctx.tracer_run(["bash", "-c", script], expect=0)
+    run = ctx.latest_run()
+    rows = ctx.query("SELECT p.argv, f.path FROM files f JOIN processes p ON p.id = f.process_id "
+                     "WHERE p.run_id = ? AND p.exe = '/usr/bin/cat'", run)
+    listed = {}
+    for argv, path in rows:
+        listed.setdefault(json.loads(argv)[1], set()).add(path)
+    mine = {name: paths & set(data) for name, paths in listed.items()}
+    ctx.check(mine.get(data[0]) == {data[0]} and mine.get(data[1]) == {data[1]},
+              f"each data file listed for the cat that named it: {listed}")
+    ctx.check(not any(mine.get(a) for a in aliases), f"not under the aliases' excluded prefix: {listed}")
+    everything = {p for paths in listed.values() for p in paths}
+    hidden = [p for p in everything if p.startswith(("/proc/", "/sys/", "/dev/")) or ".so" in p]
+    ctx.check(not hidden, f"pseudo files, devices and libraries are not listed: {hidden}")
