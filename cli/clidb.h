@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "cli/rows.h" /* the row converters every verb uses */
+
 struct cli_query {
 	const char *verb;
 	const char *db_path;
@@ -47,18 +49,6 @@ sqlite3 *cli_open_run(struct cli_query *q, int64_t *run);
 /* ANSI colour for a severity, "" without a terminal. */
 const char *cli_severity_color(const struct cli_query *q, const char *severity);
 const char *cli_reset(const struct cli_query *q);
-/*
- * A row as a JSON object, column name -> value, in the CLI's one JSON
- * vocabulary (docs/export.md): JSON-text columns (argv, details, signature,
- * probes) as JSON, 0/1 flag columns (helper, oom_killed, active...) as booleans.
- */
-json_t *cli_row_object(sqlite3_stmt *st);
-/* Every row of a query (one optional ?1) as cli_row_object()s. */
-json_t *cli_rows_json(sqlite3 *db, const char *sql, int64_t bind);
-/* A flag of a row: true for JSON true or a non-zero integer. */
-bool cli_flag(json_t *row, const char *key);
-/* The run's row of `runs` as a JSON object (null if none): every document's "run". */
-json_t *cli_run_object(sqlite3 *db, int64_t run);
 /* Prints a JSON document to stdout. */
 void cli_print_json(json_t *doc);
 

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/clidb.h"
 #include "cli/clierror.h"
 #include "cli/format.h"
+#include "cli/rows.h"
 
 /* Who is asking: the user behind sudo, else ourselves. */
 static uid_t asking_uid(void)
