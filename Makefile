@@ -132,7 +132,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
 CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/command.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/launch.c \
             cli/clidb.c cli/clierror.c cli/rows.c cli/dbkind.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/store/schema.c \
             common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c cli/costconf.c cli/export.c \
-            cli/cmd_cost.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c \
+            cli/cmd_cost.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c cli/reportdata.c \
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
             cli/format.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c
 
@@ -317,6 +317,10 @@ bench-startup: all
 bench-retention: all
 	$(PYTHON) test/bench/retention.py --build $(BUILD) $(BENCH_ARGS)
 
+# tracer report's page at three sizes in headless Chromium (docs/report.md, screenshots).
+bench-report: all
+	$(PYTHON) test/bench/report_bench.py --build $(BUILD) $(BENCH_ARGS)
+
 # What real, normalised file paths cost (docs/paths.md): chdir followed, paths joined.
 bench-paths: all $(BUILD)/bench/pathbench
 	$(PYTHON) test/bench/paths.py --build $(BUILD) $(BENCH_ARGS)
@@ -339,7 +343,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

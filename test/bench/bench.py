@@ -439,6 +439,9 @@ def main():
     retention_lines = retention.report(retention.measure(build, [100000, 200000, 400000], 32))
     with open(os.path.join(os.path.dirname(args.out), "retention.md"), "w") as f:
         f.write("\n".join(retention_lines))
+    print("report pages in Chromium...", flush=True)
+    report_ok = subprocess.run([sys.executable, os.path.join(ROOT, "test", "bench", "report_bench.py"),
+                                "--build", build, "--out", os.path.join(os.path.dirname(args.out), "report.md")]).returncode == 0
     print("footprint with real processes...", flush=True)
     real = collector_footprint(daemons, build, work, [int(x) for x in args.real_milestones.split(",")])
     print("aggregator ingest with synthetic frames...", flush=True)
@@ -461,7 +464,9 @@ def main():
         "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md). "
         "Start-up (`tracer run -- true`, probe loading per group): [startup.md](startup.md). "
         "What recording real, normalised file paths costs: [paths.md](paths.md). "
-        "The database kept within its bounds on a busy host: [retention.md](retention.md).",
+        "The database kept within its bounds on a busy host: [retention.md](retention.md). "
+        "The HTML report's size and load time in Chromium, with screenshots: [report.md](report.md)"
+        + ("." if report_ok else " (a target missed: see there)."),
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.nodename} "
         f"(Linux {uname.release}, {os.cpu_count()} CPUs) in {duration / 60:.1f} min.",
         "",

@@ -45,6 +45,10 @@ def render(ctx, html):
         raise Failure(f"chromium failed: {p.returncode} {p.stderr[-800:]}")
     dom = Dom()
     dom.feed(p.stdout)
+    body = [e for e in dom.elements if e["tag"] == "body"]
+    attrs = body[0]["attrs"] if body else {}
+    if "data-script-error" in attrs or attrs.get("data-ready") != "1":
+        raise Failure(f"the page's script did not finish: {attrs.get('data-script-error')!r} {p.stderr[-500:]}")
     return dom
 
 
@@ -91,11 +95,84 @@ def html_report_renders_the_run(ctx):
     rec_rows = dom.by_class("recommendations-row")
     ctx.check(len(rec_rows) >= 2, f"right-sizing rows: {len(rec_rows)}")
     # Self-contained and safe: nothing loaded from elsewhere, the hostile argv is text.
-    external = [e for e in dom.elements for k in ("src", "href") if k in e["attrs"]]
+    external = [e for e in dom.elements for k in ("src", "href") if k in e["attrs"]
+                and not e["attrs"][k].startswith("#")]
     ctx.check(not external, f"no external resources: {external}")
     ctx.check(not [e for e in dom.elements if e["tag"] == "img"], "the argv's <img> did not become an element")
     data = json.loads(raw.split('id="tracer-data">')[1].split("</script>")[0])
     ctx.check(len(data["steps"]) == len(steps), "embedded data matches the database")
+    ctx.check(len(data["procs"]) == processes, f"a compact row per process image: {len(data['procs'])} vs {processes}")
+
+
+def report_of(ctx, name):
+    html = ctx.path(f"{name}.html")
+    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", html, name],
+                       capture_output=True, text=True, timeout=120)
+    ctx.check(p.returncode == 0, f"tracer report: {p.returncode} {p.stderr}")
+    return html
+
+
+@test
+def html_report_of_a_failing_run_says_what_failed(ctx):
+    """A script that fails on a missing input (cat exits 1 after a sort that worked and a
+    gzip | head whose SIGPIPE is no failure): the page says failed, names cat with its
+    exit status as the shell saw it, and lists the critical signal."""
+    script = ctx.path("failing.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\nset -e\nsort /etc/services > /dev/null\n"
+                "gzip -c /etc/services | head -c 100 > /dev/null\ncat /no/such/sample.fq\n")
+    os.chmod(script, 0o755)
+    shell = subprocess.run(["bash", "-c", "cat /no/such/sample.fq"], capture_output=True)
+    ctx.tracer_run([script], "--run", "failing", expect=shell.returncode)
+    dom = render(ctx, report_of(ctx, "failing"))
+    cards = {e["attrs"]["data-key"]: e["text"] for e in dom.by_class("card")}
+    ctx.check(cards.get("status", "").startswith("failed"), f"status card: {cards.get('status')}")
+    failures = [e["text"] for e in dom.by_class("failure")]
+    ctx.check(len(failures) == 1 and "cat /no/such/sample.fq" in failures[0] and str(shell.returncode) in failures[0],
+              f"what failed names cat and its exit {shell.returncode}: {failures}")
+    ctx.check(not any("gzip" in f or "head" in f for f in failures), f"SIGPIPE is not a failure: {failures}")
+    critical = ctx.query("SELECT message FROM signals WHERE run_id = (SELECT id FROM runs WHERE name = 'failing') "
+                         "AND severity = 'critical'")
+    rows = [r["text"] for r in dom.by_class("signals-row")]
+    ctx.check(critical and all(any(c[0] in r for r in rows) for c in critical), f"critical signals shown: {critical}")
+
+
+@test
+def html_report_of_2000_steps_stays_small_and_summarised(ctx):
+    """2,000 steps (a script's direct children) of 10,000 processes: the page is under
+    3 MB and loads in Chromium without script errors; the timeline draws one group per
+    step name, closed (more than 20 members), so no step bar of them is drawn; the task
+    table shows its first 50 of the 2,000 steps; a box plot row per tool; every process
+    is in the page's data. Load time is measured by make bench-report, not here."""
+    script = ctx.path("big.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\ntools=(/bin/true \"/bin/echo x\" \"/bin/cat /dev/null\" \"/usr/bin/expr 1 + 1\" \"/usr/bin/printf y\")\n"
+                "for i in $(seq 0 1999); do t=${tools[$((i % 5))]}; sh -c \"$t; $t; $t; /bin/true\" > /dev/null; done\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], "--run", "big", expect=0)
+    run = ctx.one("SELECT id FROM runs WHERE name = 'big'")
+    n_steps, n_procs = ctx.one("SELECT count(*) FROM steps WHERE run_id = ?", run), \
+        ctx.one("SELECT count(*) FROM processes WHERE run_id = ?", run)
+    ctx.check(n_steps >= 2000 and n_procs >= 10000, f"the workload: {n_steps} steps, {n_procs} processes")
+    html = report_of(ctx, "big")
+    size = os.path.getsize(html)
+    ctx.check(size < 3_000_000, f"page size {size} bytes")
+    dom = render(ctx, html)
+    groups = ctx.query("SELECT coalesce(name, key), count(*) FROM steps WHERE run_id = ? GROUP BY 1", run)
+    ctx.check(len(dom.by_class("group-bar")) == len(groups), f"a group per step name: {len(dom.by_class('group-bar'))} "
+                                                            f"vs {len(groups)}")
+    drawn = sum(n for _, n in groups if n <= 20)
+    ctx.check(len(dom.by_class("step-bar")) == drawn, f"step bars only in open groups: {len(dom.by_class('step-bar'))}")
+    rows = dom.by_class("tasks-row")
+    count = [e["text"] for e in dom.elements if e["attrs"].get("id") == "tasks-count"]
+    ctx.check(len(rows) == 50 and count and count[0].endswith(f"of {n_steps}"), f"first page of tasks: {len(rows)}, {count}")
+    tools = ctx.one("SELECT count(DISTINCT coalesce(t.name, p.comm)) FROM processes p LEFT JOIN tools t ON "
+                    "t.id = p.tool_id WHERE p.run_id = ? AND p.helper = 0", run)
+    ctx.check(len(dom.by_class("box-row")) == min(30, tools), f"a box plot row per tool: {len(dom.by_class('box-row'))} "
+                                                             f"vs {tools}")
+    raw = open(html).read()
+    data = json.loads(raw.split('id="tracer-data">')[1].split("</script>")[0])
+    ctx.check(len(data["procs"]) == n_procs, f"every process in the data: {len(data['procs'])} vs {n_procs}")
 
 
 @test
