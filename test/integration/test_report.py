@@ -135,6 +135,12 @@ def html_report_of_a_failing_run_says_what_failed(ctx):
                          "AND severity = 'critical'")
     rows = [r["text"] for r in dom.by_class("signals-row")]
     ctx.check(critical and all(any(c[0] in r for r in rows) for c in critical), f"critical signals shown: {critical}")
+    # Every step took milliseconds (the database says so): right-sizing gives no advice.
+    longest = ctx.one("SELECT max(end_ns - start_ns) FROM steps WHERE run_id = (SELECT id FROM runs "
+                      "WHERE name = 'failing')")
+    recs = [r["text"] for r in dom.by_class("recommendations-row")]
+    ctx.check(longest < 10e9 and recs and all("too short" in r and "over-provisioned" not in r for r in recs),
+              f"no advice for steps of at most {longest} ns: {recs}")
 
 
 @test
