@@ -1,7 +1,10 @@
 /* tracer runs [--db PATH] [--json] [--limit N] [PIPELINE]: recorded runs, newest first. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli/clidb.h"
 #include "cli/clierror.h"
@@ -55,13 +58,66 @@ static const char *or_dash(const char *s)
 	return s && *s ? s : "-";
 }
 
-static void print_run(const struct cli_query *q, json_t *r)
+/*
+ * The table's shape for a terminal's width: every column from WIDE_COLUMNS
+ * up; below, engine, peak memory and steps are left out and the name takes
+ * what is left, so no line wraps (a pipe gets the wide table).
+ */
+#define WIDE_COLUMNS 125
+struct runs_layout {
+	bool wide;
+	int name, pipeline;
+};
+
+/* Not a terminal: the wide table, its name columns as wide as the longest name. */
+static struct runs_layout piped_layout(json_t *rows)
+{
+	struct runs_layout l = {true, 30, 16};
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(rows, i, r)
+	{
+		int name = (int)strlen(jstr(r, "name")), pipeline = (int)strlen(jstr(r, "pipeline"));
+		l.name = name > l.name ? (name < 200 ? name : 200) : l.name;
+		l.pipeline = pipeline > l.pipeline ? (pipeline < 100 ? pipeline : 100) : l.pipeline;
+	}
+	return l;
+}
+
+static struct runs_layout layout_for(int columns)
+{
+	/* narrow: id 5, pipeline 12, status 8, started 16, wall 7, cpu 7, alerts 6, spaces 7 */
+	const int narrow_fixed = 5 + 12 + 8 + 16 + 7 + 7 + 6 + 7;
+
+	if (columns <= 0 || columns >= WIDE_COLUMNS)
+		return (struct runs_layout){true, 30, 16};
+	int name = columns - narrow_fixed;
+	return (struct runs_layout){false, name < 8 ? 8 : name, 12};
+}
+
+static void print_header(const struct runs_layout *l, const char *zone)
+{
+	char started[40], name[128];
+
+	snprintf(started, sizeof(started), "STARTED%s%s", zone[0] ? " " : "", zone);
+	format_column("NAME", l->name, name, sizeof(name));
+	if (l->wide)
+		printf("%-5s %s %-*s %-10s %-8s %-20s %9s %9s %9s %5s %6s\n", "ID", name,
+		       l->pipeline, "PIPELINE", "ENGINE", "STATUS", started, "WALL", "CPU", "PEAK MEM", "STEPS",
+		       "ALERTS");
+	else
+		printf("%-5s %s %-12s %-8s %-16s %7s %7s %6s\n", "ID", name, "PIPELINE", "STATUS",
+		       started, "WALL", "CPU", "ALERTS");
+}
+
+static void print_run(const struct cli_query *q, const struct runs_layout *l, json_t *r)
 {
 	char start[40], wall[32], cpu[32], mem[32], alerts[32];
 	long long crit = jint(r, "critical_signals"), warn = jint(r, "warnings");
 
 	format_time(jint(r, "start_ns"), start, sizeof(start));
-	start[19] = '\0';
+	start[l->wide ? 19 : 16] = '\0';
 	if (json_is_null(json_object_get(r, "end_ns")))
 		snprintf(wall, sizeof(wall), "running");
 	else
@@ -69,16 +125,41 @@ static void print_run(const struct cli_query *q, json_t *r)
 	format_duration(jint(r, "cpu_ns"), cpu, sizeof(cpu));
 	format_bytes((uint64_t)jint(r, "peak_rss_kb") * 1024, mem, sizeof(mem));
 	snprintf(alerts, sizeof(alerts), "%lld/%lld", crit, warn);
-	char name[128], pipeline[80];
-	format_column(jstr(r, "name"), 30, name, sizeof(name));
-	format_column(or_dash(jstr(r, "pipeline")), 16, pipeline, sizeof(pipeline));
-	printf("%-5lld %s %s %-10.10s %s%-8.8s%s %-20s %9s %9s %9s %5lld %6s\n",
-	       (long long)jint(r, "id"), name, pipeline, or_dash(jstr(r, "engine")),
-	       cli_severity_color(q, crit   ? "critical"
-				     : warn ? "warning"
-					    : NULL),
-	       or_dash(jstr(r, "status")), cli_reset(q), start, wall, cpu, mem,
-	       (long long)jint(r, "steps"), alerts);
+	char name[512], pipeline[128], status[64];
+	format_column(jstr(r, "name"), l->name, name, sizeof(name));
+	format_column(or_dash(jstr(r, "pipeline")), l->pipeline, pipeline, sizeof(pipeline));
+	format_column(or_dash(jstr(r, "status")), 8, status, sizeof(status));
+	const char *colour = cli_severity_color(q, crit ? "critical" : warn ? "warning" : NULL);
+	if (l->wide)
+		printf("%-5lld %s %s %-10.10s %s%s%s %-20s %9s %9s %9s %5lld %6s\n",
+		       (long long)jint(r, "id"), name, pipeline, or_dash(jstr(r, "engine")), colour,
+		       status, cli_reset(q), start, wall, cpu, mem, (long long)jint(r, "steps"),
+		       alerts);
+	else
+		printf("%-5lld %s %s %s%s%s %-16s %7s %7s %6s\n", (long long)jint(r, "id"), name,
+		       pipeline, colour, status, cli_reset(q), start, wall, cpu, alerts);
+}
+
+/* The time zone the STARTED column is in ("CET", "UTC"), from a formatted time. */
+static void zone_of(json_t *rows, char *out, size_t size)
+{
+	char t[40];
+
+	out[0] = '\0';
+	if (!json_array_size(rows))
+		return;
+	format_time(jint(json_array_get(rows, 0), "start_ns"), t, sizeof(t));
+	if (strlen(t) > 20)
+		snprintf(out, size, "%s", t + 20);
+}
+
+static int terminal_columns(void)
+{
+	struct winsize ws;
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 0;
 }
 
 int cmd_runs(int argc, char **argv)
@@ -114,17 +195,23 @@ int cmd_runs(int argc, char **argv)
 		cli_print_json(doc);
 		json_decref(doc);
 	} else {
-		printf("%-5s %-30s %-16s %-10s %-8s %-20s %9s %9s %9s %5s %6s\n", "ID", "NAME",
-		       "PIPELINE", "ENGINE", "STATUS", "STARTED", "WALL", "CPU", "PEAK MEM",
-		       "STEPS", "ALERTS");
+		int columns = terminal_columns();
+		struct runs_layout l = columns ? layout_for(columns) : piped_layout(rows);
+		char zone[32];
+		zone_of(rows, zone, sizeof(zone));
+		print_header(&l, zone);
 		for (size_t i = 0; i < json_array_size(rows); i++)
-			print_run(&q, json_array_get(rows, i));
+			print_run(&q, &l, json_array_get(rows, i));
 		if (!json_array_size(rows) && !q.arg)
 			printf("(no runs recorded)\n");
 		else if (json_array_size(rows))
-			printf(
-			    "ALERTS: critical/warning signals (tracer signals RUN). PEAK MEM: the "
-			    "run's concurrent processes together.\n");
+			print_fitted(stdout,
+				     l.wide ? "ALERTS: critical/warning signals (tracer signals RUN)."
+					      " WALL: first start to last end; CPU: user + system, all"
+					      " processes. PEAK MEM: the run's concurrent processes"
+					      " together."
+					    : "ALERTS: critical/warning signals (tracer signals RUN).",
+				     columns);
 	}
 	/* A pipeline that matches nothing is most likely misspelt: say so, fail. */
 	bool none_of_pipeline = q.arg && !json_array_size(rows);

@@ -367,3 +367,28 @@ def show_fits_an_80_column_terminal(ctx):
     piped = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db], capture_output=True, text=True,
                            timeout=30).stdout
     ctx.check(long_arg in piped, "piped, the command line is whole (up to 200 columns)")
+
+
+@test
+def runs_fit_an_80_column_terminal(ctx):
+    """tracer runs on an 80-column terminal (a long run name and pipeline, a run that
+    failed): no line wider than 80 columns once colours are stripped, names cut with an
+    ellipsis, each run's id and status on its line; piped, the wide table with every
+    column and the names whole."""
+    import re
+    name, pipeline = "a-run-name-longer-than-any-column-" + "n" * 20, "a-pipeline-name-as-long-as-" + "p" * 20
+    ctx.tracer_run(["/bin/true"], "--run", name, "--pipeline", pipeline, expect=0)
+    ctx.tracer_run(["sh", "-c", "exit 3"], "--run", "short", expect=3)
+    text = on_a_terminal([ctx.bin("tracer"), "runs", "--db", ctx.db], 80)
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines() if line.strip()]
+    wide = [line for line in lines if len(line) > 80]
+    ctx.check(lines and not wide, f"{len(wide)} of {len(lines)} lines wider than 80 columns: {wide[:3]}")
+    runs = ctx.query("SELECT id, name, status FROM runs ORDER BY id DESC")
+    for rid, rname, status in runs:
+        row = [line for line in lines if line.split()[0] == str(rid)]
+        ctx.check(row and status in row[0].split(), f"run {rid} ({status}) on its line: {row}")
+    ctx.check(any("…" in line and line.split()[0] == str(runs[-1][0]) for line in lines),
+              f"the long name cut with an ellipsis: {lines}")
+    piped = subprocess.run([ctx.bin("tracer"), "runs", "--db", ctx.db], capture_output=True, text=True,
+                           timeout=30).stdout
+    ctx.check(name in piped and "PEAK MEM" in piped.splitlines()[0], "piped: the wide table, names whole")
