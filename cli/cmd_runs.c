@@ -78,7 +78,8 @@ static struct runs_layout piped_layout(json_t *rows)
 
 	json_array_foreach(rows, i, r)
 	{
-		int name = (int)strlen(jstr(r, "name")), pipeline = (int)strlen(jstr(r, "pipeline"));
+		int name = (int)strlen(jstr(r, "name")),
+		    pipeline = (int)strlen(jstr(r, "pipeline"));
 		l.name = name > l.name ? (name < 200 ? name : 200) : l.name;
 		l.pipeline = pipeline > l.pipeline ? (pipeline < 100 ? pipeline : 100) : l.pipeline;
 	}
@@ -104,8 +105,8 @@ static void print_header(const struct runs_layout *l, const char *zone)
 	format_column("NAME", l->name, name, sizeof(name));
 	if (l->wide)
 		printf("%-5s %s %-*s %-10s %-8s %-20s %9s %9s %9s %5s %6s\n", "ID", name,
-		       l->pipeline, "PIPELINE", "ENGINE", "STATUS", started, "WALL", "CPU", "PEAK MEM", "STEPS",
-		       "ALERTS");
+		       l->pipeline, "PIPELINE", "ENGINE", "STATUS", started, "WALL", "CPU",
+		       "PEAK MEM", "STEPS", "ALERTS");
 	else
 		printf("%-5s %s %-12s %-8s %-16s %7s %7s %6s\n", "ID", name, "PIPELINE", "STATUS",
 		       started, "WALL", "CPU", "ALERTS");
@@ -206,11 +207,12 @@ int cmd_runs(int argc, char **argv)
 			printf("(no runs recorded)\n");
 		else if (json_array_size(rows))
 			print_fitted(stdout,
-				     l.wide ? "ALERTS: critical/warning signals (tracer signals RUN)."
-					      " WALL: first start to last end; CPU: user + system, all"
-					      " processes. PEAK MEM: the run's concurrent processes"
-					      " together."
-					    : "ALERTS: critical/warning signals (tracer signals RUN).",
+				     l.wide
+					 ? "ALERTS: critical/warning signals (tracer signals RUN)."
+					   " WALL: first start to last end; CPU: user + system, all"
+					   " processes. PEAK MEM: the run's concurrent processes"
+					   " together."
+					 : "ALERTS: critical/warning signals (tracer signals RUN).",
 				     columns);
 	}
 	/* A pipeline that matches nothing is most likely misspelt: say so, fail. */

@@ -337,6 +337,9 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 		shown = SUMMARY_STEPS;
 	fprintf(out, "\nSteps (%zu%s):\n", json_array_size(steps),
 		shown < json_array_size(steps) ? ", the first few" : "");
+	/* The columns of the process lines under each tool (print_tools). */
+	fprintf(out, "      %-11s %-6s %8s %8s %9s  %s\n", "PID", "EXIT", "WALL", "CPU", "MAX RSS",
+		"COMMAND");
 	json_array_foreach(steps, i, s)
 	{
 		if (i >= shown)
