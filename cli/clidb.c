@@ -12,6 +12,14 @@
 #include "cli/report.h"
 #include "common/paths.h"
 
+const char *cli_default_db(void)
+{
+	/* The user's own choice for every verb, so a private database needs no --db each time. */
+	const char *env = getenv("TRACER_DB");
+
+	return env && *env ? env : TRACER_DEFAULT_DB;
+}
+
 int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 	      const struct cli_extra_option *extra, bool *done)
 {
@@ -32,7 +40,7 @@ int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,
 	}
 	longopts[n + n_extra] = (struct option){0, 0, 0, 0};
 	if (!q->db_path)
-		q->db_path = TRACER_DEFAULT_DB;
+		q->db_path = cli_default_db();
 	/* no-color.org: a set, non-empty NO_COLOR turns colour off. */
 	const char *no_color = getenv("NO_COLOR");
 	q->color = isatty(STDOUT_FILENO) && !(no_color && *no_color);

@@ -19,6 +19,9 @@ struct cli_query {
 	const char *arg; /* the positional argument, if any */
 };
 
+/* The database a verb reads without --db: $TRACER_DB if set, else the daemons'. */
+const char *cli_default_db(void);
+
 /*
  * Parses --db PATH, --json, --help and at most one positional argument.
  * Extra options (name, has_arg) are passed to on_extra. Returns 0, or the exit

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/clidb.h"
 #include "cli/clierror.h"
@@ -21,12 +22,13 @@
 extern const char report_template[];
 
 static const char usage_text[] =
-    "usage: tracer report [--db PATH] --html FILE [--headroom PCT] [RUN]\n"
+    "usage: tracer report [--db PATH] [--json] --html FILE [--headroom PCT] [RUN]\n"
     "  a self-contained HTML report of a run (default: your latest) in FILE\n"
-    "  (- writes it to stdout); --headroom: right-sizing headroom, % (default 20)\n";
+    "  (- writes it to stdout); --headroom: right-sizing headroom, % (default 20);\n"
+    "  --json: say where it went as {html, run, bytes} instead of a line of text\n";
 
 /* The template with the data in place of @DATA@ ("-": stdout). 0, or 1 (said why). */
-static int write_page(const char *path, const char *data)
+static int write_page(const char *path, const char *data, bool quiet)
 {
 	const char *marker = strstr(report_template, "@DATA@");
 	bool to_stdout = !strcmp(path, "-");
@@ -55,7 +57,7 @@ static int write_page(const char *path, const char *data)
 		cli_error("report", "writing %s failed: %s\n", path, strerror(errno));
 		return 1;
 	}
-	if (!to_stdout)
+	if (!to_stdout && !quiet)
 		printf("wrote %s\n", path);
 	return 0;
 }
@@ -88,7 +90,17 @@ int cmd_report(int argc, char **argv)
 	char *data = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(doc);
 	sqlite3_close(db);
-	rc = write_page(html, data);
+	/* --json: where the page went, for a program; the page itself is the output with "-". */
+	bool say_json = q.json && strcmp(html, "-") != 0;
+	rc = write_page(html, data, say_json);
+	if (rc == 0 && say_json) {
+		struct stat st;
+		json_t *said =
+		    json_pack("{s:s, s:I, s:I}", "html", html, "run", (json_int_t)run, "bytes",
+			      (json_int_t)(stat(html, &st) == 0 ? st.st_size : 0));
+		cli_print_json(said);
+		json_decref(said);
+	}
 	free(data);
 	return rc;
 }

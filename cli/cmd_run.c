@@ -25,6 +25,7 @@
 
 #include <sqlite3.h>
 
+#include "cli/clidb.h"
 #include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/launch.h"
@@ -66,19 +67,20 @@ static void forward_signal(int sig)
 
 static void run_usage(FILE *out)
 {
-	fprintf(out, "usage: tracer run [options] [--] CMD [ARGS...]\n"
-		     "  --pipeline NAME     pipeline this run belongs to\n"
-		     "  --run NAME          name of this run (default: CMD-date)\n"
-		     "  --db PATH           database (default " TRACER_DEFAULT_DB ")\n"
-		     "  --socket PATH       daemons' socket (default " TRACER_DEFAULT_SOCKET ")\n"
-		     "  --user NAME         user for a self-started aggregator\n"
-		     "  --log-level LEVEL   for self-started daemons (default warn)\n"
-		     "  --json              the report as JSON, on stderr (CMD keeps stdout)\n"
-		     "  --json-out FILE     the JSON report into FILE\n"
-		     "Runs CMD under watch (starting private daemons when none listen on the\n"
-		     "socket) and prints the run's report to stderr when it ends.\n"
-		     "Exit status: CMD's; 128+N if CMD was killed by signal N; 1 if tracer\n"
-		     "could not start watching (CMD not run); 127 if CMD was not found.\n");
+	fprintf(out,
+		"usage: tracer run [options] [--] CMD [ARGS...]\n"
+		"  --pipeline NAME     pipeline this run belongs to\n"
+		"  --run NAME          name of this run (default: CMD-date)\n"
+		"  --db PATH           database (default $TRACER_DB, else " TRACER_DEFAULT_DB ")\n"
+		"  --socket PATH       daemons' socket (default " TRACER_DEFAULT_SOCKET ")\n"
+		"  --user NAME         user for a self-started aggregator\n"
+		"  --log-level LEVEL   for self-started daemons (default warn)\n"
+		"  --json              the report as JSON, on stderr (CMD keeps stdout)\n"
+		"  --json-out FILE     the JSON report into FILE\n"
+		"Runs CMD under watch (starting private daemons when none listen on the\n"
+		"socket) and prints the run's report to stderr when it ends.\n"
+		"Exit status: CMD's; 128+N if CMD was killed by signal N; 1 if tracer\n"
+		"could not start watching (CMD not run); 127 if CMD was not found.\n");
 }
 
 static int parse_run_options(int argc, char **argv, struct run_options *o)
@@ -93,9 +95,8 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
 	};
 	int c;
 
-	*o = (struct run_options){.db_path = TRACER_DEFAULT_DB,
-				  .socket_path = TRACER_DEFAULT_SOCKET,
-				  .log_level = "warn"};
+	*o = (struct run_options){
+	    .db_path = cli_default_db(), .socket_path = TRACER_DEFAULT_SOCKET, .log_level = "warn"};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -69,7 +69,7 @@ int cmd_show(int argc, char **argv)
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
-	const char *db_path = TRACER_DEFAULT_DB;
+	const char *db_path = cli_default_db();
 	struct report_opts ro = {.json = false, .width = 0};
 	struct winsize ws;
 	sqlite3 *db;

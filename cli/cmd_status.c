@@ -233,7 +233,7 @@ static int parse_status_options(int argc, char **argv, struct status_options *o)
 	};
 	int c;
 
-	*o = (struct status_options){TRACER_DEFAULT_DB, TRACER_DEFAULT_SOCKET,
+	*o = (struct status_options){cli_default_db(), TRACER_DEFAULT_SOCKET,
 				     TRACER_DEFAULT_SHIPPER_STATE, false};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

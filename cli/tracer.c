@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 
+#include "common/paths.h"
 #include "common/version.h"
 
 struct verb {
@@ -37,7 +38,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n'tracer VERB --help' for a verb's options; 'tracer --version' (or "
 		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
-		"'tracer VERB --db PATH ...'.\nTimes are local (the zone named); --utc, with any "
+		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
+		".\nTimes are local (the zone named); --utc, with any "
 		"verb, prints them in UTC.\n");
 }
 

@@ -127,3 +127,33 @@ def json_errors_are_one_object_and_a_failing_exit(ctx):
     plain = subprocess.run([ctx.bin("tracer"), "show", *db, "no-such-run"], capture_output=True, text=True)
     ctx.check(plain.returncode == 1 and plain.stdout == "" and "no run" in plain.stderr,
               f"without JSON: rc {plain.returncode}, stdout {plain.stdout!r}")
+
+
+@test
+def tracer_db_names_the_database_for_every_verb(ctx):
+    """TRACER_DB in the environment stands for --db in every verb, tracer run included
+    (a private database needs no --db each time); --db still wins. tracer report --json
+    says where the page went, with its size as the file system has it."""
+    env = dict(os.environ, TRACER_DB=ctx.db)
+    p = subprocess.run([ctx.bin("tracer"), "run", "--run", "by-env", "--", "/bin/true"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    ctx.check(p.returncode == 0, f"tracer run with TRACER_DB: {p.returncode} {p.stderr[-400:]}")
+    ctx.check(ctx.one("SELECT count(*) FROM runs WHERE name = 'by-env'") == 1, "the run went to $TRACER_DB")
+    for verb in (("runs",), ("show", "by-env"), ("signals", "by-env"), ("status",)):
+        q = subprocess.run([ctx.bin("tracer"), *verb, "--json"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        doc = json.loads(q.stdout or "{}")
+        ctx.check(("error" not in doc) and (q.returncode == 0 or verb[0] == "status")
+                  and (verb[0] != "status" or doc.get("db") == ctx.db),
+                  f"tracer {verb[0]} reads $TRACER_DB: rc {q.returncode} {q.stdout[:200]} {q.stderr[-200:]}")
+    other = subprocess.run([ctx.bin("tracer"), "runs", "--db", ctx.path("nothing.db"), "--json"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    ctx.check(other.returncode != 0 and "nothing.db" in json.loads(other.stdout).get("error", ""),
+              f"--db wins over TRACER_DB: {other.stdout[:200]}")
+    html = ctx.path("page.html")
+    r = subprocess.run([ctx.bin("tracer"), "report", "--json", "--html", html, "by-env"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    doc = json.loads(r.stdout or "{}")
+    ctx.check(r.returncode == 0 and doc.get("html") == html and doc.get("bytes") == os.path.getsize(html)
+              and doc.get("run") == ctx.one("SELECT id FROM runs WHERE name = 'by-env'"),
+              f"report --json: {r.stdout[:200]} {r.stderr[-200:]}")
