@@ -40,6 +40,16 @@ def base_rootfs():
     return CACHE
 
 
+def configure_shipper(root, ch):
+    """As an operator would: a config file naming the sink and a 0600 credentials file."""
+    with open(os.path.join(root, "etc/tracer/shipper.conf"), "w") as f:
+        f.write(f"[shipper]\nsink = clickhouse://127.0.0.1:{ch.http_port}/tracer\nbatch-age-ms = 500\n")
+    cred = os.path.join(root, "etc/tracer/sink.credentials")
+    with open(cred, "w") as f:
+        f.write(f"user = {ch.user}\npassword = {ch.password}\n")
+    os.chmod(cred, 0o600)
+
+
 class Container:
     def __init__(self, ctx, root):
         self.ctx, self.root, self.proc = ctx, root, None
@@ -106,12 +116,7 @@ def three_units_under_real_systemd(ctx):
     ch = ClickHouse(ctx.path("ch"))
     ch.start()
     ctx.cleanups.append(ch.stop)
-    with open(os.path.join(root, "etc/tracer/shipper.conf"), "w") as f:
-        f.write(f"[shipper]\nsink = clickhouse://127.0.0.1:{ch.http_port}/tracer\nbatch-age-ms = 500\n")
-    cred = os.path.join(root, "etc/tracer/sink.credentials")
-    with open(cred, "w") as f:
-        f.write(f"user = {ch.user}\npassword = {ch.password}\n")
-    os.chmod(cred, 0o600)
+    configure_shipper(root, ch)
     subprocess.run(["systemctl", f"--root={root}", "enable", "tracer.target", "tracer-aggregator.service",
                     "tracer-collector.service", "tracer-shipper.service"], capture_output=True, check=True)
     box = Container(ctx, root)
@@ -361,12 +366,7 @@ def debian_package_installs_upgrades_and_removes(ctx):
     ctx.check(enabled == "enabled", f"tracer.target enabled on install: {enabled}")
     ctx.check(sql("PRAGMA user_version") == str(old_schema), f"{old_version}'s schema: {sql('PRAGMA user_version')}")
     # The shipper starts once it is configured, as an operator would do it.
-    with open(os.path.join(root, "etc/tracer/shipper.conf"), "w") as f:
-        f.write(f"[shipper]\nsink = clickhouse://127.0.0.1:{ch.http_port}/tracer\nbatch-age-ms = 500\n")
-    cred = os.path.join(root, "etc/tracer/sink.credentials")
-    with open(cred, "w") as f:
-        f.write(f"user = {ch.user}\npassword = {ch.password}\n")
-    os.chmod(cred, 0o600)
+    configure_shipper(root, ch)
     box.run("systemctl", "start", "tracer-shipper", check=True)
     ctx.check(units() == ["active"] * 3, f"three units: {units()}")
 
