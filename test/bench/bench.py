@@ -367,7 +367,7 @@ def main():
     # Runs of at least 2 s each on this 2-CPU machine (issue 35's method): 6000 execs
     # take about 2.1 s, 500000 syscall rounds about 2.2 s.
     ap.add_argument("--storm", type=int, default=6000)
-    ap.add_argument("--syscall-rounds", type=int, default=500000)
+    ap.add_argument("--syscall-rounds", type=int, default=1600000)  # about 2 s a run here
     ap.add_argument("--real-milestones", default="10000,100000,1000000",
                     help="cumulative real processes at which collector/aggregator RSS is read")
     ap.add_argument("--ingest-milestones", default="10000,100000,1000000",
