@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +27,7 @@
 #include "cli/clidb.h"
 #include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/format.h"
 #include "cli/launch.h"
 #include "aggregator/store/dblock.h"
 #include "cli/report.h"
@@ -439,13 +439,11 @@ static void scheduler_hint(const struct run_options *o)
 static void print_report(const struct run_options *o)
 {
 	sqlite3 *db;
-	struct winsize ws;
 	/* A run of thousands of processes: a summary here, the rest with tracer show. */
 	struct report_opts ro = {
 	    .json = o->json, .width = 0, .summary_above = 200, .db_path = o->db_path};
 
-	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		ro.width = ws.ws_col;
+	ro.width = format_terminal_columns(STDERR_FILENO);
 	if (sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		fprintf(stderr, "tracer run: cannot open %s: %s\n", o->db_path, sqlite3_errmsg(db));
 		sqlite3_close(db);

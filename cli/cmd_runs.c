@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/clidb.h"
@@ -154,15 +153,6 @@ static void zone_of(json_t *rows, char *out, size_t size)
 		snprintf(out, size, "%s", t + 20);
 }
 
-static int terminal_columns(void)
-{
-	struct winsize ws;
-
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	return 0;
-}
-
 int cmd_runs(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "runs"};
@@ -196,7 +186,7 @@ int cmd_runs(int argc, char **argv)
 		cli_print_json(doc);
 		json_decref(doc);
 	} else {
-		int columns = terminal_columns();
+		int columns = format_terminal_columns(STDOUT_FILENO);
 		struct runs_layout l = columns ? layout_for(columns) : piped_layout(rows);
 		char zone[32];
 		zone_of(rows, zone, sizeof(zone));

@@ -6,7 +6,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -15,6 +14,7 @@
 #include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/export.h"
+#include "cli/format.h"
 #include "cli/report.h"
 #include "common/paths.h"
 
@@ -71,7 +71,6 @@ int cmd_show(int argc, char **argv)
 	};
 	const char *db_path = cli_default_db();
 	struct report_opts ro = {.json = false, .width = 0};
-	struct winsize ws;
 	sqlite3 *db;
 	int c;
 	enum export_format format = EXPORT_NONE;
@@ -101,8 +100,7 @@ int cmd_show(int argc, char **argv)
 		show_usage(stderr);
 		return 2;
 	}
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		ro.width = ws.ws_col;
+	ro.width = format_terminal_columns(STDOUT_FILENO);
 	struct cli_query q = {.verb = "show", .db_path = db_path, .json = ro.json};
 	if (!(db = cli_open(&q)))
 		return 1;

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/clidb.h"
@@ -113,10 +112,8 @@ static void print_step(const struct cli_query *q, const struct timeline *tl, jso
 /* Columns for the bars: what the terminal (or --width) leaves after the labels. */
 static int bar_width(double width_arg)
 {
-	struct winsize ws;
-	int cols = width_arg > 0					     ? (int)width_arg
-		   : ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col
-									     : 100;
+	int term = format_terminal_columns(STDOUT_FILENO);
+	int cols = width_arg > 0 ? (int)width_arg : term ? term : 100;
 	int width = cols - 24 - 12;
 
 	return width < 20 ? 20 : width > 400 ? 400 : width;

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -151,4 +152,11 @@ void print_fitted(FILE *out, const char *text, int width)
 		if (*text == '\n')
 			text++;
 	}
+}
+
+int format_terminal_columns(int fd)
+{
+	struct winsize ws;
+
+	return ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 0;
 }

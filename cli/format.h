@@ -14,6 +14,8 @@ void format_bytes(uint64_t bytes, char *out, size_t size);
  * its last column when longer (UTF-8 counted by characters).
  */
 void format_column(const char *s, int width, char *out, size_t size);
+/* The width of the terminal fd writes to, in columns; 0 if it is not one. */
+int format_terminal_columns(int fd);
 /* text line by line, each cut to width columns with "…" (a terminal's width; <= 0: as is). */
 void print_fitted(FILE *out, const char *text, int width);
 /* A money or GiB-hour amount with the digits that matter: 12.35, 0.0123, 0.000123. */
