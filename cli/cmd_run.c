@@ -421,19 +421,35 @@ static FILE *report_stream(const struct run_options *o)
 	return f;
 }
 
-/* Work handed to a batch scheduler runs on other nodes, out of this run's sight. */
-static void scheduler_hint(const struct run_options *o)
+/*
+ * Work handed to a batch scheduler runs under its daemons, out of this run's
+ * process tree: say so when the run executed a submitter, at any depth (a
+ * script calling `sbatch --wait` as much as `tracer run -- srun ...`).
+ */
+static void scheduler_hint(sqlite3 *db, int64_t run_id)
 {
-	static const char *const submitters[] = {"srun", "sbatch", "salloc", "qsub", "bsub"};
-	const char *base = path_basename(o->command[0]);
+	sqlite3_stmt *q;
+	char names[128] = "";
+	size_t used = 0;
 
-	for (size_t i = 0; i < sizeof(submitters) / sizeof(submitters[0]); i++)
-		if (!strcmp(base, submitters[i]))
-			fprintf(stderr,
-				"tracer run: %s hands the work to the batch scheduler: this run "
-				"holds the client only. Record the job where it runs: the tracer "
-				"daemons on the compute nodes (docs/operations.md)\n",
-				base);
+	if (sqlite3_prepare_v2(db,
+			       "SELECT DISTINCT comm FROM processes WHERE run_id = ?1 AND comm IN "
+			       "('srun', 'sbatch', 'salloc', 'qsub', 'bsub') ORDER BY comm",
+			       -1, &q, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(q, 1, run_id);
+	while (sqlite3_step(q) == SQLITE_ROW && used < sizeof(names) - 16)
+		used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+					 used ? ", " : "", (const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	if (used)
+		fprintf(
+		    stderr,
+		    "tracer run: this run handed work to a batch scheduler (%s): the jobs ran "
+		    "under the scheduler's daemons, not in this run, which holds the clients only. "
+		    "Record the jobs where they run: the tracer daemons on the compute nodes "
+		    "(docs/operations.md)\n",
+		    names);
 }
 
 static void print_report(const struct run_options *o)
@@ -459,9 +475,9 @@ static void print_report(const struct run_options *o)
 			fclose(out);
 		fprintf(stderr, "tracer run: run %lld in %s (tracer show --db %s %lld)\n",
 			(long long)id, o->db_path, o->db_path, (long long)id);
+		scheduler_hint(db, id);
 	}
 	sqlite3_close(db);
-	scheduler_hint(o);
 }
 
 /* Self-hosted: another aggregator writing our --db would store every process twice. */

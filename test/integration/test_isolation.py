@@ -10,7 +10,8 @@ import subprocess
 import time
 import uuid
 
-from harness import load_json, start_daemons, test
+from harness import Failure, load_json, start_daemons, test
+from slurm_cluster import SlurmCluster
 
 
 def runs_in(ctx, db):
@@ -132,6 +133,39 @@ def a_large_run_prints_a_summary(ctx):
     ctx.check(f"tracer show --db {ctx.db}" in p.stderr, f"it says where the rest is: {p.stderr[-300:]}")
     n = ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND exe = '/usr/bin/true'", ctx.latest_run())
     ctx.check(n == 400, f"every process recorded: {n}")
+
+
+@test
+def a_run_that_hands_work_to_slurm_says_so(ctx):
+    """A script that submits its work with `sbatch --wait` to a real Slurm: the job ran (its
+    output is there, written by the job, not by the script), the run holds the client only
+    (no process of the job), and `tracer run` says so at the end, naming sbatch and where
+    to record jobs. The same script without the submission gets no such hint."""
+    if not SlurmCluster.available():
+        raise Failure("slurm-wlm and munge are not installed (deploy/install-deps.sh tests)")
+    cluster = SlurmCluster(ctx.path("slurm"))
+    job_out = ctx.path("job.out")
+    job = ctx.path("job.sh")
+    with open(job, "w") as f:
+        f.write("#!/bin/bash\nmd5sum /etc/services > /dev/null\necho job-ran-on-$(hostname)\n")
+    os.chmod(job, 0o755)
+    try:
+        cluster.start()
+        env = dict(cluster.env)
+        p = ctx.tracer_run(["bash", "-c", f"sbatch --wait -o {job_out} {job} > /dev/null && echo submitted"],
+                           expect=0, env=env)
+    finally:
+        cluster.stop()
+    ctx.check(os.path.exists(job_out) and "job-ran-on-" in open(job_out).read(),
+              "the job ran under Slurm and wrote its output")
+    run = ctx.latest_run()
+    names = {r[0] for r in ctx.query("SELECT comm FROM processes WHERE run_id = ?", run)}
+    ctx.check("sbatch" in names and "md5sum" not in names,
+              f"the run holds the client, not the job: {sorted(names)}")
+    ctx.check("batch scheduler (sbatch)" in p.stderr and "compute nodes" in p.stderr,
+              f"tracer run says the work went to the scheduler: {p.stderr[-500:]}")
+    plain = ctx.tracer_run(["bash", "-c", f"{job} > /dev/null && echo done"], expect=0)
+    ctx.check("batch scheduler" not in plain.stderr, f"no hint without a submitter: {plain.stderr[-300:]}")
 
 
 def children_of(pid):
