@@ -5,9 +5,7 @@
  * seconds over CPU capacity, GiB-seconds over memory capacity); what nobody
  * used is idle. Parts add up exactly to the host's cost (docs/cost.md).
  */
-#include <grp.h>
 #include <ini.h>
-#include <pwd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +14,7 @@
 
 #include "cli/clidb.h"
 #include "cli/clierror.h"
-#include "cli/costsplit.h"
+#include "cli/costrun.h"
 #include "cli/export.h"
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -33,67 +31,11 @@ static const char usage_text[] =
     "                   [--cpu-weight W] [--cost-centers FILE] [--format tsv|csv|json]\n"
     "  a run's cost by step (default: the latest run), or --since 24h by run\n";
 
-struct cost_query {
-	const char *by;
-	struct cost_centers centers;
-	struct cost_tally tally;
-};
-
 static int center_line(void *user, const char *section, const char *name, const char *value)
 {
 	struct cost_query *cq = user;
 
 	return cost_centers_add(&cq->centers, section, name, value) ? 1 : 0;
-}
-
-static void user_name(uint32_t uid, char *out, size_t size)
-{
-	struct passwd *pw = getpwuid(uid);
-	if (pw)
-		snprintf(out, size, "%s", pw->pw_name);
-	else
-		snprintf(out, size, "uid %u", uid);
-}
-
-/* The bucket a process's use goes to, for --by. */
-static void bucket_key(const struct cost_query *cq, const struct process_usage *u, char *key,
-		       size_t size)
-{
-	const char *by = cq->by;
-
-	if (!strcmp(by, "run")) {
-		snprintf(key, size, "%s", u->run_id ? u->run : "(not in a run)");
-	} else if (!strcmp(by, "pipeline")) {
-		snprintf(key, size, "%s",
-			 !u->run_id	  ? "(not in a run)"
-			 : u->pipeline[0] ? u->pipeline
-					  : "(no pipeline)");
-	} else if (!strcmp(by, "step")) {
-		snprintf(key, size, "%s",
-			 !u->run_id   ? "(not in a run)"
-			 : u->step_id ? u->step
-				      : "(outside steps)");
-	} else if (!strcmp(by, "tool")) {
-		snprintf(key, size, "%s", u->tool[0] ? u->tool : "(unknown)");
-	} else if (!strcmp(by, "user")) {
-		user_name(u->uid, key, size);
-	} else {
-		char user[64];
-		struct group *gr = getgrgid(u->gid);
-		user_name(u->uid, user, sizeof(user));
-		snprintf(
-		    key, size, "%s",
-		    cost_center_of(&cq->centers, user, gr ? gr->gr_name : "", u->memory_cgroup));
-	}
-}
-
-static void add(const struct process_usage *u, void *ctx)
-{
-	struct cost_query *cq = ctx;
-	char key[256];
-
-	bucket_key(cq, u, key, sizeof(key));
-	cost_tally_add(&cq->tally, key, u->cpu_s, u->mem_gib_s);
 }
 
 /* "24h", "90m", "2d", "3600s" -> ns; 0 if unreadable. */
@@ -107,55 +49,6 @@ static int64_t parse_duration(const char *s)
 		      : !strcmp(end, "d")	 ? 86400
 						 : 0;
 	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : 0;
-}
-
-struct cost_report {
-	sqlite3 *db;
-	const char *by;
-	int64_t run, from_ns, to_ns;
-	double cpu_weight;
-	bool priced; /* false: shares of the host only, no dollars */
-	enum export_format format;
-	struct host_price price;
-	struct host_capacity capacity;
-	const struct cost_tally *tally;
-	struct cost_totals totals;
-};
-
-/* The buckets add seconds from ns sums; ns again, as every other JSON says CPU. */
-static json_int_t cpu_ns(double cpu_s)
-{
-	return (json_int_t)llround(cpu_s * 1e9);
-}
-
-static void print_json(const struct cost_report *r)
-{
-	json_t *rows = json_array();
-
-	/* Unpriced: the same document with every dollar null. */
-#define USD(v) (r->priced ? json_real(v) : json_null())
-	for (size_t i = 0; i < r->tally->n; i++) {
-		const struct cost_bucket *b = &r->tally->items[i];
-		json_array_append_new(rows, json_pack("{s:s, s:i, s:I, s:f, s:o, s:f}", "key",
-						      b->key, "processes", (int)b->processes,
-						      "cpu_ns", cpu_ns(b->cpu_s),
-						      "memory_gib_hours", b->mem_gib_s / 3600.0,
-						      "usd", USD(b->usd), "share", b->share));
-	}
-	json_t *doc =
-	    json_pack("{s:s, s:I, s:I, s:o, s:o, s:f, s:i, s:f, s:o, s:o, s:o, s:o, s:f}", "by",
-		      r->by, "from_ns", (json_int_t)r->from_ns, "to_ns", (json_int_t)r->to_ns,
-		      "usd_per_hour", USD(r->price.usd_per_hour), "price_source",
-		      r->priced ? json_string(r->price.source) : json_null(), "cpu_weight",
-		      r->cpu_weight, "cpus", r->capacity.cpus, "memory_gib", r->capacity.memory_gib,
-		      "total_usd", USD(r->totals.total_usd), "breakdown", rows, "idle_usd",
-		      USD(r->totals.idle_usd), "work_usd", USD(r->totals.work_usd), "idle_share",
-		      r->totals.total_usd > 0 ? r->totals.idle_usd / r->totals.total_usd : 0);
-#undef USD
-	if (r->run)
-		json_object_set_new(doc, "run", cli_run_object(r->db, r->run));
-	cli_print_json(doc);
-	json_decref(doc);
 }
 
 /* --format's columns (docs/export.md): add, never rename. */
@@ -174,7 +67,7 @@ static void print_rows(const struct cost_report *r)
 		    rows,
 		    json_pack("{s:s, s:s, s:i, s:f, s:I, s:f, s:o, s:f}", "by", r->by, "key",
 			      b->key, "processes", (int)b->processes, "cpu_seconds", b->cpu_s,
-			      "cpu_ns", cpu_ns(b->cpu_s), "memory_gib_hours", b->mem_gib_s / 3600.0,
+			      "cpu_ns", cost_cpu_ns(b->cpu_s), "memory_gib_hours", b->mem_gib_s / 3600.0,
 			      "usd", r->priced ? json_real(b->usd) : json_null(), "share",
 			      b->share));
 	}
@@ -275,17 +168,10 @@ static int cost_window(sqlite3 *db, struct cli_query *q, const char *since, stru
 		r->from_ns = r->to_ns - d;
 		return 0;
 	}
-	if (!(r->run = cli_run(q, db)))
+	int64_t run = cli_run(q, db);
+	if (!run)
 		return -1;
-	json_t *row = cli_rows_json(db,
-				    "SELECT start_ns, coalesce(end_ns, (SELECT max(ts_ns) FROM "
-				    "host_samples)) AS end_ns FROM runs WHERE id = ?1",
-				    r->run);
-	r->from_ns = json_integer_value(json_object_get(json_array_get(row, 0), "start_ns"));
-	r->to_ns = json_integer_value(json_object_get(json_array_get(row, 0), "end_ns"));
-	json_decref(row);
-	if (r->to_ns <= r->from_ns)
-		r->to_ns = r->from_ns + 1;
+	cost_run_window(db, run, r);
 	return 0;
 }
 
@@ -293,42 +179,27 @@ static int cost_window(sqlite3 *db, struct cli_query *q, const char *since, stru
 static int cost_of_window(sqlite3 *db, struct cli_query *q, struct price_options *po,
 			  struct cost_query *cq, struct cost_report *r)
 {
-	struct price_table table = {0};
-	struct host_capacity *cap = &r->capacity;
-	int rc = 1;
+	int rc = cost_compute(db, "cost", po, cq, r);
 
-	int priced = host_price_resolve("cost", po, &table, &r->price);
-	if (priced == HOST_PRICE_ERROR)
-		goto out;
-	r->priced = priced == 0;
-	usage_capacity(db, cap);
-	if (cap->cpus <= 0 || cap->memory_gib <= 0) {
+	if (rc == COST_NO_CAPACITY)
 		cli_error("cost",
 			  "no host samples in %s: the host's CPUs and memory are "
 			  "unknown (the aggregator records them every second)\n",
 			  q->db_path);
-		goto out;
-	}
-	/* Whole run's processes, or every process of the window. */
-	if (usage_scan(db, r->from_ns, r->to_ns, 0, add, cq) != 0) {
+	else if (rc == -1)
 		cli_error("cost", "%s: %s\n", q->db_path, sqlite3_errmsg(db));
-		goto out;
-	}
-	r->tally = &cq->tally;
-	double seconds = (double)(r->to_ns - r->from_ns) / 1e9;
-	/* Unpriced, the host costs one unit over the window: each part is its share. */
-	cost_split(&cq->tally, r->priced ? r->price.usd_per_hour : 3600.0 / seconds, seconds,
-		   cap->cpus, cap->memory_gib, r->cpu_weight, &r->totals);
-	if (r->format != EXPORT_NONE)
+	if (rc != 0)
+		return 1;
+	if (r->format != EXPORT_NONE) {
 		print_rows(r);
-	else if (q->json)
-		print_json(r);
-	else
+	} else if (q->json) {
+		json_t *doc = cost_json(r);
+		cli_print_json(doc);
+		json_decref(doc);
+	} else {
 		print_text(r);
-	rc = 0;
-out:
-	prices_free(&table);
-	return rc;
+	}
+	return 0;
 }
 
 int cmd_cost(int argc, char **argv)
