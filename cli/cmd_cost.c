@@ -67,9 +67,9 @@ static void print_rows(const struct cost_report *r)
 		    rows,
 		    json_pack("{s:s, s:s, s:i, s:f, s:I, s:f, s:o, s:f}", "by", r->by, "key",
 			      b->key, "processes", (int)b->processes, "cpu_seconds", b->cpu_s,
-			      "cpu_ns", cost_cpu_ns(b->cpu_s), "memory_gib_hours", b->mem_gib_s / 3600.0,
-			      "usd", r->priced ? json_real(b->usd) : json_null(), "share",
-			      b->share));
+			      "cpu_ns", cost_cpu_ns(b->cpu_s), "memory_gib_hours",
+			      b->mem_gib_s / 3600.0, "usd",
+			      r->priced ? json_real(b->usd) : json_null(), "share", b->share));
 	}
 	double total = r->totals.total_usd;
 	json_array_append_new(rows,

@@ -17,15 +17,19 @@
 #include "cli/clidb.h"
 #include "cli/clierror.h"
 #include "cli/commands.h"
+#include "cli/costrun.h"
 #include "cli/reportdata.h"
 
 extern const char report_template[];
 
 static const char usage_text[] =
     "usage: tracer report [--db PATH] [--json] --html FILE [--headroom PCT] [RUN]\n"
+    "                     [--rate USD_PER_HOUR | --instance-type T [--region R] [--lifecycle L]]\n"
+    "                     [--prices FILE] [--cost-conf FILE] [--detect | --no-detect]\n"
     "  a self-contained HTML report of a run (default: your latest) in FILE\n"
     "  (- writes it to stdout); --headroom: right-sizing headroom, % (default 20);\n"
-    "  --json: say where it went as {html, run, bytes} instead of a line of text\n";
+    "  --json: say where it went as {html, run, bytes} instead of a line of text;\n"
+    "  the price options as for tracer cost (docs/cost.md): the cost section's price\n";
 
 /* The template with the data in place of @DATA@ ("-": stdout). 0, or 1 (said why). */
 static int write_page(const char *path, const char *data, bool quiet)
@@ -62,12 +66,37 @@ static int write_page(const char *path, const char *data, bool quiet)
 	return 0;
 }
 
+/*
+ * The run's cost by step name, as `tracer cost RUN` computes it; unpriced, the
+ * shares alone. false for a bad price option or config line (said why).
+ */
+static bool add_cost(sqlite3 *db, int64_t run, const struct price_options *po, json_t *doc)
+{
+	struct cost_query cq = {.by = "step"};
+	struct cost_report r = {.db = db, .by = "step", .cpu_weight = 0.5};
+
+	cost_run_window(db, run, &r);
+	int rc = cost_compute(db, "report", po, &cq, &r);
+	if (rc == 0)
+		json_object_set_new(doc, "cost", cost_json(&r));
+	else if (rc == COST_NO_CAPACITY)
+		json_object_set_new(doc, "cost",
+				    json_pack("{s:s}", "unavailable",
+					      "the host's CPUs and memory are unknown "
+					      "(no host samples recorded)"));
+	cost_tally_free(&cq.tally);
+	return rc != HOST_PRICE_ERROR;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "report"};
 	const char *html = NULL, *headroom_arg = NULL;
-	const struct cli_extra_option extra[] = {
-	    {"html", true, &html}, {"headroom", true, &headroom_arg}, {NULL, false, NULL}};
+	struct price_options po = {0};
+	const struct cli_extra_option extra[] = {{"html", true, &html},
+						 {"headroom", true, &headroom_arg},
+						 PRICE_EXTRA_OPTIONS(po),
+						 {NULL, false, NULL}};
 	bool done;
 	int rc = cli_parse(argc, argv, &q, usage_text, extra, &done);
 
@@ -87,6 +116,11 @@ int cmd_report(int argc, char **argv)
 	if (!db)
 		return 1;
 	json_t *doc = report_data(db, run, headroom);
+	if (doc && !add_cost(db, run, &po, doc)) {
+		json_decref(doc);
+		sqlite3_close(db);
+		return 1;
+	}
 	char *data = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(doc);
 	sqlite3_close(db);

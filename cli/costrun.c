@@ -59,7 +59,6 @@ static void add(const struct process_usage *u, void *ctx)
 	cost_tally_add(&cq->tally, key, u->cpu_s, u->mem_gib_s);
 }
 
-
 void cost_run_window(sqlite3 *db, int64_t run, struct cost_report *r)
 {
 	json_t *row = cli_rows_json(db,
@@ -106,7 +105,6 @@ out:
 	return rc;
 }
 
-
 json_t *cost_json(const struct cost_report *r)
 {
 	json_t *rows = json_array();
@@ -135,4 +133,3 @@ json_t *cost_json(const struct cost_report *r)
 		json_object_set_new(doc, "run", cli_run_object(r->db, r->run));
 	return doc;
 }
-

@@ -102,6 +102,49 @@ def html_report_renders_the_run(ctx):
     data = json.loads(raw.split('id="tracer-data">')[1].split("</script>")[0])
     ctx.check(len(data["steps"]) == len(steps), "embedded data matches the database")
     ctx.check(len(data["procs"]) == processes, f"a compact row per process image: {len(data['procs'])} vs {processes}")
+    cost_section_prices_the_run(ctx, run_id)
+
+
+def cost_section_prices_the_run(ctx, run_id):
+    """The cost section at a given rate: the host's price over the run's span (rate x span,
+    computed here from the run's times), split by step name with each name's CPU time as
+    its processes' own sum, parts and idle adding up to the total, a row per part; with no
+    price known, shares only and it says how to set one."""
+    rate = 3.6  # USD an hour: a dollar per 1000 s
+    html = ctx.path("report-cost.html")
+    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", html, "--rate", str(rate),
+                        str(run_id)], capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer report --rate: {p.returncode} {p.stderr}")
+    dom = render(ctx, html)
+    raw = open(html).read()
+    cost = json.loads(raw.split('id="tracer-data">')[1].split("</script>")[0])["cost"]
+    start, end = ctx.one("SELECT start_ns, end_ns FROM runs WHERE id = ?", run_id)
+    want_total = rate * (end - start) / 1e9 / 3600
+    ctx.close(cost["total_usd"], want_total, 1e-9, "the run's cost is rate x span (USD)")
+    parts = sum(b["usd"] for b in cost["breakdown"]) + cost["idle_usd"]
+    ctx.close(parts, cost["total_usd"], 1e-9, "parts and idle add up to the total (USD)")
+    by_name = dict(ctx.query("SELECT coalesce(s.name, '(outside steps)'), sum(p.cpu_user_ns + p.cpu_sys_ns) "
+                             "FROM processes p LEFT JOIN steps s ON s.id = p.step_id WHERE p.run_id = ? "
+                             "GROUP BY 1", run_id))
+    got = {b["key"]: b["cpu_ns"] for b in cost["breakdown"]}
+    ctx.check(set(got) == set(by_name), f"a part per step name: {sorted(got)} vs {sorted(by_name)}")
+    for name, cpu in by_name.items():
+        ctx.close(got.get(name, 0) / 1e6, cpu / 1e6, 1, f"step {name}: CPU ms in the cost vs its processes'")
+    rows = [r["text"] for r in dom.by_class("cost-row")]
+    ctx.check(len(rows) == len(by_name) and all(any(r.startswith(n) for r in rows) for n in by_name),
+              f"a row per step name: {rows}")
+    summary = [e["text"] for e in dom.elements if e["attrs"].get("id") == "cost-summary"]
+    ctx.check(summary and "$3.60 an hour" in summary[0], f"the price is said: {summary}")
+    empty = ctx.path("empty-cost.conf")
+    open(empty, "w").close()
+    html = ctx.path("report-unpriced.html")
+    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", html, "--cost-conf", empty,
+                        "--no-detect", str(run_id)], capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer report unpriced: {p.returncode} {p.stderr}")
+    dom = render(ctx, html)
+    summary = [e["text"] for e in dom.elements if e["attrs"].get("id") == "cost-summary"]
+    ctx.check(summary and "No price known" in summary[0] and "--rate" in summary[0], f"unpriced: {summary}")
+    ctx.check(not any("$" in r["text"] for r in dom.by_class("cost-row")), "no dollars without a price")
 
 
 def report_of(ctx, name):
