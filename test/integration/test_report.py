@@ -224,6 +224,108 @@ def html_report_of_2000_steps_stays_small_and_summarised(ctx):
     ctx.check(len(data["procs"]) == n_procs, f"every process in the data: {len(data['procs'])} vs {n_procs}")
 
 
+# Test code, not the page's: after the page has drawn itself, it uses the page as a reader
+# would (types, picks, clicks) and writes what each action left on screen to the body.
+READER_SCRIPT = """<script>
+(function () {
+  const out = {};
+  const rows = () => document.querySelectorAll("tr.tasks-row");
+  const count = () => document.getElementById("tasks-count").textContent;
+  const firstCells = () => Array.from(rows()).map(r => r.cells[1].textContent);
+  const click = node => node.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  const button = (parent, text) => Array.from(document.getElementById(parent).querySelectorAll("button"))
+    .find(b => b.textContent === text);
+  try {
+    out.first = {rows: rows().length, count: count()};
+    click(button("tasks-pager", "next"));
+    out.next = {rows: rows().length, count: count()};
+    const search = document.getElementById("tasks-search");
+    search.value = "MD5"; search.dispatchEvent(new Event("input"));
+    out.search = {rows: rows().length, count: count(), names: Array.from(rows()).map(r => r.cells[0].textContent)};
+    search.value = ""; search.dispatchEvent(new Event("input"));
+    const status = document.getElementById("tasks-status");
+    status.value = "failed"; status.dispatchEvent(new Event("change"));
+    out.failed = {rows: rows().length, keys: firstCells()};
+    status.value = "all"; status.dispatchEvent(new Event("change"));
+    const cpu = Array.from(document.querySelectorAll("#tasks-table th")).find(th => th.textContent === "CPU");
+    click(cpu);
+    out.cpu_desc = firstCells().slice(0, 3);
+    click(cpu);
+    out.cpu_asc_first = firstCells()[0];
+    const bars = () => document.querySelectorAll("#timeline-svg .step-bar").length;
+    const width = () => Number(document.querySelector('#timeline-svg g.tl-group[data-group="gzip"] .group-bar')
+                                 .getAttribute("width"));
+    out.bars_before = bars();
+    const group = document.querySelector('#timeline-svg g.tl-group[data-group="gzip"]');
+    click(group);
+    out.bars_gzip_open = bars();
+    click(button("timeline-controls", "close all"));
+    out.bars_closed = bars();
+    const w = width();
+    click(button("timeline-controls", "zoom in"));
+    out.zoom = width() / w;
+  } catch (e) {
+    out.error = String(e && e.stack || e);
+  }
+  document.body.setAttribute("data-reader", JSON.stringify(out));
+})();
+</script>
+"""
+
+
+@test
+def a_reader_can_page_search_filter_sort_and_open_groups(ctx):
+    """The report used as a reader uses it, in Chromium: a script of 61 steps (30 gzip,
+    24 md5sum, 6 grep that find nothing and are handled with `|| true`, one CPU-heavy
+    python3). The task table pages by 50, a search finds the md5sum steps whatever the
+    case, the status filter keeps the failed grep steps, a click on CPU sorts the heaviest
+    step first (and a second click the lightest), the gzip group (30 > 20 steps) opens on
+    a click to show its 30 bars, "close all" hides every bar and "zoom in" doubles the
+    length of a bar. What to expect comes from the database and the script itself."""
+    script = ctx.path("reader.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\nfor i in $(seq 30); do gzip -c /etc/services > /dev/null; done\n"
+                "for i in $(seq 24); do md5sum /etc/passwd > /dev/null; done\n"
+                "for i in $(seq 6); do grep -q no-such-word-here /etc/hostname || true; done\n"
+                "python3 -c 'import time; t = time.process_time()\nwhile time.process_time() - t < 0.3: pass'\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], "--run", "reader", expect=0)
+    run = ctx.one("SELECT id FROM runs WHERE name = 'reader'")
+    steps = ctx.query("SELECT key, name, status, cpu_ns FROM steps WHERE run_id = ?", run)
+    names = [s[1] for s in steps]
+    ctx.check(names.count("gzip") == 30 and names.count("md5sum") == 24 and names.count("grep") == 6,
+              f"the script's steps: {sorted(set(names))}")
+    html = report_of(ctx, "reader")
+    page = open(html).read()
+    with open(html, "w") as f:
+        f.write(page.replace("</body>", READER_SCRIPT + "</body>"))
+    dom = render(ctx, html)
+    body = [e for e in dom.elements if e["tag"] == "body"][0]
+    got = json.loads(body["attrs"].get("data-reader", "{}"))
+    ctx.check("error" not in got and got, f"the reader's actions ran: {got.get('error')}")
+    if "error" in got or not got:
+        return
+    n = len(steps)
+    ctx.check(got["first"]["rows"] == 50 and got["first"]["count"] == f"rows 1\u2013050 of {n}".replace("050", "50"),
+              f"first page: {got['first']}")
+    ctx.check(got["next"]["rows"] == n - 50 and got["next"]["count"].endswith(f"{n} of {n}"), f"next page: {got['next']}")
+    ctx.check(got["search"]["rows"] == 24 and set(got["search"]["names"]) == {"md5sum"}, f"search 'MD5': {got['search']}")
+    failed = sorted(s[0] for s in steps if s[2] == "failed")
+    ctx.check(len(failed) == 6 and sorted(got["failed"]["keys"]) == failed, f"failed filter: {got['failed']} vs {failed}")
+    by_cpu = sorted(steps, key=lambda s: -(s[3] or 0))
+    ctx.check(got["cpu_desc"][0] == by_cpu[0][0] and by_cpu[0][1].startswith("python3"),
+              f"CPU sort, heaviest first: {got['cpu_desc']} vs {by_cpu[0]}")
+    ctx.check(got["cpu_asc_first"] == by_cpu[-1][0] or
+              (by_cpu[-1][3] == [s[3] for s in steps if s[0] == got["cpu_asc_first"]][0]),
+              f"second click, lightest first: {got['cpu_asc_first']} vs {by_cpu[-1]}")
+    open_at_start = sum(c for c in (names.count(x) for x in set(names)) if c <= 20)
+    ctx.check(got["bars_before"] == open_at_start, f"bars of the groups open at start: {got['bars_before']} vs "
+                                                   f"{open_at_start}")
+    ctx.check(got["bars_gzip_open"] == open_at_start + 30, f"gzip opened: {got['bars_gzip_open']}")
+    ctx.check(got["bars_closed"] == 0, f"close all: {got['bars_closed']}")
+    ctx.close(got["zoom"], 2.0, 0.01, "zoom in doubles the gzip group's bar (ratio)")
+
+
 @test
 def schema_examples_run_and_answer(ctx):
     """Every SQL example in docs/schema.md runs on a recorded database, read-only as the
