@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/clidb.h"
 #include "cli/clierror.h"
@@ -105,9 +106,26 @@ static void print_text(const struct cost_report *r)
 	printf("  split: %.0f%% by CPU (%d CPUs), %.0f%% by memory (%.1f GiB)%s\n",
 	       100 * r->cpu_weight, r->capacity.cpus, 100 * (1 - r->cpu_weight),
 	       r->capacity.memory_gib,
-	       r->capacity.this_host ? " (this host's: no host samples recorded)" : "");
-	printf("\n%-40s %9s %12s %12s %10s %6s\n", r->by[0] == 'c' ? "COST CENTER" : "WHO",
-	       "PROCESSES", "CPU", "MEM GiB-h", "USD", "SHARE");
+	       r->capacity.this_host ? "\n  (this host's: no host samples recorded)" : "");
+	/* On a terminal the name column takes what the numbers leave (12 to 40 columns);
+	 * piped, it is as wide as the longest name, so no name is cut. */
+	int columns = format_terminal_columns(STDOUT_FILENO);
+	int name_w = columns > 0 ? columns - 54 : 40;
+	if (name_w < 12)
+		name_w = 12;
+	else if (name_w > 40)
+		name_w = 40;
+	for (size_t i = 0; columns <= 0 && i < r->tally->n; i++) {
+		int chars = 0;
+		for (const char *c = r->tally->items[i].key; *c; c++)
+			chars += (*c & 0xC0) != 0x80;
+		if (chars > name_w)
+			name_w = chars;
+	}
+	char who[256];
+	format_column(r->by[0] == 'c' ? "COST CENTER" : "WHO", name_w, who, sizeof(who));
+	printf("\n%s %9s %12s %12s %10s %6s\n", who, "PROCESSES", "CPU", "MEM GiB-h", "USD",
+	       "SHARE");
 	for (size_t i = 0; i < r->tally->n; i++) {
 		const struct cost_bucket *k = &r->tally->items[i];
 		char cpu[32];
@@ -116,18 +134,21 @@ static void print_text(const struct cost_report *r)
 		format_amount(k->usd, usd, sizeof(usd));
 		if (!r->priced)
 			snprintf(usd, sizeof(usd), "-");
-		printf("%-40.40s %9u %12s %12s %10s %5.1f%%\n", k->key, k->processes, cpu, gib, usd,
+		format_column(k->key, name_w, who, sizeof(who));
+		printf("%s %9u %12s %12s %10s %5.1f%%\n", who, k->processes, cpu, gib, usd,
 		       100 * k->share);
 	}
 	format_amount(idle, usd, sizeof(usd));
 	if (!r->priced)
 		snprintf(usd, sizeof(usd), "-");
-	printf("%-40s %9s %12s %12s %10s %5.1f%%\n", "(idle capacity)", "", "", "", usd,
+	format_column("(idle capacity)", name_w, who, sizeof(who));
+	printf("%s %9s %12s %12s %10s %5.1f%%\n", who, "", "", "", usd,
 	       total > 0 ? 100 * idle / total : 0);
 	format_amount(total, usd, sizeof(usd));
 	if (!r->priced)
 		snprintf(usd, sizeof(usd), "-");
-	printf("%-40s %9s %12s %12s %10s %5.1f%%\n", "total", "", "", "", usd, 100.0);
+	format_column("total", name_w, who, sizeof(who));
+	printf("%s %9s %12s %12s %10s %5.1f%%\n", who, "", "", "", usd, 100.0);
 }
 
 static bool known_by(const char *by)

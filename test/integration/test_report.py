@@ -537,3 +537,31 @@ def runs_fit_an_80_column_terminal(ctx):
     piped = subprocess.run([ctx.bin("tracer"), "runs", "--db", ctx.db], capture_output=True, text=True,
                            timeout=30).stdout
     ctx.check(name in piped and "PEAK MEM" in piped.splitlines()[0], "piped: the wide table, names whole")
+
+
+@test
+def cost_fits_an_80_column_terminal(ctx):
+    """tracer cost of a run whose step names are long: on an 80-column terminal every line
+    of the table fits, a long name is cut with an ellipsis and each part keeps its share;
+    piped, the names are whole. The shares add up to 100% with idle (as printed)."""
+    import re
+    long_name = "a_tool_with_a_name_longer_than_forty_columns_" + "x" * 12
+    tool = ctx.path(long_name)
+    shutil.copy("/bin/true", tool)
+    script = ctx.path("steps.sh")
+    with open(script, "w") as f:
+        f.write(f"#!/bin/bash\n{tool}\nmd5sum /etc/services > /dev/null\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], expect=0)
+    text = on_a_terminal([ctx.bin("tracer"), "cost", "--db", ctx.db, "--rate", "1"], 80)
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines() if line.strip()]
+    wide = [line for line in lines if len(line) > 80]
+    ctx.check(lines and not wide, f"{len(wide)} of {len(lines)} lines wider than 80 columns: {wide[:3]}")
+    parts = [line for line in lines if line.endswith("%") and not line.startswith("total")]
+    ctx.check(any(line.startswith(long_name[:20]) and "…" in line for line in parts),
+              f"the long name cut with an ellipsis: {parts}")
+    shares = sum(float(line.split()[-1].rstrip("%")) for line in parts)
+    ctx.close(shares, 100.0, 0.1 * len(parts), "the printed shares and idle add up (%)")
+    piped = subprocess.run([ctx.bin("tracer"), "cost", "--db", ctx.db, "--rate", "1"], capture_output=True,
+                           text=True, timeout=30).stdout
+    ctx.check(long_name in piped, "piped: the long name whole")
