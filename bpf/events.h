@@ -155,6 +155,11 @@ struct tracer_exit_event {
 	__u32 ppid;
 	struct tracer_counters totals;
 	char comm[TRACER_COMM_LEN];
+	/* Killed by a signal another process sent with kill(2) and the like: that
+	 * process (its tgid in the collector's namespace; 0: none known). */
+	__u32 killer_pid;
+	__u32 pad;
+	char killer_comm[TRACER_COMM_LEN];
 };
 
 /*
@@ -258,7 +263,7 @@ _Static_assert(sizeof(struct tracer_counters) == 216, "tracer_counters layout");
 _Static_assert(sizeof(struct tracer_event_header) == 32, "tracer_event_header layout");
 _Static_assert(sizeof(struct tracer_fork_event) == 88, "tracer_fork_event layout");
 _Static_assert(sizeof(struct tracer_exec_event) == 6984, "tracer_exec_event layout");
-_Static_assert(sizeof(struct tracer_exit_event) == 272, "tracer_exit_event layout");
+_Static_assert(sizeof(struct tracer_exit_event) == 296, "tracer_exit_event layout");
 _Static_assert(sizeof(struct tracer_oom_event) == 120, "tracer_oom_event layout");
 _Static_assert(sizeof(struct tracer_exit_tail_event) == 56, "tracer_exit_tail_event layout");
 _Static_assert(sizeof(struct tracer_cwd_event) == 1320, "tracer_cwd_event layout");

@@ -563,6 +563,78 @@ static __always_inline void note_exit(struct task_struct *task, __u32 tgid, __u6
 	bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
 }
 
+/*
+ * Who sent a process a signal that ends it by default. signal:signal_generate
+ * runs in the sender's context; only signals a process sent with a syscall
+ * (kill, tkill, sigqueue) are kept: the kernel's own (a fault, SIGPIPE, the
+ * OOM killer's SIGKILL) have no sender worth naming. Read at the target's exit.
+ */
+struct kill_sender {
+	__u64 target_start_ns; /* the target's start: its pid may be reused */
+	__u32 pid;	       /* the sender's tgid, in the collector's namespace */
+	__u32 sig;
+	char comm[TRACER_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* the target's tgid */
+	__type(value, struct kill_sender);
+} kill_senders SEC(".maps");
+
+/* Signals whose default action ends the process (not CHLD, CONT, STOP, TSTP, TTIN, TTOU, URG,
+ * WINCH). */
+static __always_inline bool ends_by_default(int sig)
+{
+	return sig > 0 && sig < 65 && (sig < 17 || sig > 23) && sig != 28;
+}
+
+#define SIGINFO_FROM_KERNEL 2 /* SEND_SIG_NOINFO (0) and SEND_SIG_PRIV (1) are not pointers */
+#define SI_USER_CODE 0	      /* kill(2) */
+#define SI_QUEUE_CODE (-1)    /* sigqueue(3) */
+#define SI_TKILL_CODE (-6)    /* tkill(2), tgkill(2) */
+
+SEC("tp_btf/signal_generate")
+int BPF_PROG(signal_btf, int sig, struct kernel_siginfo *info, struct task_struct *task, int group,
+	     int result)
+{
+	if (result != 0 || !ends_by_default(sig) || (unsigned long)info < SIGINFO_FROM_KERNEL)
+		return 0;
+	int code = BPF_CORE_READ(info, si_code);
+	if (code != SI_USER_CODE && code != SI_QUEUE_CODE && code != SI_TKILL_CODE)
+		return 0;
+	struct task_struct *sender = bpf_get_current_task_btf();
+	__u32 target = task->tgid;
+	if (sender->tgid == target)
+		return 0; /* raise(), abort(): the process itself */
+	struct kill_sender k = {
+	    .target_start_ns = leader_start_x(task, true),
+	    .pid = ns_tgid_x(sender, true),
+	    .sig = (__u32)sig,
+	};
+	BPF_CORE_READ_STR_INTO(&k.comm, sender, group_leader, comm);
+	bpf_map_update_elem(&kill_senders, &target, &k, BPF_ANY);
+	return 0;
+}
+
+/* The sender of the signal that ended the process, if it is the one recorded. */
+static __always_inline void fill_killer(struct tracer_exit_event *e, __u32 tgid)
+{
+	int term = e->exit_code & 0x7f;
+
+	if (!term || term == 0x7f)
+		return; /* exited, or stopped */
+	struct kill_sender *k = bpf_map_lookup_elem(&kill_senders, &tgid);
+	if (!k)
+		return;
+	if (k->sig == (__u32)term && k->target_start_ns == e->h.start_ns) {
+		e->killer_pid = k->pid;
+		__builtin_memcpy(e->killer_comm, k->comm, sizeof(e->killer_comm));
+	}
+	bpf_map_delete_elem(&kill_senders, &tgid);
+}
+
 static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool direct)
 {
 	struct tracer_exit_event *e;
@@ -602,6 +674,9 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 	e->ppid = ns_tgid_x(real_parent, direct);
 	__u32 had = read_counters_of(task, &e->totals, &flags, true, e->h.start_ns, direct);
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
+	e->killer_pid = 0;
+	e->killer_comm[0] = '\0';
+	fill_killer(e, tgid);
 	e->h.flags |= flags;
 	__u64 start_ns = e->h.start_ns;
 	__u32 reported_pid = e->h.pid; /* the collector's namespace's number, 0: not reported */

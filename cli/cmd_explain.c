@@ -201,18 +201,23 @@ static void add_evidence(sqlite3 *db, json_t *g)
 	char exit_text[200];
 	json_int_t own = 0;
 
-	json_t *rows =
-	    cli_rows_json(db, "SELECT exit_code, signal, exe FROM processes WHERE id = ?1", id);
+	json_t *rows = cli_rows_json(db,
+				     "SELECT exit_code, signal, exe, oom_killed, killed_by_pid, "
+				     "killed_by_comm FROM processes WHERE id = ?1",
+				     id);
 	json_t *p = json_array_get(rows, 0);
 	char exe[1024] = "";
 	if (p && json_is_string(json_object_get(p, "exe")))
 		snprintf(exe, sizeof(exe), "%s", jstr(p, "exe"));
 	if (p && (json_is_integer(json_object_get(p, "signal")) ||
 		  json_is_integer(json_object_get(p, "exit_code")))) {
-		bool sig = json_is_integer(json_object_get(p, "signal"));
-		explain_exit(sig, (int)jint(p, sig ? "signal" : "exit_code"), exit_text,
-			     sizeof(exit_text));
+		explain_process_end(p, exit_text, sizeof(exit_text));
 		json_object_set_new(ev, "exit", json_string(exit_text));
+		if (json_is_integer(json_object_get(p, "killed_by_pid")))
+			json_object_set_new(ev, "killed_by",
+					    json_pack("{s:O, s:O}", "pid",
+						      json_object_get(p, "killed_by_pid"), "comm",
+						      json_object_get(p, "killed_by_comm")));
 	}
 	json_decref(rows);
 	/* Opens that failed, newest first: a missing input shows here. */

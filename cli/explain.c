@@ -111,3 +111,26 @@ void explain_exit(bool has_signal, int code, char *out, size_t size)
 		snprintf(out + n, size - n, " %d (%s)", code - 128, words);
 	}
 }
+
+void explain_process_end(const json_t *p, char *out, size_t size)
+{
+	bool has_signal = json_is_integer(json_object_get(p, "signal"));
+	int code = (int)json_integer_value(json_object_get(p, has_signal ? "signal" : "exit_code"));
+	json_int_t sender = json_integer_value(json_object_get(p, "killed_by_pid"));
+	const char *sender_comm = json_string_value(json_object_get(p, "killed_by_comm"));
+	bool oom = json_integer_value(json_object_get(p, "oom_killed")) != 0;
+
+	if (has_signal && (sender || oom)) {
+		/* Who did it is known: no guessing at SIGKILL's usual senders. */
+		char words[96];
+		signal_words(code, words, sizeof(words));
+		if (oom)
+			snprintf(out, size, "killed by signal %d (%s), chosen by the OOM killer",
+				 code, words);
+		else
+			snprintf(out, size, "killed by signal %d (%s), sent by %s (pid %lld)", code,
+				 words, sender_comm ? sender_comm : "?", (long long)sender);
+		return;
+	}
+	explain_exit(has_signal, code, out, size);
+}

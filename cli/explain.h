@@ -21,4 +21,11 @@ void explain_time(json_t *s);
  */
 void explain_exit(bool has_signal, int code, char *out, size_t size);
 
+/*
+ * The same for a processes row (its signal, exit_code, oom_killed,
+ * killed_by_pid and killed_by_comm, any of them absent): adds who chose or
+ * sent the killing signal where that is known. Writes into out.
+ */
+void explain_process_end(const json_t *p, char *out, size_t size);
+
 #endif

@@ -49,7 +49,8 @@ static void add_failures(sqlite3 *db, json_t *s)
 {
 	json_t *rows = cli_rows_json(
 	    db,
-	    "SELECT p.argv, p.exe, p.exit_code, p.signal, p.oom_killed FROM processes p WHERE"
+	    "SELECT p.argv, p.exe, p.exit_code, p.signal, p.oom_killed, p.killed_by_pid,"
+	    " p.killed_by_comm FROM processes p WHERE"
 	    " p.step_id = ?1 AND p.helper = 0 AND (p.exit_code != 0 OR (p.signal IS NOT NULL AND"
 	    " p.signal != 13)) ORDER BY p.end_ns LIMIT 3",
 	    jint(s, "id"));
@@ -58,13 +59,8 @@ static void add_failures(sqlite3 *db, json_t *s)
 
 	json_array_foreach(rows, i, p)
 	{
-		char why[160];
-		bool has_signal = !json_is_null(json_object_get(p, "signal"));
-		explain_exit(has_signal,
-			     (int)(has_signal ? jint(p, "signal") : jint(p, "exit_code")), why,
-			     sizeof(why));
-		if (jint(p, "oom_killed"))
-			strncat(why, ", chosen by the OOM killer", sizeof(why) - strlen(why) - 1);
+		char why[200];
+		explain_process_end(p, why, sizeof(why));
 		add_command(p);
 		json_object_set_new(p, "exit", json_string(why));
 	}

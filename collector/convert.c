@@ -227,6 +227,13 @@ static int convert_exit(const struct tracer_exit_event *k, struct bytebuf *out)
 	x.ppid = k->ppid;
 	x.totals = &totals;
 	x.comm = comm;
+	char killer[TRACER_COMM_LEN + 1];
+	if (k->killer_pid) {
+		copy_comm(killer, k->killer_comm);
+		x.has_killer_pid = 1;
+		x.killer_pid = k->killer_pid;
+		x.killer_comm = killer;
+	}
 	ev.ts_ns = k->h.ts_ns;
 	ev.kind_case = TRACER__EVENT__KIND_EXIT;
 	ev.exit = &x;

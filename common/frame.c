@@ -155,8 +155,9 @@ static int event_ok(const Tracer__Event *ev, const char **what)
 			*what = "exit without pid or start time";
 			return 0;
 		}
-		if (!string_ok(ev->exit->comm, FRAME_MAX_COMM)) {
-			*what = "exit comm too long";
+		if (!string_ok(ev->exit->comm, FRAME_MAX_COMM) ||
+		    !string_ok(ev->exit->killer_comm, FRAME_MAX_COMM)) {
+			*what = "exit comm or killer comm too long";
 			return 0;
 		}
 		return 1;

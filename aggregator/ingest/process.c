@@ -301,6 +301,11 @@ void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEven
 	p->row.has_signal = !st.exited;
 	p->row.signal = st.signal;
 	p->row.core_dumped = st.core_dumped;
+	if (!st.exited && x->has_killer_pid && x->killer_pid) {
+		p->row.killed_by_pid = x->killer_pid;
+		copy_string(p->row.killed_by_comm, sizeof(p->row.killed_by_comm),
+			    x->killer_comm ? x->killer_comm : "");
+	}
 	p->row.has_metrics = x->totals != NULL;
 	metrics_between(&end, &p->life.base, &p->row.m);
 	p->row.m.has_max_rss = x->totals != NULL;

@@ -101,13 +101,22 @@ static void check_killed(struct insight *in, const struct proc *p, int64_t now_n
 	s.has_value = true;
 	s.value = r->signal;
 	s.unit = "signal";
-	snprintf(s.message, sizeof(s.message), "%s (pid %u) was killed by signal %d (%s)%s%s", prog,
-		 r->pid, r->signal, strsignal(r->signal) ? strsignal(r->signal) : "?",
-		 r->oom_killed ? ", chosen by the kernel's OOM killer" : "",
+	char sender[64] = "";
+	if (r->killed_by_pid)
+		snprintf(sender, sizeof(sender), ", sent by %s (pid %u)", r->killed_by_comm,
+			 r->killed_by_pid);
+	snprintf(s.message, sizeof(s.message), "%s (pid %u) was killed by signal %d (%s)%s%s%s",
+		 prog, r->pid, r->signal, strsignal(r->signal) ? strsignal(r->signal) : "?",
+		 r->oom_killed ? ", chosen by the kernel's OOM killer" : "", sender,
 		 r->core_dumped ? ", core dumped" : "");
-	set_details(&s,
-		    json_pack("{s:i, s:b, s:f}", "signal", r->signal, "oom_killed", r->oom_killed,
-			      "wall_s", secs((uint64_t)(r->end_epoch_ns - r->start_epoch_ns))));
+	json_t *details =
+	    json_pack("{s:i, s:b, s:f}", "signal", r->signal, "oom_killed", r->oom_killed, "wall_s",
+		      secs((uint64_t)(r->end_epoch_ns - r->start_epoch_ns)));
+	if (details && r->killed_by_pid)
+		json_object_set_new(details, "killed_by",
+				    json_pack("{s:i, s:s}", "pid", (int)r->killed_by_pid, "comm",
+					      r->killed_by_comm));
+	set_details(&s, details);
 	insight_raise(in, &s);
 }
 

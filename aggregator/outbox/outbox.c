@@ -30,27 +30,34 @@ const char *outbox_table(enum outbox_kind kind)
 	return (unsigned)kind < OUTBOX_KINDS ? kinds[kind].table : "?";
 }
 
-/* "json_object('a', a, 'b', b, ...)" over every column of the table. */
+/*
+ * The row as one JSON object over every column of the table. SQLite functions
+ * take at most 127 arguments (Debian's build), so past 50 columns the object
+ * is built from several json_object() calls, each stripped of its braces and
+ * joined: values are scalars (a text value ends in a quote), so exactly one
+ * brace goes from each end, and NULLs stay (json_patch would drop them).
+ */
+#define COLUMNS_PER_CALL 50
+
 static char *json_of_columns(sqlite3 *db, const char *table)
 {
 	char sql[128];
 	sqlite3_stmt *st;
-	size_t cap = 4096, n = 0;
+	size_t cap = 4096, n = 0, in_call = 0;
 	char *out = malloc(cap);
 
 	if (!out)
 		return NULL;
-	n = (size_t)snprintf(out, cap, "json_object(");
+	n = (size_t)snprintf(out, cap, "'{' || ltrim(rtrim(json_object(");
 	snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		free(out);
 		return NULL;
 	}
-	bool first = true;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *col = (const char *)sqlite3_column_text(st, 1);
-		size_t need = 2 * strlen(col) + 16;
-		if (n + need + 2 >= cap) {
+		size_t need = 2 * strlen(col) + 80;
+		if (n + need + 64 >= cap) {
 			cap = 2 * cap + need;
 			char *bigger = realloc(out, cap);
 			if (!bigger) {
@@ -60,12 +67,17 @@ static char *json_of_columns(sqlite3 *db, const char *table)
 			}
 			out = bigger;
 		}
-		n += (size_t)snprintf(out + n, cap - n, "%s'%s', \"%s\"", first ? "" : ", ", col,
+		if (in_call == COLUMNS_PER_CALL) {
+			n += (size_t)snprintf(out + n, cap - n,
+					      "), '}'), '{') || ',' || ltrim(rtrim(json_object(");
+			in_call = 0;
+		}
+		n += (size_t)snprintf(out + n, cap - n, "%s'%s', \"%s\"", in_call ? ", " : "", col,
 				      col);
-		first = false;
+		in_call++;
 	}
 	sqlite3_finalize(st);
-	snprintf(out + n, cap - n, ")");
+	snprintf(out + n, cap - n, "), '}'), '{') || '}'");
 	return out;
 }
 

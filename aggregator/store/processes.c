@@ -73,7 +73,9 @@
 	X(pod_uid)                                                                                 \
 	X(slurm_job)                                                                               \
 	X(slurm_step)                                                                              \
-	X(systemd_unit)
+	X(systemd_unit)                                                                            \
+	X(killed_by_pid)                                                                           \
+	X(killed_by_comm)
 
 /* Column positions as SQLite reads them (0-based); parameters are one more. */
 enum process_column {
@@ -195,6 +197,8 @@ static void bind_process_identity(sqlite3_stmt *st, const struct process_row *r)
 	sqlite3_bind_int(st, PARAM(from_snapshot), r->from_snapshot);
 	sqlite3_bind_int(st, PARAM(oom_killed), r->oom_killed);
 	sqlite3_bind_int64(st, PARAM(files_overflow), r->files_overflow);
+	bind_i64_if(st, PARAM(killed_by_pid), r->killed_by_pid != 0, r->killed_by_pid);
+	bind_text_or_null(st, PARAM(killed_by_comm), r->killed_by_pid ? r->killed_by_comm : NULL);
 }
 
 /* What the image used: NULL without metrics, and for probe groups that were off. */

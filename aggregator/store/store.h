@@ -50,6 +50,9 @@ struct process_row {
 	bool from_snapshot;
 	bool oom_killed;
 	uint32_t files_overflow;
+	/* Killed by a signal another process sent: that process (v13); pid 0: none known. */
+	uint32_t killed_by_pid;
+	char killed_by_comm[17];
 	/* Correlation (v3). */
 	int64_t step_id, tool_id; /* 0: none */
 	bool helper;

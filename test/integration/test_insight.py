@@ -387,3 +387,47 @@ def a_failure_is_explained_with_its_evidence(ctx):
                      "ORDER BY coalesce(at_ns, detected_ns), id", run)
     ctx.check(crit and "sort" in crit[0][0], f"the first cause is sort: {crit}")
     ctx.check(not [m for (m,) in crit if "yes" in m and "signal 13" in m], f"SIGPIPE is no cause: {crit}")
+
+
+@test
+def who_sent_a_killing_signal_is_named(ctx):
+    """A script kills a sleeper with `kill -TERM`, lets `timeout -s INT` end another, and a
+    shell kills itself with SIGABRT; it then fails on a last `timeout -s KILL`. Each victim's
+    row names its sender (the shell's own $$, timeout's pid as the shell saw it with $!); the
+    self-raised signal names none; the killed signals say who sent it; explain gives the sender
+    as the first cause's evidence. Ground truth: the pids the shell printed and its own
+    /proc/self/comm (a script's task name is its file name)."""
+    pids = ctx.path("pids.txt")
+    body = (f"echo shell $$ >> {pids}\necho comm $(cat /proc/$$/comm) >> {pids}\n"
+            f"sleep 30 & echo victim $! >> {pids}; sleep 0.3; kill -TERM $!; wait $! || true\n"
+            f"timeout -s INT 0.3 sleep 30 & echo timeout $! >> {pids}; wait $! || true\n"
+            f"sh -c 'echo self $$ >> {pids}; kill -ABRT $$' || true\n"
+            f"set -e\ntimeout -s KILL 0.3 sleep 31 & echo last $! >> {pids}; wait $!\n")
+    path = script(ctx, "kills.sh", body)
+    ctx.tracer_run([path], expect=137)
+    said = {}
+    for line in open(pids):
+        k, v = line.split()
+        said[k] = v if k == "comm" else int(v)
+    run = ctx.latest_run()
+    rows = ctx.query("SELECT pid, ppid, comm, signal, killed_by_pid, killed_by_comm FROM processes "
+                     "WHERE run_id = ? AND signal IS NOT NULL", run)
+    by_pid = {r[0]: r for r in rows}
+    victim = by_pid.get(said["victim"])
+    ctx.check(victim and victim[3] == 15 and victim[4] == said["shell"] and victim[5] == said["comm"],
+              f"kill -TERM from the script: sent by its shell {said['shell']}: {victim}")
+    timed = [r for r in rows if r[1] == said["timeout"]]
+    ctx.check(len(timed) == 1 and timed[0][3] == 2 and timed[0][4] == said["timeout"] and timed[0][5] == "timeout",
+              f"timeout -s INT's child: sent by timeout {said['timeout']}: {timed}")
+    selfk = by_pid.get(said["self"])
+    ctx.check(selfk and selfk[3] == 6 and selfk[4] is None and selfk[5] is None,
+              f"a shell that killed itself names no sender: {selfk}")
+    last = [r for r in rows if r[1] == said["last"] and r[2] == "sleep"]
+    ctx.check(len(last) == 1 and last[0][3] == 9 and last[0][4] == said["last"],
+              f"the last sleep: SIGKILL from timeout {said['last']}: {last}")
+    msg = ctx.query("SELECT message FROM signals WHERE run_id = ? AND kind = 'killed' AND process_id = "
+                    "(SELECT id FROM processes WHERE run_id = ? AND pid = ?)", run, run, said["victim"])
+    ctx.check(msg and f"sent by {said['comm']} (pid {said['shell']})" in msg[0][0], f"the killed signal says who: {msg}")
+    text = explain(ctx, str(run))
+    ctx.check(f"sent by timeout (pid {said['last']})" in text.split("Why it failed")[-1].split("\n\n")[0],
+              f"explain's cause names the sender: {text[:800]}")
