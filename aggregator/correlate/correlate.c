@@ -389,6 +389,29 @@ static void note_failed_tool(struct failed_tool *first, struct failed_tool *last
 	set_failed_tool(last, p);
 }
 
+/*
+ * A step nothing named by its end: its root forked and ran no program it
+ * could be named after (a subshell, or a command the shell could not run).
+ * It is named by how it ended, as the shell would say it.
+ */
+static void name_unnamed_step(struct step *s, const struct proc *root)
+{
+	const struct process_row *row = &root->row;
+	const char *shell = row->comm[0] ? row->comm : "shell";
+
+	if (s->named || s->name[0])
+		return;
+	if (!root->life.execed && row->has_exit_code && row->exit_code == 127)
+		snprintf(s->name, sizeof(s->name), "%s: command not found", shell);
+	else if (!root->life.execed && row->has_exit_code && row->exit_code == 126)
+		snprintf(s->name, sizeof(s->name), "%s: command not executable", shell);
+	else if (!root->life.execed)
+		snprintf(s->name, sizeof(s->name), "%s (subshell)", shell);
+	else
+		snprintf(s->name, sizeof(s->name), "%s", shell);
+	s->named = true;
+}
+
 static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool failed)
 {
 	const struct process_row *row = &p->row;
@@ -399,6 +422,7 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 	if (s->r.live)
 		s->r.live--;
 	if (same_process(s->root_pid, s->root_start_boot_ns, p)) {
+		name_unnamed_step(s, p);
 		failed_tool_settle(&s->failed, &s->last_failed, row->has_signal, row->signal,
 				   row->exit_code);
 		s->status = status_of(row);

@@ -197,6 +197,9 @@ def corpus_of_scripts_gets_the_right_verdicts(ctx):
                          "ORDER BY coalesce(at_ns, detected_ns), id", run_id, db=db)
         kinds = {s[0] for s in sigs}
         critical = [s for s in sigs if s[1] == "critical"]
+        unnamed = ctx.query("SELECT key, kind FROM steps WHERE run_id = ? AND (name IS NULL OR trim(name) = '' "
+                            "OR name GLOB '[0-9]*' OR name = '?')", run_id, db=db)
+        ctx.check(not unnamed, f"{what} every step has a name a person recognises: {unnamed}")
         doc = explain_json(ctx, db, run_id)
         text = explain_text(ctx, db, run_id)
         for k in c.must:
