@@ -390,9 +390,9 @@ static void note_failed_tool(struct failed_tool *first, struct failed_tool *last
 }
 
 /*
- * A step nothing named by its end: its root forked and ran no program it
- * could be named after (a subshell, or a command the shell could not run).
- * It is named by how it ended, as the shell would say it.
+ * A step nothing named by its root's end: the root ran no program it could
+ * be named after (a subshell, or a command the shell could not run). It is
+ * named by how it ended, as the shell would say it.
  */
 static void name_unnamed_step(struct step *s, const struct proc *root)
 {
@@ -409,7 +409,7 @@ static void name_unnamed_step(struct step *s, const struct proc *root)
 		snprintf(s->name, sizeof(s->name), "%s (subshell)", shell);
 	else
 		snprintf(s->name, sizeof(s->name), "%s", shell);
-	s->named = true;
+	/* Not `named`: a program its orphans run later (setsid ... &) still names it. */
 }
 
 static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool failed)
