@@ -132,9 +132,9 @@ static void process_programs(struct probes *p, struct tracer_bpf *s, struct grou
 		if (p->prepare_exec)
 			add(g, s->progs.prepare_exec_btf);
 		add(g, p->exec_btf ? s->progs.exec_btf : s->progs.exec_tp);
-		/* Who sent a killing signal: named where the kernel has this tracepoint. */
-		if (has_btf_tracepoint("signal_generate"))
-			add(g, s->progs.signal_btf);
+		/* Who sent a killing signal (signal:signal_generate, in every kernel
+		 * with BTF tracepoints; looking it up would parse vmlinux BTF again). */
+		add(g, s->progs.signal_btf);
 	} else {
 		if (p->prepare_exec)
 			add(g, s->progs.prepare_exec_btf);
