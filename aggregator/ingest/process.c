@@ -302,9 +302,13 @@ void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEven
 	p->row.signal = st.signal;
 	p->row.core_dumped = st.core_dumped;
 	if (!st.exited && x->has_killer_pid && x->killer_pid) {
+		/* A task name is whatever bytes a program set (prctl): valid UTF-8 here. */
+		char *name = utf8_sanitize(x->killer_comm ? x->killer_comm : "",
+					   x->killer_comm ? strlen(x->killer_comm) : 0);
 		p->row.killed_by_pid = x->killer_pid;
 		copy_string(p->row.killed_by_comm, sizeof(p->row.killed_by_comm),
-			    x->killer_comm ? x->killer_comm : "");
+			    name ? name : "?");
+		free(name);
 	}
 	p->row.has_metrics = x->totals != NULL;
 	metrics_between(&end, &p->life.base, &p->row.m);

@@ -101,7 +101,7 @@ static void check_killed(struct insight *in, const struct proc *p, int64_t now_n
 	s.has_value = true;
 	s.value = r->signal;
 	s.unit = "signal";
-	char sender[64] = "";
+	char sender[96] = "";
 	if (r->killed_by_pid)
 		snprintf(sender, sizeof(sender), ", sent by %s (pid %u)", r->killed_by_comm,
 			 r->killed_by_pid);

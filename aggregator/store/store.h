@@ -52,7 +52,7 @@ struct process_row {
 	uint32_t files_overflow;
 	/* Killed by a signal another process sent: that process (v13); pid 0: none known. */
 	uint32_t killed_by_pid;
-	char killed_by_comm[17];
+	char killed_by_comm[48]; /* 15 bytes, each at worst U+FFFD (3 bytes) */
 	/* Correlation (v3). */
 	int64_t step_id, tool_id; /* 0: none */
 	bool helper;
