@@ -216,6 +216,31 @@ static void print_view(const struct cli_query *q, json_t *runs)
  * Waits up to seconds for a key on a terminal stdin, read without waiting for
  * Enter; true if it was q or Q. Not a terminal: just sleeps.
  */
+struct view_call {
+	const struct cli_query *q;
+	json_t *runs;
+};
+
+static int call_view(void *ctx)
+{
+	struct view_call *v = ctx;
+
+	print_view(v->q, v->runs);
+	return 0;
+}
+
+/* On a terminal, the view's long lines wrap at a word, not mid-word where the terminal would. */
+static void print_view_fitted(const struct cli_query *q, json_t *runs)
+{
+	struct view_call v = {q, runs};
+	int columns = format_terminal_columns(STDOUT_FILENO);
+
+	if (columns > 0)
+		print_wrapped_call(call_view, &v, columns);
+	else
+		print_view(q, runs);
+}
+
 static bool quit_key_within(double seconds)
 {
 	int ms = (int)(seconds * 1000);
@@ -267,7 +292,7 @@ int cmd_top(int argc, char **argv)
 		} else {
 			if (loop && q.color)
 				printf("\033[H\033[2J");
-			print_view(&q, runs);
+			print_view_fitted(&q, runs);
 			json_decref(runs);
 		}
 		if (loop && quit_key_within(interval))

@@ -2,6 +2,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -152,6 +153,91 @@ void print_fitted(FILE *out, const char *text, int width)
 		if (*text == '\n')
 			text++;
 	}
+}
+
+/* Bytes of the colour code (ESC [ ... letter) at p, 0 if none. */
+static size_t escape_length(const char *p)
+{
+	size_t n = 2;
+
+	if (p[0] != '\033' || p[1] != '[')
+		return 0;
+	while (p[n] && !((p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= 'a' && p[n] <= 'z')))
+		n++;
+	return p[n] ? n + 1 : n;
+}
+
+/* Prints the first line of text (up to '\n' or the end) wrapped; returns where it ended. */
+static const char *print_wrapped_line(FILE *out, const char *line, int width)
+{
+	size_t len = strcspn(line, "\n");
+	int indent = 0;
+
+	while (indent < (int)len && line[indent] == ' ')
+		indent++;
+	int hang = indent + 2 <= width / 3 ? indent + 2 : width / 3;
+	const char *p = line, *end = line + len;
+	int prefix = 0; /* columns of indentation already printed on this row */
+	while (p < end) {
+		int col = prefix;
+		const char *q = p, *cut = NULL;
+		while (q < end) {
+			size_t esc = escape_length(q);
+			if (esc) {
+				q += esc;
+				continue;
+			}
+			if (*q == ' ' && q > p)
+				cut = q;
+			if ((*q & 0xC0) != 0x80 && col++ == width)
+				break;
+			q++;
+		}
+		if (q >= end) {
+			fwrite(p, 1, (size_t)(end - p), out);
+			break;
+		}
+		/* Past the width: at the last space that fits, else mid-word. */
+		const char *stop = cut && cut > p ? cut : q;
+		fwrite(p, 1, (size_t)(stop - p), out);
+		fprintf(out, "\n%*s", hang, "");
+		prefix = hang;
+		p = stop;
+		while (p < end && *p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+	return *end ? end + 1 : end;
+}
+
+void print_wrapped(FILE *out, const char *text, int width)
+{
+	if (width <= 8) {
+		fputs(text, out);
+		return;
+	}
+	while (*text)
+		text = print_wrapped_line(out, text, width);
+}
+
+int print_wrapped_call(int (*fn)(void *ctx), void *ctx, int columns)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *terminal = stdout, *gathered = open_memstream(&text, &len);
+
+	if (!gathered)
+		return fn(ctx);
+	stdout = gathered;
+	int rc = fn(ctx);
+	fflush(gathered);
+	stdout = terminal;
+	fclose(gathered);
+	if (text)
+		print_wrapped(terminal, text, columns);
+	free(text);
+	fflush(terminal);
+	return rc;
 }
 
 int format_terminal_columns(int fd)

@@ -18,6 +18,18 @@ void format_column(const char *s, int width, char *out, size_t size);
 int format_terminal_columns(int fd);
 /* text line by line, each cut to width columns with "…" (a terminal's width; <= 0: as is). */
 void print_fitted(FILE *out, const char *text, int width);
+/*
+ * text line by line, a line wider than width columns wrapped at its last
+ * space that fits, the rest indented two columns under the line's own
+ * indentation (colour codes take no columns; width <= 0: as is).
+ */
+void print_wrapped(FILE *out, const char *text, int width);
+/*
+ * Calls fn(ctx) with stdout gathered, then prints what it printed with
+ * print_wrapped to columns; returns fn's result (it runs as is if stdout
+ * cannot be gathered).
+ */
+int print_wrapped_call(int (*fn)(void *ctx), void *ctx, int columns);
 /* A money or GiB-hour amount with the digits that matter: 12.35, 0.0123, 0.000123. */
 void format_amount(double v, char *out, size_t size);
 /* "2026-11-22 14:45:00 CET": local time, or UTC after format_use_utc(true) (--utc). */

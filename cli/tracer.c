@@ -1,6 +1,7 @@
 /* tracer: the command users type. One file per verb; this one dispatches. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/clierror.h"
 #include "cli/commands.h"
@@ -84,6 +85,48 @@ static bool wants_json(int argc, char **argv)
 	return false;
 }
 
+/*
+ * The verbs that print text for a person: on a terminal their lines wrap at a
+ * word to its width (tables are already fitted; sentences are not). Not run
+ * (CMD's output is its own), top (it cuts its own view), report, and never
+ * JSON or an export format.
+ */
+static bool wraps_output(int argc, char **argv)
+{
+	static const char *const prose[] = {"show", "runs",	 "timeline", "signals", "explain",
+					    "cost", "recommend", "idle",     "status"};
+	bool known = false;
+
+	for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
+		known = known || !strcmp(argv[1], prose[i]);
+	for (int i = 2; known && i < argc; i++)
+		if (!strncmp(argv[i], "--format", 8) || !strcmp(argv[i], "--help") ||
+		    !strcmp(argv[i], "-h"))
+			return false;
+	return known && !wants_json(argc, argv) && format_terminal_columns(STDOUT_FILENO) > 0;
+}
+
+struct verb_call {
+	const struct verb *verb;
+	int argc;
+	char **argv;
+};
+
+static int call_verb(void *ctx)
+{
+	struct verb_call *c = ctx;
+
+	return c->verb->run(c->argc, c->argv);
+}
+
+/* Runs the verb with stdout gathered, then prints it wrapped to the terminal. */
+static int run_wrapped(const struct verb *v, int argc, char **argv)
+{
+	struct verb_call c = {v, argc, argv};
+
+	return print_wrapped_call(call_verb, &c, format_terminal_columns(STDOUT_FILENO));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -113,7 +156,10 @@ int main(int argc, char **argv)
 	cli_error_want_json(wants_json(argc, argv));
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
-			return cli_error_finish(verbs[i].name, verbs[i].run(argc - 1, argv + 1));
+			return cli_error_finish(verbs[i].name,
+						wraps_output(argc, argv)
+						    ? run_wrapped(&verbs[i], argc - 1, argv + 1)
+						    : verbs[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "tracer: unknown verb '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -565,3 +565,33 @@ def cost_fits_an_80_column_terminal(ctx):
     piped = subprocess.run([ctx.bin("tracer"), "cost", "--db", ctx.db, "--rate", "1"], capture_output=True,
                            text=True, timeout=30).stdout
     ctx.check(long_name in piped, "piped: the long name whole")
+
+
+@test
+def sentences_wrap_at_words_on_a_narrow_terminal(ctx):
+    """signals and explain on a 60-column terminal: no line wider than 60 once colours are
+    stripped, and every signal message the database holds is there whole, word for word
+    (wrapped at spaces, never inside a word); piped, each message is one line as before."""
+    import re
+    script = ctx.path("handled.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\nfor i in 1 2; do grep -q no-such-word-anywhere /etc/hostname || true; done\n"
+                "sleep 30 & kill -TERM $!; wait $! || true\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], expect=0)
+    run = ctx.latest_run()
+    messages = [m for (m,) in ctx.query("SELECT message FROM signals WHERE run_id = ?", run)]
+    ctx.check(len(messages) >= 3 and any(len(m) > 60 for m in messages), f"long messages to wrap: {messages}")
+    for verb in ("signals", "explain"):
+        text = on_a_terminal([ctx.bin("tracer"), verb, "--db", ctx.db, str(run)], 60)
+        lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]
+        wide = [line for line in lines if len(line) > 60]
+        ctx.check(lines and not wide, f"{verb}: {len(wide)} lines wider than 60: {wide[:2]}")
+        flat = " ".join(" ".join(lines).split())
+        if verb == "signals":
+            for m in messages:
+                ctx.check(" ".join(m.split()) in flat, f"{verb}: the message whole, word for word: {m}")
+    piped = subprocess.run([ctx.bin("tracer"), "signals", "--db", ctx.db, str(run)], capture_output=True,
+                           text=True, timeout=30).stdout
+    ctx.check(all(any(m in line for line in piped.splitlines()) for m in messages),
+              "piped: each message on one line")
