@@ -187,8 +187,8 @@ static const char *print_wrapped_line(FILE *out, const char *line, int width)
 				q += esc;
 				continue;
 			}
-			if (*q == ' ' && q > p)
-				cut = q;
+			if (*q == ' ' && q > p && q[-1] != ' ')
+				cut = q; /* after a word, not inside the indentation */
 			if ((*q & 0xC0) != 0x80 && col++ == width)
 				break;
 			q++;

@@ -88,8 +88,8 @@ static bool wants_json(int argc, char **argv)
 /*
  * The verbs that print text for a person: on a terminal their lines wrap at a
  * word to its width (tables are already fitted; sentences are not). Not run
- * (CMD's output is its own), top (it cuts its own view), report, and never
- * JSON or an export format.
+ * (CMD's output is its own), top (it wraps its own view), report, and never
+ * JSON, an export format or a width the user chose (timeline --width).
  */
 static bool wraps_output(int argc, char **argv)
 {
@@ -101,7 +101,7 @@ static bool wraps_output(int argc, char **argv)
 		known = known || !strcmp(argv[1], prose[i]);
 	for (int i = 2; known && i < argc; i++)
 		if (!strncmp(argv[i], "--format", 8) || !strcmp(argv[i], "--help") ||
-		    !strcmp(argv[i], "-h"))
+		    !strcmp(argv[i], "-h") || !strncmp(argv[i], "--width", 7))
 			return false;
 	return known && !wants_json(argc, argv) && format_terminal_columns(STDOUT_FILENO) > 0;
 }
