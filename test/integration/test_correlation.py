@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from harness import Failure, load_json, start_daemons, test, write_script
+from harness import Failure, load_json, plain_build_only, start_daemons, test, write_script
 from slurm_cluster import SlurmCluster
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -564,6 +564,7 @@ def engine_started_by_a_script_gets_its_own_run(ctx):
 
 
 @test
+@plain_build_only("CI time: the Slurm path runs under ASan in slurm_job_is_a_run_with_its_steps")
 def slurm_steps_match_sacct(ctx):
     """Slurm's own accounting as ground truth (slurmdbd on a MariaDB started by the test,
     jobacct_gather/linux): a job whose batch step and two srun steps burn CPU and touch memory.

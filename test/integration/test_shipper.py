@@ -14,7 +14,7 @@ import threading
 import time
 
 from clickhouse import ClickHouse
-from harness import Failure, start_daemons, test, wait_for_socket
+from harness import Failure, plain_build_only, start_daemons, test, wait_for_socket
 
 # Finished records per shipped table, as the local database has them.
 FINISHED = {
@@ -107,6 +107,7 @@ def stop_daemons(ctx, agg, col):
 
 
 @test
+@plain_build_only("CI time: the shipper's code runs under ASan in the soak and outbox tests")
 def shipper_delivers_everything_to_clickhouse(ctx):
     """Happy path, then the sink goes down while records keep coming, then it comes
     back: everything arrives, nothing twice, with credentials from a 0600 file. The
@@ -465,6 +466,7 @@ class NetnsRelay:
 
 
 @test
+@plain_build_only("CI time: three hosts' daemons run the code every other test runs under ASan")
 def fleet_of_three_hosts_ships_to_one_clickhouse(ctx):
     """Three hosts: each a collector seeing its own machine id (a mount namespace), its
     own aggregator and outbox, and a shipper in its own network namespace. One
