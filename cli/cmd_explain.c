@@ -122,12 +122,15 @@ static json_t *load_signals(sqlite3 *db, int64_t run, int64_t step)
 {
 	char sql[2300];
 
-	snprintf(sql, sizeof(sql),
-		 "SELECT g.id, g.kind, g.severity, g.step_id, g.process_id, g.message, g.details,"
-		 " g.at_ns, g.active FROM signals g WHERE g.run_id = ?1 %s ORDER BY"
-		 " CASE g.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END,"
-		 " coalesce(g.at_ns, g.detected_ns), g.id",
-		 step_filter(step, "g.step_id").text);
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT g.id, g.kind, g.severity, g.step_id, g.process_id, g.message, g.details,"
+	    " g.at_ns, g.active, CASE WHEN json_valid(g.details) THEN"
+	    " coalesce(json_extract(g.details, '$.went_on_past'), 0) ELSE 0 END AS went_on_past"
+	    " FROM signals g WHERE g.run_id = ?1 %s ORDER BY"
+	    " CASE g.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END,"
+	    " coalesce(g.at_ns, g.detected_ns), g.id",
+	    step_filter(step, "g.step_id").text);
 	return cli_rows_json(db, sql, run);
 }
 
@@ -158,7 +161,8 @@ static json_t *load_steps(sqlite3 *db, int64_t run, int64_t step, int64_t run_wa
 struct explanation {
 	int64_t run;
 	json_t *r, *sigs, *steps, *failures;
-	bool failed; /* the run, or the step asked about, failed or was killed */
+	json_t *went_on_past; /* failures of a script's earlier steps it went on past */
+	bool failed;	      /* the run, or the step asked about, failed or was killed */
 	long top;
 };
 
@@ -278,6 +282,14 @@ static void print_failures(const struct cli_query *q, const struct explanation *
 	if (!json_array_size(e->failures))
 		printf("  it %s, and no tool in it failed on its own: see the steps below\n",
 		       jstr(e->r, "status"));
+	if (!json_array_size(e->went_on_past))
+		return;
+	printf("\nEarlier failures the run went on past (earliest first):\n");
+	for (size_t k = 0; k < json_array_size(e->went_on_past); k++) {
+		snprintf(buf, sizeof(buf), "  %zu. ", k + 1);
+		print_signal(q, json_array_get(e->went_on_past, k), buf);
+		print_evidence(json_array_get(e->went_on_past, k));
+	}
 }
 
 static void print_steps(const struct cli_query *q, const struct explanation *e)
@@ -296,9 +308,12 @@ static void print_steps(const struct cli_query *q, const struct explanation *e)
 			printf(" (%.0f%% of the run)", 100 * jnum(s, "share_of_run"));
 		printf(", %s\n     %s\n", jstr(s, "status"), jstr(s, "explanation"));
 		json_t *mine = json_object_get(s, "signals");
-		for (size_t k = 0; k < json_array_size(mine); k++)
-			if (strcmp(jstr(json_array_get(mine, k), "severity"), "critical"))
-				print_signal(q, json_array_get(mine, k), "     ");
+		for (size_t k = 0; k < json_array_size(mine); k++) {
+			json_t *g = json_array_get(mine, k);
+			/* Critical ones and those the run went on past are listed above. */
+			if (strcmp(jstr(g, "severity"), "critical") && !jint(g, "went_on_past"))
+				print_signal(q, g, "     ");
+		}
 	}
 }
 
@@ -342,9 +357,9 @@ static void print_text(const struct cli_query *q, const struct explanation *e)
 
 static void print_json(const struct explanation *e)
 {
-	json_t *doc =
-	    json_pack("{s:O, s:b, s:O, s:O, s:O}", "run", e->r ? e->r : json_null(), "failed",
-		      e->failed, "failure", e->failures, "steps", e->steps, "signals", e->sigs);
+	json_t *doc = json_pack("{s:O, s:b, s:O, s:O, s:O, s:O}", "run", e->r ? e->r : json_null(),
+				"failed", e->failed, "failure", e->failures, "went_on_past",
+				e->went_on_past, "steps", e->steps, "signals", e->sigs);
 	cli_print_json(doc);
 	json_decref(doc);
 }
@@ -383,11 +398,17 @@ int cmd_explain(int argc, char **argv)
 	e.steps = load_steps(db, e.run, step, jint(e.r, "wall_ns"), e.sigs);
 	/* Failure evidence: critical signals, earliest first (the first failure is the cause). */
 	e.failures = json_array();
-	for (size_t k = 0; k < json_array_size(e.sigs); k++)
-		if (is_failure(json_array_get(e.sigs, k), step)) {
-			add_evidence(db, json_array_get(e.sigs, k));
-			json_array_append(e.failures, json_array_get(e.sigs, k));
+	e.went_on_past = json_array();
+	for (size_t k = 0; k < json_array_size(e.sigs); k++) {
+		json_t *g = json_array_get(e.sigs, k);
+		json_t *list = is_failure(g, step)	 ? e.failures
+			       : jint(g, "went_on_past") ? e.went_on_past
+							 : NULL;
+		if (list) {
+			add_evidence(db, g);
+			json_array_append(list, g);
 		}
+	}
 	/* "Why it failed" only when it did: the run, or the step asked about. */
 	const char *status = jstr(e.r, "status");
 	if (step) {
@@ -401,6 +422,7 @@ int cmd_explain(int argc, char **argv)
 		print_text(&q, &e);
 	json_decref(e.r);
 	json_decref(e.failures);
+	json_decref(e.went_on_past);
 	json_decref(e.steps);
 	json_decref(e.sigs);
 	sqlite3_close(db);

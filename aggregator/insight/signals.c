@@ -274,14 +274,73 @@ void insight_step_verdicts(struct insight *in, struct step *st)
 	}
 }
 
+/* Whether a step ended as its run did: a script's status is its last command's. */
+static bool ended_alike(const struct step *st, const struct run *r)
+{
+	if (r->row.has_signal)
+		return st->has_signal && st->signal == r->row.signal;
+	if (!r->row.has_exit_code)
+		return false;
+	return st->has_signal ? r->row.exit_code == 128 + st->signal
+			      : st->has_exit_code && st->exit_code == r->row.exit_code;
+}
+
+/*
+ * The step whose failure the run ended with: the one holding the tool that
+ * failed the run (correlate.c settles it), else the last failed step that
+ * ended as the run did. NULL when none did.
+ */
+static struct step *cause_step(struct insight *in, struct run *r)
+{
+	struct step *last = NULL;
+
+	for (struct step *st = r->steps; st; st = st->next) {
+		if (st->status != GROUP_FAILED && st->status != GROUP_KILLED)
+			continue;
+		if (r->failed.process_id && st->failed.process_id == r->failed.process_id)
+			return st;
+		if (ended_alike(st, r) && (!last || st->r.end_epoch_ns > last->r.end_epoch_ns))
+			last = st;
+	}
+	for (size_t i = 0; !last && r->failed.process_id && i < in->n_active; i++) {
+		const struct signal_row *s = &in->active[i];
+		if (s->run_id == r->row.id && s->process_id == r->failed.process_id && s->step_id)
+			last = step_of_run(r, s->step_id);
+	}
+	return last;
+}
+
+/* details gains "went_on_past": true, which `explain` lists apart. */
+static void mark_went_on_past(struct signal_row *s)
+{
+	json_t *obj = s->details[0] ? json_loads(s->details, 0, NULL) : NULL;
+
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		obj = json_object();
+	}
+	json_object_set_new(obj, "went_on_past", json_true());
+	set_details(s, obj);
+	s->severity = "warning";
+	size_t n = strlen(s->message);
+	snprintf(s->message + n, sizeof(s->message) - n, "; the run went on past it");
+}
+
 /*
  * The verdicts of a run's failures once it ended. A run that succeeded handled
  * every failure in it (a script's `|| true`, an engine's retry): info. In a
  * failed run, tool_failed stays critical, and a kill is critical if its
- * process is what failed its step or the run, else a warning.
+ * process is what failed its step or the run, else a warning. A script's exit
+ * status is its last command's: a step that failed before the step the
+ * script ended with is one the script went on past (`wait $! || true`, a
+ * command whose status nothing checked), a warning; an engine's failed jobs
+ * all fail it, whenever they ended.
  */
 void insight_run_verdicts(struct insight *in, struct run *r)
 {
+	bool script = r->status != GROUP_OK && !strcmp(r->engine, "script");
+	struct step *cause = script ? cause_step(in, r) : NULL;
+
 	for (size_t i = 0; i < in->n_active;) {
 		struct signal_row *s = &in->active[i];
 		bool ours = s->run_id == r->row.id &&
@@ -294,12 +353,14 @@ void insight_run_verdicts(struct insight *in, struct run *r)
 			handled(in, s, "run");
 			continue;
 		}
+		struct step *st = step_of_run(r, s->step_id);
 		if (!strcmp(s->kind, "killed")) {
-			struct step *st = step_of_run(r, s->step_id);
-			bool cause = s->process_id == r->failed.process_id ||
-				     (st && s->process_id == st->failed.process_id);
-			s->severity = cause ? "critical" : "warning";
+			bool is_cause = s->process_id == r->failed.process_id ||
+					(st && s->process_id == st->failed.process_id);
+			s->severity = is_cause ? "critical" : "warning";
 		}
+		if (cause && st && st != cause && st->r.end_epoch_ns <= cause->r.end_epoch_ns)
+			mark_went_on_past(s);
 		s->active = false;
 		insight_update(in, s);
 	}

@@ -50,7 +50,7 @@ def every_verb_speaks_one_json_vocabulary(ctx):
     script = ctx.path("vocab.sh")
     with open(script, "w") as f:
         f.write("#!/bin/bash\n"
-                f"{ctx.helper('cpuburn')} 300 --token=abc\n"
+                f"{ctx.helper('cpuburn')} 300 {ctx.path('burn.json')} --token=abc\n"
                 "grep -q nothing /no/such/input || echo handled\n"
                 "sleep 5 & sleep 0.2; kill -9 $!\n"
                 "wait\n"

@@ -394,8 +394,9 @@ def who_sent_a_killing_signal_is_named(ctx):
     """A script kills a sleeper with `kill -TERM`, lets `timeout -s INT` end another, and a
     shell kills itself with SIGABRT; it then fails on a last `timeout -s KILL`. Each victim's
     row names its sender (the shell's own $$, timeout's pid as the shell saw it with $!); the
-    self-raised signal names none; the killed signals say who sent it; explain gives the sender
-    as the evidence of a cause. Ground truth: the pids the shell printed and its own
+    self-raised signal names none; the killed signals say who sent it; explain lists the last
+    SIGKILL (what the run ended with) as its cause, and the kills the script went on past
+    apart, with their senders as evidence. Ground truth: the pids the shell printed and its own
     /proc/self/comm (a script's task name is its file name)."""
     pids = ctx.path("pids.txt")
     body = (f"echo shell $$ >> {pids}\necho comm $(cat /proc/$$/comm) >> {pids}\n"
@@ -428,8 +429,16 @@ def who_sent_a_killing_signal_is_named(ctx):
     msg = ctx.query("SELECT message FROM signals WHERE run_id = ? AND kind = 'killed' AND process_id = "
                     "(SELECT id FROM processes WHERE run_id = ? AND pid = ?)", run, run, said["victim"])
     ctx.check(msg and f"sent by {said['comm']} (pid {said['shell']})" in msg[0][0], f"the killed signal says who: {msg}")
-    # The TERM victim is its step's only process: its kill failed the step, and the run
-    # failed, so it is among the causes listed, with its sender as evidence.
-    why = explain(ctx, str(run)).split("Why it failed")[-1].split("\n\n")[0]
-    ctx.check(f"killed by signal 15 (SIGTERM: Terminated), sent by {said['comm']} (pid {said['shell']})" in why,
-              f"explain's evidence names the sender: {why[:900]}")
+    # The run ended with the last timeout's SIGKILL: that is the cause. The TERM victim's
+    # step failed before it and the script went on: listed apart, its sender as evidence.
+    text = explain(ctx, str(run))
+    why = text.split("Why it failed")[-1].split("\n\n")[0]
+    past = text.split("Earlier failures the run went on past")[-1].split("\n\n")[0]
+    first = [line for line in why.splitlines() if line.strip().startswith("1. ")]
+    ctx.check(first and "critical" in first[0] and "signal 9" in first[0],
+              f"the first cause is the SIGKILL the run ended with: {why[:900]}")
+    ctx.check("signal 15" not in why and "signal 2 " not in why,
+              f"the kills the script went on past are not causes: {why[:900]}")
+    ctx.check("Earlier failures the run went on past" in text and
+              f"killed by signal 15 (SIGTERM: Terminated), sent by {said['comm']} (pid {said['shell']})" in past,
+              f"explain lists the TERM victim as a failure the run went on past, with its sender: {text[:1500]}")

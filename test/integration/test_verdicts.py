@@ -24,10 +24,10 @@ from test_telemetry import MemoryCgroup
 
 class Case:
     def __init__(self, name, body, exit=0, cause=None, evidence=(), must=(), must_not=(), argv=None,
-                 not_evidence=()):
+                 not_evidence=(), went_on_past=()):
         self.name, self.body, self.exit, self.cause = name, body, exit, cause
         self.evidence, self.must, self.must_not = evidence, set(must), set(must_not)
-        self.argv, self.not_evidence = argv, not_evidence
+        self.argv, self.not_evidence, self.went_on_past = argv, not_evidence, went_on_past
 
 
 def data_files(ctx):
@@ -117,6 +117,15 @@ def cases(ctx, d, flaky_ok, flaky_never):
         Case("killed_by_kill", "sleep 30 &\npid=$!\nsleep 0.2\nkill -9 $pid\nwait $pid\n",
              exit=137, cause="sleep", evidence=("SIGKILL",)),
         Case("oom_in_cgroup", None, exit=137, cause="python3", evidence=("OOM",), must={"oom_kill"}),
+        # Failures the script handled or ignored, then the one it ends with: bash's status is
+        # the last command's, so that is the cause; the earlier ones are listed apart.
+        Case("went_on_past_failures_then_fails",
+             "sleep 30 &\nbg=$!\nsleep 0.2\nkill -TERM $bg\nwait $bg || echo 'stopped the background job'\n"
+             "timeout -s INT 0.3 python3 -c 'import time; time.sleep(5)' || true\n"
+             f"gzip -t {d}/sample_a.tsv 2>/dev/null || echo 'not compressed: read as text'\n"
+             f"sort -k2,2n {d}/sample_a.tsv > {ctx.path('sorted_a')}\n"
+             f"join {ctx.path('sorted_a')} {d}/no_such_index.tsv > {ctx.path('joined')}\n",
+             exit=1, cause="join", evidence=("no_such_index.tsv",), went_on_past=("sleep", "gzip")),
         Case("snakemake_retry_fails", None, argv=["snakemake", "--cores", "1", "-q", "--restart-times", "1",
                                                   "-s", os.path.join(smk_bad, "Snakefile"), "-d", smk_bad],
              exit=1, cause="python3", must={"retried"}),
@@ -148,7 +157,7 @@ def explain_text(ctx, db, run):
 
 @test
 def corpus_of_scripts_gets_the_right_verdicts(ctx):
-    """26 scripts and workflows, run one after another under one set of daemons; for
+    """27 scripts and workflows, run one after another under one set of daemons; for
     each, the verdicts it must and must not produce (module docstring)."""
     sock, db = ctx.path("s.sock"), ctx.path("verdicts.db")
     d = data_files(ctx)
@@ -229,6 +238,14 @@ def corpus_of_scripts_gets_the_right_verdicts(ctx):
             ctx.check(e in why, f"{what} evidence '{e}' in the explanation: {why[:600]}")
         for e in c.not_evidence:
             ctx.check(e not in why, f"{what} '{e}' is no evidence: {why[:600]}")
+        past = [g["message"] for g in doc.get("went_on_past") or []]
+        for tool in c.went_on_past:
+            ctx.check(not [m for (_, _, m) in critical if m.startswith(tool)],
+                      f"{what} {tool} failed earlier and the script went on: not critical: {critical}")
+            ctx.check([m for m in past if m.startswith(tool) and "went on past" in m],
+                      f"{what} {tool}'s failure is listed as one the run went on past: {past}")
+        ctx.check(bool(past) == bool(c.went_on_past) and ("went on past" in why) == bool(c.went_on_past),
+                  f"{what} failures the run went on past listed only where there are some: {past}")
     ctx.check(not false_critical, f"0 false critical signals on the clean scripts: {false_critical}")
     if len(corpus) < 20:
         raise Failure("the corpus holds fewer than 20 scripts")
