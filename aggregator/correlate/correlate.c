@@ -323,6 +323,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	bool launcher = tool_is_launcher(tool.program);
 	name_step_after_tool(c, p, &tool, shell || wrapper || launcher, ts_ns);
 	p->in.plumbing = shell || wrapper || p->row.helper || launcher;
+	p->in.script = !shell && tool_is_shell(tool.interpreter);
 }
 
 void correlate_image_end(struct correlator *c, struct proc *p, const struct process_row *image)
@@ -384,6 +385,10 @@ static void note_failed_tool(struct failed_tool *first, struct failed_tool *last
 	const char *exe = p->row.exe ? strrchr(p->row.exe, '/') : NULL;
 	if (first->process_id && exe && tool_is_driver(exe + 1))
 		return;
+	/* A script ending with its last command's status ($?) passes that failure on. */
+	if (p->in.script &&
+	    failed_tool_ended_alike(last, p->row.has_signal, p->row.signal, p->row.exit_code))
+		return;
 	if (!first->process_id)
 		set_failed_tool(first, p);
 	set_failed_tool(last, p);
@@ -438,6 +443,33 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 		insight_step_end(c->insight, s, row->end_epoch_ns);
 }
 
+/*
+ * A batch job ends as its script did (Slurm's ExitCode and State): an srun
+ * step that failed and that the script went on past does not fail it. A job
+ * without a batch step (salloc, a bare srun) failed if any process failed.
+ */
+static void slurm_job_ended(struct run *r)
+{
+	const struct step *batch = NULL;
+
+	for (const struct step *s = r->steps; s; s = s->next) {
+		const char *dot = strrchr(s->key, '.');
+		if (dot && !strcmp(dot, ".batch") && s->status != GROUP_RUNNING)
+			batch = s;
+	}
+	if (!batch || (!batch->has_exit_code && !batch->has_signal)) {
+		r->status = r->r.failed ? GROUP_FAILED : GROUP_OK;
+		return;
+	}
+	r->row.has_exit_code = batch->has_exit_code;
+	r->row.exit_code = batch->exit_code;
+	r->row.has_signal = batch->has_signal;
+	r->row.signal = batch->signal;
+	r->status = batch->status;
+	failed_tool_settle(&r->failed, &r->last_failed, batch->has_signal, batch->signal,
+			   batch->exit_code);
+}
+
 static void run_exit(struct correlator *c, struct run *r, struct proc *p, bool failed)
 {
 	const struct process_row *row = &p->row;
@@ -462,7 +494,7 @@ static void run_exit(struct correlator *c, struct run *r, struct proc *p, bool f
 	}
 	if (!strcmp(r->engine, "slurm") && r->r.live == 0) {
 		r->row.end_epoch_ns = r->r.end_epoch_ns;
-		r->status = r->r.failed ? GROUP_FAILED : GROUP_OK;
+		slurm_job_ended(r);
 		r->finished = true;
 	}
 	r->dirty = true;

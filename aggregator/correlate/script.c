@@ -15,13 +15,8 @@
 
 static bool script_run(const struct process_view *v, char *pipeline, size_t size)
 {
-	const char *shells[] = {"bash", "sh", "dash", "zsh", "ksh"};
-	bool shell = false;
-
-	for (size_t i = 0; i < sizeof(shells) / sizeof(*shells); i++)
-		shell = shell || !strcmp(v->tool->interpreter, shells[i]);
 	/* bash x.sh: the program is the script; bash -c '...' is not a script. */
-	if (!shell || !strcmp(v->tool->program, v->tool->interpreter))
+	if (!tool_is_shell(v->tool->interpreter) || !strcmp(v->tool->program, v->tool->interpreter))
 		return false;
 	/* Here-documents and process substitution (bash /dev/fd/3) are not scripts. */
 	for (size_t i = 1; i < v->argc; i++)

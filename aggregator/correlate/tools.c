@@ -52,6 +52,11 @@ bool tool_is_driver(const char *program)
 	return in_list(program, drivers, sizeof(drivers) / sizeof(*drivers));
 }
 
+bool tool_is_shell(const char *interpreter)
+{
+	return in_list(interpreter, shells, sizeof(shells) / sizeof(*shells));
+}
+
 /* python, python3, python3.11, pypy3 ... */
 static bool is_python(const char *base)
 {

@@ -52,6 +52,8 @@ bool tool_is_launcher(const char *program);
  * when one of their commands failed first.
  */
 bool tool_is_driver(const char *program);
+/* A shell interpreter: bash, sh, dash, zsh, ksh, fish, tcsh, csh. */
+bool tool_is_shell(const char *interpreter);
 
 /*
  * Loads both lists ("name<TAB or spaces>category" per line; # comments).

@@ -331,14 +331,15 @@ static void mark_went_on_past(struct signal_row *s)
  * every failure in it (a script's `|| true`, an engine's retry): info. In a
  * failed run, tool_failed stays critical, and a kill is critical if its
  * process is what failed its step or the run, else a warning. A script's exit
- * status is its last command's: a step that failed before the step the
- * script ended with is one the script went on past (`wait $! || true`, a
- * command whose status nothing checked), a warning; an engine's failed jobs
- * all fail it, whenever they ended.
+ * status is its last command's (a Slurm batch job's, its batch script's): a
+ * step that failed before the step the script ended with is one the script
+ * went on past (`wait $! || true`, an `srun` whose status nothing checked), a
+ * warning; an engine's failed jobs all fail it, whenever they ended.
  */
 void insight_run_verdicts(struct insight *in, struct run *r)
 {
-	bool script = r->status != GROUP_OK && !strcmp(r->engine, "script");
+	bool script =
+	    r->status != GROUP_OK && (!strcmp(r->engine, "script") || !strcmp(r->engine, "slurm"));
 	struct step *cause = script ? cause_step(in, r) : NULL;
 
 	for (size_t i = 0; i < in->n_active;) {

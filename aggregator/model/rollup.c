@@ -158,13 +158,19 @@ void rollup_totals(const struct rollup *r, struct totals_row *t)
 	};
 }
 
+bool failed_tool_ended_alike(const struct failed_tool *t, bool has_signal, int signal,
+			     int exit_code)
+{
+	if (!t->process_id)
+		return false;
+	return has_signal      ? t->has_signal && t->code == signal
+	       : t->has_signal ? exit_code == 128 + t->code
+			       : exit_code == t->code;
+}
+
 void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
 			int signal, int exit_code)
 {
-	bool ended_alike = has_signal	      ? last->has_signal && last->code == signal
-			   : last->has_signal ? exit_code == 128 + last->code
-					      : exit_code == last->code;
-
-	if (last->process_id && ended_alike)
+	if (failed_tool_ended_alike(last, has_signal, signal, exit_code))
 		*first = *last;
 }

@@ -155,13 +155,14 @@ class SlurmCluster:
                        capture_output=True, text=True, timeout=60)
 
     def sacct(self, job):
-        """Per step of JOB: (TotalCPU in ns, MaxRSS in KiB), as sacct reports them."""
-        p = subprocess.run(["sacct", "-j", job, "-P", "-n", "--format=JobID,TotalCPU,MaxRSS,State"],
+        """Per step of JOB and for the job itself (key JOB): (TotalCPU in ns, MaxRSS in KiB,
+        State, ExitCode as "code:signal"), as sacct reports them."""
+        p = subprocess.run(["sacct", "-j", job, "-P", "-n", "--format=JobID,TotalCPU,MaxRSS,State,ExitCode"],
                            env=self.env, capture_output=True, text=True, timeout=60)
         out = {}
         for line in p.stdout.splitlines():
-            step, total, rss, state = (line.split("|") + ["", "", ""])[:4]
-            out[step] = (parse_slurm_time(total), parse_slurm_kb(rss), state)
+            step, total, rss, state, code = (line.split("|") + ["", "", "", ""])[:5]
+            out[step] = (parse_slurm_time(total), parse_slurm_kb(rss), state, code)
         return out
 
     def _node_idle(self):

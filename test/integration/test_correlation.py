@@ -586,6 +586,22 @@ def slurm_steps_match_sacct(ctx):
         os.chmod(script, 0o755)
         job, rc, err = cluster.sbatch_wait(script)
         ctx.check(rc == 0 and job.isdigit(), f"sbatch: job {job} exit {rc} {err}")
+        # A job ends as its batch script does: one goes on past a failed srun step and
+        # succeeds, one goes on past it and fails on its last command.
+        verdict_jobs = {}
+        for name, body, code in (
+                ("went_on_ok", "srun sh -c 'exit 3' || echo 'step 0 failed; using defaults'\n"
+                               f"{ctx.helper('cpuburn')} 50\n", 0),
+                ("went_on_fails", "srun sh -c 'exit 3'\n"
+                                  f"test -s {ctx.path('no-such-manifest')} || echo 'no manifest'\n"
+                                  f"cut -f 9z {script}\n", 1)):
+            path = ctx.path(name + ".sh")
+            with open(path, "w") as f:
+                f.write(f"#!/bin/bash\n#SBATCH -J {name}\n{body}")
+            os.chmod(path, 0o755)
+            vjob, vrc, verr = cluster.sbatch_wait(path)
+            ctx.check(vrc == code, f"{name}: sbatch --wait exit {vrc}, expected {code}: {verr}")
+            verdict_jobs[name] = vjob
         acct = {}
         end = time.time() + 30
         while time.time() < end:  # slurmdbd gets the steps' records a moment after the job ends
@@ -594,10 +610,43 @@ def slurm_steps_match_sacct(ctx):
                     all(acct[k][0] is not None for k in (f"{job}.batch", f"{job}.0", f"{job}.1")):
                 break
             time.sleep(0.5)
+        verdict_truth = {}
+        for name, vjob in verdict_jobs.items():
+            truth = {}
+            end = time.time() + 15
+            while time.time() < end and not (truth.get(vjob) and truth[vjob][2] in ("COMPLETED", "FAILED")):
+                truth = cluster.sacct(vjob)
+                time.sleep(0.3)
+            verdict_truth[name] = (truth.get(vjob) or (None, None, "?", "?"))[2:4]
         time.sleep(1.0)  # let the daemons commit the last exits
     finally:
         cluster.stop()
-    print(f"  sacct: {acct}")
+    print(f"  sacct: {acct}; verdict jobs: {verdict_truth}")
+    for name, vjob in verdict_jobs.items():
+        state, code = verdict_truth[name]
+        run = ctx.query("SELECT id, status, exit_code FROM runs WHERE name = ?", f"slurm-job-{vjob}", db=db)
+        ctx.check(len(run) == 1, f"{name}: one run for job {vjob}: {run}")
+        if not run:
+            continue
+        run_id, status, exit_code = run[0]
+        # sacct's State and ExitCode ("code:signal") for the job are the ground truth.
+        ctx.check(status == {"COMPLETED": "ok", "FAILED": "failed"}.get(state) and f"{exit_code}:0" == code,
+                  f"{name}: run {status} exit {exit_code}, sacct {state} {code}")
+        sigs = ctx.query("SELECT severity, message FROM signals WHERE run_id = ?", run_id, db=db)
+        critical = [m for sev, m in sigs if sev == "critical"]
+        p = subprocess.run([ctx.bin("tracer"), "explain", "--db", db, "--json", str(run_id)],
+                           capture_output=True, text=True, timeout=60)
+        doc = json.loads(p.stdout) if p.returncode == 0 else {}
+        past = [g["message"] for g in doc.get("went_on_past") or []]
+        if state == "COMPLETED":
+            ctx.check(not critical and not doc.get("failure"),
+                      f"{name}: a job that succeeded has no critical signal: {sigs}")
+        else:
+            first = (doc.get("failure") or [{}])[0].get("message", "")
+            ctx.check(first.startswith("cut ") and ".batch" in first,
+                      f"{name}: the first cause is the batch script's last command: {doc.get('failure')}")
+            ctx.check(not [m for m in critical if ".0)" in m] and [m for m in past if ".0)" in m],
+                      f"{name}: the failed srun step is one the job went on past: {critical} / {past}")
     rows = ctx.query("SELECT id, cpu_ns FROM runs WHERE name = ?", f"slurm-job-{job}", db=db)
     ctx.check(len(rows) == 1, f"one run for job {job}: {rows}")
     if not rows:
