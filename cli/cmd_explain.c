@@ -267,29 +267,31 @@ static void print_evidence(json_t *g)
 		       (long long)own, own == 1 ? "" : "s");
 }
 
-static void print_failures(const struct cli_query *q, const struct explanation *e)
+/* Failure signals numbered, each with its evidence. */
+static void print_numbered_failures(const struct cli_query *q, json_t *list)
 {
 	char buf[64];
 
+	for (size_t k = 0; k < json_array_size(list); k++) {
+		snprintf(buf, sizeof(buf), "  %zu. ", k + 1);
+		print_signal(q, json_array_get(list, k), buf);
+		print_evidence(json_array_get(list, k));
+	}
+}
+
+static void print_failures(const struct cli_query *q, const struct explanation *e)
+{
 	if (!e->failed)
 		return;
 	printf("\nWhy it failed (earliest first):\n");
-	for (size_t k = 0; k < json_array_size(e->failures); k++) {
-		snprintf(buf, sizeof(buf), "  %zu. ", k + 1);
-		print_signal(q, json_array_get(e->failures, k), buf);
-		print_evidence(json_array_get(e->failures, k));
-	}
+	print_numbered_failures(q, e->failures);
 	if (!json_array_size(e->failures))
 		printf("  it %s, and no tool in it failed on its own: see the steps below\n",
 		       jstr(e->r, "status"));
 	if (!json_array_size(e->went_on_past))
 		return;
 	printf("\nEarlier failures the run went on past (earliest first):\n");
-	for (size_t k = 0; k < json_array_size(e->went_on_past); k++) {
-		snprintf(buf, sizeof(buf), "  %zu. ", k + 1);
-		print_signal(q, json_array_get(e->went_on_past, k), buf);
-		print_evidence(json_array_get(e->went_on_past, k));
-	}
+	print_numbered_failures(q, e->went_on_past);
 }
 
 static void print_steps(const struct cli_query *q, const struct explanation *e)
