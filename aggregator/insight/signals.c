@@ -277,12 +277,11 @@ void insight_step_verdicts(struct insight *in, struct step *st)
 /* Whether a step ended as its run did: a script's status is its last command's. */
 static bool ended_alike(const struct step *st, const struct run *r)
 {
-	if (r->row.has_signal)
-		return st->has_signal && st->signal == r->row.signal;
-	if (!r->row.has_exit_code)
+	if ((!st->has_signal && !st->has_exit_code) ||
+	    (!r->row.has_signal && !r->row.has_exit_code))
 		return false;
-	return st->has_signal ? r->row.exit_code == 128 + st->signal
-			      : st->has_exit_code && st->exit_code == r->row.exit_code;
+	return exit_passes_on(st->has_signal, st->has_signal ? st->signal : st->exit_code,
+			      r->row.has_signal, r->row.signal, r->row.exit_code);
 }
 
 /*

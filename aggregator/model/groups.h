@@ -96,8 +96,11 @@ struct failed_tool {
  * failing on the way (a shim's readlink, a handled grep) is not the cause. */
 void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
 			int signal, int exit_code);
-/* Whether an exit is the tool's own passed on: the same signal, the same exit
- * code, or exit code 128 + its signal (a shell reporting its child's death). */
+/* Whether an exit passes an earlier one on (was_code: its exit code, or its
+ * signal if was_signal): the same signal, the same exit code, or exit code
+ * 128 + its signal (a shell reporting its child's death). */
+bool exit_passes_on(bool was_signal, int was_code, bool has_signal, int signal, int exit_code);
+/* Whether an exit is the tool's own passed on (exit_passes_on). */
 bool failed_tool_ended_alike(const struct failed_tool *t, bool has_signal, int signal,
 			     int exit_code);
 

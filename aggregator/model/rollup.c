@@ -158,14 +158,18 @@ void rollup_totals(const struct rollup *r, struct totals_row *t)
 	};
 }
 
+bool exit_passes_on(bool was_signal, int was_code, bool has_signal, int signal, int exit_code)
+{
+	return has_signal   ? was_signal && was_code == signal
+	       : was_signal ? exit_code == 128 + was_code
+			    : exit_code == was_code;
+}
+
 bool failed_tool_ended_alike(const struct failed_tool *t, bool has_signal, int signal,
 			     int exit_code)
 {
-	if (!t->process_id)
-		return false;
-	return has_signal      ? t->has_signal && t->code == signal
-	       : t->has_signal ? exit_code == 128 + t->code
-			       : exit_code == t->code;
+	return t->process_id &&
+	       exit_passes_on(t->has_signal, t->code, has_signal, signal, exit_code);
 }
 
 void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
