@@ -61,10 +61,12 @@ struct {
  * a note whose switch-out was never seen is dropped, never piles up.
  */
 struct exit_note {
-	__u64 start_ns; /* the leader's, as in the exit event */
+	__u64 start_ns;	       /* the leader's, as in the exit event */
+	__u64 thread_start_ns; /* the noted thread's own: a note whose switch-out was missed
+				  must not be taken by a later thread with its number */
 	__u64 runtime, utime, stime;
 	__u32 tgid;
-	__u32 pad;
+	__u32 walk_seq; /* the group walk that left it: a tail counts only with its exit's */
 };
 
 struct {
@@ -135,6 +137,10 @@ struct {
 struct dead_acc {
 	__u64 rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
 	__u64 runq_ns;
+	/* The process's start: a thread that reaches its exit tracepoint after the
+	 * last one sent the process's exit leaves an entry behind, which a later
+	 * process given the same pid must not read as its own. */
+	__u64 start_ns;
 };
 
 struct {

@@ -158,7 +158,8 @@ struct tracer_exit_event {
 	/* Killed by a signal another process sent with kill(2) and the like: that
 	 * process (its tgid in the collector's namespace; 0: none known). */
 	__u32 killer_pid;
-	__u32 pad;
+	/* Stamp of the read of the totals (exit tails carry the one they belong to). */
+	__u32 walk_seq;
 	char killer_comm[TRACER_COMM_LEN];
 };
 
@@ -173,6 +174,8 @@ struct tracer_exit_tail_event {
 	__u64 runtime_ns;
 	__u64 utime_ns;
 	__u64 stime_ns;
+	__u32 walk_seq; /* the exit event's walk_seq when this tail belongs to its totals */
+	__u32 pad;
 };
 
 /* A process changed its working directory (chdir, fchdir): relative opens follow it. */
@@ -265,7 +268,7 @@ _Static_assert(sizeof(struct tracer_fork_event) == 88, "tracer_fork_event layout
 _Static_assert(sizeof(struct tracer_exec_event) == 6984, "tracer_exec_event layout");
 _Static_assert(sizeof(struct tracer_exit_event) == 296, "tracer_exit_event layout");
 _Static_assert(sizeof(struct tracer_oom_event) == 120, "tracer_oom_event layout");
-_Static_assert(sizeof(struct tracer_exit_tail_event) == 56, "tracer_exit_tail_event layout");
+_Static_assert(sizeof(struct tracer_exit_tail_event) == 64, "tracer_exit_tail_event layout");
 _Static_assert(sizeof(struct tracer_cwd_event) == 1320, "tracer_cwd_event layout");
 _Static_assert(sizeof(struct tracer_file_event) == 568, "tracer_file_event layout");
 _Static_assert(sizeof(struct tracer_file_counts_event) == 3112, "tracer_file_counts_event layout");

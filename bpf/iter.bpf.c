@@ -84,7 +84,7 @@ int sample_processes(struct bpf_iter__task *ctx)
 	s.invol_ctxsw = BPF_CORE_READ(sig, nivcsw);
 	s.nthreads = BPF_CORE_READ(sig, nr_threads);
 	dead = bpf_map_lookup_elem(&dead_threads, &tgid);
-	if (dead) {
+	if (dead && dead->start_ns == s.start_ns) {
 		s.rchar = dead->rchar;
 		s.wchar = dead->wchar;
 		s.read_bytes = dead->read_bytes;

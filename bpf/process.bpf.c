@@ -91,24 +91,29 @@ struct thread_walk {
 	struct group_cpu cpu;
 	__u64 start_ns; /* the process's, for exit notes; 0: leave none */
 	__u32 tgid;
+	__u32 seq; /* stats_lock's sequence as this attempt began: stamps its notes */
 };
 
 /*
  * A thread still exiting on another CPU when its group's totals are read: its
  * clocks as summed, so its last switch-out sends the rest (sched.bpf.c), which
- * wait4 counts too. One that passed exit_notify() is all but off the CPU.
+ * wait4 counts too. Only one past exit_notify() and off the CPU is done: a
+ * group leader that is a zombie still on its CPU has up to a tick of runtime
+ * its clock does not show yet (4 ms short, as often as 1 in 300 of such exits).
  */
 static __always_inline void note_exiting_thread(const struct thread_walk *w, struct task_struct *t)
 {
-	if (!w->start_ns || BPF_CORE_READ(t, exit_state))
+	if (!w->start_ns || (BPF_CORE_READ(t, exit_state) && !BPF_CORE_READ(t, on_cpu)))
 		return;
 	__u32 tid = BPF_CORE_READ(t, pid);
 	struct exit_note n = {
 	    .start_ns = w->start_ns,
+	    .thread_start_ns = BPF_CORE_READ(t, start_boottime),
 	    .runtime = BPF_CORE_READ(t, se.sum_exec_runtime),
 	    .utime = BPF_CORE_READ(t, utime),
 	    .stime = BPF_CORE_READ(t, stime),
 	    .tgid = w->tgid,
+	    .walk_seq = w->seq,
 	};
 	bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
 }
@@ -141,24 +146,32 @@ static long add_next_thread(__u64 i, void *ctx)
  * thread's time into signal_struct and unlinks it in one write section of
  * stats_lock, so a read between two equal even sequence numbers is
  * consistent, as in thread_group_cputime(). With start_ns set, each thread
- * still exiting gets an exit note; a note of a thread released during a
- * retried walk overlaps its time in signal_struct by microseconds.
+ * still exiting gets an exit note stamped with the attempt's sequence number,
+ * which is returned: a thread released during a failed attempt keeps that
+ * attempt's note, while its time is in signal_struct by the next one, so its
+ * exit tail would count again what it ran since the note (up to a tick, its
+ * clock being read while it ran elsewhere). The aggregator drops a tail whose
+ * stamp is not its exit event's.
  */
-static __noinline void read_group_cpu(struct signal_struct *sig, struct group_cpu *out, __u32 tgid,
-				      __u64 start_ns)
+static __noinline __u32 read_group_cpu(struct signal_struct *sig, struct group_cpu *out, __u32 tgid,
+				       __u64 start_ns)
 {
+	__u32 seq = 0;
+
 	for (int attempt = 0; attempt < 3; attempt++) {
 		struct thread_walk w = {.start_ns = exit_tails_on ? start_ns : 0, .tgid = tgid};
-		__u32 seq = BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence);
 
+		seq = BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence);
+		w.seq = seq;
 		w.head = (void *)sig + bpf_core_field_offset(struct signal_struct, thread_head);
 		w.pos = w.head;
 		signal_cpu(&w.cpu, sig, false);
 		bpf_loop(MAX_THREADS_WALKED, add_next_thread, &w, 0);
 		*out = w.cpu;
 		if (!(seq & 1) && seq == BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence))
-			return;
+			break;
 	}
+	return seq;
 }
 
 static __always_inline void add_acc(struct tracer_counters *c, const struct proc_acc *a)
@@ -171,6 +184,12 @@ static __always_inline void add_acc(struct tracer_counters *c, const struct proc
 		c->sys[i] += a->sys[i];
 	c->sys_failed += a->sys_failed;
 }
+
+/* What read_counters says beside the counters. */
+struct counters_read {
+	__u32 flags;	/* TRACER_F_* */
+	__u32 walk_seq; /* at the final exit: the thread walk's stamp (read_group_cpu), or 0 */
+};
 
 /* Which of a process's map entries read_counters found: only those need deleting at exit. */
 #define HAD_DEAD_THREADS 1U
@@ -194,8 +213,8 @@ static __always_inline bool alone_in_group(struct signal_struct *sig, struct tas
  * always the current task here (exec and exit run in its context).
  */
 static __always_inline __u32 read_counters(struct task_struct *task, struct tracer_counters *c,
-					   __u32 *flags, bool final_exit, __u64 start_ns,
-					   bool direct)
+					   struct counters_read *rd, bool final_exit,
+					   __u64 start_ns, bool direct)
 {
 	struct signal_struct *sig = KREAD(direct, task, signal);
 	struct task_struct *leader = KREAD(direct, task, group_leader);
@@ -203,7 +222,7 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 
 	struct group_cpu cpu;
 	if (final_exit && !alone_in_group(sig, task)) {
-		read_group_cpu(sig, &cpu, ns_tgid_x(task, direct), start_ns);
+		rd->walk_seq = read_group_cpu(sig, &cpu, ns_tgid_x(task, direct), start_ns);
 	} else {
 		signal_cpu(&cpu, sig, direct);
 		add_thread_cpu(&cpu, task, direct);
@@ -216,7 +235,7 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 	c->rchar = c->wchar = c->syscr = c->syscw = 0;
 	c->read_bytes = c->write_bytes = c->cancelled_write_bytes = 0;
 	c->runq_ns = 0;
-	if (dead) {
+	if (dead && dead->start_ns == KREAD(direct, leader, start_boottime)) {
 		c->rchar = dead->rchar;
 		c->wchar = dead->wchar;
 		c->syscr = dead->syscr;
@@ -242,32 +261,32 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 	} else {
 		/* Kernels before 6.16 fire sched_process_exit after exit_mm(). */
 		c->peak_rss_kb = c->signal_maxrss_kb;
-		*flags |= TRACER_F_PEAK_FROM_SIGNAL;
+		rd->flags |= TRACER_F_PEAK_FROM_SIGNAL;
 	}
 	return (dead ? HAD_DEAD_THREADS : 0) | (had_acc ? HAD_ACC : 0);
 }
 
 /* One copy per flavour, each a subprogram shared by exec and exit. */
 static __noinline __u32 read_counters_btf(struct task_struct *task, struct tracer_counters *c,
-					  __u32 *flags, bool final_exit, __u64 start_ns)
+					  struct counters_read *rd, bool final_exit, __u64 start_ns)
 {
-	return read_counters(task, c, flags, final_exit, start_ns, true);
+	return read_counters(task, c, rd, final_exit, start_ns, true);
 }
 
 static __noinline __u32 read_counters_tp(struct task_struct *task, struct tracer_counters *c,
-					 __u32 *flags, bool final_exit, __u64 start_ns)
+					 struct counters_read *rd, bool final_exit, __u64 start_ns)
 {
-	return read_counters(task, c, flags, final_exit, start_ns, false);
+	return read_counters(task, c, rd, final_exit, start_ns, false);
 }
 
 /* start_ns: the process's start at its final exit, for the exit notes of threads still exiting. */
 static __always_inline __u32 read_counters_of(struct task_struct *task, struct tracer_counters *c,
-					      __u32 *flags, bool final_exit, __u64 start_ns,
-					      bool direct)
+					      struct counters_read *rd, bool final_exit,
+					      __u64 start_ns, bool direct)
 {
 	if (direct)
-		return read_counters_btf(task, c, flags, final_exit, start_ns);
-	return read_counters_tp(task, c, flags, final_exit, start_ns);
+		return read_counters_btf(task, c, rd, final_exit, start_ns);
+	return read_counters_tp(task, c, rd, final_exit, start_ns);
 }
 
 /* One path walk in progress; bpf_loop() calls a walk step per component. */
@@ -481,7 +500,9 @@ static __always_inline int emit_exec(void *ctx, struct task_struct *task, __u32 
 		flags |= TRACER_F_PREV_PEAK_KNOWN;
 		bpf_map_delete_elem(&prev_peak, &old_tid);
 	}
-	read_counters_of(task, &e->at_exec, &flags, false, 0, direct);
+	struct counters_read rd = {};
+	read_counters_of(task, &e->at_exec, &rd, false, 0, direct);
+	flags |= rd.flags;
 
 	e->argv_len = 0;
 	read_argv(task, e);
@@ -517,12 +538,14 @@ static __always_inline void remember_dead_thread(struct task_struct *task,
 						 struct signal_struct *sig, bool direct)
 {
 	struct task_struct *leader = KREAD(direct, task, group_leader);
-	struct dead_acc zero = {}, *d;
+	__u64 start_ns = KREAD(direct, leader, start_boottime);
+	struct dead_acc zero = {.start_ns = start_ns}, *d;
 	__u32 tgid = KREAD(direct, task, tgid);
 
 	d = bpf_map_lookup_elem(&dead_threads, &tgid);
-	if (!d) {
-		bpf_map_update_elem(&dead_threads, &tgid, &zero, BPF_NOEXIST);
+	if (!d || d->start_ns != start_ns) {
+		/* None yet, or one left by an earlier process with this pid. */
+		bpf_map_update_elem(&dead_threads, &tgid, &zero, d ? BPF_ANY : BPF_NOEXIST);
 		d = bpf_map_lookup_elem(&dead_threads, &tgid);
 		if (!d)
 			return;
@@ -549,15 +572,17 @@ static __always_inline void remember_dead_thread(struct task_struct *task,
 
 /* The exiting thread's own clocks now: its last switch-out sends what it uses after. */
 static __always_inline void note_exit(struct task_struct *task, __u32 tgid, __u64 start_ns,
-				      bool direct)
+				      __u32 walk_seq, bool direct)
 {
 	__u32 tid = KREAD(direct, task, pid);
 	struct exit_note n = {
 	    .start_ns = start_ns,
+	    .thread_start_ns = KREAD(direct, task, start_boottime),
 	    .runtime = KREAD(direct, task, se.sum_exec_runtime),
 	    .utime = KREAD(direct, task, utime),
 	    .stime = KREAD(direct, task, stime),
 	    .tgid = tgid,
+	    .walk_seq = walk_seq,
 	};
 
 	bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
@@ -635,7 +660,19 @@ static __always_inline void fill_killer(struct tracer_exit_event *e, __u32 tgid)
 	bpf_map_delete_elem(&kill_senders, &tgid);
 }
 
-static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool direct)
+/*
+ * Whether the process ends with this thread. Since 6.16 the tracepoint says
+ * (group_dead, from the kernel's own decrement of signal->live); before, the
+ * count is read here, after the decrement: two threads exiting at once can
+ * both read 0, and each sends an exit, the later one counted late.
+ */
+static __always_inline bool group_dead_of(struct signal_struct *sig, int said, bool direct)
+{
+	return said >= 0 ? said : KREAD(direct, sig, live.counter) == 0;
+}
+
+static __always_inline int emit_exit(void *ctx, struct task_struct *task, int group_dead,
+				     bool direct)
 {
 	struct tracer_exit_event *e;
 	struct signal_struct *sig = KREAD(direct, task, signal);
@@ -651,7 +688,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 		return 0;
 	}
 	/* A process ends when its last thread does. */
-	if (KREAD(direct, sig, live.counter) != 0) {
+	if (!group_dead_of(sig, group_dead, direct)) {
 		remember_dead_thread(task, sig, direct);
 		return 0;
 	}
@@ -672,7 +709,10 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 		e->exit_code = KREAD(direct, leader, exit_code);
 	struct task_struct *real_parent = KREAD(direct, task, real_parent);
 	e->ppid = ns_tgid_x(real_parent, direct);
-	__u32 had = read_counters_of(task, &e->totals, &flags, true, e->h.start_ns, direct);
+	struct counters_read rd = {};
+	__u32 had = read_counters_of(task, &e->totals, &rd, true, e->h.start_ns, direct);
+	flags |= rd.flags;
+	e->walk_seq = rd.walk_seq;
 	BPF_CORE_READ_STR_INTO(&e->comm, leader, comm);
 	e->killer_pid = 0;
 	e->killer_comm[0] = '\0';
@@ -682,7 +722,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, bool d
 	__u32 reported_pid = e->h.pid; /* the collector's namespace's number, 0: not reported */
 	event_submit(ctx, e, sizeof(*e), TRACER_EV_EXIT);
 	if (exit_tails_on && reported_pid)
-		note_exit(task, reported_pid, start_ns, direct);
+		note_exit(task, reported_pid, start_ns, rd.walk_seq, direct);
 	/* A delete of a missing key still takes the bucket lock: skipped. */
 	if (had & HAD_DEAD_THREADS)
 		bpf_map_delete_elem(&dead_threads, &tgid);
@@ -787,14 +827,29 @@ int exec_tp(struct trace_event_raw_sched_process_exec *ctx)
 	return emit_exec(ctx, (void *)bpf_get_current_task(), ctx->old_pid, false);
 }
 
+/* The tracepoint's record on kernels that have group_dead (6.16 and later). */
+struct trace_event_raw_sched_process_exit___group_dead {
+	bool group_dead;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool exit_says_group_dead(void)
+{
+	return bpf_core_field_exists(struct trace_event_raw_sched_process_exit___group_dead,
+				     group_dead);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exit_btf, struct task_struct *task)
 {
-	return emit_exit(ctx, task, true);
+	/* The argument after task, where the kernel has it. */
+	return emit_exit(ctx, task, exit_says_group_dead() ? (int)(__u8)ctx[1] : -1, true);
 }
 
 SEC("tracepoint/sched/sched_process_exit")
 int exit_tp(void *ctx)
 {
-	return emit_exit(ctx, (void *)bpf_get_current_task(), false);
+	struct trace_event_raw_sched_process_exit___group_dead *rec = ctx;
+
+	return emit_exit(ctx, (void *)bpf_get_current_task(),
+			 exit_says_group_dead() ? (int)BPF_CORE_READ(rec, group_dead) : -1, false);
 }

@@ -24,6 +24,10 @@ static __always_inline void emit_exit_tail(void *ctx, struct task_struct *prev)
 
 	if (!n)
 		return;
+	if (n->thread_start_ns != prev->start_boottime) {
+		bpf_map_delete_elem(&exit_notes, &tid);
+		return;
+	}
 	e = event_reserve(sizeof(*e));
 	if (!e) {
 		count_drop(TRACER_EV_EXIT_TAIL);
@@ -39,6 +43,8 @@ static __always_inline void emit_exit_tail(void *ctx, struct task_struct *prev)
 	e->runtime_ns = prev->se.sum_exec_runtime - n->runtime;
 	e->utime_ns = prev->utime - n->utime;
 	e->stime_ns = prev->stime - n->stime;
+	e->walk_seq = n->walk_seq;
+	e->pad = 0;
 	event_submit(ctx, e, sizeof(*e), TRACER_EV_EXIT_TAIL);
 	bpf_map_delete_elem(&exit_notes, &tid);
 }

@@ -227,6 +227,8 @@ static int convert_exit(const struct tracer_exit_event *k, struct bytebuf *out)
 	x.ppid = k->ppid;
 	x.totals = &totals;
 	x.comm = comm;
+	x.has_walk_seq = 1;
+	x.walk_seq = k->walk_seq;
 	char killer[TRACER_COMM_LEN + 1];
 	if (k->killer_pid) {
 		copy_comm(killer, k->killer_comm);
@@ -347,6 +349,8 @@ static int convert_exit_tail(const struct tracer_exit_tail_event *k, struct byte
 	x.runtime_ns = k->runtime_ns;
 	x.utime_ns = k->utime_ns;
 	x.stime_ns = k->stime_ns;
+	x.has_walk_seq = 1;
+	x.walk_seq = k->walk_seq;
 	ev.ts_ns = k->h.ts_ns;
 	ev.kind_case = TRACER__EVENT__KIND_EXIT_TAIL;
 	ev.exit_tail = &x;

@@ -319,6 +319,8 @@ void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEven
 	p->life.exit_utime_ns = end.utime_ns;
 	p->life.exit_stime_ns = end.stime_ns;
 	p->life.exit_runtime_ns = end.runtime_ns;
+	p->life.has_exit_walk_seq = x->has_walk_seq;
+	p->life.exit_walk_seq = x->walk_seq;
 	p->life.exited = true;
 	correlate_exit(&g->corr, p);
 	insight_process_exit(&g->insight, p, p->row.end_epoch_ns);
@@ -339,7 +341,9 @@ static uint64_t minus(uint64_t a, uint64_t b)
  * What a thread of the process used after the exit event, up to its last
  * switch-out (its exit path: freeing memory, closing files): the last
  * thread's, and one for each thread still exiting beside it. Added to the
- * last image, its step and its run, so they match wait4.
+ * last image, its step and its run, so they match wait4. A tail stamped with
+ * another read of the totals than the exit's is of a thread released while
+ * they were read: its time is in them already, and it is left out.
  */
 void on_exit_tail(struct ingest *g, const Tracer__ExitTailEvent *x)
 {
@@ -351,6 +355,8 @@ void on_exit_tail(struct ingest *g, const Tracer__ExitTailEvent *x)
 		g->stats.tails_unmatched++;
 		return;
 	}
+	if (x->has_walk_seq && p->life.has_exit_walk_seq && x->walk_seq != p->life.exit_walk_seq)
+		return;
 	m = &p->row.m;
 	p->life.exit_utime_ns += x->utime_ns;
 	p->life.exit_stime_ns += x->stime_ns;

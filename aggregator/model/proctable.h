@@ -86,6 +86,8 @@ struct proc_life {
 	bool had_children; /* forked at least once */
 	/* The CPU clocks of the exit event plus the exit tails that came after it. */
 	uint64_t exit_utime_ns, exit_stime_ns, exit_runtime_ns;
+	bool has_exit_walk_seq; /* the exit event stamped its read of the totals */
+	uint32_t exit_walk_seq;
 	uint64_t last_sample_io;
 	char *cwd;	   /* the cwd now, if it changed since exec (chdir); owned */
 	int64_t *file_ids; /* files rows by the kernel's slot number */

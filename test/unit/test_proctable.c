@@ -183,8 +183,9 @@ static void exec_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart
 	ingest_event(&g, &ev);
 }
 
-static void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status,
-		    const Tracer__Counters *tot)
+/* An exit whose read of the totals was stamped walk_seq (-1: no stamp, as older collectors). */
+static void exit_ev_stamped(uint32_t pid, uint64_t start, uint64_t ts, int status,
+			    const Tracer__Counters *tot, int64_t walk_seq)
 {
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
@@ -194,10 +195,18 @@ static void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status,
 	x.wait_status = status;
 	x.totals = (Tracer__Counters *)tot;
 	x.comm = "x";
+	x.has_walk_seq = walk_seq >= 0;
+	x.walk_seq = walk_seq >= 0 ? (uint32_t)walk_seq : 0;
 	ev.ts_ns = ts;
 	ev.kind_case = TRACER__EVENT__KIND_EXIT;
 	ev.exit = &x;
 	ingest_event(&g, &ev);
+}
+
+static void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status,
+		    const Tracer__Counters *tot)
+{
+	exit_ev_stamped(pid, start, ts, status, tot, -1);
 }
 
 /* A sample at ts, busy since the last one. */
@@ -498,7 +507,7 @@ static void test_rollups_hold_every_image(void **state)
 	    0);
 }
 
-static void tail_ev(uint32_t pid, uint64_t start, uint64_t runtime_ns)
+static void tail_ev_stamped(uint32_t pid, uint64_t start, uint64_t runtime_ns, int64_t walk_seq)
 {
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExitTailEvent x = TRACER__EXIT_TAIL_EVENT__INIT;
@@ -507,10 +516,17 @@ static void tail_ev(uint32_t pid, uint64_t start, uint64_t runtime_ns)
 	x.start_ns = start;
 	x.has_runtime_ns = x.has_stime_ns = 1;
 	x.runtime_ns = x.stime_ns = runtime_ns;
+	x.has_walk_seq = walk_seq >= 0;
+	x.walk_seq = walk_seq >= 0 ? (uint32_t)walk_seq : 0;
 	ev.ts_ns = start + 1;
 	ev.kind_case = TRACER__EVENT__KIND_EXIT_TAIL;
 	ev.exit_tail = &x;
 	ingest_event(&g, &ev);
+}
+
+static void tail_ev(uint32_t pid, uint64_t start, uint64_t runtime_ns)
+{
+	tail_ev_stamped(pid, start, runtime_ns, -1);
 }
 
 /*
@@ -550,6 +566,30 @@ static void test_exit_tail_adds_the_exit_path(void **state)
 	    query_int("SELECT count(*) FROM processes WHERE pid = 701 AND exe IS NOT NULL"), 1);
 	assert_int_equal(query_int("SELECT cpu_ns FROM runs"), 575 * MS);
 	assert_int_equal(g.stats.tails_unmatched, 1);
+}
+
+/*
+ * The collector stamps each read of a process's totals at its exit; a thread
+ * released while they were read (the read retried) is in them, and the tail
+ * its note from the failed attempt sends is left out. Tails with the exit's
+ * stamp are added, and unstamped ones (an older collector) as before.
+ */
+static void test_exit_tail_of_a_retried_read_is_left_out(void **state)
+{
+	char *tool[] = {"/usr/bin/java", "-jar", "x.jar"};
+	Tracer__Counters none = counters(0, 0, 10), end = counters(400 * MS, 0, 10);
+
+	fork_ev(1, 10, 0, 0);
+	fork_ev(900, 100, 1, 10);
+	exec_ev(900, 100, 1, 10, 110, tool, 3, &none, false, -1);
+	exit_ev_stamped(900, 100, 500, 0, &end, 6);
+	tail_ev_stamped(900, 100, 3 * MS, 4); /* released during the failed attempt */
+	tail_ev_stamped(900, 100, 2 * MS, 6); /* still exiting after the read */
+	tail_ev_stamped(900, 100, 1 * MS, -1);
+	commit();
+	assert_int_equal(
+	    query_int("SELECT cpu_user_ns + cpu_sys_ns FROM processes WHERE pid = 900"), 403 * MS);
+	assert_int_equal(g.stats.tails_unmatched, 0);
 }
 
 static void test_files_and_oom(void **state)
@@ -675,6 +715,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rollups_hold_every_image, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_tail_adds_the_exit_path, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exit_tail_of_a_retried_read_is_left_out, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_release_that_fails_keeps_the_hold,
 					    setup_with_outbox, teardown),
 	};
