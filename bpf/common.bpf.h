@@ -325,6 +325,19 @@ static __always_inline __u64 memcg_v1_id(struct task_struct *task)
 }
 
 /* This CPU's slot of a process's accumulator, created on first use. */
+/*
+ * The process's last thread has ended (its exit is sent, or being sent): what
+ * its threads still wait for in their exit paths (closing a block device or
+ * an NFS file flushes it) is not reported, and an accumulator created now
+ * would outlive the process, for a later one given its pid to read as its own
+ * (measured: 15-40 ms of I/O wait left behind by a process that wrote to a
+ * block device and exited without closing it).
+ */
+static __always_inline bool group_ended(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, signal, live.counter) == 0;
+}
+
 static __always_inline struct proc_acc *proc_acc_get(__u32 tgid)
 {
 	struct proc_acc *a = bpf_map_lookup_elem(&proc_accs, &tgid);

@@ -69,6 +69,8 @@ static __always_inline int reclaim_end(void)
 		return 0;
 	spent = bpf_ktime_get_ns() - *since;
 	bpf_map_delete_elem(&reclaim_since, &tid);
+	if (group_ended((struct task_struct *)bpf_get_current_task()))
+		return 0;
 	a = current_acc();
 	if (a)
 		a->reclaim_ns += spent;

@@ -82,6 +82,8 @@ int BPF_PROG(iowait_wakeup, struct task_struct *p)
 		return 0;
 	waited = bpf_ktime_get_ns() - *since;
 	bpf_map_delete_elem(&iowait_since, &tid);
+	if (group_ended(p))
+		return 0;
 	a = proc_acc_get(p->tgid);
 	if (a)
 		a->iowait_ns += waited;

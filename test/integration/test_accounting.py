@@ -443,6 +443,51 @@ def threads_are_not_processes(ctx):
         ctx.check(trues == children, f"{extra}: each child recorded running true, exited: {made}")
 
 
+@test
+def io_wait_of_an_exit_path_is_not_inherited(ctx):
+    """A process that writes to a block device and exits without closing it waits for
+    the device's flush in its exit path (the last close syncs it), after its exit was
+    recorded. That wait is not reported, and a process the kernel later gives the same
+    pid must not inherit it: a /bin/true started on that pid (ns_last_pid) from the page
+    cache waits on no I/O. Before, 15-40 ms of the writer's I/O wait stayed in the
+    kernel's accumulator for its pid, for the next process with that pid to report."""
+    if not os.path.exists("/dev/loop-control"):
+        raise Failure("this test needs loop devices (/dev/loop-control)")
+    image = ctx.path("blk.img")
+    with open(image, "wb") as f:
+        f.truncate(256 << 20)
+    dev = subprocess.run(["losetup", "-f", "--show", image], capture_output=True, text=True, check=True).stdout.strip()
+    sock, db = ctx.path("s.sock"), ctx.path("exitio.db")
+    writer = ("import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); b = bytes(1 << 20)\n"
+              "for _ in range(64): os.write(fd, b)\nos._exit(0)")
+    try:
+        agg, col = start_daemons(ctx, sock, db)
+        since = time.time_ns()
+        reused = []
+        with open("/proc/sys/kernel/ns_last_pid") as f, open("/proc/sys/kernel/pid_max") as g:
+            base, pid_max = int(f.read()) + 1000, int(g.read())
+        if base + 500 >= pid_max:
+            base = 1000
+        for i in range(4):
+            # Rounds far apart in pid space, so no round's processes take another's pids.
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(base + 100 * i))
+            p = subprocess.Popen(["python3", "-c", writer, dev])
+            ctx.check(p.wait(timeout=60) == 0, "the writer exited 0")
+            reused.append(start_on_pid(p.pid, "/bin/true"))
+        time.sleep(0.5)
+        ctx.stop(col)
+        ctx.stop(agg)
+    finally:
+        subprocess.run(["losetup", "-d", dev])
+    reused = [pid for pid in reused if pid]
+    ctx.check(len(reused) >= 2, f"processes started on the writers' pids: {reused}")
+    for pid in reused:
+        iowait = ctx.query("SELECT iowait_ns FROM processes WHERE pid = ? AND exe = '/usr/bin/true' "
+                           "AND start_ns >= ?", pid, since, db=db)
+        ctx.check(iowait == [(0,)], f"a true on a writer's pid {pid} inherits no I/O wait: {iowait}")
+
+
 def start_on_pid(pid, program):
     """Runs program (from the page cache: run once first) as the given pid, which must
     be free, by setting the kernel's last pid just below it; returns the pid if that
