@@ -166,6 +166,19 @@ struct explanation {
 	long top;
 };
 
+/*
+ * Whether a failure of this process is listed already: a killed tool that failed
+ * its step has both the step's tool_failed and its own killed signal, with the
+ * same evidence; the first (the most severe, then the earliest) is enough.
+ */
+static bool lists_process(const json_t *list, int64_t process_id)
+{
+	for (size_t i = 0; process_id > 0 && i < json_array_size(list); i++)
+		if (jint(json_array_get(list, i), "process_id") == process_id)
+			return true;
+	return false;
+}
+
 /* Critical signals; for one step, also its failures its run later handled. */
 static bool is_failure(const json_t *g, int64_t step)
 {
@@ -406,7 +419,7 @@ int cmd_explain(int argc, char **argv)
 		json_t *list = is_failure(g, step)	 ? e.failures
 			       : jint(g, "went_on_past") ? e.went_on_past
 							 : NULL;
-		if (list) {
+		if (list && !lists_process(list, jint(g, "process_id"))) {
 			add_evidence(db, g);
 			json_array_append(list, g);
 		}

@@ -443,10 +443,46 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 		insight_step_end(c->insight, s, row->end_epoch_ns);
 }
 
+/* Whether a step's root ended and was seen to: its status is its root's. */
+static bool step_root_ended(const struct step *s)
+{
+	return s->status != GROUP_RUNNING && (s->has_exit_code || s->has_signal);
+}
+
+/*
+ * A job without a batch step (a bare srun, salloc) ends as its steps did, as
+ * sacct says: failed if a step failed, with that step's exit (a handled
+ * failure inside a step that exited 0 fails nothing). Without any step seen
+ * to end, it failed if any process failed.
+ */
+static void slurm_steps_ended(struct run *r)
+{
+	const struct step *failed = NULL;
+	bool any = false;
+
+	for (const struct step *s = r->steps; s; s = s->next) {
+		if (!step_root_ended(s))
+			continue;
+		any = true;
+		if (s->status != GROUP_OK && (!failed || s->exit_code > failed->exit_code))
+			failed = s;
+	}
+	if (!any) {
+		r->status = r->r.failed ? GROUP_FAILED : GROUP_OK;
+		return;
+	}
+	r->row.has_exit_code = failed ? failed->has_exit_code : true;
+	r->row.exit_code = failed ? failed->exit_code : 0;
+	r->row.has_signal = failed && failed->has_signal;
+	r->row.signal = failed ? failed->signal : 0;
+	r->status = failed ? failed->status : GROUP_OK;
+	if (failed)
+		r->failed = failed->failed; /* the tool that failed that step */
+}
+
 /*
  * A batch job ends as its script did (Slurm's ExitCode and State): an srun
- * step that failed and that the script went on past does not fail it. A job
- * without a batch step (salloc, a bare srun) failed if any process failed.
+ * step that failed and that the script went on past does not fail it.
  */
 static void slurm_job_ended(struct run *r)
 {
@@ -457,8 +493,8 @@ static void slurm_job_ended(struct run *r)
 		if (dot && !strcmp(dot, ".batch") && s->status != GROUP_RUNNING)
 			batch = s;
 	}
-	if (!batch || (!batch->has_exit_code && !batch->has_signal)) {
-		r->status = r->r.failed ? GROUP_FAILED : GROUP_OK;
+	if (!batch || !step_root_ended(batch)) {
+		slurm_steps_ended(r);
 		return;
 	}
 	r->row.has_exit_code = batch->has_exit_code;

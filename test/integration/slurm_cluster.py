@@ -187,6 +187,19 @@ class SlurmCluster:
         job = p.stdout.strip().split(";")[0]
         return job, p.returncode, p.stderr
 
+    def srun_wait(self, name, shell_command):
+        """Runs SHELL_COMMAND with bash as a job of its own (srun, no batch step); returns
+        (job id, srun's exit code, stderr). The job writes its id where the test reads it."""
+        id_file = os.path.join(self.dir, f"srun-{name}.jobid")
+        p = subprocess.run(["srun", "-J", name, "bash", "-c", f"echo $SLURM_JOB_ID > {id_file}; {shell_command}"],
+                           env=self.env, capture_output=True, text=True, timeout=300)
+        try:
+            with open(id_file) as f:
+                job = f.read().strip()
+        except OSError:
+            job = ""
+        return job, p.returncode, p.stderr
+
     def stop(self):
         for p in reversed(self.procs):
             if p.poll() is None:

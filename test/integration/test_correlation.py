@@ -602,6 +602,13 @@ def slurm_steps_match_sacct(ctx):
             vjob, vrc, verr = cluster.sbatch_wait(path)
             ctx.check(vrc == code, f"{name}: sbatch --wait exit {vrc}, expected {code}: {verr}")
             verdict_jobs[name] = vjob
+        # Jobs without a batch step (a bare srun) end as their step does: one handles a
+        # failed command inside and exits 0, one exits 3.
+        for name, command, code in (("srun_handled", "grep -q nothing /etc/hostname || true", 0),
+                                    ("srun_fails", f"test -s {ctx.path('no-input')} || exit 3", 3)):
+            vjob, vrc, verr = cluster.srun_wait(name, command)
+            ctx.check(vrc == code and vjob.isdigit(), f"{name}: srun exit {vrc}, expected {code}; job {vjob}: {verr}")
+            verdict_jobs[name] = vjob
         acct = {}
         end = time.time() + 30
         while time.time() < end:  # slurmdbd gets the steps' records a moment after the job ends
@@ -641,6 +648,10 @@ def slurm_steps_match_sacct(ctx):
         if state == "COMPLETED":
             ctx.check(not critical and not doc.get("failure"),
                       f"{name}: a job that succeeded has no critical signal: {sigs}")
+        elif name == "srun_fails":
+            first = (doc.get("failure") or [{}])[0].get("message", "")
+            ctx.check(f"{vjob}.0" in first and ("exit code is 3" in first or "exited with 3" in first),
+                      f"{name}: the first cause is the step's exit 3: {doc.get('failure')}")
         else:
             first = (doc.get("failure") or [{}])[0].get("message", "")
             ctx.check(first.startswith("cut ") and ".batch" in first,

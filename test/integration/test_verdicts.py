@@ -229,6 +229,9 @@ def corpus_of_scripts_gets_the_right_verdicts(ctx):
         failure = doc.get("failure") or []
         first = failure[0]["message"] if failure else ""
         ctx.check(c.cause in first, f"{what} the first cause names {c.cause}: {[f['message'] for f in failure]}")
+        named = [f["process_id"] for f in failure if f.get("process_id")]
+        ctx.check(len(named) == len(set(named)),
+                  f"{what} each failed process is listed once: {[f['message'] for f in failure]}")
         ctx.check(critical and c.cause in critical[0][2],
                   f"{what} the earliest critical signal is the cause: {critical}")
         ctx.check(not [m for (_, _, m) in critical if "signal 13" in m or "SIGPIPE" in m],
