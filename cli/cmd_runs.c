@@ -179,6 +179,13 @@ int cmd_runs(int argc, char **argv)
 		sqlite3_close(db);
 		return 1;
 	}
+	/* A pipeline that matches nothing is most likely misspelt: say so and fail, alone. */
+	if (q.arg && !json_array_size(rows)) {
+		cli_error("runs", "no runs of pipeline '%s'\n", q.arg);
+		json_decref(rows);
+		sqlite3_close(db);
+		return 1;
+	}
 	if (format != EXPORT_NONE) {
 		export_rows(stdout, format, run_columns, rows);
 	} else if (q.json) {
@@ -205,11 +212,7 @@ int cmd_runs(int argc, char **argv)
 					 : "ALERTS: critical/warning signals (tracer signals RUN).",
 				     columns);
 	}
-	/* A pipeline that matches nothing is most likely misspelt: say so, fail. */
-	bool none_of_pipeline = q.arg && !json_array_size(rows);
-	if (none_of_pipeline)
-		cli_error("runs", "no runs of pipeline '%s'\n", q.arg);
 	json_decref(rows);
 	sqlite3_close(db);
-	return none_of_pipeline ? 1 : 0;
+	return 0;
 }

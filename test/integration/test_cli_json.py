@@ -117,6 +117,7 @@ def json_errors_are_one_object_and_a_failing_exit(ctx):
         (("recommend", "--db", ctx.path("missing.db"), "--json"), "missing.db"),
         (("idle", "--db", "/", "--json"), "is a directory"),
         (("signals", *db, "--json", "--format", "xml"), "--format"),
+        (("runs", *db, "--json", "no-such-pipeline"), "no runs of pipeline 'no-such-pipeline'"),
     ]
     for args, reason in cases:
         rc, doc, err = tracer(ctx, *args)
@@ -124,9 +125,10 @@ def json_errors_are_one_object_and_a_failing_exit(ctx):
                   and doc.get("verb") == args[0] and doc.get("exit_code") == rc,
                   f"{' '.join(args[:1] + args[3:])}: rc {rc}, {doc}")
         ctx.check(reason in err, f"{args[0]}: the reason on stderr too: {err[-200:]!r}")
-    plain = subprocess.run([ctx.bin("tracer"), "show", *db, "no-such-run"], capture_output=True, text=True)
-    ctx.check(plain.returncode == 1 and plain.stdout == "" and "no run" in plain.stderr,
-              f"without JSON: rc {plain.returncode}, stdout {plain.stdout!r}")
+    for args in (("show", *db, "no-such-run"), ("runs", *db, "no-such-pipeline")):
+        plain = subprocess.run([ctx.bin("tracer"), *args], capture_output=True, text=True)
+        ctx.check(plain.returncode == 1 and plain.stdout == "" and "no run" in plain.stderr,
+                  f"{args[0]} without JSON: rc {plain.returncode}, stdout {plain.stdout!r}")
 
 
 @test
