@@ -449,6 +449,14 @@ static bool step_root_ended(const struct step *s)
 	return s->status != GROUP_RUNNING && (s->has_exit_code || s->has_signal);
 }
 
+/* Slurm's own step: a process holding the job's cgroup (PrologFlags=Contain), killed at its end. */
+static bool slurm_step_is(const struct step *s, const char *which)
+{
+	const char *dot = strrchr(s->key, '.');
+
+	return dot && !strcmp(dot + 1, which);
+}
+
 /*
  * A job without a batch step (a bare srun, salloc) ends as its steps did, as
  * sacct says: failed if a step failed, with that step's exit (a handled
@@ -461,7 +469,7 @@ static void slurm_steps_ended(struct run *r)
 	bool any = false;
 
 	for (const struct step *s = r->steps; s; s = s->next) {
-		if (!step_root_ended(s))
+		if (!step_root_ended(s) || slurm_step_is(s, "extern"))
 			continue;
 		any = true;
 		if (s->status != GROUP_OK && (!failed || s->exit_code > failed->exit_code))
@@ -488,11 +496,9 @@ static void slurm_job_ended(struct run *r)
 {
 	const struct step *batch = NULL;
 
-	for (const struct step *s = r->steps; s; s = s->next) {
-		const char *dot = strrchr(s->key, '.');
-		if (dot && !strcmp(dot, ".batch") && s->status != GROUP_RUNNING)
+	for (const struct step *s = r->steps; s; s = s->next)
+		if (slurm_step_is(s, "batch") && s->status != GROUP_RUNNING)
 			batch = s;
-	}
 	if (!batch || !step_root_ended(batch)) {
 		slurm_steps_ended(r);
 		return;

@@ -101,6 +101,17 @@ static void finish(struct proc *p, uint64_t end_ms, uint64_t cpu_ms, int code)
 	correlate_exit(&corr, p);
 }
 
+/* The process is killed by the signal already set in its row. */
+static void end_by_signal(struct proc *p, uint64_t end_ms)
+{
+	p->row.end_epoch_ns = (int64_t)(end_ms * MS);
+	p->row.state = "exited";
+	p->row.has_exit_code = false;
+	p->row.has_metrics = true;
+	p->life.exited = true;
+	correlate_exit(&corr, p);
+}
+
 static void test_script_run_and_its_steps(void **state)
 {
 	static const char *const shell_argv[] = {"bash", NULL};
@@ -215,6 +226,48 @@ static void test_slurm_job_is_a_run_and_its_step_a_step(void **state)
 	assert_ptr_equal(q->in.step, p->in.step);
 }
 
+/*
+ * A job without a batch step (a bare srun) ends as its step did: a failed grep the
+ * step's shell handled fails nothing, and Slurm's extern step, killed at the job's
+ * end, is not a step of the user's. A step that exits 3 fails the job with 3.
+ */
+static void test_slurm_job_without_batch_step_ends_as_its_steps(void **state)
+{
+	static const char *const bash_argv[] = {"bash", "-c", "grep -q x f || true", NULL};
+	static const char *const grep_argv[] = {"grep", "-q", "x", "f", NULL};
+	static const char *const sleep_argv[] = {"sleep", "100000000", NULL};
+
+	(void)state;
+	for (int exit_code = 0; exit_code <= 3; exit_code += 3) {
+		char step0[96], ext[96];
+		uint32_t base = 30 + (uint32_t)exit_code * 10;
+		uint64_t cg = 70 + (uint64_t)exit_code * 10;
+		snprintf(step0, sizeof(step0), "/slurm_vm/uid_0/job_%d/step_0/task_0",
+			 42 + exit_code);
+		snprintf(ext, sizeof(ext), "/slurm_vm/uid_0/job_%d/step_extern", 42 + exit_code);
+		correlate_cgroup(&corr, cg, true, step0);
+		correlate_cgroup(&corr, cg + 1, true, ext);
+		struct proc *hold = process(base, NULL, 0, "/usr/bin/sleep", sleep_argv);
+		hold->row.cgroup1_id = cg + 1;
+		exec(hold, NULL, sleep_argv);
+		struct proc *sh = process(base + 1, NULL, 1, "/usr/bin/bash", bash_argv);
+		sh->row.cgroup1_id = cg;
+		exec(sh, NULL, bash_argv);
+		struct proc *grep = process(base + 2, sh, 2, "/usr/bin/grep", grep_argv);
+		exec(grep, sh, grep_argv);
+		finish(grep, 3, 1, 1);
+		finish(sh, 4, 1, exit_code);
+		hold->row.has_signal = true; /* Slurm kills the extern step's holder */
+		hold->row.signal = 9;
+		end_by_signal(hold, 5);
+		struct run *r = sh->in.run;
+		assert_non_null(r);
+		assert_int_equal(r->status, exit_code ? GROUP_FAILED : GROUP_OK);
+		assert_true(r->row.has_exit_code && !r->row.has_signal);
+		assert_int_equal(r->row.exit_code, exit_code);
+	}
+}
+
 static void test_explicit_only_recognises_nothing(void **state)
 {
 	static const char *const shell_argv[] = {"bash", NULL};
@@ -261,6 +314,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_subshell_of_a_script_is_a_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_engine_inside_a_script_gets_its_own_run, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_slurm_job_without_batch_step_ends_as_its_steps,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_slurm_job_is_a_run_and_its_step_a_step, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_explicit_only_recognises_nothing, setup, teardown),
