@@ -324,7 +324,6 @@ static __always_inline __u64 memcg_v1_id(struct task_struct *task)
 	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
 }
 
-/* This CPU's slot of a process's accumulator, created on first use. */
 /*
  * The process's last thread has ended (its exit is sent, or being sent): what
  * its threads still wait for in their exit paths (closing a block device or
@@ -338,6 +337,7 @@ static __always_inline bool group_ended(struct task_struct *t)
 	return BPF_CORE_READ(t, signal, live.counter) == 0;
 }
 
+/* This CPU's slot of a process's accumulator, created on first use. */
 static __always_inline struct proc_acc *proc_acc_get(__u32 tgid)
 {
 	struct proc_acc *a = bpf_map_lookup_elem(&proc_accs, &tgid);
