@@ -13,6 +13,8 @@ void insight_update(struct insight *in, struct signal_row *s);
 /* Final severities once a step or a run ended (signals.c has the rules). */
 void insight_step_verdicts(struct insight *in, struct step *st);
 void insight_run_verdicts(struct insight *in, struct run *r);
+/* A pipefail script that failed on a producer's SIGPIPE: that step is its cause. */
+void insight_pipefail_cause(struct insight *in, struct run *r, int64_t now_ns);
 /* The process's stall, if any, is over. */
 void insight_stall_end(struct insight *in, struct proc *p, int64_t now_ns);
 

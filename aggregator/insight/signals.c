@@ -309,6 +309,63 @@ static struct step *cause_step(struct insight *in, struct run *r)
 	return last;
 }
 
+/*
+ * A script under `set -o pipefail` whose pipeline's producer was ended by
+ * SIGPIPE fails with 128 + SIGPIPE though no tool failed (`find | head`): that
+ * step is the run's cause. Returns it when no failed step ended as the run did.
+ */
+static struct step *pipefail_step(struct insight *in, struct run *r)
+{
+	struct step *last = NULL;
+
+	if (r->row.has_signal || !r->row.has_exit_code || r->row.exit_code != 128 + SIGPIPE ||
+	    strcmp(r->engine, "script") || cause_step(in, r))
+		return NULL;
+	for (struct step *st = r->steps; st; st = st->next)
+		if (st->has_signal && st->signal == SIGPIPE && st->root_process_id &&
+		    (!last || st->r.end_epoch_ns > last->r.end_epoch_ns))
+			last = st;
+	return last;
+}
+
+/*
+ * The step a pipefail script failed on is killed (its root was, by SIGPIPE),
+ * with its root as the tool that failed it, and a critical `killed` says why.
+ */
+void insight_pipefail_cause(struct insight *in, struct run *r, int64_t now_ns)
+{
+	struct step *st = pipefail_step(in, r);
+	struct signal_row s;
+
+	if (!st)
+		return;
+	st->status = GROUP_KILLED;
+	st->failed = (struct failed_tool){.process_id = st->root_process_id,
+					  .tool_id = st->main_tool_id,
+					  .has_signal = true,
+					  .code = SIGPIPE};
+	copy_string(st->failed.name, sizeof(st->failed.name), st->name);
+	st->dirty = true;
+	memset(&s, 0, sizeof(s));
+	s.kind = "killed";
+	s.severity = "critical";
+	s.detected_epoch_ns = now_ns;
+	s.at_epoch_ns = st->r.end_epoch_ns;
+	s.run_id = r->row.id;
+	s.step_id = st->id;
+	s.process_id = st->root_process_id;
+	s.tool_id = st->main_tool_id;
+	s.has_value = true;
+	s.value = SIGPIPE;
+	s.unit = "signal";
+	snprintf(s.message, sizeof(s.message),
+		 "%.100s (pid %u) was ended by SIGPIPE (its reader stopped reading) and the script "
+		 "exited with it (%d): under `set -o pipefail` that fails the pipeline",
+		 st->name, st->root_pid, 128 + SIGPIPE);
+	set_details(&s, json_pack("{s:i, s:b}", "signal", SIGPIPE, "pipefail", 1));
+	insight_raise(in, &s);
+}
+
 /* details gains "went_on_past": true, which `explain` lists apart. */
 static void mark_went_on_past(struct signal_row *s)
 {

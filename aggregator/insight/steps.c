@@ -248,8 +248,10 @@ void insight_run_end(struct insight *in, struct run *r, int64_t now_ns)
 	if (r->end_reported)
 		return;
 	r->end_reported = true;
-	if (r->status == GROUP_FAILED || r->status == GROUP_KILLED)
+	if (r->status == GROUP_FAILED || r->status == GROUP_KILLED) {
+		insight_pipefail_cause(in, r, now_ns);
 		run_failed(in, r, now_ns);
+	}
 	insight_run_verdicts(in, r);
 }
 
