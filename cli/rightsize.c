@@ -8,9 +8,28 @@
 #include "cli/clidb.h"
 #include "cli/prices.h"
 
+/*
+ * A run with no steps (`tracer run -- bwa mem ...`: one command, no script or
+ * engine) is sized as one step named after its command's last program. Its
+ * memory limit is known only from an OOM kill in it (runs keep no cgroup limit).
+ */
+#define WHOLE_RUNS_SQL                                                                             \
+	" UNION ALL SELECT coalesce((SELECT t.name FROM processes c JOIN processes p ON"           \
+	" p.pid = c.pid AND p.proc_start_boot_ns = c.proc_start_boot_ns AND p.run_id = r.id"       \
+	" JOIN tools t ON t.id = p.tool_id WHERE c.id = r.command_process_id"                      \
+	" ORDER BY p.start_ns DESC LIMIT 1), r.name) AS name, count(*), max(r.peak_rss_kb),"       \
+	" max(coalesce(r.peak_cores, r.avg_cores)), avg(r.avg_cores), sum(r.end_ns - r.start_ns)," \
+	" max((SELECT max(o.memcg_limit_kb) FROM oom_kills o JOIN processes p ON"                  \
+	" p.id = o.process_id WHERE p.run_id = r.id)), NULL, sum(r.read_bytes + r.write_bytes),"   \
+	" NULL, max(r.reclaim_ns),"                                                                \
+	" max((SELECT max(p.oom_killed) FROM processes p WHERE p.run_id = r.id))"                  \
+	" FROM runs r WHERE r.end_ns IS NOT NULL AND %s"                                           \
+	" AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id) GROUP BY 1"
+
 json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 {
-	char sql[2048];
+	char sql[4096];
+	const char *in_scope = pipeline ? "r.pipeline_id = ?1" : "r.id = ?1";
 
 	snprintf(
 	    sql, sizeof(sql),
@@ -22,9 +41,9 @@ json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 	    " max(s.character) AS character, max(s.reclaim_ns) AS reclaim_ns,"
 	    " max((SELECT max(p.oom_killed) FROM processes p WHERE p.step_id = s.id)) AS oom_killed"
 	    " FROM steps s JOIN runs r ON r.id = s.run_id"
-	    " WHERE s.end_ns IS NOT NULL AND s.name IS NOT NULL AND %s GROUP BY s.name"
-	    " ORDER BY wall_ns DESC",
-	    pipeline ? "r.pipeline_id = ?1" : "s.run_id = ?1");
+	    " WHERE s.end_ns IS NOT NULL AND s.name IS NOT NULL AND %s GROUP BY "
+	    "s.name" WHOLE_RUNS_SQL " ORDER BY wall_ns DESC",
+	    in_scope, in_scope);
 	return cli_rows_json(db, sql, scope);
 }
 
@@ -78,8 +97,9 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	if (!strcmp(cpu_v, "fits") && rec_cpus > cpu_given)
 		cpu_v = "under-provisioned";
 	json_object_set_new(s, "cpu_verdict", json_string(cpu_v));
-	/* Too short to be worth sizing: no advice to act on. */
-	if (jnum(s, "wall_ns") < RIGHTSIZE_MIN_WALL_NS)
+	/* Too short to be worth sizing: no advice to act on; but a step short of
+	 * memory fails again however short it was, so it gets its advice. */
+	if (jnum(s, "wall_ns") < RIGHTSIZE_MIN_WALL_NS && !short_of_memory)
 		json_object_set_new(s, "too_short", json_true());
 }
 

@@ -274,6 +274,30 @@ static bool find_step_of_engine(struct correlator *c, struct proc *p, struct pro
 	return spec.wrapper;
 }
 
+/*
+ * A script that execs a tool at its end (`exec python3 final.py`; a pyenv or
+ * conda shim run as the command, which execs the real interpreter) hands its
+ * process to that tool: the tool is a step of its own, where its work, failure
+ * and sizing can be read, not the script's plumbing outside every step.
+ */
+static void script_became_tool(struct correlator *c, struct proc *p, bool plumbing,
+			       const struct tool_identity *tool)
+{
+	struct run *r = p->in.run;
+	struct step_spec spec = {.kind = "script-step"};
+
+	if (!r || strcmp(r->engine, "script") || p->in.step || plumbing ||
+	    tool_is_shell(tool->interpreter) ||
+	    !same_process(r->engine_pid, r->engine_start_boot_ns, p))
+		return;
+	snprintf(spec.key, sizeof(spec.key), "%u", r->step_seq + 1);
+	struct step *s = new_step(c, r, &spec, p);
+	if (!s)
+		return;
+	r->step_seq++;
+	set_step(p, s);
+}
+
 /* A step the engine could not name is named after its main tool. */
 static void name_step_after_tool(struct correlator *c, struct proc *p,
 				 const struct tool_identity *tool, bool not_a_tool, int64_t ts_ns)
@@ -321,6 +345,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	bool wrapper = find_step_of_engine(c, p, parent, &v);
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
 	bool launcher = tool_is_launcher(tool.program);
+	script_became_tool(c, p, shell || wrapper || launcher || p->row.helper, &tool);
 	name_step_after_tool(c, p, &tool, shell || wrapper || launcher, ts_ns);
 	p->in.plumbing = shell || wrapper || p->row.helper || launcher;
 	p->in.script = !shell && tool_is_shell(tool.interpreter);

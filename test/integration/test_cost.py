@@ -345,3 +345,33 @@ def recommend_shrinks_a_step_that_used_a_tenth_of_its_limit(ctx):
         ctx.check("other_arch" not in s, f"no option when it is not cheaper: {s.get('other_arch')}")
     hours = s["wall_ns"] / 3.6e12
     ctx.close(s["usd_saving"], hours * (0.384 - float(cheapest[4])), 1e-9, "saving vs m5.2xlarge for its wall time")
+
+
+@test
+def recommend_sizes_a_run_of_one_command(ctx):
+    """`tracer run -- CMD` with no script or engine has no steps: recommend sizes the run
+    as one, named after its program, from the peak the process reports itself
+    (getrusage's ru_maxrss at its end). A 10.5 s Python holding ~120 MiB on one thread:
+    peak + 20% rounded up to 64 MiB, one CPU, given the host's memory."""
+    import math
+    own = ctx.path("own.txt")
+    prog = ("import resource, time\nx = bytearray(120 << 20)\nfor i in range(0, len(x), 4096): x[i] = 1\n"
+            "end = time.time() + 10.5\nwhile time.time() < end: time.sleep(0.05)\n"
+            f"open('{own}', 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n")
+    ctx.tracer_run(["python3", "-c", prog], "--run", "one-command", expect=0)
+    run = ctx.one("SELECT id FROM runs WHERE name = 'one-command'")
+    ctx.check(ctx.one("SELECT count(*) FROM steps WHERE run_id = ?", run) == 0, "a single command has no steps")
+    doc = tracer_json(ctx, "recommend", "--db", ctx.db, str(run))
+    if len(doc["steps"]) != 1:
+        raise Failure(f"the run sized as one: {doc['steps']}")
+    s = doc["steps"][0]
+    own_kb = int(open(own).read())
+    ctx.check(s["name"].startswith("python3"), f"named after its program: {s['name']}")
+    ctx.check(not s.get("too_short") and s["wall_ns"] >= 10e9, f"long enough to size: {s}")
+    # Our peak against the process's own, within 5%; the advice from ours, never below its own.
+    ctx.close(s["peak_rss_kb"], own_kb, 0.05 * own_kb, "the run's peak vs the process's own ru_maxrss")
+    want = math.ceil(s["peak_rss_kb"] / 1048576 * 1.2 * 16) / 16
+    ctx.close(s["memory_recommended_gib"], want, 1e-9, "peak + 20%, rounded up to 64 MiB")
+    ctx.check(s["memory_recommended_gib"] * 1048576 >= own_kb, f"advice not below its own peak {own_kb} kB: {s}")
+    ctx.check(s["memory_given_from"] == "host" and s["cpus_recommended"] == 1,
+              f"given the host's memory, one CPU for one thread: {s}")

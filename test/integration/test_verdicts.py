@@ -126,6 +126,10 @@ def cases(ctx, d, flaky_ok, flaky_never):
              f"sort -k2,2n {d}/sample_a.tsv > {ctx.path('sorted_a')}\n"
              f"join {ctx.path('sorted_a')} {d}/no_such_index.tsv > {ctx.path('joined')}\n",
              exit=1, cause="join", evidence=("no_such_index.tsv",), went_on_past=("sleep", "gzip")),
+        # A script that hands its process to its last tool: that tool is a step of its own.
+        Case("script_execs_its_tool", f"set -e\nsort -k2,2n {d}/sample_b.tsv > {ctx.path('sorted_b')}\n"
+                                      "exec python3 -c 'import sys; sys.exit(5)'\n",
+             exit=5, cause="python3", evidence=("exit code 5",)),
         # pipefail makes a producer's SIGPIPE the pipeline's failure: the one SIGPIPE cause.
         Case("pipefail_into_head", "set -euo pipefail\nls /no/such/cache 2>/dev/null || echo 'no cache'\n"
                                    f"sort -k2,2 {reads} | head -n 3\necho never\n",
@@ -161,7 +165,7 @@ def explain_text(ctx, db, run):
 
 @test
 def corpus_of_scripts_gets_the_right_verdicts(ctx):
-    """28 scripts and workflows, run one after another under one set of daemons; for
+    """29 scripts and workflows, run one after another under one set of daemons; for
     each, the verdicts it must and must not produce (module docstring)."""
     sock, db = ctx.path("s.sock"), ctx.path("verdicts.db")
     d = data_files(ctx)
@@ -233,6 +237,9 @@ def corpus_of_scripts_gets_the_right_verdicts(ctx):
         failure = doc.get("failure") or []
         first = failure[0]["message"] if failure else ""
         ctx.check(c.cause in first, f"{what} the first cause names {c.cause}: {[f['message'] for f in failure]}")
+        if failure and ctx.one("SELECT count(*) FROM steps WHERE run_id = ?", run_id, db=db):
+            ctx.check(ctx.one("SELECT step_id FROM processes WHERE id = ?", failure[0].get("process_id"), db=db),
+                      f"{what} the first cause is in a step, where its work is read: {failure[0]}")
         named = [f["process_id"] for f in failure if f.get("process_id")]
         ctx.check(len(named) == len(set(named)),
                   f"{what} each failed process is listed once: {[f['message'] for f in failure]}")
@@ -253,6 +260,19 @@ def corpus_of_scripts_gets_the_right_verdicts(ctx):
                       f"{what} {tool}'s failure is listed as one the run went on past: {past}")
         ctx.check(bool(past) == bool(c.went_on_past) and ("went on past" in why) == bool(c.went_on_past),
                   f"{what} failures the run went on past listed only where there are some: {past}")
+    # The OOM-killed step is short (killed within a second) but gets its advice, above the
+    # 64 MiB limit the test gave its cgroup and never below the peak it reached.
+    if "oom_in_cgroup" in runs:
+        rec = json.loads(subprocess.run([ctx.bin("tracer"), "recommend", "--db", db, "--json",
+                                         str(runs["oom_in_cgroup"]["id"])], capture_output=True, text=True,
+                                        timeout=60, check=True).stdout)
+        killed = [s for s in rec["steps"] if s.get("oom_killed")]
+        ctx.check(len(killed) == 1, f"oom_in_cgroup: one OOM-killed step to size: {rec['steps']}")
+        for s in killed:
+            advice_mib = s["memory_recommended_gib"] * 1024
+            ctx.check(not s.get("too_short") and s["memory_verdict"] == "under-provisioned"
+                      and advice_mib > 64 and advice_mib * 1024 >= s["peak_rss_kb"],
+                      f"oom_in_cgroup: advice above the 64 MiB limit and the peak, however short: {s}")
     ctx.check(not false_critical, f"0 false critical signals on the clean scripts: {false_critical}")
     if len(corpus) < 20:
         raise Failure("the corpus holds fewer than 20 scripts")
