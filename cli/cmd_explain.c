@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/explain.h"
 #include "cli/format.h"
+#include "common/strutil.h"
 #include "common/character.h"
 
 static const char usage[] =
@@ -35,24 +36,38 @@ static void print_signal(const struct cli_query *q, json_t *g, const char *inden
 	       jstr(g, "kind"), jstr(g, "message"));
 }
 
-/* --step ID (what `tracer show` prints) or RUN:KEY (a run's id or name, and the step's key). */
-static int64_t step_of(sqlite3 *db, const char *arg)
+/*
+ * --step ID (what `tracer show` prints) or RUN:KEY (a run's id or name, and the
+ * step's key). With a RUN argument too, --step N is that run's step with id N
+ * (as `show` prints it), else its step with key N: never another run's step.
+ */
+static int64_t step_of(sqlite3 *db, const char *arg, const char *run_arg)
 {
 	const char *colon = strrchr(arg, ':');
 	sqlite3_stmt *st;
 	int64_t id = 0;
-
-	if (!colon)
-		return strtoll(arg, NULL, 10);
 	char run[256];
-	snprintf(run, sizeof(run), "%.*s", (int)(colon - arg), arg);
+
+	if (!colon && !run_arg) {
+		char *end;
+		long long n = strtoll(arg, &end, 10);
+		return *arg && !*end ? n : 0;
+	}
+	if (colon)
+		snprintf(run, sizeof(run), "%.*s", (int)(colon - arg), arg);
+	else
+		copy_string(run, sizeof(run), run_arg);
 	int64_t run_id = report_find_run(db, run);
 	if (run_id <= 0 ||
-	    sqlite3_prepare_v2(db, "SELECT id FROM steps WHERE run_id = ?1 AND key = ?2", -1, &st,
-			       NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(
+		db,
+		"SELECT id FROM steps WHERE run_id = ?1 AND (key = ?2 OR (?3 AND"
+		" CAST(id AS TEXT) = ?2)) ORDER BY CAST(id AS TEXT) = ?2 DESC LIMIT 1",
+		-1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_text(st, 2, colon + 1, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, colon ? colon + 1 : arg, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, !colon);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -398,9 +413,15 @@ int cmd_explain(int argc, char **argv)
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;
-	int64_t step = step_arg ? step_of(db, step_arg) : 0;
+	int64_t step = step_arg ? step_of(db, step_arg, q.arg) : 0;
 	if (step_arg && step <= 0) {
-		cli_error("explain", "no step %s (an id from tracer show, or RUN:KEY)\n", step_arg);
+		if (q.arg)
+			cli_error("explain",
+				  "run %s has no step %s (its steps are in tracer show %s)\n",
+				  q.arg, step_arg, q.arg);
+		else
+			cli_error("explain", "no step %s (an id from tracer show, or RUN:KEY)\n",
+				  step_arg);
 		sqlite3_close(db);
 		return 1;
 	}

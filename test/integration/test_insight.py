@@ -442,3 +442,42 @@ def who_sent_a_killing_signal_is_named(ctx):
     ctx.check("Earlier failures the run went on past" in text and
               f"killed by signal 15 (SIGTERM: Terminated), sent by {said['comm']} (pid {said['shell']})" in past,
               f"explain lists the TERM victim as a failure the run went on past, with its sender: {text[:1500]}")
+
+
+@test
+def explain_step_never_explains_another_run(ctx):
+    """`tracer show RUN` prints each step's id and key; `explain --step N RUN` takes
+    the id of one of RUN's steps, else a key of RUN (the id wins where a number is
+    both), `--step RUN:KEY` the key, `--step ID` alone the step with that id; a number
+    that is neither in RUN is an error naming RUN, never another run's step. Ground
+    truth: what each script ran, in order."""
+    first = write_script(ctx, "first.sh", "md5sum /etc/passwd\nwc -c /etc/passwd\nhead -1 /etc/passwd\n"
+                         "tail -1 /etc/passwd\n")
+    second = write_script(ctx, "second.sh", "sha1sum /etc/passwd\ncksum /etc/passwd\nsort /etc/passwd\n")
+    ctx.tracer_run([first], "--run", "first", expect=0)
+    ctx.tracer_run([second], "--run", "second", expect=0)
+    ids = {name: dict(ctx.query("SELECT s.key, s.id FROM steps s JOIN runs r ON r.id = s.run_id "
+                                "WHERE r.name = ?", name)) for name in ("first", "second")}
+    want = {("first", "1"): "md5sum", ("first", "2"): "wc", ("first", "3"): "head", ("first", "4"): "tail",
+            ("second", "1"): "sha1sum",
+            ("second", "2"): "cksum", ("second", "3"): "sort"}
+    for (run, key), tool in want.items():
+        sid = ids[run].get(key)
+        ctx.check(sid, f"{run} has step {key}: {ids[run]}")
+        forms = [("--step", str(sid), run), ("--step", f"{run}:{key}"), ("--step", str(sid))]
+        if int(key) not in ids[run].values():
+            forms.append(("--step", key, run))
+        for args in forms:
+            doc = json.loads(explain(ctx, "--json", *args) or "{}")
+            steps = [s.get("name") for s in doc.get("steps", [])]
+            ctx.check(doc.get("run", {}).get("name") == run and steps == [tool],
+                      f"explain {' '.join(args)}: run {doc.get('run', {}).get('name')}, steps {steps}; "
+                      f"want {run}'s {tool}")
+    # An id of first's steps that is no key of second's (first has more steps): refused for second.
+    others = [str(v) for v in ids["first"].values() if str(v) not in ids["second"]]
+    ctx.check(others, f"first has a step id that is no key of second: {ids}")
+    for other in others:
+        p = subprocess.run([ctx.bin("tracer"), "explain", "--db", ctx.db, "--step", other, "second"],
+                           capture_output=True, text=True, timeout=60)
+        ctx.check(p.returncode != 0 and "run second has no step" in p.stderr and not p.stdout,
+                  f"another run's step id is refused: {p.returncode} {p.stderr} {p.stdout[:200]}")
