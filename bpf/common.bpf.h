@@ -55,6 +55,9 @@ struct {
 	__type(value, struct tracer_exec_event);
 } perf_scratch SEC(".maps");
 
+/* include/linux/sched.h: set by a task's last schedule() */
+#define TASK_DEAD 0x00000080
+
 /*
  * The last thread of a process that exited, by tid: its own CPU clocks at the
  * exit tracepoint, so its last switch-out can send what it used since. LRU:

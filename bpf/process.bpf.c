@@ -95,16 +95,24 @@ struct thread_walk {
 };
 
 /*
- * A thread still exiting on another CPU when its group's totals are read: its
- * clocks as summed, so its last switch-out sends the rest (sched.bpf.c), which
- * wait4 counts too. Only one past exit_notify() and off the CPU is done: a
- * group leader that is a zombie still on its CPU has up to a tick of runtime
- * its clock does not show yet (4 ms short, as often as 1 in 300 of such exits).
+ * A thread still on the group's list: its clocks, and, if it is still exiting
+ * on another CPU, an exit note with them, so its last switch-out sends the
+ * rest (sched.bpf.c), which wait4 counts too. Only one past exit_notify() and
+ * off the CPU is done: a group leader that is a zombie still on its CPU has up
+ * to a tick of runtime its clock does not show yet (4 ms short, as often as 1
+ * in 300 of such exits). The note is written before the thread is looked at
+ * again: one whose last switch-out (TASK_DEAD, off the CPU) came between
+ * reading its clocks and the note found no note to send, and the clocks read
+ * may lag its end by up to a tick; it is read again, now final, and the note
+ * left for no one removed. (One merely preempted in its exit path is not
+ * TASK_DEAD yet and keeps its note.)
  */
-static __always_inline void note_exiting_thread(const struct thread_walk *w, struct task_struct *t)
+static __always_inline void add_walked_thread(struct thread_walk *w, struct task_struct *t)
 {
-	if (!w->start_ns || (BPF_CORE_READ(t, exit_state) && !BPF_CORE_READ(t, on_cpu)))
+	if (!w->start_ns || (BPF_CORE_READ(t, exit_state) && !BPF_CORE_READ(t, on_cpu))) {
+		add_thread_cpu(&w->cpu, t, false);
 		return;
+	}
 	__u32 tid = BPF_CORE_READ(t, pid);
 	struct exit_note n = {
 	    .start_ns = w->start_ns,
@@ -116,6 +124,19 @@ static __always_inline void note_exiting_thread(const struct thread_walk *w, str
 	    .walk_seq = w->seq,
 	};
 	bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
+	if ((BPF_CORE_READ(t, __state) & TASK_DEAD) && !BPF_CORE_READ(t, on_cpu) &&
+	    bpf_map_lookup_elem(&exit_notes, &tid)) {
+		bpf_map_delete_elem(&exit_notes, &tid);
+		add_thread_cpu(&w->cpu, t, false);
+		return;
+	}
+	w->cpu.utime += n.utime;
+	w->cpu.stime += n.stime;
+	w->cpu.runtime += n.runtime;
+	w->cpu.vol_ctxsw += BPF_CORE_READ(t, nvcsw);
+	w->cpu.invol_ctxsw += BPF_CORE_READ(t, nivcsw);
+	w->cpu.min_faults += BPF_CORE_READ(t, min_flt);
+	w->cpu.maj_faults += BPF_CORE_READ(t, maj_flt);
 }
 
 /* Bounds the walk; a group with more threads still unreleased at its end is undercounted. */
@@ -133,8 +154,7 @@ static long add_next_thread(__u64 i, void *ctx)
 	w->pos = next;
 	struct task_struct *t =
 	    (void *)next - bpf_core_field_offset(struct task_struct, thread_node);
-	add_thread_cpu(&w->cpu, t, false);
-	note_exiting_thread(w, t);
+	add_walked_thread(w, t);
 	return 0;
 }
 

@@ -6,9 +6,6 @@
  */
 #include "common.bpf.h"
 
-/* include/linux/sched.h */
-#define TASK_DEAD 0x00000080
-
 /*
  * A task's last switch-out: it is dead, its runtime final. If its process's
  * totals were read while it was still exiting (process.bpf.c left a note at the
