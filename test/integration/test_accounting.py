@@ -88,8 +88,10 @@ def cpu_of_threads_killed_at_exit(ctx):
     if short_ms:
         print(f"  tracer's CPU short of wait4's by {min(short_ms):.1f} .. {max(short_ms):.1f} ms")
     # Seen once in 16 runs under load (4.0 ms short, a tick): the counters say whether a tail was lost.
-    stats = ctx.query("SELECT tails_unmatched, late_events, unmatched_exits, lost_processes "
-                      "FROM aggregator_stats") + ctx.query("SELECT kernel_drops, kernel_drops_exit, collector_drops, seq_gaps FROM collector_stats") if off else []
+    stats = (ctx.query("SELECT tails_unmatched, late_events, unmatched_exits, lost_processes "
+                       "FROM aggregator_stats") +
+             ctx.query("SELECT kernel_drops, kernel_drops_exit, collector_drops, seq_gaps "
+                       "FROM collector_stats")) if off else []
     ctx.check(not off, f"{len(off)} of {n} processes' CPU off by more than 1 ms + 1% "
               f"(pid, index, program, wait4 ms, tracer ms): {off[:6]}; aggregator_stats {stats}")
     # Where the kernel's exit tracepoint says which thread ended the group (group_dead,
