@@ -37,11 +37,15 @@ static void outcome(const struct step *s, char *out, size_t size)
 			 s->status == GROUP_OK ? "succeeded" : "running", wall, peak);
 }
 
-/* Engines that re-run a failed job (Snakemake retries, Nextflow errorStrategy, Toil,
- * cwltool, Slurm requeue); a script that runs a command twice is a loop, not a retry. */
+/*
+ * Engines that re-run a failed job (Snakemake retries, Nextflow errorStrategy,
+ * Toil, cwltool); a script that runs a command twice is a loop, not a retry,
+ * and so is a Slurm batch script running an `srun` again (a requeue re-runs the
+ * batch step itself, whose second attempt joins the first: not told apart).
+ */
 static bool engine_retries(const struct run *r)
 {
-	static const char *const engines[] = {"snakemake", "nextflow", "cwltool", "toil", "slurm"};
+	static const char *const engines[] = {"snakemake", "nextflow", "cwltool", "toil"};
 
 	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
 		if (!strcmp(r->engine, engines[i]))

@@ -5,6 +5,7 @@ import http.server
 import shutil
 import json
 import os
+import sys
 import signal
 import sqlite3
 import subprocess
@@ -358,7 +359,8 @@ def recommend_sizes_a_run_of_one_command(ctx):
     prog = ("import resource, time\nx = bytearray(120 << 20)\nfor i in range(0, len(x), 4096): x[i] = 1\n"
             "end = time.time() + 10.5\nwhile time.time() < end: time.sleep(0.05)\n"
             f"open('{own}', 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n")
-    ctx.tracer_run(["python3", "-c", prog], "--run", "one-command", expect=0)
+    # The interpreter itself, not a shim (pyenv's python3 is a bash script: a script run).
+    ctx.tracer_run([os.path.realpath(sys.executable), "-c", prog], "--run", "one-command", expect=0)
     run = ctx.one("SELECT id FROM runs WHERE name = 'one-command'")
     ctx.check(ctx.one("SELECT count(*) FROM steps WHERE run_id = ?", run) == 0, "a single command has no steps")
     doc = tracer_json(ctx, "recommend", "--db", ctx.db, str(run))
