@@ -40,8 +40,8 @@ static void outcome(const struct step *s, char *out, size_t size)
 /*
  * Engines that re-run a failed job (Snakemake retries, Nextflow errorStrategy,
  * Toil, cwltool); a script that runs a command twice is a loop, not a retry,
- * and so is a Slurm batch script running an `srun` again (a requeue re-runs the
- * batch step itself, whose second attempt joins the first: not told apart).
+ * and so is a Slurm batch script running an `srun` again. A Slurm requeue is
+ * not told apart from a new job given the same id (docs/insight.md).
  */
 static bool engine_retries(const struct run *r)
 {
