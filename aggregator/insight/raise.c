@@ -14,6 +14,17 @@ static bool push(struct signal_row **v, size_t *n, size_t *cap, const struct sig
 	return true;
 }
 
+void insight_row_begin(struct signal_row *s, const char *kind, const char *severity, int64_t run_id,
+		       int64_t now_ns, int64_t at_ns)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->severity = severity;
+	s->detected_epoch_ns = now_ns;
+	s->at_epoch_ns = at_ns;
+	s->run_id = run_id;
+}
+
 int64_t insight_raise(struct insight *in, struct signal_row *s)
 {
 	s->id = in->next_id++;

@@ -4,6 +4,9 @@
 
 #include "aggregator/insight/insight.h"
 
+/* A signal row of a run, blank but for these. */
+void insight_row_begin(struct signal_row *s, const char *kind, const char *severity, int64_t run_id,
+		       int64_t now_ns, int64_t at_ns);
 /* Queues a new signal (assigning its id); active ones are remembered. Returns the id. */
 int64_t insight_raise(struct insight *in, struct signal_row *s);
 /* The remembered active signal with this id, or NULL. */

@@ -346,12 +346,7 @@ void insight_pipefail_cause(struct insight *in, struct run *r, int64_t now_ns)
 					  .code = SIGPIPE};
 	copy_string(st->failed.name, sizeof(st->failed.name), st->name);
 	st->dirty = true;
-	memset(&s, 0, sizeof(s));
-	s.kind = "killed";
-	s.severity = "critical";
-	s.detected_epoch_ns = now_ns;
-	s.at_epoch_ns = st->r.end_epoch_ns;
-	s.run_id = r->row.id;
+	insight_row_begin(&s, "killed", "critical", r->row.id, now_ns, st->r.end_epoch_ns);
 	s.step_id = st->id;
 	s.process_id = st->root_process_id;
 	s.tool_id = st->main_tool_id;

@@ -219,12 +219,7 @@ static void run_failed(struct insight *in, struct run *r, int64_t now_ns)
 	for (struct step *s = r->steps; s; s = s->next)
 		if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
 			return; /* that step's tool_failed says it */
-	memset(&sig, 0, sizeof(sig));
-	sig.kind = "tool_failed";
-	sig.severity = "critical";
-	sig.detected_epoch_ns = now_ns;
-	sig.at_epoch_ns = r->row.end_epoch_ns;
-	sig.run_id = r->row.id;
+	insight_row_begin(&sig, "tool_failed", "critical", r->row.id, now_ns, r->row.end_epoch_ns);
 	sig.has_value = true;
 	if (r->failed.process_id) {
 		sig.process_id = r->failed.process_id;
