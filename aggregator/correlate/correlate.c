@@ -56,6 +56,16 @@ static bool join_nextflow_task(struct correlator *c, struct proc *p)
 	return false;
 }
 
+/* The run's next step, as the engine's spec says, rooted at p. */
+static void begin_step(struct correlator *c, struct run *r, const struct step_spec *spec,
+		       struct proc *p)
+{
+	r->step_seq++;
+	struct step *s = new_step(c, r, spec, p);
+	if (s)
+		set_step(p, s);
+}
+
 /* A child of an engine whose steps start at fork (a script) starts a step now. */
 static void step_at_fork(struct correlator *c, struct proc *child, struct proc *parent)
 {
@@ -68,10 +78,7 @@ static void step_at_fork(struct correlator *c, struct proc *child, struct proc *
 	    !same_process(r->engine_pid, r->engine_start_boot_ns, parent) ||
 	    !eng->step(&v, r->step_seq + 1, &spec))
 		return;
-	r->step_seq++;
-	struct step *s = new_step(c, r, &spec, child);
-	if (s)
-		set_step(child, s);
+	begin_step(c, r, &spec, child);
 }
 
 /* Its container and job context, from the cgroups in its row (below). */
@@ -264,12 +271,10 @@ static bool find_step_of_engine(struct correlator *c, struct proc *p, struct pro
 		p->row.helper = true;
 	if (starts && !same_process(r->engine_pid, r->engine_start_boot_ns, p)) {
 		struct step *s = find_step(r, spec.key);
-		if (!s) {
-			r->step_seq++;
-			s = new_step(c, r, &spec, p);
-		}
 		if (s)
 			set_step(p, s);
+		else
+			begin_step(c, r, &spec, p);
 	}
 	return spec.wrapper;
 }
@@ -284,18 +289,15 @@ static void script_became_tool(struct correlator *c, struct proc *p, bool plumbi
 			       const struct tool_identity *tool)
 {
 	struct run *r = p->in.run;
-	struct step_spec spec = {.kind = "script-step"};
+	struct process_view v = {.parent_is_engine = true};
+	struct step_spec spec = {0};
 
 	if (!r || strcmp(r->engine, "script") || p->in.step || plumbing ||
 	    tool_is_shell(tool->interpreter) ||
-	    !same_process(r->engine_pid, r->engine_start_boot_ns, p))
+	    !same_process(r->engine_pid, r->engine_start_boot_ns, p) ||
+	    !engine_script.step(&v, r->step_seq + 1, &spec))
 		return;
-	snprintf(spec.key, sizeof(spec.key), "%u", r->step_seq + 1);
-	struct step *s = new_step(c, r, &spec, p);
-	if (!s)
-		return;
-	r->step_seq++;
-	set_step(p, s);
+	begin_step(c, r, &spec, p);
 }
 
 /* A step the engine could not name is named after its main tool. */
