@@ -53,6 +53,17 @@ static __always_inline void add_thread_cpu(struct group_cpu *g, struct task_stru
 	g->maj_faults += KREAD(direct, t, maj_flt);
 }
 
+static __always_inline void add_group_cpu(struct group_cpu *g, const struct group_cpu *more)
+{
+	g->utime += more->utime;
+	g->stime += more->stime;
+	g->runtime += more->runtime;
+	g->vol_ctxsw += more->vol_ctxsw;
+	g->invol_ctxsw += more->invol_ctxsw;
+	g->min_faults += more->min_faults;
+	g->maj_faults += more->maj_faults;
+}
+
 /* What released threads left in signal_struct. */
 static __always_inline void signal_cpu(struct group_cpu *g, struct signal_struct *sig, bool direct)
 {
@@ -109,34 +120,29 @@ struct thread_walk {
  */
 static __always_inline void add_walked_thread(struct thread_walk *w, struct task_struct *t)
 {
-	if (!w->start_ns || (BPF_CORE_READ(t, exit_state) && !BPF_CORE_READ(t, on_cpu))) {
-		add_thread_cpu(&w->cpu, t, false);
-		return;
+	struct group_cpu one = {};
+
+	add_thread_cpu(&one, t, false);
+	if (w->start_ns && !(BPF_CORE_READ(t, exit_state) && !BPF_CORE_READ(t, on_cpu))) {
+		__u32 tid = BPF_CORE_READ(t, pid);
+		struct exit_note n = {
+		    .start_ns = w->start_ns,
+		    .thread_start_ns = BPF_CORE_READ(t, start_boottime),
+		    .runtime = one.runtime,
+		    .utime = one.utime,
+		    .stime = one.stime,
+		    .tgid = w->tgid,
+		    .walk_seq = w->seq,
+		};
+		bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
+		if ((BPF_CORE_READ(t, __state) & TASK_DEAD) && !BPF_CORE_READ(t, on_cpu) &&
+		    bpf_map_lookup_elem(&exit_notes, &tid)) {
+			bpf_map_delete_elem(&exit_notes, &tid);
+			one = (struct group_cpu){};
+			add_thread_cpu(&one, t, false);
+		}
 	}
-	__u32 tid = BPF_CORE_READ(t, pid);
-	struct exit_note n = {
-	    .start_ns = w->start_ns,
-	    .thread_start_ns = BPF_CORE_READ(t, start_boottime),
-	    .runtime = BPF_CORE_READ(t, se.sum_exec_runtime),
-	    .utime = BPF_CORE_READ(t, utime),
-	    .stime = BPF_CORE_READ(t, stime),
-	    .tgid = w->tgid,
-	    .walk_seq = w->seq,
-	};
-	bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
-	if ((BPF_CORE_READ(t, __state) & TASK_DEAD) && !BPF_CORE_READ(t, on_cpu) &&
-	    bpf_map_lookup_elem(&exit_notes, &tid)) {
-		bpf_map_delete_elem(&exit_notes, &tid);
-		add_thread_cpu(&w->cpu, t, false);
-		return;
-	}
-	w->cpu.utime += n.utime;
-	w->cpu.stime += n.stime;
-	w->cpu.runtime += n.runtime;
-	w->cpu.vol_ctxsw += BPF_CORE_READ(t, nvcsw);
-	w->cpu.invol_ctxsw += BPF_CORE_READ(t, nivcsw);
-	w->cpu.min_faults += BPF_CORE_READ(t, min_flt);
-	w->cpu.maj_faults += BPF_CORE_READ(t, maj_flt);
+	add_group_cpu(&w->cpu, &one);
 }
 
 /* Bounds the walk; a group with more threads still unreleased at its end is undercounted. */
