@@ -95,12 +95,33 @@ static __always_inline void add_task_delay_io(struct tracer_counters *c, struct 
 	add_task_io(c, t, direct);
 }
 
+/*
+ * The exiting thread's own clocks as they went into its process's totals. Its
+ * exit note must start from these, not from a second read: a tick between the
+ * two reads moves its clock (up to 4 ms), and the tail, counted from the
+ * second, would miss what the tick added.
+ */
+struct thread_clocks {
+	__u64 runtime;
+	__u64 utime;
+	__u64 stime;
+};
+
+static __always_inline void keep_clocks(struct thread_clocks *c, const struct group_cpu *g)
+{
+	c->runtime = g->runtime;
+	c->utime = g->utime;
+	c->stime = g->stime;
+}
+
 /* Threads on the group's list, not yet released; list pointers are read with probe reads. */
 struct thread_walk {
 	struct list_head *head;
 	struct list_head *pos;
 	struct group_cpu cpu;
 	__u64 start_ns; /* the process's, for exit notes; 0: leave none */
+	__u64 self;	/* the exiting thread, noted by its exit event instead */
+	struct thread_clocks self_clocks;
 	__u32 tgid;
 	__u32 seq; /* stats_lock's sequence as this attempt began: stamps its notes */
 };
@@ -123,7 +144,9 @@ static __always_inline void add_walked_thread(struct thread_walk *w, struct task
 	struct group_cpu one = {};
 
 	add_thread_cpu(&one, t, false);
-	if (w->start_ns && !(BPF_CORE_READ(t, exit_state) && !BPF_CORE_READ(t, on_cpu))) {
+	if ((__u64)t == w->self) {
+		keep_clocks(&w->self_clocks, &one);
+	} else if (w->start_ns && !(BPF_CORE_READ(t, exit_state) && !BPF_CORE_READ(t, on_cpu))) {
 		__u32 tid = BPF_CORE_READ(t, pid);
 		struct exit_note n = {
 		    .start_ns = w->start_ns,
@@ -179,13 +202,16 @@ static long add_next_thread(__u64 i, void *ctx)
  * clock being read while it ran elsewhere). The aggregator drops a tail whose
  * stamp is not its exit event's.
  */
-static __noinline __u32 read_group_cpu(struct signal_struct *sig, struct group_cpu *out, __u32 tgid,
+static __noinline __u32 read_group_cpu(struct signal_struct *sig, struct task_struct *self,
+				       struct group_cpu *out, struct thread_clocks *self_out,
 				       __u64 start_ns)
 {
+	__u32 tgid = ns_tgid_x(self, false);
 	__u32 seq = 0;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
-		struct thread_walk w = {.start_ns = exit_tails_on ? start_ns : 0, .tgid = tgid};
+		struct thread_walk w = {
+		    .start_ns = exit_tails_on ? start_ns : 0, .self = (__u64)self, .tgid = tgid};
 
 		seq = BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence);
 		w.seq = seq;
@@ -194,6 +220,7 @@ static __noinline __u32 read_group_cpu(struct signal_struct *sig, struct group_c
 		signal_cpu(&w.cpu, sig, false);
 		bpf_loop(MAX_THREADS_WALKED, add_next_thread, &w, 0);
 		*out = w.cpu;
+		*self_out = w.self_clocks;
 		if (!(seq & 1) && seq == BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence))
 			break;
 	}
@@ -215,6 +242,7 @@ static __always_inline void add_acc(struct tracer_counters *c, const struct proc
 struct counters_read {
 	__u32 flags;	/* TRACER_F_* */
 	__u32 walk_seq; /* at the final exit: the thread walk's stamp (read_group_cpu), or 0 */
+	struct thread_clocks self; /* the current thread's clocks as counted */
 };
 
 /* Which of a process's map entries read_counters found: only those need deleting at exit. */
@@ -248,10 +276,14 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 
 	struct group_cpu cpu;
 	if (final_exit && !alone_in_group(sig, task)) {
-		rd->walk_seq = read_group_cpu(sig, &cpu, ns_tgid_x(task, direct), start_ns);
+		rd->walk_seq = read_group_cpu(sig, task, &cpu, &rd->self, start_ns);
 	} else {
+		struct group_cpu own = {};
+
 		signal_cpu(&cpu, sig, direct);
-		add_thread_cpu(&cpu, task, direct);
+		add_thread_cpu(&own, task, direct);
+		keep_clocks(&rd->self, &own);
+		add_group_cpu(&cpu, &own);
 		if (leader != task)
 			add_thread_cpu(&cpu, leader, direct);
 	}
@@ -596,19 +628,19 @@ static __always_inline void remember_dead_thread(struct task_struct *task,
 	__sync_fetch_and_add(&d->runq_ns, KREAD(direct, task, sched_info.run_delay));
 }
 
-/* The exiting thread's own clocks now: its last switch-out sends what it uses after. */
+/* The exiting thread's clocks as counted: its last switch-out sends what it uses after. */
 static __always_inline void note_exit(struct task_struct *task, __u32 tgid, __u64 start_ns,
-				      __u32 walk_seq, bool direct)
+				      const struct counters_read *rd, bool direct)
 {
 	__u32 tid = KREAD(direct, task, pid);
 	struct exit_note n = {
 	    .start_ns = start_ns,
 	    .thread_start_ns = KREAD(direct, task, start_boottime),
-	    .runtime = KREAD(direct, task, se.sum_exec_runtime),
-	    .utime = KREAD(direct, task, utime),
-	    .stime = KREAD(direct, task, stime),
+	    .runtime = rd->self.runtime,
+	    .utime = rd->self.utime,
+	    .stime = rd->self.stime,
 	    .tgid = tgid,
-	    .walk_seq = walk_seq,
+	    .walk_seq = rd->walk_seq,
 	};
 
 	bpf_map_update_elem(&exit_notes, &tid, &n, BPF_ANY);
@@ -748,7 +780,7 @@ static __always_inline int emit_exit(void *ctx, struct task_struct *task, int gr
 	__u32 reported_pid = e->h.pid; /* the collector's namespace's number, 0: not reported */
 	event_submit(ctx, e, sizeof(*e), TRACER_EV_EXIT);
 	if (exit_tails_on && reported_pid)
-		note_exit(task, reported_pid, start_ns, rd.walk_seq, direct);
+		note_exit(task, reported_pid, start_ns, &rd, direct);
 	/* A delete of a missing key still takes the bucket lock: skipped. */
 	if (had & HAD_DEAD_THREADS)
 		bpf_map_delete_elem(&dead_threads, &tgid);
