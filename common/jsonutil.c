@@ -93,9 +93,37 @@ static int reserve(char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
+/*
+ * Length of item if jansson would write it unchanged between quotes: printable
+ * ASCII without '"' or '\\' (its escapes are for those two, control bytes and,
+ * through UTF-8 checks, bytes above 0x7f). Else 0: jansson encodes it. Nearly
+ * every argument is such a string, and a json_t per argument was a tenth of
+ * the aggregator's instructions per process (callgrind).
+ */
+static size_t plain_ascii_len(const char *item)
+{
+	size_t n = 0;
+
+	for (const unsigned char *c = (const unsigned char *)item; *c; c++, n++)
+		if (*c < 0x20 || *c > 0x7f || *c == '"' || *c == '\\')
+			return 0;
+	return n;
+}
+
 /* Appends the JSON text of one string; json_dumpb() says what it needs when the room is short. */
 static int append_json_string(char **buf, size_t *cap, size_t *len, const char *item)
 {
+	size_t plain = item ? plain_ascii_len(item) : 0;
+
+	if (item && (plain || !item[0])) {
+		if (reserve(buf, cap, *len + plain + 2) != 0)
+			return -1;
+		(*buf)[(*len)++] = '"';
+		memcpy(*buf + *len, item, plain);
+		*len += plain;
+		(*buf)[(*len)++] = '"';
+		return 0;
+	}
 	json_t *v = json_string_lossy(item);
 	int rc = -1;
 

@@ -129,6 +129,27 @@ static void test_string_array_matches_jansson(void **state)
 		free(got);
 		free(want);
 	}
+	/* Random arguments, mostly plain ASCII with every byte value mixed in. */
+	unsigned seed = 12345;
+	for (int round = 0; round < 2000; round++) {
+		static char store[4][40];
+		char *items[4];
+		for (int i = 0; i < 4; i++) {
+			int len = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 39;
+			for (int k = 0; k < len; k++) {
+				unsigned r = (seed = seed * 1103515245u + 12345u) >> 16;
+				store[i][k] = (char)(r % 8 ? 0x20 + r % 0x60 : 1 + r % 255);
+			}
+			store[i][len] = '\0';
+			items[i] = store[i];
+		}
+		char *want = array_dumped_by_jansson(items, 4);
+		char *got = json_string_array(items, 4);
+		assert_non_null(got);
+		assert_string_equal(got, want);
+		free(got);
+		free(want);
+	}
 	char *none = json_string_array(NULL, 0);
 	assert_string_equal(none, "[]");
 	free(none);
