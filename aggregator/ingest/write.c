@@ -73,24 +73,23 @@ static int write_all_samples(struct ingest *g)
 /* Finished images, then changed entries: written, or forgotten if not recorded. */
 static int write_processes(struct ingest *g)
 {
-	for (struct closed_row *c = g->table.closed; c; c = c->next)
-		if (store_put_process(g->store, &c->row) != 0 ||
-		    store_ship(g->store, OUTBOX_PROCESSES, c->row.id, 0, NULL) != 0)
-			return -1;
-	for (struct proc *p = g->table.dirty; p; p = p->links.dirty_next) {
-		int rc = 0;
+	int rc = 0;
+
+	for (struct closed_row *c = g->table.closed; c && rc == 0; c = c->next)
+		rc = store_write_process(g->store, &c->row, true);
+	for (struct proc *p = g->table.dirty; p && rc == 0; p = p->links.dirty_next) {
 		if (ingest_recordable(g, p)) {
-			rc = store_put_process(g->store, &p->row);
+			rc = store_write_process(g->store, &p->row, p->life.exited);
 		} else {
 			rc = store_forget_process(g->store, p->row.id);
 			p->life.samples_held = false;
 		}
-		if (rc == 0 && ingest_recordable(g, p) && p->life.exited)
-			rc = store_ship(g->store, OUTBOX_PROCESSES, p->row.id, 0, NULL);
-		if (rc != 0)
-			return -1;
 	}
-	return 0;
+	if (rc != 0) {
+		store_drop_processes(g->store);
+		return rc;
+	}
+	return store_flush_processes(g->store);
 }
 
 static int write_pending_rows(struct ingest *g)

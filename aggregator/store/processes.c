@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregator/outbox/outbox.h"
 #include "common/log.h"
 
 #define PROCESS_COLUMNS(X)                                                                         \
@@ -110,31 +111,61 @@ static int process_column_list(char *out, size_t size)
 	return 0;
 }
 
-int store_prepare_processes(struct store *s)
+/* "INSERT<verb> INTO processes (columns) VALUES (?, ...)" with rows tuples of parameters. */
+static char *process_insert_sql(const char *verb, int rows)
 {
-	char columns[1536], sql[2048];
-	size_t len;
+	char columns[1536];
 
 	if (process_column_list(columns, sizeof(columns)) != 0)
-		return -1;
-	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO processes (%s) VALUES (?", columns);
-	for (int c = 1; c < PROCESS_COLUMN_COUNT && len + 3 < sizeof(sql); c++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ",?");
-	if (len + 2 >= sizeof(sql))
-		return -1;
-	strcat(sql, ")");
-	/* A plain INSERT for rows not written yet, INSERT OR REPLACE for the rest. */
-	if (prepare(s, sql, &s->insert_process) != 0)
-		return -1;
-	char replace[sizeof(sql) + 16];
-	snprintf(replace, sizeof(replace), "INSERT OR REPLACE %s", sql + strlen("INSERT "));
-	if (prepare(s, replace, &s->put_process) != 0)
+		return NULL;
+	size_t size = strlen(columns) + 64 + (size_t)rows * (2 * PROCESS_COLUMN_COUNT + 3);
+	char *sql = malloc(size);
+	if (!sql)
+		return NULL;
+	size_t len =
+	    (size_t)snprintf(sql, size, "INSERT%s INTO processes (%s) VALUES ", verb, columns);
+	for (int r = 0; r < rows; r++) {
+		sql[len++] = r ? ',' : ' ';
+		sql[len++] = '(';
+		for (int c = 0; c < PROCESS_COLUMN_COUNT; c++) {
+			if (c)
+				sql[len++] = ',';
+			sql[len++] = '?';
+		}
+		sql[len++] = ')';
+	}
+	sql[len] = '\0';
+	return sql;
+}
+
+static int prepare_process_insert(struct store *s, const char *verb, int rows, sqlite3_stmt **st)
+{
+	char *sql = process_insert_sql(verb, rows);
+	int rc = sql ? prepare(s, sql, st) : -1;
+
+	free(sql);
+	return rc;
+}
+
+int store_prepare_processes(struct store *s)
+{
+	/*
+	 * A plain INSERT for a row not written yet, INSERT OR REPLACE for the rest.
+	 * Several new rows at once are inserted OR IGNORE: a row already there (a
+	 * retried transaction) is then skipped without aborting the statement,
+	 * which spares SQLite a statement journal, and written again on its own.
+	 */
+	if (prepare_process_insert(s, "", 1, &s->insert_process) != 0 ||
+	    prepare_process_insert(s, " OR REPLACE", 1, &s->put_process) != 0 ||
+	    prepare_process_insert(s, " OR IGNORE", PROCESS_BATCH, &s->insert_processes) != 0)
 		return -1;
 	if (prepare(s, "UPDATE processes SET cpu_user_ns = ?2, cpu_sys_ns = ?3 WHERE id = ?1",
 		    &s->update_process_cpu) != 0)
 		return -1;
 	/* run_bound_write() relies on bind_process binding every parameter. */
-	if (sqlite3_bind_parameter_count(s->put_process) != PROCESS_COLUMN_COUNT)
+	if (sqlite3_bind_parameter_count(s->put_process) != PROCESS_COLUMN_COUNT ||
+	    sqlite3_bind_parameter_count(s->insert_processes) !=
+		PROCESS_BATCH * PROCESS_COLUMN_COUNT)
 		return -1;
 	return 0;
 }
@@ -162,11 +193,11 @@ int store_forget_process(struct store *s, int64_t id)
 	return exec_sql(s->db, sql);
 }
 
-/* Binds column c of the processes table. */
-#define PARAM(c) (COL_##c + 1)
+/* Binds column c of the processes table, in the row of a multi-row INSERT that starts at base. */
+#define PARAM(c) (base + COL_##c + 1)
 
 /* Identity, program and outcome: the columns every row has. */
-static void bind_process_identity(sqlite3_stmt *st, const struct process_row *r)
+static void bind_process_identity(sqlite3_stmt *st, int base, const struct process_row *r)
 {
 	sqlite3_bind_int64(st, PARAM(id), r->id);
 	bind_id_or_null(st, PARAM(run_id), r->run_id);
@@ -202,7 +233,7 @@ static void bind_process_identity(sqlite3_stmt *st, const struct process_row *r)
 }
 
 /* What the image used: NULL without metrics, and for probe groups that were off. */
-static void bind_process_metrics(sqlite3_stmt *st, const struct process_row *r)
+static void bind_process_metrics(sqlite3_stmt *st, int base, const struct process_row *r)
 {
 	const struct proc_metrics *m = &r->m;
 	bool all = r->has_metrics;
@@ -236,7 +267,7 @@ static void bind_process_metrics(sqlite3_stmt *st, const struct process_row *r)
 }
 
 /* Where it belongs: run, step, tool, container, Slurm job, systemd unit. */
-static void bind_process_context(sqlite3_stmt *st, const struct process_row *r)
+static void bind_process_context(sqlite3_stmt *st, int base, const struct process_row *r)
 {
 	bind_id_or_null(st, PARAM(step_id), r->step_id);
 	bind_id_or_null(st, PARAM(tool_id), r->tool_id);
@@ -249,11 +280,11 @@ static void bind_process_context(sqlite3_stmt *st, const struct process_row *r)
 	bind_text_or_null(st, PARAM(systemd_unit), r->systemd_unit);
 }
 
-static void bind_process(sqlite3_stmt *st, const struct process_row *r)
+static void bind_process(sqlite3_stmt *st, int base, const struct process_row *r)
 {
-	bind_process_identity(st, r);
-	bind_process_metrics(st, r);
-	bind_process_context(st, r);
+	bind_process_identity(st, base, r);
+	bind_process_metrics(st, base, r);
+	bind_process_context(st, base, r);
 }
 
 int store_put_process(struct store *s, struct process_row *r)
@@ -263,7 +294,7 @@ int store_put_process(struct store *s, struct process_row *r)
 		 * A plain INSERT needs no statement journal (INSERT OR REPLACE may
 		 * delete, so SQLite keeps one): a third cheaper in an exec storm.
 		 */
-		bind_process(s->insert_process, r);
+		bind_process(s->insert_process, 0, r);
 		int rc = run_bound_write(s->insert_process);
 		if (rc == SQLITE_DONE) {
 			r->stored = true;
@@ -275,11 +306,73 @@ int store_put_process(struct store *s, struct process_row *r)
 		}
 		/* Already there (a retried transaction): replace it below. */
 	}
-	bind_process(s->put_process, r);
+	bind_process(s->put_process, 0, r);
 	int rc = step_done(s, s->put_process);
 	if (rc == 0)
 		r->stored = true;
 	return rc;
+}
+
+/* Writes a row on its own, then queues it for the shipper. */
+static int write_one_process(struct store *s, struct process_row *r, bool ship)
+{
+	if (store_put_process(s, r) != 0)
+		return -1;
+	return ship ? store_ship(s, OUTBOX_PROCESSES, r->id, 0, NULL) : 0;
+}
+
+/* The full batch in one statement; a row skipped as already there is written on its own. */
+static int insert_batch(struct store *s)
+{
+	sqlite3_stmt *st = s->insert_processes;
+
+	for (int i = 0; i < PROCESS_BATCH; i++)
+		bind_process(st, i * PROCESS_COLUMN_COUNT, s->batch[i]);
+	int rc = run_bound_write(st);
+	if (rc != SQLITE_DONE) {
+		log_error("sqlite write: %s", sqlite3_errmsg(s->db));
+		return -1;
+	}
+	bool all = sqlite3_changes(s->db) == PROCESS_BATCH;
+	for (int i = 0; i < PROCESS_BATCH; i++) {
+		struct process_row *r = s->batch[i];
+		r->stored = all;
+		if (!all && store_put_process(s, r) != 0)
+			return -1;
+		if (s->batch_ship[i] && store_ship(s, OUTBOX_PROCESSES, r->id, 0, NULL) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int store_flush_processes(struct store *s)
+{
+	int rc = 0;
+
+	if (s->batch_n == PROCESS_BATCH) {
+		rc = insert_batch(s);
+	} else {
+		for (int i = 0; i < s->batch_n && rc == 0; i++)
+			rc = write_one_process(s, s->batch[i], s->batch_ship[i]);
+	}
+	s->batch_n = 0;
+	return rc;
+}
+
+void store_drop_processes(struct store *s)
+{
+	s->batch_n = 0;
+}
+
+int store_write_process(struct store *s, struct process_row *r, bool ship)
+{
+	if (r->stored)
+		return write_one_process(s, r, ship);
+	s->batch[s->batch_n] = r;
+	s->batch_ship[s->batch_n] = ship;
+	if (++s->batch_n < PROCESS_BATCH)
+		return 0;
+	return store_flush_processes(s);
 }
 
 int store_first_image_offset(struct store *s, const struct process_row *r, int64_t *offset_ns)

@@ -231,10 +231,14 @@ struct aggregator_stats_row {
 	struct ingest_stats events;
 };
 
+/* Rows not written yet go in one INSERT this many at a time: per statement SQLite
+ * opens a cursor per index and closes it again, a third of a lone row's insert. */
+#define PROCESS_BATCH 15
+
 struct store {
 	sqlite3 *db;
-	sqlite3_stmt *put_process, *insert_process, *update_process_cpu, *put_run, *put_stream,
-	    *get_stream, *put_agg;
+	sqlite3_stmt *put_process, *insert_process, *insert_processes, *update_process_cpu,
+	    *put_run, *put_stream, *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
 	    *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
@@ -242,6 +246,10 @@ struct store {
 	sqlite3_stmt *begin, *commit;
 	int64_t next_process_id;
 	int64_t next_run_id;
+	/* Rows waiting for store_flush_processes, and whether each is shipped then. */
+	struct process_row *batch[PROCESS_BATCH];
+	bool batch_ship[PROCESS_BATCH];
+	int batch_n;
 	bool in_tx;
 	struct outbox *outbox; /* NULL: shipping off */
 };
@@ -264,6 +272,15 @@ void store_rollback(struct store *s);
 
 /* Inserts or replaces the row; sets r->stored. */
 int store_put_process(struct store *s, struct process_row *r);
+/*
+ * The same, queued for the shipper too if ship, where a row not written yet
+ * may wait for others (PROCESS_BATCH): r must stay as it is until
+ * store_flush_processes, which writes what waits. On an error nothing waits.
+ */
+int store_write_process(struct store *s, struct process_row *r, bool ship);
+int store_flush_processes(struct store *s);
+/* Forgets what waits (the transaction failed and is rolled back). */
+void store_drop_processes(struct store *s);
 int store_put_signal(struct store *s, const struct signal_row *r);
 int64_t store_max_signal_id(struct store *s);
 /* Wall times of finished, successful steps named `name` in earlier runs of the

@@ -238,6 +238,103 @@ static void test_absent_counters_are_null(void **state)
 	assert_string_equal(column(s, "processes", "core_dumped", 32), "NULL");
 }
 
+/* Row i of a set: every field distinct per row, some absent on odd rows. */
+static struct process_row varied_row(int i)
+{
+	struct process_row r = full_row();
+
+	r.id = 1000 + i;
+	r.pid = (uint32_t)(5000 + i);
+	r.parent_id = i ? 999 + i : 0;
+	r.m.cpu_user_ns = 7u * (uint64_t)i;
+	r.m.rchar = 1000u + (uint64_t)i;
+	r.has_metrics = i % 3 != 0;
+	r.m.has_net = i % 2 == 0;
+	r.step_id = i % 4 ? i : 0;
+	r.state = i % 5 ? "exited" : "running";
+	r.has_signal = i % 5 != 0;
+	return r;
+}
+
+/* Every column of every process row, in id order, as one text. */
+static char *dump_processes(struct store *s)
+{
+	sqlite3_stmt *st;
+	size_t cap = 1 << 20, len = 0;
+	char *out = malloc(cap);
+
+	assert_non_null(out);
+	assert_int_equal(
+	    sqlite3_prepare_v2(s->db, "SELECT * FROM processes ORDER BY id", -1, &st, NULL),
+	    SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (int c = 0; c < sqlite3_column_count(st); c++) {
+			const char *v = (const char *)sqlite3_column_text(st, c);
+			len += (size_t)snprintf(out + len, cap - len, "%s|", v ? v : "NULL");
+			assert_true(len < cap);
+		}
+	sqlite3_finalize(st);
+	return out;
+}
+
+/*
+ * Rows written several at a time (store_write_process) hold exactly what the
+ * same rows written one at a time (store_put_process) hold: two full batches
+ * and a remainder. Written again unstored, as a retried transaction does, the
+ * rows already there are replaced with the new values, never doubled.
+ */
+static void test_batched_rows_equal_single_writes(void **state)
+{
+	struct store *s = *state;
+	enum { N = 2 * PROCESS_BATCH + 7 };
+	static struct process_row rows[N];
+	char other_path[64];
+	struct store single;
+
+	tmpdb_fresh(other_path, sizeof(other_path), "store-single");
+	assert_int_equal(store_open(&single, other_path), 0);
+	for (int i = 0; i < N; i++) {
+		rows[i] = varied_row(i);
+		struct process_row one = varied_row(i);
+		assert_int_equal(store_put_process(&single, &one), 0);
+		assert_int_equal(store_write_process(s, &rows[i], false), 0);
+	}
+	assert_int_equal(store_flush_processes(s), 0);
+	for (int i = 0; i < N; i++)
+		assert_true(rows[i].stored);
+	/* Two statements of a full batch each, and the remainder row by row: none fell back. */
+	assert_int_equal(sqlite3_stmt_status(s->insert_processes, SQLITE_STMTSTATUS_RUN, 0), 2);
+	assert_int_equal(sqlite3_stmt_status(s->insert_process, SQLITE_STMTSTATUS_RUN, 0), 7);
+	char *want = dump_processes(&single), *got = dump_processes(s);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+
+	for (int i = 0; i < N; i++) {
+		rows[i].stored = false;
+		rows[i].state = "exited";
+		rows[i].m.cpu_sys_ns = 3u * (uint64_t)i;
+		struct process_row one = rows[i];
+		assert_int_equal(store_put_process(&single, &one), 0);
+		assert_int_equal(store_write_process(s, &rows[i], false), 0);
+	}
+	assert_int_equal(store_flush_processes(s), 0);
+	want = dump_processes(&single);
+	got = dump_processes(s);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	sqlite3_stmt *count;
+	assert_int_equal(
+	    sqlite3_prepare_v2(s->db, "SELECT count(*) FROM processes", -1, &count, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_step(count), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(count, 0), N);
+	sqlite3_finalize(count);
+	store_close(&single);
+	tmpdb_remove(other_path);
+}
+
 struct seen_processes {
 	int n;
 	struct process_row row;
@@ -437,6 +534,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_every_process_field_in_its_column, open_store,
 					    close_store),
 	    cmocka_unit_test_setup_teardown(test_absent_counters_are_null, open_store, close_store),
+	    cmocka_unit_test_setup_teardown(test_batched_rows_equal_single_writes, open_store,
+					    close_store),
 	    cmocka_unit_test_setup_teardown(test_running_process_read_back, open_store,
 					    close_store),
 	    cmocka_unit_test_setup_teardown(test_step_and_run_totals, open_store, close_store),
