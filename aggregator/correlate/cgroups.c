@@ -27,6 +27,7 @@ void correlate_cgroup(struct correlator *c, uint64_t id, bool v1_memory, const c
 				if (copy) {
 					free(e->path);
 					e->path = copy;
+					cgroup_path_parse(copy, &e->context);
 				}
 			}
 			return;
@@ -39,29 +40,40 @@ void correlate_cgroup(struct correlator *c, uint64_t id, bool v1_memory, const c
 	}
 	e->id = id;
 	e->v1_memory = v1_memory;
+	cgroup_path_parse(e->path, &e->context);
 	e->next = c->cgroups[b];
 	c->cgroups[b] = e;
 }
 
-const char *cgroup_path_of(struct correlator *c, uint64_t id, bool v1_memory)
+static const struct cgroup_entry *cgroup_entry_of(struct correlator *c, uint64_t id, bool v1_memory)
 {
+	if (!id)
+		return NULL;
 	for (struct cgroup_entry *e = c->cgroups[cgroup_bucket(id, v1_memory)]; e; e = e->next)
 		if (e->id == id && e->v1_memory == v1_memory)
-			return e->path;
+			return e;
 	return NULL;
+}
+
+const char *cgroup_path_of(struct correlator *c, uint64_t id, bool v1_memory)
+{
+	const struct cgroup_entry *e = cgroup_entry_of(c, id, v1_memory);
+
+	return e ? e->path : NULL;
 }
 
 void cgroup_context_of(struct correlator *c, const struct process_row *r,
 		       struct cgroup_context *out)
 {
-	struct cgroup_context v1, v2;
+	static const struct cgroup_context none;
+	const struct cgroup_entry *e1 = cgroup_entry_of(c, r->cgroup1_id, true);
+	const struct cgroup_entry *e2 = cgroup_entry_of(c, r->cgroup_id, false);
+	const struct cgroup_context *v1 = e1 ? &e1->context : &none;
 
-	cgroup_path_parse(r->cgroup1_id ? cgroup_path_of(c, r->cgroup1_id, true) : NULL, &v1);
-	cgroup_path_parse(r->cgroup_id ? cgroup_path_of(c, r->cgroup_id, false) : NULL, &v2);
-	*out = v2;
+	*out = e2 ? e2->context : none;
 #define PREFER_V1(f)                                                                               \
-	if (v1.f[0])                                                                               \
-	memcpy(out->f, v1.f, sizeof(out->f))
+	if (v1->f[0])                                                                              \
+	memcpy(out->f, v1->f, sizeof(out->f))
 	PREFER_V1(runtime);
 	PREFER_V1(container_id);
 	PREFER_V1(pod_uid);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "aggregator/model/groups.h"
+#include "aggregator/correlate/cgroup_path.h"
 #include "aggregator/correlate/tools.h"
 #include "aggregator/store/store.h"
 
@@ -34,6 +35,7 @@ struct cgroup_entry {
 	uint64_t id;
 	bool v1_memory;
 	char *path;
+	struct cgroup_context context; /* the path parsed once, not at every exec in it */
 };
 
 struct correlator {
