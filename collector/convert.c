@@ -76,45 +76,57 @@ void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *ou
 			  int peak_from_signal)
 {
 	tracer__counters__init(out);
+	/*
+	 * A field left out reads as 0. Only the first field of each optional
+	 * probe group is always sent, as the sign the group was on; a zero
+	 * elsewhere is left out (most of a short process's counters), which the
+	 * collector need not pack nor the aggregator decode.
+	 */
 #define SET(field, value)                                                                          \
 	do {                                                                                       \
 		out->has_##field = 1;                                                              \
 		out->field = (value);                                                              \
 	} while (0)
-	SET(utime_ns, in->utime_ns);
-	SET(stime_ns, in->stime_ns);
-	SET(runtime_ns, in->runtime_ns);
-	SET(vol_ctxsw, in->vol_ctxsw);
-	SET(invol_ctxsw, in->invol_ctxsw);
-	SET(min_faults, in->min_faults);
-	SET(maj_faults, in->maj_faults);
-	SET(rchar, in->rchar);
-	SET(wchar, in->wchar);
-	SET(syscr, in->syscr);
-	SET(syscw, in->syscw);
-	SET(read_bytes, in->read_bytes);
-	SET(write_bytes, in->write_bytes);
-	SET(cancelled_write_bytes, in->cancelled_write_bytes);
-	SET(peak_rss_kb, in->peak_rss_kb);
-	SET(signal_maxrss_kb, in->signal_maxrss_kb);
-	SET(peak_from_signal, peak_from_signal != 0);
-	SET(runq_ns, in->runq_ns); /* kept by the kernel: no probe needed */
+#define SET_NONZERO(field, value)                                                                  \
+	do {                                                                                       \
+		if ((value) != 0)                                                                  \
+			SET(field, value);                                                         \
+	} while (0)
+	SET_NONZERO(utime_ns, in->utime_ns);
+	SET_NONZERO(stime_ns, in->stime_ns);
+	SET_NONZERO(runtime_ns, in->runtime_ns);
+	SET_NONZERO(vol_ctxsw, in->vol_ctxsw);
+	SET_NONZERO(invol_ctxsw, in->invol_ctxsw);
+	SET_NONZERO(min_faults, in->min_faults);
+	SET_NONZERO(maj_faults, in->maj_faults);
+	SET_NONZERO(rchar, in->rchar);
+	SET_NONZERO(wchar, in->wchar);
+	SET_NONZERO(syscr, in->syscr);
+	SET_NONZERO(syscw, in->syscw);
+	SET_NONZERO(read_bytes, in->read_bytes);
+	SET_NONZERO(write_bytes, in->write_bytes);
+	SET_NONZERO(cancelled_write_bytes, in->cancelled_write_bytes);
+	SET_NONZERO(peak_rss_kb, in->peak_rss_kb);
+	SET_NONZERO(signal_maxrss_kb, in->signal_maxrss_kb);
+	SET_NONZERO(peak_from_signal, peak_from_signal != 0);
+	SET_NONZERO(runq_ns, in->runq_ns); /* kept by the kernel: no probe needed */
 	if (active.scheduler)
 		SET(iowait_ns, in->iowait_ns);
 	if (active.reclaim)
 		SET(reclaim_ns, in->reclaim_ns);
 	if (active.network) {
 		SET(net_tx_bytes, in->net_tx_bytes);
-		SET(net_rx_bytes, in->net_rx_bytes);
+		SET_NONZERO(net_rx_bytes, in->net_rx_bytes);
 	}
 	if (active.syscalls) {
 		SET(sys_file, in->sys[TRACER_SYS_FILE]);
-		SET(sys_net, in->sys[TRACER_SYS_NET]);
-		SET(sys_mem, in->sys[TRACER_SYS_MEM]);
-		SET(sys_proc, in->sys[TRACER_SYS_PROC]);
-		SET(sys_other, in->sys[TRACER_SYS_OTHER]);
-		SET(sys_failed, in->sys_failed);
+		SET_NONZERO(sys_net, in->sys[TRACER_SYS_NET]);
+		SET_NONZERO(sys_mem, in->sys[TRACER_SYS_MEM]);
+		SET_NONZERO(sys_proc, in->sys[TRACER_SYS_PROC]);
+		SET_NONZERO(sys_other, in->sys[TRACER_SYS_OTHER]);
+		SET_NONZERO(sys_failed, in->sys_failed);
 	}
+#undef SET_NONZERO
 #undef SET
 }
 

@@ -155,6 +155,79 @@ static void test_string_array_matches_jansson(void **state)
 	free(none);
 }
 
+/* counters_from_kernel, packed and decoded as the aggregator decodes it. */
+static Tracer__Counters *counters_round_trip(const struct tracer_counters *in, bool groups_on)
+{
+	Tracer__Counters c;
+	uint8_t buf[512];
+
+	convert_set_groups((struct convert_groups){groups_on, groups_on, groups_on, groups_on});
+	counters_from_kernel(in, &c, 0);
+	size_t n = tracer__counters__pack(&c, buf);
+	convert_set_groups((struct convert_groups){true, true, true, true});
+	Tracer__Counters *out = tracer__counters__unpack(NULL, n, buf);
+	assert_non_null(out);
+	return out;
+}
+
+/*
+ * Every kernel counter reads back as it was, zeros included, though zeros are
+ * not sent; each optional group says it was on even when all its counters
+ * are 0, and says nothing when it was off.
+ */
+static void test_counters_read_back(void **state)
+{
+	struct tracer_counters in;
+	uint64_t *field = (uint64_t *)&in;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(in) / sizeof(*field); i++)
+		field[i] = i % 3 ? 1000 + i : 0;
+	Tracer__Counters *out = counters_round_trip(&in, true);
+#define SAME(name) assert_int_equal(out->name, in.name)
+	SAME(utime_ns);
+	SAME(stime_ns);
+	SAME(runtime_ns);
+	SAME(vol_ctxsw);
+	SAME(invol_ctxsw);
+	SAME(min_faults);
+	SAME(maj_faults);
+	SAME(rchar);
+	SAME(wchar);
+	SAME(syscr);
+	SAME(syscw);
+	SAME(read_bytes);
+	SAME(write_bytes);
+	SAME(cancelled_write_bytes);
+	SAME(peak_rss_kb);
+	SAME(signal_maxrss_kb);
+	SAME(runq_ns);
+	SAME(iowait_ns);
+	SAME(reclaim_ns);
+	SAME(net_tx_bytes);
+	SAME(net_rx_bytes);
+	SAME(sys_failed);
+#undef SAME
+	assert_int_equal(out->sys_file, in.sys[TRACER_SYS_FILE]);
+	assert_int_equal(out->sys_net, in.sys[TRACER_SYS_NET]);
+	assert_int_equal(out->sys_mem, in.sys[TRACER_SYS_MEM]);
+	assert_int_equal(out->sys_proc, in.sys[TRACER_SYS_PROC]);
+	assert_int_equal(out->sys_other, in.sys[TRACER_SYS_OTHER]);
+	tracer__counters__free_unpacked(out, NULL);
+
+	memset(&in, 0, sizeof(in));
+	out = counters_round_trip(&in, true);
+	assert_true(out->has_iowait_ns && out->has_reclaim_ns && out->has_net_tx_bytes &&
+		    out->has_sys_file);
+	assert_int_equal(out->runtime_ns + out->rchar + out->iowait_ns + out->sys_file, 0);
+	tracer__counters__free_unpacked(out, NULL);
+	in.iowait_ns = in.reclaim_ns = in.net_tx_bytes = in.sys[TRACER_SYS_FILE] = 5;
+	out = counters_round_trip(&in, false);
+	assert_false(out->has_iowait_ns || out->has_reclaim_ns || out->has_net_tx_bytes ||
+		     out->has_net_rx_bytes || out->has_sys_file || out->has_sys_failed);
+	tracer__counters__free_unpacked(out, NULL);
+}
+
 static void test_runmark(void **state)
 {
 	struct runmark m;
@@ -211,6 +284,7 @@ int main(void)
 	    cmocka_unit_test(test_join_path),
 	    cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_string_array_matches_jansson),
+	    cmocka_unit_test(test_counters_read_back),
 	    cmocka_unit_test(test_runmark),
 	    cmocka_unit_test(test_copy_string),
 	    cmocka_unit_test(test_utc_from_unix),
