@@ -133,9 +133,12 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
     if not sanitized:
         ctx.check(grow <= 4096, f"collector RSS flat: {rss['collector'][half]} -> {rss['collector'][-1]} kB")
         for who, starts, limit_kb in (("aggregator", agg_restarts, 8192), ("shipper", ship_kills, 4096)):
+            # Its second half, as for the collector: a restarted shipper's first large batch
+            # can still be warming it up at the second sample (CI: 12.9 -> 17.9 MB, then flat).
             last = [kb for n, kb in rss[who] if n == starts]
             if len(last) >= 3:
-                ctx.check(last[-1] - last[1] <= limit_kb, f"{who} RSS flat since its last restart: {last}")
+                ctx.check(last[-1] - last[len(last) // 2] <= limit_kb,
+                          f"{who} RSS flat since its last restart: {last}")
 
     # Stop the producers, let the shipper drain through the flapping sink.
     ctx.stop(col)
