@@ -232,7 +232,7 @@ struct aggregator_stats_row {
 };
 
 /* Rows not written yet go in one INSERT this many at a time: per statement SQLite
- * opens a cursor per index and closes it again, a third of a lone row's insert. */
+ * opens a cursor per index and closes it again, a sixth of a lone row's insert. */
 #define PROCESS_BATCH 15
 
 struct store {
