@@ -66,6 +66,11 @@ class Daemons:
     def cpu_seconds(self):
         return cpu_s(self.col.pid) + cpu_s(self.agg.pid)
 
+    def cpu_parts(self):
+        """Each daemon's CPU in seconds, to the nanosecond (schedstat of every thread):
+        /proc/PID/stat's 10 ms ticks are too coarse to split a 2 s storm's share."""
+        return {"collector": thread_cpu_s(self.col.pid), "aggregator": thread_cpu_s(self.agg.pid)}
+
     def query(self, sql, *args):
         con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
         try:
@@ -79,9 +84,12 @@ def children_cpu():
     return ru.ru_utime + ru.ru_stime
 
 
-def timed(cmd, cwd, observer=None):
+def timed(cmd, cwd, observer=None, parts=None):
     """Wall time, the workload's CPU time (user + system of it and every process it
-    waited for, so BPF run in its context counts), and the observer's CPU meanwhile."""
+    waited for, so BPF run in its context counts), and the observer's CPU meanwhile.
+    With parts (a list) and an observer that splits its CPU, appends that split."""
+    split = parts is not None and hasattr(observer, "cpu_parts")
+    parts0 = observer.cpu_parts() if split else None
     obs0 = observer.cpu_seconds() if observer else 0.0
     cpu0 = children_cpu()
     t0 = time.perf_counter()
@@ -93,6 +101,9 @@ def timed(cmd, cwd, observer=None):
         # (the collector flushes every 200 ms, the aggregator commits at most every
         # 200 ms); the idle cost of the wait is a few ms of CPU.
         time.sleep(0.6)
+    if split:
+        parts1 = observer.cpu_parts()
+        parts.append({k: parts1[k] - parts0[k] for k in parts1})
     return wall, cpu, (observer.cpu_seconds() - obs0) if observer else 0.0
 
 
@@ -100,14 +111,14 @@ def pairs(label, cmd, cwd, daemons, n, aa=False):
     """Alternating pairs; returns per-pair wall ratios, the raw times and per-pair CPU
     ratios: (workload CPU + observer CPU) observed / workload CPU bare. `daemons` is
     tracer's Daemons or a peer observer (anything with start(), stop(), cpu_seconds())."""
-    ratios, bare_t, traced_t, cpu_ratios, observer_shares = [], [], [], [], []
+    ratios, bare_t, traced_t, cpu_ratios, observer_shares, split = [], [], [], [], [], []
     for i in range(n):
         order = ("bare", "traced") if i % 2 == 0 else ("traced", "bare")
         t = {}
         for mode in order:
             if mode == "traced" and not aa:
                 daemons.start()
-                t[mode] = timed(cmd, cwd, daemons)
+                t[mode] = timed(cmd, cwd, daemons, split)
                 daemons.stop()
             else:
                 t[mode] = timed(cmd, cwd)
@@ -120,7 +131,7 @@ def pairs(label, cmd, cwd, daemons, n, aa=False):
               f"ratio {ratios[-1]:.4f}; CPU bare {t['bare'][1]:.3f}s traced {t['traced'][1]:.3f}s "
               f"+ observer {t['traced'][2]:.3f}s", flush=True)
     return {"ratios": ratios, "bare": bare_t, "traced": traced_t, "cpu_ratios": cpu_ratios,
-            "observer_shares": observer_shares}
+            "observer_shares": observer_shares, "daemon_cpu_s": split}
 
 
 def bpf_program_stats():
@@ -260,6 +271,17 @@ def rss_kb(pid):
     return 0
 
 
+def thread_cpu_s(pid):
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:  # a thread that just ended
+            pass
+    return total / 1e9
+
+
 def cpu_s(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -373,6 +395,9 @@ def main():
     ap.add_argument("--ingest-milestones", default="10000,100000,1000000",
                     help="cumulative synthetic processes for the aggregator ingest/footprint run")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--side-pages", action=argparse.BooleanOptionalAction, default=True,
+                    help="also rerun the start-up, paths, retention and report pages (each has its own "
+                         "make target; --no-side-pages leaves them as their last run wrote them)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("make bench needs root (BPF)", file=sys.stderr)
@@ -427,21 +452,27 @@ def main():
         bpf_s = sum(cnt * ns for name, cnt, ns in c if name not in ("count_syscall", "sample_processes")) / 1e9
         daemons_share = statistics.median(results[label]["tracer"]["observer_shares"])
         attributed.append({"workload": label, "daemons": daemons_share, "bpf": bpf_s / wcpu})
-    print("start-up...", flush=True)
-    startup_lines = startup.report(startup.measure(build, args.pairs))
-    with open(os.path.join(os.path.dirname(args.out), "startup.md"), "w") as f:
-        f.write("\n".join(startup_lines))
-    print("file paths...", flush=True)
-    path_lines = paths.report(paths.measure(build, args.pairs, 300000))
-    with open(os.path.join(os.path.dirname(args.out), "paths.md"), "w") as f:
-        f.write("\n".join(path_lines))
-    print("retention...", flush=True)
-    retention_lines = retention.report(retention.measure(build, [100000, 200000, 400000], 32))
-    with open(os.path.join(os.path.dirname(args.out), "retention.md"), "w") as f:
-        f.write("\n".join(retention_lines))
-    print("report pages in Chromium...", flush=True)
-    report_ok = subprocess.run([sys.executable, os.path.join(ROOT, "test", "bench", "report_bench.py"),
-                                "--build", build, "--out", os.path.join(os.path.dirname(args.out), "report.md")]).returncode == 0
+    # The storm's daemons' CPU per process it started, each daemon on its own (issue 35's
+    # measure): median over the traced runs, with the interquartile range.
+    storm_split = results["exec storm"]["tracer"]["daemon_cpu_s"]
+    per_process = {k: [1e6 * run[k] / args.storm for run in storm_split] for k in ("collector", "aggregator")}
+    report_ok = True
+    if args.side_pages:
+        print("start-up...", flush=True)
+        startup_lines = startup.report(startup.measure(build, args.pairs))
+        with open(os.path.join(os.path.dirname(args.out), "startup.md"), "w") as f:
+            f.write("\n".join(startup_lines))
+        print("file paths...", flush=True)
+        path_lines = paths.report(paths.measure(build, args.pairs, 300000))
+        with open(os.path.join(os.path.dirname(args.out), "paths.md"), "w") as f:
+            f.write("\n".join(path_lines))
+        print("retention...", flush=True)
+        retention_lines = retention.report(retention.measure(build, [100000, 200000, 400000], 32))
+        with open(os.path.join(os.path.dirname(args.out), "retention.md"), "w") as f:
+            f.write("\n".join(retention_lines))
+        print("report pages in Chromium...", flush=True)
+        report_ok = subprocess.run([sys.executable, os.path.join(ROOT, "test", "bench", "report_bench.py"),
+                                    "--build", build, "--out", os.path.join(os.path.dirname(args.out), "report.md")]).returncode == 0
     print("footprint with real processes...", flush=True)
     real = collector_footprint(daemons, build, work, [int(x) for x in args.real_milestones.split(",")])
     print("aggregator ingest with synthetic frames...", flush=True)
@@ -460,7 +491,9 @@ def main():
         "# Performance",
         "",
         f"Produced by `{cmdline}` (`test/bench/bench.py`, peers in `test/bench/peers.py`); rerun it to "
-        "refresh this page. Every number below comes from that one run.",
+        "refresh this page. Every number below comes from that one run"
+        + ("." if args.side_pages else "; the pages linked next were not rerun by it (each says when it was "
+           "measured and has its own make target)."),
         "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md). "
         "Start-up (`tracer run -- true`, probe loading per group): [startup.md](startup.md). "
         "What recording real, normalised file paths costs: [paths.md](paths.md). "
@@ -523,6 +556,17 @@ def main():
     for a in attributed:
         lines.append(f"| {a['workload']} | {100 * a['daemons']:.2f}% | {100 * a['bpf']:.2f}% | "
                      f"{100 * (a['daemons'] + a['bpf']):.2f}% |")
+    lines += [
+        "",
+        f"The exec storm's daemons' CPU per process it started ({args.storm} a run; CPU of every thread from "
+        "`/proc/PID/task/*/schedstat`, in ns, over the same traced runs), median and interquartile range:",
+        "",
+        "| daemon | µs per process | IQR |",
+        "|---|---|---|",
+    ]
+    for k, v in per_process.items():
+        lo, mid, hi = quartiles(v)
+        lines.append(f"| {k} | {mid:.2f} | {lo:.2f} .. {hi:.2f} |")
     lines += [
         "",
         "## What each captured (200 processes of 32 MiB living a few ms)",
@@ -622,7 +666,8 @@ def main():
         f.write("\n".join(lines))
     with open(os.path.join(os.path.dirname(args.out), "performance.json"), "w") as f:
         json.dump({"overhead": results, "capture": capture, "loss": [n, recorded, drops, rate],
-                   "latency_s": [p50, p99, worst], "idle": idle, "attributed": attributed, "ingest": ingest, "real": real}, f, indent=1)
+                   "latency_s": [p50, p99, worst], "idle": idle, "attributed": attributed,
+                   "storm_daemon_us_per_process": per_process, "ingest": ingest, "real": real}, f, indent=1)
     print("\n".join(lines))
     shutil.rmtree(work, ignore_errors=True)
     return 0 if recorded == n and not drops else 1
