@@ -67,6 +67,18 @@ void join_path_components(const char *comps, size_t len, int truncated, char *ou
 
 static struct convert_groups active = {true, true, true, true};
 
+/* Sets an optional protobuf-c field and the flag that says it is present. */
+#define SET_FIELD(msg, field, value)                                                               \
+	do {                                                                                       \
+		(msg)->has_##field = 1;                                                            \
+		(msg)->field = (value);                                                            \
+	} while (0)
+#define SET_NONZERO(msg, field, value)                                                             \
+	do {                                                                                       \
+		if ((value) != 0)                                                                  \
+			SET_FIELD(msg, field, value);                                              \
+	} while (0)
+
 void convert_set_groups(struct convert_groups g)
 {
 	active = g;
@@ -82,52 +94,40 @@ void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *ou
 	 * elsewhere is left out (most of a short process's counters), which the
 	 * collector need not pack nor the aggregator decode.
 	 */
-#define SET(field, value)                                                                          \
-	do {                                                                                       \
-		out->has_##field = 1;                                                              \
-		out->field = (value);                                                              \
-	} while (0)
-#define SET_NONZERO(field, value)                                                                  \
-	do {                                                                                       \
-		if ((value) != 0)                                                                  \
-			SET(field, value);                                                         \
-	} while (0)
-	SET_NONZERO(utime_ns, in->utime_ns);
-	SET_NONZERO(stime_ns, in->stime_ns);
-	SET_NONZERO(runtime_ns, in->runtime_ns);
-	SET_NONZERO(vol_ctxsw, in->vol_ctxsw);
-	SET_NONZERO(invol_ctxsw, in->invol_ctxsw);
-	SET_NONZERO(min_faults, in->min_faults);
-	SET_NONZERO(maj_faults, in->maj_faults);
-	SET_NONZERO(rchar, in->rchar);
-	SET_NONZERO(wchar, in->wchar);
-	SET_NONZERO(syscr, in->syscr);
-	SET_NONZERO(syscw, in->syscw);
-	SET_NONZERO(read_bytes, in->read_bytes);
-	SET_NONZERO(write_bytes, in->write_bytes);
-	SET_NONZERO(cancelled_write_bytes, in->cancelled_write_bytes);
-	SET_NONZERO(peak_rss_kb, in->peak_rss_kb);
-	SET_NONZERO(signal_maxrss_kb, in->signal_maxrss_kb);
-	SET_NONZERO(peak_from_signal, peak_from_signal != 0);
-	SET_NONZERO(runq_ns, in->runq_ns); /* kept by the kernel: no probe needed */
+	SET_NONZERO(out, utime_ns, in->utime_ns);
+	SET_NONZERO(out, stime_ns, in->stime_ns);
+	SET_NONZERO(out, runtime_ns, in->runtime_ns);
+	SET_NONZERO(out, vol_ctxsw, in->vol_ctxsw);
+	SET_NONZERO(out, invol_ctxsw, in->invol_ctxsw);
+	SET_NONZERO(out, min_faults, in->min_faults);
+	SET_NONZERO(out, maj_faults, in->maj_faults);
+	SET_NONZERO(out, rchar, in->rchar);
+	SET_NONZERO(out, wchar, in->wchar);
+	SET_NONZERO(out, syscr, in->syscr);
+	SET_NONZERO(out, syscw, in->syscw);
+	SET_NONZERO(out, read_bytes, in->read_bytes);
+	SET_NONZERO(out, write_bytes, in->write_bytes);
+	SET_NONZERO(out, cancelled_write_bytes, in->cancelled_write_bytes);
+	SET_NONZERO(out, peak_rss_kb, in->peak_rss_kb);
+	SET_NONZERO(out, signal_maxrss_kb, in->signal_maxrss_kb);
+	SET_NONZERO(out, peak_from_signal, peak_from_signal != 0);
+	SET_NONZERO(out, runq_ns, in->runq_ns); /* kept by the kernel: no probe needed */
 	if (active.scheduler)
-		SET(iowait_ns, in->iowait_ns);
+		SET_FIELD(out, iowait_ns, in->iowait_ns);
 	if (active.reclaim)
-		SET(reclaim_ns, in->reclaim_ns);
+		SET_FIELD(out, reclaim_ns, in->reclaim_ns);
 	if (active.network) {
-		SET(net_tx_bytes, in->net_tx_bytes);
-		SET_NONZERO(net_rx_bytes, in->net_rx_bytes);
+		SET_FIELD(out, net_tx_bytes, in->net_tx_bytes);
+		SET_NONZERO(out, net_rx_bytes, in->net_rx_bytes);
 	}
 	if (active.syscalls) {
-		SET(sys_file, in->sys[TRACER_SYS_FILE]);
-		SET_NONZERO(sys_net, in->sys[TRACER_SYS_NET]);
-		SET_NONZERO(sys_mem, in->sys[TRACER_SYS_MEM]);
-		SET_NONZERO(sys_proc, in->sys[TRACER_SYS_PROC]);
-		SET_NONZERO(sys_other, in->sys[TRACER_SYS_OTHER]);
-		SET_NONZERO(sys_failed, in->sys_failed);
+		SET_FIELD(out, sys_file, in->sys[TRACER_SYS_FILE]);
+		SET_NONZERO(out, sys_net, in->sys[TRACER_SYS_NET]);
+		SET_NONZERO(out, sys_mem, in->sys[TRACER_SYS_MEM]);
+		SET_NONZERO(out, sys_proc, in->sys[TRACER_SYS_PROC]);
+		SET_NONZERO(out, sys_other, in->sys[TRACER_SYS_OTHER]);
+		SET_NONZERO(out, sys_failed, in->sys_failed);
 	}
-#undef SET_NONZERO
-#undef SET
 }
 
 static void copy_comm(char out[TRACER_COMM_LEN + 1], const char *comm)
@@ -395,31 +395,25 @@ int convert_sample(const struct tracer_sample *k, struct bytebuf *out)
 
 	x.pid = k->pid;
 	x.start_ns = k->start_ns;
-#define SET(field, value)                                                                          \
-	do {                                                                                       \
-		x.has_##field = 1;                                                                 \
-		x.field = (value);                                                                 \
-	} while (0)
-	SET(utime_ns, k->utime_ns);
-	SET(stime_ns, k->stime_ns);
-	SET(runtime_ns, k->runtime_ns);
-	SET(rss_kb, k->rss_kb);
-	SET(rchar, k->rchar);
-	SET(wchar, k->wchar);
-	SET(read_bytes, k->read_bytes);
-	SET(write_bytes, k->write_bytes);
-	SET(runq_ns, k->runq_ns);
+	SET_FIELD(&x, utime_ns, k->utime_ns);
+	SET_FIELD(&x, stime_ns, k->stime_ns);
+	SET_FIELD(&x, runtime_ns, k->runtime_ns);
+	SET_FIELD(&x, rss_kb, k->rss_kb);
+	SET_FIELD(&x, rchar, k->rchar);
+	SET_FIELD(&x, wchar, k->wchar);
+	SET_FIELD(&x, read_bytes, k->read_bytes);
+	SET_FIELD(&x, write_bytes, k->write_bytes);
+	SET_FIELD(&x, runq_ns, k->runq_ns);
 	if (active.scheduler)
-		SET(iowait_ns, k->iowait_ns);
+		SET_FIELD(&x, iowait_ns, k->iowait_ns);
 	if (active.network) {
-		SET(net_tx_bytes, k->net_tx_bytes);
-		SET(net_rx_bytes, k->net_rx_bytes);
+		SET_FIELD(&x, net_tx_bytes, k->net_tx_bytes);
+		SET_FIELD(&x, net_rx_bytes, k->net_rx_bytes);
 	}
-	SET(vol_ctxsw, k->vol_ctxsw);
-	SET(invol_ctxsw, k->invol_ctxsw);
-	SET(state, k->state);
-	SET(threads, k->nthreads);
-#undef SET
+	SET_FIELD(&x, vol_ctxsw, k->vol_ctxsw);
+	SET_FIELD(&x, invol_ctxsw, k->invol_ctxsw);
+	SET_FIELD(&x, state, k->state);
+	SET_FIELD(&x, threads, k->nthreads);
 	ev.ts_ns = k->ts_ns;
 	ev.kind_case = TRACER__EVENT__KIND_SAMPLE;
 	ev.sample = &x;
