@@ -430,6 +430,13 @@ def main():
     results["syscall-heavy, not tracer: empty programs on the open tracepoints (the floor)"] = {
         "tracer": pairs("syscall-heavy / empty open-tracepoint programs", sys_cmd, work,
                         peers.OpenTracepointFloor(work, build), args.pairs)}
+    # The storm's own floor rows (issue 35): what file tracking adds to it, and the least
+    # any program on the open tracepoints would.
+    results["exec storm, file tracking off"] = {
+        "tracer": pairs("exec storm / tracer --disable files", storm_cmd, work, files_off, args.pairs)}
+    results["exec storm, not tracer: empty programs on the open tracepoints (the floor)"] = {
+        "tracer": pairs("exec storm / empty open-tracepoint programs", storm_cmd, work,
+                        peers.OpenTracepointFloor(work, build), args.pairs)}
     results["A/A: exec storm against itself"] = {
         "tracer": pairs("A/A exec storm", storm_cmd, work, daemons, args.pairs, aa=True)}
 
@@ -539,7 +546,8 @@ def main():
         "traced-syscall path; its row turns it off (`--disable files`). The floor row is not tracer: "
         "programs that return 0 at once (`test/bench/open_floor.bpf.c`) on the four exit tracepoints "
         "file tracking uses (openat, openat2, open, creat): the least any file tracking on syscall "
-        "tracepoints can cost on this kernel.",
+        "tracepoints can cost on this kernel. The exec storm has the same two rows: every exec of a small "
+        "program opens the loader's cache and its libraries.",
         "",
         "## Attributed cost (directly measured)",
         "",
