@@ -93,8 +93,9 @@ def report(r):
         f"of data against {k['data_bytes'] / 1048576:.1f} MiB kept whole. The bound is on data: SQLite reuses "
         "freed pages but does not give them back to the file system, and the WAL grows between "
         "checkpoints, so the files on disk stay at their high-water mark. Pruning cost the aggregator "
-        f"{b['cpu_s'] - k['cpu_s']:+.1f} s of CPU, **{per:+.1f} us per process** (one run each: "
-        "read it against the ingest cost per process in performance.md, about 20 us).",
+        f"{b['cpu_s'] - k['cpu_s']:+.1f} s of CPU, **{per:+.1f} us per process** (one run each), against "
+        f"{k['cpu_s'] / k['processes'] * 1e6:.1f} us per process for ingesting them in the run that kept "
+        "everything.",
         "",
     ]
     return lines
