@@ -88,8 +88,8 @@ def timed(cmd, cwd, observer=None, parts=None):
     """Wall time, the workload's CPU time (user + system of it and every process it
     waited for, so BPF run in its context counts), and the observer's CPU meanwhile.
     With parts (a list) and an observer that splits its CPU, appends that split."""
-    split = parts is not None and hasattr(observer, "cpu_parts")
-    parts0 = observer.cpu_parts() if split else None
+    record_parts = parts is not None and hasattr(observer, "cpu_parts")
+    parts0 = observer.cpu_parts() if record_parts else None
     obs0 = observer.cpu_seconds() if observer else 0.0
     cpu0 = children_cpu()
     t0 = time.perf_counter()
@@ -101,7 +101,7 @@ def timed(cmd, cwd, observer=None, parts=None):
         # (the collector flushes every 200 ms, the aggregator commits at most every
         # 200 ms); the idle cost of the wait is a few ms of CPU.
         time.sleep(0.6)
-    if split:
+    if record_parts:
         parts1 = observer.cpu_parts()
         parts.append({k: parts1[k] - parts0[k] for k in parts1})
     return wall, cpu, (observer.cpu_seconds() - obs0) if observer else 0.0
