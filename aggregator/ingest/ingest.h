@@ -38,6 +38,12 @@ struct pending_sample {
 };
 
 /* Records waiting for the next commit (kept until it succeeds). */
+/* A process row to write at the commit, and whether it is shipped then. */
+struct row_to_write {
+	struct process_row *row;
+	bool ship;
+};
+
 struct pending {
 	VEC(struct file_row) files;
 	VEC(struct file_update) file_updates;
@@ -47,6 +53,7 @@ struct pending {
 	VEC(int64_t) releases; /* processes whose held samples go to the outbox */
 	VEC(struct host_sample_row) hosts;
 	VEC(struct cpu_update) cpu_updates;
+	VEC(struct row_to_write) rows; /* this commit's process rows, put in id order */
 };
 
 /* A process with held samples, by identity: its hold ends on time even if it idles. */

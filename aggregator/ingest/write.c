@@ -20,8 +20,9 @@ void pending_clear(struct pending *q, bool release)
 		free(q->cgroups.items[i].controllers);
 	}
 	q->files.n = q->file_updates.n = q->ooms.n = q->cgroups.n = q->samples.n = q->hosts.n = 0;
-	q->releases.n = q->cpu_updates.n = 0;
+	q->releases.n = q->cpu_updates.n = q->rows.n = 0;
 	if (release) {
+		vec_free(&q->rows);
 		vec_free(&q->cpu_updates);
 		vec_free(&q->releases);
 		vec_free(&q->files);
@@ -70,21 +71,45 @@ static int write_all_samples(struct ingest *g)
 	return write_samples(g, false);
 }
 
-/* Finished images, then changed entries: written, or forgotten if not recorded. */
+static int by_row_id(const void *a, const void *b)
+{
+	int64_t x = ((const struct row_to_write *)a)->row->id;
+	int64_t y = ((const struct row_to_write *)b)->row->id;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Finished images and changed entries, in id order; entries no longer
+ * recorded are forgotten. Ids grow with each new process, so rows in id order
+ * are appended to the table's B-tree: in the order the lists keep (newest
+ * first) each one went in before the last, and every page split left two
+ * half-empty pages (twice the pages to write at each commit).
+ */
 static int write_processes(struct ingest *g)
 {
+	struct pending *q = &g->pending;
 	int rc = 0;
 
-	for (struct closed_row *c = g->table.closed; c && rc == 0; c = c->next)
-		rc = store_write_process(g->store, &c->row, true);
+	q->rows.n = 0;
+	for (struct closed_row *c = g->table.closed; c; c = c->next)
+		if (!vec_push(&q->rows, ((struct row_to_write){&c->row, true})))
+			return -1;
 	for (struct proc *p = g->table.dirty; p && rc == 0; p = p->links.dirty_next) {
 		if (ingest_recordable(g, p)) {
-			rc = store_write_process(g->store, &p->row, p->life.exited);
+			if (!vec_push(&q->rows, ((struct row_to_write){&p->row, p->life.exited})))
+				return -1;
 		} else {
 			rc = store_forget_process(g->store, p->row.id);
 			p->life.samples_held = false;
 		}
 	}
+	if (rc != 0)
+		return rc;
+	if (q->rows.n > 1)
+		qsort(q->rows.items, q->rows.n, sizeof(q->rows.items[0]), by_row_id);
+	for (size_t i = 0; i < q->rows.n && rc == 0; i++)
+		rc = store_write_process(g->store, q->rows.items[i].row, q->rows.items[i].ship);
 	if (rc != 0) {
 		store_drop_processes(g->store);
 		return rc;

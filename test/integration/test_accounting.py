@@ -378,6 +378,14 @@ def exec_storm_records_every_process(ctx):
     ctx.check(got == n, f"recorded {got} of {n} /bin/true processes")
     drops = ctx.one("SELECT sum(kernel_drops + collector_drops + seq_gaps) FROM collector_stats")
     ctx.check(drops == 0, f"drops and gaps: {drops}")
+    # What the rows take on disk, by SQLite's own page accounting (dbstat): rows
+    # written newest first split every page they filled into two half-empty
+    # ones (52% used, twice the disk and WAL writes); in id order they are
+    # appended. 80% leaves room for the rows rewritten in place.
+    used, size = ctx.query("SELECT sum(pgsize - unused), sum(pgsize) FROM dbstat "
+                           "WHERE name = 'processes' AND pagetype = 'leaf'")[0]
+    ctx.check(used >= 0.8 * size, f"the processes table's leaf pages are {100 * used / size:.0f}% "
+              f"used ({size // 4096} pages); want at least 80%")
 
 
 @test
