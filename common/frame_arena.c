@@ -48,7 +48,6 @@ static void *arena_alloc(void *data, size_t n)
 		c = malloc(sizeof(*c) + size);
 		if (!c)
 			return NULL;
-		a->chunks_allocated++;
 		c->size = size;
 		c->used = 0;
 		c->next = a->chunks;
@@ -75,33 +74,19 @@ void frame_arena_init(struct frame_arena *a)
 	a->allocator.allocator_data = a;
 	a->chunks = NULL;
 	a->want = 0;
-	a->chunks_allocated = 0;
 }
 
 void frame_arena_reset(struct frame_arena *a)
 {
-	size_t used = 0;
+	size_t total = 0;
 
 	for (struct arena_chunk *c = a->chunks; c; c = c->next)
-		used += c->used;
-	/*
-	 * The kept chunk follows the frames, with an eighth to spare for the next
-	 * one's being a little bigger: up at once for a frame that did not fit, down
-	 * slowly (a sixteenth of the gap a frame) once a burst is over. A frame
-	 * that outgrew it cost a fresh chunk: past glibc's mmap threshold a new
-	 * mapping, its pages faulted in one by one, each time.
-	 */
-	size_t target = used + used / 8;
-	if (target > FRAME_ARENA_KEEP_MAX)
-		target = FRAME_ARENA_KEEP_MAX;
-	if (used > a->want)
-		a->want = target;
-	else if (target < a->want)
-		a->want -= (a->want - target) / 16;
-	/* Keep the newest chunk if it holds a frame like these and is not twice too big. */
+		total += c->used;
+	if (total > a->want)
+		a->want = total < FRAME_ARENA_KEEP_MAX ? total : FRAME_ARENA_KEEP_MAX;
+	/* Keep the newest chunk if it is big enough for a frame like this one (and not huge). */
 	struct arena_chunk *keep = a->chunks;
-	if (keep && (keep->size < a->want || keep->size > FRAME_ARENA_KEEP_MAX ||
-		     (keep->size > ARENA_MIN_CHUNK && keep->size / 2 > a->want)))
+	if (keep && (keep->size < a->want || keep->size > FRAME_ARENA_KEEP_MAX))
 		keep = NULL;
 	for (struct arena_chunk *c = a->chunks; c;) {
 		struct arena_chunk *next = c->next;

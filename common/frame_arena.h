@@ -11,19 +11,15 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-/*
- * The most the arena keeps between frames; larger frames get chunks of their
- * own. An exec storm's 200 ms frame decodes to about 1 MiB (1.5 KB a process).
- */
-#define FRAME_ARENA_KEEP_MAX (8u << 20)
+/* What the arena keeps between frames; larger frames get chunks of their own. */
+#define FRAME_ARENA_KEEP_MAX (1u << 20)
 
 struct arena_chunk;
 
 struct frame_arena {
 	ProtobufCAllocator allocator; /* hand &allocator to protobuf-c */
 	struct arena_chunk *chunks;   /* newest first */
-	size_t want;		      /* size of the chunk to keep: recent frames' need, capped */
-	size_t chunks_allocated;      /* mallocs so far */
+	size_t want;		      /* size of the chunk to keep: last frame's need, capped */
 };
 
 void frame_arena_init(struct frame_arena *a);
