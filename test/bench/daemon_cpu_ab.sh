@@ -14,8 +14,10 @@ storm="$new/helpers/storm"
 [ "$(id -u)" = 0 ] || { echo "needs root (BPF)" >&2; exit 2; }
 
 cpu_ns() { cat "/proc/$1/task/"*/schedstat | awk '{ns += $1} END {printf "%d\n", ns}'; }
+# Minor page faults of the whole process (field 10 of /proc/PID/stat; comm has no spaces here).
+faults() { awk '{print $10}' "/proc/$1/stat"; }
 
-one_run() { # BUILD LABEL: prints "LABEL aggregator_ms collector_ms"
+one_run() { # BUILD LABEL: prints "LABEL aggregator_ms collector_ms aggregator_faults"
 	local b=$1 w
 	w=$(mktemp -d)
 	chmod 777 "$w"
@@ -30,15 +32,15 @@ one_run() { # BUILD LABEL: prints "LABEL aggregator_ms collector_ms"
 	local col=$!
 	read -r -n1 _ <"$w/ready" || true
 	sleep 0.3
-	local a0 c0 a1 c1
-	a0=$(cpu_ns $agg) c0=$(cpu_ns $col)
+	local a0 c0 a1 c1 f0 f1
+	a0=$(cpu_ns $agg) c0=$(cpu_ns $col) f0=$(faults $agg)
 	"$storm" "$n" 2 /bin/true >/dev/null
 	sleep 0.6
-	a1=$(cpu_ns $agg) c1=$(cpu_ns $col)
+	a1=$(cpu_ns $agg) c1=$(cpu_ns $col) f1=$(faults $agg)
 	kill $col && wait $col || true
 	kill $agg && wait $agg || true
 	rm -rf "$w"
-	echo "$2 $(((a1 - a0) / 1000000)) $(((c1 - c0) / 1000000))"
+	echo "$2 $(((a1 - a0) / 1000000)) $(((c1 - c0) / 1000000)) $((f1 - f0))"
 }
 
 for r in $(seq 1 "$rounds"); do
@@ -47,9 +49,9 @@ for r in $(seq 1 "$rounds"); do
 		if [ "$which" = old ]; then one_run "$old" old; else one_run "$new" new; fi
 	done
 done | awk -v n="$n" '
-	{ print; agg[$1] += $2; col[$1] += $3; runs[$1]++ }
+	{ print; agg[$1] += $2; col[$1] += $3; flt[$1] += $4; runs[$1]++ }
 	END {
 		for (k in runs)
-			printf "%s: aggregator %.2f us/process, collector %.2f us/process (%d runs of %d)\n",
-			       k, agg[k] * 1000 / runs[k] / n, col[k] * 1000 / runs[k] / n, runs[k], n
+			printf "%s: aggregator %.2f us/process, collector %.2f us/process, aggregator %.3f page faults/process (%d runs of %d)\n",
+			       k, agg[k] * 1000 / runs[k] / n, col[k] * 1000 / runs[k] / n, flt[k] / runs[k] / n, runs[k], n
 	}'
