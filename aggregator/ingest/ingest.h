@@ -37,13 +37,13 @@ struct pending_sample {
 	bool held; /* written, not queued for the shipper yet */
 };
 
-/* Records waiting for the next commit (kept until it succeeds). */
 /* A process row to write at the commit, and whether it is shipped then. */
 struct row_to_write {
 	struct process_row *row;
 	bool ship;
 };
 
+/* Records waiting for the next commit (kept until it succeeds). */
 struct pending {
 	VEC(struct file_row) files;
 	VEC(struct file_update) file_updates;

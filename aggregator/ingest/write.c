@@ -84,7 +84,8 @@ static int by_row_id(const void *a, const void *b)
  * recorded are forgotten. Ids grow with each new process, so rows in id order
  * are appended to the table's B-tree: in the order the lists keep (newest
  * first) each one went in before the last, and every page split left two
- * half-empty pages (twice the pages to write at each commit).
+ * half-empty pages: nearly twice the pages, and half as many again to write
+ * at each commit.
  */
 static int write_processes(struct ingest *g)
 {
