@@ -53,7 +53,7 @@ struct pending {
 	VEC(int64_t) releases; /* processes whose held samples go to the outbox */
 	VEC(struct host_sample_row) hosts;
 	VEC(struct cpu_update) cpu_updates;
-	VEC(struct row_to_write) rows; /* this commit's process rows, put in id order */
+	VEC(struct row_to_write) rows; /* scratch, rebuilt by each write: its rows in id order */
 };
 
 /* A process with held samples, by identity: its hold ends on time even if it idles. */
