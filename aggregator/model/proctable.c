@@ -32,7 +32,7 @@ static void free_proc(struct proctable *t, struct proc *p)
 	process_row_free_strings(&p->row);
 	free(p->life.file_ids);
 	free(p->life.cwd);
-	free(p);
+	proc_slab_put(&t->slabs, p);
 }
 
 void proctable_free(struct proctable *t)
@@ -58,6 +58,7 @@ void proctable_free(struct proctable *t)
 		free(c);
 		c = next;
 	}
+	proc_slabs_free(&t->slabs);
 	free(t->buckets);
 	memset(t, 0, sizeof(*t));
 }
@@ -117,7 +118,7 @@ struct proc *proc_find(struct proctable *t, uint32_t pid, uint64_t start_boot_ns
 
 struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_boot_ns, bool coarse)
 {
-	struct proc *p = calloc(1, sizeof(*p));
+	struct proc *p = proc_slab_get(&t->slabs);
 	size_t k;
 
 	if (!p)

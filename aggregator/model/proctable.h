@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "aggregator/model/procslab.h"
 #include "aggregator/store/store.h"
 
 /* /proc start times have clock-tick (10 ms) resolution. */
@@ -67,6 +68,7 @@ struct proc_links {
 	bool dirty;
 	bool in_gc;
 	uint64_t exited_boot_ns; /* when it was retired */
+	struct proc_slab *slab;	 /* the memory it lives in (procslab.c) */
 };
 
 /* The process's life as events tell it: ingest/ alone writes these. */
@@ -145,6 +147,7 @@ struct proctable {
 	 * period (an exec storm's last 10 s), which per-second scans need not visit. */
 	struct proc *live;
 	void (*on_free)(struct proc *p); /* drops references the entry holds */
+	struct proc_slabs slabs;
 };
 
 int proctable_init(struct proctable *t);
