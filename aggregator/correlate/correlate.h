@@ -24,10 +24,14 @@ struct name_id {
 	bool written;
 };
 
-/* Names to ids (tools, pipelines), a growable array (common/vec.h). */
+/* Names to ids (tools, pipelines), a growable array (common/vec.h) with a
+ * hash index: a host's database gathers thousands of tool names, and every
+ * exec looks its name up. */
 struct name_ids {
 	struct name_id *items;
 	size_t n, cap;
+	uint32_t *slots; /* open addressing: item position + 1, 0 empty; NULL: scan */
+	size_t n_slots;	 /* a power of two, at least twice n */
 };
 
 struct cgroup_entry {

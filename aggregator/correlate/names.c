@@ -8,11 +8,59 @@
 #include "common/timeutil.h"
 #include "common/vec.h"
 
+static size_t name_hash(const char *name)
+{
+	size_t h = 14695981039346656037u; /* FNV-1a */
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 1099511628211u;
+	return h;
+}
+
+static void index_put(struct name_ids *v, size_t position)
+{
+	size_t mask = v->n_slots - 1;
+	size_t k = name_hash(v->items[position].name) & mask;
+
+	while (v->slots[k])
+		k = (k + 1) & mask;
+	v->slots[k] = (uint32_t)(position + 1);
+}
+
+/* Keeps the index at most half full; without memory for it, lookups scan. */
+static void index_added(struct name_ids *v)
+{
+	size_t want = v->n_slots ? v->n_slots : 64;
+
+	if (v->slots && v->n * 2 <= v->n_slots) {
+		index_put(v, v->n - 1);
+		return;
+	}
+	while (v->n * 2 > want)
+		want *= 2;
+	free(v->slots);
+	v->n_slots = 0;
+	if (v->n >= UINT32_MAX || !(v->slots = calloc(want, sizeof(*v->slots))))
+		return;
+	v->n_slots = want;
+	for (size_t i = 0; i < v->n; i++)
+		index_put(v, i);
+}
+
 static int64_t name_lookup(const struct name_ids *v, const char *name)
 {
-	for (size_t i = 0; i < v->n; i++)
-		if (!strcmp(v->items[i].name, name))
-			return v->items[i].id;
+	if (!v->slots) {
+		for (size_t i = 0; i < v->n; i++)
+			if (!strcmp(v->items[i].name, name))
+				return v->items[i].id;
+		return 0;
+	}
+	for (size_t k = name_hash(name) & (v->n_slots - 1); v->slots[k];
+	     k = (k + 1) & (v->n_slots - 1)) {
+		const struct name_id *e = &v->items[v->slots[k] - 1];
+		if (!strcmp(e->name, name))
+			return e->id;
+	}
 	return 0;
 }
 
@@ -24,6 +72,7 @@ static int64_t name_add(struct name_ids *v, const char *name, int64_t id, bool w
 		free(entry.name);
 		return 0;
 	}
+	index_added(v);
 	return id;
 }
 
@@ -113,6 +162,10 @@ void names_free(struct correlator *c)
 		free(c->tools.items[i].name);
 	for (size_t i = 0; i < c->pipelines.n; i++)
 		free(c->pipelines.items[i].name);
+	free(c->tools.slots);
+	free(c->pipelines.slots);
+	c->tools.slots = c->pipelines.slots = NULL;
+	c->tools.n_slots = c->pipelines.n_slots = 0;
 	vec_free(&c->tools);
 	vec_free(&c->pipelines);
 }

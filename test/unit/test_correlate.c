@@ -5,7 +5,8 @@
  *     after their tool; a child's exit is counted in its step and run;
  *   - an engine started inside a script's run gets a run of its own;
  *   - a Slurm job's cgroup makes the job's run, and its step's cgroup a step;
- *   - a self-hosted aggregator (explicit runs only) recognises nothing.
+ *   - a self-hosted aggregator (explicit runs only) recognises nothing;
+ *   - with thousands of tool names in the database, names keep their ids.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -306,6 +307,57 @@ static void test_the_tool_that_ended_as_the_step_did_is_the_cause(void **state)
 	assert_int_equal(first.process_id, 1);
 }
 
+/*
+ * A database that has gathered thousands of tool names (a shared host over
+ * months): an exec of a known tool gets the id the tools table already has,
+ * a new name the next free one, and the table never holds a name twice.
+ */
+static void test_known_tool_names_keep_their_ids(void **state)
+{
+	static const char *const known[] = {"/usr/bin/prog1777", NULL};
+	static const char *const fresh[] = {"/usr/bin/prog_new", NULL};
+	sqlite3_stmt *q;
+	char name[32];
+	struct proc *a, *b;
+	int64_t id_1777 = 0;
+
+	(void)state;
+	correlator_free(&corr);
+	assert_int_equal(store_begin(&st), 0);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "prog%d", i);
+		/* Ids as a long-lived database has them: not in name order. */
+		assert_int_equal(store_put_tool(&st, 10 + (i * 7919) % 3000, name, name, NULL), 0);
+	}
+	assert_int_equal(store_commit(&st), 0);
+	assert_int_equal(correlator_init(&corr, &st, NULL, NULL), 0);
+
+	a = process(100, NULL, 0, known[0], known);
+	exec(a, NULL, known);
+	b = process(101, NULL, 1, fresh[0], fresh);
+	exec(b, NULL, fresh);
+	assert_int_equal(store_begin(&st), 0);
+	assert_int_equal(correlate_write(&corr), 0);
+	assert_int_equal(store_commit(&st), 0);
+
+	assert_int_equal(
+	    sqlite3_prepare_v2(st.db, "SELECT id FROM tools WHERE name = 'prog1777'", -1, &q, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	id_1777 = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	assert_int_equal(a->row.tool_id, id_1777);
+	assert_int_equal(b->row.tool_id, 3010); /* ids 10 .. 3009 are taken */
+	assert_int_equal(sqlite3_prepare_v2(st.db,
+					    "SELECT count(*), count(DISTINCT name) FROM tools", -1,
+					    &q, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int64(q, 0), 3001);
+	assert_int_equal(sqlite3_column_int64(q, 1), 3001);
+	sqlite3_finalize(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +371,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_slurm_job_is_a_run_and_its_step_a_step, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_explicit_only_recognises_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_known_tool_names_keep_their_ids, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
