@@ -103,7 +103,7 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 # --- sources per program ------------------------------------------------------
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
-               common/sdnotify.c common/strutil.c common/confkey.c
+               common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c

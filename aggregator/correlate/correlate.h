@@ -15,6 +15,7 @@
 #include "aggregator/correlate/cgroup_path.h"
 #include "aggregator/correlate/tools.h"
 #include "aggregator/store/store.h"
+#include "common/strmap.h"
 
 struct proc;
 
@@ -30,8 +31,8 @@ struct name_id {
 struct name_ids {
 	struct name_id *items;
 	size_t n, cap;
-	uint32_t *slots; /* open addressing: item position + 1, 0 empty; NULL: scan */
-	size_t n_slots;	 /* a power of two, at least twice n */
+	struct strmap index; /* name -> id */
+	bool unindexed;	     /* memory ran out for the index: lookups scan */
 };
 
 struct cgroup_entry {
@@ -99,6 +100,8 @@ bool correlate_has_pending(const struct correlator *c);
 struct run *correlate_run_by_id(struct correlator *c, int64_t id);
 /* A resumed process is back in its stored step (aggregator restart). */
 void correlate_resume_step(struct proc *p, struct step *s);
+/* Puts a new step first in its run's list and in the run's index by key. */
+void correlate_add_step(struct run *r, struct step *s);
 /* Drops a process's references to its run and step (entry being freed). */
 void correlate_release(struct proc *p);
 

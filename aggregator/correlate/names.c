@@ -4,63 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strmap.h"
 #include "common/strutil.h"
 #include "common/timeutil.h"
 #include "common/vec.h"
 
-static size_t name_hash(const char *name)
-{
-	size_t h = 14695981039346656037u; /* FNV-1a */
-
-	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-		h = (h ^ *c) * 1099511628211u;
-	return h;
-}
-
-static void index_put(struct name_ids *v, size_t position)
-{
-	size_t mask = v->n_slots - 1;
-	size_t k = name_hash(v->items[position].name) & mask;
-
-	while (v->slots[k])
-		k = (k + 1) & mask;
-	v->slots[k] = (uint32_t)(position + 1);
-}
-
-/* Keeps the index at most half full; without memory for it, lookups scan. */
-static void index_added(struct name_ids *v)
-{
-	size_t want = v->n_slots ? v->n_slots : 64;
-
-	if (v->slots && v->n * 2 <= v->n_slots) {
-		index_put(v, v->n - 1);
-		return;
-	}
-	while (v->n * 2 > want)
-		want *= 2;
-	free(v->slots);
-	v->n_slots = 0;
-	if (v->n >= UINT32_MAX || !(v->slots = calloc(want, sizeof(*v->slots))))
-		return;
-	v->n_slots = want;
-	for (size_t i = 0; i < v->n; i++)
-		index_put(v, i);
-}
-
 static int64_t name_lookup(const struct name_ids *v, const char *name)
 {
-	if (!v->slots) {
-		for (size_t i = 0; i < v->n; i++)
-			if (!strcmp(v->items[i].name, name))
-				return v->items[i].id;
-		return 0;
-	}
-	for (size_t k = name_hash(name) & (v->n_slots - 1); v->slots[k];
-	     k = (k + 1) & (v->n_slots - 1)) {
-		const struct name_id *e = &v->items[v->slots[k] - 1];
-		if (!strcmp(e->name, name))
-			return e->id;
-	}
+	if (!v->unindexed)
+		return (int64_t)(intptr_t)strmap_get(&v->index, name);
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->items[i].name, name))
+			return v->items[i].id;
 	return 0;
 }
 
@@ -72,7 +27,9 @@ static int64_t name_add(struct name_ids *v, const char *name, int64_t id, bool w
 		free(entry.name);
 		return 0;
 	}
-	index_added(v);
+	/* The index keeps the name the array owns (strdup'd: it does not move). */
+	if (!v->unindexed && !strmap_put(&v->index, entry.name, (void *)(intptr_t)id))
+		v->unindexed = true; /* without memory for the index, lookups scan */
 	return id;
 }
 
@@ -162,10 +119,9 @@ void names_free(struct correlator *c)
 		free(c->tools.items[i].name);
 	for (size_t i = 0; i < c->pipelines.n; i++)
 		free(c->pipelines.items[i].name);
-	free(c->tools.slots);
-	free(c->pipelines.slots);
-	c->tools.slots = c->pipelines.slots = NULL;
-	c->tools.n_slots = c->pipelines.n_slots = 0;
+	strmap_free(&c->tools.index);
+	strmap_free(&c->pipelines.index);
+	c->tools.unindexed = c->pipelines.unindexed = false;
 	vec_free(&c->tools);
 	vec_free(&c->pipelines);
 }

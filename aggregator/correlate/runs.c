@@ -120,6 +120,7 @@ void free_run(struct run *r)
 		free(s);
 		s = next;
 	}
+	strmap_free(&r->steps_by_key);
 	free(r->row.name);
 	free(r->row.pipeline);
 	free(r);

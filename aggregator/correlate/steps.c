@@ -32,10 +32,21 @@ void set_step(struct proc *p, struct step *s)
 
 struct step *find_step(struct run *r, const char *key)
 {
+	if (!r->steps_unindexed)
+		return strmap_get(&r->steps_by_key, key);
 	for (struct step *s = r->steps; s; s = s->next)
 		if (!strcmp(s->key, key))
 			return s;
 	return NULL;
+}
+
+void correlate_add_step(struct run *r, struct step *s)
+{
+	s->next = r->steps;
+	r->steps = s;
+	/* The newest step of a key is the one found, as in the list. */
+	if (!r->steps_unindexed && !strmap_put(&r->steps_by_key, s->key, s))
+		r->steps_unindexed = true;
 }
 
 void step_where(struct correlator *c, struct step *s, const struct proc *root)
@@ -71,8 +82,7 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 	if (s->named && root->row.argv_json)
 		s->signature = strdup(root->row.argv_json);
 	s->dirty = true;
-	s->next = r->steps;
-	r->steps = s;
+	correlate_add_step(r, s);
 	r->dirty = true;
 	return s;
 }

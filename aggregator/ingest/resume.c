@@ -77,8 +77,7 @@ static int resume_step(void *ctx, const struct stored_step *row)
 	/* The step's clock is its root's, like the run's (resume_run). */
 	rollup_start(&s->r, row->start_epoch_ns,
 		     root ? root->life.epoch_offset_ns : r->r.clock_offset_ns);
-	s->next = r->steps;
-	r->steps = s;
+	correlate_add_step(r, s);
 	r->step_seq++;
 	return 0;
 }

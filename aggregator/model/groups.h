@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "aggregator/store/store.h"
+#include "common/strmap.h"
 
 /* Totals and peaks over a group of processes (a step or a run). */
 struct rollup {
@@ -155,7 +156,11 @@ struct run {
 	uint64_t engine_start_boot_ns;
 	char slurm_job[32]; /* a Slurm job run */
 	struct step *steps;
-	uint32_t step_seq; /* for steps the engine does not number */
+	/* Steps by key: every exec in an engine's run looks its step up, and a
+	 * run gathers thousands (correlate_add_step keeps it). */
+	struct strmap steps_by_key;
+	bool steps_unindexed; /* memory ran out for the index: lookups scan */
+	uint32_t step_seq;    /* for steps the engine does not number */
 	struct rollup r;
 	enum group_status status;
 	unsigned refs;
