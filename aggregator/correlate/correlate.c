@@ -49,7 +49,7 @@ static bool join_nextflow_task(struct correlator *c, struct proc *p)
 		/* The task's container is the step's container. */
 		if (!s->container_id[0] && p->row.container_id[0]) {
 			copy_string(s->container_id, sizeof(s->container_id), p->row.container_id);
-			s->dirty = true;
+			step_mark_dirty(s);
 		}
 		return true;
 	}
@@ -316,7 +316,7 @@ static void name_step_after_tool(struct correlator *c, struct proc *p,
 	s->named_by_tool = true;
 	s->namer_ppid = p->row.ppid;
 	s->namer_fork_boot_ns = p->row.proc_start_boot_ns;
-	s->dirty = true;
+	step_mark_dirty(s);
 	s->main_tool_id = p->row.tool_id;
 	free(s->signature);
 	s->signature = p->row.argv_json ? strdup(p->row.argv_json) : NULL;
@@ -359,7 +359,7 @@ void correlate_image_end(struct correlator *c, struct proc *p, const struct proc
 
 	if (p->in.step) {
 		rollup_add_image(&p->in.step->r, image, p->life.epoch_offset_ns, leaf);
-		p->in.step->dirty = true;
+		step_mark_dirty(p->in.step);
 	}
 	if (p->in.run) {
 		rollup_add_image(&p->in.run->r, image, p->life.epoch_offset_ns, leaf);
@@ -371,7 +371,7 @@ void correlate_exit_tail(struct correlator *c, struct proc *p, int64_t cpu_ns)
 {
 	if (p->in.step) {
 		rollup_add_cpu(&p->in.step->r, cpu_ns);
-		p->in.step->dirty = true;
+		step_mark_dirty(p->in.step);
 	}
 	if (p->in.run) {
 		rollup_add_cpu(&p->in.run->r, cpu_ns);
@@ -465,7 +465,7 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 	}
 	if (s->status == GROUP_RUNNING && s->r.live == 0)
 		s->status = GROUP_OK; /* the root exited earlier, unseen */
-	s->dirty = true;
+	step_mark_dirty(s);
 	if (s->status != GROUP_RUNNING && c->insight)
 		insight_step_end(c->insight, s, row->end_epoch_ns);
 }
@@ -600,7 +600,7 @@ void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, ui
 	p->in.last_sample_rss = rss_kb;
 	if (p->in.step) {
 		rollup_sample(&p->in.step->r, ts_ns, delta, cores);
-		p->in.step->dirty = true;
+		step_mark_dirty(p->in.step);
 	}
 	if (p->in.run) {
 		rollup_sample(&p->in.run->r, ts_ns, delta, cores);

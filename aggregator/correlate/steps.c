@@ -17,7 +17,7 @@ void set_step(struct proc *p, struct step *s)
 		if (!p->life.exited && p->in.step->r.live)
 			p->in.step->r.live--;
 		p->in.step->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
-		p->in.step->dirty = true;
+		step_mark_dirty(p->in.step);
 	}
 	p->in.step = s;
 	p->row.step_id = s ? s->id : 0;
@@ -26,7 +26,7 @@ void set_step(struct proc *p, struct step *s)
 		s->r.live++;
 		s->r.rss_now_kb += (int64_t)p->in.last_sample_rss;
 		rollup_start(&s->r, p->row.start_epoch_ns, p->life.epoch_offset_ns);
-		s->dirty = true;
+		step_mark_dirty(s);
 	}
 }
 
@@ -44,6 +44,7 @@ void correlate_add_step(struct run *r, struct step *s)
 {
 	s->next = r->steps;
 	r->steps = s;
+	r->n_steps++;
 	/* The newest step of a key is the one found, as in the list. */
 	if (!r->steps_unindexed && !strmap_put(&r->steps_by_key, s->key, s))
 		r->steps_unindexed = true;
@@ -58,7 +59,7 @@ void step_where(struct correlator *c, struct step *s, const struct proc *root)
 		      &s->memory_limit_kb, &s->cpu_limit);
 	copy_string(s->slurm_job, sizeof(s->slurm_job), root->row.slurm_job);
 	copy_string(s->slurm_step, sizeof(s->slurm_step), root->row.slurm_step);
-	s->dirty = true;
+	step_mark_dirty(s);
 }
 
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
@@ -81,7 +82,7 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 	step_where(c, s, root);
 	if (s->named && root->row.argv_json)
 		s->signature = strdup(root->row.argv_json);
-	s->dirty = true;
+	step_mark_dirty(s);
 	correlate_add_step(r, s);
 	r->dirty = true;
 	return s;

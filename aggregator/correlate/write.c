@@ -8,16 +8,12 @@
 
 static void fill_run_row(struct run *r)
 {
-	uint32_t steps = 0;
-
-	for (struct step *s = r->steps; s; s = s->next)
-		steps++;
 	r->row.source = run_source_name(r->source);
 	r->row.pipeline_id = r->pipeline_id;
 	r->row.engine = r->engine[0] ? r->engine : NULL;
 	r->row.engine_process_id = r->engine_process_id;
 	r->row.status = group_status_name(r->status);
-	r->row.steps = steps;
+	r->row.steps = r->n_steps;
 	rollup_totals(&r->r, &r->row.totals);
 	if (!r->row.start_epoch_ns)
 		r->row.start_epoch_ns = r->r.start_epoch_ns;
@@ -55,9 +51,7 @@ int correlate_write(struct correlator *c)
 	if (names_write(c) != 0)
 		return -1;
 	for (struct run *r = c->runs; r; r = r->next) {
-		for (struct step *s = r->steps; s; s = s->next) {
-			if (!s->dirty)
-				continue;
+		for (struct step *s = r->dirty_steps; s; s = s->dirty_next) {
 			s->character = insight_character(&s->r);
 			struct step_row row;
 			fill_step_row(s, &row);
@@ -82,11 +76,8 @@ bool correlate_has_pending(const struct correlator *c)
 	if (names_pending(c))
 		return true;
 	for (struct run *r = c->runs; r; r = r->next) {
-		if (r->dirty)
+		if (r->dirty || r->dirty_steps)
 			return true;
-		for (struct step *s = r->steps; s; s = s->next)
-			if (s->dirty)
-				return true;
 	}
 	return false;
 }
@@ -97,8 +88,13 @@ void correlate_committed(struct correlator *c)
 	for (struct run **link = &c->runs; *link;) {
 		struct run *r = *link;
 		r->dirty = false;
-		for (struct step *s = r->steps; s; s = s->next)
+		for (struct step *s = r->dirty_steps; s;) {
+			struct step *next = s->dirty_next;
 			s->dirty = false;
+			s->dirty_next = NULL;
+			s = next;
+		}
+		r->dirty_steps = NULL;
 		if (r->finished && r->refs == 0) {
 			*link = r->next;
 			free_run(r);

@@ -345,7 +345,7 @@ void insight_pipefail_cause(struct insight *in, struct run *r, int64_t now_ns)
 					  .has_signal = true,
 					  .code = SIGPIPE};
 	copy_string(st->failed.name, sizeof(st->failed.name), st->name);
-	st->dirty = true;
+	step_mark_dirty(st);
 	insight_row_begin(&s, "killed", "critical", r->row.id, now_ns, st->r.end_epoch_ns);
 	s.step_id = st->id;
 	s.process_id = st->root_process_id;

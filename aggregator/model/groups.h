@@ -133,9 +133,10 @@ struct step {
 	char *signature;	 /* argv of the process that named it (retries share it) */
 	struct rollup r;
 	unsigned refs;
-	bool dirty;
-	bool end_reported; /* the insight layer saw it finish */
-	int64_t retry_of;  /* the failed step this one repeats, 0 if none */
+	bool dirty;		 /* on its run's dirty_steps: step_mark_dirty() sets it */
+	struct step *dirty_next; /* on its run's dirty_steps */
+	bool end_reported;	 /* the insight layer saw it finish */
+	int64_t retry_of;	 /* the failed step this one repeats, 0 if none */
 	int64_t main_tool_id;
 	struct failed_tool failed; /* the tool that failed it (correlate.c) */
 	struct failed_tool last_failed;
@@ -161,6 +162,10 @@ struct run {
 	struct strmap steps_by_key;
 	bool steps_unindexed; /* memory ran out for the index: lookups scan */
 	uint32_t step_seq;    /* for steps the engine does not number */
+	/* Steps changed since the last commit: a commit writes these, not every
+	 * step of the run (thousands in a workflow, at every commit). */
+	struct step *dirty_steps;
+	uint32_t n_steps; /* on steps */
 	struct rollup r;
 	enum group_status status;
 	unsigned refs;
@@ -174,5 +179,15 @@ struct run {
 	uint64_t command_start_boot_ns;
 	bool command_coarse;
 };
+
+/* The step changed: the next commit writes it. */
+static inline void step_mark_dirty(struct step *s)
+{
+	if (s->dirty)
+		return;
+	s->dirty = true;
+	s->dirty_next = s->run->dirty_steps;
+	s->run->dirty_steps = s;
+}
 
 #endif
