@@ -4,23 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ARENA_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ARENA_ASAN 1
-#endif
-#endif
-
-#ifdef ARENA_ASAN
-/* Reset memory is poisoned so AddressSanitizer still catches a use after free. */
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+#include "common/poison.h"
 
 #define ARENA_ALIGN alignof(max_align_t)
 #define ARENA_MIN_CHUNK (64u << 10)

@@ -5,25 +5,7 @@
 #include <string.h>
 
 #include "aggregator/model/proctable.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PROCSLAB_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define PROCSLAB_ASAN 1
-#endif
-
-#ifdef PROCSLAB_ASAN
-#include <sanitizer/asan_interface.h>
-/* A freed entry stays poisoned so that a use after free is still caught. */
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+#include "common/poison.h"
 
 /* 48 entries: one slab is ~63 KB, under glibc's mmap threshold. */
 #define PROCS_PER_SLAB 48
