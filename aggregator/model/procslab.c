@@ -95,7 +95,6 @@ void proc_slab_put(struct proc_slabs *s, struct proc *p)
 
 void proc_slabs_free(struct proc_slabs *s)
 {
-	/* Full slabs are on no list: the table frees every entry before this. */
 	while (s->with_room) {
 		struct proc_slab *slab = s->with_room;
 		unlink_with_room(s, slab);

@@ -23,7 +23,8 @@ struct proc_slabs {
 struct proc *proc_slab_get(struct proc_slabs *s);
 /* Gives the entry back; its memory must not be touched after. */
 void proc_slab_put(struct proc_slabs *s, struct proc *p);
-/* Frees every slab, whatever entries are still in use. */
+/* Frees the slabs once every entry was given back (proctable_free does): a
+ * slab whose entries are all in use is on no list, so it is not found here. */
 void proc_slabs_free(struct proc_slabs *s);
 
 #endif
