@@ -272,7 +272,8 @@ static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 		if (i > 0 && is_token_char(arg[i - 1]) && arg[i - 1] != '=' && arg[i - 1] != '/')
 			continue; /* only at the start of a token */
 		for (size_t k = 0; k < sizeof(prefixes) / sizeof(*prefixes); k++) {
-			if (!starts_with(arg + i, len - i, prefixes[k]))
+			/* The first byte first: most words start with none of them. */
+			if (arg[i] != prefixes[k][0] || !starts_with(arg + i, len - i, prefixes[k]))
 				continue;
 			size_t end = i;
 			while (end < len && is_token_char(arg[end]))
