@@ -30,10 +30,10 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
 /*
  * The Event wrapper (ts_ns, then the one message of its oneof) is written
  * here and only the inner message goes through protobuf-c: packing a nested
- * message sizes it again, so tracer__event__pack on top of
- * tracer__event__get_packed_size sized every event's tree twice more than
- * needed (a sixth of the collector's CPU in an exec storm). The bytes are
- * the ones protobuf-c would write (test_convert_pack checks it).
+ * message sizes it first, so tracer__event__pack after
+ * tracer__event__get_packed_size sized each event's tree once more than
+ * needed (about a tenth of the collector's CPU in an exec storm). The bytes
+ * are the ones protobuf-c would write (test_convert_pack checks it).
  */
 int append_event(struct bytebuf *out, const Tracer__Event *ev)
 {
