@@ -8,25 +8,6 @@
 #define FRAME_EVENTS_FIELD 10 /* Frame.events */
 #define TS_FIELD 1	      /* Event.ts_ns */
 
-static size_t varint_size(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >>= 7)
-		n++;
-	return n;
-}
-
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	while (v > 0x7f) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 /*
  * The Event wrapper (ts_ns, then the one message of its oneof) is written
  * here and only the inner message goes through protobuf-c: packing a nested
@@ -51,12 +32,12 @@ int append_event(struct bytebuf *out, const Tracer__Event *ev)
 
 	if (!p)
 		return -1;
-	p = put_varint(p, (FRAME_EVENTS_FIELD << 3) | 2);
-	p = put_varint(p, event_size);
-	p = put_varint(p, (TS_FIELD << 3) | 0);
-	p = put_varint(p, ev->ts_ns);
-	p = put_varint(p, (field->id << 3) | 2);
-	p = put_varint(p, inner_size);
+	p = varint_put(p, (FRAME_EVENTS_FIELD << 3) | 2);
+	p = varint_put(p, event_size);
+	p = varint_put(p, (TS_FIELD << 3) | 0);
+	p = varint_put(p, ev->ts_ns);
+	p = varint_put(p, (field->id << 3) | 2);
+	p = varint_put(p, inner_size);
 	if (protobuf_c_message_pack(inner, p) != inner_size)
 		return -1; /* cannot happen; never append a frame entry of the wrong length */
 	out->len += head + event_size;

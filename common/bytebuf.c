@@ -33,16 +33,8 @@ int bytebuf_append(struct bytebuf *b, const void *data, size_t n)
 int bytebuf_append_varint(struct bytebuf *b, uint64_t v)
 {
 	uint8_t tmp[10];
-	size_t n = 0;
 
-	do {
-		tmp[n] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			tmp[n] |= 0x80;
-		n++;
-	} while (v);
-	return bytebuf_append(b, tmp, n);
+	return bytebuf_append(b, tmp, (size_t)(varint_put(tmp, v) - tmp));
 }
 
 void bytebuf_reset(struct bytebuf *b)

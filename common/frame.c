@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytebuf.h"
+
 static const char *const error_names[] = {
     [FRAME_OK] = "ok",
     [FRAME_TOO_BIG] = "too big",
@@ -38,14 +40,9 @@ size_t frame_oldest_seq_tail(uint64_t oldest_seq, uint8_t out[FRAME_OLDEST_SEQ_T
 	/* The field number from the generated descriptor, so it follows the .proto. */
 	const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field_by_name(
 	    &tracer__frame__descriptor, "oldest_seq");
-	size_t n = 0;
 
-	out[n++] = (uint8_t)(field->id << 3); /* wire type 0: varint; the id is below 16 */
-	do {
-		out[n++] = (uint8_t)((oldest_seq & 0x7f) | (oldest_seq > 0x7f ? 0x80 : 0));
-		oldest_seq >>= 7;
-	} while (oldest_seq);
-	return n;
+	out[0] = (uint8_t)(field->id << 3); /* wire type 0: varint; the id is below 16 */
+	return (size_t)(varint_put(out + 1, oldest_seq) - out);
 }
 
 static enum frame_error fail(enum frame_error err, char *why, size_t why_size, const char *fmt, ...)
