@@ -101,13 +101,18 @@ static int start_listener(struct ipc_server *srv)
  * messages go there instead; the flag is only set once the queue is full,
  * which our readers, draining every loop, do not let happen.
  */
-static void set_receive_queue(nng_socket sock, int messages)
+static void set_queue(nng_socket sock, const char *option, const char *what, int messages)
 {
-	int rv = nng_socket_set_int(sock, NNG_OPT_RECVBUF, messages);
+	int rv = nng_socket_set_int(sock, option, messages);
 
 	if (rv != 0)
-		log_warn("cannot set a receive queue of %d messages: %s", messages,
+		log_warn("cannot set a %s queue of %d messages: %s", what, messages,
 			 nng_strerror(rv));
+}
+
+static void set_receive_queue(nng_socket sock, int messages)
+{
+	set_queue(sock, NNG_OPT_RECVBUF, "receive", messages);
 }
 
 int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_peer_policy *policy)
@@ -288,6 +293,7 @@ int ipc_dial(struct ipc_client *c, const char *path, nng_pipe_cb on_pipe, void *
 		return rv;
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 4096);
 	set_receive_queue(c->sock, IPC_CLIENT_RECV_QUEUE);
+	set_queue(c->sock, NNG_OPT_SENDBUF, "send", IPC_CLIENT_SEND_QUEUE);
 	if (on_pipe) {
 		nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, on_pipe, arg);
 		nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe, arg);

@@ -43,6 +43,16 @@ struct ipc_ack {
  * the collector's queue is what holds frames, so the server keeps fewer. */
 #define IPC_CLIENT_RECV_QUEUE 8192
 #define IPC_SERVER_RECV_QUEUE 32
+/*
+ * Frames nng may hold for the collector's pipe while it writes the one before.
+ * With none, a non-blocking send found the pipe busy and the frame waited for
+ * the next turn of the collector's loop: one frame a turn, so in an exec storm
+ * (a frame at each ring-buffer wake-up, plus the timer's) frames queued up and
+ * reached the aggregator 1.3 s late on average. Each is at most 1 MiB, and the
+ * sender keeps its own copy until acknowledged: a stalled aggregator costs at
+ * most this many MiB more.
+ */
+#define IPC_CLIENT_SEND_QUEUE 4
 /* How long a collector stays without a connection before it replaces its dialer. */
 #define IPC_REDIAL_NS (5000ULL * 1000000ULL)
 

@@ -237,31 +237,43 @@ def capture_check(observer, work, build, n=200, mib=32):
             "example": (truth[example], seen[example]) if example else None}
 
 
-def exit_latency(daemons, n=200):
+def exit_latency(daemons, build=None, n=200):
     """From a process's exit (our waitpid returning) to its row being queryable. The gaps
     between processes are random, over two commit intervals: a fixed gap after each row
     appeared locked every exit to the same phase of the daemons' 200 ms cycles (every run
-    read p50 179 ms, to the tenth of a millisecond)."""
+    read p50 179 ms, to the tenth of a millisecond). With build, an exec storm on both CPUs
+    runs meanwhile (a busy host): each process is found by a marker in its argv, since the
+    storm reuses pids."""
     daemons.start()
+    storm = None
+    if build:
+        storm = subprocess.Popen([f"{build}/helpers/storm", "100000000", "2", "/bin/true"],
+                                 stdout=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(2)  # the storm well under way
     con = sqlite3.connect(f"file:{daemons.db}?mode=ro", uri=True)
     gaps = random.Random(8)  # seeded: the same gaps every run
     lat = []
     try:
         for i in range(n):
-            p = subprocess.Popen(["/bin/true", f"latency-{i}"])
+            marker = f"latency-{os.getpid()}-{i}"
+            p = subprocess.Popen(["/bin/true", marker])
             p.wait()
             t_exit = time.perf_counter()
             while True:
                 row = con.execute("SELECT 1 FROM processes WHERE pid = ? AND state = 'exited' "
-                                  "AND exe = '/usr/bin/true'", (p.pid,)).fetchone()
+                                  "AND exe = '/usr/bin/true' AND json_extract(argv, '$[1]') = ?",
+                                  (p.pid, marker)).fetchone()
                 if row:
                     break
-                if time.perf_counter() - t_exit > 10:
+                if time.perf_counter() - t_exit > 30:
                     raise RuntimeError(f"process {p.pid} never appeared")
                 time.sleep(0.0005)
             lat.append(time.perf_counter() - t_exit)
             time.sleep(gaps.uniform(0.02, 0.42))
     finally:
+        if storm:
+            os.killpg(storm.pid, signal.SIGKILL)
+            storm.wait()
         con.close()
         daemons.stop()
     lat.sort()
@@ -451,6 +463,7 @@ def main():
     n, recorded, drops, rate = loss_check(daemons, args.storm * 2, work, build)
     print("latency...", flush=True)
     p50, p99, worst = exit_latency(daemons)
+    busy_latency = exit_latency(daemons, build, n=100)
     print("idle cost...", flush=True)
     idle = idle_cost(daemons)
     print("kernel cost...", flush=True)
@@ -610,6 +623,11 @@ def main():
         f"read-only SQLite reader: **p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms**, worst "
         f"{worst * 1000:.0f} ms (the collector flushes every 200 ms; the aggregator commits at most every 200 ms).",
         "",
+        "On a busy host: the same, 100 processes, while an exec storm (2 workers, `/bin/true` as fast as "
+        "they go) keeps both CPUs busy and the daemons recording it; each process found by a marker in its "
+        f"argv: **p50 {busy_latency[0] * 1000:.0f} ms, p99 {busy_latency[1] * 1000:.0f} ms**, worst "
+        f"{busy_latency[2] * 1000:.0f} ms. The design's budget is under 1 s.",
+        "",
         "## Idle cost",
         "",
         f"Both daemons running for {idle['seconds']:.0f} s on a quiet host (after 5 s of start-up), CPU time "
@@ -679,7 +697,7 @@ def main():
         f.write("\n".join(lines))
     with open(os.path.join(os.path.dirname(args.out), "performance.json"), "w") as f:
         json.dump({"overhead": results, "capture": capture, "loss": [n, recorded, drops, rate],
-                   "latency_s": [p50, p99, worst], "idle": idle, "attributed": attributed,
+                   "latency_s": [p50, p99, worst], "busy_latency_s": list(busy_latency), "idle": idle, "attributed": attributed,
                    "storm_daemon_us_per_process": per_process, "ingest": ingest, "real": real}, f, indent=1)
     print("\n".join(lines))
     shutil.rmtree(work, ignore_errors=True)
