@@ -348,7 +348,9 @@ void sender_pump(struct sender *s)
 		if (f->sent)
 			continue;
 		uint32_t pipe = __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE);
-		if (send_frame(s, f) != 0)
+		/* No aggregator: nng would queue it (IPC_CLIENT_SEND_QUEUE) for one that
+		 * may never come, while this queue drops it and counts it lost. */
+		if (!pipe || send_frame(s, f) != 0)
 			break;
 		f->sent = true;
 		/* A pipe that changed under the send cannot vouch for the frame. */
