@@ -92,15 +92,7 @@ static int start_listener(struct ipc_server *srv)
 	return nng_listener_start(srv->listener, 0);
 }
 
-/*
- * nng 1.5.2's pair1 keeps no receive queue by default: a message that arrives
- * while no receive is waiting is parked on its pipe ("read ready"). If that
- * pipe closes in the same instant, the flag can outlive the pipe, and the next
- * nng_recvmsg() dereferences the missing pipe (a SIGSEGV in the collector's
- * take_acks when the aggregator restarted under load). With a queue, arriving
- * messages go there instead; the flag is only set once the queue is full,
- * which our readers, draining every loop, do not let happen.
- */
+/* A send or receive queue of nng's (NNG_OPT_SENDBUF, NNG_OPT_RECVBUF). */
 static void set_queue(nng_socket sock, const char *option, const char *what, int messages)
 {
 	int rv = nng_socket_set_int(sock, option, messages);
@@ -110,6 +102,15 @@ static void set_queue(nng_socket sock, const char *option, const char *what, int
 			 nng_strerror(rv));
 }
 
+/*
+ * nng 1.5.2's pair1 keeps no receive queue by default: a message that arrives
+ * while no receive is waiting is parked on its pipe ("read ready"). If that
+ * pipe closes in the same instant, the flag can outlive the pipe, and the next
+ * nng_recvmsg() dereferences the missing pipe (a SIGSEGV in the collector's
+ * take_acks when the aggregator restarted under load). With a queue, arriving
+ * messages go there instead; the flag is only set once the queue is full,
+ * which our readers, draining every loop, do not let happen.
+ */
 static void set_receive_queue(nng_socket sock, int messages)
 {
 	set_queue(sock, NNG_OPT_RECVBUF, "receive", messages);
