@@ -1,6 +1,7 @@
 #include "collector/drain.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -149,14 +150,18 @@ int drain_init(struct drain *d, struct probes *probes, struct sender *sender)
 	return 0;
 }
 
-int drain_poll(struct drain *d, int timeout_ms)
+int drain_poll(struct drain *d, int timeout_ms, int wake_fd)
 {
-	int rv =
-	    d->pb ? perf_buffer__poll(d->pb, timeout_ms) : ring_buffer__poll(d->rb, timeout_ms);
+	struct pollfd fds[2] = {
+	    {.fd = d->pb ? perf_buffer__epoll_fd(d->pb) : ring_buffer__epoll_fd(d->rb),
+	     .events = POLLIN},
+	    {.fd = wake_fd, .events = POLLIN}, /* poll skips a negative fd */
+	};
 	uint64_t start;
+	int rv;
 
-	if (rv < 0 && rv != -EINTR)
-		return rv;
+	if (poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
 	start = now_boottime_ns();
 	rv = d->pb ? perf_buffer__consume(d->pb) : ring_buffer__consume(d->rb);
 	if (rv < 0 && rv != -EINTR)
@@ -165,6 +170,28 @@ int drain_poll(struct drain *d, int timeout_ms)
 		flush_staged(d);
 	d->watermark_ns = start - WATERMARK_MARGIN_NS;
 	return 0;
+}
+
+static bool batch_pending(const struct drain *d)
+{
+	return d->batch_events > 0 || d->last_frame_had_events;
+}
+
+bool drain_flush_due(const struct drain *d, uint64_t now_ns, uint64_t interval_ns)
+{
+	return batch_pending(d) && now_ns - d->last_flush_ns >= interval_ns;
+}
+
+int drain_wait_ms(const struct drain *d, uint64_t now_ns, uint64_t interval_ns)
+{
+	uint64_t due_ns = d->last_flush_ns + interval_ns;
+
+	/* Nothing waiting: a whole interval, the kernel's events read at its end. */
+	if (!batch_pending(d))
+		return (int)(interval_ns / NSEC_PER_MSEC);
+	if (now_ns >= due_ns)
+		return 0;
+	return (int)((due_ns - now_ns + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
 }
 
 int drain_flush(struct drain *d, bool final)

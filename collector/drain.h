@@ -46,8 +46,24 @@ struct drain {
 };
 
 int drain_init(struct drain *d, struct probes *probes, struct sender *sender);
-/* Waits up to timeout_ms for the kernel's wake-up, then reads everything. */
-int drain_poll(struct drain *d, int timeout_ms);
+/*
+ * Waits up to timeout_ms for the kernel's wake-up (or for wake_fd, if not -1,
+ * to turn readable), then reads everything.
+ */
+int drain_poll(struct drain *d, int timeout_ms, int wake_fd);
+/*
+ * How long the loop may sleep before the batch is due (see drain_flush_due),
+ * in ms, given the flush interval.
+ */
+int drain_wait_ms(const struct drain *d, uint64_t now_ns, uint64_t interval_ns);
+/*
+ * Whether the batch goes out now: it holds events (or the frame before it did,
+ * whose watermark the next one completes) and interval_ns has passed since the
+ * last frame. A burst is read as it comes (the ring must not fill) but sent as
+ * one frame per interval: a frame per turn of the loop made hundreds of tiny
+ * frames a second, each with its own header, send, decode and ack.
+ */
+bool drain_flush_due(const struct drain *d, uint64_t now_ns, uint64_t interval_ns);
 /* Adds an event built in user space (snapshot); flushes when the batch is big. */
 int drain_add_event(void *drain, const Tracer__Event *ev);
 /* Adds a live sample from the task iterator (probes_sample's sink). */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -332,7 +333,7 @@ int main(int argc, char **argv)
 	});
 
 	/* Attached first, then /proc: a process can be in both, never in neither. */
-	drain_poll(&drain, 0);
+	drain_poll(&drain, 0, -1);
 	cgroup_mounts_find(&mounts);
 	int n = snapshot_processes("/proc", &mounts, drain_add_event, &drain, &drain.conv);
 	if (n < 0) {
@@ -348,7 +349,7 @@ int main(int argc, char **argv)
 		else
 			log_info("snapshot: %d cgroups", groups);
 	}
-	drain_poll(&drain, 0);
+	drain_poll(&drain, 0, -1);
 	drain.snapshot_done_pending = true;
 	drain_flush(&drain, false);
 
@@ -372,6 +373,7 @@ int main(int argc, char **argv)
 		log_error("the forbidden open() returned %d: the allow-list is not enforced", fd);
 		goto out_drain;
 	}
+	const uint64_t flush_ns = (uint64_t)cfg.flush_ms * NSEC_PER_MSEC;
 	while (!stop_requested) {
 		sdnotify_watchdog(now_boottime_ns());
 		if (fd_hung_up(cli.lifeline_fd)) {
@@ -383,11 +385,13 @@ int main(int argc, char **argv)
 			hup_received = 0;
 			log_info("SIGHUP: nothing to reload; probe settings apply on restart");
 		}
-		if (drain_poll(&drain, (int)cfg.flush_ms) < 0) {
+		uint64_t now = now_boottime_ns();
+		if (drain_poll(&drain, drain_wait_ms(&drain, now, flush_ns),
+			       sender_wake_fd(&sender)) < 0) {
 			log_error("ring buffer poll failed");
 			break;
 		}
-		uint64_t now = now_boottime_ns();
+		now = now_boottime_ns();
 		if (now >= next_sample) {
 			if (probes_sample(&probes, drain_add_sample, &drain) < 0)
 				log_warn("process sampling failed: %s", strerror(errno));
@@ -395,7 +399,7 @@ int main(int argc, char **argv)
 		}
 		bool asked = flush_requested;
 		flush_requested = 0;
-		if (asked || drain.batch_events > 0 || drain.last_frame_had_events ||
+		if (asked || drain_flush_due(&drain, now, flush_ns) ||
 		    now - drain.last_flush_ns >= HEARTBEAT_NS)
 			drain_flush(&drain, false);
 		sender_pump(&sender);
@@ -403,12 +407,14 @@ int main(int argc, char **argv)
 
 	log_info("stopping (signal %d): flushing", (int)stop_requested);
 	sdnotify_stopping();
-	drain_poll(&drain, 0);
+	drain_poll(&drain, 0, -1);
 	drain_flush(&drain, true);
 	uint64_t deadline = now_boottime_ns() + SHUTDOWN_GRACE_NS;
 	while (!sender_all_acked(&sender) && now_boottime_ns() < deadline) {
 		sender_pump(&sender);
-		sleep_ns(5 * NSEC_PER_MSEC);
+		/* Back as soon as nng takes more of a backlog; else wait a little for acks. */
+		struct pollfd wake = {.fd = sender_wake_fd(&sender), .events = POLLIN};
+		poll(&wake, 1, 5);
 	}
 	if (!sender_all_acked(&sender))
 		log_warn("%zu frames not acknowledged at exit", sender.q_count);

@@ -33,6 +33,7 @@ int sender_init(struct sender *s, const char *socket_path, size_t max_queue_byte
 	int rv;
 
 	memset(s, 0, sizeof(*s));
+	s->send_fd = -1;
 	if (getrandom(s->stream_id, sizeof(s->stream_id), 0) != sizeof(s->stream_id))
 		return -1;
 	if (read_boot_id(s->boot_id) != 0)
@@ -52,6 +53,12 @@ int sender_init(struct sender *s, const char *socket_path, size_t max_queue_byte
 	if (rv != 0) {
 		log_error("cannot set up the connection to %s: %s", socket_path, nng_strerror(rv));
 		return -1;
+	}
+	/* Asked for now: nng makes the descriptor on first use, which the sandbox may refuse. */
+	if ((rv = nng_socket_get_int(s->ipc.sock, NNG_OPT_SENDFD, &s->send_fd)) != 0) {
+		log_warn("no send descriptor from nng (%s): a backlog goes out once per tick",
+			 nng_strerror(rv));
+		s->send_fd = -1;
 	}
 	return 0;
 }
@@ -311,22 +318,21 @@ static void watch_connection(struct sender *s)
 	s->last_heard_ns = now;
 }
 
-/* Sends the frame stamped with the oldest frame we still hold (see frame.h). */
+/* Sends the frame stamped with the oldest frame we still hold (see frame.h); an nng error. */
 static int send_frame(struct sender *s, const struct queued_frame *f)
 {
 	uint8_t tail[FRAME_OLDEST_SEQ_TAIL];
 	size_t tail_len = frame_oldest_seq_tail(slot(s, 0)->seq, tail);
 	nng_msg *msg;
+	int rv;
 
-	if (nng_msg_alloc(&msg, f->len + tail_len) != 0)
-		return -1;
+	if ((rv = nng_msg_alloc(&msg, f->len + tail_len)) != 0)
+		return rv;
 	memcpy(nng_msg_body(msg), f->data, f->len);
 	memcpy((uint8_t *)nng_msg_body(msg) + f->len, tail, tail_len);
-	if (nng_sendmsg(s->ipc.sock, msg, NNG_FLAG_NONBLOCK) != 0) {
+	if ((rv = nng_sendmsg(s->ipc.sock, msg, NNG_FLAG_NONBLOCK)) != 0)
 		nng_msg_free(msg);
-		return -1;
-	}
-	return 0;
+	return rv;
 }
 
 void sender_pump(struct sender *s)
@@ -343,6 +349,7 @@ void sender_pump(struct sender *s)
 			slot(s, i)->sent = false;
 	}
 	watch_connection(s);
+	s->send_blocked = false;
 	for (size_t i = 0; i < s->q_count; i++) {
 		struct queued_frame *f = slot(s, i);
 		if (f->sent)
@@ -350,14 +357,24 @@ void sender_pump(struct sender *s)
 		uint32_t pipe = __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE);
 		/* No aggregator: nng would queue it (IPC_CLIENT_SEND_QUEUE) for one that
 		 * may never come, while this queue drops it and counts it lost. */
-		if (!pipe || send_frame(s, f) != 0)
+		if (!pipe)
 			break;
+		int rv = send_frame(s, f);
+		if (rv != 0) {
+			s->send_blocked = rv == NNG_EAGAIN;
+			break;
+		}
 		f->sent = true;
 		/* A pipe that changed under the send cannot vouch for the frame. */
 		f->sent_pipe = pipe == __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE) ? pipe : 0;
 		s->frames_sent++;
 	}
 	take_acks(s);
+}
+
+int sender_wake_fd(const struct sender *s)
+{
+	return s->send_blocked ? s->send_fd : -1;
 }
 
 bool sender_all_acked(const struct sender *s)

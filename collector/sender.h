@@ -77,6 +77,8 @@ struct sender {
 	uint64_t frames_sent;
 	uint64_t acked_seq;
 	uint64_t bad_acks;
+	int send_fd;	   /* nng's: readable while the socket takes a frame, or -1 */
+	bool send_blocked; /* the last pump left frames because nng's queue was full */
 };
 
 int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes);
@@ -86,6 +88,13 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 		   bool final, bool snapshot_done);
 /* Sends what is unsent and takes in acks; never blocks. */
 void sender_pump(struct sender *s);
+/*
+ * A descriptor that turns readable when nng can take more of the frames the
+ * last pump had to leave, or -1 when there is nothing to wait for. Without
+ * it a backlog (a burst, an aggregator back after a restart) would go out
+ * only a few frames per turn of the collector's loop, seconds behind.
+ */
+int sender_wake_fd(const struct sender *s);
 bool sender_all_acked(const struct sender *s);
 /* How long closing the socket may take (see ipc_close_within). */
 #define SENDER_CLOSE_TIMEOUT_MS 3000u

@@ -221,6 +221,41 @@ def queue_overflow_while_aggregator_is_dead_is_counted_exactly(ctx):
 
 
 @test
+def a_burst_of_events_holds_back_no_later_row(ctx):
+    """200,000 chdir()s in about half a second (a cwd event each), then a short process,
+    three times: each process's row is queryable within 1.5 s of its exit (this test's
+    waitpid marks the exit; the design's budget is 1 s, plus a poll of the database),
+    and the collector, stopped at once after the last, leaves no frame unacknowledged.
+    The collector used to make a frame at each turn of its loop, thousands of tiny ones
+    during a burst, which then left a few per 200 ms tick: the rows after a burst came
+    seconds late and frames still queued at shutdown never reached the database."""
+    sock, db = ctx.path("s.sock"), ctx.path("burst.db")
+    agg, col = start_daemons(ctx, sock, db)
+    dirs = [ctx.path("a"), ctx.path("b")]
+    for d in dirs:
+        os.makedirs(d)
+    for i in range(3):
+        subprocess.run([ctx.helper("chdirloop"), "200000", *dirs], check=True, capture_output=True)
+        marker = f"after-burst-{os.getpid()}-{i}"
+        p = subprocess.Popen([TRUE, marker])
+        p.wait()
+        exited = time.monotonic()
+        late = None
+        while time.monotonic() - exited < 15:
+            if ctx.query("SELECT 1 FROM processes WHERE pid = ? AND state = 'exited' AND "
+                         "json_extract(argv, '$[1]') = ?", p.pid, marker, db=db):
+                late = time.monotonic() - exited
+                break
+            time.sleep(0.02)
+        ctx.check(late is not None and late <= 1.5,
+                  f"burst {i}: the row of the process after it came {late} s after its exit")
+    code, err = ctx.stop(col)
+    ctx.check(code == 0 and "not acknowledged" not in err,
+              f"the collector stopped with frames unacknowledged (exit {code}): {err[-500:]}")
+    ctx.stop(agg)
+
+
+@test
 def database_disk_full_holds_frames_and_recovers(ctx):
     """The DB on a 1 MiB tmpfs: when it fills, the aggregator says so once, keeps the
     frames unacknowledged (the collector holds them) and retries; when space returns

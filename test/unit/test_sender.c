@@ -370,6 +370,38 @@ static void test_one_pump_sends_every_queued_frame(void **state)
 		assert_int_equal(receive_frame(), seq);
 }
 
+/*
+ * A backlog bigger than nng's queue leaves as fast as the pipe takes it, each
+ * pump woken by sender_wake_fd as the collector's loop waits on it. Pumped
+ * once a tick instead, a burst's frames reached the aggregator seconds late
+ * and those still queued at shutdown never did.
+ */
+static void test_backlog_leaves_when_the_wake_fd_says(void **state)
+{
+	enum { BACKLOG = 16 * IPC_CLIENT_SEND_QUEUE };
+	int turns = 0;
+
+	(void)state;
+	for (int i = 0; i < BACKLOG; i++)
+		enqueue(false);
+	sender_pump(s);
+	assert_true(s->frames_sent < BACKLOG);
+	while (s->frames_sent < BACKLOG) {
+		struct pollfd pfd = {.fd = sender_wake_fd(s), .events = POLLIN};
+
+		assert_true(pfd.fd >= 0);
+		/* Each wake-up sends at least one frame; a spurious one now and then is allowed. */
+		assert_true(++turns <= 4 * BACKLOG);
+		if (poll(&pfd, 1, 2000) != 1)
+			fail_msg("nothing woke the sender with %llu of %d frames sent",
+				 (unsigned long long)s->frames_sent, BACKLOG);
+		sender_pump(s);
+	}
+	assert_int_equal(sender_wake_fd(s), -1);
+	for (uint64_t seq = 1; seq <= BACKLOG; seq++)
+		assert_int_equal(receive_frame(), seq);
+}
+
 static void test_final_frame_reports_the_unsettled_as_lost(void **state)
 {
 	(void)state;
@@ -397,6 +429,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_final_frame_reports_the_unsettled_as_lost, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_one_pump_sends_every_queued_frame, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_backlog_leaves_when_the_wake_fd_says, setup,
 					    teardown),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
