@@ -79,7 +79,7 @@ static void usage(FILE *out)
 	    "  --enable GROUP     turn a group on; syscalls is off unless enabled\n"
 	    "  --log-level LEVEL  error, warn, info (default) or debug\n"
 	    "  --version          print the version and exit\n"
-	    "  --flush-ms N       drain and send every N ms (default 200)\n"
+	    "  --flush-ms N       a frame every N ms while events come (default 200)\n"
 	    "  --sample-ms N      live process samples every N ms (default 1000)\n"
 	    "  --ring-mb N        kernel ring buffer size in MiB, power of two (default 16)\n"
 	    "  --queue-mb N       frames kept while the aggregator is away (default 64)\n"
