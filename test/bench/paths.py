@@ -102,7 +102,7 @@ def report(r):
         f"alternating two directories; {r['pairs']} alternating pairs bare/traced; added wall time per call |",
         f"| the daemons' CPU per chdir | {dmed:.0f} ns (IQR {d1:.0f} .. {d3:.0f}) | collector + aggregator "
         "CPU per call (every thread's `schedstat`, in ns): a 3 s window starting with 20,000 chdirs, "
-        "less an idle 3 s window (the collector sends a process's latest cwd per flush) |",
+        "less an idle 3 s window (every chdir sends its new cwd) |",
         f"| the aggregator's work per file event's path | {r['normalise_ns']:.0f} ns | `pathbench`: "
         "join to the cwd, valid UTF-8, normalise; 2,000,000 paths as programs open them |",
         "",
