@@ -11,7 +11,8 @@ import subprocess
 import threading
 import time
 
-from harness import Failure, plain_build_only, start_daemons, start_logged_aggregator, test, wait_for_socket
+from harness import (Failure, load_json, plain_build_only, start_daemons, start_logged_aggregator, test,
+                     wait_for_socket)
 
 TRUE = "/usr/bin/true"
 
@@ -253,6 +254,30 @@ def a_burst_of_events_holds_back_no_later_row(ctx):
     ctx.check(code == 0 and "not acknowledged" not in err,
               f"the collector stopped with frames unacknowledged (exit {code}): {err[-500:]}")
     ctx.stop(agg)
+
+
+@test
+def tracer_run_of_a_burst_records_it_whole(ctx):
+    """`tracer run -- measure -- chdirloop 200000 a b` (a cwd event per call, ~0.4 s of
+    CPU): when tracer run returns, its run is over (status ok, exit 0) and the chdirloop
+    row has exited with its CPU within 5 ms + 1% of what wait4 said (the tolerance of
+    cpu_time_and_counters_match_wait4). With the collector that sent a burst as
+    thousands of tiny frames, a few per tick, tracer run gave up waiting after 35 s and
+    left the run and the process 'running', with no CPU."""
+    dirs = [ctx.path("a"), ctx.path("b")]
+    for d in dirs:
+        os.makedirs(d)
+    out = ctx.path("m.json")
+    ctx.tracer_run([ctx.helper("measure"), out, "--", ctx.helper("chdirloop"), "200000", *dirs], expect=0)
+    truth = load_json(out)
+    run = ctx.latest_run()
+    status, code = ctx.one("SELECT status, exit_code FROM runs WHERE id = ?", run)
+    ctx.check((status, code) == ("ok", 0), f"the run is {status}, exit {code}")
+    rows = ctx.query("SELECT state, cpu_user_ns + cpu_sys_ns FROM processes WHERE run_id = ? AND pid = ? "
+                     "AND exe LIKE '%/chdirloop'", run, truth["pid"])
+    ctx.check(len(rows) == 1 and rows[0][0] == "exited", f"the chdirloop row: {rows}")
+    cpu_truth = truth["utime_ns"] + truth["stime_ns"]
+    ctx.close(rows[0][1] if rows else None, cpu_truth, 5_000_000 + cpu_truth // 100, "chdirloop CPU (ns)")
 
 
 @test
