@@ -123,7 +123,9 @@ struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_boot_ns,
 
 	if (!p)
 		return NULL;
-	if (t->count >= t->n_buckets * 2)
+	/* At most one entry per bucket on average: a fork looks up a new pid,
+	 * which walks its whole chain, each entry a cache miss. */
+	if (t->count >= t->n_buckets)
 		grow(t);
 	p->pid = pid;
 	p->start_boot_ns = start_boot_ns;

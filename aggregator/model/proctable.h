@@ -121,10 +121,12 @@ struct proc_activity {
  * correlate/ the context columns (run, step, tool, container, job, unit).
  */
 struct proc {
-	struct proc_links links;
+	/* Identity and the hash link first, in one cache line: a lookup walks
+	 * entries of other processes and reads nothing else of them. */
 	uint32_t pid;
-	uint64_t start_boot_ns;
 	bool start_coarse; /* from /proc or a fork hook without the child's start */
+	uint64_t start_boot_ns;
+	struct proc_links links;
 	struct proc_life life;
 	struct proc_membership in;
 	struct proc_activity act;
