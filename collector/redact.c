@@ -2,14 +2,17 @@
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "bpf/events.h" /* TRACER_ARGV_MAX */
 #include "common/fileutil.h"
 
 #define KEY_MAX 256 /* longer keys are treated as sensitive: when in doubt, redact */
 #define MAX_SPANS 32
+#define NEST_MAX 4 /* shell strings inside shell strings, read this deep */
 
 /* Substrings of a normalised key (lower case, '-' as '_') that mark secrets. */
 static const char *const secret_words[] = {
@@ -404,11 +407,55 @@ static bool is_shell_separator(char c)
 	return c == ';' || c == '|' || c == '&' || c == '(' || c == ')' || c == '\n' || c == '`';
 }
 
+static void find_shell_words(const char *arg, size_t len, struct spans *sp, int depth);
+
+/*
+ * A quoted shell string inside a shell string (`bash -c 'sh -c "mysql -pX"'`,
+ * `ssh h 'sudo -u app sh -c "..."'`): the inner shell sees the word with its
+ * quotes removed and its escapes undone, so that is what its words are read
+ * from; what they hide is mapped back onto the quoted word.
+ */
+static void find_nested_words(const char *word, size_t len, struct spans *sp, int depth)
+{
+	char inner[TRACER_ARGV_MAX];
+	uint16_t at[TRACER_ARGV_MAX]; /* inner[k] is word[at[k]] */
+	size_t n = 0;
+	char quote = 0;
+	bool nested = false;
+
+	if (depth >= NEST_MAX || len > sizeof(inner))
+		return;
+	for (size_t i = 0; i < len; i++) {
+		char c = word[i];
+		if (c == '\\' && quote != '\'' && i + 1 < len &&
+		    (!quote || strchr("\"\\$`", word[i + 1]))) {
+			c = word[++i]; /* inside double quotes only these are escapes */
+		} else if (quote ? c == quote : (c == '\'' || c == '"')) {
+			quote = quote ? 0 : c;
+			continue;
+		}
+		nested |= isspace((unsigned char)c) || is_shell_separator(c);
+		inner[n] = c;
+		at[n++] = (uint16_t)i;
+	}
+	if (!nested)
+		return; /* one word: the caller's rules have seen it all */
+	struct spans found = {.n = 0};
+	find_shell_words(inner, n, &found, depth + 1);
+	for (unsigned k = 0; k < found.n; k++) {
+		size_t s = found.s[k].start, e = found.s[k].end;
+		if (e > s)
+			add_span(sp, at[s], (size_t)at[e - 1] + 1);
+	}
+	if (found.overflow)
+		add_span(sp, 0, len);
+}
+
 /*
  * A shell string (`bash -c '...'`, ProxyCommand=...): each word gets the rules
  * an argument gets, with its own command's tool and the word before it.
  */
-static void find_shell_words(const char *arg, size_t len, struct spans *sp)
+static void find_shell_words(const char *arg, size_t len, struct spans *sp, int depth)
 {
 	char tool[64] = "", prev[KEY_MAX + 1] = "", prev2[KEY_MAX + 1] = "", word[KEY_MAX + 1];
 	bool at_command = true;
@@ -427,6 +474,10 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp)
 		char quote = 0;
 		while (i < len && (quote || (!isspace((unsigned char)arg[i]) &&
 					     !is_shell_separator(arg[i])))) {
+			if (arg[i] == '\\' && quote != '\'' && i + 1 < len) {
+				i += 2; /* \" does not end a quote, \; does not end a word */
+				continue;
+			}
 			if (quote ? arg[i] == quote : (arg[i] == '\'' || arg[i] == '"'))
 				quote = quote ? 0 : arg[i];
 			i++;
@@ -456,14 +507,17 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp)
 		else if (glued)
 			add_span(sp, ws + strlen(glued->flag), we);
 		else {
-			struct spans inner = {.n = 0};
+			struct spans inner = {.n = 0}, nested = {.n = 0};
 			find_secrets(arg + ws, we - ws, &inner);
 			for (unsigned k = 0; k < inner.n; k++)
 				if (inner.s[k].end >
 				    inner.s[k].start) /* a word's empty value: no secret */
 					add_span(sp, ws + inner.s[k].start, ws + inner.s[k].end);
-			if (inner.overflow)
-				add_span(sp, ws, we);
+			find_nested_words(arg + start, i - start, &nested, depth);
+			for (unsigned k = 0; k < nested.n; k++) /* quotes and all */
+				add_span(sp, start + nested.s[k].start, start + nested.s[k].end);
+			if (inner.overflow || nested.overflow)
+				add_span(sp, start, i);
 		}
 		memcpy(prev2, prev, sizeof(prev2));
 		memcpy(prev, word, sizeof(prev));
@@ -535,7 +589,7 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 	}
 	/* Words of a shell string get the word rules; the whole argument, the rest. */
 	if (strpbrk(arg, " \t\n;|&"))
-		find_shell_words(arg, len, &sp);
+		find_shell_words(arg, len, &sp, 0);
 	find_secrets(arg, len, &sp);
 	if (sp.overflow) {
 		(*count)++;

@@ -126,6 +126,14 @@ static const struct shape shapes[] = {
     {{"bash", "-c", "cmd --password=\"ShDQ1\" next"}, "ShDQ1", "next"},
     {{"bash", "-c", "x=$(curl -u u:ShSub1 https://h)"}, "ShSub1", NULL},
     {{"bash", "-c", "tool ghp_0123456789abcdefABCDEF0123456789xy"}, "0123456789abcdefABCDEF", NULL},
+    /* shell strings inside shell strings: the inner command's own rules */
+    {{"bash", "-c", "sh -c \"mysql -pNsP1 -u root\""}, "NsP1", "-u root"},
+    {{"bash", "-c", "docker exec c sh -c 'sshpass -p NsP2 ssh h'"}, "NsP2", "ssh h"},
+    {{"bash", "-c", "sh -c \"sh -c \\\"mysql -pNsP3 db\\\"\""}, "NsP3", "db"},
+    {{"bash", "-c", "su -c 'redis-cli -a NsP4 ping' app"}, "NsP4", "ping"},
+    {{"bash", "-c", "bash -c 'x=1; mysql -pNsP5 db' && echo done"}, "NsP5", "echo done"},
+    {{"ssh", "host", "sh -c 'mysql -pNsP6 db'"}, "NsP6", "host"},
+    {{"bash", "-c", "sh -c 'echo \"a  b\" | wc -l'"}, "", "sh -c 'echo \"a  b\" | wc -l'"},
     /* more tools and settings */
     {{"curl", "--oauth2-bearer", "Ob1x"}, "Ob1x", NULL},
     {{"vault", "login", "token=VtT1"}, "VtT1", "vault"},
