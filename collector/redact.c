@@ -372,6 +372,22 @@ static const struct tool_rule *tool_rule_for(const char *tool, const char *arg, 
 	return NULL;
 }
 
+/*
+ * A tool whose own rules say where its secret is. Such a name further along a
+ * command line starts that tool's arguments: wrappers (`sudo -u app mysql -pX`,
+ * `env A=1`, `timeout 10`, `srun`, `docker exec c`) and shell keywords (`then`,
+ * `do`, `{`, `time`, `exec`) stand before the command itself.
+ */
+static bool is_rule_tool(const char *name)
+{
+	if (!strcmp(name, "git") || !strcmp(name, "htpasswd"))
+		return true;
+	for (size_t i = 0; i < sizeof(tool_rules) / sizeof(*tool_rules); i++)
+		if (name[0] == tool_rules[i].tool[0] && !strcmp(name, tool_rules[i].tool))
+			return true;
+	return false;
+}
+
 /* A flag whose value is the next argument: --password, --api-token, -p for sshpass. */
 static const struct tool_rule detached_secret = {"", "", false, false};
 
@@ -427,10 +443,18 @@ static void find_nested_words(const char *word, size_t len, struct spans *sp, in
 		return;
 	for (size_t i = 0; i < len; i++) {
 		char c = word[i];
+		if (!quote && c == '$' && i + 1 < len && word[i + 1] == '\'') {
+			quote = '$'; /* $'...': bash's quotes with C escapes */
+			i++;
+			continue;
+		}
 		if (c == '\\' && quote != '\'' && i + 1 < len &&
-		    (!quote || strchr("\"\\$`", word[i + 1]))) {
+		    (!quote || quote == '$' || strchr("\"\\$`", word[i + 1]))) {
 			c = word[++i]; /* inside double quotes only these are escapes */
-		} else if (quote ? c == quote : (c == '\'' || c == '"')) {
+			if (quote == '$' && (c == 'n' || c == 't'))
+				c = c == 'n' ? '\n' : '\t';
+		} else if (quote ? c == quote || (quote == '$' && c == '\'')
+				 : (c == '\'' || c == '"')) {
 			quote = quote ? 0 : c;
 			continue;
 		}
@@ -462,7 +486,8 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 	size_t i = 0;
 
 	while (i < len) {
-		while (i < len && isspace((unsigned char)arg[i]))
+		/* A newline ends a command, like ';': it is no mere space. */
+		while (i < len && isspace((unsigned char)arg[i]) && arg[i] != '\n')
 			i++;
 		if (i < len && is_shell_separator(arg[i])) {
 			at_command = true;
@@ -496,7 +521,8 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 			/* ssh -o ProxyCommand=CMD: the command starts inside the word */
 			snprintf(tool, sizeof(tool), "%s", path_basename(word + 13));
 			at_command = false;
-		} else if (at_command && !strchr(word, '=')) {
+		} else if ((at_command && !strchr(word, '=')) ||
+			   is_rule_tool(path_basename(word))) {
 			snprintf(tool, sizeof(tool), "%s", path_basename(word));
 			at_command = false;
 		}
@@ -604,13 +630,20 @@ unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_siz
 	unsigned count = 0;
 	size_t used = 0;
 	const char *tool = argc ? path_basename(argv[0]) : "";
-	/* htpasswd -b FILE USER PASSWORD: the password is the last argument. */
+	/* htpasswd -b FILE USER PASSWORD (`sudo htpasswd ...` too): the password
+	 * is the last argument. */
 	unsigned batch_password = 0;
-	for (unsigned i = 1; !strcmp(tool, "htpasswd") && i < argc; i++)
-		if (argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'b'))
+	bool htpasswd = false;
+	for (unsigned i = 0; i < argc; i++) {
+		if (!strcmp(path_basename(argv[i]), "htpasswd"))
+			htpasswd = true;
+		else if (htpasswd && argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'b'))
 			batch_password = argc - 1;
+	}
 
 	for (unsigned i = 0; i < argc; i++) {
+		if (i && is_rule_tool(path_basename(argv[i])))
+			tool = path_basename(argv[i]); /* sudo -u app mysql -pX */
 		const char *prev = i ? argv[i - 1] : NULL;
 		const char *prev2 = i > 1 ? argv[i - 2] : NULL;
 		size_t n = i && i == batch_password

@@ -109,9 +109,10 @@ def collector_logs_its_first_line_inside_the_allow_list(ctx):
 
 @test
 def planted_secrets_appear_nowhere(ctx):
-    """A secret in an environment variable, in --password=, and in a shell string
-    inside a shell string (`sh -c "sh -c 'mysql -pX'"`, where the outer shells' argv
-    hold it too): none of the values nor the variable appear in the database, the
+    """A secret in an environment variable, in --password=, in a shell string inside
+    a shell string (`sh -c "sh -c 'mysql -pX'"`, where the outer shells' argv hold it
+    too) and behind a wrapper on a line of its own (`env A=1 mysql -pX`, in env's argv
+    and the script's): none of the values nor the variable appear in the database, the
     outbox, the frames on the socket (traced with strace on the collector), or the
     daemons' logs."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
@@ -134,7 +135,8 @@ def planted_secrets_appear_nowhere(ctx):
     env = dict(os.environ, PLANTED_ENV_SECRET="envsecret-7f3a9c")
     p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "secrets", "--",
                         "bash", "-c", "sleep 0.2; sh -c \"sh -c 'mysql -pnestsecret-4d5e db' 2>/dev/null; "
-                        "exit 0\"; exec /bin/true --password=argvsecret-1b2c"],
+                        "exit 0\"\nenv A=1 mysql -pwrapsecret-6a7b 2>/dev/null\n"
+                        "exec /bin/true --password=argvsecret-1b2c"],
                        env=env, capture_output=True, text=True, timeout=120)
     ctx.check(p.returncode == 0, f"tracer run: {p.stderr[-300:]}")
     # Stop the collector itself (strace's child), so it flushes; strace then exits.
@@ -160,7 +162,8 @@ def planted_secrets_appear_nowhere(ctx):
     ctx.check(b"argvsecret" not in blobs["frames"] and b"/usr/bin/true" in blobs["frames"],
               "the frames carry the process but not the argv secret")
     for where, blob in blobs.items():
-        for secret in (b"argvsecret-1b2c", b"envsecret-7f3a9c", b"PLANTED_ENV_SECRET", b"nestsecret-4d5e"):
+        for secret in (b"argvsecret-1b2c", b"envsecret-7f3a9c", b"PLANTED_ENV_SECRET", b"nestsecret-4d5e",
+                       b"wrapsecret-6a7b"):
             ctx.check(secret not in blob, f"{secret!r} found in the {where}")
 
 
