@@ -178,16 +178,60 @@ static void find_pairs(const char *arg, size_t len, struct spans *sp)
 				env_name = isupper((unsigned char)arg[c]) ||
 					   isdigit((unsigned char)arg[c]) || arg[c] == '_';
 			end = len;
-			if (env_name)
-				for (end = eq + 1; end < len && !isspace((unsigned char)arg[end]);
+			if (env_name) { /* to a space outside quotes: X="a b" next */
+				char quote = 0;
+				for (end = eq + 1;
+				     end < len && (quote || !isspace((unsigned char)arg[end]));
 				     end++)
-					;
+					if (quote ? arg[end] == quote
+						  : (arg[end] == '"' || arg[end] == '\''))
+						quote = quote ? 0 : arg[end];
+			}
 		} else {
 			while (end < len && !is_pair_separator(arg[end]))
 				end++;
 		}
 		add_span(sp, eq + 1, end);
 		eq = end;
+	}
+}
+
+/* JSON and Python literals: {"password": "x"}, {'token': 'x'}, {"pin": 1234}. */
+static void find_quoted_keys(const char *arg, size_t len, struct spans *sp)
+{
+	for (size_t i = 0; i < len; i++) {
+		char q = arg[i];
+		if (q != '"' && q != '\'')
+			continue;
+		size_t k = i + 1, e = k;
+		while (e < len && arg[e] != q && is_key_char(arg[e]))
+			e++;
+		if (e >= len || arg[e] != q || e == k)
+			continue; /* not a plain quoted name: look again from its next byte */
+		size_t c = e + 1;
+		while (c < len && isspace((unsigned char)arg[c]))
+			c++;
+		if (c >= len || arg[c] != ':' || !redact_key_is_sensitive(arg + k, e - k)) {
+			i = e - 1; /* the closing quote may open the next string */
+			continue;
+		}
+		size_t v = c + 1;
+		while (v < len && isspace((unsigned char)arg[v]))
+			v++;
+		size_t end = v;
+		if (v < len && (arg[v] == '"' || arg[v] == '\'')) {
+			char vq = arg[v++];
+			for (end = v; end < len && arg[end] != vq; end++)
+				if (arg[end] == '\\' && end + 1 < len)
+					end++;
+		} else {
+			while (end < len && arg[end] != ',' && arg[end] != '}' &&
+			       !isspace((unsigned char)arg[end]))
+				end++;
+		}
+		if (end > v)
+			add_span(sp, v, end);
+		i = end;
 	}
 }
 
@@ -302,6 +346,7 @@ static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 static void find_secrets(const char *arg, size_t len, struct spans *sp)
 {
 	find_pairs(arg, len, sp);
+	find_quoted_keys(arg, len, sp);
 	find_url_credentials(arg, len, sp);
 	find_header_at(arg, 0, len, sp);
 	find_token_shapes(arg, len, sp);

@@ -147,6 +147,14 @@ static const struct shape shapes[] = {
     {{"bash", "-c", "{ time mysql -pWrP8; } 2>t"}, "WrP8", "2>t"},
     {{"bash", "-c", "exec nohup sshpass -p WrP9 ssh h &"}, "WrP9", "ssh h"},
     {{"srun", "-n1", "bash", "-c", "sudo -u db mysql -pWrP10 x"}, "WrP10", "-u db"},
+    /* JSON and Python literals, quoted values */
+    {{"curl", "-d", "{\"user\":\"bob\",\"password\":\"Js1x\"}", "https://h"},
+     "Js1x",
+     "\"user\":\"bob\""},
+    {{"curl", "--data-raw", "{\"api_token\": \"Js2\\\"x\", \"n\": 1}"}, "Js2", "\"n\": 1"},
+    {{"python3", "-c", "login({'secret': 'Js3y', 'user': 'u'})"}, "Js3y", "'user': 'u'"},
+    {{"tool", "{\"pin\": 1, \"passphrase\": 42917}"}, "42917", "\"pin\": 1"},
+    {{"bash", "-c", "export DB_PASSWORD=\"Qv1 Qv2\"; run"}, "Qv2", "run"},
     /* more tools and settings */
     {{"curl", "--oauth2-bearer", "Ob1x"}, "Ob1x", NULL},
     {{"vault", "login", "token=VtT1"}, "VtT1", "vault"},
