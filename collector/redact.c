@@ -46,23 +46,28 @@ static const char *const harmless_suffixes[] = {
 struct tool_rule {
 	const char *tool;
 	const char *flag;
-	bool glued;	  /* -pSECRET rather than -p SECRET */
-	bool after_colon; /* user:SECRET: keep the user */
+	bool glued;    /* -pSECRET rather than -p SECRET */
+	char user_sep; /* user:SECRET (or user,SECRET, user%SECRET): keep the user */
 };
 static const struct tool_rule tool_rules[] = {
-    {"mysql", "-p", true, false},	{"mysqldump", "-p", true, false},
-    {"mysqladmin", "-p", true, false},	{"mariadb", "-p", true, false},
-    {"sshpass", "-p", false, false},	{"curl", "-u", false, true},
-    {"curl", "--user", false, true},	{"curl", "--proxy-user", false, true},
-    {"curl", "-U", false, true},	{"wget", "--password", false, false},
-    {"smbclient", "-U", false, true},	{"curl", "-u", true, true},
-    {"sshpass", "-p", true, false},	{"docker", "-p", false, false},
-    {"podman", "-p", false, false},	{"redis-cli", "-a", false, false},
-    {"redis-cli", "-a", true, false},	{"mongo", "-p", false, false},
-    {"mongosh", "-p", false, false},	{"ldapsearch", "-w", false, false},
-    {"ldapmodify", "-w", false, false}, {"ldapadd", "-w", false, false},
-    {"az", "-p", false, false},		{"zip", "-P", false, false},
-    {"7z", "-p", true, false},		{"openssl", "-k", false, false},
+    {"mysql", "-p", true, 0},	     {"mysqldump", "-p", true, 0},
+    {"mysqladmin", "-p", true, 0},   {"mariadb", "-p", true, 0},
+    {"sshpass", "-p", false, 0},     {"curl", "-u", false, ':'},
+    {"curl", "--user", false, ':'},  {"curl", "--proxy-user", false, ':'},
+    {"curl", "-U", false, ':'},	     {"wget", "--password", false, 0},
+    {"smbclient", "-U", false, '%'}, {"curl", "-u", true, ':'},
+    {"sshpass", "-p", true, 0},	     {"docker", "-p", false, 0},
+    {"podman", "-p", false, 0},	     {"redis-cli", "-a", false, 0},
+    {"redis-cli", "-a", true, 0},    {"mongo", "-p", false, 0},
+    {"mongosh", "-p", false, 0},     {"ldapsearch", "-w", false, 0},
+    {"ldapmodify", "-w", false, 0},  {"ldapadd", "-w", false, 0},
+    {"az", "-p", false, 0},	     {"zip", "-P", false, 0},
+    {"7z", "-p", true, 0},	     {"openssl", "-k", false, 0},
+    {"unzip", "-P", false, 0},	     {"rar", "-p", true, 0},
+    {"unrar", "-p", true, 0},	     {"sqlcmd", "-P", false, 0},
+    {"bcp", "-P", false, 0},	     {"lftp", "-u", false, ','},
+    {"ncftp", "-p", false, 0},	     {"ncftpget", "-p", false, 0},
+    {"ncftpput", "-p", false, 0},
 };
 
 static bool ends_with(const char *s, size_t len, const char *suffix)
@@ -352,6 +357,30 @@ static void find_secrets(const char *arg, size_t len, struct spans *sp)
 	find_token_shapes(arg, len, sp);
 }
 
+/* Oracle's tools log in with USER/SECRET[@DB] (`sqlplus scott/x@orcl`, `expdp userid=scott/x`). */
+static void find_oracle_login(const char *tool, const char *arg, size_t len, struct spans *sp)
+{
+	static const char *const tools[] = {"sqlplus", "sqlldr", "expdp", "impdp",
+					    "exp",     "imp",	 "rman",  "dgmgrl"};
+	bool oracle = false;
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(*tools) && !oracle; i++)
+		oracle = !strcmp(tool, tools[i]);
+	if (!oracle)
+		return;
+	size_t u = len > 7 && !strncasecmp(arg, "userid=", 7) ? 7 : 0, i = u;
+	while (i < len &&
+	       (isalnum((unsigned char)arg[i]) || arg[i] == '_' || arg[i] == '$' || arg[i] == '#'))
+		i++;
+	if (i == u || i >= len || arg[i] != '/')
+		return; /* /nolog, @script.sql, "/ as sysdba": no secret */
+	size_t end = ++i;
+	while (end < len && arg[end] != '@' && !isspace((unsigned char)arg[end]))
+		end++;
+	if (end > i)
+		add_span(sp, i, end);
+}
+
 static int span_cmp_start(const struct span *a, const struct span *b)
 {
 	return a->start < b->start ? -1 : a->start > b->start;
@@ -425,7 +454,7 @@ static const struct tool_rule *tool_rule_for(const char *tool, const char *arg, 
  */
 static bool is_rule_tool(const char *name)
 {
-	if (!strcmp(name, "git") || !strcmp(name, "htpasswd"))
+	if (!strcmp(name, "git") || !strcmp(name, "htpasswd") || !strcmp(name, "sqlplus"))
 		return true;
 	for (size_t i = 0; i < sizeof(tool_rules) / sizeof(*tool_rules); i++)
 		if (name[0] == tool_rules[i].tool[0] && !strcmp(name, tool_rules[i].tool))
@@ -580,6 +609,7 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 		else {
 			struct spans inner = {.n = 0}, nested = {.n = 0};
 			find_secrets(arg + ws, we - ws, &inner);
+			find_oracle_login(tool, arg + ws, we - ws, &inner);
 			for (unsigned k = 0; k < inner.n; k++)
 				if (inner.s[k].end >
 				    inner.s[k].start) /* a word's empty value: no secret */
@@ -627,15 +657,16 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 	if (!r && after_secret_name(tool, prev2, prev))
 		r = &detached_secret;
 	if (r) {
-		const char *colon = user_part_end(arg, r->after_colon ? strchr(arg, ':') : NULL);
+		const char *colon =
+		    user_part_end(arg, r->user_sep ? strchr(arg, r->user_sep) : NULL);
 		(*count)++;
 		return colon ? put(out, cap, arg, (size_t)(colon - arg) + 1, REDACTED)
 			     : put(out, cap, "", 0, REDACTED);
 	}
 	r = tool_rule_for(tool, arg, true);
 	if (r) {
-		const char *colon =
-		    user_part_end(arg, r->after_colon ? strchr(arg + strlen(r->flag), ':') : NULL);
+		const char *colon = user_part_end(
+		    arg, r->user_sep ? strchr(arg + strlen(r->flag), r->user_sep) : NULL);
 		(*count)++;
 		return put(out, cap, arg, colon ? (size_t)(colon - arg) + 1 : strlen(r->flag),
 			   REDACTED);
@@ -652,7 +683,7 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 		}
 		if (r) {
 			const char *colon =
-			    user_part_end(arg, r->after_colon ? strchr(eq + 1, ':') : NULL);
+			    user_part_end(arg, r->user_sep ? strchr(eq + 1, r->user_sep) : NULL);
 			(*count)++;
 			return put(out, cap, arg, (size_t)((colon ? colon : eq) - arg) + 1,
 				   REDACTED);
@@ -662,6 +693,7 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 	if (strpbrk(arg, " \t\n;|&"))
 		find_shell_words(arg, len, &sp, 0);
 	find_secrets(arg, len, &sp);
+	find_oracle_login(tool, arg, len, &sp);
 	if (sp.overflow) {
 		(*count)++;
 		return put(out, cap, "", 0, REDACTED);
@@ -685,13 +717,21 @@ unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_siz
 		else if (htpasswd && argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'b'))
 			batch_password = argc - 1;
 	}
+	/* mc alias set NAME URL ACCESS_KEY SECRET_KEY (or mc config host add ...). */
+	unsigned mc_secret = 0;
+	for (unsigned i = 0; i + 1 < argc; i++)
+		if (!strcmp(path_basename(argv[i]), "mc"))
+			for (unsigned j = i + 1; j + 1 < argc; j++)
+				if ((!strcmp(argv[j], "alias") && !strcmp(argv[j + 1], "set")) ||
+				    (!strcmp(argv[j], "host") && !strcmp(argv[j + 1], "add")))
+					mc_secret = j + 5 < argc ? j + 5 : 0;
 
 	for (unsigned i = 0; i < argc; i++) {
 		if (i && is_rule_tool(path_basename(argv[i])))
 			tool = path_basename(argv[i]); /* sudo -u app mysql -pX */
 		const char *prev = i ? argv[i - 1] : NULL;
 		const char *prev2 = i > 1 ? argv[i - 2] : NULL;
-		size_t n = i && i == batch_password
+		size_t n = i && (i == batch_password || i == mc_secret)
 			       ? (count++, put(out + used, out_size - used, "", 0, REDACTED))
 			       : redact_one(tool, prev2, prev, argv[i], out + used, out_size - used,
 					    &count);
