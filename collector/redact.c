@@ -131,6 +131,13 @@ struct spans {
 	bool overflow;
 };
 
+/* Not `= {0}`: that zeroes all MAX_SPANS slots, for every word of a shell string. */
+static void spans_clear(struct spans *sp)
+{
+	sp->n = 0;
+	sp->overflow = false;
+}
+
 static void add_span(struct spans *sp, size_t start, size_t end)
 {
 	if (end <= start)
@@ -245,7 +252,8 @@ static void find_url_credentials(const char *arg, size_t len, struct spans *sp)
 {
 	const char *p = arg;
 
-	while ((p = strstr(p, "://")) != NULL) {
+	/* Within len: a word of a shell string is not NUL-terminated where it ends. */
+	while ((p = memmem(p, len - (size_t)(p - arg), "://", 3)) != NULL) {
 		size_t auth_start = (size_t)(p - arg) + 3;
 		size_t i = auth_start, at = 0, colon = 0;
 
@@ -319,12 +327,20 @@ static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 	static const char *const prefixes[] = {"ghp_",	      "gho_",	"ghu_",	 "ghs_",  "ghr_",
 					       "github_pat_", "xoxb-",	"xoxp-", "xoxa-", "xoxr-",
 					       "xoxs-",	      "glpat-", "AKIA",	 "ASIA",  "eyJ"};
+	static bool first_byte[256]; /* of any prefix: most bytes start none */
+	static bool known;
 
+	if (!known) {
+		for (size_t k = 0; k < sizeof(prefixes) / sizeof(*prefixes); k++)
+			first_byte[(unsigned char)prefixes[k][0]] = true;
+		known = true;
+	}
 	for (size_t i = 0; i < len; i++) {
+		if (!first_byte[(unsigned char)arg[i]])
+			continue;
 		if (i > 0 && is_token_char(arg[i - 1]) && arg[i - 1] != '=' && arg[i - 1] != '/')
 			continue; /* only at the start of a token */
 		for (size_t k = 0; k < sizeof(prefixes) / sizeof(*prefixes); k++) {
-			/* The first byte first: most words start with none of them. */
 			if (arg[i] != prefixes[k][0] || !starts_with(arg + i, len - i, prefixes[k]))
 				continue;
 			size_t end = i;
@@ -342,7 +358,7 @@ static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 			break;
 		}
 	}
-	const char *pem = strstr(arg, "PRIVATE KEY-----");
+	const char *pem = memmem(arg, len, "PRIVATE KEY-----", 16);
 	if (pem) /* the key itself, header and all */
 		add_span(sp, 0, len);
 }
@@ -364,6 +380,8 @@ static void find_oracle_login(const char *tool, const char *arg, size_t len, str
 					    "exp",     "imp",	 "rman",  "dgmgrl"};
 	bool oracle = false;
 
+	if (!memchr(arg, '/', len))
+		return;
 	for (size_t i = 0; i < sizeof(tools) / sizeof(*tools) && !oracle; i++)
 		oracle = !strcmp(tool, tools[i]);
 	if (!oracle)
@@ -436,9 +454,11 @@ static const struct tool_rule *tool_rule_for(const char *tool, const char *arg, 
 {
 	for (size_t i = 0; i < sizeof(tool_rules) / sizeof(*tool_rules); i++) {
 		const struct tool_rule *r = &tool_rules[i];
-		size_t fl = strlen(r->flag);
-		if (strcmp(tool, r->tool) != 0 || r->glued != glued)
+		/* First bytes first: every argument of every exec comes through here. */
+		if (r->glued != glued || arg[0] != r->flag[0] || tool[0] != r->tool[0] ||
+		    strcmp(tool, r->tool) != 0)
 			continue;
+		size_t fl = strlen(r->flag);
 		if (glued ? strncmp(arg, r->flag, fl) == 0 && arg[fl] != '\0'
 			  : strcmp(arg, r->flag) == 0)
 			return r;
@@ -483,13 +503,12 @@ static const struct tool_rule *detached_rule(const char *tool, const char *prev)
 /* `aws configure set aws_secret_access_key X`, `git config user.password X`. */
 static bool after_secret_name(const char *tool, const char *prev2, const char *prev)
 {
-	if (!prev || prev[0] == '-')
+	if (!prev || prev[0] == '-' || !((prev2 && !strcmp(prev2, "set")) || !strcmp(tool, "git")))
 		return false;
 	for (const char *c = prev; *c; c++)
 		if (!is_key_char(*c))
 			return false; /* a setting's name, not a URL or a sentence */
-	return redact_key_is_sensitive(prev, strlen(prev)) &&
-	       ((prev2 && !strcmp(prev2, "set")) || !strcmp(tool, "git"));
+	return redact_key_is_sensitive(prev, strlen(prev));
 }
 
 static bool is_shell_separator(char c)
@@ -515,6 +534,11 @@ static void find_nested_words(const char *word, size_t len, struct spans *sp, in
 
 	if (depth >= NEST_MAX || len > sizeof(inner))
 		return;
+	size_t q = 0;
+	while (q < len && word[q] != '\'' && word[q] != '"' && word[q] != '\\')
+		q++;
+	if (q == len)
+		return; /* unquoted: it ended at the first space, so it holds no command */
 	for (size_t i = 0; i < len; i++) {
 		char c = word[i];
 		if (!quote && c == '$' && i + 1 < len && word[i + 1] == '\'') {
@@ -538,7 +562,8 @@ static void find_nested_words(const char *word, size_t len, struct spans *sp, in
 	}
 	if (!nested)
 		return; /* one word: the caller's rules have seen it all */
-	struct spans found = {.n = 0};
+	struct spans found;
+	spans_clear(&found);
 	find_shell_words(inner, n, &found, depth + 1);
 	for (unsigned k = 0; k < found.n; k++) {
 		size_t s = found.s[k].start, e = found.s[k].end;
@@ -607,7 +632,9 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 		else if (glued)
 			add_span(sp, ws + strlen(glued->flag), we);
 		else {
-			struct spans inner = {.n = 0}, nested = {.n = 0};
+			struct spans inner, nested;
+			spans_clear(&inner);
+			spans_clear(&nested);
 			find_secrets(arg + ws, we - ws, &inner);
 			find_oracle_login(tool, arg + ws, we - ws, &inner);
 			for (unsigned k = 0; k < inner.n; k++)
@@ -620,8 +647,8 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 			if (inner.overflow || nested.overflow)
 				add_span(sp, start, i);
 		}
-		memcpy(prev2, prev, sizeof(prev2));
-		memcpy(prev, word, sizeof(prev));
+		memcpy(prev2, prev, strlen(prev) + 1);
+		memcpy(prev, word, n + 1);
 	}
 }
 
@@ -639,7 +666,8 @@ static size_t put(char *out, size_t cap, const char *a, size_t alen, const char 
 /* user:secret keeps the user (arg up to colon) only if no other rule sees a secret in it. */
 static const char *user_part_end(const char *arg, const char *colon)
 {
-	struct spans sp = {.n = 0};
+	struct spans sp;
+	spans_clear(&sp);
 
 	if (!colon)
 		return NULL;
@@ -652,7 +680,8 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 {
 	size_t len = strlen(arg);
 	const struct tool_rule *r = detached_rule(tool, prev);
-	struct spans sp = {.n = 0};
+	struct spans sp;
+	spans_clear(&sp);
 
 	if (!r && after_secret_name(tool, prev2, prev))
 		r = &detached_secret;
@@ -702,36 +731,45 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 	return write_redacted(arg, len, &sp, out, cap);
 }
 
+/*
+ * Secrets known by their place, not a flag: `htpasswd -b FILE USER PASSWORD`
+ * (behind `sudo` too) and `mc alias set NAME URL KEY SECRET` (or `mc config
+ * host add ...`). The argument's index, or 0.
+ */
+static unsigned positional_secret(char *const *argv, unsigned argc)
+{
+	unsigned found = 0;
+	bool htpasswd = false;
+
+	for (unsigned i = 0; i < argc; i++) {
+		const char *name = path_basename(argv[i]);
+		if (name[0] == 'h' && !strcmp(name, "htpasswd"))
+			htpasswd = true;
+		else if (htpasswd && argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'b'))
+			found = argc - 1;
+		if (name[0] != 'm' || strcmp(name, "mc") != 0)
+			continue;
+		for (unsigned j = i + 1; j + 1 < argc; j++)
+			if ((!strcmp(argv[j], "alias") && !strcmp(argv[j + 1], "set")) ||
+			    (!strcmp(argv[j], "host") && !strcmp(argv[j + 1], "add")))
+				found = j + 5 < argc ? j + 5 : 0;
+	}
+	return found;
+}
+
 unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_size, char **out_argv)
 {
 	unsigned count = 0;
 	size_t used = 0;
 	const char *tool = argc ? path_basename(argv[0]) : "";
-	/* htpasswd -b FILE USER PASSWORD (`sudo htpasswd ...` too): the password
-	 * is the last argument. */
-	unsigned batch_password = 0;
-	bool htpasswd = false;
-	for (unsigned i = 0; i < argc; i++) {
-		if (!strcmp(path_basename(argv[i]), "htpasswd"))
-			htpasswd = true;
-		else if (htpasswd && argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'b'))
-			batch_password = argc - 1;
-	}
-	/* mc alias set NAME URL ACCESS_KEY SECRET_KEY (or mc config host add ...). */
-	unsigned mc_secret = 0;
-	for (unsigned i = 0; i + 1 < argc; i++)
-		if (!strcmp(path_basename(argv[i]), "mc"))
-			for (unsigned j = i + 1; j + 1 < argc; j++)
-				if ((!strcmp(argv[j], "alias") && !strcmp(argv[j + 1], "set")) ||
-				    (!strcmp(argv[j], "host") && !strcmp(argv[j + 1], "add")))
-					mc_secret = j + 5 < argc ? j + 5 : 0;
+	unsigned positional = positional_secret(argv, argc);
 
 	for (unsigned i = 0; i < argc; i++) {
 		if (i && is_rule_tool(path_basename(argv[i])))
 			tool = path_basename(argv[i]); /* sudo -u app mysql -pX */
 		const char *prev = i ? argv[i - 1] : NULL;
 		const char *prev2 = i > 1 ? argv[i - 2] : NULL;
-		size_t n = i && (i == batch_password || i == mc_secret)
+		size_t n = i && i == positional
 			       ? (count++, put(out + used, out_size - used, "", 0, REDACTED))
 			       : redact_one(tool, prev2, prev, argv[i], out + used, out_size - used,
 					    &count);

@@ -522,6 +522,7 @@ def main():
         "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md). "
         "Start-up (`tracer run -- true`, probe loading per group): [startup.md](startup.md). "
         "What recording real, normalised file paths costs: [paths.md](paths.md). "
+        "What argv redaction costs the collector per exec: [redaction.md](redaction.md). "
         "The database kept within its bounds on a busy host: [retention.md](retention.md). "
         "The HTML report's size and load time in Chromium, with screenshots: [report.md](report.md)"
         + ("." if report_ok else " (a target missed: see there)."),
