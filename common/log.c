@@ -63,20 +63,37 @@ enum log_level log_get_level(void)
 	return log_level;
 }
 
+/*
+ * Messages carry names and argv that processes chose (a run's, a tool's), and
+ * the self-hosted daemons write to the user's terminal: control bytes (a
+ * newline too, which would forge a log line) become '?', as do the C1 controls
+ * U+0080..U+009F.
+ */
+static void make_one_line_of_text(char *text)
+{
+	for (unsigned char *c = (unsigned char *)text; *c; c++) {
+		if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+			*c = '?';
+		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
+			c[0] = c[1] = '?';
+	}
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
+	char text[8192];
 	struct timespec ts;
 	struct utc_time t;
 	va_list ap;
 
 	if (level > log_level)
 		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	make_one_line_of_text(text);
 	if (to_journal) {
-		fprintf(stderr, "<%d>%s: ", journal_priority[level], level_names[level]);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
+		fprintf(stderr, "<%d>%s: %s\n", journal_priority[level], level_names[level], text);
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -84,8 +101,5 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	fprintf(stderr, "%04lld-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ", (long long)t.year,
 		t.month, t.day, t.hour, t.minute, t.second, ts.tv_nsec / 1000000, log_program,
 		(int)getpid(), level_names[level]);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s\n", text);
 }

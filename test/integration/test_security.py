@@ -1,6 +1,7 @@
 """Privilege separation and deployment: the units as systemd reads them, the
 collector's state after start-up, its syscall allow-list, and planted secrets
 that must appear nowhere: database, outbox, frames on the socket, logs."""
+import json
 import os
 import pwd
 import re
@@ -295,3 +296,30 @@ def names_alone_neither_hide_nor_open_runs(ctx):
     ctx.check(denied >= 1, f"and counted: denied_images {denied}")
     forged = ctx.query("SELECT id FROM runs WHERE name = 'forged'", db=db)
     ctx.check(not forged, f"a user's `tracer run` lookalike opens no run: {forged}")
+
+
+@test
+def terminal_sequences_in_argv_never_reach_the_reader(ctx):
+    """A process can put terminal control sequences in its argv (another user's, on a
+    shared host): clear the reader's screen, move the cursor to forge lines, OSC 52 to
+    write their clipboard. The text verbs print them as '?', byte for byte, and the
+    rest of the line as it was; --json keeps the exact argv (jansson escapes it)."""
+    hostile = "before\x1b[2J\x1b[1A\x1b]52;c;aGk=\x07\u009b2J\x7fafter"
+    ctx.tracer_run(["/bin/echo", hostile], "--run", "hostile", expect=0)
+    run = str(ctx.latest_run())
+    verbs = (["show"], ["runs"], ["timeline"], ["signals"], ["explain"], ["show", "--format", "tsv"], ["cost"], ["recommend"])
+    for verb in verbs:
+        p = subprocess.run([ctx.bin("tracer"), verb[0], "--db", ctx.db, *verb[1:],
+                            *([run] if verb[0] != "runs" else [])], capture_output=True, timeout=60)
+        scan_sanitizers(ctx, p.stderr.decode(errors="replace"), f"tracer {verb[0]}")
+        ctx.check(p.returncode == 0, f"tracer {' '.join(verb)} exited {p.returncode}: {p.stderr[-300:]!r}")
+        for bad in (b"\x1b", b"\x07", b"\xc2\x9b", b"\x7f"):
+            ctx.check(bad not in p.stdout, f"tracer {' '.join(verb)} printed {bad!r}")
+        if verb == ["show"]:
+            ctx.check(b"before?[2J?[1A?]52;c;aGk=???2J?after" in p.stdout,
+                      f"the argv is shown with each control byte as '?': {p.stdout[-600:]!r}")
+    p = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--json", run], capture_output=True,
+                       timeout=60)
+    doc = json.loads(p.stdout)
+    argvs = [proc.get("argv") for proc in doc.get("processes", [])]
+    ctx.check(["/bin/echo", hostile] in argvs, f"--json keeps the exact argv: {argvs}")

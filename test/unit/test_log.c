@@ -42,6 +42,7 @@ static void log_levels_to_file(const char *journal_stream, char *out, size_t n)
 	log_set_level(LOG_LVL_DEBUG);
 	log_error("e %d", 1);
 	log_warn("w");
+	log_warn("run '%s' failed", "x\033[2J\ny\033]52;c;aGk=\007\xc2\x9b\x7fz\tq");
 	log_info("i");
 	log_debug("d");
 	fflush(stderr);
@@ -59,7 +60,10 @@ static void test_priorities_under_journald(void **state)
 	char out[1024];
 	(void)state;
 	log_levels_to_file("match", out, sizeof(out));
-	assert_string_equal(out, "<3>error: e 1\n<4>warn: w\n<6>info: i\n<7>debug: d\n");
+	/* What a process chose as its name reaches the line as text, on one line. */
+	assert_string_equal(out, "<3>error: e 1\n<4>warn: w\n"
+				 "<4>warn: run 'x?[2J?y?]52;c;aGk=????z\tq' failed\n"
+				 "<6>info: i\n<7>debug: d\n");
 }
 
 static void test_plain_lines_elsewhere(void **state)

@@ -1,0 +1,185 @@
+#include "cli/termsafe.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Ours: the severity colours and their reset (clidb.c). */
+static const char *const own_sequences[] = {"\033[0m", "\033[1;31m", "\033[33m", "\033[36m"};
+
+struct sink {
+	char *out;
+	size_t n;
+};
+
+static void put(struct sink *s, char c)
+{
+	s->out[s->n++] = c;
+}
+
+/* 1: held is one of ours, 0: it may still become one, -1: it cannot. */
+static int match_own(const char *held, size_t n)
+{
+	bool prefix = false;
+
+	for (size_t i = 0; i < sizeof(own_sequences) / sizeof(*own_sequences); i++) {
+		size_t len = strlen(own_sequences[i]);
+		if (n <= len && memcmp(own_sequences[i], held, n) == 0) {
+			if (n == len)
+				return 1;
+			prefix = true;
+		}
+	}
+	return prefix ? 0 : -1;
+}
+
+static void take(struct termsafe_state *st, unsigned char b, struct sink *s);
+
+/* An escape that is not ours: the ESC shows as '?', what followed it as itself. */
+static void release_escape(struct termsafe_state *st, struct sink *s)
+{
+	char rest[sizeof(st->held)];
+	size_t n = st->n_held - 1;
+
+	memcpy(rest, st->held + 1, n);
+	st->n_held = 0;
+	put(s, '?');
+	for (size_t i = 0; i < n; i++)
+		take(st, (unsigned char)rest[i], s);
+}
+
+static void take_in_escape(struct termsafe_state *st, unsigned char b, struct sink *s)
+{
+	st->held[st->n_held++] = (char)b;
+	int m = match_own(st->held, st->n_held);
+	if (m == 1) {
+		for (size_t i = 0; i < st->n_held; i++)
+			put(s, st->held[i]);
+		st->n_held = 0;
+	} else if (m < 0 || st->n_held == sizeof(st->held)) {
+		release_escape(st, s);
+	}
+}
+
+static void take(struct termsafe_state *st, unsigned char b, struct sink *s)
+{
+	if (st->n_held && st->held[0] == '\033') {
+		take_in_escape(st, b, s);
+		return;
+	}
+	if (st->n_held) { /* a held 0xC2: U+0080..U+009F are the C1 controls */
+		st->n_held = 0;
+		if (b >= 0x80 && b <= 0x9F) {
+			put(s, '?');
+			put(s, '?');
+			return;
+		}
+		put(s, (char)0xC2);
+		st->continuation = 1;
+	}
+	if (b == 0x1B) {
+		st->held[0] = (char)b;
+		st->n_held = 1;
+		st->continuation = 0;
+	} else if (b < 0x20 || b == 0x7F) {
+		put(s, b == '\n' || b == '\t' ? (char)b : '?');
+		st->continuation = 0;
+	} else if (b < 0x80) {
+		put(s, (char)b);
+		st->continuation = 0;
+	} else if (b <= 0xBF) { /* a continuation byte: only after its lead */
+		put(s, st->continuation > 0 ? (char)b : '?');
+		st->continuation = st->continuation > 0 ? st->continuation - 1 : 0;
+	} else if (b == 0xC2) {
+		st->held[0] = (char)b;
+		st->n_held = 1;
+	} else {
+		int follow = b >= 0xC3 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
+						: b >= 0xF0 && b <= 0xF4 ? 3
+									 : -1;
+		put(s, follow < 0 ? '?' : (char)b);
+		st->continuation = follow < 0 ? 0 : follow;
+	}
+}
+
+size_t termsafe_filter(struct termsafe_state *st, const char *in, size_t n, char *out)
+{
+	struct sink s = {out, 0};
+
+	for (size_t i = 0; i < n; i++)
+		take(st, (unsigned char)in[i], &s);
+	while (n == 0 && st->n_held) { /* the end: nothing more can complete it */
+		if (st->held[0] == '\033') {
+			release_escape(st, &s);
+		} else {
+			st->n_held = 0;
+			put(&s, '?');
+		}
+	}
+	return s.n;
+}
+
+struct termsafe {
+	int fd;
+	struct termsafe_state st;
+};
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static ssize_t termsafe_write(void *cookie, const char *buf, size_t size)
+{
+	struct termsafe *t = cookie;
+	char out[4096 + sizeof(t->st.held)];
+
+	for (size_t done = 0; done < size;) {
+		size_t chunk = size - done < 4096 ? size - done : 4096;
+		size_t n = termsafe_filter(&t->st, buf + done, chunk, out);
+		if (write_all(t->fd, out, n) != 0)
+			return done ? (ssize_t)done : -1;
+		done += chunk;
+	}
+	return (ssize_t)size;
+}
+
+static int termsafe_close(void *cookie)
+{
+	struct termsafe *t = cookie;
+	char out[2 * sizeof(t->st.held)];
+	size_t n = termsafe_filter(&t->st, NULL, 0, out);
+	int rc = write_all(t->fd, out, n);
+
+	free(t);
+	return rc;
+}
+
+FILE *termsafe_open(int fd)
+{
+	struct termsafe *t = calloc(1, sizeof(*t));
+	cookie_io_functions_t io = {.write = termsafe_write, .close = termsafe_close};
+
+	if (!t)
+		return NULL;
+	t->fd = fd;
+	FILE *f = fopencookie(t, "w", io);
+	if (!f) {
+		free(t);
+		return NULL;
+	}
+	setvbuf(f, NULL, isatty(fd) ? _IOLBF : _IOFBF, BUFSIZ);
+	return f;
+}
