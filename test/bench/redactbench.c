@@ -83,8 +83,9 @@ int main(void)
 	static char script[2100];
 
 	add(&ws[0], "/bin/true");
-	char *snakemake[] = {"/usr/bin/python3", "/usr/bin/snakemake", "--cores", "2", "-s",
-			     "Snakefile", "--use-conda", "--configfile", "config.yaml"};
+	char *snakemake[] = {
+	    "/usr/bin/python3", "/usr/bin/snakemake", "--cores",      "2",	    "-s",
+	    "Snakefile",	"--use-conda",	      "--configfile", "config.yaml"};
 	for (unsigned i = 0; i < sizeof(snakemake) / sizeof(*snakemake); i++)
 		add(&ws[1], snakemake[i]);
 	add(&ws[2], "/usr/bin/bash");
