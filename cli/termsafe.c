@@ -70,6 +70,10 @@ static void take(struct termsafe_state *st, unsigned char b, struct sink *s)
 		take_in_escape(st, b, s);
 		return;
 	}
+	if (st->n_held && st->held[0] == '\r') { /* CSV's line end; alone, it rewrites a line */
+		st->n_held = 0;
+		put(s, b == '\n' ? '\r' : '?');
+	}
 	if (st->n_held) { /* a held 0xC2: U+0080..U+009F are the C1 controls */
 		st->n_held = 0;
 		if (b >= 0x80 && b <= 0x9F) {
@@ -80,7 +84,7 @@ static void take(struct termsafe_state *st, unsigned char b, struct sink *s)
 		put(s, (char)0xC2);
 		st->continuation = 1;
 	}
-	if (b == 0x1B) {
+	if (b == 0x1B || b == '\r') {
 		st->held[0] = (char)b;
 		st->n_held = 1;
 		st->continuation = 0;
@@ -97,9 +101,10 @@ static void take(struct termsafe_state *st, unsigned char b, struct sink *s)
 		st->held[0] = (char)b;
 		st->n_held = 1;
 	} else {
-		int follow = b >= 0xC3 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2
-						: b >= 0xF0 && b <= 0xF4 ? 3
-									 : -1;
+		int follow = b >= 0xC3 && b <= 0xDF   ? 1
+			     : b >= 0xE0 && b <= 0xEF ? 2
+			     : b >= 0xF0 && b <= 0xF4 ? 3
+						      : -1;
 		put(s, follow < 0 ? '?' : (char)b);
 		st->continuation = follow < 0 ? 0 : follow;
 	}

@@ -4,9 +4,9 @@
  * be another user's terminal control sequences: clearing the screen, moving
  * the cursor to forge lines of a report, OSC 52 to write the reader's
  * clipboard. A stream from termsafe_open() lets our own colour codes through
- * (`top` clears the screen past it) and turns every other control byte (C0
- * but newline and tab, DEL, C1, malformed UTF-8) into '?', one for one, so
- * columns stay aligned.
+ * (`top` clears the screen past it) and turns every other control byte
+ * (C0 but newline, tab and CSV's CR LF; DEL, C1, malformed UTF-8) into '?',
+ * one for one, so columns stay aligned.
  */
 #ifndef TRACER_CLI_TERMSAFE_H
 #define TRACER_CLI_TERMSAFE_H

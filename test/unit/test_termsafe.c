@@ -39,14 +39,18 @@ static void check(const char *in, const char *want)
 static void test_hostile_sequences_become_marks(void **state)
 {
 	(void)state;
-	check("a\033[2Jb", "a?[2Jb");			     /* clear the screen */
-	check("x\033]52;c;aGk=\007y", "x?]52;c;aGk=?y");     /* write the clipboard */
+	check("a\033[2Jb", "a?[2Jb");			       /* clear the screen */
+	check("x\033]52;c;aGk=\007y", "x?]52;c;aGk=?y");       /* write the clipboard */
 	check("\033[1A\033[2Kfake line", "?[1A?[2Kfake line"); /* forge a line above */
-	check("\033[8mhidden", "?[8mhidden");		     /* colours not ours */
+	check("\033[8mhidden", "?[8mhidden");		       /* colours not ours */
 	check("bs\b\b\rcr\x7f", "bs???cr?");
-	check("c1 \xc2\x9b" "2J", "c1 ??2J"); /* U+009B, the one-byte CSI */
-	check("raw \x9b" "2J", "raw ?2J");     /* an 8-bit CSI, not UTF-8 at all */
-	check("\033", "?");		      /* cut off at the end */
+	check("c1 \xc2\x9b"
+	      "2J",
+	      "c1 ??2J"); /* U+009B, the one-byte CSI */
+	check("raw \x9b"
+	      "2J",
+	      "raw ?2J");   /* an 8-bit CSI, not UTF-8 at all */
+	check("\033", "?"); /* cut off at the end */
 	check("\033\033[0m", "?\033[0m");
 }
 
@@ -54,7 +58,10 @@ static void test_text_and_our_colours_pass(void **state)
 {
 	(void)state;
 	check("plain text\twith tab\n", "plain text\twith tab\n");
-	check("caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80 \xc2\xb5s", "caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80 \xc2\xb5s");
+	check("a,b\r\nc,d\r\n", "a,b\r\nc,d\r\n"); /* CSV's line ends */
+	check("x\ry\r", "x?y?");
+	check("caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80 \xc2\xb5s",
+	      "caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80 \xc2\xb5s");
 	check("\033[1;31mcritical\033[0m \033[33mwarn\033[0m \033[36minfo\033[0m",
 	      "\033[1;31mcritical\033[0m \033[33mwarn\033[0m \033[36minfo\033[0m");
 }
