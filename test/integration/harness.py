@@ -181,8 +181,8 @@ def wait_for_socket(path, timeout=10):
 def start_logged_aggregator(ctx, sock, db, log):
     """An aggregator whose stderr goes to a file the test can read while it runs."""
     with open(log, "w") as out:
-        agg = subprocess.Popen([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"],
-                               stderr=out)
+        agg = subprocess.Popen([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
+                                "--collector-user", "nobody"], stderr=out)  # as in ctx.spawn
     ctx.procs.append(agg)
     wait_for_socket(sock)
     return agg

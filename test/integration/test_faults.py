@@ -497,7 +497,8 @@ def first_start_beside_a_root_reader_never_fails(ctx):
 
         def start_aggregator():
             a = subprocess.Popen([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody",
-                                  "--log-level", "warn"], stderr=subprocess.PIPE, text=True)
+                                  "--collector-user", "nobody", "--log-level", "warn"],
+                                 stderr=subprocess.PIPE, text=True)
             deadline = time.time() + 20
             while not os.path.exists(sock) and a.poll() is None and time.time() < deadline:
                 time.sleep(0.01)
