@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -166,25 +165,25 @@ static int termsafe_close(void *cookie)
 	struct termsafe *t = cookie;
 	char out[2 * sizeof(t->st.held)];
 	size_t n = termsafe_filter(&t->st, NULL, 0, out);
-	int rc = write_all(t->fd, out, n);
 
-	free(t);
-	return rc;
+	return write_all(t->fd, out, n);
 }
 
 FILE *termsafe_open(int fd)
 {
-	struct termsafe *t = calloc(1, sizeof(*t));
+	/* One per process (stdout), never closed before exit: static, not leaked. */
+	static struct termsafe the_stream;
+	static bool taken;
+	struct termsafe *t = &the_stream;
 	cookie_io_functions_t io = {.write = termsafe_write, .close = termsafe_close};
 
-	if (!t)
+	if (taken)
 		return NULL;
 	t->fd = fd;
 	FILE *f = fopencookie(t, "w", io);
-	if (!f) {
-		free(t);
+	if (!f)
 		return NULL;
-	}
+	taken = true;
 	setvbuf(f, NULL, isatty(fd) ? _IOLBF : _IOFBF, BUFSIZ);
 	return f;
 }

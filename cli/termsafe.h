@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* A stream writing the filtered bytes to fd; NULL if one cannot be made. */
+/* A stream writing the filtered bytes to fd (one per process); NULL if one cannot be made. */
 FILE *termsafe_open(int fd);
 
 /*
