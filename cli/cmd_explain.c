@@ -97,7 +97,11 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	    "SELECT id, name, pipeline, engine, status, exit_code, signal, start_ns, end_ns,"
 	    " end_ns - start_ns AS wall_ns, cpu_ns, iowait_ns, runq_ns, reclaim_ns, sleep_ns,"
 	    " avg_cores, peak_cores, peak_rss_kb, read_bytes, write_bytes, net_tx_bytes,"
-	    " net_rx_bytes, steps, processes, failed_processes FROM runs WHERE id = ?1",
+	    " net_rx_bytes, steps, processes, failed_processes,"
+	    " (SELECT count(*) FROM processes p WHERE p.run_id = ?1 AND p.state = 'running')"
+	    " AS running_processes,"
+	    " (SELECT count(*) FROM processes p WHERE p.run_id = ?1 AND p.state = 'lost')"
+	    " AS lost_processes FROM runs WHERE id = ?1",
 	    run);
 	json_t *r = json_incref(json_array_get(runs, 0));
 
@@ -364,6 +368,26 @@ static void print_other_signals(const struct cli_query *q, const struct explanat
 	}
 }
 
+/* A finished run with processes that have no end here: their use is in none of the numbers. */
+static void print_unfinished(json_t *r)
+{
+	int64_t running = jint(r, "running_processes"), lost = jint(r, "lost_processes");
+
+	if (!json_object_get(r, "end_ns") || json_is_null(json_object_get(r, "end_ns")) ||
+	    (!running && !lost))
+		return;
+	printf("  Not counted:");
+	if (running)
+		printf(" %lld %s outlived the command (still running at its end)",
+		       (long long)running, plural(running, "process", "processes"));
+	if (lost)
+		printf("%s %lld %s ended while no collector watched", running ? ";" : "",
+		       (long long)lost, plural(lost, "process", "processes"));
+	printf(": what %s used is in none of these numbers (tracer show %lld names %s)\n",
+	       running + lost == 1 ? "it" : "they", (long long)jint(r, "id"),
+	       running + lost == 1 ? "it" : "them");
+}
+
 static void print_text(const struct cli_query *q, const struct explanation *e)
 {
 	char wall[32];
@@ -378,6 +402,7 @@ static void print_text(const struct cli_query *q, const struct explanation *e)
 	    (long long)jint(r, "processes"), plural(jint(r, "processes"), "process", "processes"));
 	if (json_object_get(r, "explanation"))
 		printf("  Overall: %s\n", jstr(r, "explanation"));
+	print_unfinished(r);
 	print_failures(q, e);
 	print_steps(q, e);
 	print_other_signals(q, e);

@@ -452,12 +452,16 @@ static void scheduler_hint(sqlite3 *db, int64_t run_id)
 		    names);
 }
 
-static void print_report(const struct run_options *o)
+/* watch_ended: our own daemons stopped, so a process the command left running is never counted. */
+static void print_report(const struct run_options *o, bool watch_ended)
 {
 	sqlite3 *db;
 	/* A run of thousands of processes: a summary here, the rest with tracer show. */
-	struct report_opts ro = {
-	    .json = o->json, .width = 0, .summary_above = 200, .db_path = o->db_path};
+	struct report_opts ro = {.json = o->json,
+				 .width = 0,
+				 .summary_above = 200,
+				 .db_path = o->db_path,
+				 .watch_ended = watch_ended};
 
 	ro.width = format_terminal_columns(STDERR_FILENO);
 	if (sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -606,6 +610,6 @@ int cmd_run(int argc, char **argv)
 			o.db_path, (unsigned long long)(COMMIT_WAIT_NS / NSEC_PER_SEC));
 	if (self_host)
 		stop_daemons(&hosted);
-	print_report(&o);
+	print_report(&o, self_host);
 	return exit_status_shell(exit_status_decode(status));
 }

@@ -8,6 +8,7 @@
 #include "cli/clierror.h"
 #include "cli/format.h"
 #include "cli/rows.h"
+#include "common/timeutil.h"
 
 /* Who is asking: the user behind sudo, else ourselves. */
 static uid_t asking_uid(void)
@@ -75,11 +76,31 @@ static bool has(json_t *o, const char *key)
 }
 
 /* The run's processes as a forest: roots are those whose parent is outside it. */
+/* Whether a collector still writes here: it will bring the end of a running process. */
+static bool collector_alive(sqlite3 *db)
+{
+	sqlite3_stmt *q;
+	int64_t last = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT max(last_seen_ns) FROM collector_stats WHERE final = 0",
+			       -1, &q, NULL) != SQLITE_OK)
+		return true; /* unknown: claim nothing */
+	if (sqlite3_step(q) == SQLITE_ROW)
+		last = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return last && (int64_t)now_realtime_ns() - last < 60LL * (int64_t)NSEC_PER_SEC;
+}
+
+/* Processes without an end a run's header names (pid and program), at most. */
+#define UNFINISHED_NAMED 3
+
 static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 {
 	sqlite3_stmt *st;
 	json_t *by_id = json_object(), *all = json_array(), *roots = json_array();
 	int64_t cpu = 0, peak = 0, rchar = 0, wchar = 0, count = 0, images = 0, failed = 0;
+	int64_t running = 0, lost = 0;
+	json_t *unfinished = json_array();
 
 	if (sqlite3_prepare_v2(db, "SELECT * FROM processes WHERE run_id = ? ORDER BY start_ns, id",
 			       -1, &st, NULL) != SQLITE_OK)
@@ -101,6 +122,17 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 		wchar += int_of(p, "wchar");
 		if ((has(p, "exit_code") && int_of(p, "exit_code") != 0) || has(p, "signal"))
 			failed++;
+		/* Images with no end: their use is in no total (print_unfinished). */
+		const char *state = json_string_value(json_object_get(p, "state"));
+		bool is_running = state && !strcmp(state, "running");
+		bool is_lost = state && !strcmp(state, "lost");
+		running += is_running;
+		lost += is_lost;
+		if ((is_running || is_lost) && json_array_size(unfinished) < UNFINISHED_NAMED)
+			json_array_append_new(
+			    unfinished,
+			    json_pack("{s:I, s:O, s:s}", "pid", (json_int_t)int_of(p, "pid"),
+				      "comm", json_object_get(p, "comm"), "state", state));
 	}
 	sqlite3_finalize(st);
 	for (size_t i = 0; i < json_array_size(all); i++) {
@@ -128,6 +160,9 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 	json_object_set_new(totals, "max_process_rss_kb", json_integer(peak));
 	json_object_set_new(totals, "rchar", json_integer(rchar));
 	json_object_set_new(totals, "wchar", json_integer(wchar));
+	json_object_set_new(totals, "running_processes", json_integer(running));
+	json_object_set_new(totals, "lost_processes", json_integer(lost));
+	json_object_set_new(totals, "unfinished", unfinished);
 	return roots;
 }
 
@@ -141,7 +176,8 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 	    cli_rows_json(db, "SELECT * FROM steps WHERE run_id = ? ORDER BY start_ns, id", run_id);
 	json_t *procs = cli_rows_json(
 	    db,
-	    "SELECT p.id, p.pid, p.step_id, p.helper, p.start_ns, p.end_ns, p.exit_code, p.signal, "
+	    "SELECT p.id, p.pid, p.step_id, p.helper, p.state, p.start_ns, p.end_ns, p.exit_code, "
+	    "p.signal, "
 	    "p.cpu_user_ns, p.cpu_sys_ns, p.max_rss_kb, p.rchar, p.wchar, p.argv, p.comm, "
 	    "coalesce(t.name, p.comm) AS tool, t.category FROM processes p "
 	    "LEFT JOIN tools t ON t.id = p.tool_id WHERE p.run_id = ? ORDER BY p.start_ns, p.id",
@@ -172,9 +208,9 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 			break;
 		}
 		if (!t) {
-			t = json_pack("{s:s, s:O, s:i, s:i, s:i, s:i, s:b, s:[]}", "name",
+			t = json_pack("{s:s, s:O, s:i, s:i, s:i, s:i, s:i, s:b, s:[]}", "name",
 				      name ? name : "?", "category", json_object_get(p, "category"),
-				      "processes", 0, "cpu_ns", 0, "max_rss_kb", 0,
+				      "processes", 0, "measured", 0, "cpu_ns", 0, "max_rss_kb", 0,
 				      "failed_processes", 0, "helper", cli_flag(p, "helper"),
 				      "process_list");
 			json_array_append_new(tools, t);
@@ -182,6 +218,8 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 		int64_t cpu = int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns");
 		json_object_set_new(t, "processes", json_integer(int_of(t, "processes") + 1));
 		json_object_set_new(t, "cpu_ns", json_integer(int_of(t, "cpu_ns") + cpu));
+		if (has(p, "cpu_user_ns"))
+			json_object_set_new(t, "measured", json_integer(int_of(t, "measured") + 1));
 		if (int_of(p, "max_rss_kb") > int_of(t, "max_rss_kb"))
 			json_object_set_new(t, "max_rss_kb", json_integer(int_of(p, "max_rss_kb")));
 		if ((has(p, "exit_code") && int_of(p, "exit_code")) || has(p, "signal"))
@@ -209,7 +247,7 @@ static void status_text(json_t *p, char *out, size_t size)
 
 /* Columns before the tree in a process line, and before the command in a tool's. */
 #define PROCESS_COLUMNS 74
-#define TOOL_PROCESS_COLUMNS 50
+#define TOOL_PROCESS_COLUMNS 51
 /* Without the read and written columns: for terminals under 110 columns. */
 #define NARROW_PROCESS_COLUMNS 54
 
@@ -285,8 +323,15 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 	{
 		char cpu[32], rss[32];
 		const char *cat = json_string_value(json_object_get(t, "category"));
-		format_duration(int_of(t, "cpu_ns"), cpu, sizeof(cpu));
-		format_bytes((uint64_t)int_of(t, "max_rss_kb") * 1024, rss, sizeof(rss));
+		/* Only processes with no metrics yet (running, lost): nothing measured, not zero.
+		 */
+		if (int_of(t, "measured")) {
+			format_duration(int_of(t, "cpu_ns"), cpu, sizeof(cpu));
+			format_bytes((uint64_t)int_of(t, "max_rss_kb") * 1024, rss, sizeof(rss));
+		} else {
+			snprintf(cpu, sizeof(cpu), "-");
+			snprintf(rss, sizeof(rss), "-");
+		}
 		fprintf(out, "%s%s%s%s%s: %lld process%s, CPU %s, largest %s%s%s\n", indent,
 			json_string_value(json_object_get(t, "name")), cat ? " (" : "",
 			cat ? cat : "", cat ? ")" : "", (long long)int_of(t, "processes"),
@@ -302,9 +347,17 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 			format_duration(
 			    has(p, "end_ns") ? int_of(p, "end_ns") - int_of(p, "start_ns") : -1,
 			    wall, sizeof(wall));
-			format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"), pcpu,
-					sizeof(pcpu));
-			format_bytes((uint64_t)int_of(p, "max_rss_kb") * 1024, prss, sizeof(prss));
+			/* No metrics yet (still running, or ended unseen): not a zero. */
+			if (has(p, "cpu_user_ns"))
+				format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"),
+						pcpu, sizeof(pcpu));
+			else
+				snprintf(pcpu, sizeof(pcpu), "-");
+			if (has(p, "max_rss_kb"))
+				format_bytes((uint64_t)int_of(p, "max_rss_kb") * 1024, prss,
+					     sizeof(prss));
+			else
+				snprintf(prss, sizeof(prss), "-");
 			char *argv_text = json_dumps(json_object_get(p, "argv"), JSON_ENCODE_ANY);
 			format_command(argv_text, json_string_value(json_object_get(p, "comm")),
 				       cmd, sizeof(cmd));
@@ -315,7 +368,7 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 					   ? 160
 					   : o->width - (int)strlen(indent) - TOOL_PROCESS_COLUMNS,
 				       shown, sizeof(shown));
-			fprintf(out, "%s  pid %-7lld %-6s %8s %8s %9s  %s\n", indent,
+			fprintf(out, "%s  pid %-7lld %-7s %8s %8s %9s  %s\n", indent,
 				(long long)int_of(p, "pid"), status, wall, pcpu, prss, shown);
 		}
 	}
@@ -338,7 +391,7 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 	fprintf(out, "\nSteps (%zu%s):\n", json_array_size(steps),
 		shown < json_array_size(steps) ? ", the first few" : "");
 	/* The columns of the process lines under each tool (print_tools). */
-	fprintf(out, "      %-11s %-6s %8s %8s %9s  %s\n", "PID", "EXIT", "WALL", "CPU", "MAX RSS",
+	fprintf(out, "      %-11s %-7s %8s %8s %9s  %s\n", "PID", "EXIT", "WALL", "CPU", "MAX RSS",
 		"COMMAND");
 	json_array_foreach(steps, i, s)
 	{
@@ -372,6 +425,62 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 	if (json_array_size(outside)) {
 		fprintf(out, "  outside any step (the engine, the launcher):\n");
 		print_tools(out, outside, "    ", run_start, o);
+	}
+}
+
+/* "pid 12 (spin), pid 13 (sleep)" for the unfinished images of one state, and ", ..." past them. */
+static void name_unfinished(FILE *out, json_t *totals, const char *state, int64_t count)
+{
+	size_t i;
+	json_t *u;
+	int64_t named = 0;
+
+	json_array_foreach(json_object_get(totals, "unfinished"), i, u)
+	{
+		if (strcmp(json_string_value(json_object_get(u, "state")), state) != 0)
+			continue;
+		const char *comm = json_string_value(json_object_get(u, "comm"));
+		fprintf(out, "%spid %lld (%s)", named ? ", " : "", (long long)int_of(u, "pid"),
+			comm ? comm : "?");
+		named++;
+	}
+	if (named < count)
+		fprintf(out, ", ...");
+}
+
+/*
+ * A finished run whose processes did not all end where tracer saw them: what
+ * they used is in no total above, which a reader must know before trusting them.
+ */
+static void print_unfinished(FILE *out, json_t *totals, const struct report_opts *o)
+{
+	int64_t running = int_of(totals, "running_processes");
+	int64_t lost = int_of(totals, "lost_processes");
+
+	if (running) {
+		fprintf(out, "  note: %lld %s outlived the command, still running at its end: ",
+			(long long)running, plural(running, "process", "processes"));
+		name_unfinished(out, totals, "running", running);
+		bool one = running == 1;
+		if (o->watch_ended)
+			fprintf(out,
+				". Nothing watched past the command's end (these daemons were "
+				"tracer run's own), so what %s used is not counted\n",
+				one ? "it" : "they");
+		else if (!json_is_true(json_object_get(totals, "watched_now")))
+			fprintf(out,
+				". No collector has written here in the last minute, so what %s "
+				"used after the last one stopped is not counted\n",
+				one ? "it" : "they");
+		else
+			fprintf(out, ". What %s %s is counted once %s\n", one ? "it" : "they",
+				one ? "uses" : "use", one ? "it ends" : "they end");
+	}
+	if (lost) {
+		fprintf(out, "  note: %lld %s ended while no collector watched (state lost): ",
+			(long long)lost, plural(lost, "process", "processes"));
+		name_unfinished(out, totals, "lost", lost);
+		fprintf(out, ". What %s used is not counted\n", lost == 1 ? "it" : "they");
 	}
 }
 
@@ -410,10 +519,13 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 			 (long long)int_of(totals, "images"));
 	fprintf(out,
 		", wall %s, %lld %s (%s%lld failed), CPU %s, largest process %s, "
-		"read %s, written %s (all read/write calls, not only storage)\n\n",
+		"read %s, written %s (all read/write calls, not only storage)\n",
 		wall, (long long)int_of(totals, "processes"),
 		plural(int_of(totals, "processes"), "process", "processes"), images,
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
+	if (has(run, "signal") || has(run, "exit_code"))
+		print_unfinished(out, totals, o);
+	fputc('\n', out);
 	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {
 		print_steps(out, o->structure, start, o);
 		if (!o->summarise)
@@ -449,6 +561,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		return -1;
 	}
 	roots = load_tree(db, run_id, totals);
+	if (int_of(totals, "running_processes") && !o->watch_ended)
+		json_object_set_new(totals, "watched_now", json_boolean(collector_alive(db)));
 	json_t *structure = load_steps(db, run_id);
 	struct report_opts local = *o;
 	local.structure = structure;

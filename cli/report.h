@@ -16,8 +16,11 @@ struct report_opts {
 	 * pointer to `tracer show`) instead of every process; 0: no limit. */
 	int summary_above;
 	const char *db_path; /* for that pointer */
-	bool summarise;	     /* internal: the run is over summary_above */
-	json_t *structure;   /* internal: steps and tools of the run */
+	/* Nothing watches after this report (tracer run's own daemons stopped):
+	 * processes still running are never counted, not counted later. */
+	bool watch_ended;
+	bool summarise;	   /* internal: the run is over summary_above */
+	json_t *structure; /* internal: steps and tools of the run */
 };
 
 /* RUN is an id, a name, or NULL: the asking user's newest run (root: the newest of all).

@@ -178,6 +178,95 @@ def step_and_run_totals_hold_every_image(ctx):
               f"tracer show reads the same run CPU {run_cpu}")
 
 
+def orphan_script(ctx):
+    """A script that leaves a CPU burner running past its own end (setsid: out of its
+    process group, not waited for), recording the burner's pid; measure reports what the
+    burner used, from wait4, when it ends."""
+    return write_script(ctx, "orphan.sh",
+                        f"setsid {ctx.helper('measure')} {ctx.path('orphan.json')} -- "
+                        f"{ctx.helper('cpuburn')} 400 </dev/null >/dev/null 2>&1 &\n"
+                        f"echo $! > {ctx.path('orphan.pid')}\n"
+                        f"{ctx.helper('cpuburn')} 120\n")
+
+
+def wait_for_file(path, timeout=30):
+    end = time.time() + timeout
+    while not os.path.exists(path) or os.path.getsize(path) == 0:
+        if time.time() > end:
+            raise Failure(f"{path} never written")
+        time.sleep(0.05)
+
+
+def show_json(ctx, db, run):
+    return json.loads(subprocess.run([ctx.bin("tracer"), "show", "--db", db, "--json", str(run)],
+                                     capture_output=True, text=True, check=True).stdout)
+
+
+@test
+def a_process_that_outlives_tracer_runs_own_daemons_is_named_not_counted(ctx):
+    """tracer run's own daemons stop with the command: a process the command left running
+    is named in the summary, show and explain as not counted, and the run's CPU is the
+    command's own (wait4 of the script, which never waited for the orphan)."""
+    script = orphan_script(ctx)
+    p = ctx.tracer_run([ctx.helper("measure"), ctx.path("cmd.json"), "--", script], "--run", "orphan",
+                       expect=0)
+    orphan_pid = int(open(ctx.path("orphan.pid")).read())
+    run = ctx.one("SELECT id FROM runs WHERE name = 'orphan'")
+    note = [line for line in p.stderr.splitlines() if "outlived the command" in line]
+    ctx.check(len(note) == 1 and f"pid {orphan_pid} (measure)" in note[0] and "not counted" in note[0],
+              f"the summary names the orphan pid {orphan_pid} as not counted: {note}\n{p.stderr[-2000:]}")
+    cmd = load_json(ctx.path("cmd.json"))
+    truth = cmd["utime_ns"] + cmd["stime_ns"]
+    shown = show_json(ctx, ctx.db, run)
+    totals = shown["totals"]
+    # The orphan and its burner (two processes) are still running; measure of the
+    # script (outside wait4's account of the script) adds a millisecond or two.
+    ctx.check(totals["running_processes"] == 2 and
+              orphan_pid in [u["pid"] for u in totals["unfinished"]],
+              f"show --json counts the orphan (pid {orphan_pid}) and its child as running: {totals}")
+    ctx.close(totals["cpu_ns"], truth, 10_000_000 + truth // 50, "run CPU, the command's own (ns)")
+    wait_for_file(ctx.path("orphan.json"))
+    text = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, str(run)],
+                          capture_output=True, text=True, check=True).stdout
+    ctx.check("2 processes outlived the command" in text and "not counted" in text,
+              f"show, after the daemons stopped, says the orphans are not counted:\n{text[:1500]}")
+    explained = subprocess.run([ctx.bin("tracer"), "explain", "--db", ctx.db, str(run)],
+                               capture_output=True, text=True, check=True).stdout
+    ctx.check("Not counted: 2 processes outlived the command" in explained,
+              f"explain says what its numbers leave out:\n{explained[:1500]}")
+
+
+@test
+def a_process_that_outlives_the_command_is_counted_when_it_ends(ctx):
+    """Under long-lived daemons the orphan is watched to its end: first named as running
+    (counted once it ends), then the run's CPU holds it, against wait4 of the script plus
+    the orphan's own wait4 account (measure)."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    start_daemons(ctx, sock, db)
+    script = orphan_script(ctx)
+    p, run = ctx.daemon_run(sock, db, [ctx.helper("measure"), ctx.path("cmd.json"), "--", script])
+    ctx.check(p.returncode == 0 and run, f"tracer run: {p.returncode} {p.stderr[-1500:]}")
+    note = [line for line in p.stderr.splitlines() if "outlived the command" in line]
+    ctx.check(len(note) == 1 and "counted once they end" in note[0],
+              f"the summary says the orphans are counted once they end: {note}")
+    wait_for_file(ctx.path("orphan.json"))
+    end = time.time() + 15
+    while show_json(ctx, db, run)["totals"]["running_processes"] and time.time() < end:
+        time.sleep(0.1)
+    totals = show_json(ctx, db, run)["totals"]
+    ctx.check(totals["running_processes"] == 0, f"the orphan's end recorded: {totals}")
+    cmd, orphan = load_json(ctx.path("cmd.json")), load_json(ctx.path("orphan.json"))
+    truth = cmd["utime_ns"] + cmd["stime_ns"] + orphan["utime_ns"] + orphan["stime_ns"]
+    # Two wait4 accounts, each up to a tick per thread after our exit tracepoint, plus the
+    # orphan's measure itself (outside both accounts, a millisecond or two): 15 ms + 2%.
+    ctx.close(totals["cpu_ns"], truth, 15_000_000 + truth // 50, "run CPU with the orphan (ns)")
+    ctx.check(ctx.one("SELECT cpu_ns FROM runs WHERE id = ?", run, db=db) == totals["cpu_ns"],
+              "the runs row holds the same CPU")
+    text = subprocess.run([ctx.bin("tracer"), "show", "--db", db, str(run)],
+                          capture_output=True, text=True, check=True).stdout
+    ctx.check("outlived" not in text, f"no note once every process ended:\n{text[:800]}")
+
+
 @test
 def a_thread_that_execs_is_the_same_process(ctx):
     """A second thread uses 150 ms of CPU and execs cpuburn (to 300 ms in all) while the leader
