@@ -221,8 +221,16 @@ static void begin_blind_window(struct receiver *r, struct stream_state *s, const
 	s->row.has_blind = true;
 	s->row.blind_ns = f->watermark_ns - since;
 	ingest_begin_blind_window(r->ingest, since);
-	log_warn("stream %s: the host went unwatched for %.3f s since the previous collector",
-		 s->row.stream_id, (double)s->row.blind_ns / 1e9);
+	/* An aggregator that records runs alone and has none yet (tracer run's own,
+	 * started with its collector) lost nothing it records: said, not warned. */
+	if (r->ingest->scope == SCOPE_RUNS && !r->ingest->corr.runs)
+		log_info("stream %s: %.3f s since the previous collector of this boot (no run "
+			 "of this aggregator's was open)",
+			 s->row.stream_id, (double)s->row.blind_ns / 1e9);
+	else
+		log_warn("stream %s: the host went unwatched for %.3f s since the previous "
+			 "collector",
+			 s->row.stream_id, (double)s->row.blind_ns / 1e9);
 }
 
 /* Asks for the missing frame again, at most once a second while it stays missing. */

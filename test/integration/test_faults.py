@@ -688,7 +688,24 @@ def a_collector_restart_counts_its_blind_window(ctx):
     ctx.check(r.returncode == 3 and "blind window" in r.stdout.splitlines()[0],
               f"status degraded for the blind window: {r.returncode} {r.stdout[:300]}")
     ctx.check("began unwatched" in r.stdout, f"status shows the window: {r.stdout[:800]}")
+    ctx.check(any("went unwatched" in line and " warn" in line for line in agg._lines),
+              f"an aggregator that records the whole host warns of the window: {agg._lines[-10:]}")
     for s in sleepers:
         s.kill()
     ctx.stop(col)
     ctx.stop(agg)
+
+
+@test
+def consecutive_tracer_runs_record_the_gap_without_warning(ctx):
+    """tracer run's own daemons start and stop with each command: the second run's collector
+    follows the first's after a gap nobody watched. That gap is recorded (collector_stats), but
+    it hid nothing the run records (its aggregator keeps runs alone and had none open), so the
+    user is not warned of it in the middle of their command's output."""
+    for name in ("first", "second"):
+        p = ctx.tracer_run(["/bin/sh", "-c", "sleep 0.3"], "--run", name, expect=0)
+        time.sleep(0.5)
+    ctx.check("unwatched" not in p.stderr, f"no warning about the gap between runs:\n{p.stderr[-1500:]}")
+    rows = ctx.query("SELECT blind_ns FROM collector_stats ORDER BY first_seen_ns")
+    ctx.check(len(rows) == 2 and rows[0][0] is None and rows[1][0] and rows[1][0] >= 500_000_000,
+              f"the second stream records the gap of at least 0.5 s: {rows}")
