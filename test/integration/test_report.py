@@ -595,3 +595,30 @@ def sentences_wrap_at_words_on_a_narrow_terminal(ctx):
                            text=True, timeout=30).stdout
     ctx.check(all(any(m in line for line in piped.splitlines()) for m in messages),
               "piped: each message on one line")
+
+
+@test
+def html_report_says_what_its_numbers_leave_out(ctx):
+    """A run whose command left a burner running (tracer run's own daemons stop with the
+    command): the page's summary says one process is not counted, and its CPU card is the
+    command's own, not the burner's."""
+    script = ctx.path("leaves-one.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\n"
+                f"setsid {ctx.helper('cpuburn')} 600 </dev/null >/dev/null 2>&1 &\n"
+                f"{ctx.helper('cpuburn')} 100\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], "--run", "leaves-one", expect=0)
+    html = ctx.path("leaves-one.html")
+    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", html, "leaves-one"],
+                       capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer report: {p.returncode} {p.stderr}")
+    dom = render(ctx, html)
+    note = [e["text"] for e in dom.elements if e["attrs"].get("id") == "run-unfinished"]
+    ctx.check(note and note[0].startswith("Not counted: 1 process outlived the command"),
+              f"the summary names what is not counted: {note}")
+    data = json.loads(open(html).read().split('id="tracer-data">')[1].split("</script>")[0])
+    # The burner is still running (600 ms of CPU to go): the run's CPU is the script's
+    # and its 100 ms burner's, well under the sum with the orphan's 600.
+    ctx.check(data["run"]["cpu_ns"] < 400_000_000,
+              f"the run's CPU holds no part of the orphan: {data['run']['cpu_ns']} ns")
