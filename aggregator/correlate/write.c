@@ -51,6 +51,11 @@ int correlate_write(struct correlator *c)
 	if (names_write(c) != 0)
 		return -1;
 	for (struct run *r = c->runs; r; r = r->next) {
+		if (r->abandoned) {
+			if (r->dirty && store_forget_run(c->store, r->row.id) != 0)
+				return -1;
+			continue;
+		}
 		for (struct step *s = r->dirty_steps; s; s = s->dirty_next) {
 			s->character = insight_character(&s->r);
 			struct step_row row;

@@ -93,6 +93,17 @@ void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, s
 	p->life.launched = start_run(g, p, &mark);
 }
 
+void launch_end_launcher(struct run *r)
+{
+	r->finished = true;
+	if (!r->has_command && !r->abandoned) {
+		log_info("run %lld '%s': its tracer run ended before starting a command; not kept",
+			 (long long)r->row.id, r->row.name ? r->row.name : "?");
+		r->abandoned = true;
+		r->dirty = true;
+	}
+}
+
 void launch_finish_command(struct ingest *g, struct proc *p)
 {
 	for (struct run *r = g->corr.runs; r; r = r->next) {

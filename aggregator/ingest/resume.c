@@ -133,6 +133,9 @@ static int resume_run(void *ctx, struct open_run *o)
 	/* The process that ends it is gone: it ended while we were down. */
 	if (r->source == RUN_EXPLICIT ? !launcher : !engine)
 		r->finished = true;
+	/* A launcher gone before it started a command ran nothing. */
+	if (r->source == RUN_EXPLICIT && !launcher && !o->row.command_process_id)
+		launch_end_launcher(r);
 	struct resume_step_ctx sc = {g, r};
 	store_each_step_of_run(g->store, r->row.id, resume_step, &sc);
 	return 0;

@@ -175,6 +175,9 @@ struct run {
 	struct failed_tool last_failed;
 	bool end_reported; /* the insight layer saw it finish */
 	bool has_command;
+	/* Its launcher ended before starting a command (it refused, or was killed):
+	 * nothing ran, so no run is kept (correlate_write deletes a written row). */
+	bool abandoned;
 	uint32_t command_pid;
 	uint64_t command_start_boot_ns;
 	bool command_coarse;

@@ -119,6 +119,14 @@ int store_put_pipeline(struct store *s, int64_t id, const char *name, int64_t fi
 	return step_done(s, st);
 }
 
+int store_forget_run(struct store *s, int64_t id)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "DELETE FROM runs WHERE id = %lld", (long long)id);
+	return exec_sql(s->db, sql);
+}
+
 int store_put_run(struct store *s, const struct run_row *r)
 {
 	sqlite3_stmt *st = s->put_run;

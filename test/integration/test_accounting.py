@@ -705,6 +705,34 @@ def daemons_serve_tracer_run_and_stop_cleanly(ctx):
 
 
 @test
+def a_tracer_run_that_starts_nothing_leaves_no_run(ctx):
+    """Under long-lived daemons, a tracer run that refuses (a --db that is not the daemons',
+    a command that does not exist) or is killed before starting its command ran nothing: the
+    daemons, which saw its launcher start, keep no run for it (before, each stayed `running`
+    forever in tracer runs); a run that does start is still recorded."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    refused = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", ctx.path("other.db"),
+                              "--run", "wrongdb", "--", "true"], capture_output=True, text=True, timeout=60)
+    ctx.check(refused.returncode == 1 and "not " in refused.stderr,
+              f"a --db that is not the daemons' is refused: {refused.returncode} {refused.stderr}")
+    missing = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "nocmd", "--",
+                              "/no/such/command"], capture_output=True, text=True, timeout=60)
+    ctx.check(missing.returncode == 127 and "nothing recorded" in missing.stderr,
+              f"a missing command: 127, nothing recorded: {missing.returncode} {missing.stderr}")
+    p, run = ctx.daemon_run(sock, db, ["/bin/sh", "-c", "exit 3"], "--run", "started")
+    ctx.check(p.returncode == 3 and run, f"a run that starts is recorded: {p.returncode} {p.stderr[-800:]}")
+    time.sleep(0.5)  # past a commit of the daemons'
+    names = [r[0] for r in ctx.query("SELECT name FROM runs ORDER BY id", db=db)]
+    ctx.check("wrongdb" not in names and "nocmd" not in names and "started" in names,
+              f"runs kept: only the one that started a command: {names}")
+    listed = subprocess.run([ctx.bin("tracer"), "runs", "--db", db], capture_output=True, text=True, timeout=60)
+    ctx.check("running" not in listed.stdout, f"tracer runs lists no run left running:\n{listed.stdout}")
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+@test
 def aggregator_killed_mid_run_loses_nothing(ctx):
     """kill -9 the aggregator under load and restart it: the collector resends, exact count."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
