@@ -151,32 +151,6 @@ static int invoking_user(struct run_as *who)
 	return run_as_lookup("0", who) == 0 && geteuid() == 0 ? 0 : -1;
 }
 
-/*
- * The aggregator never runs as root. In order: --user, the packaged user,
- * the sudo user, the (non-root) owner of the database directory, nobody.
- */
-static int pick_aggregator_user(const struct run_options *o, struct run_as *who)
-{
-	const char *sudo_uid = getenv("SUDO_UID");
-	char dir[4096], uid_text[16];
-	struct stat st;
-
-	if (o->aggregator_user)
-		return run_as_lookup(o->aggregator_user, who);
-	if (run_as_lookup(TRACER_AGGREGATOR_USER, who) == 0)
-		return 0;
-	if (sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0 &&
-	    run_as_lookup(sudo_uid, who) == 0)
-		return 0;
-	path_dirname(o->db_path, dir, sizeof(dir));
-	if (stat(dir, &st) == 0 && st.st_uid != 0) {
-		snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)st.st_uid);
-		if (run_as_lookup(uid_text, who) == 0)
-			return 0;
-	}
-	return run_as_lookup("nobody", who);
-}
-
 /* Permission bits only (no ACLs): good enough to give a clear error early. */
 static bool user_can_write(const struct stat *st, const struct run_as *who)
 {
@@ -185,6 +159,64 @@ static bool user_can_write(const struct stat *st, const struct run_as *who)
 	if (st->st_gid == who->gid)
 		return st->st_mode & S_IWGRP;
 	return st->st_mode & S_IWOTH;
+}
+
+/* Whether who can keep the database: write its directory (WAL files beside it)
+ * and the file itself if it exists. A missing directory is made for it. */
+static bool can_keep_db(const char *db_path, const struct run_as *who)
+{
+	char dir[4096];
+	struct stat st;
+
+	if (stat(db_path, &st) == 0 && !user_can_write(&st, who))
+		return false;
+	path_dirname(db_path, dir, sizeof(dir));
+	return stat(dir, &st) != 0 || user_can_write(&st, who);
+}
+
+/*
+ * The aggregator never runs as root. --user; else the first of these that can
+ * keep the database: the packaged user (only where it can already write: the
+ * system's database, never a directory made now), the sudo user, the
+ * (non-root) owner of the database directory, nobody. With none, the first
+ * that exists, for prepare_db_directory's clear error.
+ */
+static int pick_aggregator_user(const struct run_options *o, struct run_as *who)
+{
+	const char *sudo_uid = getenv("SUDO_UID");
+	const char *candidates[4] = {TRACER_AGGREGATOR_USER, NULL, NULL, "nobody"};
+	char dir[4096], uid_text[16];
+	struct stat st;
+	bool have_first = false;
+	struct run_as first;
+
+	if (o->aggregator_user)
+		return run_as_lookup(o->aggregator_user, who);
+	path_dirname(o->db_path, dir, sizeof(dir));
+	bool dir_exists = stat(dir, &st) == 0;
+	if (sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0)
+		candidates[1] = sudo_uid;
+	if (dir_exists && st.st_uid != 0) {
+		snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)st.st_uid);
+		candidates[2] = uid_text;
+	}
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(*candidates); i++) {
+		struct run_as c;
+		if (!candidates[i] || run_as_lookup(candidates[i], &c) != 0)
+			continue;
+		if (!have_first) {
+			first = c;
+			have_first = true;
+		}
+		if ((i > 0 || dir_exists) && can_keep_db(o->db_path, &c)) {
+			*who = c;
+			return 0;
+		}
+	}
+	if (!have_first)
+		return -1;
+	*who = first;
+	return 0;
 }
 
 struct self_hosted {

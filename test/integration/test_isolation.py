@@ -104,6 +104,54 @@ def sudo_runs_the_command_with_the_users_environment(ctx):
     ctx.check(got == want, f"the command's uid and environment {got}, expected {want}")
 
 
+def packaged_aggregator_user(ctx):
+    """The tracer-aggregator user `make install` and the package create: made here for the
+    test if the host lacks it (a fresh machine), removed again after."""
+    try:
+        return pwd.getpwnam("tracer-aggregator")
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                        "tracer-aggregator"], check=True, capture_output=True)
+        ctx.cleanups.append(lambda: subprocess.run(["userdel", "tracer-aggregator"], capture_output=True))
+        return pwd.getpwnam("tracer-aggregator")
+
+
+@test
+def on_an_installed_host_tracer_run_keeps_a_database_where_the_user_asked(ctx):
+    """With the packaged tracer-aggregator user present (after `make install`), tracer run's own
+    aggregator runs as someone who can write the database the user named: the sudo user for a
+    directory of theirs, nobody for the demo's root:nogroup 2775 directory, tracer-aggregator
+    only for a directory it owns. Before, it always chose tracer-aggregator, which could write
+    none of the first two: `sudo make demo` and `sudo tracer run --db ~/x.db` failed."""
+    packaged = packaged_aggregator_user(ctx)
+    nobody = pwd.getpwnam("nobody")
+    env = dict(os.environ, SUDO_UID=str(nobody.pw_uid), SUDO_GID=str(nobody.pw_gid), SUDO_USER="nobody")
+    cases = []
+    mine = ctx.path("users-own")
+    os.mkdir(mine, 0o755)
+    os.chown(mine, nobody.pw_uid, nobody.pw_gid)
+    cases.append(("a directory of the sudo user's", os.path.join(mine, "t.db"), env, nobody.pw_uid))
+    demo = ctx.path("demo-like")
+    os.mkdir(demo)
+    os.chown(demo, 0, nobody.pw_gid)
+    os.chmod(demo, 0o2775)
+    cases.append(("root:nogroup 2775, no sudo", os.path.join(demo, "t.db"), None, nobody.pw_uid))
+    system = ctx.path("system-like")
+    os.mkdir(system, 0o750)
+    os.chown(system, packaged.pw_uid, packaged.pw_gid)
+    cases.append(("a directory tracer-aggregator owns", os.path.join(system, "t.db"), None, packaged.pw_uid))
+    for what, db, run_env, owner in cases:
+        p = subprocess.run([ctx.bin("tracer"), "run", "--db", db, "--", "sh", "-c", "exit 4"],
+                           capture_output=True, text=True, timeout=120, env=run_env)
+        ctx.check(p.returncode == 4, f"{what}: tracer run passes the command's exit 4: {p.returncode}\n{p.stderr[-800:]}")
+        if os.path.exists(db):
+            ctx.check(os.stat(db).st_uid == owner, f"{what}: the database belongs to uid {owner}, not "
+                      f"{os.stat(db).st_uid}")
+            ctx.check(ctx.one("SELECT exit_code FROM runs", db=db) == 4, f"{what}: the run recorded")
+        else:
+            ctx.check(False, f"{what}: no database at {db}")
+
+
 @test
 def json_report_leaves_stdout_to_the_command(ctx):
     """`tracer run --json` with a command that prints: stdout is exactly the command's; the
