@@ -133,4 +133,16 @@ void explain_process_end(const json_t *p, char *out, size_t size)
 		return;
 	}
 	explain_exit(has_signal, code, out, size);
+	/* A shell's own status is no tool's: its script's `exit N`, or a builtin's. */
+	const char *exe = json_string_value(json_object_get(p, "exe"));
+	const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	static const char *const shells[] = {"bash", "sh", "dash", "zsh", "ksh", "mksh", "busybox"};
+	bool shell = false;
+	for (size_t i = 0; base && i < sizeof(shells) / sizeof(*shells); i++)
+		shell = shell || !strcmp(base, shells[i]);
+	const char *generic = ": a failure the tool defines";
+	char *at = strstr(out, generic);
+	if (shell && !has_signal && at)
+		snprintf(at, size - (size_t)(at - out),
+			 ": set by the shell script itself (its `exit %d` or a builtin's)", code);
 }

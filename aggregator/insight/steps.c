@@ -140,10 +140,16 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 		sig.has_value = true;
 		sig.value = s->has_signal ? s->signal : s->exit_code;
 		sig.unit = s->has_signal ? "signal" : "exit code";
-		snprintf(sig.message, sizeof(sig.message), "step '%s' (%s %s) failed: its %s %d",
-			 s->name, s->kind, s->key,
-			 s->has_signal ? "root was killed by signal" : "exit code is",
-			 s->has_signal ? s->signal : s->exit_code);
+		/* No tool ended this way: the step's own process (a job's shell) chose it. */
+		if (s->has_signal)
+			snprintf(sig.message, sizeof(sig.message),
+				 "step '%s' (%s %s) failed: its root was killed by signal %d",
+				 s->name, s->kind, s->key, s->signal);
+		else
+			snprintf(sig.message, sizeof(sig.message),
+				 "step '%s' (%s %s) failed: it exited with %d, which no tool in it "
+				 "returned (the step's own script or wrapper chose it)",
+				 s->name, s->kind, s->key, s->exit_code);
 	}
 	sig.active = true; /* its run decides: a run that went on and succeeded handled it */
 	insight_raise(in, &sig);

@@ -60,6 +60,12 @@ def cases(ctx, d, flaky_ok, flaky_never):
         with open(os.path.join(path, "Snakefile"), "w") as f:
             f.write("rule count_reads:\n    output: 'counts.txt'\n"
                     f"    shell: 'python3 {job} {path}/attempt && wc -l {reads} > {{output}}'\n")
+    # A job whose tools all succeed and whose own shell then exits 3: no tool is the cause.
+    smk_exit = os.path.join(d, "smk_exit")
+    os.makedirs(smk_exit, exist_ok=True)
+    with open(os.path.join(smk_exit, "Snakefile"), "w") as f:
+        f.write("rule sorted_c:\n    output: 'sorted_c.txt'\n"
+                f"    shell: 'sort -k2,2n {d}/sample_c.tsv > {{output}}; exit 3'\n")
     burn = "head -c 300M /dev/zero | sha256sum > /dev/null"
     # Like pyenv's and conda's shims: a lookup that fails (handled), then exec of the tool.
     shim = os.path.join(d, "python3-shim")
@@ -134,6 +140,9 @@ def cases(ctx, d, flaky_ok, flaky_never):
         Case("pipefail_into_head", "set -euo pipefail\nls /no/such/cache 2>/dev/null || echo 'no cache'\n"
                                    f"sort -k2,2 {reads} | head -n 3\necho never\n",
              exit=141, cause="sort", evidence=("SIGPIPE", "pipefail"), went_on_past=("ls",)),
+        Case("snakemake_job_exits_after_its_tools", None,
+             argv=["snakemake", "--cores", "1", "-q", "-s", os.path.join(smk_exit, "Snakefile"), "-d", smk_exit],
+             exit=1, cause="which no tool in it returned", evidence=("set by the shell script itself",)),
         Case("snakemake_retry_fails", None, argv=["snakemake", "--cores", "1", "-q", "--restart-times", "1",
                                                   "-s", os.path.join(smk_bad, "Snakefile"), "-d", smk_bad],
              exit=1, cause="python3", must={"retried"}),
@@ -165,7 +174,7 @@ def explain_text(ctx, db, run):
 
 @test
 def corpus_of_scripts_gets_the_right_verdicts(ctx):
-    """29 scripts and workflows, run one after another under one set of daemons; for
+    """30 scripts and workflows, run one after another under one set of daemons; for
     each, the verdicts it must and must not produce (module docstring)."""
     sock, db = ctx.path("s.sock"), ctx.path("verdicts.db")
     d = data_files(ctx)
