@@ -49,8 +49,11 @@ void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, s
 void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher);
 /* The run's command exited: the run ends with its status. */
 void launch_finish_command(struct ingest *g, struct proc *p);
-/* The launcher of r exited: the run ends with its command, or, with none started, is dropped. */
-void launch_end_launcher(struct run *r);
+/* A launcher exited. Its run ended with its command; with none started it is
+ * dropped, and with the command's end never seen it ends with the launcher's. */
+void launch_end_launcher(struct ingest *g, struct proc *launcher);
+/* A run whose launcher ended before starting a command: nothing ran, no run is kept. */
+void launch_abandon(struct run *r);
 
 /* process.c */
 void on_fork(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ForkEvent *f);

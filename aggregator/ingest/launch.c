@@ -93,15 +93,50 @@ void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, s
 	p->life.launched = start_run(g, p, &mark);
 }
 
-void launch_end_launcher(struct run *r)
+void launch_abandon(struct run *r)
 {
 	r->finished = true;
-	if (!r->has_command && !r->abandoned) {
-		log_info("run %lld '%s': its tracer run ended before starting a command; not kept",
-			 (long long)r->row.id, r->row.name ? r->row.name : "?");
-		r->abandoned = true;
-		r->dirty = true;
+	if (r->abandoned)
+		return;
+	log_info("run %lld '%s': its tracer run ended before starting a command; not kept",
+		 (long long)r->row.id, r->row.name ? r->row.name : "?");
+	r->abandoned = true;
+	r->dirty = true;
+}
+
+/*
+ * The launcher waits for its command, so the command's end comes first. When
+ * it never came (the command ended while no collector watched), the launcher's
+ * exit status is the command's (tracer run exits with it): the run ends there.
+ */
+static void end_with_launcher(struct ingest *g, struct run *r, const struct proc *launcher)
+{
+	const struct process_row *l = &launcher->row;
+
+	log_warn("run %lld '%s': its command's end was not seen (no collector watched it); "
+		 "ended with its tracer run's exit status",
+		 (long long)r->row.id, r->row.name ? r->row.name : "?");
+	r->row.end_epoch_ns = l->end_epoch_ns;
+	r->row.has_exit_code = l->has_exit_code;
+	r->row.exit_code = l->exit_code;
+	r->row.has_signal = l->has_signal;
+	r->row.signal = l->signal;
+	r->status = l->has_signal ? GROUP_KILLED : l->exit_code ? GROUP_FAILED : GROUP_OK;
+	r->dirty = true;
+	insight_run_end(&g->insight, r, l->end_epoch_ns);
+}
+
+void launch_end_launcher(struct ingest *g, struct proc *launcher)
+{
+	struct run *r = launcher->life.launched;
+
+	if (!r->has_command) {
+		launch_abandon(r);
+		return;
 	}
+	r->finished = true;
+	if (r->status == GROUP_RUNNING)
+		end_with_launcher(g, r, launcher);
 }
 
 void launch_finish_command(struct ingest *g, struct proc *p)

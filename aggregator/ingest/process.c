@@ -326,7 +326,7 @@ void on_exit_event(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExitEven
 	insight_process_exit(&g->insight, p, p->row.end_epoch_ns);
 	launch_finish_command(g, p);
 	if (p->life.launched)
-		launch_end_launcher(p->life.launched);
+		launch_end_launcher(g, p);
 	hold_settle(g, p);
 	ingest_touch(g, p);
 	proc_retire(&g->table, p, ts_boot_ns);

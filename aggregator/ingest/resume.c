@@ -135,7 +135,7 @@ static int resume_run(void *ctx, struct open_run *o)
 		r->finished = true;
 	/* A launcher gone before it started a command ran nothing. */
 	if (r->source == RUN_EXPLICIT && !launcher && !o->row.command_process_id)
-		launch_end_launcher(r);
+		launch_abandon(r);
 	struct resume_step_ctx sc = {g, r};
 	store_each_step_of_run(g->store, r->row.id, resume_step, &sc);
 	return 0;

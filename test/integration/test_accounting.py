@@ -736,6 +736,40 @@ def a_tracer_run_that_starts_nothing_leaves_no_run(ctx):
 
 
 @test
+def a_run_whose_command_ended_unwatched_ends_with_its_launcher(ctx):
+    """The collector is killed while a tracer run's command runs, and a new one starts after the
+    command ended: nobody saw the command's exit (its row is lost), but the new collector sees
+    tracer run exit with the command's status (5, which tracer run passes on), so the run ends
+    failed with exit 5 instead of staying `running` forever."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    launcher = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "unseen-end",
+                                 "--", "sh", "-c", "sleep 1.2; exit 5"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.4)
+    col.kill()
+    col.wait(timeout=10)
+    time.sleep(1.4)  # the command ends meanwhile, unwatched
+    col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody"])
+    _, err = launcher.communicate(timeout=90)
+    scan_sanitizers(ctx, err, "tracer run")
+    ctx.check(launcher.returncode == 5, f"tracer run passes the command's exit 5: {launcher.returncode} {err[-600:]}")
+    end = time.time() + 15
+    row = None
+    while time.time() < end:
+        row = ctx.query("SELECT status, exit_code, end_ns IS NOT NULL FROM runs WHERE name = 'unseen-end'", db=db)
+        if row and row[0][0] != "running":
+            break
+        time.sleep(0.2)
+    ctx.check(row and row[0] == ("failed", 5, 1), f"the run ended failed with exit 5: {row}")
+    lost = ctx.query("SELECT state FROM processes p JOIN runs r ON r.command_process_id = p.id "
+                     "WHERE r.name = 'unseen-end'", db=db)
+    ctx.check(lost == [("lost",)], f"the command itself ended unseen: {lost}")
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+@test
 def aggregator_killed_mid_run_loses_nothing(ctx):
     """kill -9 the aggregator under load and restart it: the collector resends, exact count."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
