@@ -135,8 +135,14 @@ void launch_end_launcher(struct ingest *g, struct proc *launcher)
 		return;
 	}
 	r->finished = true;
-	if (r->status == GROUP_RUNNING)
-		end_with_launcher(g, r, launcher);
+	if (r->status != GROUP_RUNNING)
+		return;
+	/* A launcher killed while its command runs on: the command's own end will come. */
+	struct proc *cmd =
+	    proc_find(&g->table, r->command_pid, r->command_start_boot_ns, r->command_coarse);
+	if (cmd && !cmd->life.exited)
+		return;
+	end_with_launcher(g, r, launcher);
 }
 
 void launch_finish_command(struct ingest *g, struct proc *p)

@@ -770,6 +770,36 @@ def a_run_whose_command_ended_unwatched_ends_with_its_launcher(ctx):
 
 
 @test
+def a_killed_tracer_run_leaves_its_run_to_the_command(ctx):
+    """tracer run is SIGKILLed while its command runs on: the run is not ended with the
+    launcher's death; it ends when the command does, with the command's own exit status."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    launcher = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "outlives-launcher",
+                                 "--", "sh", "-c", "sleep 2; exit 6"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    launcher.kill()
+    launcher.wait(timeout=30)  # the command, its child, runs on
+    time.sleep(0.5)
+    mid = ctx.query("SELECT status FROM runs WHERE name = 'outlives-launcher'", db=db)
+    ctx.check(mid == [("running",)], f"the command still runs, so does the run: {mid}")
+    end = time.time() + 15
+    row = None
+    while time.time() < end:
+        row = ctx.query("SELECT status, exit_code FROM runs WHERE name = 'outlives-launcher'", db=db)
+        if row and row[0][0] != "running":
+            break
+        time.sleep(0.2)
+    ctx.check(row == [("failed", 6)], f"the run ended with its command's exit 6: {row}")
+    kinds = [k for (k,) in ctx.query("SELECT s.kind FROM signals s JOIN runs r ON r.id = s.run_id "
+                                     "WHERE r.name = 'outlives-launcher' AND s.severity = 'critical'", db=db)]
+    ctx.check("killed" not in kinds, f"no critical signal for the launcher's death: {kinds}")
+    ctx.stop(col)
+    ctx.stop(agg)
+
+
+@test
 def aggregator_killed_mid_run_loses_nothing(ctx):
     """kill -9 the aggregator under load and restart it: the collector resends, exact count."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
