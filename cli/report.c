@@ -75,7 +75,6 @@ static bool has(json_t *o, const char *key)
 	return v && !json_is_null(v);
 }
 
-/* The run's processes as a forest: roots are those whose parent is outside it. */
 /* Whether a collector still writes here: it will bring the end of a running process. */
 static bool collector_alive(sqlite3 *db)
 {
@@ -94,6 +93,7 @@ static bool collector_alive(sqlite3 *db)
 /* Processes without an end a run's header names (pid and program), at most. */
 #define UNFINISHED_NAMED 3
 
+/* The run's processes as a forest: roots are those whose parent is outside it. */
 static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 {
 	sqlite3_stmt *st;
@@ -445,7 +445,7 @@ static void name_unfinished(FILE *out, json_t *totals, const char *state, int64_
 		named++;
 	}
 	if (named < count)
-		fprintf(out, ", ...");
+		fprintf(out, "%s...", named ? ", " : "");
 }
 
 /*
