@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from html.parser import HTMLParser
 
-from harness import Failure, test
+from harness import Failure, test, write_script
 
 
 class Dom(HTMLParser):
@@ -52,6 +52,15 @@ def render(ctx, html):
     return dom
 
 
+def write_report(ctx, run):
+    """tracer report --html of the run named run, into the test's directory; its path."""
+    html = ctx.path(run + ".html")
+    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", html, run],
+                       capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer report: {p.returncode} {p.stderr}")
+    return html
+
+
 @test
 def html_report_renders_the_run(ctx):
     script = ctx.path("report-demo.sh")
@@ -63,10 +72,7 @@ def html_report_renders_the_run(ctx):
                 "wait\n")
     os.chmod(script, 0o755)
     ctx.tracer_run([script], "--run", "report-demo", expect=0)
-    html = ctx.path("report.html")
-    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", html, "report-demo"],
-                       capture_output=True, text=True, timeout=60)
-    ctx.check(p.returncode == 0, f"tracer report: {p.returncode} {p.stderr}")
+    html = write_report(ctx, "report-demo")
     raw = open(html).read()
     ctx.check("<img" not in raw.split('id="tracer-data">')[1].split("</script>")[0],
               "recorded text cannot open elements inside the data")
@@ -602,17 +608,10 @@ def html_report_says_what_its_numbers_leave_out(ctx):
     """A run whose command left a burner running (tracer run's own daemons stop with the
     command): the page's summary says one process is not counted, and its CPU card is the
     command's own, not the burner's."""
-    script = ctx.path("leaves-one.sh")
-    with open(script, "w") as f:
-        f.write("#!/bin/bash\n"
-                f"setsid {ctx.helper('cpuburn')} 600 </dev/null >/dev/null 2>&1 &\n"
-                f"{ctx.helper('cpuburn')} 100\n")
-    os.chmod(script, 0o755)
+    script = write_script(ctx, "leaves-one.sh", f"setsid {ctx.helper('cpuburn')} 600 </dev/null >/dev/null 2>&1 &\n"
+                                                f"{ctx.helper('cpuburn')} 100\n")
     ctx.tracer_run([script], "--run", "leaves-one", expect=0)
-    html = ctx.path("leaves-one.html")
-    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", html, "leaves-one"],
-                       capture_output=True, text=True, timeout=60)
-    ctx.check(p.returncode == 0, f"tracer report: {p.returncode} {p.stderr}")
+    html = write_report(ctx, "leaves-one")
     dom = render(ctx, html)
     note = [e["text"] for e in dom.elements if e["attrs"].get("id") == "run-unfinished"]
     ctx.check(note and note[0].startswith("Not counted: 1 process outlived the command"),
