@@ -97,11 +97,8 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	    "SELECT id, name, pipeline, engine, status, exit_code, signal, start_ns, end_ns,"
 	    " end_ns - start_ns AS wall_ns, cpu_ns, iowait_ns, runq_ns, reclaim_ns, sleep_ns,"
 	    " avg_cores, peak_cores, peak_rss_kb, read_bytes, write_bytes, net_tx_bytes,"
-	    " net_rx_bytes, steps, processes, failed_processes,"
-	    " (SELECT count(*) FROM processes p WHERE p.run_id = ?1 AND p.state = 'running')"
-	    " AS running_processes,"
-	    " (SELECT count(*) FROM processes p WHERE p.run_id = ?1 AND p.state = 'lost')"
-	    " AS lost_processes FROM runs WHERE id = ?1",
+	    " net_rx_bytes, steps, processes, failed_processes," RUN_UNFINISHED_COLUMNS
+	    " FROM runs WHERE id = ?1",
 	    run);
 	json_t *r = json_incref(json_array_get(runs, 0));
 

@@ -28,6 +28,7 @@
 #include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/health.h"
 #include "cli/launch.h"
 #include "aggregator/store/dblock.h"
 #include "cli/report.h"
@@ -566,21 +567,15 @@ static bool db_not_the_daemons(struct run_options *o)
 static bool daemons_seen_in_db(const struct run_options *o)
 {
 	sqlite3 *db = NULL;
-	sqlite3_stmt *q;
-	int64_t last = 0;
 
 	if (geteuid() == 0 ||
 	    sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		sqlite3_close(db);
 		return false;
 	}
-	if (sqlite3_prepare_v2(db, "SELECT max(last_seen_ns) FROM collector_stats WHERE final = 0",
-			       -1, &q, NULL) == SQLITE_OK &&
-	    sqlite3_step(q) == SQLITE_ROW)
-		last = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
+	bool writing = health_collector_writing(db) == 1;
 	sqlite3_close(db);
-	return last && (int64_t)now_realtime_ns() - last < 60LL * (int64_t)NSEC_PER_SEC;
+	return writing;
 }
 
 int cmd_run(int argc, char **argv)

@@ -28,4 +28,12 @@ void explain_exit(bool has_signal, int code, char *out, size_t size);
  */
 void explain_process_end(const json_t *p, char *out, size_t size);
 
+/* Two more columns for a query of the runs row with id ?1: its processes with no end
+ * (still running, or lost), whose use is in none of its totals. */
+#define RUN_UNFINISHED_COLUMNS                                                                     \
+	" (SELECT count(*) FROM processes p WHERE p.run_id = ?1 AND p.state = 'running')"          \
+	" AS running_processes,"                                                                   \
+	" (SELECT count(*) FROM processes p WHERE p.run_id = ?1 AND p.state = 'lost')"             \
+	" AS lost_processes"
+
 #endif

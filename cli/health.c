@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/jsonfield.h"
+#include "common/timeutil.h"
 
 /* Why the newest collector does not watch the host as it should; NULL if it does. */
 static const char *newest_collector_problem(const json_t *s, int64_t now_epoch_ns)
@@ -80,4 +81,18 @@ const char *health_problem(const struct health_input *in, char *buf, size_t size
 		return buf;
 	}
 	return in->shipping ? shipping_problem(in->shipping, buf, size) : NULL;
+}
+
+int health_collector_writing(sqlite3 *db)
+{
+	sqlite3_stmt *q;
+	int64_t last = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT max(last_seen_ns) FROM collector_stats WHERE final = 0",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		last = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return last && (int64_t)now_realtime_ns() - last < HEALTH_STALE_NS;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 /* How long a collector may stay silent before it counts as gone. */
 #define HEALTH_STALE_NS (60LL * 1000000000LL)
@@ -37,5 +38,9 @@ struct health_input {
  * aside by the shipper.
  */
 const char *health_problem(const struct health_input *in, char *buf, size_t size);
+
+/* Whether a collector that has not stopped wrote db within HEALTH_STALE_NS:
+ * 1 yes, 0 no, -1 unknown (not a readable tracer database). */
+int health_collector_writing(sqlite3 *db);
 
 #endif

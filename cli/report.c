@@ -7,8 +7,8 @@
 
 #include "cli/clierror.h"
 #include "cli/format.h"
+#include "cli/health.h"
 #include "cli/rows.h"
-#include "common/timeutil.h"
 
 /* Who is asking: the user behind sudo, else ourselves. */
 static uid_t asking_uid(void)
@@ -73,21 +73,6 @@ static bool has(json_t *o, const char *key)
 	json_t *v = json_object_get(o, key);
 
 	return v && !json_is_null(v);
-}
-
-/* Whether a collector still writes here: it will bring the end of a running process. */
-static bool collector_alive(sqlite3 *db)
-{
-	sqlite3_stmt *q;
-	int64_t last = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT max(last_seen_ns) FROM collector_stats WHERE final = 0",
-			       -1, &q, NULL) != SQLITE_OK)
-		return true; /* unknown: claim nothing */
-	if (sqlite3_step(q) == SQLITE_ROW)
-		last = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	return last && (int64_t)now_realtime_ns() - last < 60LL * (int64_t)NSEC_PER_SEC;
 }
 
 /* Processes without an end a run's header names (pid and program), at most. */
@@ -562,7 +547,9 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 	}
 	roots = load_tree(db, run_id, totals);
 	if (int_of(totals, "running_processes") && !o->watch_ended)
-		json_object_set_new(totals, "watched_now", json_boolean(collector_alive(db)));
+		/* A collector still writing brings their ends; unknown claims nothing. */
+		json_object_set_new(totals, "watched_now",
+				    json_boolean(health_collector_writing(db) != 0));
 	json_t *structure = load_steps(db, run_id);
 	struct report_opts local = *o;
 	local.structure = structure;
