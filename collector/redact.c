@@ -33,6 +33,7 @@ static const char *const secret_keys[] = {
     "sig",
     "aws_secret_access_key",
     "aws_session_token",
+    "psk",
 };
 /* Endings of variable names that hold secrets (MYSQL_PWD, DB_PASS). */
 static const char *const secret_suffixes[] = {"_pwd", "_pass", "_passwd"};
@@ -67,7 +68,9 @@ static const struct tool_rule tool_rules[] = {
     {"unrar", "-p", true, 0},	     {"sqlcmd", "-P", false, 0},
     {"bcp", "-P", false, 0},	     {"lftp", "-u", false, ','},
     {"ncftp", "-p", false, 0},	     {"ncftpget", "-p", false, 0},
-    {"ncftpput", "-p", false, 0},
+    {"ncftpput", "-p", false, 0},    {"ssh-keygen", "-N", false, 0},
+    {"ssh-keygen", "-P", false, 0},  {"ssh-keygen", "-N", true, 0},
+    {"ssh-keygen", "-P", true, 0},
 };
 
 static bool ends_with(const char *s, size_t len, const char *suffix)
@@ -77,9 +80,67 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 	return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
+/* What kind of key the word before `_key` names when the key is not a secret:
+ * a database's or a sort's key, a public key, a key's id in a key store. */
+static const char *const harmless_key_kinds[] = {
+    "sort",	   "primary",	"partition", "hash",   "range",	    "group",   "cache",
+    "public",	   "pub",	"host",	     "kms",    "gpg",	    "pgp",     "ssh",
+    "s3",	   "foreign",	"join",	     "index",  "dedup",	    "merge",   "lookup",
+    "routing",	   "message",	"row",	     "object", "unique",    "shard",   "search",
+    "label",	   "tag",	"column",    "field",  "record",    "map",     "dict",
+    "idempotency", "composite", "compound",  "order",  "secondary", "cluster",
+};
+/* Words after `key` that name something about a key, not the key itself. */
+static const char *const key_attributes[] = {"id",   "ids",	"name",	       "alias",	    "arn",
+					     "ref",  "version", "fingerprint", "algorithm", "size",
+					     "bits", "column",	"field",       "server"};
+
+static bool in_list(const char *word, size_t len, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && memcmp(word, list[i], len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A key that is some kind of key: --account-key, --sse-c-key, AccountKey=,
+ * --client-key-data. Most such options carry the key itself; the kinds that
+ * do not (--sort-key, --public-key, --kms-key-id) are listed above.
+ */
+static bool names_a_key(const char *norm, size_t n)
+{
+	size_t prev_start = 0, prev_len = 0, start = 0;
+
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && norm[i] != '_')
+			continue;
+		size_t wlen = i - start;
+		if (wlen == 3 && memcmp(norm + start, "key", 3) == 0 && prev_len > 0) {
+			size_t next = i < n ? i + 1 : n, next_len = 0;
+			while (next + next_len < n && norm[next + next_len] != '_')
+				next_len++;
+			bool harmless_kind =
+			    in_list(norm + prev_start, prev_len, harmless_key_kinds,
+				    sizeof(harmless_key_kinds) / sizeof(*harmless_key_kinds));
+			bool attribute = next_len > 0 &&
+					 in_list(norm + next, next_len, key_attributes,
+						 sizeof(key_attributes) / sizeof(*key_attributes));
+			if (!harmless_kind && !attribute)
+				return true;
+		}
+		if (wlen > 0) {
+			prev_start = start;
+			prev_len = wlen;
+		}
+		start = i + 1;
+	}
+	return false;
+}
+
 int redact_key_is_sensitive(const char *key, size_t len)
 {
-	char norm[KEY_MAX + 1];
+	char norm[2 * KEY_MAX + 1];
 	size_t n = 0;
 
 	while (len && *key == '-') {
@@ -91,8 +152,13 @@ int redact_key_is_sensitive(const char *key, size_t len)
 	if (len > KEY_MAX)
 		return 1;
 	for (size_t i = 0; i < len; i++) {
-		char c = (char)tolower((unsigned char)key[i]);
-		norm[n++] = c == '-' || c == '.' ? '_' : c;
+		unsigned char c = (unsigned char)key[i];
+		/* camelCase words are words too: AccountKey is account_key */
+		if (isupper(c) && i > 0 &&
+		    (islower((unsigned char)key[i - 1]) || isdigit((unsigned char)key[i - 1])))
+			norm[n++] = '_';
+		char l = (char)tolower(c);
+		norm[n++] = l == '-' || l == '.' ? '_' : l;
 	}
 	norm[n] = '\0';
 	for (size_t i = 0; i < sizeof(harmless_suffixes) / sizeof(*harmless_suffixes); i++)
@@ -117,7 +183,7 @@ int redact_key_is_sensitive(const char *key, size_t len)
 	for (size_t i = 0; i < sizeof(secret_words) / sizeof(*secret_words); i++)
 		if (strstr(norm, secret_words[i]))
 			return 1;
-	return 0;
+	return names_a_key(norm, n);
 }
 
 struct span {
@@ -320,19 +386,54 @@ static bool is_token_char(char c)
 	       c == '/' || c == '=';
 }
 
-/* Tokens recognisable by their shape wherever they stand: GitHub, Slack, AWS key
- * ids, JWTs, and a private key's body. */
+/* Tokens recognisable by their shape wherever they stand: GitHub, GitLab,
+ * Slack, Stripe, Vault, Google, Hugging Face, AWS key ids, JWTs. */
+struct token_shape {
+	const char *prefix;
+	unsigned char exact; /* the token's whole length, or 0: 16 or more */
+	bool jwt;	     /* header.payload.signature: two dots */
+};
+static const struct token_shape token_shapes[] = {
+    {"ghp_", 0, false},	    {"gho_", 0, false},	    {"ghu_", 0, false},
+    {"ghs_", 0, false},	    {"ghr_", 0, false},	    {"github_pat_", 0, false},
+    {"xoxb-", 0, false},    {"xoxp-", 0, false},    {"xoxa-", 0, false},
+    {"xoxr-", 0, false},    {"xoxs-", 0, false},    {"xapp-", 0, false},
+    {"glpat-", 0, false},   {"sk_live_", 0, false}, {"rk_live_", 0, false},
+    {"sk_test_", 0, false}, {"rk_test_", 0, false}, {"hvs.", 0, false},
+    {"hvb.", 0, false},	    {"hvr.", 0, false},	    {"AIza", 39, false},
+    {"hf_", 37, false},	    {"pypi-AgE", 0, false}, {"AKIA", 0, false},
+    {"ASIA", 0, false},	    {"eyJ", 0, true},
+};
+/* Webhook addresses whose path is the credential: what follows is the secret. */
+static const char *const webhook_paths[] = {"hooks.slack.com/services/", "/api/webhooks/",
+					    "/webhookb2/"};
+
+static bool shape_fits(const struct token_shape *t, const char *tok, size_t n)
+{
+	if (t->exact) {
+		if (n != t->exact)
+			return false;
+		for (size_t j = strlen(t->prefix); j < n; j++)
+			if (!isalnum((unsigned char)tok[j]) && tok[j] != '_' && tok[j] != '-')
+				return false; /* a file name such as hf_model.bin is no token */
+		return true;
+	}
+	size_t dots = 0;
+	for (size_t j = 0; j < n; j++)
+		dots += tok[j] == '.';
+	/* Long enough to be a token, not a word that happens to start so. */
+	return n >= 16 && (!t->jwt || dots >= 2);
+}
+
 static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 {
-	static const char *const prefixes[] = {"ghp_",	      "gho_",	"ghu_",	 "ghs_",  "ghr_",
-					       "github_pat_", "xoxb-",	"xoxp-", "xoxa-", "xoxr-",
-					       "xoxs-",	      "glpat-", "AKIA",	 "ASIA",  "eyJ"};
 	static bool first_byte[256]; /* of any prefix: most bytes start none */
 	static bool known;
+	const size_t nshapes = sizeof(token_shapes) / sizeof(*token_shapes);
 
 	if (!known) {
-		for (size_t k = 0; k < sizeof(prefixes) / sizeof(*prefixes); k++)
-			first_byte[(unsigned char)prefixes[k][0]] = true;
+		for (size_t k = 0; k < nshapes; k++)
+			first_byte[(unsigned char)token_shapes[k].prefix[0]] = true;
 		known = true;
 	}
 	for (size_t i = 0; i < len; i++) {
@@ -340,23 +441,30 @@ static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 			continue;
 		if (i > 0 && is_token_char(arg[i - 1]) && arg[i - 1] != '=' && arg[i - 1] != '/')
 			continue; /* only at the start of a token */
-		for (size_t k = 0; k < sizeof(prefixes) / sizeof(*prefixes); k++) {
-			if (arg[i] != prefixes[k][0] || !starts_with(arg + i, len - i, prefixes[k]))
+		for (size_t k = 0; k < nshapes; k++) {
+			const struct token_shape *t = &token_shapes[k];
+			if (arg[i] != t->prefix[0] || !starts_with(arg + i, len - i, t->prefix))
 				continue;
 			size_t end = i;
 			while (end < len && is_token_char(arg[end]))
 				end++;
-			/* Long enough to be a token, not a word that happens to start so. */
-			bool jwt = k == sizeof(prefixes) / sizeof(*prefixes) - 1;
-			size_t dots = 0;
-			for (size_t j = i; j < end; j++)
-				dots += arg[j] == '.';
-			if (end - i >= 16 && (!jwt || dots >= 2)) {
+			if (shape_fits(t, arg + i, end - i)) {
 				add_span(sp, i, end);
 				i = end;
+				break;
 			}
-			break;
 		}
+	}
+	for (size_t k = 0; k < sizeof(webhook_paths) / sizeof(*webhook_paths); k++) {
+		const char *hook = memmem(arg, len, webhook_paths[k], strlen(webhook_paths[k]));
+		if (!hook)
+			continue;
+		size_t s = (size_t)(hook - arg) + strlen(webhook_paths[k]), end = s;
+		while (end < len && !isspace((unsigned char)arg[end]) && arg[end] != '\'' &&
+		       arg[end] != '"')
+			end++;
+		if (end > s)
+			add_span(sp, s, end);
 	}
 	const char *pem = memmem(arg, len, "PRIVATE KEY-----", 16);
 	if (pem) /* the key itself, header and all */
@@ -582,6 +690,7 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 {
 	char tool[64] = "", prev[KEY_MAX + 1] = "", prev2[KEY_MAX + 1] = "", word[KEY_MAX + 1];
 	bool at_command = true;
+	int after_secrets_set = -1; /* words since `secrets set`: NAME, then VALUE */
 	size_t i = 0;
 
 	while (i < len) {
@@ -590,6 +699,7 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 			i++;
 		if (i < len && is_shell_separator(arg[i])) {
 			at_command = true;
+			after_secrets_set = -1;
 			prev[0] = prev2[0] = '\0';
 			i++;
 			continue;
@@ -611,8 +721,11 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 			ws++; /* 'secret': the quotes are the word's, not the secret's */
 			we--;
 		}
-		if (we == ws)
+		if (we == ws) { /* '': an empty value still stands in its place */
+			memcpy(prev2, prev, strlen(prev) + 1);
+			memcpy(prev, "''", 3);
 			continue;
+		}
 		size_t n = we - ws < KEY_MAX ? we - ws : KEY_MAX;
 		memcpy(word, arg + ws, n);
 		word[n] = '\0';
@@ -627,7 +740,8 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 		}
 		const struct tool_rule *glued = tool_rule_for(tool, word, true);
 		if (detached_rule(tool, prev[0] ? prev : NULL) ||
-		    after_secret_name(tool, prev2[0] ? prev2 : NULL, prev[0] ? prev : NULL))
+		    after_secret_name(tool, prev2[0] ? prev2 : NULL, prev[0] ? prev : NULL) ||
+		    after_secrets_set == 1)
 			add_span(sp, ws, we);
 		else if (glued)
 			add_span(sp, ws + strlen(glued->flag), we);
@@ -647,6 +761,10 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 			if (inner.overflow || nested.overflow)
 				add_span(sp, start, i);
 		}
+		if (!strcmp(prev, "secrets") && !strcmp(word, "set"))
+			after_secrets_set = 0;
+		else if (after_secrets_set >= 0)
+			after_secrets_set++;
 		memcpy(prev2, prev, strlen(prev) + 1);
 		memcpy(prev, word, n + 1);
 	}
@@ -733,8 +851,9 @@ static size_t redact_one(const char *tool, const char *prev2, const char *prev, 
 
 /*
  * Secrets known by their place, not a flag: `htpasswd -b FILE USER PASSWORD`
- * (behind `sudo` too) and `mc alias set NAME URL KEY SECRET` (or `mc config
- * host add ...`). The argument's index, or 0.
+ * (behind `sudo` too), `mc alias set NAME URL KEY SECRET` (or `mc config
+ * host add ...`) and `nextflow secrets set NAME VALUE` (also in the argv of
+ * the java its launcher execs). The argument's index, or 0.
  */
 static unsigned positional_secret(char *const *argv, unsigned argc)
 {
@@ -743,6 +862,8 @@ static unsigned positional_secret(char *const *argv, unsigned argc)
 
 	for (unsigned i = 0; i < argc; i++) {
 		const char *name = path_basename(argv[i]);
+		if (i + 3 < argc && !strcmp(argv[i], "secrets") && !strcmp(argv[i + 1], "set"))
+			found = i + 3;
 		if (name[0] == 'h' && !strcmp(name, "htpasswd"))
 			htpasswd = true;
 		else if (htpasswd && argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'b'))

@@ -8,6 +8,8 @@
  *  - credentials in URLs: scheme://user:X@host, https://X@host
  *  - HTTP headers: "Authorization: X", "Cookie: X"
  *  - openssl style pass:X
+ *  - key options (--account-key X, AccountKey=X), `secrets set NAME X`
+ *  - token shapes (ghp_, sk_live_, hvs., JWTs) and webhook URLs' paths
  * Over-redaction is preferred to a leak.
  */
 #ifndef TRACER_REDACT_H

@@ -112,8 +112,9 @@ def collector_logs_its_first_line_inside_the_allow_list(ctx):
 def planted_secrets_appear_nowhere(ctx):
     """A secret in an environment variable, in --password=, in a shell string inside
     a shell string (`sh -c "sh -c 'mysql -pX'"`, where the outer shells' argv hold it
-    too) and behind a wrapper on a line of its own (`env A=1 mysql -pX`, in env's argv
-    and the script's): none of the values nor the variable appear in the database, the
+    too), behind a wrapper on a line of its own (`env A=1 mysql -pX`, in env's argv
+    and the script's), in a key option and an Azure connection string, and as the
+    value of `secrets set NAME VALUE` (Nextflow's): none of the values nor the variable appear in the database, the
     outbox, the frames on the socket (traced with strace on the collector), or the
     daemons' logs."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
@@ -137,6 +138,8 @@ def planted_secrets_appear_nowhere(ctx):
     p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "secrets", "--",
                         "bash", "-c", "sleep 0.2; sh -c \"sh -c 'mysql -pnestsecret-4d5e db' 2>/dev/null; "
                         "exit 0\"\nenv A=1 mysql -pwrapsecret-6a7b 2>/dev/null\n"
+                        "/bin/true --account-key keysecret-8c9d 'AccountName=a;AccountKey=connsecret-2e3f'\n"
+                        "/bin/true secrets set DB_URL nfsecret-5a6b\n"
                         "exec /bin/true --password=argvsecret-1b2c"],
                        env=env, capture_output=True, text=True, timeout=120)
     ctx.check(p.returncode == 0, f"tracer run: {p.stderr[-300:]}")
@@ -147,9 +150,11 @@ def planted_secrets_appear_nowhere(ctx):
     tracer_proc.wait(timeout=60)
     col_log = open(col_log_path).read()
     _, agg_log = ctx.stop(agg)
-    argv = ctx.one("SELECT argv FROM processes p JOIN runs r ON r.id = p.run_id WHERE r.name = 'secrets' "
-                   "AND p.exe = '/usr/bin/true'", db=db)
-    ctx.check(argv == '["/bin/true","--password=***"]', f"the password is redacted in argv: {argv}")
+    argvs = sorted(r[0] for r in ctx.query("SELECT argv FROM processes p JOIN runs r ON r.id = p.run_id "
+                                            "WHERE r.name = 'secrets' AND p.exe = '/usr/bin/true'", db=db))
+    ctx.check(argvs == ['["/bin/true","--account-key","***","AccountName=a;AccountKey=***"]',
+                        '["/bin/true","--password=***"]', '["/bin/true","secrets","set","DB_URL","***"]'],
+              f"each secret is redacted in argv, the rest kept: {argvs}")
     blobs = {"database": b"", "outbox": b"", "frames": b"", "logs": (col_log + agg_log + p.stderr).encode()}
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(db + suffix):
@@ -164,7 +169,7 @@ def planted_secrets_appear_nowhere(ctx):
               "the frames carry the process but not the argv secret")
     for where, blob in blobs.items():
         for secret in (b"argvsecret-1b2c", b"envsecret-7f3a9c", b"PLANTED_ENV_SECRET", b"nestsecret-4d5e",
-                       b"wrapsecret-6a7b"):
+                       b"wrapsecret-6a7b", b"keysecret-8c9d", b"connsecret-2e3f", b"nfsecret-5a6b"):
             ctx.check(secret not in blob, f"{secret!r} found in the {where}")
 
 
