@@ -314,6 +314,26 @@ static void find_quoted_keys(const char *arg, size_t len, struct spans *sp)
 }
 
 /* scheme://user:secret@host and https://token@host */
+/* Webhook addresses whose path is the credential: what follows is the secret. */
+static const char *const webhook_paths[] = {"hooks.slack.com/services/", "/api/webhooks/",
+					    "/webhookb2/"};
+
+/* A URL's address after the scheme, from `from` to where the word ends. */
+static void find_webhook_secret(const char *arg, size_t from, size_t len, struct spans *sp)
+{
+	size_t end = from;
+
+	while (end < len && !isspace((unsigned char)arg[end]) && arg[end] != '\'' &&
+	       arg[end] != '"')
+		end++;
+	for (size_t k = 0; k < sizeof(webhook_paths) / sizeof(*webhook_paths); k++) {
+		size_t n = strlen(webhook_paths[k]);
+		const char *hook = memmem(arg + from, end - from, webhook_paths[k], n);
+		if (hook && (size_t)(hook - arg) + n < end)
+			add_span(sp, (size_t)(hook - arg) + n, end);
+	}
+}
+
 static void find_url_credentials(const char *arg, size_t len, struct spans *sp)
 {
 	const char *p = arg;
@@ -345,6 +365,7 @@ static void find_url_credentials(const char *arg, size_t len, struct spans *sp)
 					add_span(sp, auth_start, at);
 			}
 		}
+		find_webhook_secret(arg, auth_start, len, sp);
 		p += 3;
 	}
 }
@@ -404,10 +425,6 @@ static const struct token_shape token_shapes[] = {
     {"hf_", 37, false},	    {"pypi-AgE", 0, false}, {"AKIA", 0, false},
     {"ASIA", 0, false},	    {"eyJ", 0, true},
 };
-/* Webhook addresses whose path is the credential: what follows is the secret. */
-static const char *const webhook_paths[] = {"hooks.slack.com/services/", "/api/webhooks/",
-					    "/webhookb2/"};
-
 static bool shape_fits(const struct token_shape *t, const char *tok, size_t n)
 {
 	if (t->exact) {
@@ -427,23 +444,27 @@ static bool shape_fits(const struct token_shape *t, const char *tok, size_t n)
 
 static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 {
-	static bool first_byte[256]; /* of any prefix: most bytes start none */
+	static uint32_t starting_with[256]; /* bit k: token_shapes[k] starts with the byte */
 	static bool known;
 	const size_t nshapes = sizeof(token_shapes) / sizeof(*token_shapes);
+	_Static_assert(sizeof(token_shapes) / sizeof(*token_shapes) <= 32, "one bit per shape");
 
 	if (!known) {
 		for (size_t k = 0; k < nshapes; k++)
-			first_byte[(unsigned char)token_shapes[k].prefix[0]] = true;
+			starting_with[(unsigned char)token_shapes[k].prefix[0]] |= 1u << k;
 		known = true;
 	}
 	for (size_t i = 0; i < len; i++) {
-		if (!first_byte[(unsigned char)arg[i]])
+		uint32_t candidates = starting_with[(unsigned char)arg[i]];
+		if (!candidates)
 			continue;
 		if (i > 0 && is_token_char(arg[i - 1]) && arg[i - 1] != '=' && arg[i - 1] != '/')
 			continue; /* only at the start of a token */
-		for (size_t k = 0; k < nshapes; k++) {
-			const struct token_shape *t = &token_shapes[k];
-			if (arg[i] != t->prefix[0] || !starts_with(arg + i, len - i, t->prefix))
+		for (; candidates; candidates &= candidates - 1) {
+			const struct token_shape *t = &token_shapes[__builtin_ctz(candidates)];
+			/* The second byte first: words start with these letters too. */
+			if (i + 1 >= len || arg[i + 1] != t->prefix[1] ||
+			    !starts_with(arg + i, len - i, t->prefix))
 				continue;
 			size_t end = i;
 			while (end < len && is_token_char(arg[end]))
@@ -454,17 +475,6 @@ static void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 				break;
 			}
 		}
-	}
-	for (size_t k = 0; k < sizeof(webhook_paths) / sizeof(*webhook_paths); k++) {
-		const char *hook = memmem(arg, len, webhook_paths[k], strlen(webhook_paths[k]));
-		if (!hook)
-			continue;
-		size_t s = (size_t)(hook - arg) + strlen(webhook_paths[k]), end = s;
-		while (end < len && !isspace((unsigned char)arg[end]) && arg[end] != '\'' &&
-		       arg[end] != '"')
-			end++;
-		if (end > s)
-			add_span(sp, s, end);
 	}
 	const char *pem = memmem(arg, len, "PRIVATE KEY-----", 16);
 	if (pem) /* the key itself, header and all */
@@ -491,7 +501,7 @@ static void find_oracle_login(const char *tool, const char *arg, size_t len, str
 	if (!memchr(arg, '/', len))
 		return;
 	for (size_t i = 0; i < sizeof(tools) / sizeof(*tools) && !oracle; i++)
-		oracle = !strcmp(tool, tools[i]);
+		oracle = tool[0] == tools[i][0] && !strcmp(tool, tools[i]);
 	if (!oracle)
 		return;
 	size_t u = len > 7 && !strncasecmp(arg, "userid=", 7) ? 7 : 0, i = u;
@@ -564,7 +574,7 @@ static const struct tool_rule *tool_rule_for(const char *tool, const char *arg, 
 		const struct tool_rule *r = &tool_rules[i];
 		/* First bytes first: every argument of every exec comes through here. */
 		if (r->glued != glued || arg[0] != r->flag[0] || tool[0] != r->tool[0] ||
-		    strcmp(tool, r->tool) != 0)
+		    tool[1] != r->tool[1] || strcmp(tool, r->tool) != 0)
 			continue;
 		size_t fl = strlen(r->flag);
 		if (glued ? strncmp(arg, r->flag, fl) == 0 && arg[fl] != '\0'
@@ -582,10 +592,14 @@ static const struct tool_rule *tool_rule_for(const char *tool, const char *arg, 
  */
 static bool is_rule_tool(const char *name)
 {
-	if (!strcmp(name, "git") || !strcmp(name, "htpasswd") || !strcmp(name, "sqlplus"))
+	/* First bytes first: every argument of every exec comes through here. */
+	if ((name[0] == 'g' && !strcmp(name, "git")) ||
+	    (name[0] == 'h' && !strcmp(name, "htpasswd")) ||
+	    (name[0] == 's' && !strcmp(name, "sqlplus")))
 		return true;
 	for (size_t i = 0; i < sizeof(tool_rules) / sizeof(*tool_rules); i++)
-		if (name[0] == tool_rules[i].tool[0] && !strcmp(name, tool_rules[i].tool))
+		if (name[0] == tool_rules[i].tool[0] && name[0] &&
+		    name[1] == tool_rules[i].tool[1] && !strcmp(name, tool_rules[i].tool))
 			return true;
 	return false;
 }
@@ -862,7 +876,8 @@ static unsigned positional_secret(char *const *argv, unsigned argc)
 
 	for (unsigned i = 0; i < argc; i++) {
 		const char *name = path_basename(argv[i]);
-		if (i + 3 < argc && !strcmp(argv[i], "secrets") && !strcmp(argv[i + 1], "set"))
+		if (argv[i][0] == 's' && i + 3 < argc && !strcmp(argv[i], "secrets") &&
+		    !strcmp(argv[i + 1], "set"))
 			found = i + 3;
 		if (name[0] == 'h' && !strcmp(name, "htpasswd"))
 			htpasswd = true;
