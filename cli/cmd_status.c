@@ -140,9 +140,13 @@ static void print_text(json_t *doc)
 		printf(", %s free", free_text);
 	}
 	printf(", check: %s)\n", jstr(doc, "db_check"));
-	printf("  daemons    %s on %s\n",
+	printf("  daemons    %s on %s%s\n",
 	       json_is_true(json_object_get(doc, "listening")) ? "listening" : "not listening",
-	       jstr(doc, "socket"));
+	       jstr(doc, "socket"),
+	       json_is_true(json_object_get(doc, "daemons_database"))
+		   ? ""
+		   : " (not checked: the daemons there write " TRACER_DEFAULT_DB
+		     ", not this database; --socket names the ones that write it)");
 	json_array_foreach(streams, i, s)
 	{
 		char ago[32];
@@ -158,7 +162,13 @@ static void print_text(json_t *doc)
 		       "arrived\n",
 		       (long long)jint(s, "kernel_drops"), (long long)jint(s, "collector_drops"),
 		       (long long)jint(s, "seq_gaps"));
-		if (json_is_integer(json_object_get(s, "blind_ns")))
+		if (json_is_integer(json_object_get(s, "blind_ns")) && !jint(s, "blind_processes"))
+			printf(
+			    "  started %.1f s after the previous collector stopped; its snapshot "
+			    "found no process of this database's that began meanwhile (any that "
+			    "began and ended then are unknown)\n",
+			    (double)jint(s, "blind_ns") / 1e9);
+		else if (json_is_integer(json_object_get(s, "blind_ns")))
 			printf(
 			    "  started %.1f s after the previous collector stopped: %lld processes "
 			    "began unwatched (its snapshot found them; any that also ended are "
@@ -211,11 +221,14 @@ static void print_text(json_t *doc)
 struct status_options {
 	const char *db_path, *socket_path, *state_path;
 	bool as_json;
+	bool socket_given; /* --socket: the daemons that write this database listen there */
 };
 
 static const char status_usage[] =
     "usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n"
     "  is tracer healthy: daemons listening, probes, events lost per hop, shipping.\n"
+    "  The daemons' socket counts only for their database (the default) or with\n"
+    "  --socket: a tracer run database needs no daemons.\n"
     "  Exit status: 0 healthy; 3 degraded (the first line says why); 1 no tracer\n"
     "  database at PATH (missing, empty, not SQLite, another program's, other\n"
     "  schema version); 2 usage.\n";
@@ -234,7 +247,7 @@ static int parse_status_options(int argc, char **argv, struct status_options *o)
 	int c;
 
 	*o = (struct status_options){cli_default_db(), TRACER_DEFAULT_SOCKET,
-				     TRACER_DEFAULT_SHIPPER_STATE, false};
+				     TRACER_DEFAULT_SHIPPER_STATE, false, false};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -243,6 +256,7 @@ static int parse_status_options(int argc, char **argv, struct status_options *o)
 			break;
 		case 's':
 			o->socket_path = optarg;
+			o->socket_given = true;
 			break;
 		case 'S':
 			o->state_path = optarg;
@@ -295,6 +309,16 @@ static int64_t free_bytes_beside(const char *db_path)
 	return (int64_t)fs.f_bavail * (int64_t)fs.f_frsize;
 }
 
+/* Whether two paths name one file (the daemons' database under another name). */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+		return strcmp(a, b) == 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Everything status reports, as one document. */
 /* schema_version: as db_probe_open read it (the probe already asked SQLite). */
 static json_t *status_document(sqlite3 *db, const struct status_options *o, off_t db_bytes,
@@ -313,6 +337,9 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	int64_t free_bytes = free_bytes_beside(o->db_path);
 
 	bool listening = ipc_probe(o->socket_path);
+	/* Whether the socket is that of the daemons writing this database: theirs by
+	 * default, or the one named. Another database (tracer run's) needs none. */
+	bool daemons_db = o->socket_given || same_file(o->db_path, TRACER_DEFAULT_DB);
 	struct health_input in = {
 	    .streams = streams,
 	    .losses = losses,
@@ -324,7 +351,7 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	};
 	char why[2600];
 	const char *problem = health_problem(&in, why, sizeof(why));
-	if (!problem && !listening) {
+	if (!problem && !listening && daemons_db) {
 		struct stat sock;
 		bool hidden = stat(o->socket_path, &sock) != 0 && errno == EACCES;
 		/* The socket's directory is the daemons' own: others cannot tell if they run. */
@@ -345,6 +372,7 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	json_object_set_new(doc, "schema_version", json_integer(schema_version));
 	json_object_set_new(doc, "socket", json_string(o->socket_path));
 	json_object_set_new(doc, "listening", json_boolean(listening));
+	json_object_set_new(doc, "daemons_database", json_boolean(daemons_db));
 	json_object_set_new(doc, "collectors", streams);
 	json_object_set_new(doc, "losses", losses);
 	json_object_set(doc, "aggregator",

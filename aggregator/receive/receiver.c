@@ -220,10 +220,13 @@ static void begin_blind_window(struct receiver *r, struct stream_state *s, const
 		return;
 	s->row.has_blind = true;
 	s->row.blind_ns = f->watermark_ns - since;
-	ingest_begin_blind_window(r->ingest, since);
 	/* An aggregator that records runs alone and has none yet (tracer run's own,
-	 * started with its collector) lost nothing it records: said, not warned. */
-	if (r->ingest->scope == SCOPE_RUNS && !r->ingest->corr.runs)
+	 * started with its collector) lost nothing it records: said, not warned,
+	 * and none of the processes that began meanwhile count as lost. */
+	bool nothing_recorded = r->ingest->scope == SCOPE_RUNS && !r->ingest->corr.runs;
+	if (!nothing_recorded)
+		ingest_begin_blind_window(r->ingest, since);
+	if (nothing_recorded)
 		log_info("stream %s: %.3f s since the previous collector of this boot (no run "
 			 "of this aggregator's was open)",
 			 s->row.stream_id, (double)s->row.blind_ns / 1e9);

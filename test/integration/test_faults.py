@@ -701,11 +701,22 @@ def consecutive_tracer_runs_record_the_gap_without_warning(ctx):
     """tracer run's own daemons start and stop with each command: the second run's collector
     follows the first's after a gap nobody watched. That gap is recorded (collector_stats), but
     it hid nothing the run records (its aggregator keeps runs alone and had none open), so the
-    user is not warned of it in the middle of their command's output."""
-    for name in ("first", "second"):
-        p = ctx.tracer_run(["/bin/sh", "-c", "sleep 0.3"], "--run", name, expect=0)
-        time.sleep(0.5)
+    user is not warned of it in the middle of their command's output, nor does `tracer status`
+    on the database call it degraded, even with processes that began in the gap still running
+    when the second collector starts (none of them is anything the database records)."""
+    p = ctx.tracer_run(["/bin/sh", "-c", "sleep 0.3"], "--run", "first", expect=0)
+    # Processes of no run that begin while nobody watches, and outlive the gap.
+    bystander = subprocess.Popen(["sh", "-c", "sleep 6 & sleep 6 & wait"])
+    ctx.procs.append(bystander)
+    time.sleep(0.5)
+    p = ctx.tracer_run(["/bin/sh", "-c", "sleep 0.3"], "--run", "second", expect=0)
     ctx.check("unwatched" not in p.stderr, f"no warning about the gap between runs:\n{p.stderr[-1500:]}")
-    rows = ctx.query("SELECT blind_ns FROM collector_stats ORDER BY first_seen_ns")
+    rows = ctx.query("SELECT blind_ns, blind_processes FROM collector_stats ORDER BY first_seen_ns")
     ctx.check(len(rows) == 2 and rows[0][0] is None and rows[1][0] and rows[1][0] >= 500_000_000,
               f"the second stream records the gap of at least 0.5 s: {rows}")
+    ctx.check(rows[1][1] == 0, f"no process the database records began in the gap: {rows}")
+    st = subprocess.run([ctx.bin("tracer"), "status", "--db", ctx.db], capture_output=True, text=True,
+                        timeout=60)
+    ctx.check(st.returncode == 0 and st.stdout.startswith("tracer status: healthy"),
+              f"tracer status calls the database healthy (exit {st.returncode}):\n{st.stdout[:600]}")
+    ctx.check("not checked" in st.stdout, f"the system daemons' socket is not this database's:\n{st.stdout[:600]}")
