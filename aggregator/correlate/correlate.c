@@ -150,8 +150,8 @@ static void mark_engine(struct run *r, const struct proc *p)
 
 /*
  * An explicit run learns its engine from what runs inside it: its command if
- * that is a script, then any workflow engine the script starts (which then
- * leaves the script's step).
+ * that is a script or make, then any workflow engine the script starts (which
+ * then leaves the script's step).
  */
 static void learn_engine(struct correlator *c, struct run *r, struct proc *p,
 			 const struct process_view *v)
@@ -159,10 +159,12 @@ static void learn_engine(struct correlator *c, struct run *r, struct proc *p,
 	char pipeline[PIPELINE_NAME_MAX];
 	const struct engine *e = engine_detect(v, pipeline, sizeof(pipeline));
 
-	if (!e && !r->engine[0] && r->has_command &&
-	    same_process(r->command_pid, r->command_start_boot_ns, p) &&
-	    engine_script.is_run(v, pipeline, sizeof(pipeline)))
+	bool command = !r->engine[0] && r->has_command &&
+		       same_process(r->command_pid, r->command_start_boot_ns, p);
+	if (!e && command && engine_script.is_run(v, pipeline, sizeof(pipeline)))
 		e = &engine_script;
+	else if (!e && command && engine_make.is_run(v, pipeline, sizeof(pipeline)))
+		e = &engine_make;
 	if (!e)
 		return;
 	copy_string(r->engine, sizeof(r->engine), e->name);

@@ -21,12 +21,12 @@ const struct engine *engine_detect(const struct process_view *v, char *pipeline,
 
 const struct engine *engine_by_name(const char *name)
 {
-	const struct engine *extra[] = {&engine_script, &engine_slurm};
+	const struct engine *extra[] = {&engine_script, &engine_slurm, &engine_make};
 
 	for (size_t i = 0; i < sizeof(all_engines) / sizeof(*all_engines); i++)
 		if (!strcmp(all_engines[i]->name, name))
 			return all_engines[i];
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < sizeof(extra) / sizeof(*extra); i++)
 		if (!strcmp(extra[i]->name, name))
 			return extra[i];
 	return NULL;

@@ -46,7 +46,7 @@ struct engine {
 };
 
 extern const struct engine engine_snakemake, engine_nextflow, engine_cwltool, engine_toil,
-    engine_script, engine_slurm;
+    engine_script, engine_slurm, engine_make;
 
 /* The engine whose run this process starts, or NULL. */
 const struct engine *engine_detect(const struct process_view *v, char *pipeline, size_t size);

@@ -679,3 +679,44 @@ def slurm_steps_match_sacct(ctx):
         ctx.close(run_cpu, total, max(10_000_000, total // 100), "run CPU vs the sum of sacct's steps (ns)")
     ctx.stop(col)
     ctx.stop(agg)
+
+
+@test
+def make_jobs_are_steps_matching_wait4(ctx):
+    """`tracer run -- make -j2`: each job make starts is a step (a recipe line make runs
+    itself, or through /bin/sh when it needs a shell), named after its tool, in a run whose
+    engine is make and whose pipeline is the Makefile's directory. Each step's CPU is what
+    wait4 reports for the job's work (measure), plus measure itself and the job's own shell:
+    9 ms + 1% as for script steps."""
+    work = ctx.path("variants")
+    os.mkdir(work)
+    os.chmod(work, 0o777)  # the aggregator runs as nobody; make writes nothing here
+    m, burn = ctx.helper("measure"), ctx.helper("cpuburn")
+    with open(os.path.join(work, "Makefile"), "w") as f:
+        f.write("all: align pileup call\n"
+                f"align:\n\t{m} {ctx.path('align.json')} -- {burn} 400\n"
+                f"pileup:\n\t{m} {ctx.path('pileup.json')} -- sh -c '{burn} 150 && {burn} 150'\n"
+                f"call: align\n\t{m} {ctx.path('call.json')} -- {burn} 200; true\n")
+    ctx.tracer_run(["make", "-s", "-C", work, "-j2"], expect=0)
+    run = ctx.latest_run()
+    engine, pipeline = ctx.query("SELECT r.engine, p.name FROM runs r JOIN pipelines p ON p.id = r.pipeline_id "
+                                 "WHERE r.id = ?", run)[0]
+    ctx.check(engine == "make" and pipeline == "variants", f"engine make, pipeline variants: {engine}, {pipeline}")
+    make_pid = ctx.one("SELECT pid FROM processes WHERE run_id = ? AND exe LIKE '%/make' AND step_id IS NULL", run)
+    steps = ctx.query("SELECT id, name, kind, cpu_ns, status FROM steps WHERE run_id = ? ORDER BY start_ns, id", run)
+    ctx.check(len(steps) == 3 and all(s[2] == "make-job" and s[4] == "ok" for s in steps),
+              f"three make-job steps, one per job, all ok: {steps}")
+    by_truth = {}
+    for step, name, kind, cpu, status in steps:
+        truth_file = ctx.one("SELECT argv FROM processes WHERE step_id = ? AND exe LIKE '%/measure'", step)
+        which = next(n for n in ("align", "pileup", "call") if f"{n}.json" in truth_file)
+        t = load_json(ctx.path(f"{which}.json"))
+        truth = t["utime_ns"] + t["stime_ns"]
+        # measure itself, and the shell make started for the job when it needed one.
+        own = ctx.one("SELECT coalesce(sum(cpu_user_ns + cpu_sys_ns), 0) FROM processes WHERE step_id = ? "
+                      "AND (exe LIKE '%/measure' OR ppid = ?)", step, make_pid)
+        ctx.close(cpu - own, truth, 9_000_000 + truth // 100, f"make job {which}: step CPU minus its plumbing (ns)")
+        by_truth[which] = name
+    # Each is named after the program its recipe line runs (measure), not make or the shell.
+    ctx.check(set(by_truth) == {"align", "pileup", "call"} and set(by_truth.values()) == {"measure"},
+              f"each job's step, named after the program its line runs: {by_truth}")
