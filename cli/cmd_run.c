@@ -235,10 +235,15 @@ static int prepare_db_directory(const char *db_path, const struct run_as *owner)
 	if (stat(dir, &st) == 0) {
 		if (user_can_write(&st, owner))
 			return 0;
-		fprintf(stderr,
-			"tracer run: the aggregator runs unprivileged as %s, which cannot "
-			"write %s; pass --user NAME or a --db in a directory it can write\n",
-			owner->name, dir);
+		/* A directory that does not exist yet is made for the aggregator: say so. */
+		fprintf(
+		    stderr,
+		    "tracer run: the aggregator runs unprivileged as %s, which cannot "
+		    "write %s; pass a --db in a directory it can write or in a new one "
+		    "(tracer run makes it, owned by the aggregator's user: --db %s%stracer/%s), "
+		    "or --user NAME\n",
+		    owner->name, dir, dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+		    path_basename(db_path));
 		return -1;
 	}
 	if (mkdir_parents(dir, 0755) != 0 || chown(dir, owner->uid, owner->gid) != 0) {

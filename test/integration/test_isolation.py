@@ -4,6 +4,7 @@ Ground truth here is what each user ran: the commands we started and where, and 
 processes printed themselves (their environment, their stdout)."""
 import json
 import os
+import re
 import pwd
 import sqlite3
 import subprocess
@@ -150,6 +151,20 @@ def on_an_installed_host_tracer_run_keeps_a_database_where_the_user_asked(ctx):
             ctx.check(ctx.one("SELECT exit_code FROM runs", db=db) == 4, f"{what}: the run recorded")
         else:
             ctx.check(False, f"{what}: no database at {db}")
+    # root's own directory, no sudo: no unprivileged user can write it. tracer run refuses,
+    # and the --db it suggests instead (a new directory it makes) works.
+    roots = ctx.path("roots-own")
+    os.mkdir(roots, 0o755)
+    p = subprocess.run([ctx.bin("tracer"), "run", "--db", os.path.join(roots, "t.db"), "--", "sh", "-c", "exit 4"],
+                       capture_output=True, text=True, timeout=120)
+    suggested = re.search(r"--db (\S+)\)", p.stderr)
+    ctx.check(p.returncode not in (0, 4) and suggested and not os.path.exists(os.path.join(roots, "t.db")),
+              f"root's own directory: refused, with a --db to use instead: {p.returncode}\n{p.stderr[-600:]}")
+    if suggested:
+        p = subprocess.run([ctx.bin("tracer"), "run", "--db", suggested.group(1), "--", "sh", "-c", "exit 4"],
+                           capture_output=True, text=True, timeout=120)
+        ctx.check(p.returncode == 4 and ctx.one("SELECT exit_code FROM runs", db=suggested.group(1)) == 4,
+                  f"the suggested --db {suggested.group(1)} keeps the run: {p.returncode}\n{p.stderr[-600:]}")
 
 
 @test
