@@ -30,8 +30,8 @@ static bool make_run(const struct process_view *v, char *pipeline, size_t size)
 	if (!dir)
 		dir = argv_value(v, "--directory");
 	/* make -f pipeline.mk: "pipeline"; a plain Makefile: its directory's name. */
-	if (file && strcmp(path_basename(file), "Makefile") && strcmp(path_basename(file), "makefile") &&
-	    strcmp(path_basename(file), "GNUmakefile")) {
+	if (file && strcmp(path_basename(file), "Makefile") &&
+	    strcmp(path_basename(file), "makefile") && strcmp(path_basename(file), "GNUmakefile")) {
 		pipeline_from_file(file, dir ? dir : v->cwd, pipeline, size);
 		return true;
 	}
