@@ -313,7 +313,6 @@ static void find_quoted_keys(const char *arg, size_t len, struct spans *sp)
 	}
 }
 
-/* scheme://user:secret@host and https://token@host */
 /* Webhook addresses whose path is the credential: what follows is the secret. */
 static const char *const webhook_paths[] = {"hooks.slack.com/services/", "/api/webhooks/",
 					    "/webhookb2/"};
@@ -334,6 +333,7 @@ static void find_webhook_secret(const char *arg, size_t from, size_t len, struct
 	}
 }
 
+/* scheme://user:secret@host and https://token@host, and webhook paths */
 static void find_url_credentials(const char *arg, size_t len, struct spans *sp)
 {
 	const char *p = arg;
