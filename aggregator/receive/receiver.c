@@ -223,17 +223,16 @@ static void begin_blind_window(struct receiver *r, struct stream_state *s, const
 	/* An aggregator that records runs alone and has none yet (tracer run's own,
 	 * started with its collector) lost nothing it records: said, not warned,
 	 * and none of the processes that began meanwhile count as lost. */
-	bool nothing_recorded = r->ingest->scope == SCOPE_RUNS && !r->ingest->corr.runs;
-	if (!nothing_recorded)
-		ingest_begin_blind_window(r->ingest, since);
-	if (nothing_recorded)
+	if (r->ingest->scope == SCOPE_RUNS && !r->ingest->corr.runs) {
 		log_info("stream %s: %.3f s since the previous collector of this boot (no run "
 			 "of this aggregator's was open)",
 			 s->row.stream_id, (double)s->row.blind_ns / 1e9);
-	else
-		log_warn("stream %s: the host went unwatched for %.3f s since the previous "
-			 "collector",
-			 s->row.stream_id, (double)s->row.blind_ns / 1e9);
+		return;
+	}
+	ingest_begin_blind_window(r->ingest, since);
+	log_warn("stream %s: the host went unwatched for %.3f s since the previous "
+		 "collector",
+		 s->row.stream_id, (double)s->row.blind_ns / 1e9);
 }
 
 /* Asks for the missing frame again, at most once a second while it stays missing. */
