@@ -507,8 +507,8 @@ def first_start_beside_a_root_reader_never_fails(ctx):
             return a.returncode, err
 
         rc, err = _start_beside_a_root_reader(db, start_aggregator)
-        if rc != 0:
-            agg_failed.append(f"start {i}: exit {rc}: {err.strip()[-300:]}")
+        if rc != 0:  # the head says what failed (nng's panic line), the tail where
+            agg_failed.append(f"start {i}: exit {rc}: {err.strip()[:600]} ... {err.strip()[-300:]}")
         agg_retried += "retrying" in err
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
