@@ -35,8 +35,8 @@ static const char *const secret_keys[] = {
     "aws_session_token",
     "psk",
 };
-/* Endings of variable names that hold secrets (MYSQL_PWD, DB_PASS). */
-static const char *const secret_suffixes[] = {"_pwd", "_pass", "_passwd"};
+/* Endings of variable names that hold secrets (MYSQL_PWD, DB_PASS, GITHUB_PAT). */
+static const char *const secret_suffixes[] = {"_pwd", "_pass", "_passwd", "_pat"};
 /* Endings that name where a secret is, or how long, not the secret itself. */
 static const char *const harmless_suffixes[] = {
     "_file", "_path",	"_stdin", "_env",  "_cmd",    "_command", "_prompt",
@@ -274,7 +274,8 @@ static void find_pairs(const char *arg, size_t len, struct spans *sp)
 	}
 }
 
-/* JSON and Python literals: {"password": "x"}, {'token': 'x'}, {"pin": 1234}. */
+/* JSON and Python literals: {"password": "x"}, {'token': 'x'}, {"pin": 1234}, and
+ * assignments to a quoted name: os.environ['HF_TOKEN'] = 'x'. */
 static void find_quoted_keys(const char *arg, size_t len, struct spans *sp)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -287,9 +288,13 @@ static void find_quoted_keys(const char *arg, size_t len, struct spans *sp)
 		if (e >= len || arg[e] != q || e == k)
 			continue; /* not a plain quoted name: look again from its next byte */
 		size_t c = e + 1;
+		if (c < len && arg[c] == ']')
+			c++; /* os.environ['HF_TOKEN'] = 'x', ENV["API_KEY"]="x" */
 		while (c < len && isspace((unsigned char)arg[c]))
 			c++;
-		if (c >= len || arg[c] != ':' || !redact_key_is_sensitive(arg + k, e - k)) {
+		bool assigned = c < len && arg[c] == '=' && (c + 1 >= len || arg[c + 1] != '=');
+		if (c >= len || (arg[c] != ':' && !assigned) ||
+		    !redact_key_is_sensitive(arg + k, e - k)) {
 			i = e - 1; /* the closing quote may open the next string */
 			continue;
 		}

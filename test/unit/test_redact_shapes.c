@@ -214,6 +214,13 @@ static const struct shape shapes[] = {
     {{"huggingface-cli", "download", "hf_HuggingT1abcdefghijklmnopqrstuvwxy"}, "HuggingT1", NULL},
     {{"curl", "-d", "{}", "https://hooks.slack.com/services/T0/B0/HookS1x"}, "HookS1x", "slack"},
     {{"curl", "https://discord.com/api/webhooks/42/HookD1x"}, "HookD1x", "discord.com"},
+    /* a token set from R or Python code */
+    {{"R", "-e", "Sys.setenv(GITHUB_PAT='RPat1abcdefghij'); remotes::install_github('x/y')"},
+     "RPat1",
+     "install_github"},
+    {{"python3", "-c", "import os; os.environ['HF_TOKEN'] = 'PyTok1'; run()"}, "PyTok1", "run()"},
+    {{"julia", "-e", "ENV[\"API_KEY\"]=\"JlK1\"; main()"}, "JlK1", "main()"},
+    {{"python3", "-c", "assert cfg['token'] == expected"}, "", "== expected"},
     /* secrets that must not be confused with ordinary words */
     {{"tool", "--token-file", "/run/tok", "--password-stdin"}, "", "/run/tok"},
     {{"tool", "--max-tokens=200", "--tokenizer", "bpe"}, "", "--max-tokens=200"},
