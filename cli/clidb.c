@@ -10,6 +10,7 @@
 #include "cli/clierror.h"
 #include "cli/dbkind.h"
 #include "cli/report.h"
+#include "common/fileutil.h"
 #include "common/paths.h"
 
 const char *cli_default_db(void)
@@ -18,6 +19,17 @@ const char *cli_default_db(void)
 	const char *env = getenv("TRACER_DB");
 
 	return env && *env ? env : TRACER_DEFAULT_DB;
+}
+
+int cli_announced_db(const char *socket_path, char *out, size_t size)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s.db", socket_path);
+	if (read_small_file(path, out, size) <= 0)
+		return 0;
+	out[strcspn(out, "\n")] = '\0';
+	return out[0] != '\0';
 }
 
 int cli_parse(int argc, char **argv, struct cli_query *q, const char *usage,

@@ -21,6 +21,10 @@ struct cli_query {
 
 /* The database a verb reads without --db: $TRACER_DB if set, else the daemons'. */
 const char *cli_default_db(void);
+/* The database the aggregator listening on socket_path writes, as it announces
+ * it beside its socket (SOCKET.db, a real path) while it runs: 1 read into out,
+ * 0 not announced (not running, or an older aggregator). */
+int cli_announced_db(const char *socket_path, char *out, size_t size);
 
 /*
  * Parses --db PATH, --json, --help and at most one positional argument.

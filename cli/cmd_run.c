@@ -544,12 +544,10 @@ static bool db_taken(const struct run_options *o)
 static bool db_not_the_daemons(struct run_options *o)
 {
 	static char theirs[4096];
-	char path[4200], mine[4096];
+	char mine[4096];
 
-	snprintf(path, sizeof(path), "%s.db", o->socket_path);
-	if (read_small_file(path, theirs, sizeof(theirs)) <= 0)
+	if (!cli_announced_db(o->socket_path, theirs, sizeof(theirs)))
 		return false; /* an older aggregator: it does not say */
-	theirs[strcspn(theirs, "\n")] = '\0';
 	if (!o->db_given) {
 		o->db_path = theirs;
 		return false;

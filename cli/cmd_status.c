@@ -145,8 +145,8 @@ static void print_text(json_t *doc)
 	       jstr(doc, "socket"),
 	       json_is_true(json_object_get(doc, "daemons_database"))
 		   ? ""
-		   : " (not checked: the daemons there write " TRACER_DEFAULT_DB
-		     ", not this database; --socket names the ones that write it)");
+		   : " (not checked: the daemons there do not write this database; --socket "
+		     "names the ones that do)");
 	json_array_foreach(streams, i, s)
 	{
 		char ago[32];
@@ -337,9 +337,14 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	int64_t free_bytes = free_bytes_beside(o->db_path);
 
 	bool listening = ipc_probe(o->socket_path);
-	/* Whether the socket is that of the daemons writing this database: theirs by
-	 * default, or the one named. Another database (tracer run's) needs none. */
-	bool daemons_db = o->socket_given || same_file(o->db_path, TRACER_DEFAULT_DB);
+	/* Whether the socket is that of the daemons writing this database: the one
+	 * named, the one whose aggregator announces this database, or the default
+	 * one for the default database. Another database (tracer run's) needs none. */
+	char announced[4096];
+	bool daemons_db = o->socket_given ||
+			  (cli_announced_db(o->socket_path, announced, sizeof(announced)) &&
+			   same_file(o->db_path, announced)) ||
+			  same_file(o->db_path, TRACER_DEFAULT_DB);
 	struct health_input in = {
 	    .streams = streams,
 	    .losses = losses,
