@@ -51,3 +51,14 @@ void pipeline_from_file(const char *file, const char *cwd, char *out, size_t siz
 	}
 	copy_string(out, size, name);
 }
+
+bool direct_child_step(const struct process_view *v, unsigned seq, const char *kind,
+		       struct step_spec *out)
+{
+	if (!v->parent_is_engine || v->in_step)
+		return false;
+	snprintf(out->kind, sizeof(out->kind), "%s", kind);
+	snprintf(out->key, sizeof(out->key), "%u", seq);
+	out->name[0] = '\0';
+	return true;
+}

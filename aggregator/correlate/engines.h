@@ -57,5 +57,9 @@ const char *argv_value(const struct process_view *v, const char *option);
 bool argv_has(const struct process_view *v, const char *word);
 /* "Snakefile" -> its directory's name; "rnaseq.nf" -> "rnaseq". */
 void pipeline_from_file(const char *file, const char *cwd, char *out, size_t size);
+/* A direct child of the run's engine process, not yet in a step, starts step
+ * number seq of this kind, named later after its main tool (scripts, make). */
+bool direct_child_step(const struct process_view *v, unsigned seq, const char *kind,
+		       struct step_spec *out);
 
 #endif

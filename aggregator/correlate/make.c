@@ -5,7 +5,6 @@
  * a make a script or another engine starts is part of their steps, and a make
  * typed at a shell is a build, not a run (there are too many).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "aggregator/correlate/engines.h"
@@ -41,12 +40,7 @@ static bool make_run(const struct process_view *v, char *pipeline, size_t size)
 
 static bool make_step(const struct process_view *v, unsigned seq, struct step_spec *out)
 {
-	if (!v->parent_is_engine || v->in_step)
-		return false;
-	snprintf(out->kind, sizeof(out->kind), "make-job");
-	snprintf(out->key, sizeof(out->key), "%u", seq);
-	out->name[0] = '\0';
-	return true;
+	return direct_child_step(v, seq, "make-job", out);
 }
 
 const struct engine engine_make = {"make", make_run, make_step, true};

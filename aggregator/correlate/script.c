@@ -31,12 +31,7 @@ static bool script_run(const struct process_view *v, char *pipeline, size_t size
 
 static bool script_step(const struct process_view *v, unsigned seq, struct step_spec *out)
 {
-	if (!v->parent_is_engine || v->in_step)
-		return false;
-	snprintf(out->kind, sizeof(out->kind), "script-step");
-	snprintf(out->key, sizeof(out->key), "%u", seq);
-	out->name[0] = '\0';
-	return true;
+	return direct_child_step(v, seq, "script-step", out);
 }
 
 static bool slurm_run(const struct process_view *v, char *pipeline, size_t size)
