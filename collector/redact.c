@@ -39,8 +39,8 @@ static const char *const secret_keys[] = {
 static const char *const secret_suffixes[] = {"_pwd", "_pass", "_passwd", "_pat"};
 /* Endings that name where a secret is, or how long, not the secret itself. */
 static const char *const harmless_suffixes[] = {
-    "_file", "_path",	"_stdin", "_env",  "_cmd",    "_command", "_prompt",
-    "_dir",  "_length", "_len",	  "_type", "_tokens", "_url",
+    "_file", "_path", "_stdin",	 "_env", "_cmd", "_command", "_prompt", "_dir", "_length",
+    "_len",  "_type", "_tokens", "_url", "_id",	 "_ids",     "_name",	"_arn",
 };
 
 /* Tools that take a secret as a detached or glued short option. */
@@ -138,6 +138,31 @@ static bool names_a_key(const char *norm, size_t n)
 	return false;
 }
 
+/* NORM is KEY normalised; whether its words name a secret. */
+static int key_names_a_secret(char *norm, size_t n, const char *key, size_t len)
+{
+	/* A tokenizer is not a token; blank the word out so "token" does not match in
+	 * it, while a secret word elsewhere in the key still does. */
+	for (char *t = strstr(norm, "tokeniz"); t; t = strstr(t, "tokeniz"))
+		memset(t, '#', 7);
+	for (size_t i = 0; i < sizeof(secret_keys) / sizeof(*secret_keys); i++)
+		if (strcmp(norm, secret_keys[i]) == 0)
+			return 1;
+	for (size_t i = 0; i < sizeof(secret_suffixes) / sizeof(*secret_suffixes); i++)
+		if (ends_with(norm, n, secret_suffixes[i]))
+			return 1;
+	/* An environment-style name (upper case) ending in _KEY: API_KEY, STRIPE_KEY. */
+	bool upper = true;
+	for (size_t i = 0; i < len && upper; i++)
+		upper = !islower((unsigned char)key[i]);
+	if (upper && ends_with(norm, n, "_key"))
+		return 1;
+	for (size_t i = 0; i < sizeof(secret_words) / sizeof(*secret_words); i++)
+		if (strstr(norm, secret_words[i]))
+			return 1;
+	return names_a_key(norm, n);
+}
+
 int redact_key_is_sensitive(const char *key, size_t len)
 {
 	char norm[2 * KEY_MAX + 1];
@@ -161,29 +186,13 @@ int redact_key_is_sensitive(const char *key, size_t len)
 		norm[n++] = l == '-' || l == '.' ? '_' : l;
 	}
 	norm[n] = '\0';
+	if (!key_names_a_secret(norm, n, key, len))
+		return 0;
+	/* Checked last: most keys name no secret at all. */
 	for (size_t i = 0; i < sizeof(harmless_suffixes) / sizeof(*harmless_suffixes); i++)
 		if (ends_with(norm, n, harmless_suffixes[i]))
 			return 0;
-	/* A tokenizer is not a token; blank the word out so "token" does not match in
-	 * it, while a secret word elsewhere in the key still does. */
-	for (char *t = strstr(norm, "tokeniz"); t; t = strstr(t, "tokeniz"))
-		memset(t, '#', 7);
-	for (size_t i = 0; i < sizeof(secret_keys) / sizeof(*secret_keys); i++)
-		if (strcmp(norm, secret_keys[i]) == 0)
-			return 1;
-	for (size_t i = 0; i < sizeof(secret_suffixes) / sizeof(*secret_suffixes); i++)
-		if (ends_with(norm, n, secret_suffixes[i]))
-			return 1;
-	/* An environment-style name (upper case) ending in _KEY: API_KEY, STRIPE_KEY. */
-	bool upper = true;
-	for (size_t i = 0; i < len && upper; i++)
-		upper = !islower((unsigned char)key[i]);
-	if (upper && ends_with(norm, n, "_key"))
-		return 1;
-	for (size_t i = 0; i < sizeof(secret_words) / sizeof(*secret_words); i++)
-		if (strstr(norm, secret_words[i]))
-			return 1;
-	return names_a_key(norm, n);
+	return 1;
 }
 
 struct span {
@@ -638,6 +647,72 @@ static bool after_secret_name(const char *tool, const char *prev2, const char *p
 	return redact_key_is_sensitive(prev, strlen(prev));
 }
 
+/*
+ * A command that stores secrets (`gh secret set`, `kubectl create secret`,
+ * `fly secrets set`, `az keyvault secret set`, `vault kv put`, `vault write`)
+ * is given values that are secrets whatever their names: NAME=VALUE words,
+ * --from-literal=NAME=VALUE, --body/--value VALUE. Reading one (`kubectl get
+ * secret`) names no verb and is left alone.
+ */
+struct secret_store {
+	bool opened; /* a `secret`, `secrets` or `kv` word, or vault itself */
+	bool verb;   /* a word that writes: set, create, put, add, ... */
+};
+
+static bool is_value_flag(const char *word, size_t len)
+{
+	static const char *const flags[] = {"--body", "-b", "--value", "--from-literal", "--data"};
+
+	return in_list(word, len, flags, sizeof(flags) / sizeof(*flags));
+}
+
+static void secret_store_see(struct secret_store *st, const char *word, size_t len)
+{
+	static const char *const verbs[] = {"set",   "create", "put",	"add",
+					    "patch", "update", "write", "edit"};
+
+	/* Lengths first: every argument of every exec comes through here. */
+	if ((len == 6 || len == 7) && !memcmp(word, "secret", 6) && (len == 6 || word[6] == 's'))
+		st->opened = true;
+	else if (len == 2 && word[0] == 'k' && word[1] == 'v')
+		st->opened = true;
+	else if (len >= 5 && !memcmp(word + len - 5, "vault", 5) &&
+		 (len == 5 || word[len - 6] == '/'))
+		st->opened = true;
+	else if (len >= 3 && len <= 6 && in_list(word, len, verbs, sizeof(verbs) / sizeof(*verbs)))
+		st->verb = true;
+}
+
+/* Where the secret in ARG starts under a secret store's command, or -1. */
+static long secret_store_value(const struct secret_store *st, const char *prev, const char *arg,
+			       size_t len)
+{
+	if (!st->opened || !st->verb)
+		return -1;
+	const char *eq = memchr(arg, '=', len);
+	if (prev && is_value_flag(prev, strlen(prev))) {
+		if (strcmp(prev, "--from-literal") == 0 && eq)
+			return eq + 1 - arg; /* --from-literal NAME=VALUE */
+		return 0;
+	}
+	if (arg[0] == '-') {
+		if (eq && is_value_flag(arg, (size_t)(eq - arg))) {
+			const char *name_end = memchr(eq + 1, '=', len - (size_t)(eq + 1 - arg));
+			bool literal = (size_t)(eq - arg) == 14; /* --from-literal=NAME=VALUE */
+			return (literal && name_end ? name_end : eq) + 1 - arg;
+		}
+		if (arg[1] == 'b' && len > 2)
+			return 2; /* gh secret set NAME -bVALUE */
+		return -1;
+	}
+	if (!eq || eq == arg)
+		return -1;
+	for (const char *c = arg; c < eq; c++)
+		if (!is_key_char(*c) && *c != '.')
+			return -1; /* a word with '=' in it, not NAME=VALUE */
+	return eq + 1 - arg;
+}
+
 static bool is_shell_separator(char c)
 {
 	return c == ';' || c == '|' || c == '&' || c == '(' || c == ')' || c == '\n' || c == '`';
@@ -710,6 +785,7 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 	char tool[64] = "", prev[KEY_MAX + 1] = "", prev2[KEY_MAX + 1] = "", word[KEY_MAX + 1];
 	bool at_command = true;
 	int after_secrets_set = -1; /* words since `secrets set`: NAME, then VALUE */
+	struct secret_store store = {false, false};
 	size_t i = 0;
 
 	while (i < len) {
@@ -719,6 +795,7 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 		if (i < len && is_shell_separator(arg[i])) {
 			at_command = true;
 			after_secrets_set = -1;
+			store = (struct secret_store){false, false};
 			prev[0] = prev2[0] = '\0';
 			i++;
 			continue;
@@ -758,9 +835,12 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 			at_command = false;
 		}
 		const struct tool_rule *glued = tool_rule_for(tool, word, true);
-		if (detached_rule(tool, prev[0] ? prev : NULL) ||
-		    after_secret_name(tool, prev2[0] ? prev2 : NULL, prev[0] ? prev : NULL) ||
-		    after_secrets_set == 1)
+		long stored = secret_store_value(&store, prev[0] ? prev : NULL, word, n);
+		if (stored >= 0 && ws + (size_t)stored < we)
+			add_span(sp, ws + (size_t)stored, we);
+		else if (detached_rule(tool, prev[0] ? prev : NULL) ||
+			 after_secret_name(tool, prev2[0] ? prev2 : NULL, prev[0] ? prev : NULL) ||
+			 after_secrets_set == 1)
 			add_span(sp, ws, we);
 		else if (glued)
 			add_span(sp, ws + strlen(glued->flag), we);
@@ -780,6 +860,7 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 			if (inner.overflow || nested.overflow)
 				add_span(sp, start, i);
 		}
+		secret_store_see(&store, word, n);
 		if (!strcmp(prev, "secrets") && !strcmp(word, "set"))
 			after_secrets_set = 0;
 		else if (after_secrets_set >= 0)
@@ -882,7 +963,7 @@ static unsigned positional_secret(char *const *argv, unsigned argc)
 	for (unsigned i = 0; i < argc; i++) {
 		const char *name = path_basename(argv[i]);
 		if (argv[i][0] == 's' && i + 3 < argc && !strcmp(argv[i], "secrets") &&
-		    !strcmp(argv[i + 1], "set"))
+		    !strcmp(argv[i + 1], "set") && !strchr(argv[i + 2], '='))
 			found = i + 3;
 		if (name[0] == 'h' && !strcmp(name, "htpasswd"))
 			htpasswd = true;
@@ -904,16 +985,25 @@ unsigned redact_argv(char *const *argv, unsigned argc, char *out, size_t out_siz
 	size_t used = 0;
 	const char *tool = argc ? path_basename(argv[0]) : "";
 	unsigned positional = positional_secret(argv, argc);
+	struct secret_store store = {false, false};
 
 	for (unsigned i = 0; i < argc; i++) {
 		if (i && is_rule_tool(path_basename(argv[i])))
 			tool = path_basename(argv[i]); /* sudo -u app mysql -pX */
 		const char *prev = i ? argv[i - 1] : NULL;
 		const char *prev2 = i > 1 ? argv[i - 2] : NULL;
-		size_t n = i && i == positional
-			       ? (count++, put(out + used, out_size - used, "", 0, REDACTED))
-			       : redact_one(tool, prev2, prev, argv[i], out + used, out_size - used,
-					    &count);
+		size_t len = strlen(argv[i]);
+		long stored = i ? secret_store_value(&store, prev, argv[i], len) : -1;
+		size_t n;
+		if (i && i == positional)
+			n = (count++, put(out + used, out_size - used, "", 0, REDACTED));
+		else if (stored >= 0 && (size_t)stored < len)
+			n = (count++,
+			     put(out + used, out_size - used, argv[i], (size_t)stored, REDACTED));
+		else
+			n = redact_one(tool, prev2, prev, argv[i], out + used, out_size - used,
+				       &count);
+		secret_store_see(&store, argv[i], len);
 		if (n == 0) {
 			/* No room for the redacted form: give up on this argument. */
 			if (out_size - used < sizeof(REDACTED)) {

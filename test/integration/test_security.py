@@ -114,7 +114,8 @@ def planted_secrets_appear_nowhere(ctx):
     a shell string (`sh -c "sh -c 'mysql -pX'"`, where the outer shells' argv hold it
     too), behind a wrapper on a line of its own (`env A=1 mysql -pX`, in env's argv
     and the script's), in a key option and an Azure connection string, and as the
-    value of `secrets set NAME VALUE` (Nextflow's): none of the values nor the variable appear in the database, the
+    value of `secrets set NAME VALUE` (Nextflow's) or of a command that stores a secret
+    (`kubectl create secret ... --from-literal=NAME=VALUE`): none of the values nor the variable appear in the database, the
     outbox, the frames on the socket (traced with strace on the collector), or the
     daemons' logs."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
@@ -140,6 +141,7 @@ def planted_secrets_appear_nowhere(ctx):
                         "exit 0\"\nenv A=1 mysql -pwrapsecret-6a7b 2>/dev/null\n"
                         "/bin/true --account-key keysecret-8c9d 'AccountName=a;AccountKey=connsecret-2e3f'\n"
                         "/bin/true secrets set DB_URL nfsecret-5a6b\n"
+                        "/bin/true create secret generic db --from-literal=api_url=kubesecret-3c4d\n"
                         "exec /bin/true --password=argvsecret-1b2c"],
                        env=env, capture_output=True, text=True, timeout=120)
     ctx.check(p.returncode == 0, f"tracer run: {p.stderr[-300:]}")
@@ -153,7 +155,9 @@ def planted_secrets_appear_nowhere(ctx):
     argvs = sorted(r[0] for r in ctx.query("SELECT argv FROM processes p JOIN runs r ON r.id = p.run_id "
                                             "WHERE r.name = 'secrets' AND p.exe = '/usr/bin/true'", db=db))
     ctx.check(argvs == ['["/bin/true","--account-key","***","AccountName=a;AccountKey=***"]',
-                        '["/bin/true","--password=***"]', '["/bin/true","secrets","set","DB_URL","***"]'],
+                        '["/bin/true","--password=***"]',
+                        '["/bin/true","create","secret","generic","db","--from-literal=api_url=***"]',
+                        '["/bin/true","secrets","set","DB_URL","***"]'],
               f"each secret is redacted in argv, the rest kept: {argvs}")
     blobs = {"database": b"", "outbox": b"", "frames": b"", "logs": (col_log + agg_log + p.stderr).encode()}
     for suffix in ("", "-wal", "-shm"):
@@ -169,7 +173,8 @@ def planted_secrets_appear_nowhere(ctx):
               "the frames carry the process but not the argv secret")
     for where, blob in blobs.items():
         for secret in (b"argvsecret-1b2c", b"envsecret-7f3a9c", b"PLANTED_ENV_SECRET", b"nestsecret-4d5e",
-                       b"wrapsecret-6a7b", b"keysecret-8c9d", b"connsecret-2e3f", b"nfsecret-5a6b"):
+                       b"wrapsecret-6a7b", b"keysecret-8c9d", b"connsecret-2e3f", b"nfsecret-5a6b",
+                       b"kubesecret-3c4d"):
             ctx.check(secret not in blob, f"{secret!r} found in the {where}")
 
 

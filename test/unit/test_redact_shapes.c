@@ -207,6 +207,28 @@ static const struct shape shapes[] = {
     {{"bash", "-c", "nextflow secrets set HOST_URL NfS3 && nextflow run main.nf"},
      "NfS3",
      "main.nf"},
+    /* values given to a command that stores secrets, whatever their names */
+    {{"kubectl", "create", "secret", "generic", "db", "--from-literal=api_url=KubL1"},
+     "KubL1",
+     "api_url="},
+    {{"kubectl", "create", "secret", "generic", "db", "--from-literal", "host=KubL2"},
+     "KubL2",
+     "host="},
+    {{"gh", "secret", "set", "DEPLOY_HOST", "--body", "GhB1"}, "GhB1", "DEPLOY_HOST"},
+    {{"gh", "secret", "set", "DEPLOY_HOST", "--body=GhB2"}, "GhB2", "--body="},
+    {{"gh", "secret", "set", "DEPLOY_HOST", "-bGhB3"}, "GhB3", "DEPLOY_HOST"},
+    {{"fly", "secrets", "set", "API_HOST=FlyS1", "REGION=FlyS2"}, "FlyS1", "API_HOST="},
+    {{"fly", "secrets", "set", "API_HOST=FlyS1", "REGION=FlyS2"}, "FlyS2", "REGION="},
+    {{"az", "keyvault", "secret", "set", "--name", "n", "--value", "AzV1"}, "AzV1", "--name"},
+    {{"vault", "kv", "put", "secret/app", "db_url=VaultV1"}, "VaultV1", "secret/app"},
+    {{"bash", "-c",
+      "gh secret set X --body ShB1 && kubectl create secret generic y "
+      "--from-literal=url=ShK1"},
+     "ShB1",
+     "--from-literal=url="},
+    {{"bash", "-c", "kubectl create secret generic y --from-literal=url=ShK2; echo a=b"},
+     "ShK2",
+     "a=b"},
     /* more token shapes and webhook addresses */
     {{"tool", "sk_live_51HxStripeK1abcdef"}, "StripeK1", NULL},
     {{"vault", "login", "hvs.CAESIVaultT1abcdefgh"}, "VaultT1", "login"},
@@ -237,6 +259,11 @@ static const struct shape shapes[] = {
     {{"tool", "--keyFile", "/etc/k.pem"}, "", "/etc/k.pem"},
     {{"python3", "train.py", "--model", "hf_model_weights_final_v2.bin"}, "", "hf_model_weights"},
     {{"bcftools", "query", "-f", "%CHROM\\t%POS\\n", "in.vcf.gz"}, "", "in.vcf.gz"},
+    {{"kubectl", "get", "secret", "x", "-o", "jsonpath={.data.host}"}, "", "jsonpath={.data.host}"},
+    {{"kubectl", "create", "configmap", "c", "--from-literal=region=eu-1"}, "", "region=eu-1"},
+    {{"aws", "secretsmanager", "get-secret-value", "--secret-id", "prod/db"}, "", "prod/db"},
+    {{"gh", "pr", "create", "-b", "fixes the index"}, "", "fixes the index"},
+    {{"make", "CFLAGS=-O2", "install"}, "", "CFLAGS=-O2"},
 };
 
 static void test_every_shape(void **state)
