@@ -1,6 +1,7 @@
 #include "cli/report.h"
 
 #include <ctype.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,6 +79,18 @@ static bool has(json_t *o, const char *key)
 /* Processes without an end a run's header names (pid and program), at most. */
 #define UNFINISHED_NAMED 3
 
+/*
+ * A failed process image, as the aggregator counts it in runs and steps: a
+ * non-zero exit, or a signal other than SIGPIPE (a producer whose reader
+ * stopped reading, `| head`, did not fail).
+ */
+static bool process_failed(json_t *p)
+{
+	if (has(p, "signal"))
+		return int_of(p, "signal") != SIGPIPE;
+	return has(p, "exit_code") && int_of(p, "exit_code") != 0;
+}
+
 /* The run's processes as a forest: roots are those whose parent is outside it. */
 static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 {
@@ -105,7 +118,7 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 			peak = int_of(p, "max_rss_kb");
 		rchar += int_of(p, "rchar");
 		wchar += int_of(p, "wchar");
-		if ((has(p, "exit_code") && int_of(p, "exit_code") != 0) || has(p, "signal"))
+		if (process_failed(p))
 			failed++;
 		/* Images with no end: their use is in no total (print_unfinished). */
 		const char *state = json_string_value(json_object_get(p, "state"));
@@ -207,7 +220,7 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 			json_object_set_new(t, "measured", json_integer(int_of(t, "measured") + 1));
 		if (int_of(p, "max_rss_kb") > int_of(t, "max_rss_kb"))
 			json_object_set_new(t, "max_rss_kb", json_integer(int_of(p, "max_rss_kb")));
-		if ((has(p, "exit_code") && int_of(p, "exit_code")) || has(p, "signal"))
+		if (process_failed(p))
 			json_object_set_new(t, "failed_processes",
 					    json_integer(int_of(t, "failed_processes") + 1));
 		json_array_append(json_object_get(t, "process_list"), p);

@@ -7,6 +7,7 @@ cgroup, a step made slower than its history.
 """
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import time
@@ -365,6 +366,16 @@ def shell_idioms_raise_no_false_alarm(ctx):
               f"the handled timeout is info, worded as handled: {handled}")
     text = explain(ctx, str(run))
     ctx.check("Why it failed" not in text, f"explain of a run that succeeded: {text[:400]}")
+    # What show says agrees: the producers ended by SIGPIPE (gzip, yes) did not fail; the
+    # images that did are those the script itself shrugged off: timeout (124), the sleep it
+    # killed, the three grep -q that missed (exit 1).
+    shown = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, str(run)], capture_output=True,
+                           text=True, timeout=60).stdout
+    producers = [line for line in shown.splitlines() if re.match(r"\s+(gzip|yes)\b.*process", line)]
+    ctx.check(len(producers) == 2 and not any("FAILED" in line for line in producers),
+              f"gzip and yes, ended by SIGPIPE, are not shown as failed: {producers}")
+    ctx.check(re.search(r"\(\d+ images, 5 failed\)|\d+ processes \(5 failed\)", shown),
+              f"five failed images in the header: {shown[:300]}")
 
 
 @test
