@@ -149,18 +149,31 @@ static void mark_engine(struct run *r, const struct proc *p)
 }
 
 /*
+ * The command's own program: the command itself, or what a launcher given as
+ * the command starts as its child (`tracer run -- timeout 3h ./pipeline.sh`,
+ * `/usr/bin/time -v make -j4`, `flock lock ./run.sh`). Launchers that exec
+ * (env, nice, nohup) leave the command's process to it anyway.
+ */
+static bool is_the_command(const struct run *r, const struct proc *p, const struct proc *parent)
+{
+	if (same_process(r->command_pid, r->command_start_boot_ns, p))
+		return true;
+	return parent && parent->in.launcher &&
+	       same_process(r->command_pid, r->command_start_boot_ns, parent);
+}
+
+/*
  * An explicit run learns its engine from what runs inside it: its command if
  * that is a script or make, then any workflow engine the script starts (which
  * then leaves the script's step).
  */
 static void learn_engine(struct correlator *c, struct run *r, struct proc *p,
-			 const struct process_view *v)
+			 const struct proc *parent, const struct process_view *v)
 {
 	char pipeline[PIPELINE_NAME_MAX];
 	const struct engine *e = engine_detect(v, pipeline, sizeof(pipeline));
 
-	bool command = !r->engine[0] && r->has_command &&
-		       same_process(r->command_pid, r->command_start_boot_ns, p);
+	bool command = !r->engine[0] && r->has_command && is_the_command(r, p, parent);
 	if (!e && command && engine_script.is_run(v, pipeline, sizeof(pipeline)))
 		e = &engine_script;
 	else if (!e && command && engine_make.is_run(v, pipeline, sizeof(pipeline)))
@@ -239,7 +252,7 @@ static void find_run(struct correlator *c, struct proc *p, struct proc *parent,
 	const struct engine *e = NULL;
 
 	if (r && !weak_run(r) && (!r->engine[0] || !strcmp(r->engine, "script"))) {
-		learn_engine(c, r, p, v);
+		learn_engine(c, r, p, parent, v);
 		return;
 	}
 	if (c->explicit_only || (r && !weak_run(r)))
@@ -352,6 +365,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	script_became_tool(c, p, shell || wrapper || launcher || p->row.helper, &tool);
 	name_step_after_tool(c, p, &tool, shell || wrapper || launcher, ts_ns);
 	p->in.plumbing = shell || wrapper || p->row.helper || launcher;
+	p->in.launcher = launcher;
 	p->in.script = !shell && tool_is_shell(tool.interpreter);
 }
 

@@ -102,6 +102,7 @@ struct proc_membership {
 	struct step *step;
 	bool denied;   /* deny-listed system noise: kept for the tree, not written */
 	bool plumbing; /* a shell running inline code, a launcher, an engine wrapper */
+	bool launcher; /* timeout, time, flock, runuser ...: runs its command as its child */
 	bool script;   /* a shell running a script file (a Slurm batch script, x.sh) */
 	int64_t last_sample_boot_ns;
 	uint64_t last_sample_cpu, last_sample_rss;

@@ -419,6 +419,36 @@ def script_subshells_and_loops_are_steps(ctx):
     ctx.check(outside < 30_000_000, f"CPU outside steps is the script's own, {outside / 1e6:.1f} ms")
 
 
+@test
+def script_behind_a_launcher_has_its_steps(ctx):
+    """`tracer run -- timeout 600 ./x.sh` (or GNU time, flock): the launcher forks the
+    script as its child, and the script is still the run's engine, each direct child of it a
+    step: three steps, each step's CPU against wait4 of its work (9 ms + 1% plus measure and
+    shells, 20 ms, as for scripts run directly), the pipeline named after the script."""
+    m, burn = ctx.helper("measure"), ctx.helper("cpuburn")
+    for i, launcher in enumerate((["timeout", "600"], ["/usr/bin/time", "-o", ctx.path("time.txt")],
+                                  ["flock", ctx.path("lock")])):
+        script = write_script(ctx, f"call-variants{i}.sh",
+                              f"{m} {ctx.path(f'a{i}.json')} -- {burn} 200\n"
+                              f"{m} {ctx.path(f'b{i}.json')} -- sh -c '{burn} 100; {burn} 100'\n"
+                              f"( {m} {ctx.path(f'c{i}.json')} -- {burn} 150 )\n")
+        ctx.tracer_run(launcher + [script], expect=0)
+        run = ctx.latest_run()
+        engine, pipeline = ctx.one("SELECT r.engine, p.name FROM runs r JOIN pipelines p ON p.id = r.pipeline_id "
+                                   "WHERE r.id = ?", run)
+        ctx.check((engine, pipeline) == ("script", f"call-variants{i}"),
+                  f"{launcher[0]}: the script is the run's engine: {engine} {pipeline}")
+        steps = dict(ctx.query("SELECT id, cpu_ns FROM steps WHERE run_id = ?", run))
+        ctx.check(len(steps) == 3, f"{launcher[0]}: one step per direct child of the script: {steps}")
+        for name in ("a", "b", "c"):
+            t = load_json(ctx.path(f"{name}{i}.json"))
+            truth = t["utime_ns"] + t["stime_ns"]
+            step = ctx.one("SELECT step_id FROM processes WHERE run_id = ? AND pid = ?", run, t["pid"])
+            ctx.check(step in steps, f"{launcher[0]}: the work of {name} is in a step of the run: {step}")
+            ctx.close(steps.get(step, 0), truth, 9_000_000 + truth // 100 + 20_000_000,
+                      f"{launcher[0]}: step {name} CPU (ns), its work's wait4 plus shells and measure")
+
+
 # --- Slurm -----------------------------------------------------------------------------
 
 @test
