@@ -825,9 +825,11 @@ static void find_shell_words(const char *arg, size_t len, struct spans *sp, int 
 		size_t n = we - ws < KEY_MAX ? we - ws : KEY_MAX;
 		memcpy(word, arg + ws, n);
 		word[n] = '\0';
-		if (at_command && strncasecmp(word, "proxycommand=", 13) == 0) {
-			/* ssh -o ProxyCommand=CMD: the command starts inside the word */
-			snprintf(tool, sizeof(tool), "%s", path_basename(word + 13));
+		const char *eq = at_command ? strchr(word, '=') : NULL;
+		if (eq && (word[0] == '-' || strncasecmp(word, "proxycommand=", 13) == 0)) {
+			/* ssh -o ProxyCommand=CMD, sbatch --wrap="CMD": the command starts
+			 * inside the word */
+			snprintf(tool, sizeof(tool), "%s", path_basename(eq + 1));
 			at_command = false;
 		} else if ((at_command && !strchr(word, '=')) ||
 			   is_rule_tool(path_basename(word))) {

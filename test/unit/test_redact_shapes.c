@@ -229,6 +229,9 @@ static const struct shape shapes[] = {
     {{"bash", "-c", "kubectl create secret generic y --from-literal=url=ShK2; echo a=b"},
      "ShK2",
      "a=b"},
+    /* a command given as an option's value */
+    {{"sbatch", "--wrap=mysql -pWrapP1 db"}, "WrapP1", "--wrap=mysql"},
+    {{"sbatch", "--wrap", "sshpass -p WrapP2 ssh h"}, "WrapP2", "ssh h"},
     /* more token shapes and webhook addresses */
     {{"tool", "sk_live_51HxStripeK1abcdef"}, "StripeK1", NULL},
     {{"vault", "login", "hvs.CAESIVaultT1abcdefgh"}, "VaultT1", "login"},
