@@ -38,7 +38,8 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].help);
 	fprintf(out,
-		"\n'tracer VERB --help' for a verb's options; 'tracer --version' (or "
+		"\n'tracer VERB --help' (or 'tracer help VERB') for a verb's options; 'tracer "
+		"--version' (or "
 		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
 		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
 		".\nTimes are local (the zone named); --utc, with any "
@@ -134,9 +135,15 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    (strcmp(argv[1], "help") == 0 && argc == 2)) {
 		usage(stdout);
 		return 0;
+	}
+	/* tracer help VERB: what git and most CLIs take for VERB --help. */
+	if (strcmp(argv[1], "help") == 0) {
+		argv[1] = argv[2];
+		argv[2] = "--help";
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
 	    !strcmp(argv[1], "version")) {

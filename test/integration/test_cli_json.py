@@ -159,3 +159,17 @@ def tracer_db_names_the_database_for_every_verb(ctx):
     ctx.check(r.returncode == 0 and doc.get("html") == html and doc.get("bytes") == os.path.getsize(html)
               and doc.get("run") == ctx.one("SELECT id FROM runs WHERE name = 'by-env'"),
               f"report --json: {r.stdout[:200]} {r.stderr[-200:]}")
+
+
+@test
+def tracer_help_verb_is_the_verbs_help(ctx):
+    """`tracer help` prints the usage `tracer --help` prints, and `tracer help VERB` the
+    verb's own --help, exit 0 (git's and most CLIs' form; it was an unknown verb)."""
+    def out(*args):
+        p = subprocess.run([ctx.bin("tracer"), *args], capture_output=True, text=True, timeout=30)
+        return p.returncode, p.stdout
+    ctx.check(out("help") == out("--help") and out("help")[1].startswith("usage: tracer VERB"),
+              f"tracer help: {out('help')}")
+    for verb in ("run", "show", "explain", "cost"):
+        ctx.check(out("help", verb) == out(verb, "--help") and out("help", verb)[0] == 0,
+                  f"tracer help {verb}: {out('help', verb)[1][:200]}")
