@@ -41,6 +41,13 @@ void *strmap_get(const struct strmap *m, const char *key)
 	return slot ? slot->value : NULL;
 }
 
+const char *strmap_key(const struct strmap *m, const char *key)
+{
+	struct strmap_slot *slot = find(m, key);
+
+	return slot ? slot->key : NULL;
+}
+
 bool strmap_put(struct strmap *m, const char *key, void *value)
 {
 	struct strmap_slot *slot = find(m, key);

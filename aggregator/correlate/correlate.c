@@ -135,7 +135,8 @@ static void identify(struct correlator *c, struct proc *p, char *const *argv, si
 {
 	set_cgroup_context(c, p, cg);
 	tool_identify(p->row.exe, argv, argc, tool);
-	p->row.tool_id = tool_id(c, tool);
+	p->in.tool_name = NULL;
+	p->row.tool_id = tool_id(c, tool, &p->in.tool_name);
 	/* System noise is the system's: a user's own program of that name is recorded. */
 	p->in.denied = tool_denied(&c->lists, tool->program) && path_root_only(p->row.exe);
 }
@@ -316,6 +317,21 @@ static void script_became_tool(struct correlator *c, struct proc *p, bool plumbi
 }
 
 /* A step the engine could not name is named after its main tool. */
+/*
+ * The process that named its step after a version manager's shim (pyenv's,
+ * rbenv's `python3`, a script) now runs the program the shim stood for
+ * (python3.11, running align.py): the step is that program's.
+ */
+static bool shim_became_its_tool(const struct step *s, const struct proc *p)
+{
+	const char *exe = p->row.exe ? strrchr(p->row.exe, '/') : NULL;
+	size_t n = strlen(s->name);
+
+	return s->named_by_tool && p->pid == s->namer_pid &&
+	       p->row.proc_start_boot_ns == s->namer_fork_boot_ns && exe && n &&
+	       strncmp(exe + 1, s->name, n) == 0 && strcmp(exe + 1, s->name) != 0;
+}
+
 static void name_step_after_tool(struct correlator *c, struct proc *p,
 				 const struct tool_identity *tool, bool not_a_tool, int64_t ts_ns)
 {
@@ -323,12 +339,13 @@ static void name_step_after_tool(struct correlator *c, struct proc *p,
 	bool earlier_sibling = s && s->named_by_tool && p->row.ppid == s->namer_ppid &&
 			       p->row.proc_start_boot_ns < s->namer_fork_boot_ns;
 
-	if (!s || (s->named && !earlier_sibling) || not_a_tool || p->row.helper || p->in.denied ||
-	    !strcmp(tool->program, s->run->engine))
+	if (!s || (s->named && !earlier_sibling && !shim_became_its_tool(s, p)) || not_a_tool ||
+	    p->row.helper || p->in.denied || !strcmp(tool->program, s->run->engine))
 		return;
 	copy_string(s->name, sizeof(s->name), tool->name);
 	s->named = true;
 	s->named_by_tool = true;
+	s->namer_pid = p->pid;
 	s->namer_ppid = p->row.ppid;
 	s->namer_fork_boot_ns = p->row.proc_start_boot_ns;
 	step_mark_dirty(s);
@@ -369,10 +386,22 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	p->in.script = !shell && tool_is_shell(tool.interpreter);
 }
 
+/* p went on to its next program, or ended well: its children's failures were handled. */
+static void went_on(struct proc *p)
+{
+	if (p->in.step)
+		failed_tool_went_on(&p->in.step->failed, &p->in.step->last_failed, p->pid,
+				    p->start_boot_ns);
+	if (p->in.run)
+		failed_tool_went_on(&p->in.run->failed, &p->in.run->last_failed, p->pid,
+				    p->start_boot_ns);
+}
+
 void correlate_image_end(struct correlator *c, struct proc *p, const struct process_row *image)
 {
 	bool leaf = !p->life.had_children;
 
+	went_on(p);
 	if (p->in.step) {
 		rollup_add_image(&p->in.step->r, image, p->life.epoch_offset_ns, leaf);
 		step_mark_dirty(p->in.step);
@@ -409,10 +438,11 @@ static enum group_status status_of(const struct process_row *row)
 static void set_failed_tool(struct failed_tool *f, const struct proc *p)
 {
 	const struct process_row *row = &p->row;
-	const char *exe = row->exe ? strrchr(row->exe, '/') : NULL;
 
-	copy_string(f->name, sizeof(f->name), exe ? exe + 1 : (row->exe ? row->exe : "?"));
+	proc_program_name(p, f->name, sizeof(f->name));
 	f->process_id = row->id;
+	f->parent_pid = row->ppid;
+	f->parent_start_boot_ns = p->life.parent_start_boot_ns;
 	f->tool_id = row->tool_id;
 	f->has_signal = row->has_signal;
 	f->code = row->has_signal ? row->signal : row->exit_code;
@@ -594,6 +624,8 @@ void correlate_exit(struct correlator *c, struct proc *p)
 	bool failed = (row->has_exit_code && row->exit_code != 0) ||
 		      (row->has_signal && row->signal != SIGPIPE);
 
+	if (row->has_exit_code && row->exit_code == 0)
+		went_on(p);
 	if (p->in.step)
 		step_exit(c, p->in.step, p, failed);
 	if (p->in.run)

@@ -20,7 +20,8 @@
 
 /* names.c: the id of a name, a new one if unseen (0: out of memory). */
 int64_t pipeline_id(struct correlator *c, const char *name);
-int64_t tool_id(struct correlator *c, const struct tool_identity *t);
+/* The tool's id; *kept_name its name, kept as long as the correlator lives. */
+int64_t tool_id(struct correlator *c, const struct tool_identity *t, const char **kept_name);
 void names_load(struct correlator *c);
 int names_write(struct correlator *c);
 bool names_pending(const struct correlator *c);

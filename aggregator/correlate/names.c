@@ -9,17 +9,26 @@
 #include "common/timeutil.h"
 #include "common/vec.h"
 
-static int64_t name_lookup(const struct name_ids *v, const char *name)
+/* NAME's id, or 0; *kept (if asked) the copy of it the list keeps. */
+static int64_t name_lookup(const struct name_ids *v, const char *name, const char **kept)
 {
-	if (!v->unindexed)
-		return (int64_t)(intptr_t)strmap_get(&v->index, name);
+	if (!v->unindexed) {
+		int64_t id = (int64_t)(intptr_t)strmap_get(&v->index, name);
+		if (id && kept)
+			*kept = strmap_key(&v->index, name);
+		return id;
+	}
 	for (size_t i = 0; i < v->n; i++)
-		if (!strcmp(v->items[i].name, name))
+		if (!strcmp(v->items[i].name, name)) {
+			if (kept)
+				*kept = v->items[i].name;
 			return v->items[i].id;
+		}
 	return 0;
 }
 
-static int64_t name_add(struct name_ids *v, const char *name, int64_t id, bool written)
+static int64_t name_add(struct name_ids *v, const char *name, int64_t id, bool written,
+			const char **kept)
 {
 	struct name_id entry = {.name = strdup(name), .id = id, .written = written};
 
@@ -27,6 +36,8 @@ static int64_t name_add(struct name_ids *v, const char *name, int64_t id, bool w
 		free(entry.name);
 		return 0;
 	}
+	if (kept)
+		*kept = entry.name;
 	/* The index keeps the name the array owns (strdup'd: it does not move). */
 	if (!v->unindexed && !strmap_put(&v->index, entry.name, (void *)(intptr_t)id))
 		v->unindexed = true; /* without memory for the index, lookups scan */
@@ -35,30 +46,30 @@ static int64_t name_add(struct name_ids *v, const char *name, int64_t id, bool w
 
 int64_t pipeline_id(struct correlator *c, const char *name)
 {
-	int64_t id = name_lookup(&c->pipelines, name);
+	int64_t id = name_lookup(&c->pipelines, name, NULL);
 
 	if (id)
 		return id;
-	return name_add(&c->pipelines, name, c->next_pipeline_id++, false);
+	return name_add(&c->pipelines, name, c->next_pipeline_id++, false, NULL);
 }
 
-int64_t tool_id(struct correlator *c, const struct tool_identity *t)
+int64_t tool_id(struct correlator *c, const struct tool_identity *t, const char **kept_name)
 {
-	int64_t id = name_lookup(&c->tools, t->name);
+	int64_t id = name_lookup(&c->tools, t->name, kept_name);
 
 	if (id)
 		return id;
-	return name_add(&c->tools, t->name, c->next_tool_id++, false);
+	return name_add(&c->tools, t->name, c->next_tool_id++, false, kept_name);
 }
 
 static void load_tool(void *ctx, int64_t id, const char *name)
 {
-	name_add(&((struct correlator *)ctx)->tools, name, id, true);
+	name_add(&((struct correlator *)ctx)->tools, name, id, true, NULL);
 }
 
 static void load_pipeline(void *ctx, int64_t id, const char *name)
 {
-	name_add(&((struct correlator *)ctx)->pipelines, name, id, true);
+	name_add(&((struct correlator *)ctx)->pipelines, name, id, true, NULL);
 }
 
 void names_load(struct correlator *c)

@@ -100,6 +100,7 @@ static void link_parent(struct ingest *g, struct proc *p, struct proc *parent, u
 		return;
 	}
 	p->row.parent_id = parent->row.id;
+	p->life.parent_start_boot_ns = parent->start_boot_ns;
 	if (parent->life.launched) {
 		if (!runmark_is_tracer_daemon(p->row.exe))
 			launch_join_run(g, p, parent);

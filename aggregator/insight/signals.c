@@ -48,14 +48,6 @@ void insight_free(struct insight *in)
 	memset(in, 0, sizeof(*in));
 }
 
-/* The program a process row ran, for messages: argv[0]'s basename. */
-static void program_of(const struct process_row *r, char *out, size_t size)
-{
-	const char *exe = r->exe ? r->exe : r->comm;
-	const char *base = exe ? strrchr(exe, '/') : NULL;
-	copy_string(out, size, base ? base + 1 : (exe ? exe : "?"));
-}
-
 static double secs(uint64_t ns)
 {
 	return (double)ns / 1e9;
@@ -93,7 +85,7 @@ static void check_killed(struct insight *in, const struct proc *p, int64_t now_n
 	/* SIGPIPE: a producer whose reader stopped reading (`| head`): how pipes end. */
 	if (!r->has_signal || r->signal == SIGPIPE)
 		return;
-	program_of(r, prog, sizeof(prog));
+	proc_program_name(p, prog, sizeof(prog));
 	/* Whether it mattered is known when its step (or run) ends: insight_kill_verdicts. */
 	base_row(&s, "killed", "warning", p, now_ns);
 	s.active = true;
@@ -130,7 +122,7 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 
 	if (!r->has_metrics || r->helper || r->end_epoch_ns <= r->start_epoch_ns)
 		return;
-	program_of(r, prog, sizeof(prog));
+	proc_program_name(p, prog, sizeof(prog));
 	uint64_t wall = (uint64_t)(r->end_epoch_ns - r->start_epoch_ns);
 	uint64_t cpu = m->cpu_user_ns + m->cpu_sys_ns;
 
@@ -206,7 +198,7 @@ void insight_oom(struct insight *in, const struct oom_row *oom, const struct pro
 	if (p && !p->row.run_id)
 		return;
 	if (p)
-		program_of(&p->row, prog, sizeof(prog));
+		proc_program_name(p, prog, sizeof(prog));
 	else
 		copy_string(prog, sizeof(prog), oom->comm);
 	base_row(&s, "oom_kill", "critical", p, now_ns);

@@ -15,13 +15,6 @@
 #include "common/timeutil.h"
 #include "common/vec.h"
 
-static void program_of(const struct process_row *r, char *out, size_t size)
-{
-	const char *exe = r->exe ? r->exe : r->comm;
-	const char *base = exe ? strrchr(exe, '/') : NULL;
-	snprintf(out, size, "%s", base ? base + 1 : (exe ? exe : "?"));
-}
-
 void insight_stall_end(struct insight *in, struct proc *p, int64_t now_ns)
 {
 	struct signal_row *s = insight_active(in, p->act.stall_signal_id);
@@ -30,7 +23,7 @@ void insight_stall_end(struct insight *in, struct proc *p, int64_t now_ns)
 	p->act.stall_signal_id = 0;
 	if (!s)
 		return;
-	program_of(&p->row, prog, sizeof(prog));
+	proc_program_name(p, prog, sizeof(prog));
 	double stalled = (double)(now_ns - s->at_epoch_ns) / 1e9;
 	s->active = false;
 	s->value = stalled;
@@ -58,7 +51,7 @@ static void check_stall(struct insight *in, struct proc *p, uint64_t now_boot_ns
 	    !p->act.last_activity_boot_ns || now_boot_ns < p->act.last_activity_boot_ns ||
 	    now_boot_ns - p->act.last_activity_boot_ns < in->cfg.stall_ns)
 		return;
-	program_of(&p->row, prog, sizeof(prog));
+	proc_program_name(p, prog, sizeof(prog));
 	uint64_t quiet = now_boot_ns - p->act.last_activity_boot_ns;
 	memset(&s, 0, sizeof(s));
 	s.kind = "stalled";

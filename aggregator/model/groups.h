@@ -91,8 +91,15 @@ struct failed_tool {
 	bool has_signal;
 	int code; /* exit code, or signal if has_signal */
 	char name[64];
+	uint32_t parent_pid; /* the process that started it (start 0: unknown) */
+	uint64_t parent_start_boot_ns;
 };
 
+/* The process (pid, start) went on past a failure of its child: it exec'd its
+ * next program or exited 0 (a shim's failed lookup, `grep -q x f || sort f`).
+ * Such a failure was handled: it is neither `first` nor `last`. */
+void failed_tool_went_on(struct failed_tool *first, struct failed_tool *last, uint32_t pid,
+			 uint64_t start_boot_ns);
 /* The group ended with this exit: keep as `first` the tool that failed it. A tool
  * failing on the way (a shim's readlink, a handled grep) is not the cause. */
 void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
@@ -118,7 +125,7 @@ struct step {
 	/* Named after a tool: a sibling forked earlier (the head of a shell pipeline
 	 * whose exec lost the race) takes the name over, so the name is stable. */
 	bool named_by_tool;
-	uint32_t namer_ppid;
+	uint32_t namer_pid, namer_ppid;
 	uint64_t namer_fork_boot_ns;
 	int64_t root_process_id;
 	uint32_t root_pid;

@@ -1,5 +1,6 @@
 #include "aggregator/model/proctable.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,4 +232,16 @@ int process_row_copy(struct process_row *dst, const struct process_row *src)
 		return -1;
 	}
 	return 0;
+}
+
+void proc_program_name(const struct proc *p, char *out, size_t size)
+{
+	const char *exe = p->row.exe ? p->row.exe : p->row.comm;
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+	const char *name = p->in.tool_name ? p->in.tool_name
+			   : base	   ? base + 1
+			   : exe && exe[0] ? exe
+					   : "?";
+
+	snprintf(out, size, "%s", name);
 }

@@ -85,7 +85,8 @@ struct proc_life {
 	 * and an exec then keeps the pre-exec image as a row of its own. */
 	bool samples_held;
 	bool fork_image_shipped;
-	bool had_children; /* forked at least once */
+	bool had_children;	       /* forked at least once */
+	uint64_t parent_start_boot_ns; /* the parent's start, if its fork was seen (else 0) */
 	/* The CPU clocks of the exit event plus the exit tails that came after it. */
 	uint64_t exit_utime_ns, exit_stime_ns, exit_runtime_ns;
 	bool has_exit_walk_seq; /* the exit event stamped its read of the totals */
@@ -103,7 +104,11 @@ struct proc_membership {
 	bool denied;   /* deny-listed system noise: kept for the tree, not written */
 	bool plumbing; /* a shell running inline code, a launcher, an engine wrapper */
 	bool launcher; /* timeout, time, flock, runuser ...: runs its command as its child */
-	bool script;   /* a shell running a script file (a Slurm batch script, x.sh) */
+	/* The tool its exec identified ("samtools sort", "align.py", "cwltool"),
+	 * kept by the correlator; NULL until it execs (a fork child runs its
+	 * parent's program). */
+	const char *tool_name;
+	bool script; /* a shell running a script file (a Slurm batch script, x.sh) */
 	int64_t last_sample_boot_ns;
 	uint64_t last_sample_cpu, last_sample_rss;
 };
@@ -177,6 +182,9 @@ int proctable_add_closed(struct proctable *t, const struct process_row *row);
 void proctable_gc(struct proctable *t, uint64_t now_boot_ns, uint64_t grace_ns);
 
 void process_row_free_strings(struct process_row *r);
+/* What it runs, for messages: its tool ("samtools sort", "align.py"), else its
+ * executable's base name (a fork child that has not exec'd: "bash"). */
+void proc_program_name(const struct proc *p, char *out, size_t size);
 /* Deep copy of the owned strings. 0 or -1. */
 int process_row_copy(struct process_row *dst, const struct process_row *src);
 

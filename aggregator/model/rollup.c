@@ -172,6 +172,21 @@ bool failed_tool_ended_alike(const struct failed_tool *t, bool has_signal, int s
 	       exit_passes_on(t->has_signal, t->code, has_signal, signal, exit_code);
 }
 
+static bool started_by(const struct failed_tool *t, uint32_t pid, uint64_t start_boot_ns)
+{
+	return t->process_id && t->parent_start_boot_ns && t->parent_pid == pid &&
+	       t->parent_start_boot_ns == start_boot_ns;
+}
+
+void failed_tool_went_on(struct failed_tool *first, struct failed_tool *last, uint32_t pid,
+			 uint64_t start_boot_ns)
+{
+	if (started_by(last, pid, start_boot_ns))
+		memset(last, 0, sizeof(*last));
+	if (started_by(first, pid, start_boot_ns))
+		*first = *last; /* the failure after it, if one was not handled too */
+}
+
 void failed_tool_settle(struct failed_tool *first, const struct failed_tool *last, bool has_signal,
 			int signal, int exit_code)
 {

@@ -72,6 +72,9 @@ def cases(ctx, d, flaky_ok, flaky_never):
     with open(shim, "w") as f:
         f.write("#!/bin/bash\nreadlink /no/such/version-file > /dev/null\nexec python3 \"$@\"\n")
     os.chmod(shim, 0o755)
+    qc = os.path.join(d, "qc_gate.py")
+    with open(qc, "w") as f:
+        f.write("import sys\nprint(sum(1 for _ in open(sys.argv[1])), 'reads')\nsys.exit(3)\n")
     n = 2 * os.cpu_count()
     return [
         # --- clean: idioms that end processes "badly" on purpose --------------------------
@@ -136,6 +139,15 @@ def cases(ctx, d, flaky_ok, flaky_never):
         Case("script_execs_its_tool", f"set -e\nsort -k2,2n {d}/sample_b.tsv > {ctx.path('sorted_b')}\n"
                                       "exec python3 -c 'import sys; sys.exit(5)'\n",
              exit=5, cause="python3", evidence=("exit code 5",)),
+        # A Python program that fails is named as the program, not as the interpreter (nor
+        # as the version manager's shim that started it, where python3 is pyenv's).
+        Case("python_program_fails", f"set -e\nwc -l {reads} > /dev/null\npython3 {qc} {reads}\necho never\n",
+             exit=3, cause="qc_gate.py exited with 3 and failed step 'qc_gate.py'", not_evidence=PYTHON_PROBES),
+        # The shim's failed lookup was handled (it went on to exec the tool), so the first
+        # failure of this shell string, which then exits with a status of its own, is cut's.
+        Case("shim_then_own_status", None, argv=["bash", "-c", f"{shim} -c 'pass'; cut --no-such-flag {reads} "
+                                                               "2>/dev/null; echo done; exit 4"],
+             exit=4, cause="cut exited with 1"),
         # pipefail makes a producer's SIGPIPE the pipeline's failure: the one SIGPIPE cause.
         Case("pipefail_into_head", "set -euo pipefail\nls /no/such/cache 2>/dev/null || echo 'no cache'\n"
                                    f"sort -k2,2 {reads} | head -n 3\necho never\n",
@@ -145,7 +157,7 @@ def cases(ctx, d, flaky_ok, flaky_never):
              exit=1, cause="which no tool in it returned", evidence=("set by the shell script itself",)),
         Case("snakemake_retry_fails", None, argv=["snakemake", "--cores", "1", "-q", "--restart-times", "1",
                                                   "-s", os.path.join(smk_bad, "Snakefile"), "-d", smk_bad],
-             exit=1, cause="python3", must={"retried"}),
+             exit=1, cause="never.py exited with 3", must={"retried"}),
     ]
 
 
@@ -174,7 +186,7 @@ def explain_text(ctx, db, run):
 
 @test
 def corpus_of_scripts_gets_the_right_verdicts(ctx):
-    """30 scripts and workflows, run one after another under one set of daemons; for
+    """32 scripts and workflows, run one after another under one set of daemons; for
     each, the verdicts it must and must not produce (module docstring)."""
     sock, db = ctx.path("s.sock"), ctx.path("verdicts.db")
     d = data_files(ctx)
