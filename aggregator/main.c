@@ -30,8 +30,6 @@
 #include "common/timeutil.h"
 #include "common/version.h"
 
-/* Long enough for a healthy close under load; short of systemd's stop timeout. */
-
 struct aggregator_options {
 	const char *socket_path;
 	const char *db_path;

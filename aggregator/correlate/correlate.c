@@ -316,7 +316,6 @@ static void script_became_tool(struct correlator *c, struct proc *p, bool plumbi
 	begin_step(c, r, &spec, p);
 }
 
-/* A step the engine could not name is named after its main tool. */
 /*
  * The process that named its step after a version manager's shim (pyenv's,
  * rbenv's `python3`, a script) now runs the program the shim stood for
@@ -332,6 +331,7 @@ static bool shim_became_its_tool(const struct step *s, const struct proc *p)
 	       strncmp(exe + 1, s->name, n) == 0 && strcmp(exe + 1, s->name) != 0;
 }
 
+/* A step the engine could not name is named after its main tool. */
 static void name_step_after_tool(struct correlator *c, struct proc *p,
 				 const struct tool_identity *tool, bool not_a_tool, int64_t ts_ns)
 {
