@@ -41,11 +41,14 @@ void *strmap_get(const struct strmap *m, const char *key)
 	return slot ? slot->value : NULL;
 }
 
-const char *strmap_key(const struct strmap *m, const char *key)
+void *strmap_get_kept(const struct strmap *m, const char *key, const char **kept)
 {
 	struct strmap_slot *slot = find(m, key);
 
-	return slot ? slot->key : NULL;
+	if (!slot)
+		return NULL;
+	*kept = slot->key;
+	return slot->value;
 }
 
 bool strmap_put(struct strmap *m, const char *key, void *value)

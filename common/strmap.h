@@ -23,8 +23,9 @@ struct strmap {
 
 /* The value of key, or NULL. */
 void *strmap_get(const struct strmap *m, const char *key);
-/* The map's own pointer to key (the one strmap_put was given), or NULL. */
-const char *strmap_key(const struct strmap *m, const char *key);
+/* The value of key, or NULL; *kept (if found) the map's own pointer to key,
+ * the one strmap_put was given. One lookup for both. */
+void *strmap_get_kept(const struct strmap *m, const char *key, const char **kept);
 /* Sets key's value (non-NULL), replacing one it had (the key pointer too);
  * false if memory ran out (map unchanged). */
 bool strmap_put(struct strmap *m, const char *key, void *value);

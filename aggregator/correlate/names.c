@@ -13,9 +13,10 @@
 static int64_t name_lookup(const struct name_ids *v, const char *name, const char **kept)
 {
 	if (!v->unindexed) {
-		int64_t id = (int64_t)(intptr_t)strmap_get(&v->index, name);
+		const char *in_map = NULL;
+		int64_t id = (int64_t)(intptr_t)strmap_get_kept(&v->index, name, &in_map);
 		if (id && kept)
-			*kept = strmap_key(&v->index, name);
+			*kept = in_map;
 		return id;
 	}
 	for (size_t i = 0; i < v->n; i++)
