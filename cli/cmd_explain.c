@@ -16,8 +16,10 @@
 #include "cli/commands.h"
 #include "cli/explain.h"
 #include "cli/format.h"
+#include "cli/health.h"
 #include "common/strutil.h"
 #include "common/character.h"
+#include "common/timeutil.h"
 
 static const char usage[] =
     "usage: tracer explain [--db PATH] [--json] [--step ID|RUN:KEY] [--top N] [RUN]\n"
@@ -89,6 +91,44 @@ static int64_t run_to_explain(sqlite3 *db, struct cli_query *q, int64_t step, co
 	return run;
 }
 
+/*
+ * A run not ended: whether a collector still watches it (else its state is
+ * unknown), and the instant its steps' time runs to, so far: now while
+ * watched, else when its host's collector was last heard from.
+ */
+static void note_liveness(sqlite3 *db, json_t *r)
+{
+	int64_t now = (int64_t)now_realtime_ns();
+	struct run_liveness l;
+
+	if (health_run_liveness(db, jint(r, "id"), now, &l) != 0)
+		return;
+	json_object_set_new(r, "watched", json_boolean(l.watched));
+	json_object_set_new(r, "last_heard_ns",
+			    l.last_heard_ns ? json_integer(l.last_heard_ns) : json_null());
+	json_object_set_new(r, "so_far_ns",
+			    json_integer(health_so_far_ns(&l, jint(r, "start_ns"), now)));
+}
+
+/*
+ * A run or step not ended: its numbers hold the processes that ended (the
+ * aggregator adds a process when it ends), so its sentence says so.
+ */
+static void only_what_ended(json_t *o)
+{
+	char text[640];
+
+	if (!strcmp(jstr(o, "explanation"), "no time measured"))
+		snprintf(text, sizeof(text),
+			 "not ended: its time is counted as its processes end (tracer top shows "
+			 "what the running ones use now)");
+	else
+		snprintf(text, sizeof(text),
+			 "%s (of its processes that ended; tracer top shows the running ones)",
+			 jstr(o, "explanation"));
+	json_object_set_new(o, "explanation", json_string(text));
+}
+
 /* The run's row, with its character and where its time went; NULL if it has none. */
 static json_t *load_run(sqlite3 *db, int64_t run)
 {
@@ -105,6 +145,8 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	json_decref(runs);
 	if (!r)
 		return NULL;
+	if (json_is_null(json_object_get(r, "end_ns")))
+		note_liveness(db, r);
 	/* The run as a whole, told the same way as a step. */
 	double wall_s = (double)jint(r, "wall_ns") / 1e9;
 	const char *c = time_character(
@@ -115,6 +157,8 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	json_object_set_new(r, "character", c ? json_string(c) : json_null());
 	json_object_set_new(r, "name_for_text", json_string("the run"));
 	explain_time(r);
+	if (json_is_null(json_object_get(r, "end_ns")))
+		only_what_ended(r);
 	json_object_del(r, "name_for_text");
 	return r;
 }
@@ -151,20 +195,31 @@ static json_t *load_signals(sqlite3 *db, int64_t run, int64_t step)
 }
 
 /* Steps by wall time, each with where its time went, its share of the run and its signals. */
-static json_t *load_steps(sqlite3 *db, int64_t run, int64_t step, int64_t run_wall, json_t *sigs)
+static json_t *load_steps(sqlite3 *db, json_t *r, int64_t step, json_t *sigs)
 {
 	char sql[2048];
+	/* Steps not ended count up to where the run's time runs to so far. */
+	bool ended = !json_is_null(json_object_get(r, "end_ns"));
+	int64_t horizon = jint(r, "start_ns") + jint(r, "so_far_ns");
+	int64_t run_wall = ended ? jint(r, "wall_ns") : jint(r, "so_far_ns");
 
-	snprintf(sql, sizeof(sql), "%s WHERE s.run_id = ?1 %s ORDER BY wall_ns DESC", step_columns,
-		 step_filter(step, "s.id").text);
-	json_t *steps = cli_rows_json(db, sql, run);
+	snprintf(sql, sizeof(sql),
+		 "%s WHERE s.run_id = ?1 %s ORDER BY coalesce(s.end_ns, %lld) - s.start_ns DESC",
+		 step_columns, step_filter(step, "s.id").text, (long long)horizon);
+	json_t *steps = cli_rows_json(db, sql, jint(r, "id"));
 	for (size_t i = 0; i < json_array_size(steps); i++) {
 		json_t *s = json_array_get(steps, i);
+		int64_t wall = jint(s, "wall_ns");
+		if (json_is_null(json_object_get(s, "end_ns"))) {
+			wall = horizon > jint(s, "start_ns") ? horizon - jint(s, "start_ns") : 0;
+			json_object_set_new(s, "so_far_ns", json_integer(wall));
+		}
 		explain_time(s);
+		if (json_object_get(s, "so_far_ns"))
+			only_what_ended(s);
 		if (run_wall > 0)
-			json_object_set_new(
-			    s, "share_of_run",
-			    json_real((double)jint(s, "wall_ns") / (double)run_wall));
+			json_object_set_new(s, "share_of_run",
+					    json_real((double)wall / (double)run_wall));
 		json_t *mine = json_array();
 		for (size_t k = 0; k < json_array_size(sigs); k++)
 			if (jint(json_array_get(sigs, k), "step_id") == jint(s, "id"))
@@ -332,12 +387,19 @@ static void print_steps(const struct cli_query *q, const struct explanation *e)
 	printf("\nWhere the time went (steps by wall time):\n");
 	for (size_t i = 0; i < json_array_size(e->steps) && (long)i < e->top; i++) {
 		json_t *s = json_array_get(e->steps, i);
-		format_duration(jint(s, "wall_ns"), wall, sizeof(wall));
-		printf("  %zu. %s: %s", i + 1,
-		       jstr(s, "name")[0] ? jstr(s, "name") : jstr(s, "key"), wall);
+		bool open = json_object_get(s, "so_far_ns") != NULL;
+		bool unknown = open && !json_is_true(json_object_get(e->r, "watched"));
+		format_duration(open ? jint(s, "so_far_ns") : jint(s, "wall_ns"), wall,
+				sizeof(wall));
+		printf("  %zu. %s: %s%s", i + 1,
+		       jstr(s, "name")[0] ? jstr(s, "name") : jstr(s, "key"), wall,
+		       !open	 ? ""
+		       : unknown ? " when last seen"
+				 : " so far");
 		if (json_object_get(s, "share_of_run"))
 			printf(" (%.0f%% of the run)", 100 * jnum(s, "share_of_run"));
-		printf(", %s\n     %s\n", jstr(s, "status"), jstr(s, "explanation"));
+		printf(", %s\n     %s\n", unknown ? "unknown" : jstr(s, "status"),
+		       jstr(s, "explanation"));
 		json_t *mine = json_object_get(s, "signals");
 		for (size_t k = 0; k < json_array_size(mine); k++) {
 			json_t *g = json_array_get(mine, k);
@@ -385,18 +447,44 @@ static void print_unfinished(json_t *r)
 	       running + lost == 1 ? "it" : "them");
 }
 
+/* Where the run stands: "ok after 3s", "running for 12s so far", or unknown and why. */
+static void run_state_text(json_t *r, char *out, size_t size)
+{
+	char wall[32], ago[32];
+
+	if (!json_is_null(json_object_get(r, "end_ns")) || !json_object_get(r, "so_far_ns")) {
+		format_duration(jint(r, "wall_ns"), wall, sizeof(wall));
+		snprintf(out, size, "%s after %s",
+			 jstr(r, "status")[0] ? jstr(r, "status") : "recorded", wall);
+		return;
+	}
+	format_duration(jint(r, "so_far_ns"), wall, sizeof(wall));
+	if (json_is_true(json_object_get(r, "watched"))) {
+		snprintf(out, size, "running for %s so far", wall);
+	} else if (jint(r, "last_heard_ns")) {
+		format_duration((int64_t)now_realtime_ns() - jint(r, "last_heard_ns"), ago,
+				sizeof(ago));
+		snprintf(out, size,
+			 "unknown: not ended after %s, when a collector of its host last wrote "
+			 "here (%s ago); its end was not seen",
+			 wall, ago);
+	} else {
+		snprintf(out, size,
+			 "unknown: no collector of its host ever wrote here; its end was not seen");
+	}
+}
+
 static void print_text(const struct cli_query *q, const struct explanation *e)
 {
-	char wall[32];
+	char state[256];
 	json_t *r = e->r;
 
-	format_duration(jint(r, "wall_ns"), wall, sizeof(wall));
-	printf(
-	    "Run %lld '%s'%s%s%s: %s after %s, %lld %s, %lld %s\n", (long long)e->run,
-	    jstr(r, "name"), jstr(r, "engine")[0] ? " [" : "", jstr(r, "engine"),
-	    jstr(r, "engine")[0] ? "]" : "", jstr(r, "status")[0] ? jstr(r, "status") : "recorded",
-	    wall, (long long)jint(r, "steps"), plural(jint(r, "steps"), "step", "steps"),
-	    (long long)jint(r, "processes"), plural(jint(r, "processes"), "process", "processes"));
+	run_state_text(r, state, sizeof(state));
+	printf("Run %lld '%s'%s%s%s: %s, %lld %s, %lld %s\n", (long long)e->run, jstr(r, "name"),
+	       jstr(r, "engine")[0] ? " [" : "", jstr(r, "engine"), jstr(r, "engine")[0] ? "]" : "",
+	       state, (long long)jint(r, "steps"), plural(jint(r, "steps"), "step", "steps"),
+	       (long long)jint(r, "processes"),
+	       plural(jint(r, "processes"), "process", "processes"));
 	if (json_object_get(r, "explanation"))
 		printf("  Overall: %s\n", jstr(r, "explanation"));
 	print_unfinished(r);
@@ -453,7 +541,7 @@ int cmd_explain(int argc, char **argv)
 	}
 	e.r = load_run(db, e.run);
 	e.sigs = load_signals(db, e.run, step);
-	e.steps = load_steps(db, e.run, step, jint(e.r, "wall_ns"), e.sigs);
+	e.steps = load_steps(db, e.r, step, e.sigs);
 	/* Failure evidence: critical signals, earliest first (the first failure is the cause). */
 	e.failures = json_array();
 	e.went_on_past = json_array();

@@ -9,8 +9,10 @@
 #include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/health.h"
 #include "cli/export.h"
 #include "cli/jsonfield.h"
+#include "common/timeutil.h"
 
 static const char usage[] =
     "usage: tracer runs [--db PATH] [--json | --format tsv|csv|json] [--limit N] [PIPELINE]\n"
@@ -36,8 +38,13 @@ static json_t *load_runs(sqlite3 *db, const char *pipeline, long limit)
 	    " r.images, r.hostname, r.arch, r.failed_processes, (SELECT count(*) FROM signals g "
 	    "WHERE g.run_id = r.id AND"
 	    " g.severity = 'critical') AS critical_signals, (SELECT count(*) FROM signals g WHERE"
-	    " g.run_id = r.id AND g.severity = 'warning') AS warnings FROM runs r"
-	    " WHERE ?1 IS NULL OR r.pipeline = ?1 ORDER BY r.id DESC LIMIT ?2";
+	    " g.run_id = r.id AND g.severity = 'warning') AS warnings,"
+	    " CASE WHEN r.end_ns IS NULL THEN " HEALTH_RUN_WATCHED_SQL(
+		"?3") " END AS watched,"
+		      " CASE WHEN r.end_ns IS NULL THEN " HEALTH_RUN_LAST_HEARD_SQL
+		      " END AS last_heard_ns"
+		      " FROM runs r WHERE ?1 IS NULL OR r.pipeline = ?1 ORDER BY r.id DESC LIMIT "
+		      "?2";
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -45,6 +52,7 @@ static json_t *load_runs(sqlite3 *db, const char *pipeline, long limit)
 	if (pipeline)
 		sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, limit > 0 ? limit : 20);
+	sqlite3_bind_int64(st, 3, (int64_t)now_realtime_ns() - HEALTH_STALE_NS);
 	json_t *rows = json_array();
 	while (sqlite3_step(st) == SQLITE_ROW)
 		json_array_append_new(rows, cli_row_object(st));
@@ -111,6 +119,45 @@ static void print_header(const struct runs_layout *l, const char *zone)
 		       started, "WALL", "CPU", "ALERTS");
 }
 
+/* A run with no end that no collector of its host watches now: "running" would be stale. */
+static bool run_state_unknown(json_t *r)
+{
+	json_t *watched = json_object_get(r, "watched");
+
+	return json_is_null(json_object_get(r, "end_ns")) && watched && !json_is_true(watched);
+}
+
+/* Why a run reads "unknown", once under the table, with when its collector was last heard. */
+static void print_unknown_note(json_t *rows, int columns)
+{
+	char text[512], ago[32];
+	int64_t heard = -1;
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(rows, i, r)
+	{
+		if (run_state_unknown(r) && jint(r, "last_heard_ns") > heard)
+			heard = jint(r, "last_heard_ns");
+	}
+	if (heard < 0)
+		return;
+	format_duration((int64_t)now_realtime_ns() - heard, ago, sizeof(ago));
+	if (heard)
+		snprintf(
+		    text, sizeof(text),
+		    "unknown: not ended when a collector of its host last wrote here (%s ago), "
+		    "and none has since: its end was not seen (tracer status says why). Its "
+		    "WALL is up to then.",
+		    ago);
+	else
+		snprintf(
+		    text, sizeof(text),
+		    "unknown: not ended, and no collector of its host ever wrote here: its end "
+		    "was not seen (tracer status says why).");
+	print_fitted(stdout, text, columns);
+}
+
 static void print_run(const struct cli_query *q, const struct runs_layout *l, json_t *r)
 {
 	char start[40], wall[32], cpu[32], mem[32], alerts[32];
@@ -118,17 +165,24 @@ static void print_run(const struct cli_query *q, const struct runs_layout *l, js
 
 	format_time(jint(r, "start_ns"), start, sizeof(start));
 	start[l->wide ? 19 : 16] = '\0';
-	if (json_is_null(json_object_get(r, "end_ns")))
-		snprintf(wall, sizeof(wall), "running");
-	else
+	bool unknown = run_state_unknown(r);
+	if (json_is_null(json_object_get(r, "end_ns"))) {
+		/* Not ended: how long so far, or until its collector was last heard from. */
+		struct run_liveness seen = {!unknown, jint(r, "last_heard_ns")};
+		format_duration(
+		    health_so_far_ns(&seen, jint(r, "start_ns"), (int64_t)now_realtime_ns()), wall,
+		    sizeof(wall));
+		strncat(wall, "+", sizeof(wall) - strlen(wall) - 1);
+	} else {
 		format_duration(jint(r, "wall_ns"), wall, sizeof(wall));
+	}
 	format_duration(jint(r, "cpu_ns"), cpu, sizeof(cpu));
 	format_bytes((uint64_t)jint(r, "peak_rss_kb") * 1024, mem, sizeof(mem));
 	snprintf(alerts, sizeof(alerts), "%lld/%lld", crit, warn);
 	char name[512], pipeline[128], status[64];
 	format_column(jstr(r, "name"), l->name, name, sizeof(name));
 	format_column(or_dash(jstr(r, "pipeline")), l->pipeline, pipeline, sizeof(pipeline));
-	format_column(or_dash(jstr(r, "status")), 8, status, sizeof(status));
+	format_column(unknown ? "unknown" : or_dash(jstr(r, "status")), 8, status, sizeof(status));
 	const char *colour = cli_severity_color(q, crit ? "critical" : warn ? "warning" : NULL);
 	if (l->wide)
 		printf("%-5lld %s %s %-10.10s %s%s%s %-20s %9s %9s %9s %5lld %6s\n",
@@ -206,11 +260,13 @@ int cmd_runs(int argc, char **argv)
 			print_fitted(stdout,
 				     l.wide
 					 ? "ALERTS: critical/warning signals (tracer signals RUN)."
-					   " WALL: first start to last end; CPU: user + system, all"
-					   " processes. PEAK MEM: the run's concurrent processes"
-					   " together."
-					 : "ALERTS: critical/warning signals (tracer signals RUN).",
+					   " WALL: first start to last end (+: not ended, so far);"
+					   " CPU: user + system, all processes. PEAK MEM: the run's"
+					   " concurrent processes together."
+					 : "ALERTS: critical/warning signals (tracer signals RUN)."
+					   " WALL +: not ended, so far.",
 				     columns);
+		print_unknown_note(rows, columns);
 	}
 	json_decref(rows);
 	sqlite3_close(db);

@@ -17,6 +17,7 @@
 #include "cli/clidb.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/health.h"
 #include "common/timeutil.h"
 
 static const char usage_text[] =
@@ -31,9 +32,6 @@ static void on_signal(int sig)
 	(void)sig;
 	stop = 1;
 }
-
-/* A collector silent this long has stopped: its runs' ends are unknown. */
-#define TOP_STALE_NS (60LL * 1000000000LL)
 
 static int64_t median_wall(sqlite3 *db, int64_t pipeline_id, const char *name, int64_t run,
 			   int *count)
@@ -69,13 +67,12 @@ static json_t *snapshot(sqlite3 *db, int64_t now_ns)
 	json_t *runs = cli_rows_json(
 	    db,
 	    "SELECT r.id, r.name, r.pipeline, r.pipeline_id, r.engine, r.start_ns,"
-	    " (SELECT max(c.last_seen_ns) FROM collector_stats c WHERE r.host_id IS NULL"
-	    " OR c.host_id = r.host_id) AS last_heard_ns,"
-	    " EXISTS (SELECT 1 FROM collector_stats c WHERE (r.host_id IS NULL OR c.host_id ="
-	    " r.host_id) AND c.final = 0 AND c.last_seen_ns >= ?1) AS watched"
-	    " FROM runs r WHERE r.end_ns IS NULL AND (r.status IS NULL OR r.status = 'running')"
-	    " ORDER BY r.id DESC",
-	    now_ns - TOP_STALE_NS);
+	    " " HEALTH_RUN_LAST_HEARD_SQL " AS last_heard_ns,"
+	    " " HEALTH_RUN_WATCHED_SQL("?1") " AS watched"
+					     " FROM runs r WHERE r.end_ns IS NULL AND (r.status IS "
+					     "NULL OR r.status = 'running')"
+					     " ORDER BY r.id DESC",
+	    now_ns - HEALTH_STALE_NS);
 	for (size_t i = 0; i < json_array_size(runs); i++) {
 		json_t *r = json_array_get(runs, i);
 		int64_t id = json_integer_value(json_object_get(r, "id"));

@@ -96,3 +96,33 @@ int health_collector_writing(sqlite3 *db)
 	sqlite3_finalize(q);
 	return last && (int64_t)now_realtime_ns() - last < HEALTH_STALE_NS;
 }
+
+int health_run_liveness(sqlite3 *db, int64_t run_id, int64_t now_epoch_ns, struct run_liveness *out)
+{
+	sqlite3_stmt *q;
+	int rc = -1;
+
+	*out = (struct run_liveness){0};
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT " HEALTH_RUN_WATCHED_SQL("?2") ", " HEALTH_RUN_LAST_HEARD_SQL
+						       " FROM runs r WHERE r.id = ?1",
+		-1, &q, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(q, 1, run_id);
+	sqlite3_bind_int64(q, 2, now_epoch_ns - HEALTH_STALE_NS);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		out->watched = sqlite3_column_int(q, 0) != 0;
+		out->last_heard_ns = sqlite3_column_int64(q, 1);
+		rc = 0;
+	}
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int64_t health_so_far_ns(const struct run_liveness *l, int64_t start_ns, int64_t now_epoch_ns)
+{
+	int64_t until = l->watched ? now_epoch_ns : l->last_heard_ns;
+
+	return until > start_ns ? until - start_ns : 0;
+}

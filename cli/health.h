@@ -43,4 +43,33 @@ const char *health_problem(const struct health_input *in, char *buf, size_t size
  * 1 yes, 0 no, -1 unknown (not a readable tracer database). */
 int health_collector_writing(sqlite3 *db);
 
+/*
+ * A run with no end yet (a row `runs r` in the query), as seen now. Watched: a
+ * collector of its host that has not stopped wrote here since the instant in
+ * the given parameter (now - HEALTH_STALE_NS), so its end will come. Else its
+ * state is unknown: the daemons stopped, or the database came from elsewhere,
+ * and "running" would only repeat what the last collector saw.
+ */
+#define HEALTH_RUN_WATCHED_SQL(since_param)                                                        \
+	"EXISTS (SELECT 1 FROM collector_stats c WHERE (r.host_id IS NULL OR c.host_id ="          \
+	" r.host_id) AND c.final = 0 AND c.last_seen_ns >= " since_param ")"
+/* When a collector of the run's host was last heard from (NULL: never). */
+#define HEALTH_RUN_LAST_HEARD_SQL                                                                  \
+	"(SELECT max(c.last_seen_ns) FROM collector_stats c WHERE r.host_id IS NULL OR"            \
+	" c.host_id = r.host_id)"
+
+struct run_liveness {
+	bool watched;
+	int64_t last_heard_ns; /* 0: no collector of its host ever wrote here */
+};
+
+/* The liveness of run_id (see HEALTH_RUN_WATCHED_SQL); -1 if it cannot be read. */
+int health_run_liveness(sqlite3 *db, int64_t run_id, int64_t now_epoch_ns,
+			struct run_liveness *out);
+
+/* How long a run or step with no end has lasted as far as anyone can tell:
+ * until now while watched, else until its host's collector was last heard
+ * from (0 if that was before it started). */
+int64_t health_so_far_ns(const struct run_liveness *l, int64_t start_ns, int64_t now_epoch_ns);
+
 #endif

@@ -10,6 +10,7 @@
 #include "cli/format.h"
 #include "cli/health.h"
 #include "cli/rows.h"
+#include "common/timeutil.h"
 
 /* Who is asking: the user behind sudo, else ourselves. */
 static uid_t asking_uid(void)
@@ -395,19 +396,32 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 	{
 		if (i >= shown)
 			break;
-		char wall[32], cpu[32], rss[32], start[32];
+		char wall[48], cpu[32], rss[32], start[32];
 		const char *name = json_string_value(json_object_get(s, "name"));
 		format_duration(int_of(s, "start_ns") - run_start, start, sizeof(start));
-		format_duration(has(s, "end_ns") ? int_of(s, "end_ns") - int_of(s, "start_ns") : -1,
-				wall, sizeof(wall));
+		const char *status = json_string_value(json_object_get(s, "status"));
+		if (has(s, "end_ns")) {
+			format_duration(int_of(s, "end_ns") - int_of(s, "start_ns"), wall,
+					sizeof(wall));
+		} else if (o->open_until_ns > int_of(s, "start_ns")) {
+			/* Not ended: up to now, or to when its collector was last heard from. */
+			char d[24];
+			format_duration(o->open_until_ns - int_of(s, "start_ns"), d, sizeof(d));
+			snprintf(wall, sizeof(wall), "%s %s", d,
+				 o->unwatched ? "when last seen" : "so far");
+			if (o->unwatched)
+				status = "unknown";
+		} else {
+			format_duration(-1, wall, sizeof(wall));
+		}
 		format_duration(int_of(s, "cpu_ns"), cpu, sizeof(cpu));
 		format_bytes((uint64_t)int_of(s, "peak_rss_kb") * 1024, rss, sizeof(rss));
 		/* The id is what `tracer explain --step` takes. */
 		fprintf(out, "  step %lld: %s %s  [%s]  %s, started +%s, wall %s, CPU %s",
 			(long long)int_of(s, "id"), json_string_value(json_object_get(s, "kind")),
 			json_string_value(json_object_get(s, "key")),
-			name && *name ? name : json_string_value(json_object_get(s, "key")),
-			json_string_value(json_object_get(s, "status")), start, wall, cpu);
+			name && *name ? name : json_string_value(json_object_get(s, "key")), status,
+			start, wall, cpu);
 		if (has(s, "avg_cores"))
 			fprintf(out, " (%.2f cores avg",
 				json_real_value(json_object_get(s, "avg_cores")));
@@ -482,16 +496,48 @@ static void print_unfinished(FILE *out, json_t *totals, const struct report_opts
 	}
 }
 
+/* A run not ended: "12s so far", or up to when its collector was last heard from. */
+static void run_so_far(json_t *run, char *out, size_t size)
+{
+	char d[24];
+
+	format_duration(int_of(run, "so_far_ns"), d, sizeof(d));
+	snprintf(out, size, "%s %s", d,
+		 json_is_false(json_object_get(run, "watched")) ? "until then" : "so far");
+}
+
+/* A run not ended that no collector watches now: its state is unknown, not running. */
+static void print_unwatched(FILE *out, json_t *run)
+{
+	char ago[32];
+
+	if (!has(run, "last_heard_ns")) {
+		fprintf(out, "  unknown: no collector of its host ever wrote here, so its end was "
+			     "not seen");
+		return;
+	}
+	format_duration((int64_t)now_realtime_ns() - int_of(run, "last_heard_ns"), ago,
+			sizeof(ago));
+	fprintf(out,
+		"  unknown: not ended when a collector of its host last wrote here, %s ago; none "
+		"has since, so its end was not seen",
+		ago);
+}
+
 static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		       const struct report_opts *o)
 {
-	char when[64], wall[32], cpu[32], peak[32], rd[32], wr[32];
+	char when[64], wall[48], cpu[32], peak[32], rd[32], wr[32];
 	const char *pipeline = json_string_value(json_object_get(run, "pipeline"));
 	int64_t start = int_of(run, "start_ns");
 
 	format_time(start, when, sizeof(when));
-	format_duration(has(run, "end_ns") ? int_of(run, "end_ns") - start : -1, wall,
-			sizeof(wall));
+	if (has(run, "end_ns"))
+		format_duration(int_of(run, "end_ns") - start, wall, sizeof(wall));
+	else if (has(run, "so_far_ns"))
+		run_so_far(run, wall, sizeof(wall));
+	else
+		format_duration(-1, wall, sizeof(wall));
 	format_duration(int_of(totals, "cpu_ns"), cpu, sizeof(cpu));
 	format_bytes((uint64_t)int_of(totals, "max_process_rss_kb") * 1024, peak, sizeof(peak));
 	format_bytes((uint64_t)int_of(totals, "rchar"), rd, sizeof(rd));
@@ -509,6 +555,8 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		fprintf(out, "  killed by signal %lld", (long long)int_of(run, "signal"));
 	else if (has(run, "exit_code"))
 		fprintf(out, "  exit %lld", (long long)int_of(run, "exit_code"));
+	else if (json_is_false(json_object_get(run, "watched")))
+		print_unwatched(out, run);
 	else
 		fprintf(out, "  running");
 	char images[48] = "";
@@ -548,6 +596,21 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 			      true, start, o);
 }
 
+/* A run not ended: whether a collector still watches it and how long it has lasted so far. */
+static void note_liveness(sqlite3 *db, json_t *run)
+{
+	int64_t now = (int64_t)now_realtime_ns();
+	struct run_liveness l;
+
+	if (health_run_liveness(db, int_of(run, "id"), now, &l) != 0)
+		return;
+	json_object_set_new(run, "watched", json_boolean(l.watched));
+	json_object_set_new(run, "last_heard_ns",
+			    l.last_heard_ns ? json_integer(l.last_heard_ns) : json_null());
+	json_object_set_new(run, "so_far_ns",
+			    json_integer(health_so_far_ns(&l, int_of(run, "start_ns"), now)));
+}
+
 static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out)
 {
 	json_t *run = cli_run_object(db, run_id);
@@ -558,6 +621,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_decref(totals);
 		return -1;
 	}
+	if (!has(run, "end_ns"))
+		note_liveness(db, run);
 	roots = load_tree(db, run_id, totals);
 	if (int_of(totals, "running_processes") && !o->watch_ended)
 		/* A collector still writing brings their ends; unknown claims nothing. */
@@ -567,6 +632,10 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 	struct report_opts local = *o;
 	local.structure = structure;
 	local.summarise = o->summary_above > 0 && int_of(totals, "images") > o->summary_above;
+	if (has(run, "so_far_ns")) {
+		local.open_until_ns = int_of(run, "start_ns") + int_of(run, "so_far_ns");
+		local.unwatched = json_is_false(json_object_get(run, "watched"));
+	}
 	o = &local;
 	if (o->json) {
 		json_t *doc = json_object();

@@ -21,6 +21,9 @@ struct report_opts {
 	bool watch_ended;
 	bool summarise;	   /* internal: the run is over summary_above */
 	json_t *structure; /* internal: steps and tools of the run */
+	/* internal, a run not ended: its open steps' time runs to here (0: unknown) */
+	int64_t open_until_ns;
+	bool unwatched; /* internal: ... and no collector watches it now */
 };
 
 /* RUN is an id, a name, or NULL: the asking user's newest run (root: the newest of all).

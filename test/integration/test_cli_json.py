@@ -3,9 +3,11 @@ reading `tracer VERB --json` can rely on, checked on every verb against the
 database's own rows, and errors as one JSON object with a non-zero exit."""
 import json
 import os
+import signal
 import subprocess
+import time
 
-from harness import Failure, test
+from harness import Failure, start_daemons, test, write_script
 
 FLAGS = {"helper", "oom_killed", "core_dumped", "argv_truncated", "from_snapshot", "path_truncated",
          "active", "watched", "final", "failed"}
@@ -173,3 +175,76 @@ def tracer_help_verb_is_the_verbs_help(ctx):
     for verb in ("run", "show", "explain", "cost"):
         ctx.check(out("help", verb) == out(verb, "--help") and out("help", verb)[0] == 0,
                   f"tracer help {verb}: {out('help', verb)[1][:200]}")
+
+
+def explained(ctx, db):
+    rc, doc, err = tracer(ctx, "explain", "--db", db, "--json", "long")
+    ctx.check(rc == 0, f"explain --json: rc {rc} {err[-300:]}")
+    return doc["run"], {s["name"] or s["key"]: s for s in doc["steps"]}
+
+
+@test
+def a_run_not_ended_reads_running_so_far_then_unknown_when_no_collector_watches(ctx):
+    """A script under tracer run beside running daemons, in its second step (a
+    sleep): runs, show and explain say it is running, for as long as the test's
+    own clock says since it launched the run (within the launch's own delay,
+    3 s at most). Then its collector stops while the command goes on: no verb
+    may still call it running; each says unknown, with its time up to the
+    collector's last word (at most the test's clock at the stop)."""
+    sock, db = ctx.path("s.sock"), ctx.path("live.db")
+    agg, col = start_daemons(ctx, sock, db)
+    script = write_script(ctx, "long.sh", f"{ctx.helper('cpuburn')} 300\nsleep 60\n")
+    t0 = time.time()
+    run = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "long", "--", script],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        end = time.time() + 40
+        while time.time() < end and not ctx.query(
+                "SELECT count(*) FROM processes p JOIN runs r ON r.id = p.run_id WHERE r.name = 'long' "
+                "AND p.comm = 'sleep' AND p.state = 'running'", db=db)[0][0]:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        before = time.time() - t0
+        r, steps = explained(ctx, db)
+        after = time.time() - t0
+        ctx.check(r["end_ns"] is None and r.get("watched") is True, f"explain: the run is watched: {r}")
+        so_far = r.get("so_far_ns", 0) / 1e9
+        ctx.check(before - 3.0 <= so_far <= after + 0.05,
+                  f"explain: running {so_far:.2f} s so far; the test's clock says {before:.2f} .. {after:.2f}")
+        sleeping = steps.get("sleep", {})
+        ctx.check(sleeping.get("end_ns") is None and 0.9 <= sleeping.get("so_far_ns", 0) / 1e9 <= so_far,
+                  f"explain: the sleep step is open, at least 1 s so far: {sleeping}")
+        ctx.check(sleeping.get("explanation", "").startswith("not ended"),
+                  f"explain: nothing of the running sleep is counted yet, and it says so: {sleeping}")
+        text = subprocess.run([ctx.bin("tracer"), "explain", "--db", db, "long"], capture_output=True,
+                              text=True, timeout=60).stdout
+        ctx.check("running for" in text.splitlines()[0] and "so far" in text,
+                  f"explain says running for so long: {text[:400]}")
+        rc, doc, err = tracer(ctx, "runs", "--db", db, "--json")
+        listed = [x for x in doc["runs"] if x["name"] == "long"]
+        ctx.check(listed and listed[0]["watched"] is True, f"runs --json: watched: {listed}")
+        show = subprocess.run([ctx.bin("tracer"), "show", "--db", db, "long"], capture_output=True,
+                              text=True, timeout=60).stdout
+        ctx.check("running, wall" in show and "so far" in show.splitlines()[2], f"show: {show[:400]}")
+
+        ctx.stop(col)
+        stopped = time.time() - t0
+        time.sleep(0.5)
+        r, steps = explained(ctx, db)
+        ctx.check(r.get("watched") is False, f"explain: no collector watches the run now: {r}")
+        until = r.get("so_far_ns", 0) / 1e9
+        ctx.check(so_far - 0.05 <= until <= stopped + 0.05,
+                  f"explain: {until:.2f} s up to the collector's last word; it ran {so_far:.2f} s "
+                  f"when watched and the collector stopped at {stopped:.2f} s")
+        for verb in ("runs", "show", "explain"):
+            out = subprocess.run([ctx.bin("tracer"), verb, "--db", db] + ([] if verb == "runs" else ["long"]),
+                                 capture_output=True, text=True, timeout=60).stdout
+            line = next((x for x in out.splitlines() if "long" in x or x.startswith("  unknown")), "")
+            if verb == "show":
+                line = out.splitlines()[2] if len(out.splitlines()) > 2 else ""
+            ctx.check("unknown" in line and "running" not in line,
+                      f"{verb}: the run reads unknown, not running: {line!r}\n{out[:500]}")
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.communicate(timeout=30)
+    ctx.stop(agg)
