@@ -339,6 +339,15 @@ $(BUILD)/bench/redactbench: test/bench/redactbench.c collector/redact.c common/f
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS)
 
+# What one process row costs the aggregator's store, and each index of it (docs/performance-notes.md).
+bench-rows: $(BUILD)/bench/rowbench
+	$(BUILD)/bench/rowbench $(BENCH_ARGS)
+
+$(BUILD)/bench/rowbench: test/bench/rowbench.c $(UNIT_ARCHIVES)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(UNIT_ARCHIVES) $(LDFLAGS) $(LIBS_AGGREGATOR)
+
 $(BUILD)/bench/pathbench: test/bench/pathbench.c aggregator/ingest/path.c common/jsonutil.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -357,7 +366,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local
