@@ -92,25 +92,6 @@ static int64_t run_to_explain(sqlite3 *db, struct cli_query *q, int64_t step, co
 }
 
 /*
- * A run not ended: whether a collector still watches it (else its state is
- * unknown), and the instant its steps' time runs to, so far: now while
- * watched, else when its host's collector was last heard from.
- */
-static void note_liveness(sqlite3 *db, json_t *r)
-{
-	int64_t now = (int64_t)now_realtime_ns();
-	struct run_liveness l;
-
-	if (health_run_liveness(db, jint(r, "id"), now, &l) != 0)
-		return;
-	json_object_set_new(r, "watched", json_boolean(l.watched));
-	json_object_set_new(r, "last_heard_ns",
-			    l.last_heard_ns ? json_integer(l.last_heard_ns) : json_null());
-	json_object_set_new(r, "so_far_ns",
-			    json_integer(health_so_far_ns(&l, jint(r, "start_ns"), now)));
-}
-
-/*
  * A run or step not ended: its numbers hold the processes that ended (the
  * aggregator adds a process when it ends), so its sentence says so.
  */
@@ -146,7 +127,7 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	if (!r)
 		return NULL;
 	if (json_is_null(json_object_get(r, "end_ns")))
-		note_liveness(db, r);
+		health_add_liveness(db, r);
 	/* The run as a whole, told the same way as a step. */
 	double wall_s = (double)jint(r, "wall_ns") / 1e9;
 	const char *c = time_character(

@@ -126,3 +126,17 @@ int64_t health_so_far_ns(const struct run_liveness *l, int64_t start_ns, int64_t
 
 	return until > start_ns ? until - start_ns : 0;
 }
+
+void health_add_liveness(sqlite3 *db, json_t *run)
+{
+	int64_t now = (int64_t)now_realtime_ns();
+	struct run_liveness l;
+
+	if (health_run_liveness(db, jint(run, "id"), now, &l) != 0)
+		return;
+	json_object_set_new(run, "watched", json_boolean(l.watched));
+	json_object_set_new(run, "last_heard_ns",
+			    l.last_heard_ns ? json_integer(l.last_heard_ns) : json_null());
+	json_object_set_new(run, "so_far_ns",
+			    json_integer(health_so_far_ns(&l, jint(run, "start_ns"), now)));
+}

@@ -67,6 +67,10 @@ struct run_liveness {
 int health_run_liveness(sqlite3 *db, int64_t run_id, int64_t now_epoch_ns,
 			struct run_liveness *out);
 
+/* Adds to a run object (a `runs` row) not ended: `watched`, `last_heard_ns`
+ * and `so_far_ns` (docs/export.md); unchanged if they cannot be read. */
+void health_add_liveness(sqlite3 *db, json_t *run);
+
 /* How long a run or step with no end has lasted as far as anyone can tell:
  * until now while watched, else until its host's collector was last heard
  * from (0 if that was before it started). */

@@ -596,21 +596,6 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 			      true, start, o);
 }
 
-/* A run not ended: whether a collector still watches it and how long it has lasted so far. */
-static void note_liveness(sqlite3 *db, json_t *run)
-{
-	int64_t now = (int64_t)now_realtime_ns();
-	struct run_liveness l;
-
-	if (health_run_liveness(db, int_of(run, "id"), now, &l) != 0)
-		return;
-	json_object_set_new(run, "watched", json_boolean(l.watched));
-	json_object_set_new(run, "last_heard_ns",
-			    l.last_heard_ns ? json_integer(l.last_heard_ns) : json_null());
-	json_object_set_new(run, "so_far_ns",
-			    json_integer(health_so_far_ns(&l, int_of(run, "start_ns"), now)));
-}
-
 static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out)
 {
 	json_t *run = cli_run_object(db, run_id);
@@ -622,7 +607,7 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		return -1;
 	}
 	if (!has(run, "end_ns"))
-		note_liveness(db, run);
+		health_add_liveness(db, run);
 	roots = load_tree(db, run_id, totals);
 	if (int_of(totals, "running_processes") && !o->watch_ended)
 		/* A collector still writing brings their ends; unknown claims nothing. */

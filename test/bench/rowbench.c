@@ -65,6 +65,18 @@ static void storm_row(struct process_row *r, int64_t i)
 	r->tool_id = 9;
 }
 
+/* The database of a round and its WAL files, gone. */
+static void remove_db(const char *dir)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm"};
+	char path[300];
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/rows.db%s", dir, suffixes[i]);
+		unlink(path);
+	}
+}
+
 /* CPU µs per row writing rows rows into a new database, less the indexes in drop. */
 static double one_round(const char *dir, int rows, const char *drop)
 {
@@ -73,11 +85,7 @@ static double one_round(const char *dir, int rows, const char *drop)
 	struct process_row *r = calloc((size_t)rows, sizeof(*r));
 
 	snprintf(path, sizeof(path), "%s/rows.db", dir);
-	unlink(path);
-	snprintf(sql, sizeof(sql), "%s-wal", path);
-	unlink(sql);
-	snprintf(sql, sizeof(sql), "%s-shm", path);
-	unlink(sql);
+	remove_db(dir);
 	if (!r || store_open(&s, path) != 0) {
 		fprintf(stderr, "rowbench: cannot open %s\n", path);
 		exit(1);
@@ -156,13 +164,7 @@ int main(int argc, char **argv)
 		printf("| %s | %.2f | %.2f .. %.2f |\n", variants[v][0], us[v][rounds / 2],
 		       us[v][rounds / 4], us[v][(3 * rounds) / 4]);
 	}
-	char db[600];
-	snprintf(db, sizeof(db), "%s/rows.db", dir);
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/rows.db-wal", dir);
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/rows.db-shm", dir);
-	unlink(db);
+	remove_db(dir);
 	rmdir(dir);
 	return 0;
 }
