@@ -97,7 +97,9 @@ int health_collector_writing(sqlite3 *db)
 	return last && (int64_t)now_realtime_ns() - last < HEALTH_STALE_NS;
 }
 
-int health_run_liveness(sqlite3 *db, int64_t run_id, int64_t now_epoch_ns, struct run_liveness *out)
+/* The liveness of run_id (see HEALTH_RUN_WATCHED_SQL); -1 if it cannot be read. */
+static int health_run_liveness(sqlite3 *db, int64_t run_id, int64_t now_epoch_ns,
+			       struct run_liveness *out)
 {
 	sqlite3_stmt *q;
 	int rc = -1;

@@ -63,10 +63,6 @@ struct run_liveness {
 	int64_t last_heard_ns; /* 0: no collector of its host ever wrote here */
 };
 
-/* The liveness of run_id (see HEALTH_RUN_WATCHED_SQL); -1 if it cannot be read. */
-int health_run_liveness(sqlite3 *db, int64_t run_id, int64_t now_epoch_ns,
-			struct run_liveness *out);
-
 /* Adds to a run object (a `runs` row) not ended: `watched`, `last_heard_ns`
  * and `so_far_ns` (docs/export.md); unchanged if they cannot be read. */
 void health_add_liveness(sqlite3 *db, json_t *run);
