@@ -96,6 +96,74 @@ _Static_assert(sizeof(process_column_names) / sizeof(process_column_names[0]) ==
 		   PROCESS_COLUMN_COUNT,
 	       "one name per process column");
 
+/*
+ * What each parameter of the batch INSERT holds. SQLite keeps bindings across
+ * sqlite3_reset, and a storm's rows repeat most columns (uid, cgroup, zero
+ * counters, NULL context), so a value already bound is not bound again:
+ * binding was a tenth of the aggregator's CPU per process.
+ */
+enum held { HELD_UNKNOWN, HELD_NULL, HELD_INT, HELD_TEXT };
+
+struct param_memo {
+	uint8_t held[PROCESS_BATCH * PROCESS_COLUMN_COUNT + 1]; /* by parameter number */
+	int64_t value[PROCESS_BATCH * PROCESS_COLUMN_COUNT + 1];
+};
+
+/* A statement being bound, and its memo (NULL: bind every parameter). */
+struct binder {
+	sqlite3_stmt *st;
+	struct param_memo *memo;
+};
+
+static void remember(const struct binder *b, int i, int rc, enum held held, int64_t v)
+{
+	if (!b->memo)
+		return;
+	b->memo->held[i] = (uint8_t)(rc == SQLITE_OK ? held : HELD_UNKNOWN);
+	b->memo->value[i] = v;
+}
+
+static void put_int(const struct binder *b, int i, int64_t v)
+{
+	if (b->memo && b->memo->held[i] == HELD_INT && b->memo->value[i] == v)
+		return;
+	remember(b, i, sqlite3_bind_int64(b->st, i, v), HELD_INT, v);
+}
+
+static void put_null(const struct binder *b, int i)
+{
+	if (b->memo && b->memo->held[i] == HELD_NULL)
+		return;
+	remember(b, i, sqlite3_bind_null(b->st, i), HELD_NULL, 0);
+}
+
+static void put_int_if(const struct binder *b, int i, bool have, int64_t v)
+{
+	if (have)
+		put_int(b, i, v);
+	else
+		put_null(b, i);
+}
+
+/* Row ids: NULL for none (0). */
+static void put_id(const struct binder *b, int i, int64_t v)
+{
+	put_int_if(b, i, v > 0, v);
+}
+
+/* SQLITE_STATIC, always bound again: the row's strings live until its step, not after. */
+static void put_text(const struct binder *b, int i, const char *v)
+{
+	if (!v || !v[0]) {
+		put_null(b, i);
+		return;
+	}
+	remember(b, i, sqlite3_bind_text(b->st, i, v, -1, SQLITE_STATIC), HELD_TEXT, 0);
+}
+
+/* Binds column c of the processes table, in the row of a multi-row INSERT that starts at base. */
+#define PARAM(c) (base + COL_##c + 1)
+
 /* "a, b, c" from the column table. */
 static int process_column_list(char *out, size_t size)
 {
@@ -159,6 +227,9 @@ int store_prepare_processes(struct store *s)
 	    prepare_process_insert(s, " OR REPLACE", 1, &s->put_process) != 0 ||
 	    prepare_process_insert(s, " OR IGNORE", PROCESS_BATCH, &s->insert_processes) != 0)
 		return -1;
+	/* Nothing is bound yet: every parameter HELD_UNKNOWN. */
+	if (!(s->batch_params = calloc(1, sizeof(*s->batch_params))))
+		return -1;
 	if (prepare(s, "UPDATE processes SET cpu_user_ns = ?2, cpu_sys_ns = ?3 WHERE id = ?1",
 		    &s->update_process_cpu) != 0)
 		return -1;
@@ -193,98 +264,95 @@ int store_forget_process(struct store *s, int64_t id)
 	return exec_sql(s->db, sql);
 }
 
-/* Binds column c of the processes table, in the row of a multi-row INSERT that starts at base. */
-#define PARAM(c) (base + COL_##c + 1)
-
 /* Identity, program and outcome: the columns every row has. */
-static void bind_process_identity(sqlite3_stmt *st, int base, const struct process_row *r)
+static void bind_process_identity(const struct binder *b, int base, const struct process_row *r)
 {
-	sqlite3_bind_int64(st, PARAM(id), r->id);
-	bind_id_or_null(st, PARAM(run_id), r->run_id);
-	bind_id_or_null(st, PARAM(parent_id), r->parent_id);
-	sqlite3_bind_int64(st, PARAM(pid), r->pid);
-	sqlite3_bind_int64(st, PARAM(ppid), r->ppid);
-	sqlite3_bind_int64(st, PARAM(image), r->image);
-	sqlite3_bind_int64(st, PARAM(start_ns), r->start_epoch_ns);
-	bind_id_or_null(st, PARAM(end_ns), r->end_epoch_ns);
-	bind_u64(st, PARAM(proc_start_boot_ns), r->proc_start_boot_ns);
-	bind_text_or_null(st, PARAM(boot_id), r->boot_id);
-	bind_text_or_null(st, PARAM(comm), r->comm);
-	bind_text_or_null(st, PARAM(exe), r->exe);
-	bind_text_or_null(st, PARAM(argv), r->argv_json);
-	sqlite3_bind_int(st, PARAM(argv_truncated), r->argv_truncated);
-	sqlite3_bind_int64(st, PARAM(argv_redactions), r->argv_redactions);
-	bind_text_or_null(st, PARAM(cwd), r->cwd);
-	bind_i64_if(st, PARAM(uid), r->has_ids, (int64_t)r->uid);
-	bind_i64_if(st, PARAM(gid), r->has_ids, (int64_t)r->gid);
-	bind_u64(st, PARAM(cgroup_id), r->cgroup_id);
-	bind_u64(st, PARAM(cgroup1_id), r->cgroup1_id);
-	sqlite3_bind_text(st, PARAM(state), r->state, -1, SQLITE_STATIC);
-	bind_i64_if(st, PARAM(exit_code), r->has_exit_code, r->exit_code);
-	bind_i64_if(st, PARAM(signal), r->has_signal, r->signal);
+	put_int(b, PARAM(id), r->id);
+	put_id(b, PARAM(run_id), r->run_id);
+	put_id(b, PARAM(parent_id), r->parent_id);
+	put_int(b, PARAM(pid), r->pid);
+	put_int(b, PARAM(ppid), r->ppid);
+	put_int(b, PARAM(image), r->image);
+	put_int(b, PARAM(start_ns), r->start_epoch_ns);
+	put_id(b, PARAM(end_ns), r->end_epoch_ns);
+	put_int(b, PARAM(proc_start_boot_ns), (int64_t)r->proc_start_boot_ns);
+	put_text(b, PARAM(boot_id), r->boot_id);
+	put_text(b, PARAM(comm), r->comm);
+	put_text(b, PARAM(exe), r->exe);
+	put_text(b, PARAM(argv), r->argv_json);
+	put_int(b, PARAM(argv_truncated), r->argv_truncated);
+	put_int(b, PARAM(argv_redactions), r->argv_redactions);
+	put_text(b, PARAM(cwd), r->cwd);
+	put_int_if(b, PARAM(uid), r->has_ids, (int64_t)r->uid);
+	put_int_if(b, PARAM(gid), r->has_ids, (int64_t)r->gid);
+	put_int(b, PARAM(cgroup_id), (int64_t)r->cgroup_id);
+	put_int(b, PARAM(cgroup1_id), (int64_t)r->cgroup1_id);
+	put_text(b, PARAM(state), r->state);
+	put_int_if(b, PARAM(exit_code), r->has_exit_code, r->exit_code);
+	put_int_if(b, PARAM(signal), r->has_signal, r->signal);
 	/* core_dumped: known once the process ended, by a signal or an exit. */
-	bind_i64_if(st, PARAM(core_dumped), r->has_signal || r->has_exit_code,
+	put_int_if(b, PARAM(core_dumped), r->has_signal || r->has_exit_code,
 		    r->has_signal && r->core_dumped);
-	sqlite3_bind_int(st, PARAM(from_snapshot), r->from_snapshot);
-	sqlite3_bind_int(st, PARAM(oom_killed), r->oom_killed);
-	sqlite3_bind_int64(st, PARAM(files_overflow), r->files_overflow);
-	bind_i64_if(st, PARAM(killed_by_pid), r->killed_by_pid != 0, r->killed_by_pid);
-	bind_text_or_null(st, PARAM(killed_by_comm), r->killed_by_pid ? r->killed_by_comm : NULL);
+	put_int(b, PARAM(from_snapshot), r->from_snapshot);
+	put_int(b, PARAM(oom_killed), r->oom_killed);
+	put_int(b, PARAM(files_overflow), r->files_overflow);
+	put_int_if(b, PARAM(killed_by_pid), r->killed_by_pid != 0, r->killed_by_pid);
+	put_text(b, PARAM(killed_by_comm), r->killed_by_pid ? r->killed_by_comm : NULL);
 }
 
 /* What the image used: NULL without metrics, and for probe groups that were off. */
-static void bind_process_metrics(sqlite3_stmt *st, int base, const struct process_row *r)
+static void bind_process_metrics(const struct binder *b, int base, const struct process_row *r)
 {
 	const struct proc_metrics *m = &r->m;
 	bool all = r->has_metrics;
 
-	bind_i64_if(st, PARAM(cpu_user_ns), all, (int64_t)m->cpu_user_ns);
-	bind_i64_if(st, PARAM(cpu_sys_ns), all, (int64_t)m->cpu_sys_ns);
-	bind_i64_if(st, PARAM(max_rss_kb), all && m->has_max_rss, (int64_t)m->max_rss_kb);
-	bind_i64_if(st, PARAM(ru_maxrss_kb), all, (int64_t)m->ru_maxrss_kb);
-	bind_i64_if(st, PARAM(rchar), all, (int64_t)m->rchar);
-	bind_i64_if(st, PARAM(wchar), all, (int64_t)m->wchar);
-	bind_i64_if(st, PARAM(syscr), all, (int64_t)m->syscr);
-	bind_i64_if(st, PARAM(syscw), all, (int64_t)m->syscw);
-	bind_i64_if(st, PARAM(read_bytes), all, (int64_t)m->read_bytes);
-	bind_i64_if(st, PARAM(write_bytes), all, (int64_t)m->write_bytes);
-	bind_i64_if(st, PARAM(cancelled_write_bytes), all, (int64_t)m->cancelled_write_bytes);
-	bind_i64_if(st, PARAM(vol_ctxsw), all, (int64_t)m->vol_ctxsw);
-	bind_i64_if(st, PARAM(invol_ctxsw), all, (int64_t)m->invol_ctxsw);
-	bind_i64_if(st, PARAM(min_faults), all, (int64_t)m->min_faults);
-	bind_i64_if(st, PARAM(maj_faults), all, (int64_t)m->maj_faults);
-	bind_i64_if(st, PARAM(runq_ns), all, (int64_t)m->runq_ns);
-	bind_i64_if(st, PARAM(iowait_ns), all && m->has_iowait, (int64_t)m->iowait_ns);
-	bind_i64_if(st, PARAM(reclaim_ns), all && m->has_reclaim, (int64_t)m->reclaim_ns);
-	bind_i64_if(st, PARAM(net_tx_bytes), all && m->has_net, (int64_t)m->net_tx_bytes);
-	bind_i64_if(st, PARAM(net_rx_bytes), all && m->has_net, (int64_t)m->net_rx_bytes);
-	bind_i64_if(st, PARAM(sys_file), all && m->has_sys, (int64_t)m->sys_file);
-	bind_i64_if(st, PARAM(sys_net), all && m->has_sys, (int64_t)m->sys_net);
-	bind_i64_if(st, PARAM(sys_mem), all && m->has_sys, (int64_t)m->sys_mem);
-	bind_i64_if(st, PARAM(sys_proc), all && m->has_sys, (int64_t)m->sys_proc);
-	bind_i64_if(st, PARAM(sys_other), all && m->has_sys, (int64_t)m->sys_other);
-	bind_i64_if(st, PARAM(sys_failed), all && m->has_sys, (int64_t)m->sys_failed);
+	put_int_if(b, PARAM(cpu_user_ns), all, (int64_t)m->cpu_user_ns);
+	put_int_if(b, PARAM(cpu_sys_ns), all, (int64_t)m->cpu_sys_ns);
+	put_int_if(b, PARAM(max_rss_kb), all && m->has_max_rss, (int64_t)m->max_rss_kb);
+	put_int_if(b, PARAM(ru_maxrss_kb), all, (int64_t)m->ru_maxrss_kb);
+	put_int_if(b, PARAM(rchar), all, (int64_t)m->rchar);
+	put_int_if(b, PARAM(wchar), all, (int64_t)m->wchar);
+	put_int_if(b, PARAM(syscr), all, (int64_t)m->syscr);
+	put_int_if(b, PARAM(syscw), all, (int64_t)m->syscw);
+	put_int_if(b, PARAM(read_bytes), all, (int64_t)m->read_bytes);
+	put_int_if(b, PARAM(write_bytes), all, (int64_t)m->write_bytes);
+	put_int_if(b, PARAM(cancelled_write_bytes), all, (int64_t)m->cancelled_write_bytes);
+	put_int_if(b, PARAM(vol_ctxsw), all, (int64_t)m->vol_ctxsw);
+	put_int_if(b, PARAM(invol_ctxsw), all, (int64_t)m->invol_ctxsw);
+	put_int_if(b, PARAM(min_faults), all, (int64_t)m->min_faults);
+	put_int_if(b, PARAM(maj_faults), all, (int64_t)m->maj_faults);
+	put_int_if(b, PARAM(runq_ns), all, (int64_t)m->runq_ns);
+	put_int_if(b, PARAM(iowait_ns), all && m->has_iowait, (int64_t)m->iowait_ns);
+	put_int_if(b, PARAM(reclaim_ns), all && m->has_reclaim, (int64_t)m->reclaim_ns);
+	put_int_if(b, PARAM(net_tx_bytes), all && m->has_net, (int64_t)m->net_tx_bytes);
+	put_int_if(b, PARAM(net_rx_bytes), all && m->has_net, (int64_t)m->net_rx_bytes);
+	put_int_if(b, PARAM(sys_file), all && m->has_sys, (int64_t)m->sys_file);
+	put_int_if(b, PARAM(sys_net), all && m->has_sys, (int64_t)m->sys_net);
+	put_int_if(b, PARAM(sys_mem), all && m->has_sys, (int64_t)m->sys_mem);
+	put_int_if(b, PARAM(sys_proc), all && m->has_sys, (int64_t)m->sys_proc);
+	put_int_if(b, PARAM(sys_other), all && m->has_sys, (int64_t)m->sys_other);
+	put_int_if(b, PARAM(sys_failed), all && m->has_sys, (int64_t)m->sys_failed);
 }
 
 /* Where it belongs: run, step, tool, container, Slurm job, systemd unit. */
-static void bind_process_context(sqlite3_stmt *st, int base, const struct process_row *r)
+static void bind_process_context(const struct binder *b, int base, const struct process_row *r)
 {
-	bind_id_or_null(st, PARAM(step_id), r->step_id);
-	bind_id_or_null(st, PARAM(tool_id), r->tool_id);
-	sqlite3_bind_int(st, PARAM(helper), r->helper);
-	bind_text_or_null(st, PARAM(container_runtime), r->container_runtime);
-	bind_text_or_null(st, PARAM(container_id), r->container_id);
-	bind_text_or_null(st, PARAM(pod_uid), r->pod_uid);
-	bind_text_or_null(st, PARAM(slurm_job), r->slurm_job);
-	bind_text_or_null(st, PARAM(slurm_step), r->slurm_step);
-	bind_text_or_null(st, PARAM(systemd_unit), r->systemd_unit);
+	put_id(b, PARAM(step_id), r->step_id);
+	put_id(b, PARAM(tool_id), r->tool_id);
+	put_int(b, PARAM(helper), r->helper);
+	put_text(b, PARAM(container_runtime), r->container_runtime);
+	put_text(b, PARAM(container_id), r->container_id);
+	put_text(b, PARAM(pod_uid), r->pod_uid);
+	put_text(b, PARAM(slurm_job), r->slurm_job);
+	put_text(b, PARAM(slurm_step), r->slurm_step);
+	put_text(b, PARAM(systemd_unit), r->systemd_unit);
 }
 
-static void bind_process(sqlite3_stmt *st, int base, const struct process_row *r)
+static void bind_process(const struct binder *b, int base, const struct process_row *r)
 {
-	bind_process_identity(st, base, r);
-	bind_process_metrics(st, base, r);
-	bind_process_context(st, base, r);
+	bind_process_identity(b, base, r);
+	bind_process_metrics(b, base, r);
+	bind_process_context(b, base, r);
 }
 
 int store_put_process(struct store *s, struct process_row *r)
@@ -294,7 +362,7 @@ int store_put_process(struct store *s, struct process_row *r)
 		 * A plain INSERT needs no statement journal (INSERT OR REPLACE may
 		 * delete, so SQLite keeps one): a third cheaper in an exec storm.
 		 */
-		bind_process(s->insert_process, 0, r);
+		bind_process(&(struct binder){s->insert_process, NULL}, 0, r);
 		int rc = run_bound_write(s->insert_process);
 		if (rc == SQLITE_DONE) {
 			r->stored = true;
@@ -306,7 +374,7 @@ int store_put_process(struct store *s, struct process_row *r)
 		}
 		/* Already there (a retried transaction): replace it below. */
 	}
-	bind_process(s->put_process, 0, r);
+	bind_process(&(struct binder){s->put_process, NULL}, 0, r);
 	int rc = step_done(s, s->put_process);
 	if (rc == 0)
 		r->stored = true;
@@ -325,9 +393,10 @@ static int write_one_process(struct store *s, struct process_row *r, bool ship)
 static int insert_batch(struct store *s)
 {
 	sqlite3_stmt *st = s->insert_processes;
+	struct binder b = {st, s->batch_params};
 
 	for (int i = 0; i < PROCESS_BATCH; i++)
-		bind_process(st, i * PROCESS_COLUMN_COUNT, s->batch[i]);
+		bind_process(&b, i * PROCESS_COLUMN_COUNT, s->batch[i]);
 	int rc = run_bound_write(st);
 	if (rc != SQLITE_DONE) {
 		log_error("sqlite write: %s", sqlite3_errmsg(s->db));

@@ -1,6 +1,7 @@
 /* Opening the database (pragmas, migration, statements), closing it, transactions. */
 #include "aggregator/store/internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "aggregator/store/schema.h"
@@ -59,6 +60,7 @@ void store_close(struct store *s)
 	sqlite3_finalize(s->put_process);
 	sqlite3_finalize(s->insert_process);
 	sqlite3_finalize(s->insert_processes);
+	free(s->batch_params);
 	sqlite3_finalize(s->update_process_cpu);
 	sqlite3_finalize(s->put_run);
 	sqlite3_finalize(s->put_stream);

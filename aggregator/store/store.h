@@ -235,6 +235,8 @@ struct aggregator_stats_row {
  * opens a cursor per index and closes it again, a sixth of a lone row's insert. */
 #define PROCESS_BATCH 15
 
+struct param_memo;
+
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *put_process, *insert_process, *insert_processes, *update_process_cpu,
@@ -250,6 +252,7 @@ struct store {
 	struct process_row *batch[PROCESS_BATCH];
 	bool batch_ship[PROCESS_BATCH];
 	int batch_n;
+	struct param_memo *batch_params; /* what insert_processes holds bound (processes.c) */
 	bool in_tx;
 	struct outbox *outbox; /* NULL: shipping off */
 };
