@@ -7,6 +7,7 @@
 
 #include "cli/explain.h"
 #include "cli/format.h"
+#include "cli/health.h"
 #include "cli/jsonfield.h"
 #include "cli/rightsize.h"
 #include "cli/rows.h"
@@ -250,6 +251,9 @@ json_t *report_data(sqlite3 *db, int64_t run_id, double headroom)
 		json_decref(steps);
 		return NULL;
 	}
+	/* Not ended: watched (running) or not (unknown), and for how long so far. */
+	if (json_is_null(json_object_get(run, "end_ns")))
+		health_add_liveness(db, run);
 	explain_time(run);
 	json_object_del(run, "shares");
 	json_array_foreach(steps, i, s)

@@ -292,7 +292,7 @@ static void bind_process_identity(const struct binder *b, int base, const struct
 	put_int_if(b, PARAM(signal), r->has_signal, r->signal);
 	/* core_dumped: known once the process ended, by a signal or an exit. */
 	put_int_if(b, PARAM(core_dumped), r->has_signal || r->has_exit_code,
-		    r->has_signal && r->core_dumped);
+		   r->has_signal && r->core_dumped);
 	put_int(b, PARAM(from_snapshot), r->from_snapshot);
 	put_int(b, PARAM(oom_killed), r->oom_killed);
 	put_int(b, PARAM(files_overflow), r->files_overflow);

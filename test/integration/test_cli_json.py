@@ -8,6 +8,7 @@ import subprocess
 import time
 
 from harness import Failure, start_daemons, test, write_script
+from test_report import render
 
 FLAGS = {"helper", "oom_killed", "core_dumped", "argv_truncated", "from_snapshot", "path_truncated",
          "active", "watched", "final", "failed"}
@@ -183,6 +184,21 @@ def explained(ctx, db):
     return doc["run"], {s["name"] or s["key"]: s for s in doc["steps"]}
 
 
+def html_report_of(ctx, db, run, name):
+    """tracer report --html of a run, rendered: its summary cards, the story's
+    paragraph on a run not ended, and the status of each row of the task table."""
+    html = ctx.path(name + ".html")
+    p = subprocess.run([ctx.bin("tracer"), "report", "--db", db, "--html", html, run],
+                       capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0, f"tracer report --html: {p.returncode} {p.stderr}")
+    dom = render(ctx, html)
+    cards = {e["attrs"]["data-key"]: e["text"] for e in dom.by_class("card")}
+    story = next((e["text"] for e in dom.elements if e["attrs"].get("id") == "run-open"), "")
+    statuses = {e["text"] for e in dom.elements if e["tag"] == "td" and
+                any(c.startswith("status-") for c in e["attrs"].get("class", "").split())}
+    return cards, story, statuses
+
+
 @test
 def a_run_not_ended_reads_running_so_far_then_unknown_when_no_collector_watches(ctx):
     """A script under tracer run beside running daemons, in its second step (a
@@ -226,6 +242,10 @@ def a_run_not_ended_reads_running_so_far_then_unknown_when_no_collector_watches(
         show = subprocess.run([ctx.bin("tracer"), "show", "--db", db, "long"], capture_output=True,
                               text=True, timeout=60).stdout
         ctx.check("running, wall" in show and "so far" in show.splitlines()[2], f"show: {show[:400]}")
+        cards, story, statuses = html_report_of(ctx, db, "long", "watched")
+        ctx.check(cards.get("status", "").startswith("running") and "so far" in cards.get("wall time", "")
+                  and story.startswith("Still running") and "running" in statuses and "unknown" not in statuses,
+                  f"the HTML report says running, so far: {cards} {story!r} {statuses}")
 
         ctx.stop(col)
         stopped = time.time() - t0
@@ -244,6 +264,11 @@ def a_run_not_ended_reads_running_so_far_then_unknown_when_no_collector_watches(
                 line = out.splitlines()[2] if len(out.splitlines()) > 2 else ""
             ctx.check("unknown" in line and "running" not in line,
                       f"{verb}: the run reads unknown, not running: {line!r}\n{out[:500]}")
+        cards, story, statuses = html_report_of(ctx, db, "long", "unwatched")
+        ctx.check(cards.get("status", "").startswith("unknown") and "until last heard" in cards.get("wall time", "")
+                  and story.startswith("Its state is unknown") and "unknown" in statuses
+                  and "running" not in statuses,
+                  f"the HTML report says unknown, not running: {cards} {story!r} {statuses}")
     finally:
         os.killpg(run.pid, signal.SIGKILL)
         run.communicate(timeout=30)
