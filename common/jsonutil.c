@@ -38,15 +38,29 @@ static size_t utf8_sequence(const unsigned char *s, size_t left)
 	return n;
 }
 
+/* Bytes at the start of s that are ASCII other than NUL: valid UTF-8 one by one. */
+static size_t ascii_prefix(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && (unsigned char)s[n] - 1u < 0x7fu)
+		n++;
+	return n;
+}
+
 char *utf8_sanitize(const char *s, size_t len)
 {
+	/* Nearly every path and name is ASCII: its bytes are copied without
+	 * decoding each one, and only what follows a byte above 0x7f is checked. */
+	size_t plain = ascii_prefix(s, len);
 	/* Each bad byte grows to 3 bytes at most. */
-	char *out = malloc(len * 3 + 1);
-	size_t o = 0;
+	char *out = malloc(plain == len ? len + 1 : len * 3 + 1);
+	size_t o = plain;
 
 	if (!out)
 		return NULL;
-	for (size_t i = 0; i < len;) {
+	memcpy(out, s, plain);
+	for (size_t i = plain; i < len;) {
 		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
 		if (n == 0 || (n == 1 && s[i] == '\0')) {
 			memcpy(out + o, "\xef\xbf\xbd", 3);

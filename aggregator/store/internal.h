@@ -17,6 +17,9 @@
 
 #include "aggregator/store/store.h"
 
+/* processes.c: frees what the batch INSERT's bindings were kept in (after finalizing it). */
+void store_free_processes(struct store *s);
+
 /* sql.c */
 int exec_sql(sqlite3 *db, const char *sql);
 int64_t max_id(sqlite3 *db, const char *table);

@@ -104,9 +104,15 @@ _Static_assert(sizeof(process_column_names) / sizeof(process_column_names[0]) ==
  */
 enum held { HELD_UNKNOWN, HELD_NULL, HELD_INT, HELD_TEXT };
 
+#define BATCH_PARAMS (PROCESS_BATCH * PROCESS_COLUMN_COUNT + 1) /* numbered from 1 */
+
 struct param_memo {
-	uint8_t held[PROCESS_BATCH * PROCESS_COLUMN_COUNT + 1]; /* by parameter number */
-	int64_t value[PROCESS_BATCH * PROCESS_COLUMN_COUNT + 1];
+	uint8_t held[BATCH_PARAMS];
+	int64_t value[BATCH_PARAMS]; /* HELD_INT; HELD_TEXT: its length */
+	/* HELD_TEXT: the memo's own copy, which SQLite reads (SQLITE_STATIC) until
+	 * the parameter is bound again; the buffer is kept for the next text. */
+	char *text[BATCH_PARAMS];
+	size_t text_room[BATCH_PARAMS];
 };
 
 /* A statement being bound, and its memo (NULL: bind every parameter). */
@@ -151,14 +157,60 @@ static void put_id(const struct binder *b, int i, int64_t v)
 	put_int_if(b, i, v > 0, v);
 }
 
-/* SQLITE_STATIC, always bound again: the row's strings live until its step, not after. */
+/* Into the memo's copy for parameter i; false if there is no memory for it. */
+static bool keep_text(struct param_memo *m, int i, const char *v, size_t len)
+{
+	if (m->text_room[i] <= len) {
+		/* SQLite may hold the old buffer: it is bound again before any step. */
+		char *bigger = realloc(m->text[i], len + 1);
+		if (!bigger)
+			return false;
+		m->text[i] = bigger;
+		m->text_room[i] = len + 1;
+	}
+	memcpy(m->text[i], v, len + 1);
+	return true;
+}
+
+/*
+ * Without a memo, the row's own string (SQLITE_STATIC: it lives until the
+ * step, not after). With one, a text equal to what the parameter holds is not
+ * bound again (a storm's boot id, state, exe, argv and cwd), and a new one is
+ * bound from the memo's copy, which outlives the row.
+ */
 static void put_text(const struct binder *b, int i, const char *v)
 {
+	struct param_memo *m = b->memo;
+
 	if (!v || !v[0]) {
 		put_null(b, i);
 		return;
 	}
-	remember(b, i, sqlite3_bind_text(b->st, i, v, -1, SQLITE_STATIC), HELD_TEXT, 0);
+	if (!m) {
+		sqlite3_bind_text(b->st, i, v, -1, SQLITE_STATIC);
+		return;
+	}
+	size_t len = strlen(v);
+	if (m->held[i] == HELD_TEXT && (size_t)m->value[i] == len && !memcmp(m->text[i], v, len))
+		return;
+	if (!keep_text(m, i, v, len)) {
+		/* No copy: the row's string this once, and nothing to compare with next time. */
+		remember(b, i, sqlite3_bind_text(b->st, i, v, (int)len, SQLITE_STATIC), HELD_UNKNOWN,
+			 0);
+		return;
+	}
+	remember(b, i, sqlite3_bind_text(b->st, i, m->text[i], (int)len, SQLITE_STATIC), HELD_TEXT,
+		 (int64_t)len);
+}
+
+void store_free_processes(struct store *s)
+{
+	if (!s->batch_params)
+		return;
+	for (int i = 0; i < BATCH_PARAMS; i++)
+		free(s->batch_params->text[i]);
+	free(s->batch_params);
+	s->batch_params = NULL;
 }
 
 /* Binds column c of the processes table, in the row of a multi-row INSERT that starts at base. */

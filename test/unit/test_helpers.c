@@ -90,6 +90,16 @@ static void test_utf8(void **state)
 
 	assert_string_equal(s, "ok\xef\xbf\xbd\xc3\xa9");
 	free(s);
+	/* All ASCII (DEL included), empty, a NUL inside, bad bytes first and last. */
+	const char *in[] = {"/usr/bin/true \x7f~", "", "a\0b", "\x80x", "x\xc3"};
+	size_t len[] = {16, 0, 3, 2, 2};
+	const char *want[] = {"/usr/bin/true \x7f~", "", "a\xef\xbf\xbd" "b", "\xef\xbf\xbdx",
+			      "x\xef\xbf\xbd"};
+	for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++) {
+		s = utf8_sanitize(in[i], len[i]);
+		assert_string_equal(s, want[i]);
+		free(s);
+	}
 	char *items[] = {"a\xfe", "b"};
 	char *json = json_string_array(items, 2);
 	assert_string_equal(json, "[\"a\xef\xbf\xbd\",\"b\"]");
