@@ -109,8 +109,14 @@ static void add_subcommand(struct tool_identity *t, char *const *argv, size_t ar
 	for (size_t i = from; i < argc; i++) {
 		if (argv[i][0] == '-')
 			return; /* options before a subcommand: none to report */
-		if (looks_like_subcommand(argv[i]))
-			snprintf(t->name, sizeof(t->name), "%s %s", t->program, argv[i]);
+		if (looks_like_subcommand(argv[i])) {
+			/* "samtools sort": the program, a space, the verb (copies, not printf). */
+			size_t n = copy_string(t->name, sizeof(t->name), t->program);
+			if (n + 1 < sizeof(t->name)) {
+				t->name[n] = ' ';
+				copy_string(t->name + n + 1, sizeof(t->name) - n - 1, argv[i]);
+			}
+		}
 		return;
 	}
 }

@@ -93,7 +93,7 @@ static void test_utf8(void **state)
 	/* All ASCII (DEL included), empty, a NUL inside, bad bytes first and last. */
 	const char *in[] = {"/usr/bin/true \x7f~", "", "a\0b", "\x80x", "x\xc3"};
 	size_t len[] = {16, 0, 3, 2, 2};
-	const char *want[] = {"/usr/bin/true \x7f~", "", "a\xef\xbf\xbd" "b", "\xef\xbf\xbdx",
+	const char *want[] = {"/usr/bin/true \x7f~", "", "a\xef\xbf\xbd\x62", "\xef\xbf\xbdx",
 			      "x\xef\xbf\xbd"};
 	for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++) {
 		s = utf8_sanitize(in[i], len[i]);
