@@ -6,6 +6,7 @@
 #   make bench      overhead and loss benchmarks -> docs/performance.md
 #                   (BENCH_ARGS="--storm N --real-milestones A,B" to size it)
 #   make bench-redact  argv redaction's cost per exec -> docs/redaction.md
+#   make bench-instructions  the aggregator's instructions per process (OLD=DIR compares)
 #   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
 #   make lint       cppcheck + clang-tidy + clang-format
 #   make soak       the soak test for SOAK_SECONDS (default 1800) per build
@@ -339,6 +340,11 @@ $(BUILD)/bench/redactbench: test/bench/redactbench.c collector/redact.c common/f
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS)
 
+# The aggregator's instructions per ingested process, under callgrind (OLD=BUILD_DIR compares a build).
+bench-instructions: all
+	@deploy/install-deps.sh bench
+	test/bench/aggregator_instructions.sh $(OLD) $(BUILD)
+
 # What one process row costs the aggregator's store, and each index of it (docs/performance-notes.md).
 bench-rows: $(BUILD)/bench/rowbench
 	$(BUILD)/bench/rowbench $(BENCH_ARGS)
@@ -366,7 +372,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

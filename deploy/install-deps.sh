@@ -11,8 +11,8 @@ run=(sqlite3 python3 util-linux procps)
 demo=(bwa samtools bcftools gzip gawk)
 tests=(debhelper lintian stress-ng strace snakemake cwltool slurm-wlm slurmdbd mariadb-server munge chromium
 	clickhouse-server debootstrap systemd-container cppcheck clang-tidy clang-format gdb)
-# The peers `make bench` compares against.
-bench=(libbpf-tools bpftrace fio)
+# The peers `make bench` compares against, and valgrind for its instruction count.
+bench=(libbpf-tools bpftrace fio valgrind)
 
 wanted=("${build[@]}" "${run[@]}")
 case "${1:-all}" in

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -335,6 +336,20 @@ def idle_cost(daemons, seconds=30):
             "aggregator_pct": 100 * (a1 - a0) / (t1 - t0)}
 
 
+def aggregator_instructions(build):
+    """The aggregator's instructions per ingested process (aggregator_instructions.sh); None without valgrind."""
+    if not shutil.which("valgrind"):
+        print("  valgrind is not installed: no instruction count", flush=True)
+        return None
+    out = subprocess.run([os.path.join(ROOT, "test", "bench", "aggregator_instructions.sh"), build],
+                         capture_output=True, text=True, timeout=900)
+    m = re.search(r": (\d+) instructions per process", out.stdout)
+    if not m:
+        print(f"  aggregator_instructions.sh failed: {out.stderr[-300:]}", flush=True)
+        return None
+    return int(m.group(1))
+
+
 def ingest_and_footprint(build, work, milestones):
     """The aggregator alone, fed synthetic process lives by ingestbench: events per
     second (decode, correlate, commit, ack) and its RSS and DB size at each milestone."""
@@ -525,6 +540,8 @@ def main():
     real = collector_footprint(daemons, build, work, [int(x) for x in args.real_milestones.split(",")])
     print("aggregator ingest with synthetic frames...", flush=True)
     ingest = ingest_and_footprint(build, work, [int(x) for x in args.ingest_milestones.split(",")])
+    print("aggregator instructions per process (callgrind)...", flush=True)
+    instructions = aggregator_instructions(build)
     duration = time.time() - started
     uname = os.uname()
     names = [name for name, _ in observers]
@@ -617,6 +634,14 @@ def main():
     for k, v in per_process.items():
         lo, mid, hi = quartiles(v)
         lines.append(f"| {k} | {mid:.2f} | {lo:.2f} .. {hi:.2f} |")
+    if instructions:
+        lines += [
+            "",
+            f"CPU time moves with the machine; the aggregator's own work does not: it executes "
+            f"**{instructions:,} instructions per process** it ingests (callgrind, synthetic process lives "
+            "from `ingestbench`, start-up excluded; `test/bench/aggregator_instructions.sh`, which also "
+            "compares builds).",
+        ]
     lines += [
         "",
         "## What each captured (200 processes of 32 MiB living a few ms)",
@@ -722,7 +747,8 @@ def main():
     with open(os.path.join(os.path.dirname(args.out), "performance.json"), "w") as f:
         json.dump({"overhead": results, "capture": capture, "loss": [n, recorded, drops, rate],
                    "latency_s": [p50, p99, worst], "busy_latency_s": list(busy_latency), "idle": idle, "attributed": attributed,
-                   "storm_daemon_us_per_process": per_process, "ingest": ingest, "real": real}, f, indent=1)
+                   "storm_daemon_us_per_process": per_process, "aggregator_instructions_per_process": instructions,
+                   "ingest": ingest, "real": real}, f, indent=1)
     print("\n".join(lines))
     shutil.rmtree(work, ignore_errors=True)
     return 0 if recorded == n and not drops else 1
