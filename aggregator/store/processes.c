@@ -195,8 +195,8 @@ static void put_text(const struct binder *b, int i, const char *v)
 		return;
 	if (!keep_text(m, i, v, len)) {
 		/* No copy: the row's string this once, and nothing to compare with next time. */
-		remember(b, i, sqlite3_bind_text(b->st, i, v, (int)len, SQLITE_STATIC), HELD_UNKNOWN,
-			 0);
+		remember(b, i, sqlite3_bind_text(b->st, i, v, (int)len, SQLITE_STATIC),
+			 HELD_UNKNOWN, 0);
 		return;
 	}
 	remember(b, i, sqlite3_bind_text(b->st, i, m->text[i], (int)len, SQLITE_STATIC), HELD_TEXT,

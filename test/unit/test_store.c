@@ -335,6 +335,63 @@ static void test_batched_rows_equal_single_writes(void **state)
 	tmpdb_remove(other_path);
 }
 
+/* A heap copy of text, or NULL for ""; the test frees it once the row is written. */
+static char *heap_text(const char *text)
+{
+	return text[0] ? strdup(text) : NULL;
+}
+
+/*
+ * The batch INSERT binds only what changed since its last rows. Its texts,
+ * numbers and NULLs change between batches in every way (a text to another,
+ * to NULL and back, an equal text in a new buffer, the old row's freed), and
+ * every row must still hold its own values: the same as rows written one at a
+ * time. Under ASan a binding left pointing at a freed row fails here.
+ */
+static void test_batches_bind_what_each_row_holds(void **state)
+{
+	struct store *s = *state;
+	static const char *const exes[] = {"/bin/a", "/bin/b", "", "/usr/bin/a-longer-name"};
+	static const char *const cwds[] = {"/w", "/w", "/x", ""};
+	char other_path[64];
+	struct store single;
+
+	tmpdb_fresh(other_path, sizeof(other_path), "store-memo");
+	assert_int_equal(store_open(&single, other_path), 0);
+	for (int round = 0; round < 6; round++) {
+		static struct process_row rows[PROCESS_BATCH];
+		for (int i = 0; i < PROCESS_BATCH; i++) {
+			struct process_row *r = &rows[i];
+			*r = varied_row(round * PROCESS_BATCH + i);
+			r->exe = heap_text(exes[(round + i) % 4]);
+			r->cwd = heap_text(cwds[(round * 3 + i) % 4]);
+			r->argv_json = heap_text(round % 2 ? "[\"a\"]"
+						 : i % 2   ? "[\"b\",\"c\"]"
+							   : "");
+			snprintf(r->comm, sizeof(r->comm), "%s", round % 3 ? "same" : "c");
+			r->has_ids = (round + i) % 2;
+			r->uid = (uint32_t)(round % 2);
+			struct process_row one = *r;
+			assert_int_equal(store_put_process(&single, &one), 0);
+			assert_int_equal(store_write_process(s, r, false), 0);
+		}
+		/* A full batch is written by its last row: nothing of it is needed now. */
+		for (int i = 0; i < PROCESS_BATCH; i++) {
+			assert_true(rows[i].stored);
+			free(rows[i].exe);
+			free(rows[i].cwd);
+			free(rows[i].argv_json);
+			memset(&rows[i], 0x5a, sizeof(rows[i]));
+		}
+	}
+	char *want = dump_processes(&single), *got = dump_processes(s);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	store_close(&single);
+	tmpdb_remove(other_path);
+}
+
 struct seen_processes {
 	int n;
 	struct process_row row;
@@ -534,6 +591,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_every_process_field_in_its_column, open_store,
 					    close_store),
 	    cmocka_unit_test_setup_teardown(test_absent_counters_are_null, open_store, close_store),
+	    cmocka_unit_test_setup_teardown(test_batches_bind_what_each_row_holds, open_store,
+					    close_store),
 	    cmocka_unit_test_setup_teardown(test_batched_rows_equal_single_writes, open_store,
 					    close_store),
 	    cmocka_unit_test_setup_teardown(test_running_process_read_back, open_store,
