@@ -133,9 +133,9 @@ void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x)
 		return;
 	}
 	if (x->overflow) {
+		/* The counts follow the exit event, often in a later commit. */
 		p->row.files_overflow = x->overflow;
-		if (ingest_recordable(g, p))
-			proc_mark_dirty(&g->table, p);
+		ingest_touch(g, p);
 	}
 	for (size_t i = 0; i < x->n_count && i < p->life.n_file_ids; i++) {
 		struct file_update u = {

@@ -137,8 +137,9 @@ bool ingest_has_pending(const struct ingest *g)
 	const struct pending *q = &g->pending;
 
 	return g->table.dirty || g->table.closed || q->files.n || q->file_updates.n || q->ooms.n ||
-	       q->cpu_updates.n || q->cgroups.n || q->samples.n || q->releases.n || q->hosts.n ||
-	       correlate_has_pending(&g->corr) || insight_has_pending(&g->insight);
+	       q->cpu_updates.n || q->late_updates.n || q->cgroups.n || q->samples.n ||
+	       q->releases.n || q->hosts.n || correlate_has_pending(&g->corr) ||
+	       insight_has_pending(&g->insight);
 }
 
 void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
@@ -159,8 +160,10 @@ void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
 		p->links.dirty_next = NULL;
 		/* Written for good: the strings are no longer needed. The file ids
 		 * stay until the entry is freed: the counts follow the exit. */
-		if (p->life.exited)
+		if (p->life.exited) {
 			process_row_free_strings(&p->row);
+			p->life.row_final = true;
+		}
 		p = next;
 	}
 	t->dirty = NULL;

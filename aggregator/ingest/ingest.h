@@ -32,6 +32,13 @@ struct cpu_update {
 	uint64_t cpu_user_ns, cpu_sys_ns;
 };
 
+/* Facts that came after a process's row was written for good: its columns, rewritten. */
+struct late_update {
+	int64_t id;
+	uint32_t files_overflow;
+	bool oom_killed;
+};
+
 struct pending_sample {
 	struct sample_row row;
 	bool held; /* written, not queued for the shipper yet */
@@ -53,6 +60,7 @@ struct pending {
 	VEC(int64_t) releases; /* processes whose held samples go to the outbox */
 	VEC(struct host_sample_row) hosts;
 	VEC(struct cpu_update) cpu_updates;
+	VEC(struct late_update) late_updates;
 	VEC(struct row_to_write) rows; /* scratch, rebuilt by each write: its rows in id order */
 };
 

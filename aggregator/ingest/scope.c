@@ -9,6 +9,13 @@ bool ingest_recordable(const struct ingest *g, const struct proc *p)
 void ingest_touch(struct ingest *g, struct proc *p)
 {
 	p->life.seen_gen = g->gen;
+	if (p->life.row_final) {
+		/* Written for good, its strings freed: only the columns a late fact sets. */
+		struct late_update u = {p->row.id, p->row.files_overflow, p->row.oom_killed};
+		if (ingest_recordable(g, p) && !vec_push(&g->pending.late_updates, u))
+			g->stats.oom++;
+		return;
+	}
 	/* A process that became deny-listed at exec may have been written at fork:
 	 * it goes through the write path once more, to be forgotten. */
 	if (ingest_recordable(g, p) || p->in.denied)

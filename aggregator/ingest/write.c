@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "aggregator/outbox/outbox.h"
+#include "common/log.h"
 #include "common/timeutil.h"
 
 void pending_clear(struct pending *q, bool release)
@@ -20,10 +21,11 @@ void pending_clear(struct pending *q, bool release)
 		free(q->cgroups.items[i].controllers);
 	}
 	q->files.n = q->file_updates.n = q->ooms.n = q->cgroups.n = q->samples.n = q->hosts.n = 0;
-	q->releases.n = q->cpu_updates.n = q->rows.n = 0;
+	q->releases.n = q->cpu_updates.n = q->late_updates.n = q->rows.n = 0;
 	if (release) {
 		vec_free(&q->rows);
 		vec_free(&q->cpu_updates);
+		vec_free(&q->late_updates);
 		vec_free(&q->releases);
 		vec_free(&q->files);
 		vec_free(&q->file_updates);
@@ -97,6 +99,13 @@ static int write_processes(struct ingest *g)
 		if (!vec_push(&q->rows, ((struct row_to_write){&c->row, true})))
 			return -1;
 	for (struct proc *p = g->table.dirty; p && rc == 0; p = p->links.dirty_next) {
+		if (p->life.row_final) {
+			/* Its strings are freed: written whole, it would lose exe, argv and cwd. */
+			log_error("process row %lld changed after it was written for good; "
+				  "the change is not written",
+				  (long long)p->row.id);
+			continue;
+		}
 		if (ingest_recordable(g, p)) {
 			if (!vec_push(&q->rows, ((struct row_to_write){&p->row, p->life.exited})))
 				return -1;
@@ -145,15 +154,22 @@ static int write_pending_rows(struct ingest *g)
 }
 
 /*
- * Rows written before their exit tail came: their CPU. The record already
- * queued for the shipper keeps the CPU it had (queueing it twice would break
- * the outbox's one-record-per-row accounting); docs/architecture.md, Known limits.
+ * Rows written before their exit tail, file counts or OOM mark came: those
+ * columns. The record already queued for the shipper keeps what it had
+ * (queueing it twice would break the outbox's one-record-per-row accounting);
+ * docs/architecture.md, Known limits.
  */
 static int write_cpu_updates(struct ingest *g)
 {
 	for (size_t i = 0; i < g->pending.cpu_updates.n; i++) {
 		const struct cpu_update *u = &g->pending.cpu_updates.items[i];
 		if (store_update_process_cpu(g->store, u->id, u->cpu_user_ns, u->cpu_sys_ns) != 0)
+			return -1;
+	}
+	for (size_t i = 0; i < g->pending.late_updates.n; i++) {
+		const struct late_update *u = &g->pending.late_updates.items[i];
+		if (store_update_process_late(g->store, u->id, u->files_overflow, u->oom_killed) !=
+		    0)
 			return -1;
 	}
 	return 0;

@@ -75,6 +75,10 @@ struct proc_links {
 struct proc_life {
 	bool execed; /* the current image came from an exec or the snapshot */
 	bool exited;
+	/* Exited and committed: the row's strings are freed, so a fact that comes
+	 * later (file counts, an OOM mark) is an UPDATE of its column, never the
+	 * whole row again, which would write exe, argv and cwd as NULL. */
+	bool row_final;
 	uint64_t snapshot_boot_ns; /* when /proc was read; 0 if never */
 	int64_t epoch_offset_ns;   /* wall clock minus boot clock when first seen */
 	uint64_t seen_gen;	   /* the collector stream that last mentioned it */

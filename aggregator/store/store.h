@@ -240,7 +240,7 @@ struct param_memo;
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *put_process, *insert_process, *insert_processes, *update_process_cpu,
-	    *put_run, *put_stream, *get_stream, *put_agg;
+	    *update_process_late, *put_run, *put_stream, *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
 	    *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
@@ -293,6 +293,9 @@ int store_step_history(struct store *s, int64_t pipeline_id, const char *name, i
 /* Rewrites a process row's CPU (an exit tail came after the row was written). */
 int store_update_process_cpu(struct store *s, int64_t id, uint64_t cpu_user_ns,
 			     uint64_t cpu_sys_ns);
+/* Rewrites a written row's files_overflow and oom_killed (they came after it). */
+int store_update_process_late(struct store *s, int64_t id, uint32_t files_overflow,
+			      bool oom_killed);
 /* Removes a process row (and its files, samples and sample hold) written
  * before the process turned out to be deny-listed noise. */
 int store_forget_process(struct store *s, int64_t id);

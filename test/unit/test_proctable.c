@@ -651,6 +651,51 @@ static void test_files_and_oom(void **state)
 	assert_int_equal(query_int("SELECT memcg_limit_kb FROM oom_kills"), 65536);
 }
 
+/*
+ * A process with more files than the kernel lists per process: its counts
+ * (with the overflow) follow its exit event, and may come after the commit
+ * that wrote its row for good and freed the row's strings. The overflow (and
+ * an OOM mark, however late) then updates those columns alone: the row keeps
+ * its exe, argv and cwd, and the shipper gets the row once.
+ */
+static void test_facts_after_the_row_was_written_keep_the_row(void **state)
+{
+	char *argv[] = {"/usr/bin/manyfiles", "/data", "5000"};
+	Tracer__Counters c = counters(1, 0, 10);
+	Tracer__Event ev = TRACER__EVENT__INIT;
+	Tracer__FileCountsEvent fc = TRACER__FILE_COUNTS_EVENT__INIT;
+	Tracer__OomEvent oom = TRACER__OOM_EVENT__INIT;
+
+	fork_ev(1, 10, 0, 0);
+	fork_ev(810, 100, 1, 10);
+	exec_ev(810, 100, 1, 10, 110, argv, 3, &c, false, -1);
+	exit_ev(810, 100, 200, 0, &c);
+	commit_at(300); /* within the grace: the entry stays, its strings go */
+	fc.pid = 810;
+	fc.start_ns = 100;
+	fc.overflow = 5392;
+	ev.ts_ns = 201;
+	ev.kind_case = TRACER__EVENT__KIND_FILE_COUNTS;
+	ev.file_counts = &fc;
+	ingest_event(&g, &ev);
+	commit_at(400);
+	oom.pid = 810;
+	oom.start_ns = 100;
+	oom.comm = "manyfiles";
+	ev.kind_case = TRACER__EVENT__KIND_OOM;
+	ev.oom = &oom;
+	ingest_event(&g, &ev);
+	commit_at(500);
+	assert_int_equal(query_int("SELECT files_overflow FROM processes WHERE pid = 810"), 5392);
+	assert_int_equal(query_int("SELECT oom_killed FROM processes WHERE pid = 810"), 1);
+	assert_int_equal(query_int("SELECT count(*) FROM processes WHERE pid = 810 AND exe = "
+				   "'/usr/bin/manyfiles' AND argv LIKE '%5000%'"),
+			 1);
+	assert_int_equal(query_int("SELECT count(*) FROM outbox WHERE kind = 'processes' AND "
+				   "record_key = (SELECT id FROM processes WHERE pid = 810)"),
+			 1);
+}
+
 /* Outbox sample rows, and distinct sample keys among them. */
 static void outbox_samples(int64_t *rows, int64_t *keys)
 {
@@ -718,6 +763,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exit_tail_of_a_retried_read_is_left_out, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_release_that_fails_keeps_the_hold,
+					    setup_with_outbox, teardown),
+	    cmocka_unit_test_setup_teardown(test_facts_after_the_row_was_written_keep_the_row,
 					    setup_with_outbox, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
