@@ -2,6 +2,8 @@
 #ifndef TRACER_INSIGHT_RAISE_H
 #define TRACER_INSIGHT_RAISE_H
 
+#include <string.h>
+
 #include "aggregator/insight/insight.h"
 
 /* A signal row of a run, blank but for these. */
@@ -16,6 +18,14 @@ void insight_update(struct insight *in, struct signal_row *s);
 /* Final severities once a step or a run ended (signals.c has the rules). */
 void insight_step_verdicts(struct insight *in, struct step *st);
 void insight_run_verdicts(struct insight *in, struct run *r);
+/* A run whose status is its script's last command's: a plain script, a Slurm batch job. */
+static inline bool insight_run_is_script(const struct run *r)
+{
+	return !strcmp(r->engine, "script") || !strcmp(r->engine, "slurm");
+}
+/* The step a failed script run failed on; NULL when the script went on past
+ * every failed step and its own status (`exit 4`) failed it. */
+struct step *insight_script_cause(struct insight *in, struct run *r);
 /* A pipefail script that failed on a producer's SIGPIPE: that step is its cause. */
 void insight_pipefail_cause(struct insight *in, struct run *r, int64_t now_ns);
 /* The process's stall, if any, is over. */

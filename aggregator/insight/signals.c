@@ -301,6 +301,39 @@ static struct step *cause_step(struct insight *in, struct run *r)
 	return last;
 }
 
+/* Whether the run started another step after st ended: its script went on past st. */
+static bool went_on_after(const struct run *r, const struct step *st)
+{
+	for (const struct step *s = r->steps; s; s = s->next)
+		if (s != st && s->r.start_epoch_ns >= st->r.end_epoch_ns)
+			return true;
+	return false;
+}
+
+static bool step_failed(const struct step *st)
+{
+	return st->status == GROUP_FAILED || st->status == GROUP_KILLED;
+}
+
+/*
+ * A script whose status no failed step ended with chose it itself (its `exit
+ * 4`, or a builtin's). Its last failed step is still the cause when nothing
+ * ran after it (`tool || exit 4`); once the script ran another step after
+ * every failure (`ls /x; sort y; exit 4`), it went on past them all, and its
+ * own status is the cause: NULL then.
+ */
+struct step *insight_script_cause(struct insight *in, struct run *r)
+{
+	struct step *cause = cause_step(in, r), *last = NULL;
+
+	if (cause)
+		return cause;
+	for (struct step *st = r->steps; st; st = st->next)
+		if (step_failed(st) && (!last || st->r.end_epoch_ns > last->r.end_epoch_ns))
+			last = st;
+	return last && !went_on_after(r, last) ? last : NULL;
+}
+
 /*
  * A script under `set -o pipefail` whose pipeline's producer was ended by
  * SIGPIPE fails with 128 + SIGPIPE though no tool failed (`find | head`): that
@@ -381,9 +414,8 @@ static void mark_went_on_past(struct signal_row *s)
  */
 void insight_run_verdicts(struct insight *in, struct run *r)
 {
-	bool script =
-	    r->status != GROUP_OK && (!strcmp(r->engine, "script") || !strcmp(r->engine, "slurm"));
-	struct step *cause = script ? cause_step(in, r) : NULL;
+	bool script = r->status != GROUP_OK && insight_run_is_script(r);
+	struct step *cause = script ? insight_script_cause(in, r) : NULL;
 
 	for (size_t i = 0; i < in->n_active;) {
 		struct signal_row *s = &in->active[i];
@@ -403,7 +435,9 @@ void insight_run_verdicts(struct insight *in, struct run *r)
 					(st && s->process_id == st->failed.process_id);
 			s->severity = is_cause ? "critical" : "warning";
 		}
-		if (cause && st && st != cause && st->r.end_epoch_ns <= cause->r.end_epoch_ns)
+		/* No cause among the steps: the script went on past every one. */
+		if (script && st && st != cause &&
+		    (!cause || st->r.end_epoch_ns <= cause->r.end_epoch_ns))
 			mark_went_on_past(s);
 		s->active = false;
 		insight_update(in, s);

@@ -223,7 +223,9 @@ static void run_failed(struct insight *in, struct run *r, int64_t now_ns)
 {
 	struct signal_row sig;
 
-	for (struct step *s = r->steps; s; s = s->next)
+	bool own_status = insight_run_is_script(r) && !insight_script_cause(in, r);
+
+	for (struct step *s = r->steps; s && !own_status; s = s->next)
 		if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
 			return; /* that step's tool_failed says it */
 	insight_row_begin(&sig, "tool_failed", "critical", r->row.id, now_ns, r->row.end_epoch_ns);

@@ -24,10 +24,11 @@ from test_telemetry import MemoryCgroup
 
 class Case:
     def __init__(self, name, body, exit=0, cause=None, evidence=(), must=(), must_not=(), argv=None,
-                 not_evidence=(), went_on_past=()):
+                 not_evidence=(), went_on_past=(), own_status=False):
         self.name, self.body, self.exit, self.cause = name, body, exit, cause
         self.evidence, self.must, self.must_not = evidence, set(must), set(must_not)
         self.argv, self.not_evidence, self.went_on_past = argv, not_evidence, went_on_past
+        self.own_status = own_status  # the script's own status is the cause: no step holds it
 
 
 def data_files(ctx):
@@ -148,6 +149,16 @@ def cases(ctx, d, flaky_ok, flaky_never):
         Case("shim_then_own_status", None, argv=["bash", "-c", f"{shim} -c 'pass'; cut --no-such-flag {reads} "
                                                                "2>/dev/null; echo done; exit 4"],
              exit=4, cause="cut exited with 1"),
+        # A tool fails and the script exits with a status of its own right after (`|| exit 4`):
+        # that tool is the cause. Ran on past it first (another tool after), the script's
+        # own `exit 4` is, and the failure is one the run went on past.
+        Case("tool_fails_then_own_exit", f"sort -k2,2n {d}/sample_d.tsv > {ctx.path('sorted_d1')}\n"
+                                         "ls /no/such/results 2>/dev/null || exit 4\necho never\n",
+             exit=4, cause="ls exited with 2"),
+        Case("went_on_then_own_exit", "ls /no/such/results 2>/dev/null\n"
+                                      f"sort -k2,2n {d}/sample_d.tsv > {ctx.path('sorted_d2')}\nexit 4\n",
+             exit=4, cause="went_on_then_own_exit.sh exited with 4 and failed run",
+             evidence=("set by the shell script itself",), went_on_past=("ls",), own_status=True),
         # pipefail makes a producer's SIGPIPE the pipeline's failure: the one SIGPIPE cause.
         Case("pipefail_into_head", "set -euo pipefail\nls /no/such/cache 2>/dev/null || echo 'no cache'\n"
                                    f"sort -k2,2 {reads} | head -n 3\necho never\n",
@@ -186,7 +197,7 @@ def explain_text(ctx, db, run):
 
 @test
 def corpus_of_scripts_gets_the_right_verdicts(ctx):
-    """32 scripts and workflows, run one after another under one set of daemons; for
+    """34 scripts and workflows, run one after another under one set of daemons; for
     each, the verdicts it must and must not produce (module docstring)."""
     sock, db = ctx.path("s.sock"), ctx.path("verdicts.db")
     d = data_files(ctx)
@@ -258,7 +269,11 @@ def corpus_of_scripts_gets_the_right_verdicts(ctx):
         failure = doc.get("failure") or []
         first = failure[0]["message"] if failure else ""
         ctx.check(c.cause in first, f"{what} the first cause names {c.cause}: {[f['message'] for f in failure]}")
-        if failure and ctx.one("SELECT count(*) FROM steps WHERE run_id = ?", run_id, db=db):
+        if c.own_status:
+            ctx.check(failure and failure[0].get("process_id") ==
+                      ctx.one("SELECT command_process_id FROM runs WHERE id = ?", run_id, db=db),
+                      f"{what} the first cause is the script itself: {failure[:1]}")
+        elif failure and ctx.one("SELECT count(*) FROM steps WHERE run_id = ?", run_id, db=db):
             ctx.check(ctx.one("SELECT step_id FROM processes WHERE id = ?", failure[0].get("process_id"), db=db),
                       f"{what} the first cause is in a step, where its work is read: {failure[0]}")
         named = [f["process_id"] for f in failure if f.get("process_id")]
