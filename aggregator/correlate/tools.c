@@ -26,10 +26,11 @@ static const char *const script_interpreters[] = {"perl",  "ruby", "node", "Rscr
 						  "julia", "php",  "lua",  "tclsh"};
 static const char *const shells[] = {"bash", "sh", "dash", "zsh", "ksh", "fish", "tcsh", "csh"};
 
-/* Start another program in their place or as their only child. */
-static const char *const launchers[] = {"env",	   "nohup",   "setsid",	 "nice",     "ionice",
-					"taskset", "timeout", "stdbuf",	 "numactl",  "chrt",
-					"time",	   "flock",   "runuser", "unbuffer", "prlimit"};
+/* Start another program in their place or as their child (strace and perf,
+ * tracing it, may fork a short-lived probe of their own first). */
+static const char *const launchers[] = {
+    "env",  "nohup", "setsid", "nice",	  "ionice",   "taskset", "timeout", "stdbuf", "numactl",
+    "chrt", "time",  "flock",  "runuser", "unbuffer", "prlimit", "strace",  "perf"};
 
 static const char *const drivers[] = {"make", "gmake", "ninja", "xargs", "parallel"};
 

@@ -421,13 +421,14 @@ def script_subshells_and_loops_are_steps(ctx):
 
 @test
 def script_behind_a_launcher_has_its_steps(ctx):
-    """`tracer run -- timeout 600 ./x.sh` (or GNU time, flock): the launcher forks the
+    """`tracer run -- timeout 600 ./x.sh` (or GNU time, flock, strace -f, perf stat): the launcher forks the
     script as its child, and the script is still the run's engine, each direct child of it a
     step: three steps, each step's CPU against wait4 of its work (9 ms + 1% plus measure and
     shells, 20 ms, as for scripts run directly), the pipeline named after the script."""
     m, burn = ctx.helper("measure"), ctx.helper("cpuburn")
     for i, launcher in enumerate((["timeout", "600"], ["/usr/bin/time", "-o", ctx.path("time.txt")],
-                                  ["flock", ctx.path("lock")])):
+                                  ["flock", ctx.path("lock")], ["strace", "-f", "-o", ctx.path("strace.txt")],
+                                  ["perf", "stat", "-o", ctx.path("perf.txt"), "--"])):
         script = write_script(ctx, f"call-variants{i}.sh",
                               f"{m} {ctx.path(f'a{i}.json')} -- {burn} 200\n"
                               f"{m} {ctx.path(f'b{i}.json')} -- sh -c '{burn} 100; {burn} 100'\n"
