@@ -137,9 +137,8 @@ bool ingest_has_pending(const struct ingest *g)
 	const struct pending *q = &g->pending;
 
 	return g->table.dirty || g->table.closed || q->files.n || q->file_updates.n || q->ooms.n ||
-	       q->cpu_updates.n || q->late_updates.n || q->cgroups.n || q->samples.n ||
-	       q->releases.n || q->hosts.n || correlate_has_pending(&g->corr) ||
-	       insight_has_pending(&g->insight);
+	       q->row_updates.n || q->cgroups.n || q->samples.n || q->releases.n || q->hosts.n ||
+	       correlate_has_pending(&g->corr) || insight_has_pending(&g->insight);
 }
 
 void ingest_committed(struct ingest *g, uint64_t now_boot_ns)

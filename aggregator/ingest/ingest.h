@@ -26,19 +26,6 @@ struct file_update {
 	uint32_t count, failed, flags;
 };
 
-/* An exit tail arrived after the process's row was written: its CPU, rewritten. */
-struct cpu_update {
-	int64_t id;
-	uint64_t cpu_user_ns, cpu_sys_ns;
-};
-
-/* Facts that came after a process's row was written for good: its columns, rewritten. */
-struct late_update {
-	int64_t id;
-	uint32_t files_overflow;
-	bool oom_killed;
-};
-
 struct pending_sample {
 	struct sample_row row;
 	bool held; /* written, not queued for the shipper yet */
@@ -59,8 +46,7 @@ struct pending {
 	VEC(struct pending_sample) samples;
 	VEC(int64_t) releases; /* processes whose held samples go to the outbox */
 	VEC(struct host_sample_row) hosts;
-	VEC(struct cpu_update) cpu_updates;
-	VEC(struct late_update) late_updates;
+	VEC(struct process_update) row_updates; /* rows written before these facts came */
 	VEC(struct row_to_write) rows; /* scratch, rebuilt by each write: its rows in id order */
 };
 

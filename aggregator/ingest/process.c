@@ -371,7 +371,8 @@ void on_exit_tail(struct ingest *g, const Tracer__ExitTailEvent *x)
 	correlate_exit_tail(&g->corr, p, added);
 	if (!ingest_recordable(g, p) || p->links.dirty)
 		return; /* not written, or written whole with the next commit */
-	struct cpu_update u = {p->row.id, user, sys};
-	if (!vec_push(&g->pending.cpu_updates, u))
+	struct process_update u = {
+	    .id = p->row.id, .cpu = true, .cpu_user_ns = user, .cpu_sys_ns = sys};
+	if (!vec_push(&g->pending.row_updates, u))
 		g->stats.oom++;
 }

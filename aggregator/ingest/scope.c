@@ -11,8 +11,11 @@ void ingest_touch(struct ingest *g, struct proc *p)
 	p->life.seen_gen = g->gen;
 	if (p->life.row_final) {
 		/* Written for good, its strings freed: only the columns a late fact sets. */
-		struct late_update u = {p->row.id, p->row.files_overflow, p->row.oom_killed};
-		if (ingest_recordable(g, p) && !vec_push(&g->pending.late_updates, u))
+		struct process_update u = {.id = p->row.id,
+					   .late = true,
+					   .files_overflow = p->row.files_overflow,
+					   .oom_killed = p->row.oom_killed};
+		if (ingest_recordable(g, p) && !vec_push(&g->pending.row_updates, u))
 			g->stats.oom++;
 		return;
 	}

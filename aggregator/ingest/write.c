@@ -21,11 +21,10 @@ void pending_clear(struct pending *q, bool release)
 		free(q->cgroups.items[i].controllers);
 	}
 	q->files.n = q->file_updates.n = q->ooms.n = q->cgroups.n = q->samples.n = q->hosts.n = 0;
-	q->releases.n = q->cpu_updates.n = q->late_updates.n = q->rows.n = 0;
+	q->releases.n = q->row_updates.n = q->rows.n = 0;
 	if (release) {
 		vec_free(&q->rows);
-		vec_free(&q->cpu_updates);
-		vec_free(&q->late_updates);
+		vec_free(&q->row_updates);
 		vec_free(&q->releases);
 		vec_free(&q->files);
 		vec_free(&q->file_updates);
@@ -155,29 +154,21 @@ static int write_pending_rows(struct ingest *g)
 
 /*
  * Rows written before their exit tail, file counts or OOM mark came: those
- * columns. The record already queued for the shipper keeps what it had
+ * columns alone. The record already queued for the shipper keeps what it had
  * (queueing it twice would break the outbox's one-record-per-row accounting);
  * docs/architecture.md, Known limits.
  */
-static int write_cpu_updates(struct ingest *g)
+static int write_row_updates(struct ingest *g)
 {
-	for (size_t i = 0; i < g->pending.cpu_updates.n; i++) {
-		const struct cpu_update *u = &g->pending.cpu_updates.items[i];
-		if (store_update_process_cpu(g->store, u->id, u->cpu_user_ns, u->cpu_sys_ns) != 0)
+	for (size_t i = 0; i < g->pending.row_updates.n; i++)
+		if (store_update_process(g->store, &g->pending.row_updates.items[i]) != 0)
 			return -1;
-	}
-	for (size_t i = 0; i < g->pending.late_updates.n; i++) {
-		const struct late_update *u = &g->pending.late_updates.items[i];
-		if (store_update_process_late(g->store, u->id, u->files_overflow, u->oom_killed) !=
-		    0)
-			return -1;
-	}
 	return 0;
 }
 
 int ingest_write(struct ingest *g)
 {
-	if (write_all_samples(g) != 0 || write_processes(g) != 0 || write_cpu_updates(g) != 0)
+	if (write_all_samples(g) != 0 || write_processes(g) != 0 || write_row_updates(g) != 0)
 		return -1;
 	if (correlate_write(&g->corr) != 0 || insight_write(&g->insight) != 0)
 		return -1;

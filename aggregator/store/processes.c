@@ -282,10 +282,12 @@ int store_prepare_processes(struct store *s)
 	/* Nothing is bound yet: every parameter HELD_UNKNOWN. */
 	if (!(s->batch_params = calloc(1, sizeof(*s->batch_params))))
 		return -1;
-	if (prepare(s, "UPDATE processes SET cpu_user_ns = ?2, cpu_sys_ns = ?3 WHERE id = ?1",
-		    &s->update_process_cpu) != 0 ||
-	    prepare(s, "UPDATE processes SET files_overflow = ?2, oom_killed = ?3 WHERE id = ?1",
-		    &s->update_process_late) != 0)
+	/* NULL leaves a column as it is: an update carries the facts it has. */
+	if (prepare(s,
+		    "UPDATE processes SET cpu_user_ns = coalesce(?2, cpu_user_ns), cpu_sys_ns = "
+		    "coalesce(?3, cpu_sys_ns), files_overflow = coalesce(?4, files_overflow), "
+		    "oom_killed = coalesce(?5, oom_killed) WHERE id = ?1",
+		    &s->update_process) != 0)
 		return -1;
 	/* run_bound_write() relies on bind_process binding every parameter. */
 	if (sqlite3_bind_parameter_count(s->put_process) != PROCESS_COLUMN_COUNT ||
@@ -295,23 +297,15 @@ int store_prepare_processes(struct store *s)
 	return 0;
 }
 
-int store_update_process_cpu(struct store *s, int64_t id, uint64_t cpu_user_ns, uint64_t cpu_sys_ns)
+int store_update_process(struct store *s, const struct process_update *u)
 {
-	sqlite3_stmt *st = s->update_process_cpu;
+	sqlite3_stmt *st = s->update_process;
 
-	sqlite3_bind_int64(st, 1, id);
-	bind_u64(st, 2, cpu_user_ns);
-	bind_u64(st, 3, cpu_sys_ns);
-	return step_done(s, st);
-}
-
-int store_update_process_late(struct store *s, int64_t id, uint32_t files_overflow, bool oom_killed)
-{
-	sqlite3_stmt *st = s->update_process_late;
-
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, files_overflow);
-	sqlite3_bind_int(st, 3, oom_killed);
+	sqlite3_bind_int64(st, 1, u->id);
+	bind_i64_if(st, 2, u->cpu, (int64_t)u->cpu_user_ns);
+	bind_i64_if(st, 3, u->cpu, (int64_t)u->cpu_sys_ns);
+	bind_i64_if(st, 4, u->late, u->files_overflow);
+	bind_i64_if(st, 5, u->late, u->oom_killed);
 	return step_done(s, st);
 }
 

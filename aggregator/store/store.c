@@ -61,8 +61,7 @@ void store_close(struct store *s)
 	sqlite3_finalize(s->insert_process);
 	sqlite3_finalize(s->insert_processes);
 	store_free_processes(s);
-	sqlite3_finalize(s->update_process_cpu);
-	sqlite3_finalize(s->update_process_late);
+	sqlite3_finalize(s->update_process);
 	sqlite3_finalize(s->put_run);
 	sqlite3_finalize(s->put_stream);
 	sqlite3_finalize(s->get_stream);

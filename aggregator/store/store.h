@@ -65,6 +65,20 @@ struct process_row {
 	bool stored; /* written once (maybe in a transaction that failed): replace, not insert */
 };
 
+/*
+ * Facts that came after a process's row was written for good: an exit tail's
+ * CPU, or the file counts' overflow and an OOM mark. Only their columns are
+ * rewritten: the row's strings are gone from memory by then.
+ */
+struct process_update {
+	int64_t id;
+	bool cpu; /* cpu_user_ns and cpu_sys_ns are set */
+	uint64_t cpu_user_ns, cpu_sys_ns;
+	bool late; /* files_overflow and oom_killed are set */
+	uint32_t files_overflow;
+	bool oom_killed;
+};
+
 struct file_row {
 	int64_t id;
 	int64_t process_id;
@@ -239,8 +253,8 @@ struct param_memo;
 
 struct store {
 	sqlite3 *db;
-	sqlite3_stmt *put_process, *insert_process, *insert_processes, *update_process_cpu,
-	    *update_process_late, *put_run, *put_stream, *get_stream, *put_agg;
+	sqlite3_stmt *put_process, *insert_process, *insert_processes, *update_process, *put_run,
+	    *put_stream, *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
 	    *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
@@ -290,12 +304,8 @@ int64_t store_max_signal_id(struct store *s);
  * pipeline (not run `exclude_run`): their median and how many, newest 50. */
 int store_step_history(struct store *s, int64_t pipeline_id, const char *name, int64_t exclude_run,
 		       int64_t *median_ns, unsigned *count);
-/* Rewrites a process row's CPU (an exit tail came after the row was written). */
-int store_update_process_cpu(struct store *s, int64_t id, uint64_t cpu_user_ns,
-			     uint64_t cpu_sys_ns);
-/* Rewrites a written row's files_overflow and oom_killed (they came after it). */
-int store_update_process_late(struct store *s, int64_t id, uint32_t files_overflow,
-			      bool oom_killed);
+/* Rewrites the columns a fact that came after a process row was written sets. */
+int store_update_process(struct store *s, const struct process_update *u);
 /* Removes a process row (and its files, samples and sample hold) written
  * before the process turned out to be deny-listed noise. */
 int store_forget_process(struct store *s, int64_t id);
