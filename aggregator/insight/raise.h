@@ -17,7 +17,8 @@ struct signal_row *insight_active(struct insight *in, int64_t id);
 void insight_update(struct insight *in, struct signal_row *s);
 /* Final severities once a step or a run ended (signals.c has the rules). */
 void insight_step_verdicts(struct insight *in, struct step *st);
-void insight_run_verdicts(struct insight *in, struct run *r);
+/* cause: insight_script_cause for a script run that did not end ok, else NULL. */
+void insight_run_verdicts(struct insight *in, struct run *r, const struct step *cause);
 /* A run whose status is its script's last command's: a plain script, a Slurm batch job. */
 static inline bool insight_run_is_script(const struct run *r)
 {

@@ -286,7 +286,7 @@ static struct step *cause_step(struct insight *in, struct run *r)
 	struct step *last = NULL;
 
 	for (struct step *st = r->steps; st; st = st->next) {
-		if (st->status != GROUP_FAILED && st->status != GROUP_KILLED)
+		if (!group_failed(st->status))
 			continue;
 		if (r->failed.process_id && st->failed.process_id == r->failed.process_id)
 			return st;
@@ -310,11 +310,6 @@ static bool went_on_after(const struct run *r, const struct step *st)
 	return false;
 }
 
-static bool step_failed(const struct step *st)
-{
-	return st->status == GROUP_FAILED || st->status == GROUP_KILLED;
-}
-
 /*
  * A script whose status no failed step ended with chose it itself (its `exit
  * 4`, or a builtin's). Its last failed step is still the cause when nothing
@@ -329,7 +324,8 @@ struct step *insight_script_cause(struct insight *in, struct run *r)
 	if (cause)
 		return cause;
 	for (struct step *st = r->steps; st; st = st->next)
-		if (step_failed(st) && (!last || st->r.end_epoch_ns > last->r.end_epoch_ns))
+		if (group_failed(st->status) &&
+		    (!last || st->r.end_epoch_ns > last->r.end_epoch_ns))
 			last = st;
 	return last && !went_on_after(r, last) ? last : NULL;
 }
@@ -412,10 +408,9 @@ static void mark_went_on_past(struct signal_row *s)
  * went on past (`wait $! || true`, an `srun` whose status nothing checked), a
  * warning; an engine's failed jobs all fail it, whenever they ended.
  */
-void insight_run_verdicts(struct insight *in, struct run *r)
+void insight_run_verdicts(struct insight *in, struct run *r, const struct step *cause)
 {
 	bool script = r->status != GROUP_OK && insight_run_is_script(r);
-	struct step *cause = script ? insight_script_cause(in, r) : NULL;
 
 	for (size_t i = 0; i < in->n_active;) {
 		struct signal_row *s = &in->active[i];

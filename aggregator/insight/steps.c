@@ -193,7 +193,7 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 	if (s->end_reported)
 		return;
 	s->end_reported = true;
-	if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
+	if (group_failed(s->status))
 		tool_failed(in, s, now_ns);
 	insight_step_verdicts(in, s);
 	int64_t wall = s->r.end_epoch_ns - s->r.start_epoch_ns;
@@ -218,16 +218,18 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 	near_limit(in, s, now_ns);
 }
 
-/* A run that failed with no step failed: the tool that failed it, at the run's level. */
-static void run_failed(struct insight *in, struct run *r, int64_t now_ns)
+/*
+ * A run that failed with no step failed, or a script that went on past every
+ * failed step (no cause among them): the tool that failed it, at the run's level.
+ */
+static void run_failed(struct insight *in, struct run *r, const struct step *cause, int64_t now_ns)
 {
 	struct signal_row sig;
 
-	bool own_status = insight_run_is_script(r) && !insight_script_cause(in, r);
-
-	for (struct step *s = r->steps; s && !own_status; s = s->next)
-		if (s->status == GROUP_FAILED || s->status == GROUP_KILLED)
-			return; /* that step's tool_failed says it */
+	if (!insight_run_is_script(r) || cause)
+		for (struct step *s = r->steps; s; s = s->next)
+			if (group_failed(s->status))
+				return; /* that step's tool_failed says it */
 	insight_row_begin(&sig, "tool_failed", "critical", r->row.id, now_ns, r->row.end_epoch_ns);
 	sig.has_value = true;
 	if (r->failed.process_id) {
@@ -256,11 +258,15 @@ void insight_run_end(struct insight *in, struct run *r, int64_t now_ns)
 	if (r->end_reported)
 		return;
 	r->end_reported = true;
-	if (r->status == GROUP_FAILED || r->status == GROUP_KILLED) {
+	bool failed = group_failed(r->status);
+	if (failed)
 		insight_pipefail_cause(in, r, now_ns);
-		run_failed(in, r, now_ns);
-	}
-	insight_run_verdicts(in, r);
+	/* After the pipefail cause, which may make a step the cause. */
+	const struct step *cause =
+	    r->status != GROUP_OK && insight_run_is_script(r) ? insight_script_cause(in, r) : NULL;
+	if (failed)
+		run_failed(in, r, cause, now_ns);
+	insight_run_verdicts(in, r, cause);
 }
 
 /* Where the step's process time went (common/character.c has the rule). */

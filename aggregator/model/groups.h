@@ -66,6 +66,11 @@ void rollup_totals(const struct rollup *r, struct totals_row *t);
 enum group_status { GROUP_RUNNING, GROUP_OK, GROUP_FAILED, GROUP_KILLED };
 const char *group_status_name(enum group_status s);
 
+static inline bool group_failed(enum group_status s)
+{
+	return s == GROUP_FAILED || s == GROUP_KILLED;
+}
+
 /*
  * How a run was recognised: named by the user (`tracer run`), an engine's
  * process, a script a user started, or a Slurm job's cgroup. Script and
