@@ -10,6 +10,7 @@
 #include "cli/clierror.h"
 #include "cli/dbkind.h"
 #include "cli/report.h"
+#include "cli/termsafe.h"
 #include "common/fileutil.h"
 #include "common/paths.h"
 
@@ -156,18 +157,18 @@ sqlite3 *cli_open_run(struct cli_query *q, int64_t *run)
 
 const char *cli_severity_color(const struct cli_query *q, const char *severity)
 {
-	if (!q->color || !severity)
+	if (!q->color || !severity || !termsafe_stdout())
 		return "";
 	if (!strcmp(severity, "critical"))
-		return "\033[1;31m";
+		return TERMSAFE_RED;
 	if (!strcmp(severity, "warning"))
-		return "\033[33m";
-	return "\033[36m";
+		return TERMSAFE_YELLOW;
+	return TERMSAFE_CYAN;
 }
 
 const char *cli_reset(const struct cli_query *q)
 {
-	return q->color ? "\033[0m" : "";
+	return q->color && termsafe_stdout() ? TERMSAFE_RESET : "";
 }
 
 void cli_print_json(json_t *doc)

@@ -32,6 +32,7 @@
 #include "cli/launch.h"
 #include "aggregator/store/dblock.h"
 #include "cli/report.h"
+#include "cli/termsafe.h"
 #include "common/exitstatus.h"
 #include "common/fileutil.h"
 #include "common/hostinfo.h"
@@ -444,11 +445,18 @@ static int64_t find_my_run(sqlite3 *db)
 	return id;
 }
 
-/* Where the report goes: CMD keeps stdout, so text and --json go to stderr. */
+/*
+ * Where the report goes: CMD keeps stdout, so text and --json go to stderr.
+ * Text for people passes the terminal filter: argv is other users' bytes.
+ */
 static FILE *report_stream(const struct run_options *o)
 {
 	FILE *f;
 
+	if (!o->json_out && !o->json) {
+		f = termsafe_open(STDERR_FILENO);
+		return f ? f : stderr;
+	}
 	if (!o->json_out)
 		return stderr;
 	if (!(f = fopen(o->json_out, "we"))) {
@@ -464,7 +472,7 @@ static FILE *report_stream(const struct run_options *o)
  * process tree: say so when the run executed a submitter, at any depth (a
  * script calling `sbatch --wait` as much as `tracer run -- srun ...`).
  */
-static void scheduler_hint(sqlite3 *db, int64_t run_id)
+static void scheduler_hint(sqlite3 *db, int64_t run_id, FILE *out)
 {
 	sqlite3_stmt *q;
 	char names[128] = "";
@@ -482,7 +490,7 @@ static void scheduler_hint(sqlite3 *db, int64_t run_id)
 	sqlite3_finalize(q);
 	if (used)
 		fprintf(
-		    stderr,
+		    out,
 		    "tracer run: this run handed work to a batch scheduler (%s): the jobs ran "
 		    "under the scheduler's daemons, not in this run, which holds the clients only. "
 		    "Record the jobs where they run: the tracer daemons on the compute nodes "
@@ -513,11 +521,17 @@ static void print_report(const struct run_options *o, bool watch_ended)
 	} else {
 		FILE *out = report_stream(o);
 		report_print_run(db, id, &ro, out);
-		if (out != stderr)
+		/* --json on stderr: the document is all stderr holds. */
+		bool json_on_stderr = o->json && !o->json_out;
+		FILE *text = out != stderr && !o->json_out ? out : stderr;
+		if (!json_on_stderr) {
+			fprintf(text, "tracer run: run %lld in %s (tracer show --db %s %lld)\n",
+				(long long)id, o->db_path, o->db_path, (long long)id);
+			scheduler_hint(db, id, text);
+		}
+		fflush(text);
+		if (o->json_out && out != stderr)
 			fclose(out);
-		fprintf(stderr, "tracer run: run %lld in %s (tracer show --db %s %lld)\n",
-			(long long)id, o->db_path, o->db_path, (long long)id);
-		scheduler_hint(db, id);
 	}
 	sqlite3_close(db);
 }

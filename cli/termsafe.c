@@ -6,8 +6,15 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Ours: the severity colours and their reset (clidb.c). */
-static const char *const own_sequences[] = {"\033[0m", "\033[1;31m", "\033[33m", "\033[36m"};
+/*
+ * Ours: the severity colours and their reset, written as TERMSAFE_MARK and a
+ * letter. 0xFF never occurs in UTF-8, and the database holds only UTF-8, so
+ * no text from it can produce one; every ESC that reaches the filter is data.
+ */
+static const struct {
+	char letter;
+	const char *sequence;
+} own_sequences[] = {{'0', "\033[0m"}, {'r', "\033[1;31m"}, {'y', "\033[33m"}, {'c', "\033[36m"}};
 
 struct sink {
 	char *out;
@@ -19,54 +26,26 @@ static void put(struct sink *s, char c)
 	s->out[s->n++] = c;
 }
 
-/* 1: held is one of ours, 0: it may still become one, -1: it cannot. */
-static int match_own(const char *held, size_t n)
-{
-	bool prefix = false;
-
-	for (size_t i = 0; i < sizeof(own_sequences) / sizeof(*own_sequences); i++) {
-		size_t len = strlen(own_sequences[i]);
-		if (n <= len && memcmp(own_sequences[i], held, n) == 0) {
-			if (n == len)
-				return 1;
-			prefix = true;
-		}
-	}
-	return prefix ? 0 : -1;
-}
-
 static void take(struct termsafe_state *st, unsigned char b, struct sink *s);
 
-/* An escape that is not ours: the ESC shows as '?', what followed it as itself. */
-static void release_escape(struct termsafe_state *st, struct sink *s)
+/* A mark and what follows it: one of our sequences, or a '?' and the byte as itself. */
+static void take_after_mark(struct termsafe_state *st, unsigned char b, struct sink *s)
 {
-	char rest[sizeof(st->held)];
-	size_t n = st->n_held - 1;
-
-	memcpy(rest, st->held + 1, n);
 	st->n_held = 0;
+	for (size_t i = 0; i < sizeof(own_sequences) / sizeof(*own_sequences); i++)
+		if (own_sequences[i].letter == (char)b) {
+			for (const char *q = own_sequences[i].sequence; *q; q++)
+				put(s, *q);
+			return;
+		}
 	put(s, '?');
-	for (size_t i = 0; i < n; i++)
-		take(st, (unsigned char)rest[i], s);
-}
-
-static void take_in_escape(struct termsafe_state *st, unsigned char b, struct sink *s)
-{
-	st->held[st->n_held++] = (char)b;
-	int m = match_own(st->held, st->n_held);
-	if (m == 1) {
-		for (size_t i = 0; i < st->n_held; i++)
-			put(s, st->held[i]);
-		st->n_held = 0;
-	} else if (m < 0 || st->n_held == sizeof(st->held)) {
-		release_escape(st, s);
-	}
+	take(st, b, s);
 }
 
 static void take(struct termsafe_state *st, unsigned char b, struct sink *s)
 {
-	if (st->n_held && st->held[0] == '\033') {
-		take_in_escape(st, b, s);
+	if (st->n_held && st->held[0] == (char)0xFF) {
+		take_after_mark(st, b, s);
 		return;
 	}
 	if (st->n_held && st->held[0] == '\r') { /* CSV's line end; alone, it rewrites a line */
@@ -83,7 +62,7 @@ static void take(struct termsafe_state *st, unsigned char b, struct sink *s)
 		put(s, (char)0xC2);
 		st->continuation = 1;
 	}
-	if (b == 0x1B || b == '\r') {
+	if (b == 0xFF || b == '\r') {
 		st->held[0] = (char)b;
 		st->n_held = 1;
 		st->continuation = 0;
@@ -115,13 +94,9 @@ size_t termsafe_filter(struct termsafe_state *st, const char *in, size_t n, char
 
 	for (size_t i = 0; i < n; i++)
 		take(st, (unsigned char)in[i], &s);
-	while (n == 0 && st->n_held) { /* the end: nothing more can complete it */
-		if (st->held[0] == '\033') {
-			release_escape(st, &s);
-		} else {
-			st->n_held = 0;
-			put(&s, '?');
-		}
+	if (n == 0 && st->n_held) { /* the end: nothing more can complete it */
+		st->n_held = 0;
+		put(&s, '?');
 	}
 	return s.n;
 }
@@ -169,21 +144,29 @@ static int termsafe_close(void *cookie)
 	return write_all(t->fd, out, n);
 }
 
+static bool stdout_filtered;
+
 FILE *termsafe_open(int fd)
 {
-	/* One per process (stdout), never closed before exit: static, not leaked. */
-	static struct termsafe the_stream;
-	static bool taken;
-	struct termsafe *t = &the_stream;
+	/* One per standard stream, never closed before exit: static, not leaked. */
+	static struct termsafe streams[3];
+	static bool taken[3];
 	cookie_io_functions_t io = {.write = termsafe_write, .close = termsafe_close};
 
-	if (taken)
+	if (fd < 1 || fd > 2 || taken[fd])
 		return NULL;
+	struct termsafe *t = &streams[fd];
 	t->fd = fd;
 	FILE *f = fopencookie(t, "w", io);
 	if (!f)
 		return NULL;
-	taken = true;
+	taken[fd] = true;
+	stdout_filtered |= fd == STDOUT_FILENO;
 	setvbuf(f, NULL, isatty(fd) ? _IOLBF : _IOFBF, BUFSIZ);
 	return f;
+}
+
+bool termsafe_stdout(void)
+{
+	return stdout_filtered;
 }

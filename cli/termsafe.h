@@ -3,19 +3,29 @@
  * chose to put in their argv, names and paths, and on a shared host that can
  * be another user's terminal control sequences: clearing the screen, moving
  * the cursor to forge lines of a report, OSC 52 to write the reader's
- * clipboard. A stream from termsafe_open() lets our own colour codes through
- * (`top` clears the screen past it) and turns every other control byte
- * (C0 but newline, tab and CSV's CR LF; DEL, C1, malformed UTF-8) into '?',
- * one for one, so columns stay aligned.
+ * clipboard. A stream from termsafe_open() turns every control byte (C0 but
+ * newline, tab and CSV's CR LF; ESC, DEL, C1, malformed UTF-8) into '?', one
+ * for one, so columns stay aligned. Our own colours are written as
+ * TERMSAFE_MARK and a letter, which no UTF-8 text can hold, and leave it as
+ * their escape sequences (`top` clears the screen past the stream).
  */
 #ifndef TRACER_CLI_TERMSAFE_H
 #define TRACER_CLI_TERMSAFE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
-/* A stream writing the filtered bytes to fd (one per process); NULL if one cannot be made. */
+#define TERMSAFE_MARK "\xff"
+#define TERMSAFE_RESET TERMSAFE_MARK "0"
+#define TERMSAFE_RED TERMSAFE_MARK "r"
+#define TERMSAFE_YELLOW TERMSAFE_MARK "y"
+#define TERMSAFE_CYAN TERMSAFE_MARK "c"
+
+/* A stream writing the filtered bytes to fd (stdout or stderr, once each); NULL if none. */
 FILE *termsafe_open(int fd);
+/* Whether stdout is such a stream, so colour marks become colours (else: no colour). */
+bool termsafe_stdout(void);
 
 /*
  * The filter itself, for tests: filters n bytes of in into out (room for n

@@ -314,9 +314,22 @@ def terminal_sequences_in_argv_never_reach_the_reader(ctx):
     shared host): clear the reader's screen, move the cursor to forge lines, OSC 52 to
     write their clipboard. The text verbs print them as '?', byte for byte, and the
     rest of the line as it was; --json keeps the exact argv (jansson escapes it)."""
-    hostile = "before\x1b[2J\x1b[1A\x1b]52;c;aGk=\x07\u009b2J\x7fafter"
-    ctx.tracer_run(["/bin/echo", hostile], "--run", "hostile", expect=0)
+    hostile = "before\x1b[2J\x1b[1A\x1b]52;c;aGk=\x07\u009b2J\x7f\x1b[0m\x1b[1;31mafter"
+    p = ctx.tracer_run(["/bin/echo", hostile], "--run", "hostile", expect=0)
+    # tracer run's own report, on stderr, is text for people too.
+    ctx.check("before?[2J?[1A?]52;c;aGk=???2J??[0m?[1;31mafter" in p.stderr,
+              f"tracer run's report shows the argv with each control byte as '?': {p.stderr[-800:]!r}")
+    for bad in ("\x1b", "\x07", "\u009b", "\x7f"):
+        ctx.check(bad not in p.stderr, f"tracer run's report printed {bad!r}")
     run = str(ctx.latest_run())
+    # --json on stderr is one document and nothing else.
+    p = ctx.tracer_run(["/bin/echo", hostile], "--run", "hostile-json", "--json", expect=0)
+    try:
+        doc = json.loads(p.stderr)
+        ctx.check([hostile] == [a for pr in doc.get("processes", []) for a in (pr.get("argv") or [])[1:2]],
+                  f"tracer run --json keeps the exact argv: {doc.get('processes')}")
+    except ValueError as e:
+        ctx.check(False, f"tracer run --json's stderr is not one JSON document ({e}): {p.stderr[-400:]!r}")
     verbs = (["show"], ["runs"], ["timeline"], ["signals"], ["explain"], ["show", "--format", "tsv"], ["cost"], ["recommend"])
     for verb in verbs:
         p = subprocess.run([ctx.bin("tracer"), verb[0], "--db", ctx.db, *verb[1:],
@@ -326,7 +339,7 @@ def terminal_sequences_in_argv_never_reach_the_reader(ctx):
         for bad in (b"\x1b", b"\x07", b"\xc2\x9b", b"\x7f"):
             ctx.check(bad not in p.stdout, f"tracer {' '.join(verb)} printed {bad!r}")
         if verb == ["show"]:
-            ctx.check(b"before?[2J?[1A?]52;c;aGk=???2J?after" in p.stdout,
+            ctx.check(b"before?[2J?[1A?]52;c;aGk=???2J??[0m?[1;31mafter" in p.stdout,
                       f"the argv is shown with each control byte as '?': {p.stdout[-600:]!r}")
     p = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--json", run], capture_output=True,
                        timeout=60)

@@ -51,7 +51,13 @@ static void test_hostile_sequences_become_marks(void **state)
 	      "2J",
 	      "raw ?2J");   /* an 8-bit CSI, not UTF-8 at all */
 	check("\033", "?"); /* cut off at the end */
-	check("\033\033[0m", "?\033[0m");
+	check("\033\033[0m", "??[0m");
+	/* A literal reset or colour in argv is data like any other escape. */
+	check("\033[0m\033[1;31mcritical\033[33m", "?[0m?[1;31mcritical?[33m");
+	/* The mark alone, or before what is not one of ours, is a mark. */
+	check("\xff"
+	      "x \xff",
+	      "?x ?");
 }
 
 static void test_text_and_our_colours_pass(void **state)
@@ -62,14 +68,15 @@ static void test_text_and_our_colours_pass(void **state)
 	check("x\ry\r", "x?y?");
 	check("caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80 \xc2\xb5s",
 	      "caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80 \xc2\xb5s");
-	check("\033[1;31mcritical\033[0m \033[33mwarn\033[0m \033[36minfo\033[0m",
+	check(TERMSAFE_RED "critical" TERMSAFE_RESET " " TERMSAFE_YELLOW "warn" TERMSAFE_RESET
+			   " " TERMSAFE_CYAN "info" TERMSAFE_RESET,
 	      "\033[1;31mcritical\033[0m \033[33mwarn\033[0m \033[36minfo\033[0m");
 }
 
 static void test_length_is_kept(void **state)
 {
 	char out[512];
-	const char *in = "\033]0;title\007\033[31m\x01\x02\x7f\xc2\x85\xff";
+	const char *in = "\033]0;title\007\033[31m\033[0m\x01\x02\x7f\xc2\x85\xff";
 
 	(void)state;
 	filter(in, 3, out);
