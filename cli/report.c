@@ -555,6 +555,10 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		fprintf(out, "  killed by signal %lld", (long long)int_of(run, "signal"));
 	else if (has(run, "exit_code"))
 		fprintf(out, "  exit %lld", (long long)int_of(run, "exit_code"));
+	else if (has(run, "status") &&
+		 !strcmp(json_string_value(json_object_get(run, "status")), "unknown"))
+		fprintf(out, "  unknown: its tracer run was killed and its daemons stopped while "
+			     "the command ran on, so its end was not seen");
 	else if (json_is_false(json_object_get(run, "watched")))
 		print_unwatched(out, run);
 	else

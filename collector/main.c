@@ -39,6 +39,8 @@
  */
 #define HEARTBEAT_NS (1000 * NSEC_PER_MSEC)
 #define SHUTDOWN_GRACE_NS (5 * NSEC_PER_SEC)
+/* Our starter died: its aggregator takes our last frames for a second, then stops too. */
+#define ORPHAN_GRACE_NS (NSEC_PER_SEC)
 
 #define DEFAULT_CONFIG "/etc/tracer/collector.conf"
 
@@ -367,6 +369,7 @@ int main(int argc, char **argv)
 	sdnotify_ready();
 
 	uint64_t next_sample = now_boottime_ns();
+	bool orphaned = false;
 	if (cli.test_forbidden) {
 		/* Opening a file is not on the list: this must not return. */
 		int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
@@ -379,6 +382,7 @@ int main(int argc, char **argv)
 		if (fd_hung_up(cli.lifeline_fd)) {
 			log_warn("the process that started us is gone: stopping");
 			stop_requested = SIGTERM;
+			orphaned = true;
 			break;
 		}
 		if (hup_received) {
@@ -409,7 +413,7 @@ int main(int argc, char **argv)
 	sdnotify_stopping();
 	drain_poll(&drain, 0, -1);
 	drain_flush(&drain, true);
-	uint64_t deadline = now_boottime_ns() + SHUTDOWN_GRACE_NS;
+	uint64_t deadline = now_boottime_ns() + (orphaned ? ORPHAN_GRACE_NS : SHUTDOWN_GRACE_NS);
 	while (!sender_all_acked(&sender) && now_boottime_ns() < deadline) {
 		sender_pump(&sender);
 		/* Back as soon as nng takes more of a backlog; else wait a little for acks. */

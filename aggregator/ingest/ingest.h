@@ -113,6 +113,12 @@ void ingest_event(struct ingest *g, const Tracer__Event *ev);
 /* The snapshot is complete: live entries it did not confirm are lost. */
 void ingest_snapshot_done(struct ingest *g, uint64_t now_boot_ns);
 
+/*
+ * `tracer run`'s own aggregator, stopping because its launcher died: the run
+ * it recorded, its command still running unwatched, ends now as unknown.
+ */
+void ingest_orphaned(struct ingest *g, int64_t now_epoch_ns);
+
 /* Writes everything changed since the last commit (inside a transaction). */
 int ingest_write(struct ingest *g);
 /* Is anything waiting to be written? */

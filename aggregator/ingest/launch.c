@@ -168,3 +168,20 @@ void launch_finish_command(struct ingest *g, struct proc *p)
 		insight_run_end(&g->insight, r, p->row.end_epoch_ns);
 	}
 }
+
+void ingest_orphaned(struct ingest *g, int64_t now_epoch_ns)
+{
+	if (!g->own_launcher)
+		return;
+	for (struct run *r = g->corr.runs; r; r = r->next) {
+		if (r->source != RUN_EXPLICIT || r->status != GROUP_RUNNING || r->abandoned)
+			continue;
+		log_warn("run %lld '%s': its tracer run was killed and our daemons stop with it; "
+			 "its command's end will not be seen: the run ends as unknown",
+			 (long long)r->row.id, r->row.name ? r->row.name : "?");
+		r->row.end_epoch_ns = now_epoch_ns; /* watched until now */
+		r->status = GROUP_UNKNOWN;
+		r->finished = true;
+		r->dirty = true;
+	}
+}

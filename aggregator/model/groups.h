@@ -63,7 +63,8 @@ int64_t rollup_peak_rss(const struct rollup *r);
 /* The totals columns to store for the group. */
 void rollup_totals(const struct rollup *r, struct totals_row *t);
 
-enum group_status { GROUP_RUNNING, GROUP_OK, GROUP_FAILED, GROUP_KILLED };
+/* GROUP_UNKNOWN: ended unseen (its `tracer run` and daemons stopped while it ran on). */
+enum group_status { GROUP_RUNNING, GROUP_OK, GROUP_FAILED, GROUP_KILLED, GROUP_UNKNOWN };
 const char *group_status_name(enum group_status s);
 
 static inline bool group_failed(enum group_status s)

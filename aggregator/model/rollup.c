@@ -2,11 +2,12 @@
 
 #include <string.h>
 
-static const char *const status_names[] = {"running", "ok", "failed", "killed"};
+static const char *const status_names[] = {"running", "ok", "failed", "killed", "unknown"};
 
 const char *group_status_name(enum group_status s)
 {
-	return (unsigned)s < 4 ? status_names[s] : "running";
+	return (unsigned)s < sizeof(status_names) / sizeof(*status_names) ? status_names[s]
+									  : "running";
 }
 
 static const char *const source_names[] = {"explicit", "engine", "script", "slurm"};

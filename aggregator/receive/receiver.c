@@ -542,9 +542,40 @@ static void apply_retention(struct receiver *r)
 			 (double)r->retention.max_bytes / 1048576.0);
 }
 
+/* After our starter died: how long the collector's last frames may take to come. */
+#define ORPHAN_GRACE_NS (1 * NSEC_PER_SEC)
+
+/* Every stream heard has sent its last frame (its collector stopped cleanly). */
+static bool all_streams_final(const struct receiver *r)
+{
+	for (const struct stream_state *s = r->streams; s; s = s->next)
+		if (!s->row.final)
+			return false;
+	return r->streams != NULL;
+}
+
+/*
+ * The process that started us (holding the lifeline's write end) is gone, and
+ * our collector stops too: take its last frames (the launcher's own end among
+ * them) for a moment, then stop. True when it is time to stop.
+ */
+static bool orphan_stop_due(struct receiver *r, uint64_t *orphaned_until)
+{
+	uint64_t now = now_boottime_ns();
+
+	if (!*orphaned_until && fd_hung_up(r->lifeline_fd)) {
+		log_warn("the process that started us is gone: taking our collector's last "
+			 "frames, then stopping");
+		*orphaned_until = now + ORPHAN_GRACE_NS;
+		r->lifeline_fd = -1; /* a hung-up pipe would wake every poll */
+	}
+	return *orphaned_until && (now >= *orphaned_until || all_streams_final(r));
+}
+
 int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 {
 	int recv_fd = -1;
+	uint64_t orphaned_until = 0;
 
 	if (nng_socket_get_int(r->server.sock, NNG_OPT_RECVFD, &recv_fd) != 0) {
 		log_warn("no receive descriptor from nng; checking for frames every %d ms",
@@ -552,9 +583,7 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 		recv_fd = -1;
 	}
 	while (!*stop) {
-		/* The process that started us (holding the lifeline's write end) is gone. */
-		if (fd_hung_up(r->lifeline_fd)) {
-			log_warn("the process that started us is gone: stopping");
+		if (orphan_stop_due(r, &orphaned_until)) {
 			*stop = SIGTERM;
 			break;
 		}
@@ -616,6 +645,8 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			r->next_prune_ns = now_boottime_ns() + r->prune_every_ns;
 		}
 	}
+	if (orphaned_until)
+		ingest_orphaned(r->ingest, (int64_t)now_realtime_ns());
 	/* Clean stop: commit what we have; acks go to a collector still there. */
 	if (receiver_commit(r) != 0)
 		return -1;
