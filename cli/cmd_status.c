@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "aggregator/store/schema.h"
 #include "cli/clidb.h"
 #include "cli/clierror.h"
 #include "cli/commands.h"
@@ -275,11 +276,16 @@ static int parse_status_options(int argc, char **argv, struct status_options *o)
 	return 0;
 }
 
-/* PRAGMA quick_check's first answer: "ok", or what is damaged. */
+/*
+ * PRAGMA quick_check's first answer: "ok", or what is damaged; then, as the
+ * aggregator checks at its start, whether a table or index of the schema was
+ * dropped (which it refuses).
+ */
 static json_t *database_check(sqlite3 *db)
 {
 	sqlite3_stmt *st;
 	json_t *answer = NULL;
+	char missing[160], text[256];
 
 	if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
@@ -287,7 +293,30 @@ static json_t *database_check(sqlite3 *db)
 	else
 		answer = json_string(sqlite3_errmsg(db));
 	sqlite3_finalize(st);
+	if (answer && !strcmp(json_string_value(answer), "ok") &&
+	    schema_missing_object(db, missing, sizeof(missing))) {
+		snprintf(text, sizeof(text),
+			 "its %s is gone (dropped by hand?): the aggregator refuses it", missing);
+		json_decref(answer);
+		answer = json_string(text);
+	}
 	return answer ? answer : json_string("cannot be checked");
+}
+
+/* Why the aggregator cannot write the database file; NULL if it can (as far as its mode says). */
+static const char *read_only_reason(const char *db_path, char *buf, size_t size)
+{
+	struct stat st;
+	struct statvfs fs;
+
+	if (statvfs(db_path, &fs) == 0 && (fs.f_flag & ST_RDONLY))
+		return "it is on a read-only filesystem";
+	if (stat(db_path, &st) == 0 && !(st.st_mode & S_IWUSR)) {
+		snprintf(buf, size, "its file is read-only (mode %04o)",
+			 (unsigned)st.st_mode & 07777);
+		return buf;
+	}
+	return NULL;
 }
 
 /* Free space where the database (and its WAL) grows; -1 if unknown. */
@@ -335,6 +364,8 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	json_t *shipping = shipping_status(db, o->state_path);
 	json_t *check = database_check(db);
 	int64_t free_bytes = free_bytes_beside(o->db_path);
+	char ro_text[64];
+	const char *read_only = read_only_reason(o->db_path, ro_text, sizeof(ro_text));
 
 	bool listening = ipc_probe(o->socket_path);
 	/* Whether the socket is that of the daemons writing this database: the one
@@ -352,6 +383,7 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	    .shipping = shipping,
 	    .db_check = json_string_value(check),
 	    .db_free_bytes = free_bytes,
+	    .db_read_only = read_only,
 	    .now_epoch_ns = (int64_t)now_realtime_ns(),
 	};
 	char why[2600];
@@ -372,6 +404,7 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	json_object_set_new(doc, "db", json_string(o->db_path));
 	json_object_set_new(doc, "db_bytes", json_integer(db_bytes));
 	json_object_set_new(doc, "db_check", check);
+	json_object_set_new(doc, "db_read_only", read_only ? json_string(read_only) : json_null());
 	json_object_set_new(doc, "db_free_bytes",
 			    free_bytes >= 0 ? json_integer(free_bytes) : json_null());
 	json_object_set_new(doc, "schema_version", json_integer(schema_version));

@@ -73,6 +73,12 @@ const char *health_problem(const struct health_input *in, char *buf, size_t size
 		snprintf(buf, size, "the database is damaged: %s", in->db_check);
 		return buf;
 	}
+	if (in->db_read_only) {
+		snprintf(buf, size,
+			 "the database cannot be written: %s, so the aggregator refuses it",
+			 in->db_read_only);
+		return buf;
+	}
 	if (in->db_free_bytes >= 0 && in->db_free_bytes < HEALTH_MIN_FREE_BYTES) {
 		snprintf(buf, size,
 			 "%.1f MiB free on the database's filesystem: the aggregator holds "

@@ -19,12 +19,13 @@
 #define HEALTH_MIN_FREE_BYTES (64LL << 20)
 
 struct health_input {
-	const json_t *streams;	/* collector_stats rows, newest first */
-	const json_t *losses;	/* event_loss sums */
-	const json_t *agg;	/* the aggregator's newest stats row, or NULL */
-	const json_t *shipping; /* the outbox and the shipper's state, or NULL */
-	const char *db_check;	/* PRAGMA quick_check's first answer ("ok"), or NULL */
-	int64_t db_free_bytes;	/* free on the database's filesystem; -1 unknown */
+	const json_t *streams;	  /* collector_stats rows, newest first */
+	const json_t *losses;	  /* event_loss sums */
+	const json_t *agg;	  /* the aggregator's newest stats row, or NULL */
+	const json_t *shipping;	  /* the outbox and the shipper's state, or NULL */
+	const char *db_check;	  /* PRAGMA quick_check's first answer ("ok"), or NULL */
+	int64_t db_free_bytes;	  /* free on the database's filesystem; -1 unknown */
+	const char *db_read_only; /* why the aggregator cannot write it, or NULL */
 	int64_t now_epoch_ns;
 };
 

@@ -57,3 +57,51 @@ int schema_migrate(sqlite3 *db)
 	}
 	return 0;
 }
+
+/* Whether db's schema holds an object of that type and name. */
+static int has_object(sqlite3 *db, const char *type, const char *name)
+{
+	sqlite3_stmt *q;
+	int found = -1;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = ?1 AND name = ?2", -1,
+			       &q, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(q, 1, type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(q) == SQLITE_ROW;
+	sqlite3_finalize(q);
+	return found;
+}
+
+const char *schema_missing_object(sqlite3 *db, char *buf, size_t size)
+{
+	sqlite3 *fresh = NULL;
+	sqlite3_stmt *q = NULL;
+	const char *missing = NULL;
+
+	/* The migrations' own result, in memory: what this build expects. */
+	for (unsigned i = 0; i < schema_migration_count; i++)
+		if ((!fresh && sqlite3_open(":memory:", &fresh) != SQLITE_OK) ||
+		    sqlite3_exec(fresh, schema_migrations[i].sql, NULL, NULL, NULL) != SQLITE_OK)
+			goto out;
+	if (!fresh || sqlite3_prepare_v2(
+			  fresh,
+			  "SELECT type, name FROM sqlite_master WHERE name NOT LIKE "
+			  "'sqlite_%' ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'view' THEN 1 "
+			  "ELSE 2 END, name",
+			  -1, &q, NULL) != SQLITE_OK)
+		goto out;
+	while (!missing && sqlite3_step(q) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(q, 0);
+		const char *name = (const char *)sqlite3_column_text(q, 1);
+		if (has_object(db, type, name) == 0) {
+			snprintf(buf, size, "%s %s", type, name);
+			missing = buf;
+		}
+	}
+out:
+	sqlite3_finalize(q);
+	sqlite3_close(fresh);
+	return missing;
+}

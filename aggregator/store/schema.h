@@ -6,6 +6,8 @@
 #ifndef TRACER_SCHEMA_H
 #define TRACER_SCHEMA_H
 
+#include <stddef.h>
+
 #include <sqlite3.h>
 
 struct migration {
@@ -24,5 +26,11 @@ int schema_latest_version(void);
  * Refuses a database newer than this build. 0 or -1 (reason logged).
  */
 int schema_migrate(sqlite3 *db);
+/*
+ * A table, view or index the migrations create that db (at the latest
+ * version) lacks, as "table outbox", in buf; NULL if it has them all (or the
+ * check could not run). Someone's DROP TABLE leaves user_version as it was.
+ */
+const char *schema_missing_object(sqlite3 *db, char *buf, size_t size);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aggregator/store/schema.h"
 #include "common/log.h"
@@ -39,8 +40,23 @@ int store_open(struct store *s, const char *path)
 		log_error("cannot open database %s", err);
 		goto fail;
 	}
+	/* SQLite opens a file it may not write read-only, quietly: every commit would fail. */
+	if (sqlite3_db_readonly(s->db, "main") == 1) {
+		log_error("database %s cannot be written by this user (uid %u): refusing it; give "
+			  "it back its write permission, or move it to a writable place",
+			  path, (unsigned)geteuid());
+		goto fail;
+	}
 	if (schema_migrate(s->db) != 0)
 		goto fail;
+	char missing[160];
+	if (schema_missing_object(s->db, missing, sizeof(missing))) {
+		log_error("database %s lacks its %s (dropped by hand?) though its schema version "
+			  "says it has it: refusing it. Restore it from a backup, or move the "
+			  "database aside to start a new one",
+			  path, missing);
+		goto fail;
+	}
 	if (store_prepare_processes(s) || store_prepare_groups(s) || store_prepare_telemetry(s) ||
 	    store_prepare_streams(s) || prepare(s, "BEGIN IMMEDIATE", &s->begin) ||
 	    prepare(s, "COMMIT", &s->commit))

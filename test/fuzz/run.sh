@@ -1,7 +1,9 @@
 #!/bin/bash
 # make fuzz: runs every harness for SECONDS from its corpus, as many at once as
 # there are cores (each is single-threaded). A crash fails the run and leaves the
-# input beside the harness. Usage: test/fuzz/run.sh FUZZ_BUILD SECONDS NAME...
+# input beside the harness. With FUZZ_KEEP=1, what each run found that covers more is
+# merged (minimised) into test/fuzz/corpus/NAME, to be committed: the corpus is kept.
+# Usage: test/fuzz/run.sh FUZZ_BUILD SECONDS NAME...
 set -uo pipefail
 dir=$1 seconds=$2
 shift 2
@@ -21,9 +23,16 @@ run_one() {
 		echo "fuzz_$f found a crash or undefined behaviour (input in $dir)"
 		return 1
 	fi
-	echo "== fuzz_$f for ${seconds}s: $(grep -E '^stat::number_of_executed_units' "$dir/fuzz_$f.log" |
-		awk '{print $2}') inputs"
+	local n
+	n=$(grep -E '^stat::number_of_executed_units' "$dir/fuzz_$f.log" | awk '{print $2}')
+	echo "== fuzz_$f for ${seconds}s: $n inputs ($((n / seconds)) a second)"
+	if [ "${FUZZ_KEEP:-0}" = 1 ]; then
+		mkdir -p "$repo/test/fuzz/corpus/$f"
+		(cd "$dir" && "./fuzz_$f" -merge=1 -max_len=8192 "$repo/test/fuzz/corpus/$f" \
+			"corpus/$f" >"fuzz_$f.merge.log" 2>&1) &&
+			echo "   kept in test/fuzz/corpus/$f: $(ls "$repo/test/fuzz/corpus/$f" | wc -l) inputs"
+	fi
 }
 export -f run_one
-export dir seconds repo
+export dir seconds repo FUZZ_KEEP
 printf '%s\n' "$@" | xargs -P "$(nproc)" -I{} bash -c 'run_one {}'

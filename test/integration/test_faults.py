@@ -720,3 +720,53 @@ def consecutive_tracer_runs_record_the_gap_without_warning(ctx):
     ctx.check(st.returncode == 0 and st.stdout.startswith("tracer status: healthy"),
               f"tracer status calls the database healthy (exit {st.returncode}):\n{st.stdout[:600]}")
     ctx.check("not checked" in st.stdout, f"the system daemons' socket is not this database's:\n{st.stdout[:600]}")
+
+
+@test
+def status_is_degraded_for_a_database_the_aggregator_refuses(ctx):
+    """Two databases the aggregator will not write: one whose outbox table someone dropped
+    (its schema version still says it is there), and one whose file is read-only. The
+    ground truth is the aggregator itself: started on each, it exits non-zero and says
+    why. `tracer status` on each is degraded (exit 3) and names the same fault; on the
+    intact database it names neither."""
+    made = ctx.path("made.db")
+    ctx.tracer_run(["true"], "--run", "refused", expect=0)
+    subprocess.run(["cp", ctx.db, made], check=True)
+
+    def status(db):
+        p = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--json"],
+                           capture_output=True, text=True, timeout=60)
+        return p.returncode, json.loads(p.stdout or "{}")
+
+    def aggregator_on(db):
+        os.chown(db, 65534, 65534)
+        p = subprocess.run([ctx.bin("tracer-aggregator"), "--db", db, "--socket", ctx.path("r.sock"),
+                            "--user", "nobody", "--collector-user", "nobody"],
+                           capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stderr
+
+    rc, doc = status(made)
+    ctx.check(doc.get("db_check") == "ok" and not doc.get("db_read_only"),
+              f"the intact database: check {doc.get('db_check')!r}, read-only {doc.get('db_read_only')!r}")
+
+    dropped = ctx.path("dropped.db")
+    subprocess.run(["cp", made, dropped], check=True)
+    con = sqlite3.connect(dropped)
+    con.execute("DROP TABLE outbox")
+    con.commit()
+    con.close()
+    arc, err = aggregator_on(dropped)
+    ctx.check(arc != 0 and "outbox" in err, f"the aggregator refuses the dropped outbox: rc {arc}, {err[-300:]!r}")
+    rc, doc = status(dropped)
+    ctx.check(rc == 3 and not doc.get("healthy") and "table outbox" in (doc.get("problem") or ""),
+              f"status on the dropped outbox: rc {rc}, problem {doc.get('problem')!r}")
+
+    readonly = ctx.path("readonly.db")
+    subprocess.run(["cp", made, readonly], check=True)
+    arc, err = None, ""
+    os.chmod(readonly, 0o444)
+    arc, err = aggregator_on(readonly)
+    ctx.check(arc != 0, f"the aggregator refuses the read-only database: rc {arc}, {err[-300:]!r}")
+    rc, doc = status(readonly)
+    ctx.check(rc == 3 and not doc.get("healthy") and "read-only" in (doc.get("problem") or ""),
+              f"status on the read-only database: rc {rc}, problem {doc.get('problem')!r}")

@@ -114,11 +114,30 @@ static void test_process_row_insert_then_replace(void **state)
 	store_close(&s);
 }
 
+/* A table dropped by hand is found; the schema's own result has none missing. */
+static void test_a_dropped_table_is_named(void **state)
+{
+	sqlite3 *db;
+	char buf[160];
+
+	(void)state;
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	for (unsigned i = 0; i < schema_migration_count; i++)
+		assert_int_equal(sqlite3_exec(db, schema_migrations[i].sql, NULL, NULL, NULL),
+				 SQLITE_OK);
+	assert_null(schema_missing_object(db, buf, sizeof(buf)));
+	assert_int_equal(sqlite3_exec(db, "DROP TABLE outbox", NULL, NULL, NULL), SQLITE_OK);
+	assert_non_null(schema_missing_object(db, buf, sizeof(buf)));
+	assert_string_equal(buf, "table outbox");
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_v1_to_latest),
 	    cmocka_unit_test(test_process_row_insert_then_replace),
+	    cmocka_unit_test(test_a_dropped_table_is_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
