@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,19 @@ int64_t insight_raise(struct insight *in, struct signal_row *s)
 	in->raised++;
 	log_info("signal %s: %s", s->kind, s->message);
 	return s->id;
+}
+
+void insight_settle_after_run(struct signal_row *s, const struct run *r)
+{
+	size_t n = strlen(s->message);
+
+	if (!r || r->status == GROUP_RUNNING || !s->active)
+		return;
+	s->severity = "info";
+	snprintf(s->message + n, sizeof(s->message) - n,
+		 "; after its run had ended (%s), so not what decided it",
+		 group_status_name(r->status));
+	s->active = false;
 }
 
 struct signal_row *insight_active(struct insight *in, int64_t id)

@@ -11,6 +11,12 @@ void insight_row_begin(struct signal_row *s, const char *kind, const char *sever
 		       int64_t now_ns, int64_t at_ns);
 /* Queues a new signal (assigning its id); active ones are remembered. Returns the id. */
 int64_t insight_raise(struct insight *in, struct signal_row *s);
+/*
+ * A failure that waits for its run's verdict (killed, tool_failed) but comes
+ * after the run already ended (a process that outlived it): the verdict was
+ * given without it, so it is settled now as not the run's cause, and shipped.
+ */
+void insight_settle_after_run(struct signal_row *s, const struct run *r);
 /* The remembered active signal with this id, or NULL. */
 struct signal_row *insight_active(struct insight *in, int64_t id);
 /* Queues the changed active signal for writing; forgets it once inactive. */

@@ -109,6 +109,7 @@ static void check_killed(struct insight *in, const struct proc *p, int64_t now_n
 				    json_pack("{s:i, s:s}", "pid", (int)r->killed_by_pid, "comm",
 					      r->killed_by_comm));
 	set_details(&s, details);
+	insight_settle_after_run(&s, p->in.run);
 	insight_raise(in, &s);
 }
 

@@ -152,6 +152,7 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 				 s->name, s->kind, s->key, s->exit_code);
 	}
 	sig.active = true; /* its run decides: a run that went on and succeeded handled it */
+	insight_settle_after_run(&sig, s->run);
 	insight_raise(in, &sig);
 }
 

@@ -2,6 +2,7 @@
 import json
 import os
 import pwd
+import signal
 import subprocess
 import time
 
@@ -947,3 +948,39 @@ def show_renders_text_and_json(ctx):
     missing = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "no-such-run"],
                              capture_output=True, text=True, timeout=30)
     ctx.check(missing.returncode == 1 and "no run" in missing.stderr, "unknown run is an error")
+
+
+@test
+def a_failure_after_its_run_ended_is_settled_and_shipped(ctx):
+    """A process the command left running (`sleep 30 &`, the command then exits 0) is
+    killed after its run ended: the run's verdict was given without it, so its `killed`
+    signal is settled at once (not left active for ever, which kept it from the shipper):
+    inactive, info, saying it came after the run, and queued in the outbox. Ground
+    truth: the kill is ours (SIGTERM to the pid the command wrote), the run's status
+    is the command's exit 0."""
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "16"))
+    pidfile = ctx.path("bg.pid")
+    os.chmod(ctx.tmp, 0o777)
+    done, run_id = ctx.daemon_run(sock, db, ["bash", "-c", f"sleep 30 > /dev/null 2>&1 & echo $! > {pidfile}; exit 0"],
+                                  "--run", "leaves-a-sleeper")
+    ctx.check(done.returncode == 0 and run_id, f"tracer run: rc {done.returncode}, run {run_id}")
+    bg = int(open(pidfile).read())
+    status = ctx.query("SELECT status FROM runs WHERE id = ?", run_id, db=db)
+    ctx.check(status == [("ok",)], f"the run ended with its command: {status}")
+    os.kill(bg, signal.SIGTERM)
+    end, rows = time.time() + 20, []
+    while time.time() < end:
+        rows = ctx.query("SELECT id, active, severity, message FROM signals WHERE run_id = ? AND kind = 'killed'",
+                         run_id, db=db)
+        if rows:
+            break
+        time.sleep(0.2)
+    ctx.check(len(rows) == 1 and rows[0][1] == 0 and rows[0][2] == "info" and "after its run had ended" in rows[0][3],
+              f"the late kill is settled: {rows}")
+    if rows:
+        queued = ctx.query("SELECT count(*) FROM outbox WHERE kind = 'signals' AND record_key = ?",
+                           str(rows[0][0]), db=db)
+        ctx.check(queued[0][0] >= 1, f"and queued for the shipper: {queued}")
+    ctx.stop(col)
+    ctx.stop(agg)
