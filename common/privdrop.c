@@ -25,6 +25,7 @@ int run_as_lookup(const char *user, struct run_as *out)
 		return -1;
 	out->uid = pw->pw_uid;
 	out->gid = pw->pw_gid;
+	out->extra_group = 0;
 	snprintf(out->name, sizeof(out->name), "%s", pw->pw_name);
 	return 0;
 }
@@ -45,6 +46,23 @@ static void empty_bounding_set(void)
 	}
 }
 
+static int add_group(gid_t extra)
+{
+	gid_t groups[256];
+	int n = getgroups(255, groups);
+
+	if (n < 0) {
+		log_error("getgroups: %s", strerror(errno));
+		return -1;
+	}
+	groups[n++] = extra;
+	if (setgroups((size_t)n, groups) != 0) {
+		log_error("setgroups(+%u): %s", (unsigned)extra, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int drop_privileges(const struct run_as *who)
 {
 	uid_t ruid, euid, suid;
@@ -61,6 +79,8 @@ int drop_privileges(const struct run_as *who)
 		log_error("initgroups(%s): %s", who->name, strerror(errno));
 		return -1;
 	}
+	if (who->extra_group && add_group(who->extra_group) != 0)
+		return -1;
 	if (setresgid(who->gid, who->gid, who->gid) != 0) {
 		log_error("setresgid(%u): %s", (unsigned)who->gid, strerror(errno));
 		return -1;

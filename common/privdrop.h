@@ -12,6 +12,8 @@ struct run_as {
 	uid_t uid;
 	gid_t gid;
 	char name[64];
+	/* A group kept beside the user's own, or 0: tracer run's socket directory. */
+	gid_t extra_group;
 };
 
 /* Resolves a user name (or a numeric uid). 0, or -1 if unknown. */
