@@ -77,7 +77,7 @@ def collector_runs_unprivileged_and_confined(ctx):
     time.sleep(0.5)
     if not sanitized:
         p = subprocess.run([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody",
-                            "--test-forbidden-syscall"], capture_output=True, text=True, timeout=60)
+                            "--aggregator-user", "nobody", "--test-forbidden-syscall"], capture_output=True, text=True, timeout=60)
         ctx.check(p.returncode == -signal.SIGSYS, f"killed by SIGSYS: {p.returncode} {p.stderr[-300:]}")
         ctx.check("allow-list is not enforced" not in p.stderr, "the forbidden call never returned")
     ctx.stop(agg)
@@ -94,7 +94,7 @@ def collector_logs_its_first_line_inside_the_allow_list(ctx):
     sock = ctx.path("nobody-listens.sock")
     r, w = os.pipe()
     col = subprocess.Popen([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody",
-                            "--log-level", "warn", "--ready-fd", str(w)],
+                            "--aggregator-user", "nobody", "--log-level", "warn", "--ready-fd", str(w)],
                            pass_fds=(w,), stderr=subprocess.PIPE, text=True)
     ctx.procs.append(col)
     os.close(w)
@@ -129,7 +129,8 @@ def planted_secrets_appear_nowhere(ctx):
     with open(col_log_path, "w") as log:
         tracer_proc = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=sendmsg,sendto,write,writev", "-s",
                                         "1000000", "-xx", "-o", trace, ctx.bin("tracer-collector"), "--socket",
-                                        sock, "--user", "nobody", "--log-level", "debug"], stderr=log)
+                                        sock, "--user", "nobody", "--aggregator-user", "nobody",
+                                        "--log-level", "debug"], stderr=log)
     ctx.procs.append(tracer_proc)
     end = time.time() + 60
     while time.time() < end and not ctx.query("SELECT count(*) FROM collector_stats WHERE snapshot_processes > 0",
