@@ -126,12 +126,20 @@ class Ctx:
             # key decides (tracer run's own daemons accept any uid that holds it).
             args = [*args, "--collector-user", "nobody"]
         if (os.path.basename(args[0]) == "tracer-collector" and "--aggregator-user" not in args
-                and "--aggregator-pid" not in args):
+                and "--aggregator-pid" not in args and self.knows(args[0], "--aggregator-user")):
             # And their aggregators as nobody: the collector sends only to the listener it expects.
             args = [*args, "--aggregator-user", "nobody"]
         p = Daemon(args, **kw)
         self.procs.append(p)
         return p
+
+    def knows(self, program, option, _seen={}):
+        """Whether program's --help names option (a build from before it was added does not:
+        the suite runs against such builds to show that a new test fails there)."""
+        if (program, option) not in _seen:
+            p = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=30)
+            _seen[(program, option)] = option in p.stdout + p.stderr
+        return _seen[(program, option)]
 
     def stop(self, p, timeout=15):
         p.send_signal(signal.SIGTERM)
