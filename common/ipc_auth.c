@@ -31,7 +31,8 @@ int ipc_key_read_fd(int fd, uint8_t key[IPC_KEY_LEN], char *err, size_t err_size
 	int rc = read_exactly(fd, key, IPC_KEY_LEN);
 
 	if (rc != 0)
-		snprintf(err, err_size, "descriptor %d did not hold a %d-byte key", fd, IPC_KEY_LEN);
+		snprintf(err, err_size, "descriptor %d did not hold a %d-byte key", fd,
+			 IPC_KEY_LEN);
 	close(fd);
 	return rc;
 }
