@@ -227,7 +227,7 @@ static int pick_aggregator_user(const struct run_options *o, struct run_as *who)
 struct self_hosted {
 	struct daemon_proc collector, aggregator;
 	uint8_t key[IPC_KEY_LEN];
-	gid_t socket_group; /* the aggregator's alone: it may write socket_dir */
+	unsigned own_id; /* the collector's uid and gid, the aggregator's extra group */
 	char socket_dir[256];
 	char socket_path[300];
 };
@@ -316,6 +316,10 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 	}
 	if (pick_aggregator_user(o, &agg_user) != 0)
 		return -1;
+	if (!(h->own_id = unused_id())) {
+		fprintf(stderr, "tracer run: no unused id for the collector\n");
+		return -1;
+	}
 	/* The key both daemons prove each other with: root's, through pipes only. */
 	if (getrandom(h->key, sizeof(h->key), 0) != (ssize_t)sizeof(h->key)) {
 		perror("tracer run: getrandom");
@@ -336,15 +340,11 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 				return -1;
 			}
 		}
-		/* Root's, writable by a group only our aggregator has: not even the
+		/* Root's, writable by a group only our daemons have: not even the
 		 * aggregator's user (the owner of the --db directory, maybe) can
-		 * replace the socket. */
-		if (!(h->socket_group = unused_gid())) {
-			fprintf(stderr, "tracer run: no unused group for the socket directory\n");
-			return -1;
-		}
-		if (chown(h->socket_dir, 0, h->socket_group) != 0 ||
-		    chmod(h->socket_dir, 0730) != 0) {
+		 * replace the socket. Set-group-id: the socket is that group's, so
+		 * the collector can reconnect after its drop. */
+		if (chown(h->socket_dir, 0, h->own_id) != 0 || chmod(h->socket_dir, 02730) != 0) {
 			perror("tracer run: socket directory");
 			return -1;
 		}
@@ -354,15 +354,16 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 	if (prepare_db_directory(o->db_path, &agg_user) != 0)
 		return -1;
 	/* Our own aggregator records our run alone, never another tracer run's. */
-	char launcher[64], group[16], agg_pid[16];
+	char launcher[64], group[16], agg_pid[16], col_user[32];
 	snprintf(launcher, sizeof(launcher), "%d:%llu", (int)getpid(),
 		 (unsigned long long)own_start_boot_ns());
-	snprintf(group, sizeof(group), "%u", (unsigned)h->socket_group);
+	snprintf(group, sizeof(group), "%u", h->own_id);
+	snprintf(col_user, sizeof(col_user), "%u:%u", h->own_id, h->own_id);
 	char *agg_argv[] = {agg_path, "--socket", h->socket_path, "--db", (char *)o->db_path,
 			    "--user", agg_user.name, "--scope", "runs", "--launcher", launcher,
 			    /* A run's report waits for the last commit: make it soon. */
 			    "--commit-ms", "20", "--log-level", (char *)o->log_level,
-			    h->socket_group ? "--socket-group" : NULL, group, NULL};
+			    h->socket_dir[0] ? "--socket-group" : NULL, group, NULL};
 	/* Should this process be killed, its daemons stop instead of tracing on. */
 	if (daemon_lifeline() < 0) {
 		perror("tracer run: pipe");
@@ -372,14 +373,10 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 		return -1;
 	/* The collector sends to that process only, whoever holds the socket's name. */
 	snprintf(agg_pid, sizeof(agg_pid), "%d", (int)h->aggregator.pid);
-	char *col_argv[] = {col_path,
-			    "--socket",
-			    h->socket_path,
-			    "--log-level",
-			    (char *)o->log_level,
-			    "--aggregator-pid",
-			    agg_pid,
-			    NULL};
+	/* As an id no other process holds: no one else may signal it. */
+	char *col_argv[] = {
+	    col_path, "--socket", h->socket_path,     "--log-level", (char *)o->log_level,
+	    "--user", col_user,	  "--aggregator-pid", agg_pid,	     NULL};
 	/* Loading the BPF programs takes seconds on a busy host: say so on a terminal. */
 	bool tty = isatty(STDERR_FILENO);
 	if (tty)

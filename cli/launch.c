@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -171,8 +172,8 @@ int daemon_stop(struct daemon_proc *d, int timeout_ms)
 	return status;
 }
 
-/* Whether a process has gid as its group or one of its supplementary groups. */
-static bool gid_in_use(gid_t gid)
+/* Whether a process has id as a uid, a gid or one of its supplementary groups. */
+static bool id_in_use(unsigned id)
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *e;
@@ -181,7 +182,7 @@ static bool gid_in_use(gid_t gid)
 
 	if (!proc)
 		return true;
-	snprintf(needle, sizeof(needle), "%u", (unsigned)gid);
+	snprintf(needle, sizeof(needle), "%u", id);
 	while (!used && (e = readdir(proc))) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
@@ -189,7 +190,8 @@ static bool gid_in_use(gid_t gid)
 		if (read_small_file(path, text, sizeof(text)) < 0)
 			continue;
 		for (char *line = strtok(text, "\n"); line && !used; line = strtok(NULL, "\n")) {
-			if (strncmp(line, "Gid:", 4) != 0 && strncmp(line, "Groups:", 7) != 0)
+			if (strncmp(line, "Uid:", 4) != 0 && strncmp(line, "Gid:", 4) != 0 &&
+			    strncmp(line, "Groups:", 7) != 0)
 				continue;
 			for (char *w = strchr(line, ':') + 1; *w && !used;) {
 				size_t n = strcspn(w += strspn(w, " \t"), " \t");
@@ -202,15 +204,15 @@ static bool gid_in_use(gid_t gid)
 	return used;
 }
 
-gid_t unused_gid(void)
+unsigned unused_id(void)
 {
 	for (int tries = 0; tries < 32; tries++) {
 		uint16_t r = 0;
 		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 			return 0;
-		gid_t gid = 61184 + (gid_t)(r % (65519 - 61184 + 1));
-		if (!getgrgid(gid) && !gid_in_use(gid))
-			return gid;
+		unsigned id = 61184 + (unsigned)(r % (65519 - 61184 + 1));
+		if (!getgrgid((gid_t)id) && !getpwuid((uid_t)id) && !id_in_use(id))
+			return id;
 	}
 	return 0;
 }

@@ -26,11 +26,13 @@ int daemon_lifeline(void);
 int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeout_ms,
 		 const uint8_t *key);
 /*
- * A group no account and no running process has (systemd's DynamicUser
- * range): the one tracer run gives its aggregator alone, so that only it may
- * write the socket directory. 0 when none is found.
+ * An id that no account or group has and no running process holds as its
+ * uid, gid or a supplementary group (systemd's DynamicUser range): tracer
+ * run's collector runs as it (no other process can signal it) and its
+ * aggregator keeps it as a group, the only one that may write the socket
+ * directory. 0 when none is found.
  */
-gid_t unused_gid(void);
+unsigned unused_id(void);
 /* SIGTERM, then SIGKILL after timeout_ms. Returns its wait status or -1. */
 int daemon_stop(struct daemon_proc *d, int timeout_ms);
 /* Where tracer-aggregator and tracer-collector are (build tree or installed). 0 or -1. */

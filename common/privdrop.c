@@ -11,10 +11,30 @@
 
 #include "common/log.h"
 
+/* "UID:GID" for ids of no account: a uid that no other process holds. */
+static int lookup_ids(const char *user, struct run_as *out)
+{
+	char *end;
+	unsigned long uid = strtoul(user, &end, 10), gid;
+
+	if (end == user || *end != ':')
+		return -1;
+	gid = strtoul(end + 1, &end, 10);
+	if (*end || !uid || !gid || uid > 4294967294UL || gid > 4294967294UL ||
+	    getpwuid((uid_t)uid))
+		return -1;
+	*out = (struct run_as){.uid = (uid_t)uid, .gid = (gid_t)gid, .no_account = true};
+	snprintf(out->name, sizeof(out->name), "%lu:%lu", uid, gid);
+	return 0;
+}
+
 int run_as_lookup(const char *user, struct run_as *out)
 {
 	struct passwd *pw = getpwnam(user);
 	char *end;
+
+	if (!pw && strchr(user, ':'))
+		return lookup_ids(user, out);
 
 	if (!pw) {
 		unsigned long uid = strtoul(user, &end, 10);
@@ -26,6 +46,7 @@ int run_as_lookup(const char *user, struct run_as *out)
 	out->uid = pw->pw_uid;
 	out->gid = pw->pw_gid;
 	out->extra_group = 0;
+	out->no_account = false;
 	snprintf(out->name, sizeof(out->name), "%s", pw->pw_name);
 	return 0;
 }
@@ -75,7 +96,7 @@ int drop_privileges(const struct run_as *who)
 		return -1;
 	}
 	empty_bounding_set();
-	if (initgroups(who->name, who->gid) != 0) {
+	if (who->no_account ? setgroups(0, NULL) != 0 : initgroups(who->name, who->gid) != 0) {
 		log_error("initgroups(%s): %s", who->name, strerror(errno));
 		return -1;
 	}

@@ -589,3 +589,49 @@ def nobody_cannot_read_a_tracer_run_database(ctx):
                                capture_output=True, text=True, timeout=30)
             ctx.check(r.returncode != 0 and "Permission denied" in r.stderr,
                       f"nobody must not read {path}: exit {r.returncode}, read {r.stdout or 0} bytes")
+
+
+@test
+def tracer_runs_daemons_hold_ids_no_other_process_has(ctx):
+    """While root's `tracer run` runs: its collector runs as an id no account has and no other
+    process holds, so a nobody process cannot signal it (before, it ran as nobody: any nobody
+    process could stop the host's tracing); its aggregator is not nobody; the socket directory
+    is root's, set-group-id to that id, mode 2730 (no one else may write or list it)."""
+    p = subprocess.Popen([ctx.bin("tracer"), "run", "--db", ctx.db, "--", "sleep", "4"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ctx.procs.append(p)
+    procs, end = {}, time.time() + 60
+    while time.time() < end and len(procs) < 2:
+        for c in open(f"/proc/{p.pid}/task/{p.pid}/children").read().split():
+            try:
+                exe = os.path.basename(os.readlink(f"/proc/{c}/exe"))
+                if exe in ("tracer-collector", "tracer-aggregator"):
+                    uid = int(status_fields(c)["Uid"].split()[0])
+                    if uid != 0:  # after the drop
+                        procs[exe] = (int(c), uid, open(f"/proc/{c}/cmdline").read().split("\0"))
+            except OSError:
+                pass
+        time.sleep(0.1)
+    ctx.check(len(procs) == 2, f"found both daemons after their drop: {procs}")
+    if len(procs) == 2:
+        col_pid, col_uid, _ = procs["tracer-collector"]
+        _, agg_uid, agg_argv = procs["tracer-aggregator"]
+        nobody = pwd.getpwnam("nobody")
+        ctx.check(agg_uid != nobody.pw_uid, f"the aggregator is not nobody: uid {agg_uid}")
+        try:
+            pwd.getpwuid(col_uid)
+            ctx.check(False, f"the collector's uid {col_uid} belongs to an account")
+        except KeyError:
+            pass
+        others = [d for d in os.listdir("/proc") if d.isdigit() and d != str(col_pid)
+                  and os.path.exists(f"/proc/{d}/status") and status_fields(d).get("Uid", "").split()[:1] == [str(col_uid)]]
+        ctx.check(not others, f"no other process holds the collector's uid {col_uid}: {others}")
+        r = subprocess.run(as_user(nobody, ["kill", "-0", str(col_pid)]), capture_output=True, text=True)
+        ctx.check(r.returncode != 0, f"nobody cannot signal the collector: kill -0 exit {r.returncode}")
+        sock = agg_argv[agg_argv.index("--socket") + 1]
+        st = os.stat(os.path.dirname(sock))
+        ctx.check(st.st_uid == 0 and st.st_gid == col_uid and (st.st_mode & 0o7777) == 0o2730,
+                  f"the socket directory is root's, group {col_uid}, 2730: uid {st.st_uid} gid {st.st_gid} "
+                  f"mode {oct(st.st_mode & 0o7777)}")
+    p.wait(timeout=120)
+    ctx.check(p.returncode == 0, f"tracer run exit {p.returncode}: {p.stderr.read()[-300:]}")
