@@ -55,6 +55,8 @@ static uint32_t add(struct peers *p, uint32_t pipe)
 {
 	uint32_t closing = 0;
 
+	if (find(p, pipe))
+		return 0; /* its first message came before nng told us of it */
 	if (p->n == PEERS_MAX) {
 		/* Full of connections that proved nothing: the oldest goes. */
 		struct peer *oldest = NULL;
@@ -102,6 +104,14 @@ enum peer_verdict peers_judge(struct peers *p, uint32_t pipe, const void *buf, s
 		return PEER_FRAME;
 	pthread_mutex_lock(&p->lock);
 	struct peer *e = find(p, pipe);
+	uint64_t pid;
+	if (!e && p->n < PEERS_MAX &&
+	    nng_pipe_get_uint64((nng_pipe){.id = pipe}, NNG_OPT_IPC_PEER_PID, &pid) == 0) {
+		/* A live pipe's message can come before nng's ADD_POST callback has run
+		 * (one already gone left its last messages behind: dropped). */
+		p->slot[p->n++] = (struct peer){.pipe = pipe, .since_ns = now_boottime_ns()};
+		e = &p->slot[p->n - 1];
+	}
 	if (e && e->proven) {
 		v = PEER_FRAME;
 	} else if (e && ipc_auth_check(buf, len, p->key)) {
