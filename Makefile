@@ -105,14 +105,14 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 # --- sources per program ------------------------------------------------------
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
-               common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c
+               common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
-                   aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c \
+                   aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c aggregator/receive/peers.c \
                    aggregator/store/dblock.c \
                    aggregator/ingest/ingest.c aggregator/ingest/process.c aggregator/ingest/launch.c \
                    aggregator/ingest/counters.c aggregator/ingest/data.c aggregator/ingest/clock.c \

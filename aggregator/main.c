@@ -23,6 +23,7 @@
 #include "aggregator/store/store.h"
 #include "common/fileutil.h"
 #include "common/ipc.h"
+#include "common/ipc_auth.h"
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/privdrop.h"
@@ -37,6 +38,9 @@ struct aggregator_options {
 	const char *collector_users[4];
 	unsigned n_collector_users;
 	int socket_mode;
+	const char *key_file;	    /* the collector key (common/ipc_auth.h) */
+	int key_fd;		    /* or from this descriptor (tracer run) */
+	unsigned long socket_group; /* kept beside --user's groups (tracer run), or 0 */
 	int ready_fd;
 	int lifeline_fd; /* --exit-with-fd */
 	enum ingest_scope scope;
@@ -117,7 +121,14 @@ static void usage(FILE *out)
 	    "  --socket PATH          listen here (default " TRACER_DEFAULT_SOCKET ")\n"
 	    "  --db PATH              SQLite database (default " TRACER_DEFAULT_DB ")\n"
 	    "  --user NAME            when started as root, run as this user\n"
-	    "  --collector-user NAME  accept frames from this user (repeatable; root always)\n"
+	    "  --collector-user NAME  accept frames only from this user (repeatable; root\n"
+	    "                         always); with none, from any connection that holds the key\n"
+	    "  --key-file PATH        the collector key (default " TRACER_DEFAULT_KEY ",\n"
+	    "                         made when missing if started as root; 32 bytes, 0600)\n"
+	    "  --key-fd N             read the key from descriptor N instead (tracer run)\n"
+	    "  --make-key PATH        make the key file if missing (as root) and exit\n"
+	    "  --socket-group GID     keep this group after dropping to --user (tracer run's\n"
+	    "                         socket directory is root's, writable by this group)\n"
 	    "  --socket-mode OCTAL    socket file permissions (default 0660)\n"
 	    "  --scope all|runs       record every process (default) or only those in runs\n"
 	    "  --host-sample-ms N     whole-host samples every N ms (default 1000; 0: off)\n"
@@ -155,6 +166,19 @@ static void usage(FILE *out)
 	    RECEIVER_COMMIT_EVERY_MS);
 }
 
+/* --make-key (a unit's ExecStartPre=+, as root): the key file exists afterwards. */
+static int make_key(const char *path)
+{
+	uint8_t key[IPC_KEY_LEN];
+	char err[512];
+
+	if (ipc_key_load_file(path, true, key, err, sizeof(err)) != 0) {
+		fprintf(stderr, "tracer-aggregator: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 /* A descriptor number given on the command line, or -1. */
 static int descriptor(const char *text)
 {
@@ -171,6 +195,10 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"db", required_argument, 0, 'd'},
 	    {"user", required_argument, 0, 'u'},
 	    {"collector-user", required_argument, 0, 'c'},
+	    {"key-file", required_argument, 0, 'k'},
+	    {"key-fd", required_argument, 0, 'y'},
+	    {"make-key", required_argument, 0, 'Y'},
+	    {"socket-group", required_argument, 0, 'g'},
 	    {"socket-mode", required_argument, 0, 'm'},
 	    {"scope", required_argument, 0, 'S'},
 	    {"log-level", required_argument, 0, 'l'},
@@ -198,6 +226,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	*o = (struct aggregator_options){.socket_path = TRACER_DEFAULT_SOCKET,
 					 .db_path = TRACER_DEFAULT_DB,
 					 .socket_mode = 0660,
+					 .key_file = TRACER_DEFAULT_KEY,
+					 .key_fd = -1,
 					 .ready_fd = -1,
 					 .lifeline_fd = -1,
 					 .scope = SCOPE_ALL,
@@ -225,6 +255,27 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 				return -1;
 			}
 			o->collector_users[o->n_collector_users++] = optarg;
+			break;
+		case 'k':
+			o->key_file = optarg;
+			break;
+		case 'y':
+			if ((o->key_fd = descriptor(optarg)) < 0) {
+				fprintf(stderr,
+					"tracer-aggregator: --key-fd: bad descriptor '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'Y':
+			exit(make_key(optarg));
+		case 'g':
+			o->socket_group = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || o->socket_group == 0 ||
+			    o->socket_group > 4294967294UL) {
+				fprintf(stderr, "tracer-aggregator: --socket-group is a gid\n");
+				return -1;
+			}
 			break;
 		case 'm':
 			o->socket_mode = (int)strtol(optarg, &end, 8);
@@ -355,12 +406,18 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	return 0;
 }
 
+/*
+ * Only uids named by --collector-user (and root) may even try; with none, any
+ * connection may, and the key decides. No uid is trusted by default: `nobody`
+ * is shared by unrelated services.
+ */
 static int allowed_peers(const struct aggregator_options *o, struct ipc_peer_policy *policy)
 {
 	struct run_as who;
 
 	policy->n_allowed = 0;
-	policy->allowed_uids[policy->n_allowed++] = 0;
+	if (o->n_collector_users)
+		policy->allowed_uids[policy->n_allowed++] = 0;
 	for (unsigned i = 0; i < o->n_collector_users; i++) {
 		if (run_as_lookup(o->collector_users[i], &who) != 0) {
 			log_error("unknown collector user '%s'", o->collector_users[i]);
@@ -368,10 +425,20 @@ static int allowed_peers(const struct aggregator_options *o, struct ipc_peer_pol
 		}
 		policy->allowed_uids[policy->n_allowed++] = who.uid;
 	}
-	if (o->n_collector_users == 0 &&
-	    (run_as_lookup(TRACER_COLLECTOR_USER, &who) == 0 || run_as_lookup("nobody", &who) == 0))
-		policy->allowed_uids[policy->n_allowed++] = who.uid;
 	return 0;
+}
+
+/* Before the privilege drop: root hands us the key (a descriptor or a file). */
+static int load_key(const struct aggregator_options *o, uint8_t key[IPC_KEY_LEN])
+{
+	char err[512];
+	int rc = o->key_fd >= 0
+		     ? ipc_key_read_fd(o->key_fd, key, err, sizeof(err))
+		     : ipc_key_load_file(o->key_file, geteuid() == 0, key, err, sizeof(err));
+
+	if (rc != 0)
+		log_error("%s: no collector could prove itself; refusing to start", err);
+	return rc;
 }
 
 /*
@@ -419,6 +486,7 @@ int main(int argc, char **argv)
 	struct ingest ingest;
 	struct receiver receiver;
 	struct run_as who;
+	uint8_t key[IPC_KEY_LEN];
 	int rv, exit_code = 1;
 
 	log_init("tracer-aggregator");
@@ -437,6 +505,8 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGHUP, on_hup);
 
+	if (load_key(&opt, key) != 0)
+		return 1;
 	if (geteuid() == 0) {
 		if (!opt.user) {
 			log_error("refusing to run as root: pass --user NAME");
@@ -446,6 +516,7 @@ int main(int argc, char **argv)
 			log_error("unknown user '%s'", opt.user);
 			return 1;
 		}
+		who.extra_group = (gid_t)opt.socket_group;
 		if (prepare_directory(opt.db_path, &who, 0750) != 0 ||
 		    prepare_directory(opt.socket_path, &who, 0750) != 0)
 			return 1;
@@ -496,6 +567,8 @@ int main(int argc, char **argv)
 		ingest.own_launcher_start_boot_ns = opt.launcher_start_boot_ns;
 	}
 	receiver_init(&receiver, &ingest, &store);
+	peers_init(&receiver.peers, key);
+	memset(key, 0, sizeof(key));
 	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
 	receiver.lifeline_fd = opt.lifeline_fd;
 	receiver.commit_every_ns = (uint64_t)opt.commit_ms * NSEC_PER_MSEC;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +38,7 @@
 #include "common/fileutil.h"
 #include "common/hostinfo.h"
 #include "common/ipc.h"
+#include "common/ipc_auth.h"
 #include "common/paths.h"
 #include "common/privdrop.h"
 #include "common/timeutil.h"
@@ -177,20 +179,21 @@ static bool can_keep_db(const char *db_path, const struct run_as *who)
 }
 
 /*
- * The aggregator never runs as root. --user; else the first of these that can
- * keep the database: the packaged user (only where it can already write: the
- * system's database, never a directory made now), the sudo user, the
- * (non-root) owner of the database directory, nobody. With none, the first
- * that exists, for prepare_db_directory's clear error.
+ * The aggregator never runs as root, nor as nobody (any unrelated service's
+ * uid). --user; else the first of these that can keep the database: the
+ * packaged user where it can already write, the sudo user, the (non-root)
+ * owner of the database directory, the packaged user for a directory made
+ * now. None of them is trusted with the collector's stream: the socket
+ * directory stays root's and the collector checks the listener (see
+ * start_daemons). -1 with none, after saying what to do.
  */
 static int pick_aggregator_user(const struct run_options *o, struct run_as *who)
 {
 	const char *sudo_uid = getenv("SUDO_UID");
-	const char *candidates[4] = {TRACER_AGGREGATOR_USER, NULL, NULL, "nobody"};
+	const char *candidates[4] = {TRACER_AGGREGATOR_USER, NULL, NULL, TRACER_AGGREGATOR_USER};
 	char dir[4096], uid_text[16];
 	struct stat st;
-	bool have_first = false;
-	struct run_as first;
+	struct run_as c;
 
 	if (o->aggregator_user)
 		return run_as_lookup(o->aggregator_user, who);
@@ -198,31 +201,34 @@ static int pick_aggregator_user(const struct run_options *o, struct run_as *who)
 	bool dir_exists = stat(dir, &st) == 0;
 	if (sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0)
 		candidates[1] = sudo_uid;
-	if (dir_exists && st.st_uid != 0) {
+	if (dir_exists && st.st_uid != 0 &&
+	    (!getpwnam("nobody") || getpwnam("nobody")->pw_uid != st.st_uid)) {
 		snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)st.st_uid);
 		candidates[2] = uid_text;
 	}
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(*candidates); i++) {
-		struct run_as c;
 		if (!candidates[i] || run_as_lookup(candidates[i], &c) != 0)
 			continue;
-		if (!have_first) {
-			first = c;
-			have_first = true;
-		}
 		if ((i > 0 || dir_exists) && can_keep_db(o->db_path, &c)) {
 			*who = c;
 			return 0;
 		}
 	}
-	if (!have_first)
-		return -1;
-	*who = first;
-	return 0;
+	if (run_as_lookup(TRACER_AGGREGATOR_USER, who) == 0 ||
+	    (candidates[1] && run_as_lookup(candidates[1], who) == 0))
+		return 0; /* prepare_db_directory says what it cannot write */
+	fprintf(stderr,
+		"tracer run: no user to run the aggregator as (never root, never nobody): create "
+		"the packaged one with `useradd --system --no-create-home --shell "
+		"/usr/sbin/nologin " TRACER_AGGREGATOR_USER "` (make install and the package do), "
+		"run through sudo to keep the database as yourself, or pass --user NAME\n");
+	return -1;
 }
 
 struct self_hosted {
 	struct daemon_proc collector, aggregator;
+	uint8_t key[IPC_KEY_LEN];
+	unsigned own_id; /* the collector's uid and gid, the aggregator's extra group */
 	char socket_dir[256];
 	char socket_path[300];
 };
@@ -309,8 +315,15 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 			dir);
 		return -1;
 	}
-	if (pick_aggregator_user(o, &agg_user) != 0) {
-		fprintf(stderr, "tracer run: no user to run the aggregator as\n");
+	if (pick_aggregator_user(o, &agg_user) != 0)
+		return -1;
+	if (!(h->own_id = unused_id())) {
+		fprintf(stderr, "tracer run: no unused id for the collector\n");
+		return -1;
+	}
+	/* The key both daemons prove each other with: root's, through pipes only. */
+	if (getrandom(h->key, sizeof(h->key), 0) != (ssize_t)sizeof(h->key)) {
+		perror("tracer run: getrandom");
 		return -1;
 	}
 	snprintf(agg_path, sizeof(agg_path), "%s/tracer-aggregator", dir);
@@ -328,8 +341,12 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 				return -1;
 			}
 		}
-		if (chown(h->socket_dir, agg_user.uid, agg_user.gid) != 0) {
-			perror("tracer run: chown socket directory");
+		/* Root's, writable by a group only our daemons have: not even the
+		 * aggregator's user (the owner of the --db directory, maybe) can
+		 * replace the socket. Set-group-id: the socket is that group's, so
+		 * the collector can reconnect after its drop. */
+		if (chown(h->socket_dir, 0, h->own_id) != 0 || chmod(h->socket_dir, 02730) != 0) {
+			perror("tracer run: socket directory");
 			return -1;
 		}
 		snprintf(h->socket_path, sizeof(h->socket_path), "%s/collector.sock",
@@ -338,27 +355,35 @@ static int start_daemons(const struct run_options *o, struct self_hosted *h)
 	if (prepare_db_directory(o->db_path, &agg_user) != 0)
 		return -1;
 	/* Our own aggregator records our run alone, never another tracer run's. */
-	char launcher[64];
+	char launcher[64], group[16], agg_pid[16], col_user[32];
 	snprintf(launcher, sizeof(launcher), "%d:%llu", (int)getpid(),
 		 (unsigned long long)own_start_boot_ns());
+	snprintf(group, sizeof(group), "%u", h->own_id);
+	snprintf(col_user, sizeof(col_user), "%u:%u", h->own_id, h->own_id);
 	char *agg_argv[] = {agg_path, "--socket", h->socket_path, "--db", (char *)o->db_path,
 			    "--user", agg_user.name, "--scope", "runs", "--launcher", launcher,
 			    /* A run's report waits for the last commit: make it soon. */
-			    "--commit-ms", "20", "--log-level", (char *)o->log_level, NULL};
+			    "--commit-ms", "20", "--log-level", (char *)o->log_level,
+			    h->socket_dir[0] ? "--socket-group" : NULL, group, NULL};
 	/* Should this process be killed, its daemons stop instead of tracing on. */
 	if (daemon_lifeline() < 0) {
 		perror("tracer run: pipe");
 		return -1;
 	}
-	if (daemon_start(&h->aggregator, "tracer-aggregator", agg_argv, 10000) != 0)
+	if (daemon_start(&h->aggregator, "tracer-aggregator", agg_argv, 10000, h->key) != 0)
 		return -1;
-	char *col_argv[] = {col_path,	   "--socket",		 h->socket_path,
-			    "--log-level", (char *)o->log_level, NULL};
+	/* The collector sends to that process only, whoever holds the socket's name. */
+	snprintf(agg_pid, sizeof(agg_pid), "%d", (int)h->aggregator.pid);
+	/* As an id no other process holds: no one else may signal it. */
+	char *col_argv[] = {
+	    col_path, "--socket", h->socket_path,     "--log-level", (char *)o->log_level,
+	    "--user", col_user,	  "--aggregator-pid", agg_pid,	     NULL};
 	/* Loading the BPF programs takes seconds on a busy host: say so on a terminal. */
 	bool tty = isatty(STDERR_FILENO);
 	if (tty)
 		fprintf(stderr, "tracer run: loading the kernel probes...");
-	int rc = daemon_start(&h->collector, "tracer-collector", col_argv, 30000);
+	int rc = daemon_start(&h->collector, "tracer-collector", col_argv, 30000, h->key);
+	memset(h->key, 0, sizeof(h->key));
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (rc != 0) {

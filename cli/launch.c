@@ -1,16 +1,21 @@
 #include "cli/launch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/fileutil.h"
+#include "common/ipc_auth.h"
 #include "common/timeutil.h"
 
 #ifndef TRACER_LIBEXECDIR
@@ -61,19 +66,38 @@ int daemon_lifeline(void)
 	return lifeline_read;
 }
 
-int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeout_ms)
+/* A pipe whose read end holds the key (32 bytes fit its buffer), or -1. */
+static int key_pipe(const uint8_t *key)
 {
-	int fds[2];
-	char fd_text[16], life_text[16], buf[16];
-	size_t argc = 0;
+	int kp[2];
+
+	if (pipe2(kp, O_CLOEXEC) != 0)
+		return -1;
+	if (write(kp[1], key, IPC_KEY_LEN) != IPC_KEY_LEN) {
+		close(kp[0]);
+		close(kp[1]);
+		return -1;
+	}
+	close(kp[1]);
+	return kp[0];
+}
+
+int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeout_ms,
+		 const uint8_t *key)
+{
+	int fds[2], key_fd = -1;
+	char fd_text[16], life_text[16], key_text[16], buf[16];
+	size_t argc = 0, extra = 0;
 
 	d->name = name;
 	d->pid = -1;
 	while (argv[argc])
 		argc++;
-	char **args = calloc(argc + 5, sizeof(*args));
-	if (!args || pipe2(fds, O_CLOEXEC) != 0) {
+	char **args = calloc(argc + 7, sizeof(*args));
+	if (!args || (key && (key_fd = key_pipe(key)) < 0) || pipe2(fds, O_CLOEXEC) != 0) {
 		free(args);
+		if (key_fd >= 0)
+			close(key_fd);
 		return -1;
 	}
 	d->pid = fork();
@@ -89,16 +113,24 @@ int daemon_start(struct daemon_proc *d, const char *name, char **argv, int timeo
 		memcpy(args, argv, argc * sizeof(*args));
 		args[argc] = "--ready-fd";
 		args[argc + 1] = fd_text;
+		extra = argc + 2;
 		if (lifeline_read >= 0) {
 			snprintf(life_text, sizeof(life_text), "%d", dup(lifeline_read));
-			args[argc + 2] = "--exit-with-fd";
-			args[argc + 3] = life_text;
+			args[extra++] = "--exit-with-fd";
+			args[extra++] = life_text;
+		}
+		if (key_fd >= 0) {
+			snprintf(key_text, sizeof(key_text), "%d", dup(key_fd));
+			args[extra++] = "--key-fd";
+			args[extra++] = key_text;
 		}
 		execv(args[0], args);
 		fprintf(stderr, "tracer: cannot run %s: %s\n", args[0], strerror(errno));
 		_exit(127);
 	}
 	free(args);
+	if (key_fd >= 0)
+		close(key_fd);
 	close(fds[1]);
 	struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
 	int rv = poll(&pfd, 1, timeout_ms);
@@ -138,4 +170,49 @@ int daemon_stop(struct daemon_proc *d, int timeout_ms)
 	}
 	d->pid = -1;
 	return status;
+}
+
+/* Whether a process has id as a uid, a gid or one of its supplementary groups. */
+static bool id_in_use(unsigned id)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	char path[64], text[4096], needle[24];
+	bool used = false;
+
+	if (!proc)
+		return true;
+	snprintf(needle, sizeof(needle), "%u", id);
+	while (!used && (e = readdir(proc))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/status", e->d_name);
+		if (read_small_file(path, text, sizeof(text)) < 0)
+			continue;
+		for (char *line = strtok(text, "\n"); line && !used; line = strtok(NULL, "\n")) {
+			if (strncmp(line, "Uid:", 4) != 0 && strncmp(line, "Gid:", 4) != 0 &&
+			    strncmp(line, "Groups:", 7) != 0)
+				continue;
+			for (char *w = strchr(line, ':') + 1; *w && !used;) {
+				size_t n = strcspn(w += strspn(w, " \t"), " \t");
+				used = n == strlen(needle) && strncmp(w, needle, n) == 0;
+				w += n;
+			}
+		}
+	}
+	closedir(proc);
+	return used;
+}
+
+unsigned unused_id(void)
+{
+	for (int tries = 0; tries < 32; tries++) {
+		uint16_t r = 0;
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			return 0;
+		unsigned id = 61184 + (unsigned)(r % (65519 - 61184 + 1));
+		if (!getgrgid((gid_t)id) && !getpwuid((uid_t)id) && !id_in_use(id))
+			return id;
+	}
+	return 0;
 }

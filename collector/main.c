@@ -76,6 +76,12 @@ static void usage(FILE *out)
 	    "  --socket PATH      aggregator socket (default " TRACER_DEFAULT_SOCKET ")\n"
 	    "  --user NAME        user to become after loading BPF (default " TRACER_COLLECTOR_USER
 	    ", else nobody)\n"
+	    "  --key-file PATH    the collector key, read before dropping root (default\n"
+	    "                     " TRACER_DEFAULT_KEY ", made when missing)\n"
+	    "  --key-fd N         read the key from descriptor N instead (tracer run)\n"
+	    "  --aggregator-user NAME  send only to a listener running as NAME (or root;\n"
+	    "                     default " TRACER_AGGREGATOR_USER ")\n"
+	    "  --aggregator-pid PID    send only to a listener that is this process\n"
 	    "  --disable GROUP    turn a probe group off: scheduler, network, oom, reclaim,\n"
 	    "                     files, cgroups, samples (repeatable)\n"
 	    "  --enable GROUP     turn a group on; syscalls is off unless enabled\n"
@@ -99,6 +105,10 @@ static void usage(FILE *out)
 
 struct cli {
 	const char *config;
+	const char *key_file;
+	int key_fd;
+	const char *aggregator_user;
+	pid_t aggregator_pid;
 	int ready_fd;
 	int lifeline_fd; /* --exit-with-fd */
 	bool test_forbidden;
@@ -136,6 +146,10 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	    {"config", required_argument, 0, 'c'},
 	    {"socket", required_argument, 0, 's'},
 	    {"user", required_argument, 0, 'u'},
+	    {"key-file", required_argument, 0, 'k'},
+	    {"key-fd", required_argument, 0, 'K'},
+	    {"aggregator-user", required_argument, 0, 'a'},
+	    {"aggregator-pid", required_argument, 0, 'A'},
 	    {"disable", required_argument, 0, 'D'},
 	    {"enable", required_argument, 0, 'E'},
 	    {"log-level", required_argument, 0, 'l'},
@@ -159,6 +173,10 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 
 	collector_config_defaults(c);
 	cli->config = NULL;
+	cli->key_file = TRACER_DEFAULT_KEY;
+	cli->key_fd = -1;
+	cli->aggregator_user = NULL;
+	cli->aggregator_pid = 0;
 	cli->ready_fd = -1;
 	cli->lifeline_fd = -1;
 	cli->test_forbidden = false;
@@ -198,6 +216,23 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		case 'u':
 			c->user = optarg;
 			break;
+		case 'k':
+			cli->key_file = optarg;
+			break;
+		case 'a':
+			cli->aggregator_user = optarg;
+			break;
+		case 'K':
+		case 'A': {
+			int n = parse_fd(optarg);
+			if (n < 0 || (opt == 'A' && n == 0)) {
+				fprintf(stderr, "tracer-collector: --%s: bad number '%s'\n",
+					opt == 'K' ? "key-fd" : "aggregator-pid", optarg);
+				return -1;
+			}
+			*(opt == 'K' ? &cli->key_fd : &cli->aggregator_pid) = n;
+			break;
+		}
 		case 'D':
 			g = probe_group_by_name(optarg);
 			if (g <= PROBE_PROCESS) {
@@ -287,6 +322,34 @@ static int resolve_user(const char *requested, struct run_as *who)
 	return -1;
 }
 
+/* As root, before the drop: the key, and whom frames may go to. */
+static int resolve_trust(const struct cli *cli, struct sender_trust *t)
+{
+	struct run_as agg;
+	char err[512];
+	const char *user = cli->aggregator_user ? cli->aggregator_user : TRACER_AGGREGATOR_USER;
+
+	memset(t, 0, sizeof(*t));
+	t->listener_pid = cli->aggregator_pid;
+	if (!t->listener_pid) {
+		if (run_as_lookup(user, &agg) != 0) {
+			log_error(
+			    "no user '%s' to expect on the socket: pass --aggregator-user NAME "
+			    "(the aggregator's --user)",
+			    user);
+			return -1;
+		}
+		t->listener_uid = agg.uid;
+	}
+	if ((cli->key_fd >= 0
+		 ? ipc_key_read_fd(cli->key_fd, t->key, err, sizeof(err))
+		 : ipc_key_load_file(cli->key_file, true, t->key, err, sizeof(err))) != 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static void signal_ready(int fd)
 {
 	if (fd < 0)
@@ -305,6 +368,7 @@ int main(int argc, char **argv)
 	struct drain drain;
 	struct cgroup_mounts mounts;
 	struct run_as who;
+	struct sender_trust trust;
 	int exit_code = 1;
 
 	log_init("tracer-collector");
@@ -316,12 +380,14 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGHUP, on_hup);
 	signal(SIGUSR1, on_flush);
-	if (resolve_user(cfg.user, &who) != 0)
+	if (resolve_user(cfg.user, &who) != 0 || resolve_trust(&cli, &trust) != 0)
 		return 1;
 
 	if (probes_start(&probes, &cfg) != 0)
 		return 1;
-	if (sender_init(&sender, cfg.socket_path, (size_t)cfg.queue_mb << 20) != 0)
+	int rc = sender_init(&sender, cfg.socket_path, (size_t)cfg.queue_mb << 20, &trust);
+	memset(&trust, 0, sizeof(trust));
+	if (rc != 0)
 		goto out_probes;
 	if (drain_init(&drain, &probes, &sender) != 0)
 		goto out_sender;

@@ -14,12 +14,51 @@
 
 #define QUEUE_MAX_FRAMES 65536
 
+/* Is the listener the aggregator we expect? Asked before a byte is sent. */
+static bool listener_trusted(const struct sender *s, nng_pipe pipe)
+{
+	uint64_t pid = 0, uid = UINT64_MAX;
+
+	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &pid) != 0 ||
+	    nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) != 0)
+		return false;
+	if (s->trust.listener_pid)
+		return pid == (uint64_t)s->trust.listener_pid;
+	return uid == 0 || uid == (uint64_t)s->trust.listener_uid;
+}
+
+/* The key goes first on a new pipe; 0 once nng took it (it may be full, then the pump retries). */
+static int send_key(struct sender *s, uint32_t pipe)
+{
+	uint8_t auth[IPC_AUTH_LEN];
+	int rv;
+
+	ipc_auth_pack(s->trust.key, auth);
+	rv = nng_send(s->ipc.sock, auth, sizeof(auth), NNG_FLAG_NONBLOCK);
+	memset(auth, 0, sizeof(auth));
+	if (rv == 0)
+		__atomic_store_n(&s->auth_sent_pipe, pipe, __ATOMIC_RELEASE);
+	return rv;
+}
+
 static void track_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct sender *s = arg;
 	uint32_t id = nng_pipe_id(pipe);
 
-	if (ev == NNG_PIPE_EV_ADD_POST) {
+	if (ev == NNG_PIPE_EV_ADD_PRE && !listener_trusted(s, pipe)) {
+		uint64_t pid = 0, uid = 0;
+		nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &pid);
+		nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid);
+		uint64_t n = __atomic_add_fetch(&s->refused_listeners, 1, __ATOMIC_RELAXED);
+		if (n <= 10 || n % 1000 == 0)
+			log_warn("%s is held by pid %llu (uid %llu), not the aggregator we expect: "
+				 "hung up without sending (%llu so far)",
+				 s->ipc.path, (unsigned long long)pid, (unsigned long long)uid,
+				 (unsigned long long)n);
+		nng_pipe_close(pipe);
+	} else if (ev == NNG_PIPE_EV_ADD_POST) {
+		send_key(s, id);
 		__atomic_store_n(&s->pipe_id, id, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&s->connections, 1, __ATOMIC_RELEASE);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
@@ -28,11 +67,13 @@ static void track_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	}
 }
 
-int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes)
+int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes,
+		const struct sender_trust *trust)
 {
 	int rv;
 
 	memset(s, 0, sizeof(*s));
+	s->trust = *trust;
 	s->send_fd = -1;
 	if (getrandom(s->stream_id, sizeof(s->stream_id), 0) != sizeof(s->stream_id))
 		return -1;
@@ -343,6 +384,12 @@ void sender_pump(struct sender *s)
 	if (conns != s->seen_connections) {
 		/* New connection: whatever was not acknowledged may be lost. Resend. */
 		s->seen_connections = conns;
+		uint32_t live = __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE);
+		if (live && __atomic_load_n(&s->auth_sent_pipe, __ATOMIC_ACQUIRE) != live &&
+		    send_key(s, live) != 0) {
+			s->seen_connections--; /* nng is full: the key first, next turn */
+			return;
+		}
 		lose_all_unconfirmed(s);
 		s->last_heard_ns = now_boottime_ns();
 		for (size_t i = 0; i < s->q_count; i++)

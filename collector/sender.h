@@ -24,6 +24,7 @@
 #include "common/eventtypes.h"
 #include "common/hostinfo.h"
 #include "common/ipc.h"
+#include "common/ipc_auth.h"
 #include "tracer.pb-c.h"
 
 struct queued_frame {
@@ -46,8 +47,24 @@ struct unconfirmed_drop {
 
 #define SENDER_UNCONFIRMED_MAX 1024
 
+/*
+ * Whom the collector talks to and how it proves itself: frames go only to a
+ * listener whose credentials (SO_PEERCRED at its listen()) are the expected
+ * aggregator's, checked before a connection is admitted, and the first
+ * message on each is the key (ipc_auth.h). An impostor listening in the
+ * socket's place is hung up on before it is sent a byte.
+ */
+struct sender_trust {
+	uint8_t key[IPC_KEY_LEN];
+	pid_t listener_pid; /* this process only (tracer run's own aggregator), or 0 */
+	uid_t listener_uid; /* else root or this uid */
+};
+
 struct sender {
 	struct ipc_client ipc;
+	struct sender_trust trust;
+	uint64_t refused_listeners; /* connections hung up on: not our aggregator */
+	uint32_t auth_sent_pipe;    /* the pipe the key last went out on */
 	uint8_t stream_id[16];
 	uint8_t boot_id[BOOT_ID_LEN];
 	char host_id[64];
@@ -81,7 +98,8 @@ struct sender {
 	bool send_blocked; /* the last pump left frames because nng's queue was full */
 };
 
-int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes);
+int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes,
+		const struct sender_trust *trust);
 /* Wraps the packed events in a frame with the next seq and queues it. */
 int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_t *types,
 		   uint32_t n_events, uint64_t watermark_ns, Tracer__CollectorStats *stats,

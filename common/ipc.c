@@ -64,8 +64,10 @@ static void check_peer(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 		return;
 	}
 	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
-		for (unsigned i = 0; i < policy->n_allowed; i++) {
-			if (uid == policy->allowed_uids[i]) {
+		for (unsigned i = 0; i <= policy->n_allowed; i++) {
+			/* With no uid named, any may try: the key decides (ipc_auth.h). */
+			if (i == policy->n_allowed ? policy->n_allowed == 0
+						   : uid == policy->allowed_uids[i]) {
 				__atomic_add_fetch(&policy->accepted, 1, __ATOMIC_RELAXED);
 				return;
 			}
@@ -76,6 +78,14 @@ static void check_peer(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	log_warn("refused connection from uid %lld pid %llu: not an allowed collector",
 		 uid == UINT64_MAX ? -1LL : (long long)uid, (unsigned long long)pid);
 	nng_pipe_close(pipe);
+}
+
+static void tell_policy(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct ipc_peer_policy *policy = arg;
+
+	if (policy->on_pipe)
+		policy->on_pipe(pipe, ev, policy->on_pipe_arg);
 }
 
 static int start_listener(struct ipc_server *srv)
@@ -127,7 +137,7 @@ int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_pe
 	srv->policy = policy;
 	srv->probe_fd = -1;
 	policy->self_pid = getpid();
-	if ((rv = nng_pair1_open(&srv->sock)) != 0)
+	if ((rv = nng_pair1_open_poly(&srv->sock)) != 0)
 		return rv;
 	/* Frames up to four times the limit reach the decoder, which counts them
 	 * as too big; nng closes a pipe that sends more, uncounted. Our collector
@@ -137,7 +147,9 @@ int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_pe
 	/* Acks wait briefly for the pipe (one sent right after another would be
 	 * dropped without waiting); never long: a lost ack only means a resend. */
 	nng_socket_set_ms(srv->sock, NNG_OPT_SENDTIMEO, IPC_SEND_TIMEOUT_MS);
-	if ((rv = nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_PRE, check_peer, policy)) != 0)
+	if ((rv = nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_PRE, check_peer, policy)) != 0 ||
+	    (rv = nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_POST, tell_policy, policy)) != 0 ||
+	    (rv = nng_pipe_notify(srv->sock, NNG_PIPE_EV_REM_POST, tell_policy, policy)) != 0)
 		goto fail;
 	/* A stale socket file from a crash would make bind fail. */
 	if (!ipc_probe(path))
@@ -296,6 +308,7 @@ int ipc_dial(struct ipc_client *c, const char *path, nng_pipe_cb on_pipe, void *
 	set_receive_queue(c->sock, IPC_CLIENT_RECV_QUEUE);
 	set_queue(c->sock, NNG_OPT_SENDBUF, "send", IPC_CLIENT_SEND_QUEUE);
 	if (on_pipe) {
+		nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_PRE, on_pipe, arg);
 		nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, on_pipe, arg);
 		nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe, arg);
 	}

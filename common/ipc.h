@@ -62,10 +62,16 @@ size_t ipc_ack_pack(const struct ipc_ack *ack, uint8_t out[IPC_RESEND_LEN]);
 int ipc_ack_unpack(const void *buf, size_t len, struct ipc_ack *ack);
 bool ipc_ack_is_heartbeat(const struct ipc_ack *ack);
 
-/* Who may connect to the aggregator's socket. */
+/*
+ * Who may connect to the aggregator's socket: with n_allowed 0 any uid may
+ * try (the key decides, see ipc_auth.h); else only those uids.
+ */
 struct ipc_peer_policy {
 	uid_t allowed_uids[4];
 	unsigned n_allowed;
+	/* Told of every pipe admitted (NNG_PIPE_EV_ADD_POST) and gone (REM_POST). */
+	nng_pipe_cb on_pipe;
+	void *on_pipe_arg;
 	uint64_t refused; /* updated from nng's callback thread */
 	uint64_t accepted;
 	/* Our own probes of the listener (see ipc_listener_check): not counted above. */
@@ -91,7 +97,9 @@ struct ipc_server {
 
 /*
  * Listens on path (creating the socket file with mode), rejecting peers whose
- * uid is not allowed. Returns 0 or an nng error.
+ * uid is not allowed. The socket is pair1 polyamorous: a peer that connects
+ * and never proves itself cannot hold the only slot; replies name their pipe
+ * (nng_msg_set_pipe). Returns 0 or an nng error.
  */
 int ipc_listen(struct ipc_server *srv, const char *path, int mode, struct ipc_peer_policy *policy);
 /*
@@ -121,7 +129,8 @@ struct ipc_client {
 
 /*
  * Dials path: synchronously if someone listens now, else in the background;
- * reconnects forever. on_pipe runs (on an nng thread) for every new pipe
+ * reconnects forever. on_pipe runs (on an nng thread) before a new pipe is
+ * admitted (NNG_PIPE_EV_ADD_PRE: it may close it), for every new pipe
  * (NNG_PIPE_EV_ADD_POST) and every pipe gone (NNG_PIPE_EV_REM_POST).
  */
 int ipc_dial(struct ipc_client *c, const char *path, nng_pipe_cb on_pipe, void *arg);

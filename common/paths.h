@@ -8,6 +8,8 @@
 #define TRACER_COLLECTOR_USER "tracer-collector"
 #define TRACER_AGGREGATOR_USER "tracer-aggregator"
 #define TRACER_GROUP "tracer"
+/* The collector key (common/ipc_auth.h): made by the first daemon that starts as root. */
+#define TRACER_DEFAULT_KEY "/etc/tracer/collector.key"
 
 /* "ipc:///path" for nng, from a plain socket path. */
 int socket_url(const char *path, char *url, unsigned size);

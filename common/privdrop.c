@@ -11,10 +11,30 @@
 
 #include "common/log.h"
 
+/* "UID:GID" for ids of no account: a uid that no other process holds. */
+static int lookup_ids(const char *user, struct run_as *out)
+{
+	char *end;
+	unsigned long uid = strtoul(user, &end, 10), gid;
+
+	if (end == user || *end != ':')
+		return -1;
+	gid = strtoul(end + 1, &end, 10);
+	if (*end || !uid || !gid || uid > 4294967294UL || gid > 4294967294UL ||
+	    getpwuid((uid_t)uid))
+		return -1;
+	*out = (struct run_as){.uid = (uid_t)uid, .gid = (gid_t)gid, .no_account = true};
+	snprintf(out->name, sizeof(out->name), "%lu:%lu", uid, gid);
+	return 0;
+}
+
 int run_as_lookup(const char *user, struct run_as *out)
 {
 	struct passwd *pw = getpwnam(user);
 	char *end;
+
+	if (!pw && strchr(user, ':'))
+		return lookup_ids(user, out);
 
 	if (!pw) {
 		unsigned long uid = strtoul(user, &end, 10);
@@ -25,6 +45,8 @@ int run_as_lookup(const char *user, struct run_as *out)
 		return -1;
 	out->uid = pw->pw_uid;
 	out->gid = pw->pw_gid;
+	out->extra_group = 0;
+	out->no_account = false;
 	snprintf(out->name, sizeof(out->name), "%s", pw->pw_name);
 	return 0;
 }
@@ -45,6 +67,23 @@ static void empty_bounding_set(void)
 	}
 }
 
+static int add_group(gid_t extra)
+{
+	gid_t groups[256];
+	int n = getgroups(255, groups);
+
+	if (n < 0) {
+		log_error("getgroups: %s", strerror(errno));
+		return -1;
+	}
+	groups[n++] = extra;
+	if (setgroups((size_t)n, groups) != 0) {
+		log_error("setgroups(+%u): %s", (unsigned)extra, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int drop_privileges(const struct run_as *who)
 {
 	uid_t ruid, euid, suid;
@@ -57,10 +96,12 @@ int drop_privileges(const struct run_as *who)
 		return -1;
 	}
 	empty_bounding_set();
-	if (initgroups(who->name, who->gid) != 0) {
+	if (who->no_account ? setgroups(0, NULL) != 0 : initgroups(who->name, who->gid) != 0) {
 		log_error("initgroups(%s): %s", who->name, strerror(errno));
 		return -1;
 	}
+	if (who->extra_group && add_group(who->extra_group) != 0)
+		return -1;
 	if (setresgid(who->gid, who->gid, who->gid) != 0) {
 		log_error("setresgid(%u): %s", (unsigned)who->gid, strerror(errno));
 		return -1;

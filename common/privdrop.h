@@ -6,15 +6,20 @@
 #ifndef TRACER_PRIVDROP_H
 #define TRACER_PRIVDROP_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct run_as {
 	uid_t uid;
 	gid_t gid;
 	char name[64];
+	/* A group kept beside the user's own, or 0: tracer run's socket directory. */
+	gid_t extra_group;
+	/* "UID:GID" with no account: no supplementary groups (tracer run's collector). */
+	bool no_account;
 };
 
-/* Resolves a user name (or a numeric uid). 0, or -1 if unknown. */
+/* Resolves a user name, a numeric uid, or "UID:GID" (ids no account has). 0, or -1. */
 int run_as_lookup(const char *user, struct run_as *out);
 /* Becomes that user with its own groups and no capabilities. 0 or -1. */
 int drop_privileges(const struct run_as *who);

@@ -48,7 +48,28 @@ int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store
 	r->commit_every_ns = RECEIVER_COMMIT_EVERY_MS * NSEC_PER_MSEC;
 	r->wake_fd = -1;
 	r->lifeline_fd = -1;
+	peers_init(&r->peers, NULL);
+	r->policy.on_pipe = peers_on_pipe;
+	r->policy.on_pipe_arg = &r->peers;
 	return 0;
+}
+
+/* A reply to one connection (0: nng's choice, as for a raw test peer). */
+static void send_to(struct receiver *r, uint32_t pipe, const void *buf, size_t len)
+{
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, 0) != 0)
+		return;
+	if (nng_msg_append(msg, buf, len) != 0) {
+		nng_msg_free(msg);
+		return;
+	}
+	if (pipe)
+		nng_msg_set_pipe(msg, (nng_pipe){.id = pipe});
+	/* A lost reply only means the collector resends; we dedupe. */
+	if (nng_sendmsg(r->server.sock, msg, 0) != 0)
+		nng_msg_free(msg);
 }
 
 void receiver_free(struct receiver *r)
@@ -250,7 +271,7 @@ static void refuse_early_frame(struct receiver *r, struct stream_state *s, uint6
 		 (unsigned long long)s->early_frames);
 	memcpy(ask.stream_id, s->id, sizeof(ask.stream_id));
 	size_t len = ipc_ack_pack(&ask, buf);
-	nng_send(r->server.sock, buf, len, 0);
+	send_to(r, s->pipe, buf, len);
 	s->resend_from = from;
 	s->resend_asked_ns = now;
 }
@@ -274,6 +295,7 @@ void receiver_handle(struct receiver *r, const uint8_t *buf, size_t len)
 		frame_arena_reset(&r->arena);
 		return;
 	}
+	s->pipe = r->current_pipe;
 	uint64_t expected = s->row.last_seq + 1;
 	if (f->has_oldest_seq && f->oldest_seq > expected) {
 		/* The collector dropped these from its full queue (and counted their events). */
@@ -334,8 +356,7 @@ static void send_acks(struct receiver *r)
 		ack.seq = s->ack_seq;
 		ack.resend = false;
 		size_t len = ipc_ack_pack(&ack, buf);
-		/* A lost ack only means the collector resends; we dedupe. */
-		nng_send(r->server.sock, buf, len, 0);
+		send_to(r, s->pipe, buf, len);
 		s->ack_pending = false;
 	}
 }
@@ -347,16 +368,26 @@ static void send_heartbeat(struct receiver *r)
 	struct ipc_ack beat = {.seq = 0};
 	uint8_t buf[IPC_RESEND_LEN];
 
+	uint32_t pipes[8];
+
 	if (now < r->next_heartbeat_ns)
 		return;
 	size_t len = ipc_ack_pack(&beat, buf);
-	nng_send(r->server.sock, buf, len, 0);
+	if (!r->peers.require_key) {
+		send_to(r, 0, buf, len);
+	} else {
+		/* Only to proven collectors: an impostor learns nothing from us. */
+		unsigned n = peers_proven(&r->peers, pipes, 8);
+		for (unsigned i = 0; i < n; i++)
+			send_to(r, pipes[i], buf, len);
+	}
 	r->next_heartbeat_ns = now + IPC_HEARTBEAT_NS;
 }
 
 int receiver_commit(struct receiver *r)
 {
-	uint64_t refused = __atomic_load_n(&r->policy.refused, __ATOMIC_RELAXED);
+	uint64_t refused = __atomic_load_n(&r->policy.refused, __ATOMIC_RELAXED) +
+			   __atomic_load_n(&r->peers.refused, __ATOMIC_RELAXED);
 	bool work = ingest_has_pending(r->ingest) || r->agg_dirty;
 	int rc;
 
@@ -572,6 +603,30 @@ static bool orphan_stop_due(struct receiver *r, uint64_t *orphaned_until)
 	return *orphaned_until && (now >= *orphaned_until || all_streams_final(r));
 }
 
+/* A message from the socket: a frame only from a connection that proved itself. */
+static void receive_message(struct receiver *r, nng_msg *msg)
+{
+	uint32_t pipe = nng_pipe_id(nng_msg_get_pipe(msg));
+	enum peer_verdict v = peers_judge(&r->peers, pipe, nng_msg_body(msg), nng_msg_len(msg));
+
+	if (v == PEER_PROVEN_NOW) {
+		uint64_t pid = 0, uid = 0;
+		nng_pipe_get_uint64(nng_msg_get_pipe(msg), NNG_OPT_IPC_PEER_PID, &pid);
+		nng_pipe_get_uint64(nng_msg_get_pipe(msg), NNG_OPT_IPC_PEER_UID, &uid);
+		log_info("collector connected (pid %llu, uid %llu): it holds the key",
+			 (unsigned long long)pid, (unsigned long long)uid);
+		r->next_heartbeat_ns = 0; /* tell it at once that we are here */
+	}
+	if (v != PEER_FRAME)
+		return;
+	uint64_t before = r->ingest->stats.events;
+	r->current_pipe = pipe;
+	receiver_handle(r, nng_msg_body(msg), nng_msg_len(msg));
+	r->current_pipe = 0;
+	r->events_uncommitted += r->ingest->stats.events - before;
+	r->frames_uncommitted++;
+}
+
 int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 {
 	int recv_fd = -1;
@@ -608,12 +663,10 @@ int receiver_run(struct receiver *r, volatile sig_atomic_t *stop)
 			nng_msg *msg;
 			if (nng_recvmsg(r->server.sock, &msg, NNG_FLAG_NONBLOCK) != 0)
 				break;
-			uint64_t before = r->ingest->stats.events;
-			receiver_handle(r, nng_msg_body(msg), nng_msg_len(msg));
-			r->events_uncommitted += r->ingest->stats.events - before;
+			receive_message(r, msg);
 			nng_msg_free(msg);
-			r->frames_uncommitted++;
 		}
+		peers_expire(&r->peers, now_boottime_ns());
 		uint64_t now = now_boottime_ns();
 		sdnotify_watchdog(now);
 		if (r->server.policy && now >= r->next_listener_check_ns) {

@@ -15,6 +15,7 @@
 #include <nng/nng.h>
 
 #include "aggregator/receive/hostsample.h"
+#include "aggregator/receive/peers.h"
 #include "aggregator/ingest/ingest.h"
 #include "aggregator/store/retention.h"
 #include "aggregator/store/store.h"
@@ -51,11 +52,14 @@ struct stream_state {
 	uint64_t resend_asked_ns;
 	uint64_t early_frames;	  /* frames refused because an earlier one was missing */
 	bool first_frame_pending; /* a stream new to this database: its blind window */
+	uint32_t pipe;		  /* the connection its last frame came over: acks go there */
 };
 
 struct receiver {
 	struct ipc_server server; /* the socket and its listener */
 	struct ipc_peer_policy policy;
+	struct peers peers;    /* which connections proved they are the collector */
+	uint32_t current_pipe; /* the connection of the frame being handled */
 	uint64_t next_listener_check_ns;
 	uint64_t next_heartbeat_ns;
 	struct ingest *ingest;

@@ -13,26 +13,27 @@ fi
 demo=build/demo
 rm -rf "$demo"
 mkdir -p "$demo"
-# The files are the user's who typed sudo, or root's; the aggregator (never root:
-# without sudo it runs as nobody) writes the database, so its group may write here.
+# The files are the user's who typed sudo, or root's. The aggregator (never root,
+# never nobody) writes the database: as the sudo user in their directory, else
+# as tracer-aggregator in a directory tracer run makes for it.
 owner=${SUDO_USER:-root}
+db="$demo/demo.db"
 if [ "$owner" = root ]; then
-	chown root:nogroup "$demo"
-	chmod 2775 "$demo"
+	db="$demo/db/demo.db"
 else
 	chown "$owner": "$demo"
 fi
 
-build/tracer run --db "$demo/demo.db" --pipeline demo-variant-calling \
+build/tracer run --db "$db" --pipeline demo-variant-calling \
 	-- examples/demo/pipeline.sh "$demo/work"
 echo
 echo "== tracer explain: where the time went, and what went wrong"
-build/tracer explain --db "$demo/demo.db"
+build/tracer explain --db "$db"
 echo
 echo "== tracer timeline"
-build/tracer timeline --db "$demo/demo.db"
-build/tracer report --db "$demo/demo.db" --html "$demo/report.html"
+build/tracer timeline --db "$db"
+build/tracer report --db "$db" --html "$demo/report.html"
 chown "$owner": "$demo/report.html"
 echo
-echo "Recorded in $demo/demo.db; HTML report in $demo/report.html."
-echo "Try: build/tracer signals, recommend --rate 0.10, cost --rate 0.10 (all with --db $demo/demo.db)"
+echo "Recorded in $db; HTML report in $demo/report.html."
+echo "Try: build/tracer signals, recommend --rate 0.10, cost --rate 0.10 (all with --db $db)"

@@ -18,7 +18,7 @@ import time
 import traceback
 
 import harness
-from harness import TESTS, Ctx, Failure
+from harness import TESTS, Ctx, Failure, ensure_aggregator_user
 import test_accounting  # noqa: F401  (registers tests)
 import test_telemetry  # noqa: F401
 import test_correlation  # noqa: F401
@@ -46,6 +46,7 @@ def run_suite(build, selected):
         if getattr(fn, "plain_only", None) and "asan" in os.path.basename(build):
             print(f"  skip {fn.__name__}: {fn.plain_only}", flush=True)
             continue
+        ensure_aggregator_user()
         tmp = tempfile.mkdtemp(prefix="tracer-it-")
         os.chmod(tmp, 0o777)  # the aggregator runs as nobody
         ctx = Ctx(build, tmp)

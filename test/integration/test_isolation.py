@@ -121,9 +121,10 @@ def packaged_aggregator_user(ctx):
 def on_an_installed_host_tracer_run_keeps_a_database_where_the_user_asked(ctx):
     """With the packaged tracer-aggregator user present (after `make install`), tracer run's own
     aggregator runs as someone who can write the database the user named: the sudo user for a
-    directory of theirs, nobody for the demo's root:nogroup 2775 directory, tracer-aggregator
-    only for a directory it owns. Before, it always chose tracer-aggregator, which could write
-    none of the first two: `sudo make demo` and `sudo tracer run --db ~/x.db` failed."""
+    directory of theirs, tracer-aggregator for a directory it owns. Never nobody (any unrelated
+    service's uid, issue 56): a root:nogroup 2775 directory, which only nobody's group could
+    write, is refused with a --db that works instead. Before, it always chose
+    tracer-aggregator, which could not write the first: `sudo tracer run --db ~/x.db` failed."""
     packaged = packaged_aggregator_user(ctx)
     nobody = pwd.getpwnam("nobody")
     env = dict(os.environ, SUDO_UID=str(nobody.pw_uid), SUDO_GID=str(nobody.pw_gid), SUDO_USER="nobody")
@@ -132,11 +133,6 @@ def on_an_installed_host_tracer_run_keeps_a_database_where_the_user_asked(ctx):
     os.mkdir(mine, 0o755)
     os.chown(mine, nobody.pw_uid, nobody.pw_gid)
     cases.append(("a directory of the sudo user's", os.path.join(mine, "t.db"), env, nobody.pw_uid))
-    demo = ctx.path("demo-like")
-    os.mkdir(demo)
-    os.chown(demo, 0, nobody.pw_gid)
-    os.chmod(demo, 0o2775)
-    cases.append(("root:nogroup 2775, no sudo", os.path.join(demo, "t.db"), None, nobody.pw_uid))
     system = ctx.path("system-like")
     os.mkdir(system, 0o750)
     os.chown(system, packaged.pw_uid, packaged.pw_gid)
@@ -151,15 +147,21 @@ def on_an_installed_host_tracer_run_keeps_a_database_where_the_user_asked(ctx):
             ctx.check(ctx.one("SELECT exit_code FROM runs", db=db) == 4, f"{what}: the run recorded")
         else:
             ctx.check(False, f"{what}: no database at {db}")
-    # root's own directory, no sudo: no unprivileged user can write it. tracer run refuses,
-    # and the --db it suggests instead (a new directory it makes) works.
+    # root's own directory, no sudo: no unprivileged user can write it; a root:nogroup 2775
+    # one only nobody's group could. tracer run refuses both, and the --db it suggests
+    # instead (a new directory it makes) works.
     roots = ctx.path("roots-own")
     os.mkdir(roots, 0o755)
-    p = subprocess.run([ctx.bin("tracer"), "run", "--db", os.path.join(roots, "t.db"), "--", "sh", "-c", "exit 4"],
-                       capture_output=True, text=True, timeout=120)
-    suggested = re.search(r"--db (\S+)\)", p.stderr)
-    ctx.check(p.returncode not in (0, 4) and suggested and not os.path.exists(os.path.join(roots, "t.db")),
-              f"root's own directory: refused, with a --db to use instead: {p.returncode}\n{p.stderr[-600:]}")
+    demo = ctx.path("demo-like")
+    os.mkdir(demo)
+    os.chown(demo, 0, nobody.pw_gid)
+    os.chmod(demo, 0o2775)
+    for d in (demo, roots):
+        p = subprocess.run([ctx.bin("tracer"), "run", "--db", os.path.join(d, "t.db"), "--", "sh", "-c", "exit 4"],
+                           capture_output=True, text=True, timeout=120)
+        suggested = re.search(r"--db (\S+)\)", p.stderr)
+        ctx.check(p.returncode not in (0, 4) and suggested and not os.path.exists(os.path.join(d, "t.db")),
+                  f"{d}: refused, with a --db to use instead: {p.returncode}\n{p.stderr[-600:]}")
     if suggested:
         p = subprocess.run([ctx.bin("tracer"), "run", "--db", suggested.group(1), "--", "sh", "-c", "exit 4"],
                            capture_output=True, text=True, timeout=120)

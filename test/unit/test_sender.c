@@ -47,6 +47,8 @@ static FILE *to_peer, *from_peer;
  * "recv" answers "seq N" for the next frame; "ack SEQ RESEND STREAM-HEX"
  * sends an ack and answers "ok".
  */
+static const uint8_t test_key[IPC_KEY_LEN] = {7, 7, 7};
+
 static int peer_main(const char *path)
 {
 	struct ipc_server server;
@@ -70,7 +72,14 @@ static int peer_main(const char *path)
 			nng_msg *msg;
 
 			frame_arena_init(&arena);
-			if (nng_recvmsg(server.sock, &msg, 0) != 0) {
+			int rv = nng_recvmsg(server.sock, &msg, 0);
+			/* The key a collector sends first on each connection: not a frame. */
+			while (rv == 0 && nng_msg_len(msg) == IPC_AUTH_LEN &&
+			       ipc_auth_check(nng_msg_body(msg), nng_msg_len(msg), test_key)) {
+				nng_msg_free(msg);
+				rv = nng_recvmsg(server.sock, &msg, 0);
+			}
+			if (rv != 0) {
 				printf("none\n");
 			} else {
 				if (frame_decode(&arena, nng_msg_body(msg), nng_msg_len(msg), &f,
@@ -175,7 +184,9 @@ static int setup(void **state)
 	listen_peer();
 	s = calloc(1, sizeof(*s));
 	assert_non_null(s);
-	assert_int_equal(sender_init(s, sock_path, 1 << 20), 0);
+	struct sender_trust trust = {.listener_uid = getuid()};
+	memcpy(trust.key, test_key, sizeof(trust.key));
+	assert_int_equal(sender_init(s, sock_path, 1 << 20, &trust), 0);
 	wait_for_pipe(0);
 	return 0;
 }

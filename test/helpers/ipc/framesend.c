@@ -1,6 +1,8 @@
 /*
- * framesend SOCKET MODE [N]: talks to an aggregator the way a (possibly
- * hostile) collector would.
+ * framesend [--key PATH|random|none] SOCKET MODE [N]: talks to an aggregator
+ * the way a (possibly hostile) collector would. It first proves itself with
+ * the collector key from PATH (default the system's, when it can read it);
+ * `random` sends a wrong key, `none` (or an unreadable file) nothing.
  *   garbage N   N messages of random bytes
  *   truncated   a valid frame cut short
  *   badevent    a well-formed frame whose event lacks a pid
@@ -31,6 +33,8 @@
 
 #include "common/frame.h"
 #include "common/ipc.h"
+#include "common/ipc_auth.h"
+#include "common/paths.h"
 #include "common/timeutil.h"
 
 #define ACK_DEADLINE_MS 8000
@@ -258,11 +262,33 @@ static int send_until_acked(nng_socket s, enum acked_mode mode)
 	return -1;
 }
 
+/* The first message, as a collector sends it; silent when there is no key to send. */
+static void prove(nng_socket s, const char *how)
+{
+	uint8_t key[IPC_KEY_LEN], auth[IPC_AUTH_LEN];
+	char err[512];
+
+	if (strcmp(how, "none") == 0)
+		return;
+	if (strcmp(how, "random") == 0)
+		getrandom(key, sizeof(key), 0);
+	else if (ipc_key_load_file(how, false, key, err, sizeof(err)) != 0)
+		return;
+	ipc_auth_pack(key, auth);
+	nng_send(s, auth, sizeof(auth), 0);
+}
+
 int main(int argc, char **argv)
 {
 	char url[512];
 	nng_socket s;
+	const char *key = TRACER_DEFAULT_KEY;
 
+	if (argc > 2 && strcmp(argv[1], "--key") == 0) {
+		key = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 3)
 		return 2;
 	getrandom(stream_id, sizeof(stream_id), 0);
@@ -274,6 +300,7 @@ int main(int argc, char **argv)
 	}
 	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 2000);
 	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 3000);
+	prove(s, key);
 	if (strcmp(argv[2], "garbage") == 0) {
 		int n = argc > 3 ? atoi(argv[3]) : 10;
 		for (int i = 0; i < n; i++) {
