@@ -25,7 +25,8 @@
 
 static const char usage_text[] =
     "usage: tracer cost [--db PATH] [--json] [RUN]\n"
-    "                   [--since DURATION] [--by run|pipeline|step|tool|user|costcenter]\n"
+    "                   [--since DURATION [--whole-window]] [--by "
+    "run|pipeline|step|tool|user|costcenter]\n"
     "                   [--rate USD_PER_HOUR | --instance-type T [--region R] [--lifecycle L]]\n"
     "                   [--prices FILE] [--cost-conf FILE] [--detect | --no-detect]\n"
     "                   [--imds-endpoint URL]\n"
@@ -83,6 +84,28 @@ static void print_rows(const struct cost_report *r)
 	json_decref(rows);
 }
 
+/* How much of the window was seen, and so billed (unless --whole-window). */
+static void print_observed(const struct cost_report *r)
+{
+	char seen[32], window[32];
+	int64_t span = r->to_ns - r->from_ns;
+
+	if (span <= 0 || r->observed_ns < 0 || r->observed_ns >= span)
+		return;
+	format_duration(r->observed_ns, seen, sizeof(seen));
+	format_duration(span, window, sizeof(window));
+	if (!r->since_window)
+		return; /* a run's span: its own daemons start inside it */
+	if (r->whole_window)
+		printf("  observed: %s of %s; billed: all of it (--whole-window), the unseen time "
+		       "as idle capacity\n",
+		       seen, window);
+	else
+		printf("  observed: %s of %s, and only that is billed: no collector watched the "
+		       "rest (--whole-window bills it as idle capacity)\n",
+		       seen, window);
+}
+
 static void print_text(const struct cost_report *r)
 {
 	char a[40], b[40], dur[32];
@@ -97,10 +120,12 @@ static void print_text(const struct cost_report *r)
 	if (r->priced) {
 		printf("Host cost %s to %s (%s): $%s\n", a, strncmp(a, b, 10) ? b : b + 11, dur,
 		       usd);
+		print_observed(r);
 		printf("  price: %s\n", r->price.source);
 	} else {
 		printf("Host use %s to %s (%s): shares of the host, no price known\n", a,
 		       strncmp(a, b, 10) ? b : b + 11, dur);
+		print_observed(r);
 		printf("  price: none (set rate in /etc/tracer/cost.conf or pass --rate)\n");
 	}
 	printf("  split: %.0f%% by CPU (%d CPUs), %.0f%% by memory (%.1f GiB)%s\n",
@@ -187,6 +212,7 @@ static int cost_window(sqlite3 *db, struct cli_query *q, const char *since, stru
 		}
 		r->to_ns = (int64_t)now_realtime_ns();
 		r->from_ns = r->to_ns - d;
+		r->since_window = true;
 		return 0;
 	}
 	int64_t run = cli_run(q, db);
@@ -228,9 +254,10 @@ int cmd_cost(int argc, char **argv)
 	struct cli_query q = {.verb = "cost"};
 	struct price_options po = {0};
 	const char *since = NULL, *by = NULL, *weight_arg = NULL, *centers_path = NULL;
-	const char *format_arg = NULL;
+	const char *format_arg = NULL, *whole = NULL;
 	const struct cli_extra_option extra[] = {
 	    {"since", true, &since},
+	    {"whole-window", false, &whole},
 	    {"by", true, &by},
 	    PRICE_EXTRA_OPTIONS(po),
 	    {"cpu-weight", true, &weight_arg},
@@ -246,6 +273,7 @@ int cmd_cost(int argc, char **argv)
 	if (done)
 		return rc;
 	r.cpu_weight = 0.5;
+	r.whole_window = whole != NULL;
 	if (cli_number("cost", "cpu-weight", weight_arg, 0, 1, &r.cpu_weight) != 0 ||
 	    export_format_parse("cost", format_arg, &r.format) != 0)
 		return 2;

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/health.h"
 #include "cli/rows.h"
+#include "common/timeutil.h"
 
 static void user_name(uint32_t uid, char *out, size_t size)
 {
@@ -50,6 +52,16 @@ static void bucket_key(const struct cost_query *cq, const struct process_usage *
 	}
 }
 
+/* How much of [a, b) lies in [from, to). */
+static int64_t clipped_span(int64_t a, int64_t b, int64_t from, int64_t to)
+{
+	if (a < from)
+		a = from;
+	if (b > to)
+		b = to;
+	return b > a ? b - a : 0;
+}
+
 static void add(const struct process_usage *u, void *ctx)
 {
 	struct cost_query *cq = ctx;
@@ -57,6 +69,40 @@ static void add(const struct process_usage *u, void *ctx)
 
 	bucket_key(cq, u, key, sizeof(key));
 	cost_tally_add(&cq->tally, key, u->cpu_s, u->mem_gib_s);
+}
+
+int64_t cost_observed_ns(sqlite3 *db, int64_t from_ns, int64_t to_ns)
+{
+	sqlite3_stmt *q;
+	int64_t observed = 0, cover_from = 0, cover_to = 0, now = (int64_t)now_realtime_ns();
+	bool any = false;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT first_seen_ns, CASE WHEN final = 0 AND ?1 - last_seen_ns < "
+			       "?2 THEN ?1 ELSE last_seen_ns END FROM collector_stats WHERE "
+			       "first_seen_ns IS NOT NULL ORDER BY first_seen_ns",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(q, 1, now);
+	sqlite3_bind_int64(q, 2, HEALTH_STALE_NS);
+	/* Streams sorted by start: merge overlapping spans, add each merged one clipped. */
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t a = sqlite3_column_int64(q, 0), b = sqlite3_column_int64(q, 1);
+		any = true;
+		if (b <= a)
+			continue;
+		if (cover_to > cover_from && a <= cover_to) {
+			if (b > cover_to)
+				cover_to = b;
+			continue;
+		}
+		observed += clipped_span(cover_from, cover_to, from_ns, to_ns);
+		cover_from = a;
+		cover_to = b;
+	}
+	observed += clipped_span(cover_from, cover_to, from_ns, to_ns);
+	sqlite3_finalize(q);
+	return any ? observed : -1;
 }
 
 void cost_run_window(sqlite3 *db, int64_t run, struct cost_report *r)
@@ -97,7 +143,13 @@ int cost_compute(sqlite3 *db, const char *verb, const struct price_options *po,
 		goto out;
 	}
 	r->tally = &cq->tally;
-	double seconds = (double)(r->to_ns - r->from_ns) / 1e9;
+	r->observed_ns = cost_observed_ns(db, r->from_ns, r->to_ns);
+	/* What the work used was seen; the rest of the host's time is billed only
+	 * where a collector saw it, unless the whole window is asked for. */
+	int64_t billed = r->since_window && !r->whole_window && r->observed_ns >= 0
+			     ? r->observed_ns
+			     : r->to_ns - r->from_ns;
+	double seconds = (double)(billed > 0 ? billed : 1) / 1e9;
 	cost_split(&cq->tally, r->priced ? r->price.usd_per_hour : 3600.0 / seconds, seconds,
 		   cap->cpus, cap->memory_gib, r->cpu_weight, &r->totals);
 out:
@@ -129,6 +181,9 @@ json_t *cost_json(const struct cost_report *r)
 		      USD(r->totals.idle_usd), "work_usd", USD(r->totals.work_usd), "idle_share",
 		      r->totals.total_usd > 0 ? r->totals.idle_usd / r->totals.total_usd : 0);
 #undef USD
+	json_object_set_new(doc, "observed_ns",
+			    r->observed_ns >= 0 ? json_integer(r->observed_ns) : json_null());
+	json_object_set_new(doc, "whole_window", json_boolean(r->whole_window));
 	if (r->run)
 		json_object_set_new(doc, "run", cli_run_object(r->db, r->run));
 	return doc;

@@ -27,6 +27,11 @@ struct cost_report {
 	sqlite3 *db;
 	const char *by;
 	int64_t run, from_ns, to_ns;
+	/* Of the window, how long a collector of this database watched (from
+	 * collector_stats). A window of time (--since) bills only that, unless
+	 * whole_window; a run's window is its span. */
+	int64_t observed_ns;
+	bool since_window, whole_window;
 	double cpu_weight;
 	bool priced; /* false: shares of the host only, no dollars */
 	enum export_format format;
@@ -45,6 +50,12 @@ static inline json_int_t cost_cpu_ns(double cpu_s)
 /* The host's CPUs and memory are unknown: no host samples, not recorded here. */
 #define COST_NO_CAPACITY (-3)
 
+/*
+ * How long of [from, to] some collector writing db watched: the union of its
+ * streams' spans (a stream still writing reaches now). Time no collector saw
+ * is not the host's to bill: nothing says it even ran.
+ */
+int64_t cost_observed_ns(sqlite3 *db, int64_t from_ns, int64_t to_ns); /* -1: no streams */
 /* r's window becomes the run's span (to the last host sample while it runs). */
 void cost_run_window(sqlite3 *db, int64_t run, struct cost_report *r);
 /*

@@ -95,6 +95,19 @@ void format_command(const char *argv_json, const char *fallback, char *out, size
 			*c = ' ';
 }
 
+/* Decimals that show three significant digits of a (0 < a < 0.01), at most 8 (a
+ * table's 10 columns; less than $0.000000005 is $0.00000000). */
+static int small_amount_decimals(double a)
+{
+	int d = 2;
+
+	while (a < 1 && d < 8) {
+		a *= 10;
+		d++;
+	}
+	return d;
+}
+
 void format_amount(double v, char *out, size_t size)
 {
 	double a = v < 0 ? -v : v;
@@ -105,8 +118,8 @@ void format_amount(double v, char *out, size_t size)
 		snprintf(out, size, "%.2f", v);
 	else if (a >= 0.01)
 		snprintf(out, size, "%.4f", v);
-	else
-		snprintf(out, size, "%.3g", v); /* small runs: three significant digits */
+	else /* small runs: three significant digits, in decimals, never 4.88e-05 */
+		snprintf(out, size, "%.*f", small_amount_decimals(a), v);
 }
 
 void format_column(const char *s, int width, char *out, size_t size)

@@ -377,3 +377,33 @@ def recommend_sizes_a_run_of_one_command(ctx):
     ctx.check(s["memory_recommended_gib"] * 1048576 >= own_kb, f"advice not below its own peak {own_kb} kB: {s}")
     ctx.check(s["memory_given_from"] == "host" and s["cpus_recommended"] == 1,
               f"given the host's memory, one CPU for one thread: {s}")
+
+
+@test
+def cost_of_a_window_bills_only_what_was_observed(ctx):
+    """`cost --since 30d` on a database that holds a few seconds: only the time a collector
+    watched is billed (at $1/h: its seconds / 3600), not 720 h of "idle capacity" nobody
+    saw; --whole-window bills all 720 h. Ground truth: the collector streams' spans read
+    from SQLite and merged here, and the window's own length."""
+    ctx.tracer_run(["bash", "-c", "for i in 1 2 3; do gzip -c /bin/bash > /dev/null; done"], "--run", "seen",
+                   expect=0)
+    doc = tracer_json(ctx, "cost", "--db", ctx.db, "--since", "30d", "--rate", "1")
+    spans = sorted(ctx.query("SELECT first_seen_ns, last_seen_ns FROM collector_stats", db=ctx.db))
+    merged = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    seen_ns = sum(max(0, min(b, doc["to_ns"]) - max(a, doc["from_ns"])) for a, b in merged)
+    ctx.check(0 < seen_ns < 600e9, f"the database holds a short watch: {seen_ns} ns")
+    ctx.check(doc.get("observed_ns") == seen_ns, f"observed_ns {doc.get('observed_ns')} vs the streams' {seen_ns}")
+    ctx.close(doc["total_usd"], seen_ns / 1e9 / 3600, 1e-12, "billed: the observed seconds at $1/h")
+    ctx.close(sum(r["usd"] for r in doc["breakdown"]) + doc["idle_usd"], doc["total_usd"], 1e-12,
+              "parts add up to the bill")
+    whole = tracer_json(ctx, "cost", "--db", ctx.db, "--since", "30d", "--rate", "1", "--whole-window")
+    ctx.close(whole["total_usd"], (whole["to_ns"] - whole["from_ns"]) / 1e9 / 3600, 1e-6,
+              "--whole-window: all 720 h")
+    text = subprocess.run([ctx.bin("tracer"), "cost", "--db", ctx.db, "--since", "30d", "--rate", "1"],
+                          capture_output=True, text=True, timeout=60).stdout
+    ctx.check("observed:" in text and "e-0" not in text, f"the text says what was observed, amounts in decimals: {text}")
