@@ -193,6 +193,30 @@ def html_report_of_a_failing_run_says_what_failed(ctx):
 
 
 @test
+def html_report_of_a_run_that_handled_a_failure_says_handled(ctx):
+    """A script whose `ls /missing || true` fails and which then goes on and succeeds: the
+    run is ok, so the page has no "What failed" (nothing failed the run); it lists the ls
+    among the failures handled, with its exit as the shell saw it, and the failed-processes
+    card says handled."""
+    script = ctx.path("handles.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\nls /missing-input-dir > /dev/null 2>&1 || true\nsort /etc/services > /dev/null\n")
+    os.chmod(script, 0o755)
+    ls = subprocess.run(["ls", "/missing-input-dir"], capture_output=True)
+    ctx.tracer_run([script], "--run", "handles", expect=0)
+    dom = render(ctx, report_of(ctx, "handles"))
+    cards = {e["attrs"]["data-key"]: e["text"] for e in dom.by_class("card")}
+    ctx.check(cards.get("status", "").startswith("ok"), f"status card: {cards.get('status')}")
+    ctx.check(not dom.by_class("failure") and not any(e["text"].startswith("What failed") for e in dom.elements),
+              f"nothing failed the run: {[e['text'] for e in dom.by_class('failure')]}")
+    handled = [e["text"] for e in dom.by_class("handled-failure")]
+    ctx.check(len(handled) == 1 and "ls /missing-input-dir" in handled[0] and str(ls.returncode) in handled[0],
+              f"the ls is a handled failure with its exit {ls.returncode}: {handled}")
+    ctx.check(cards.get("failed processes", "").startswith("1") and "handled" in cards.get("failed processes", ""),
+              f"failed processes card: {cards.get('failed processes')}")
+
+
+@test
 def html_report_of_2000_steps_stays_small_and_summarised(ctx):
     """2,000 steps (a script's direct children) of 10,000 processes: the page is under
     3 MB and loads in Chromium without script errors; the timeline draws one group per
