@@ -57,6 +57,14 @@ void explain_time(json_t *s)
 			 "%s was network-bound: asleep %.0f%% of its time while moving %s over the "
 			 "network",
 			 name, 100 * sleep / total, a);
+	} else if (!strcmp(character, "mixed")) {
+		snprintf(
+		    text, sizeof(text),
+		    "%s had no one bottleneck: %.0f%% of its time on a CPU, %.0f%% waiting for "
+		    "one, %.0f%% on disk I/O, %.0f%% asleep (a lock, a pipe, a child, a timer, "
+		    "the network)",
+		    name, 100 * cpu / total, 100 * runq / total, 100 * io / total,
+		    100 * sleep / total);
 	} else if (!strcmp(character, "waiting")) {
 		snprintf(text, sizeof(text),
 			 "%s was mostly waiting: %.0f%% of its time neither on a CPU nor on disk "

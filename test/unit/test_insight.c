@@ -52,6 +52,12 @@ static void test_character(void **state)
 	assert_string_equal(insight_character(&r), "contended");
 	r.runq_ns = 0, r.reclaim_ns = 2 * s;
 	assert_string_equal(insight_character(&r), "memory");
+	/* 16% on a CPU, the rest spread: no one part is the character. */
+	memset(&r, 0, sizeof(r));
+	r.cpu_ns = 16 * s, r.runq_ns = 25 * s, r.iowait_ns = 24 * s, r.sleep_ns = 35 * s;
+	assert_string_equal(insight_character(&r), "mixed");
+	r.sleep_ns = 55 * s; /* 55 of 120: asleep is the largest and over 40% */
+	assert_string_equal(insight_character(&r), "waiting");
 	/* Mostly asleep: waiting, unless it moved data over the network at a real rate. */
 	memset(&r, 0, sizeof(r));
 	r.cpu_ns = 1 * s, r.sleep_ns = 9 * s, r.start_epoch_ns = 1,
