@@ -494,10 +494,10 @@ static void scheduler_hint(sqlite3 *db, int64_t run_id)
 static void print_report(const struct run_options *o, bool watch_ended)
 {
 	sqlite3 *db;
-	/* A run of thousands of processes: a summary here, the rest with tracer show. */
+	/* Any run in a screenful: a summary past it, the rest with tracer show. */
 	struct report_opts ro = {.json = o->json,
 				 .width = 0,
-				 .summary_above = 200,
+				 .max_lines = REPORT_SCREENFUL,
 				 .db_path = o->db_path,
 				 .watch_ended = watch_ended};
 
