@@ -101,6 +101,21 @@ class Container:
                         pass
 
 
+def check_quick_run(ctx, box, user=None):
+    """`tracer run -- true` with the installed daemons returns within 1 s of its command,
+    timed inside the container, with no warning that the wait for its events ran out (it
+    waited 30 s in nspawn while the boot id nspawn mounts was compared with the daemons')."""
+    who = ["runuser", "-u", user, "--"] if user else []
+    timed = ("a=$(date +%s%N); " + " ".join(who) + " tracer run --run quick-$(date +%s%N) -- true 2>/tmp/quick.err;"
+             " rc=$?; b=$(date +%s%N); echo $rc $(( (b - a) / 1000000 )); cat /tmp/quick.err >&2")
+    p = box.run("sh", "-c", timed)
+    rc, ms = (p.stdout.split() + ["?", "?"])[:2]
+    ctx.check(rc == "0" and ms.isdigit() and int(ms) < 1000 and "not every event" not in p.stderr,
+              f"tracer run -- true{' as ' + user if user else ''} returns within 1 s: rc {rc}, {ms} ms\n"
+              f"{p.stderr[-600:]}")
+    return int(ms) if ms.isdigit() else None
+
+
 @test
 @plain_build_only("CI time: a full systemd boot; the daemons' code runs under ASan in every other test")
 def three_units_under_real_systemd(ctx):
@@ -163,6 +178,7 @@ def three_units_under_real_systemd(ctx):
         return subprocess.run(["sqlite3", f"file:{db}?mode=ro", f"SELECT count(*) FROM processes p JOIN runs r "
                                f"ON r.id = p.run_id WHERE r.name = '{name}' AND p.exe = '/usr/bin/true' "
                                f"AND p.exit_code = 0"], capture_output=True, text=True).stdout.strip()
+    check_quick_run(ctx, box)
     first = box.run("tracer", "run", "--run", "first", "--", "storm", "300", "2", "/bin/true", check=True)
     if runs("first") != "300":
         logs = "\n".join(line for line in box.run("journalctl", "-b", "--no-pager", "-n", "80", "-u",
@@ -399,6 +415,9 @@ def debian_package_installs_upgrades_and_removes(ctx):
     ctx.check(sql(count.format("pkg")) == "50" and sql(count.format("alice-run")) == "50",
               f"the runs survive the upgrade: {sql(count.format('pkg'))}, {sql(count.format('alice-run'))}")
     box.run("tracer", "run", "--run", "upgraded", "--", "/bin/sh", "-c", loop, check=True)
+    # This package's tracer run with the packaged daemons, as root and as a tracer-group user.
+    check_quick_run(ctx, box)
+    check_quick_run(ctx, box, user="alice")
     box.run("systemctl", "restart", "tracer.target", check=True)
     ctx.check(units() == ["active"] * 3, f"units after restarting tracer.target: {units()}")
     box.run("tracer", "run", "--run", "restarted", "--", "/bin/sh", "-c", loop, check=True)
