@@ -172,6 +172,10 @@ def three_units_under_real_systemd(ctx):
     ctx.check(ls[0] == "2750 tracer-aggregator tracer" and ls[1].startswith("640 tracer-aggregator"),
               f"data permissions: {ls}")
 
+    # The metrics file the Prometheus recipe links (docs/operations.md): 0644 under UMask=0027.
+    prom = box.run("sh", "-c", "stat -c %a /run/tracer-metrics/tracer.prom && "
+                   "grep -c '^tracer_build_info{version=' /run/tracer-metrics/tracer.prom").stdout.split()
+    ctx.check(prom == ["644", "1"], f"the metrics file, world-readable, with build info: {prom}")
     db = os.path.join(root, "var/lib/tracer/tracer.db")
 
     def runs(name):
