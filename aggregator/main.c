@@ -48,7 +48,8 @@ struct aggregator_options {
 	unsigned commit_ms;
 	const char *tools_allow, *tools_deny;
 	struct insight_config signals;
-	unsigned outbox_mib;				  /* 0: no shipping */
+	unsigned outbox_mib;	 /* 0: no shipping */
+	const char *outbox_when; /* queue only while this file (the shipper's config) exists */
 	unsigned retain_days, retain_mib, retain_check_s; /* 0: no limit */
 	const char *metrics_file;
 	const char *shipper_state;
@@ -147,6 +148,8 @@ static void usage(FILE *out)
 	    "                         start, CLOCK_BOOTTIME ns as /proc shows it; tracer run's\n"
 	    "                         own aggregator); other tracer runs are not runs here\n"
 	    "  --outbox-mib N         queue records for the shipper, at most N MiB (0: off)\n"
+	    "  --outbox-when PATH     ... only while PATH exists (the shipper's configuration):\n"
+	    "                         no queue nobody reads; checked at every commit\n"
 	    "  --retain-days N        delete finished runs, processes and samples older than\n"
 	    "                         N days (default 30; 0: keep for ever)\n"
 	    "  --retain-mib N         then delete the oldest until the data fits in N MiB\n"
@@ -210,6 +213,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"tools-deny", required_argument, 0, 'N'},
 	    {"signal", required_argument, 0, 'G'},
 	    {"outbox-mib", required_argument, 0, 'O'},
+	    {"outbox-when", required_argument, 0, 'w'},
 	    {"retain-days", required_argument, 0, 'D'},
 	    {"retain-mib", required_argument, 0, 'M'},
 	    {"retain-check-s", required_argument, 0, 'K'},
@@ -339,6 +343,9 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			break;
 		case 'F':
 			o->metrics_file = optarg;
+			break;
+		case 'w':
+			o->outbox_when = optarg;
 			break;
 		case 'O':
 			o->outbox_mib = (unsigned)strtoul(optarg, &end, 10);
@@ -539,13 +546,19 @@ int main(int argc, char **argv)
 			 opt.db_path, strerror(errno));
 	if (store_open(&store, opt.db_path) != 0)
 		return 1;
-	struct outbox outbox;
+	struct outbox outbox, *opened = NULL;
 	if (opt.outbox_mib) {
 		if (outbox_open(&outbox, store.db, (uint64_t)opt.outbox_mib << 20,
 				opt.shipper_state) != 0)
 			goto out_store;
-		store.outbox = &outbox;
-		log_info("outbox on: at most %u MiB queued for the shipper", opt.outbox_mib);
+		opened = &outbox;
+		store.outbox = outbox_gate_open(opt.outbox_when) ? &outbox : NULL;
+		if (store.outbox)
+			log_info("outbox on: at most %u MiB queued for the shipper",
+				 opt.outbox_mib);
+		else
+			log_info("outbox off: no shipper configured (no %s); on once it exists",
+				 opt.outbox_when);
 	}
 	char allow_buf[4200], deny_buf[4200];
 	const char *allow = find_list(opt.tools_allow, "tools.allow", allow_buf, sizeof(allow_buf));
@@ -578,6 +591,8 @@ int main(int argc, char **argv)
 	receiver.prune_every_ns = (uint64_t)opt.retain_check_s * NSEC_PER_SEC;
 	receiver.metrics_path = opt.metrics_file;
 	receiver.shipper_state = opt.shipper_state;
+	receiver.outbox = opened;
+	receiver.outbox_when = opt.outbox_when;
 	/* The first check one period after the start: a restart loop does not prune each time. */
 	receiver.next_prune_ns = now_boottime_ns() + receiver.prune_every_ns;
 	receiver.reload = &reload_requested;
@@ -620,15 +635,15 @@ int main(int argc, char **argv)
 	unlink(opt.socket_path);
 	announce_db(opt.socket_path, NULL);
 	ingest_free(&ingest);
-	if (store.outbox)
-		outbox_close(store.outbox);
+	if (opened)
+		outbox_close(opened);
 	store_close(&store);
 	exit(exit_code);
 out_ingest:
 	ingest_free(&ingest);
 out_store:
-	if (store.outbox)
-		outbox_close(store.outbox);
+	if (opened)
+		outbox_close(opened);
 	store_close(&store);
 	nng_fini(); /* not listening yet: nothing of nng is in flight */
 	return exit_code;

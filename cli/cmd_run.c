@@ -408,8 +408,17 @@ static void stop_daemons(struct self_hosted *h)
 	}
 }
 
-/* Every event before `until` (CLOCK_BOOTTIME) is in the database. */
-static int wait_committed(const char *db_path, uint64_t until)
+/*
+ * Every event before `until` (CLOCK_BOOTTIME) is in the database: a collector
+ * of this boot has a watermark past it. Of this boot: its boot id is ours, or
+ * it was heard from since our command started (`since`, wall clock). The
+ * second is needed in a container: systemd-nspawn mounts a boot id of its own
+ * over /proc/sys/kernel/random/boot_id, which the installed daemons do not see
+ * (ProtectKernelTunables= gives them a fresh /proc/sys with the kernel's), so
+ * their stream's boot id is never the one we read, while the clock is the
+ * same. A watermark ahead of our clock is another boot's, whatever its id.
+ */
+static int wait_committed(const char *db_path, uint64_t until, int64_t since)
 {
 	uint8_t boot[BOOT_ID_LEN];
 	char boot_hex[33];
@@ -418,9 +427,10 @@ static int wait_committed(const char *db_path, uint64_t until)
 	uint64_t deadline = now_monotonic_ns() + COMMIT_WAIT_NS;
 	int rc = -1;
 
-	if (read_boot_id(boot) != 0)
-		return -1;
-	format_hex(boot, sizeof(boot), boot_hex, sizeof(boot_hex));
+	if (read_boot_id(boot) == 0)
+		format_hex(boot, sizeof(boot), boot_hex, sizeof(boot_hex));
+	else
+		boot_hex[0] = '\0';
 	while (now_monotonic_ns() < deadline) {
 		if (!db && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 			sqlite3_close(db);
@@ -430,11 +440,15 @@ static int wait_committed(const char *db_path, uint64_t until)
 		    sqlite3_prepare_v2(
 			db,
 			"SELECT coalesce(max(watermark_boot_ns), 0) FROM collector_stats "
-			"WHERE boot_id = ?",
+			"WHERE (boot_id = ?1 OR last_seen_ns >= ?2) AND "
+			"watermark_boot_ns <= ?3",
 			-1, &st, NULL) != SQLITE_OK)
 			st = NULL;
 		if (st) {
 			sqlite3_bind_text(st, 1, boot_hex, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 2, since);
+			sqlite3_bind_int64(st, 3,
+					   (sqlite3_int64)(now_boottime_ns() + NSEC_PER_SEC));
 			uint64_t mark = 0;
 			if (sqlite3_step(st) == SQLITE_ROW)
 				mark = (uint64_t)sqlite3_column_int64(st, 0);
@@ -527,10 +541,10 @@ static void scheduler_hint(sqlite3 *db, int64_t run_id, FILE *out)
 static void print_report(const struct run_options *o, bool watch_ended)
 {
 	sqlite3 *db;
-	/* A run of thousands of processes: a summary here, the rest with tracer show. */
+	/* Any run in a screenful: a summary past it, the rest with tracer show. */
 	struct report_opts ro = {.json = o->json,
 				 .width = 0,
-				 .summary_above = 200,
+				 .max_lines = REPORT_SCREENFUL,
 				 .db_path = o->db_path,
 				 .watch_ended = watch_ended};
 
@@ -655,6 +669,7 @@ int cmd_run(int argc, char **argv)
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGTERM, forward_signal);
 	signal(SIGHUP, forward_signal);
+	int64_t started = (int64_t)now_realtime_ns(); /* wait_committed: streams heard since */
 	command_pid = start_command(o.command, have_user ? &user : NULL);
 	if (command_pid < 0) {
 		perror("tracer run: fork");
@@ -672,7 +687,7 @@ int cmd_run(int argc, char **argv)
 		kill(hosted.collector.pid, SIGUSR1);
 	}
 
-	if (wait_committed(o.db_path, ended) != 0)
+	if (wait_committed(o.db_path, ended, started) != 0)
 		fprintf(stderr,
 			"tracer run: not every event reached %s within %llus; "
 			"the report may be incomplete\n",

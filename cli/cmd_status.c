@@ -119,6 +119,24 @@ static void print_event_outcomes(json_t *agg)
 		       (double)jint(agg, "last_clock_step_ns") / 1e9);
 }
 
+/* The daemons' database: no shipper configured means no outbox (docs/shipping.md). */
+static void print_shipper_configured(json_t *doc, json_t *ship)
+{
+	json_t *configured = json_object_get(doc, "shipper_configured");
+
+	if (json_is_false(configured) && !ship)
+		printf("\nshipping: none configured (no %s): the outbox is off, nothing is "
+		       "queued (docs/shipping.md)\n",
+		       jstr(doc, "shipper_config"));
+	else if (json_is_false(configured))
+		printf("  no shipper is configured (no %s): nothing will deliver these; the "
+		       "outbox is off until one is\n",
+		       jstr(doc, "shipper_config"));
+	else if (json_is_true(configured) && !ship)
+		printf("\nshipping: configured (%s), nothing queued or delivered yet\n",
+		       jstr(doc, "shipper_config"));
+}
+
 static void print_text(json_t *doc)
 {
 	json_t *streams = json_object_get(doc, "collectors");
@@ -217,16 +235,19 @@ static void print_text(json_t *doc)
 		if (jstr(ship, "last_error")[0])
 			printf("  last error: %s\n", jstr(ship, "last_error"));
 	}
+	print_shipper_configured(doc, ship);
 }
 
 struct status_options {
 	const char *db_path, *socket_path, *state_path;
+	const char *config_path; /* the shipper's configuration: the outbox is on with it */
 	bool as_json;
 	bool socket_given; /* --socket: the daemons that write this database listen there */
 };
 
 static const char status_usage[] =
-    "usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH] [--json]\n"
+    "usage: tracer status [--db PATH] [--socket PATH] [--shipper-state PATH]\n"
+    "                     [--shipper-config PATH] [--json]\n"
     "  is tracer healthy: daemons listening, probes, events lost per hop, shipping.\n"
     "  The daemons' socket counts only for their database (the default) or with\n"
     "  --socket: a tracer run database needs no daemons.\n"
@@ -241,14 +262,19 @@ static int parse_status_options(int argc, char **argv, struct status_options *o)
 	    {"db", required_argument, 0, 'd'},
 	    {"socket", required_argument, 0, 's'},
 	    {"shipper-state", required_argument, 0, 'S'},
+	    {"shipper-config", required_argument, 0, 'C'},
 	    {"json", no_argument, 0, 'j'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
 	int c;
 
-	*o = (struct status_options){cli_default_db(), TRACER_DEFAULT_SOCKET,
-				     TRACER_DEFAULT_SHIPPER_STATE, false, false};
+	*o = (struct status_options){cli_default_db(),
+				     TRACER_DEFAULT_SOCKET,
+				     TRACER_DEFAULT_SHIPPER_STATE,
+				     TRACER_DEFAULT_SHIPPER_CONFIG,
+				     false,
+				     false};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -261,6 +287,9 @@ static int parse_status_options(int argc, char **argv, struct status_options *o)
 			break;
 		case 'S':
 			o->state_path = optarg;
+			break;
+		case 'C':
+			o->config_path = optarg;
 			break;
 		case 'j':
 			o->as_json = true;
@@ -418,6 +447,11 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	json_decref(aggs);
 	if (shipping)
 		json_object_set_new(doc, "shipping", shipping);
+	/* The daemons' database: whether a shipper is configured, so the outbox is on. */
+	if (daemons_db)
+		json_object_set_new(doc, "shipper_configured",
+				    json_boolean(access(o->config_path, F_OK) == 0));
+	json_object_set_new(doc, "shipper_config", json_string(o->config_path));
 	return doc;
 }
 

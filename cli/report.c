@@ -85,7 +85,7 @@ static bool has(json_t *o, const char *key)
  * non-zero exit, or a signal other than SIGPIPE (a producer whose reader
  * stopped reading, `| head`, did not fail).
  */
-static bool process_failed(json_t *p)
+bool report_process_failed(json_t *p)
 {
 	if (has(p, "signal"))
 		return int_of(p, "signal") != SIGPIPE;
@@ -119,7 +119,7 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 			peak = int_of(p, "max_rss_kb");
 		rchar += int_of(p, "rchar");
 		wchar += int_of(p, "wchar");
-		if (process_failed(p))
+		if (report_process_failed(p))
 			failed++;
 		/* Images with no end: their use is in no total (print_unfinished). */
 		const char *state = json_string_value(json_object_get(p, "state"));
@@ -221,7 +221,7 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 			json_object_set_new(t, "measured", json_integer(int_of(t, "measured") + 1));
 		if (int_of(p, "max_rss_kb") > int_of(t, "max_rss_kb"))
 			json_object_set_new(t, "max_rss_kb", json_integer(int_of(p, "max_rss_kb")));
-		if (process_failed(p))
+		if (report_process_failed(p))
 			json_object_set_new(t, "failed_processes",
 					    json_integer(int_of(t, "failed_processes") + 1));
 		json_array_append(json_object_get(t, "process_list"), p);
@@ -231,7 +231,7 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 	return doc;
 }
 
-static void status_text(json_t *p, char *out, size_t size)
+void report_status_text(json_t *p, char *out, size_t size)
 {
 	const char *state = json_string_value(json_object_get(p, "state"));
 
@@ -272,7 +272,7 @@ static void print_process(FILE *out, json_t *p, const char *prefix, bool last, b
 	char start[32];
 	int64_t end = int_of(p, "end_ns");
 
-	status_text(p, status, sizeof(status));
+	report_status_text(p, status, sizeof(status));
 	format_duration(has(p, "end_ns") ? end - int_of(p, "start_ns") : -1, wall, sizeof(wall));
 	format_duration(int_of(p, "start_ns") - run_start, start, sizeof(start));
 	if (has(p, "cpu_user_ns"))
@@ -342,7 +342,7 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 		json_array_foreach(json_object_get(t, "process_list"), k, p)
 		{
 			char status[32], wall[32], pcpu[32], prss[32], cmd[512];
-			status_text(p, status, sizeof(status));
+			report_status_text(p, status, sizeof(status));
 			format_duration(
 			    has(p, "end_ns") ? int_of(p, "end_ns") - int_of(p, "start_ns") : -1,
 			    wall, sizeof(wall));
@@ -373,9 +373,6 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 	}
 }
 
-/* Steps a summary lists. */
-#define SUMMARY_STEPS 15
-
 static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct report_opts *o)
 {
 	json_t *steps = json_object_get(doc, "steps");
@@ -384,18 +381,12 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 
 	if (json_array_size(steps) == 0)
 		return;
-	size_t shown = json_array_size(steps);
-	if (o->summarise && shown > SUMMARY_STEPS)
-		shown = SUMMARY_STEPS;
-	fprintf(out, "\nSteps (%zu%s):\n", json_array_size(steps),
-		shown < json_array_size(steps) ? ", the first few" : "");
+	fprintf(out, "\nSteps (%zu):\n", json_array_size(steps));
 	/* The columns of the process lines under each tool (print_tools). */
 	fprintf(out, "      %-11s %-7s %8s %8s %9s  %s\n", "PID", "EXIT", "WALL", "CPU", "MAX RSS",
 		"COMMAND");
 	json_array_foreach(steps, i, s)
 	{
-		if (i >= shown)
-			break;
 		char wall[48], cpu[32], rss[32], start[32];
 		const char *name = json_string_value(json_object_get(s, "name"));
 		format_duration(int_of(s, "start_ns") - run_start, start, sizeof(start));
@@ -575,19 +566,14 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
 	if (has(run, "signal") || has(run, "exit_code"))
 		print_unfinished(out, totals, o);
+	if (o->summarise) {
+		report_summary_print(out, run, totals, o);
+		return;
+	}
 	fputc('\n', out);
 	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {
 		print_steps(out, o->structure, start, o);
-		if (!o->summarise)
-			fprintf(out, "\nProcess tree:\n");
-	}
-	if (o->summarise) {
-		fprintf(out,
-			"\n%lld processes: the whole tree and every step with "
-			"`tracer show --db %s %lld`\n",
-			(long long)int_of(totals, "images"), o->db_path ? o->db_path : "DB",
-			(long long)int_of(run, "id"));
-		return;
+		fprintf(out, "\nProcess tree:\n");
 	}
 	if (narrow(o))
 		fprintf(out, "%-7s %-7s %8s %8s %8s %9s  %s\n", "PID", "EXIT", "START", "WALL",
@@ -598,6 +584,38 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 	for (size_t i = 0; i < json_array_size(roots); i++)
 		print_process(out, json_array_get(roots, i), "", i + 1 == json_array_size(roots),
 			      true, start, o);
+}
+
+/* Lines in text. */
+static size_t count_lines(const char *text, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += text[i] == '\n';
+	return n;
+}
+
+/* The whole report if it fits in o->max_lines, else its summary. */
+static void print_text_within(FILE *out, json_t *run, json_t *roots, json_t *totals,
+			      struct report_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (mem) {
+		print_text(mem, run, roots, totals, o);
+		fclose(mem);
+		if (count_lines(text, len) <= (size_t)o->max_lines) {
+			fwrite(text, 1, len, out);
+			free(text);
+			return;
+		}
+		free(text);
+	}
+	o->summarise = true;
+	print_text(out, run, roots, totals, o);
 }
 
 static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out)
@@ -620,7 +638,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 	json_t *structure = load_steps(db, run_id);
 	struct report_opts local = *o;
 	local.structure = structure;
-	local.summarise = o->summary_above > 0 && int_of(totals, "images") > o->summary_above;
+	/* A tree has a line per image: past the screenful it cannot fit. */
+	local.summarise = o->max_lines > 0 && int_of(totals, "images") > o->max_lines;
 	if (has(run, "so_far_ns")) {
 		local.open_until_ns = int_of(run, "start_ns") + int_of(run, "so_far_ns");
 		local.unwatched = json_is_false(json_object_get(run, "watched"));
@@ -638,6 +657,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		if (out == stdout)
 			cli_error_output_written();
 		json_decref(doc);
+	} else if (o->max_lines > 0 && !o->summarise) {
+		print_text_within(out, run, roots, totals, &local);
 	} else {
 		print_text(out, run, roots, totals, o);
 	}

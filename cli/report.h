@@ -12,9 +12,10 @@
 struct report_opts {
 	bool json;
 	int width; /* terminal columns; 0: not a terminal */
-	/* Text: a run with more rows than this gets a summary (its longest steps and a
-	 * pointer to `tracer show`) instead of every process; 0: no limit. */
-	int summary_above;
+	/* Text: a report longer than this many lines is replaced by its summary (the
+	 * longest steps, the failures, a pointer to `tracer show`), which fits; 0: no
+	 * limit. */
+	int max_lines;
 	const char *db_path; /* for that pointer */
 	/* Nothing watches after this report (tracer run's own daemons stopped):
 	 * processes still running are never counted, not counted later. */
@@ -31,5 +32,17 @@ struct report_opts {
 int64_t report_find_run(sqlite3 *db, const char *spec);
 /* Text tree or JSON document. 0, or -1 if the run does not exist. */
 int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, FILE *out);
+
+/* A report of at most this many lines: what tracer run prints at a run's end. */
+#define REPORT_SCREENFUL 40
+
+/* Shared by report.c and report_summary.c. */
+/* Failed as the aggregator counts it: a non-zero exit, or a signal but SIGPIPE. */
+bool report_process_failed(json_t *p);
+/* "0", "2", "sig 9+core", or the state of a process without an end. */
+void report_status_text(json_t *p, char *out, size_t size);
+/* The summary part of a report (after its header): o->structure's longest steps,
+ * the failed processes, where the rest is. */
+void report_summary_print(FILE *out, json_t *run, json_t *totals, const struct report_opts *o);
 
 #endif

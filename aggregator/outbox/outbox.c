@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -343,4 +344,9 @@ int outbox_trim(struct outbox *o, int64_t now_ns)
 		 (unsigned long long)o->max_bytes, (unsigned long long)dropped,
 		 (unsigned long long)o->dropped);
 	return 0;
+}
+
+bool outbox_gate_open(const char *when_path)
+{
+	return !when_path || access(when_path, F_OK) == 0;
 }

@@ -60,6 +60,12 @@ int outbox_release_held(struct outbox *o);
 /* Inside the same transaction, after adding: forgets what the shipper delivered
  * (at most once a second) and applies the size limit. */
 int outbox_trim(struct outbox *o, int64_t now_ns);
+/*
+ * --outbox-when: the outbox queues only while its file (the shipper's
+ * configuration) exists, so a host with no shipper keeps no queue nobody
+ * reads. Whether it is on now: no file named (NULL) is always on.
+ */
+bool outbox_gate_open(const char *when_path);
 /* The table a kind ships (also its name at the sink). */
 const char *outbox_table(enum outbox_kind kind);
 

@@ -384,6 +384,24 @@ static void send_heartbeat(struct receiver *r)
 	r->next_heartbeat_ns = now + IPC_HEARTBEAT_NS;
 }
 
+/*
+ * Before a commit (no transaction open): the outbox on or off as its file
+ * says. Off, what it held goes out first; on, it queues from this commit.
+ */
+static void follow_outbox_gate(struct receiver *r)
+{
+	if (!r->outbox || !r->outbox_when)
+		return;
+	bool on = outbox_gate_open(r->outbox_when);
+	if (on == (r->store->outbox != NULL))
+		return;
+	if (!on && outbox_release_held(r->outbox) != 0)
+		return; /* try again at the next commit */
+	r->store->outbox = on ? r->outbox : NULL;
+	log_info("outbox %s: %s %s", on ? "on" : "off", r->outbox_when,
+		 on ? "exists (a shipper is configured)" : "is gone (no shipper configured)");
+}
+
 int receiver_commit(struct receiver *r)
 {
 	uint64_t refused = __atomic_load_n(&r->policy.refused, __ATOMIC_RELAXED) +
@@ -405,6 +423,7 @@ int receiver_commit(struct receiver *r)
 	}
 	if (!work)
 		return 0;
+	follow_outbox_gate(r);
 	r->agg.updated_epoch_ns = (int64_t)now_realtime_ns();
 	if (store_begin(r->store) != 0)
 		goto fail;

@@ -74,6 +74,8 @@ struct receiver {
 	uint64_t next_tick_ns;	/* the insight layer's periodic checks */
 	uint64_t next_host_ns;
 	char host_id[64];
+	struct outbox *outbox;	       /* opened (store->outbox: while it queues), or NULL */
+	const char *outbox_when;       /* --outbox-when: queue only while this exists */
 	volatile sig_atomic_t *reload; /* set by SIGHUP: reread the tool lists */
 	int wake_fd;		       /* readable after a signal (main.c writes to it), or -1 */
 	int lifeline_fd;	       /* --exit-with-fd: hangs up when our starter dies, or -1 */

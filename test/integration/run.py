@@ -30,6 +30,7 @@ import test_security  # noqa: F401
 import test_systemd  # noqa: F401
 import test_faults  # noqa: F401
 import test_isolation  # noqa: F401
+import test_metrics  # noqa: F401
 import test_verdicts  # noqa: F401
 import test_cli_json  # noqa: F401
 import test_soak  # noqa: F401

@@ -200,6 +200,77 @@ def a_large_run_prints_a_summary(ctx):
     ctx.check(n == 400, f"every process recorded: {n}")
 
 
+def tracer_run_on_a_terminal(ctx, cmd, columns=100, rows=30):
+    """tracer run with stderr (and stdout) on a pseudo-terminal of that size: what it wrote."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    p = subprocess.Popen([ctx.bin("tracer"), "run", "--db", ctx.db, "--", *cmd], stdin=subprocess.DEVNULL,
+                         stdout=slave, stderr=slave)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(timeout=300)
+    os.close(master)
+    return p.returncode, out.decode(errors="replace")
+
+
+@test
+def a_run_of_thousands_of_processes_in_a_few_steps_prints_a_screenful(ctx):
+    """A script of three steps of 700 processes each (gzip, wc, sort loops; the sort step
+    sleeps a second more, so it is the longest) and two failing commands: `tracer run`
+    prints at most a screenful (the report's 40 lines and tracer run's own closing line),
+    piped and on a 100x30 terminal, whatever the run's size. Within it: the longest step
+    first (sort), both failures by pid and exit status (each process wrote its own pid),
+    and where the rest is (`tracer show`). The database holds every process (each loop's
+    count is the truth). On the code before, each step listed every one of its processes:
+    2,100+ lines."""
+    n = 700
+    fail_pid = ctx.path("fail.pid")
+    script = ctx.path("three-steps.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\n"
+                f"bash -c 'for i in $(seq {n}); do gzip -c /etc/hostname > /dev/null; done'\n"
+                f"bash -c 'for i in $(seq {n}); do wc -c /etc/hostname > /dev/null; done'\n"
+                f"bash -c 'for i in $(seq {n}); do sort /etc/hostname > /dev/null; done; sleep 1'\n"
+                f"sh -c 'echo $$ > {fail_pid}.1; exit 3'\n"
+                f"sh -c 'echo $$ > {fail_pid}.2; exit 5'\n"
+                "true\n")
+    os.chmod(script, 0o755)
+    for how in ("piped", "terminal"):
+        if how == "piped":
+            p = ctx.tracer_run([script], expect=0)
+            text = p.stderr
+        else:
+            rc, text = tracer_run_on_a_terminal(ctx, [script])
+            ctx.check(rc == 0, f"on a terminal: exit {rc}")
+        run = ctx.latest_run()
+        lines = text.count("\n")
+        ctx.check(lines <= 41, f"{how}: at most a screenful: {lines} lines\n{text[:3000]}")
+        ctx.check(f"tracer show --db {ctx.db} {run}" in text, f"{how}: it says where the rest is: {text[-400:]}")
+        steps = [line for line in text.splitlines() if line.lstrip().startswith("step ")]
+        longest = text.split(steps[0], 1)[1].splitlines()[1] if steps else ""
+        ctx.check(steps and longest.lstrip().startswith(f"sort: {n} processes"),
+                  f"{how}: the longest step (sort's) first: {steps[:1]} / {longest!r}")
+        for k, code in ((1, 3), (2, 5)):
+            pid = int(open(f"{fail_pid}.{k}").read())
+            ctx.check(re.search(rf"pid {pid}\s+exit {code}\b", text),
+                      f"{how}: the failure pid {pid} exit {code} is named:\n{text[-1200:]}")
+        for tool in ("gzip", "wc", "sort"):
+            got = ctx.one("SELECT count(*) FROM processes WHERE run_id = ? AND comm = ?", run, tool)
+            ctx.check(got == n, f"{how}: every {tool} recorded: {got} of {n}")
+
+
 @test
 def a_run_that_hands_work_to_slurm_says_so(ctx):
     """A script that submits its work with `sbatch --wait` to a real Slurm: the job ran (its

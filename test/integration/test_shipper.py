@@ -706,3 +706,51 @@ def samples_of_a_child_that_execs_into_noise_are_never_shipped(ctx):
     ctx.check(at_stop >= 1, f"the child sampled before the aggregator stopped: {at_stop} samples")
     check_samples_match_outbox(ctx, db, stopped=True)
     ctx.stop(col)
+
+
+@test
+def no_outbox_while_no_shipper_is_configured(ctx):
+    """The packaged aggregator queues for the shipper only while the shipper's configuration
+    exists (--outbox-when, as the unit passes /etc/tracer/shipper.conf): with none, a
+    workload of 200 processes is recorded and nothing is queued, and `tracer status` says
+    no shipper is configured (text and JSON). Once the file exists, the next run's
+    processes are queued (one outbox record per process row of that run) without a restart,
+    and status says configured; once it is gone again, the run after that queues nothing.
+    On the code before: the outbox filled regardless (the flag did not exist)."""
+    sock, db = ctx.path("s.sock"), ctx.db
+    conf = ctx.path("shipper.conf")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "16", "--outbox-when", conf))
+    status = [ctx.bin("tracer"), "status", "--db", db, "--socket", sock, "--shipper-state", state_db(ctx),
+              "--shipper-config", conf]
+
+    def queued_for(run):
+        return ctx.one("SELECT count(*) FROM outbox o JOIN processes p ON o.kind = 'processes' "
+                       "AND o.record_key = CAST(p.id AS TEXT) WHERE p.run_id = (SELECT id FROM runs WHERE name = ?)", run)
+
+    def processes_of(run):
+        return ctx.one("SELECT count(*) FROM processes WHERE run_id = (SELECT id FROM runs WHERE name = ?)", run)
+
+    workload(ctx, sock, db, "unshipped", burn_ms=200)
+    ctx.check(processes_of("unshipped") >= 200 and ctx.one("SELECT count(*) FROM outbox") == 0,
+              f"no shipper: {processes_of('unshipped')} processes recorded, "
+              f"{ctx.one('SELECT count(*) FROM outbox')} outbox records")
+    text = subprocess.run(status, capture_output=True, text=True, timeout=30).stdout
+    doc = json.loads(subprocess.run(status + ["--json"], capture_output=True, text=True, timeout=30).stdout or "{}")
+    ctx.check("shipping: none configured" in text and "the outbox is off" in text
+              and doc.get("shipper_configured") is False,
+              f"status says no shipper is configured: {text[-400:]} / {doc.get('shipper_configured')}")
+    with open(conf, "w") as f:
+        f.write("[shipper]\nsink = clickhouse://127.0.0.1:9/tracer\n")
+    workload(ctx, sock, db, "shipped", burn_ms=200)
+    ctx.check(queued_for("shipped") == processes_of("shipped") >= 200,
+              f"configured: every process of the next run queued: {queued_for('shipped')} of {processes_of('shipped')}")
+    doc = json.loads(subprocess.run(status + ["--json"], capture_output=True, text=True, timeout=30).stdout or "{}")
+    ctx.check(doc.get("shipper_configured") is True and doc.get("shipping", {}).get("pending_records", 0) > 0,
+              f"status: configured, records waiting: {doc.get('shipper_configured')} {doc.get('shipping')}")
+    os.unlink(conf)
+    workload(ctx, sock, db, "unshipped-again", burn_ms=200)
+    ctx.check(queued_for("unshipped-again") == 0 and processes_of("unshipped-again") >= 200,
+              f"configuration removed: nothing queued: {queued_for('unshipped-again')}")
+    text = subprocess.run(status, capture_output=True, text=True, timeout=30).stdout
+    ctx.check("no shipper is configured" in text, f"status says nothing will deliver what waits: {text[-400:]}")
+    stop_daemons(ctx, agg, col)
