@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "collector/redact.h"
+#include "collector/redact/redact.h"
 
 #define ROUNDS 15
 #define MAX_ARGS 512
@@ -49,7 +49,7 @@ static double per_call_ns(const struct workload *w, unsigned calls)
 	double t = now_ns();
 
 	for (unsigned i = 0; i < calls; i++)
-		redact_argv(w->argv, w->argc, out, sizeof(out), out_argv);
+		redact_argv(NULL, w->argv, w->argc, out, sizeof(out), out_argv);
 	return (now_ns() - t) / calls;
 }
 

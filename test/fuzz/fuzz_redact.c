@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/redact.h"
+#include "collector/redact/redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *out = malloc(out_size);
 	char *out_argv[64];
 	if (out) {
-		redact_argv(argv, argc, out, out_size, out_argv);
+		redact_argv(NULL, argv, argc, out, out_size, out_argv);
 		for (unsigned i = 0; i < argc; i++) {
 			/* Inside the output, or the fixed REDACTED when even that did not fit. */
 			bool inside = out_argv[i] >= out && out_argv[i] < out + out_size;

@@ -1,0 +1,203 @@
+/*
+ * Token formats, wherever they stand: an argument, a header, a code string, a
+ * URL. Each is known by its prefix and, where the prefix is common in words
+ * (sk-, SG., npm_), by its length and its mix of letters and digits. Also AWS
+ * secret access keys (40 characters of base64 with no prefix at all) and PEM
+ * private keys.
+ */
+#include <ctype.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "collector/redact/internal.h"
+
+static bool starts_with(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && strncmp(s, prefix, n) == 0;
+}
+
+static bool is_token_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.' || c == '+' ||
+	       c == '/' || c == '=';
+}
+
+struct token_shape {
+	const char *prefix;
+	unsigned char exact; /* the token's whole length, or 0: at least `least` */
+	unsigned char least; /* 0: 16 */
+	unsigned char dots;  /* as many dots at least: JWTs two, SendGrid two */
+	bool mixed;	     /* letters and digits after the prefix: sk-, npm_ */
+};
+static const struct token_shape token_shapes[] = {
+    /* GitHub, GitLab */
+    {"ghp_", 0, 0, 0, false},
+    {"gho_", 0, 0, 0, false},
+    {"ghu_", 0, 0, 0, false},
+    {"ghs_", 0, 0, 0, false},
+    {"ghr_", 0, 0, 0, false},
+    {"github_pat_", 0, 0, 0, false},
+    {"glpat-", 0, 0, 0, false},
+    {"glrt-", 0, 0, 0, false},
+    {"gldt-", 0, 0, 0, false},
+    {"glptt-", 0, 0, 0, false},
+    /* Slack */
+    {"xoxb-", 0, 0, 0, false},
+    {"xoxp-", 0, 0, 0, false},
+    {"xoxa-", 0, 0, 0, false},
+    {"xoxr-", 0, 0, 0, false},
+    {"xoxs-", 0, 0, 0, false},
+    {"xoxe-", 0, 0, 0, false},
+    {"xapp-", 0, 0, 0, false},
+    /* Stripe */
+    {"sk_live_", 0, 0, 0, false},
+    {"rk_live_", 0, 0, 0, false},
+    {"sk_test_", 0, 0, 0, false},
+    {"rk_test_", 0, 0, 0, false},
+    {"whsec_", 0, 0, 0, false},
+    /* Vault */
+    {"hvs.", 0, 0, 0, false},
+    {"hvb.", 0, 0, 0, false},
+    {"hvr.", 0, 0, 0, false},
+    /* Google: API keys, OAuth access tokens */
+    {"AIza", 39, 0, 0, false},
+    {"ya29.", 0, 20, 0, false},
+    /* Hugging Face, PyPI, npm */
+    {"hf_", 37, 0, 0, false},
+    {"pypi-AgE", 0, 0, 0, false},
+    {"npm_", 40, 0, 0, true},
+    /* AWS key ids */
+    {"AKIA", 0, 0, 0, false},
+    {"ASIA", 0, 0, 0, false},
+    /* OpenAI (sk-..., sk-proj-...), Anthropic (sk-ant-...), SendGrid */
+    {"sk-", 0, 24, 0, true},
+    {"SG.", 0, 40, 2, false},
+    /* DigitalOcean, Shopify, Databricks, Atlassian, Groq, Replicate */
+    {"dop_v1_", 0, 0, 0, false},
+    {"shpat_", 0, 0, 0, false},
+    {"shpss_", 0, 0, 0, false},
+    {"dapi", 36, 0, 0, true},
+    {"ATATT", 0, 0, 0, false},
+    {"gsk_", 0, 24, 0, true},
+    {"r8_", 0, 24, 0, true},
+    /* JWTs: header.payload.signature */
+    {"eyJ", 0, 0, 2, false},
+};
+#define NSHAPES (sizeof(token_shapes) / sizeof(*token_shapes))
+_Static_assert(NSHAPES <= 64, "one bit per shape");
+
+static bool mixed_after(const char *tok, size_t from, size_t n)
+{
+	bool letter = false, digit = false;
+
+	for (size_t j = from; j < n; j++) {
+		unsigned char c = (unsigned char)tok[j];
+		letter |= isalpha(c) != 0;
+		digit |= isdigit(c) != 0;
+	}
+	return letter && digit;
+}
+
+static bool shape_fits(const struct token_shape *t, const char *tok, size_t n)
+{
+	size_t plen = strlen(t->prefix);
+
+	if (t->exact) {
+		if (n != t->exact)
+			return false;
+		for (size_t j = plen; j < n; j++)
+			if (!isalnum((unsigned char)tok[j]) && tok[j] != '_' && tok[j] != '-')
+				return false; /* a file name such as hf_model.bin is no token */
+		return !t->mixed || mixed_after(tok, plen, n);
+	}
+	size_t dots = 0;
+	for (size_t j = 0; j < n; j++)
+		dots += tok[j] == '.';
+	/* Long enough to be a token, not a word that happens to start so. */
+	if (n < (t->least ? t->least : 16) || dots < t->dots)
+		return false;
+	if (t->mixed && (memchr(tok, '.', n) || !mixed_after(tok, plen, n)))
+		return false; /* sk-learn-notebook.ipynb is a file */
+	return true;
+}
+
+/*
+ * An AWS secret access key: exactly 40 characters of [A-Za-z0-9/+], standing
+ * alone. Paths and words of that length have few case changes; a random key
+ * many (about 20): at least 10 are wanted.
+ */
+static size_t aws_secret_at(const char *arg, size_t i, size_t len)
+{
+	size_t end = i, changes = 0, digits = 0;
+
+	if (arg[i] == '/')
+		return 0;
+	while (end < len && (isalnum((unsigned char)arg[end]) || arg[end] == '/' || arg[end] == '+'))
+		end++;
+	if (end - i != 40 || (end < len && is_token_char(arg[end]) && arg[end] != '='))
+		return 0;
+	for (size_t j = i; j < end; j++) {
+		unsigned char c = (unsigned char)arg[j];
+		digits += isdigit(c) != 0;
+		if (j > i && arg[j - 1] == '/' && c == '/')
+			return 0;
+		if (j > i && isalpha(c) && isalpha((unsigned char)arg[j - 1]) &&
+		    !isupper(c) != !isupper((unsigned char)arg[j - 1]))
+			changes++;
+	}
+	return changes >= 10 && digits >= 2 ? end : 0;
+}
+
+static uint64_t starting_with[256]; /* bit k: token_shapes[k] starts with the byte */
+
+static void index_shapes(void)
+{
+	static bool known;
+
+	if (known)
+		return;
+	for (size_t k = 0; k < NSHAPES; k++)
+		starting_with[(unsigned char)token_shapes[k].prefix[0]] |= 1ull << k;
+	known = true;
+}
+
+/* The end of a known shape starting at i, or 0. */
+static size_t shape_at(const char *arg, size_t i, size_t len)
+{
+	for (uint64_t c = starting_with[(unsigned char)arg[i]]; c; c &= c - 1) {
+		const struct token_shape *t = &token_shapes[__builtin_ctzll(c)];
+		/* The second byte first: words start with these letters too. */
+		if (i + 1 >= len || arg[i + 1] != t->prefix[1] ||
+		    !starts_with(arg + i, len - i, t->prefix))
+			continue;
+		size_t end = i;
+		while (end < len && is_token_char(arg[end]))
+			end++;
+		if (shape_fits(t, arg + i, end - i))
+			return end;
+	}
+	return 0;
+}
+
+void find_token_shapes(const char *arg, size_t len, struct spans *sp)
+{
+	index_shapes();
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)arg[i];
+		if (!isalnum(c))
+			continue;
+		if (i > 0 && is_token_char(arg[i - 1]) && arg[i - 1] != '=' && arg[i - 1] != '/')
+			continue; /* only at the start of a token */
+		size_t end = starting_with[c] ? shape_at(arg, i, len) : 0;
+		if (!end && len - i >= 40)
+			end = aws_secret_at(arg, i, len);
+		if (end) {
+			add_span(sp, i, end);
+			i = end;
+		}
+	}
+	if (len >= 16 && memmem(arg, len, "PRIVATE KEY-----", 16))
+		add_span(sp, 0, len); /* the key itself, header and all */
+}
