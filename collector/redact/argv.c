@@ -4,6 +4,7 @@
  * Rules by name and by tool find whole values; the other rules find secrets
  * inside the argument (pairs, code, URLs, tokens, shell strings).
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "collector/redact/internal.h"
@@ -53,22 +54,41 @@ static long secret_store_value(const struct command *st, const char *prev, const
 
 /* `aws configure set aws_secret_access_key X`, `git config user.password X`,
  * `rclone config create r s3 secret_access_key X`: a setting's value after its name. */
-static bool after_secret_name(const char *tool, const char *prev2, const char *prev,
+static bool after_secret_name(const struct command *c, const char *prev2, const char *prev,
 			      const char *word, size_t len)
 {
 	if (!prev || prev[0] == '-')
 		return false;
-	bool compound = false;
-	for (const char *c = prev; *c; c++) {
-		if (!is_key_char(*c))
-			return false; /* a setting's name, not a URL or a sentence */
-		compound |= *c == '_' || *c == '.';
-	}
-	size_t plen = strlen(prev);
-	if ((prev2 && !strcmp(prev2, "set")) || !strcmp(tool, "git"))
+	size_t plen = strlen(prev), k = plen;
+	while (k > 0 && is_key_char(prev[k - 1]))
+		k--;
+	/* npm config set //registry.npmjs.org/:_authToken X: the name after the URL */
+	if (prev2 && !strcmp(prev2, "set") && k < plen)
+		return key_hides_value(prev + k, plen - k, word, len);
+	if (k > 0)
+		return false; /* a URL or a sentence, not a setting's name */
+	if ((prev2 && !strcmp(prev2, "set")) || !strcmp(c->tool, "git"))
 		return redact_key_is_sensitive(prev, plen);
-	return compound && key_classify(prev, plen) == KEY_SECRET &&
-	       key_hides_value("key", 3, word, len); /* not a path or a count */
+	/* rclone config create r s3 secret_access_key X: a compound name, in a config command */
+	bool config = false;
+	for (unsigned i = 0; i < c->nwords && i < CMD_WORDS && !config; i++)
+		config = !strcmp(c->words[i], "config") || !strcmp(c->words[i], "configure");
+	return config && (strchr(prev, '_') || strchr(prev, '.')) &&
+	       key_classify(prev, plen) == KEY_SECRET && key_hides_value(prev, plen, word, len);
+}
+
+/* psql --password -h db: a switch, then another option, is no value. */
+static bool looks_like_option(const char *word, size_t len)
+{
+	if (len < 2 || word[0] != '-')
+		return false;
+	size_t i = word[1] == '-' ? 2 : 1;
+	if (i == len || (i == 1 && len != 2))
+		return false; /* -xY might be a secret; -x and --name are options */
+	for (; i < len; i++)
+		if (!isalpha((unsigned char)word[i]) && word[i] != '-')
+			return false;
+	return true;
 }
 
 /* --password X, -storepass X, --src-creds user:X: where the value's secret starts, or -1. */
@@ -76,7 +96,8 @@ static long after_secret_option(const char *prev, const char *word, size_t len)
 {
 	size_t plen;
 
-	if (!prev || prev[0] != '-' || strchr(prev, '=') || (plen = strlen(prev)) <= 2)
+	if (!prev || prev[0] != '-' || strchr(prev, '=') || (plen = strlen(prev)) <= 2 ||
+	    looks_like_option(word, len))
 		return -1;
 	if (!key_hides_value(prev, plen, word, len))
 		return -1;
@@ -100,7 +121,7 @@ static long structural_secret(const struct redact_rules *r, const struct command
 	from = after_secret_option(prev, word, len);
 	if (from >= 0)
 		return from;
-	return after_secret_name(c->tool, prev2, prev, word, len) ? 0 : -1;
+	return after_secret_name(c, prev2, prev, word, len) ? 0 : -1;
 }
 
 void find_secrets(const char *arg, size_t len, struct spans *sp)
@@ -204,8 +225,8 @@ static size_t redact_arg(const struct redact_rules *r, const struct command *c, 
 	return write_redacted(arg, len, &sp, out, cap);
 }
 
-unsigned redact_argv(const struct redact_rules *rules, char *const *argv, unsigned argc,
-		     char *out, size_t out_size, char **out_argv)
+unsigned redact_argv(const struct redact_rules *rules, char *const *argv, unsigned argc, char *out,
+		     size_t out_size, char **out_argv)
 {
 	unsigned count = 0, positional = positional_secret(argv, argc);
 	size_t used = 0;
@@ -216,9 +237,10 @@ unsigned redact_argv(const struct redact_rules *rules, char *const *argv, unsign
 	command_start(&cmd, rules, argc ? path_basename(argv[0]) : "");
 	for (unsigned i = 0; i < argc; i++) {
 		const char *name = path_basename(argv[i]);
-		bool starts = i && is_command_name(rules, name);
+		bool starts = i && is_command_name(rules, name) &&
+			      !rules_name_subcommand(rules, cmd.tool, argv[i]);
 		if (starts)
-			command_start(&cmd, rules, name); /* sudo -u app mysql -pX */
+			command_switch(&cmd, rules, name); /* sudo -u app mysql -pX */
 		size_t n = redact_arg(rules, &cmd, argv, i, i && i == positional, out + used,
 				      out_size - used, &count);
 		if (i && !starts)

@@ -7,11 +7,19 @@
  */
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "collector/redact/internal.h"
 
 /* JSON and Python literals: {"password": "x"}, {'token': 'x'}, {"pin": 1234}, and
  * assignments to a quoted name: os.environ['HF_TOKEN'] = 'x'. */
+static size_t skip_space_back(const char *a, size_t i)
+{
+	while (i > 0 && isspace((unsigned char)a[i - 1]))
+		i--;
+	return i;
+}
+
 void find_quoted_keys(const char *arg, size_t len, struct spans *sp)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -29,7 +37,9 @@ void find_quoted_keys(const char *arg, size_t len, struct spans *sp)
 		while (c < len && isspace((unsigned char)arg[c]))
 			c++;
 		bool assigned = c < len && arg[c] == '=' && (c + 1 >= len || arg[c + 1] != '=');
-		if (c >= len || (arg[c] != ':' && !assigned) ||
+		size_t b = skip_space_back(arg, i);
+		bool compared = b >= 2 && arg[b - 1] == '=' && strchr("=!<>", arg[b - 2]);
+		if (c >= len || (arg[c] != ':' && !assigned) || compared ||
 		    !redact_key_is_sensitive(arg + k, e - k)) {
 			i = e - 1; /* the closing quote may open the next string */
 			continue;
@@ -57,13 +67,6 @@ void find_quoted_keys(const char *arg, size_t len, struct spans *sp)
 static bool is_name_char(char c)
 {
 	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '$' || c == '@';
-}
-
-static size_t skip_space_back(const char *a, size_t i)
-{
-	while (i > 0 && isspace((unsigned char)a[i - 1]))
-		i--;
-	return i;
 }
 
 /*
@@ -124,6 +127,23 @@ static size_t assigned_name(const char *a, size_t q, size_t *name_start)
 	return end - i;
 }
 
+/* SQL: PASSWORD 'x' (ALTER USER, CREATE ROLE), IDENTIFIED BY 'x' (MySQL, Oracle). */
+static bool after_sql_password(const char *a, size_t q)
+{
+	size_t i = skip_space_back(a, q), end = i;
+
+	if (i == q)
+		return false; /* no space: not a keyword before a literal */
+	while (i > 0 && isalpha((unsigned char)a[i - 1]))
+		i--;
+	if (end - i == 8 && !strncasecmp(a + i, "password", 8))
+		return true;
+	if (end - i != 2 || strncasecmp(a + i, "by", 2) != 0)
+		return false;
+	size_t j = skip_space_back(a, i);
+	return j < i && j >= 10 && !strncasecmp(a + j - 10, "identified", 10);
+}
+
 void find_code_assignments(const char *a, size_t len, struct spans *sp)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -143,8 +163,9 @@ void find_code_assignments(const char *a, size_t len, struct spans *sp)
 		while (after < len && isspace((unsigned char)a[after]))
 			after++;
 		bool user = at != i && first && after < len && a[after] == ',';
-		if (nlen && end > i + 1 && !user &&
-		    key_hides_value(a + name, nlen, a + i + 1, end - i - 1))
+		if (end > i + 1 && !user &&
+		    ((nlen && key_hides_value(a + name, nlen, a + i + 1, end - i - 1)) ||
+		     after_sql_password(a, i)))
 			add_span(sp, i + 1, end);
 		i = end;
 	}

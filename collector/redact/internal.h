@@ -57,9 +57,9 @@ size_t write_redacted(const char *arg, size_t len, struct spans *sp, char *out, 
 
 /* --- keys.c --- */
 enum key_class {
-	KEY_PLAIN = 0,	/* names no secret */
-	KEY_SECRET,	/* --password, API_TOKEN */
-	KEY_AMBIGUOUS,	/* --key, PASS, --auth: a path, a count or a sort spec is no secret */
+	KEY_PLAIN = 0, /* names no secret */
+	KEY_SECRET,    /* --password, API_TOKEN */
+	KEY_AMBIGUOUS, /* --key, PASS, --auth: a path, a count or a sort spec is no secret */
 };
 enum key_class key_classify(const char *key, size_t len);
 /* Whether a value given to KEY hides a secret: KEY_SECRET always, KEY_AMBIGUOUS
@@ -91,6 +91,11 @@ long command_rule_secret(const struct command *c, const struct redact_rules *r, 
 			 const char *word, size_t len);
 /* A tool some rule names: its name further along a command line starts its arguments. */
 bool rules_name_tool(const struct redact_rules *r, const char *name);
+/* `openssl passwd`: a word the tool's rules take as a subcommand, not a new tool. */
+bool rules_name_subcommand(const struct redact_rules *r, const char *tool, const char *word);
+/* A tool named inside a command (sudo -S ... cryptsetup): its own rules start,
+ * what the wrapper reads on stdin is still a secret. */
+void command_switch(struct command *c, const struct redact_rules *r, const char *tool);
 
 /* --- argv.c --- */
 /* Every rule for one word of a command (an argument, or a shell string's word):
@@ -112,10 +117,10 @@ void find_quoted_keys(const char *arg, size_t len, struct spans *sp);
 void find_code_assignments(const char *arg, size_t len, struct spans *sp);
 
 /* --- shell.c --- */
-void find_shell_words(const struct redact_rules *r, const char *arg, size_t len,
-		      struct spans *sp, int depth);
-void find_nested_words(const struct redact_rules *r, const char *word, size_t len,
-		       struct spans *sp, int depth);
+void find_shell_words(const struct redact_rules *r, const char *arg, size_t len, struct spans *sp,
+		      int depth);
+void find_nested_words(const struct redact_rules *r, const char *word, size_t len, struct spans *sp,
+		       int depth);
 
 /* --- tokens.c --- */
 void find_token_shapes(const char *arg, size_t len, struct spans *sp);

@@ -13,10 +13,10 @@
 
 /* Substrings that mark secrets wherever they stand, glued or not (DBPASSWORD). */
 static const char *const secret_words[] = {
-    "password",	  "passwd",	"passphrase", "passcode",	  "secret",	 "token",
-    "apikey",	  "api_key",	"accesskey",  "access_key",	  "privatekey",	 "private_key",
-    "credential", "auth_key",	"authkey",    "session_key",	  "signature",	 "extraheader",
-    "storepass",  "keypass",	"bearer",     "x_amz_credential", "secretkey",	 "clientkey",
+    "password",	  "passwd",   "passphrase", "passcode",		"secret",     "token",
+    "apikey",	  "api_key",  "accesskey",  "access_key",	"privatekey", "private_key",
+    "credential", "auth_key", "authkey",    "session_key",	"signature",  "extraheader",
+    "storepass",  "keypass",  "bearer",	    "x_amz_credential", "secretkey",  "clientkey",
 };
 /* Words that are secrets when they stand alone: --src-creds, DB_PWD, x_auth. */
 static const char *const secret_whole_words[] = {
@@ -26,19 +26,20 @@ static const char *const secret_whole_words[] = {
 static const char *const ambiguous_words[] = {"pass", "key", "auth", "sig"};
 /* The last word names where a secret is, how it is given or its limits, not the secret. */
 static const char *const harmless_last_words[] = {
-    "file",	"files",   "path",    "paths",	 "stdin",  "env",	"cmd",	   "command",
-    "prompt",	"dir",	   "length",  "len",	 "type",   "url",	"uri",	   "id",
-    "ids",	"name",	   "names",   "arn",	 "fd",	   "method",	"mode",	   "format",
-    "jar",	"store",   "helper",  "manager", "policy", "count",	"size",	   "bits",
-    "limit",	"timeout", "ttl",     "expiry",	 "min",	   "max",	"rounds",  "algorithm",
-    "version",	"location", "endpoint", "server", "host",  "port",	"user",	   "username",
-    "realm",	"scope",   "scopes",  "issuer",	 "region", "threshold", "provider", "backend",
+    "file",    "files",	   "path",     "paths",	  "stdin",  "env",	 "cmd",	     "command",
+    "prompt",  "dir",	   "length",   "len",	  "type",   "url",	 "uri",	     "id",
+    "ids",     "name",	   "names",    "arn",	  "fd",	    "method",	 "mode",     "format",
+    "jar",     "store",	   "helper",   "manager", "policy", "count",	 "size",     "bits",
+    "limit",   "timeout",  "ttl",      "expiry",  "min",    "max",	 "rounds",   "algorithm",
+    "version", "location", "endpoint", "server",  "host",   "port",	 "user",     "username",
+    "realm",   "scope",	   "scopes",   "issuer",  "region", "threshold", "provider", "backend",
+    "column",  "field",
 };
 /* Words anywhere that make the name a count: --tokens-per-sample, --max-token-length. */
-static const char *const counting_words[] = {"tokens", "max",	"min",	   "num",
+static const char *const counting_words[] = {"tokens", "max",	"min",	  "num",
 					     "per",    "limit", "length", "count"};
 /* First words of a switch that takes no value: --ask-pass, --no-password. */
-static const char *const switch_words[] = {"ask",    "no",    "prompt", "require", "enable",
+static const char *const switch_words[] = {"ask",     "no",    "prompt", "require", "enable",
 					   "disable", "allow", "with",	 "skip"};
 /* Glued endings that name where the secret is: --keyfile, --passfile, PWFILE. */
 static const char *const harmless_glued_endings[] = {"file", "path", "dir", "fd"};
@@ -133,9 +134,8 @@ static bool names_a_key(const char *norm, size_t n)
 			size_t next = i < n ? i + 1 : n, next_len = 0;
 			while (next + next_len < n && norm[next + next_len] != '_')
 				next_len++;
-			bool harmless_kind =
-			    in_list(norm + prev_start, prev_len, harmless_key_kinds,
-				    N(harmless_key_kinds));
+			bool harmless_kind = in_list(norm + prev_start, prev_len,
+						     harmless_key_kinds, N(harmless_key_kinds));
 			bool attribute = next_len > 0 && in_list(norm + next, next_len,
 								 key_attributes, N(key_attributes));
 			if (!harmless_kind && !attribute)
@@ -172,8 +172,8 @@ static void read_words(const struct name *nm, struct words_say *w)
 			bool kind_before = len == 3 && !memcmp(word, "key", 3) && !first &&
 					   in_list(s + last_start, last_len, harmless_key_kinds,
 						   N(harmless_key_kinds));
-			w->ambiguous |= !kind_before &&
-					in_list(word, len, ambiguous_words, N(ambiguous_words));
+			w->ambiguous |=
+			    !kind_before && in_list(word, len, ambiguous_words, N(ambiguous_words));
 			w->counting |= in_list(word, len, counting_words, N(counting_words));
 			if (first)
 				w->switch_first = in_list(word, len, switch_words, N(switch_words));
@@ -184,7 +184,7 @@ static void read_words(const struct name *nm, struct words_say *w)
 		start = i + 1;
 	}
 	w->harmless_last = last_len && in_list(s + last_start, last_len, harmless_last_words,
-						N(harmless_last_words));
+					       N(harmless_last_words));
 	if (last_len == 3 && !memcmp(s + last_start, "pat", 3) && last_start > 0)
 		w->secret = true; /* GITHUB_PAT, R's token variable */
 }
@@ -230,11 +230,21 @@ int redact_key_is_sensitive(const char *key, size_t len)
 	return key_classify(key, len) != KEY_PLAIN;
 }
 
+/* /etc/x.pw, ~/.vnc/passwd, ./k: where a secret is, for any name. */
+static bool value_is_path(const char *v, size_t len)
+{
+	if (len < 2 || memchr(v, ' ', len))
+		return false;
+	if (v[0] == '~' || (v[0] == '.' && (v[1] == '/' || v[1] == '.')))
+		return v[1] == '/' || (len > 2 && v[2] == '/');
+	return v[0] == '/' && memchr(v + 1, '/', len - 1) != NULL;
+}
+
 /* A value that is not a secret for an ambiguous name: a path, a file name, a
  * small number, a sort key (1,1 or 2.3), a shell variable not yet expanded. */
 static bool value_is_reference(const char *v, size_t len)
 {
-	size_t digits = 0, specials = 0;
+	size_t digits = 0, specials = 0, letters = 0;
 
 	if (len == 0)
 		return false;
@@ -245,10 +255,13 @@ static bool value_is_reference(const char *v, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		digits += isdigit((unsigned char)v[i]) != 0;
 		specials += v[i] == ',' || v[i] == '.' || v[i] == ':';
+		letters += isalpha((unsigned char)v[i]) != 0;
 	}
 	if (digits == len && len <= 4)
 		return true;
-	if (digits && digits + specials == len && specials && len <= 12)
+	/* 1,1 2.3 2,2n: sort's key fields, with their modifier letters */
+	if (isdigit((unsigned char)v[0]) && digits + specials + letters == len && specials &&
+	    len <= 12)
 		return true;
 	/* name.ext: a letter before the dot, a short extension with a letter */
 	const char *dot = memrchr(v, '.', len);
@@ -267,7 +280,7 @@ bool key_hides_value(const char *key, size_t klen, const char *value, size_t vle
 {
 	switch (key_classify(key, klen)) {
 	case KEY_SECRET:
-		return true;
+		return !value_is_path(value, vlen);
 	case KEY_AMBIGUOUS:
 		return !value_is_reference(value, vlen);
 	default:

@@ -52,6 +52,12 @@ void find_pairs(const char *arg, size_t len, struct spans *sp)
 		size_t v = eq + 1;
 		if (v < len && arg[v] == '=')
 			v++; /* httpie's api_key==X */
+		/* auth=('u', 'x'), password='x': code.c reads code's literals */
+		if (v < len && k > 0 &&
+		    (arg[v] == '(' || arg[v] == '[' ||
+		     ((arg[v] == '\'' || arg[v] == '"') &&
+		      memchr(arg + v + 1, arg[v], len - v - 1))))
+			continue;
 		if (!key_hides_value(arg + k, eq - k, arg + v, end > v ? end - v : 0)) {
 			/* --header=Authorization: Bearer X */
 			find_header_at(arg, eq + 1, len, sp);
@@ -118,7 +124,8 @@ void find_user_at_host(const char *arg, size_t len, struct spans *sp)
 		return; /* conda's channel::pkg@1.9, rsync's host:/path@x */
 	const char *host = at + 1;
 	size_t hlen = len - a - 1;
-	if (hlen == 0 || !isalnum((unsigned char)host[0]) || (hlen >= 3 && !strncmp(host, "sha", 3)))
+	if (hlen == 0 || !isalnum((unsigned char)host[0]) ||
+	    (hlen >= 3 && !strncmp(host, "sha", 3)))
 		return;
 	for (const char *c = arg + start; c < colon; c++)
 		if (!is_key_char(*c) && *c != '/' && *c != '\\')

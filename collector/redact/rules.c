@@ -42,8 +42,11 @@ void redact_rules_free(struct redact_rules *r)
 static const struct {
 	const char *name;
 	enum rule_kind kind;
-} kinds[] = {{"next", RULE_NEXT},	  {"glued", RULE_GLUED}, {"both", RULE_BOTH},
-	     {"position", RULE_POSITION}, {"stdin", RULE_STDIN}};
+} kinds[] = {{"next", RULE_NEXT},
+	     {"glued", RULE_GLUED},
+	     {"both", RULE_BOTH},
+	     {"position", RULE_POSITION},
+	     {"stdin", RULE_STDIN}};
 
 /* One line's fields, split at white space. */
 static unsigned split_fields(char *line, char **f, unsigned max)
@@ -106,7 +109,8 @@ static int parse_rule(char *line, struct tool_rule *r, char *err, size_t err_siz
 	}
 	if (n == 5) {
 		if (strlen(f[4]) != 1) {
-			snprintf(err, err_size, "the user separator '%s' is not one character", f[4]);
+			snprintf(err, err_size, "the user separator '%s' is not one character",
+				 f[4]);
 			return -1;
 		}
 		r->user_sep = f[4][0];
@@ -175,6 +179,15 @@ const struct redact_rules *redact_rules_builtin(void)
 	return builtin;
 }
 
+bool rules_name_subcommand(const struct redact_rules *r, const char *tool, const char *word)
+{
+	for (unsigned i = 0; r && i < r->n; i++)
+		if (r->r[i].sub[0] == word[0] && !strcmp(r->r[i].sub, word) &&
+		    !strcmp(r->r[i].tool, tool))
+			return true;
+	return false;
+}
+
 bool rules_name_tool(const struct redact_rules *r, const char *name)
 {
 	/* First bytes first: every argument of every exec comes through here. */
@@ -218,6 +231,14 @@ void command_start(struct command *c, const struct redact_rules *r, const char *
 			c->reads_secret = true;
 }
 
+void command_switch(struct command *c, const struct redact_rules *r, const char *tool)
+{
+	bool reads = c->reads_secret;
+
+	command_start(c, r, tool);
+	c->reads_secret |= reads;
+}
+
 /* Secret stores (`gh secret set`, `vault kv put`): see argv.c. */
 static void store_see(struct command *c, const char *word, size_t len)
 {
@@ -240,8 +261,8 @@ void command_see(struct command *c, const struct redact_rules *r, const char *wo
 	store_see(c, word, len);
 	if (c->after_secrets_set >= 0)
 		c->after_secrets_set++;
-	else if (len == 3 && !memcmp(word, "set", 3) && c->nwords &&
-		 c->nwords <= CMD_WORDS && !strcmp(c->words[c->nwords - 1], "secrets"))
+	else if (len == 3 && !memcmp(word, "set", 3) && c->nwords && c->nwords <= CMD_WORDS &&
+		 !strcmp(c->words[c->nwords - 1], "secrets"))
 		c->after_secrets_set = 0;
 	/* --password-stdin, sshfs -o password_stdin */
 	if (len >= 6 && memmem(word, len, "stdin", 5) && key_reads_secret_stdin(word, len))

@@ -80,7 +80,8 @@ int redact_rules_file_reload(struct redact_rules_file *f, char *err, size_t err_
 	size_t len = 0;
 
 	if (fstat(f->fd, &st) == 0 && st.st_nlink == 0)
-		snprintf(err, err_size, "%s was replaced, not edited in place: rereading the "
+		snprintf(err, err_size,
+			 "%s was replaced, not edited in place: rereading the "
 			 "file opened at start-up; restart the collector for the new one",
 			 f->path);
 	else

@@ -27,8 +27,8 @@ static bool is_shell_separator(char c)
  * quotes removed and its escapes undone, so that is what its words are read
  * from; what they hide is mapped back onto the quoted word.
  */
-void find_nested_words(const struct redact_rules *r, const char *word, size_t len,
-		       struct spans *sp, int depth)
+void find_nested_words(const struct redact_rules *r, const char *word, size_t len, struct spans *sp,
+		       int depth)
 {
 	char inner[TRACER_ARGV_MAX];
 	uint16_t at[TRACER_ARGV_MAX]; /* inner[k] is word[at[k]] */
@@ -83,7 +83,7 @@ struct shell_cmd {
 	struct command c;
 	char prev[KEY_MAX + 1], prev2[KEY_MAX + 1];
 	bool at_command;
-	bool feeding;		 /* echo or printf: its words may be piped on */
+	bool feeding;		     /* echo or printf: its words may be piped on */
 	size_t feed_start, feed_end; /* those words */
 	size_t here_start, here_end; /* a <<< word */
 	bool here_next;		     /* the word after <<< is it */
@@ -121,7 +121,8 @@ static size_t word_end(const char *arg, size_t i, size_t len)
 {
 	char quote = 0;
 
-	while (i < len && (quote || (!isspace((unsigned char)arg[i]) && !is_shell_separator(arg[i])))) {
+	while (i < len &&
+	       (quote || (!isspace((unsigned char)arg[i]) && !is_shell_separator(arg[i])))) {
 		if (arg[i] == '\\' && quote != '\'' && i + 1 < len) {
 			i += 2; /* \" does not end a quote, \; does not end a word */
 			continue;
@@ -141,12 +142,16 @@ static bool shell_see_command(struct shell_cmd *s, const struct redact_rules *r,
 
 	if (eq && (word[0] == '-' || strncasecmp(word, "proxycommand=", 13) == 0))
 		tool = path_basename(eq + 1); /* ssh -o ProxyCommand=CMD, sbatch --wrap="CMD" */
-	else if ((s->at_command && !eq) || rules_name_tool(r, path_basename(word)) ||
-		 !strcmp(word, "git") || !strcmp(word, "sqlplus"))
+	else if ((s->at_command && !eq) || ((rules_name_tool(r, path_basename(word)) ||
+					     !strcmp(word, "git") || !strcmp(word, "sqlplus")) &&
+					    !rules_name_subcommand(r, s->c.tool, word)))
 		tool = path_basename(word);
 	if (!tool)
 		return false;
-	command_start(&s->c, r, tool);
+	if (s->at_command)
+		command_start(&s->c, r, tool);
+	else
+		command_switch(&s->c, r, tool);
 	s->at_command = false;
 	s->feeding = !strcmp(tool, "echo") || !strcmp(tool, "printf");
 	return true;
@@ -193,8 +198,8 @@ static void shell_word(struct shell_cmd *s, const struct redact_rules *r, const 
 	remember(s, word, n);
 }
 
-void find_shell_words(const struct redact_rules *r, const char *arg, size_t len,
-		      struct spans *sp, int depth)
+void find_shell_words(const struct redact_rules *r, const char *arg, size_t len, struct spans *sp,
+		      int depth)
 {
 	struct shell_cmd s;
 	struct span fed = {0, 0}; /* what echo or printf piped into this command */

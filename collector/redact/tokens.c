@@ -126,7 +126,8 @@ static bool shape_fits(const struct token_shape *t, const char *tok, size_t n)
 /*
  * An AWS secret access key: exactly 40 characters of [A-Za-z0-9/+], standing
  * alone. Paths and words of that length have few case changes; a random key
- * many (about 20): at least 10 are wanted.
+ * many (about 20): 12 are wanted, or 8 with a '/' or '+' in it (AWS's own
+ * example key has 10).
  */
 static size_t aws_secret_at(const char *arg, size_t i, size_t len)
 {
@@ -134,7 +135,8 @@ static size_t aws_secret_at(const char *arg, size_t i, size_t len)
 
 	if (arg[i] == '/')
 		return 0;
-	while (end < len && (isalnum((unsigned char)arg[end]) || arg[end] == '/' || arg[end] == '+'))
+	while (end < len &&
+	       (isalnum((unsigned char)arg[end]) || arg[end] == '/' || arg[end] == '+'))
 		end++;
 	if (end - i != 40 || (end < len && is_token_char(arg[end]) && arg[end] != '='))
 		return 0;
@@ -147,7 +149,8 @@ static size_t aws_secret_at(const char *arg, size_t i, size_t len)
 		    !isupper(c) != !isupper((unsigned char)arg[j - 1]))
 			changes++;
 	}
-	return changes >= 10 && digits >= 2 ? end : 0;
+	bool marks = memchr(arg + i, '/', 40) || memchr(arg + i, '+', 40);
+	return digits && (changes >= 12 || (changes >= 8 && marks)) ? end : 0;
 }
 
 static uint64_t starting_with[256]; /* bit k: token_shapes[k] starts with the byte */

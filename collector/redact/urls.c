@@ -66,4 +66,3 @@ void find_url_credentials(const char *arg, size_t len, struct spans *sp)
 		p += 3;
 	}
 }
-
