@@ -120,8 +120,9 @@ static void test_corpus(void **state)
 			fail_msg("line %u: neither a leak nor a same row", lineno);
 	}
 	fclose(in);
-	fprintf(stderr, "corpus: %u of %u secret shapes leaked or lost their context, %u of %u "
-			"harmless command lines changed\n",
+	fprintf(stderr,
+		"corpus: %u of %u secret shapes leaked or lost their context, %u of %u "
+		"harmless command lines changed\n",
 		t.leaked, t.leaks, t.changed, t.harmless);
 	assert_true(t.leaks >= 100);
 	assert_true(t.harmless >= 40);
