@@ -70,10 +70,7 @@ static bool after_secret_name(const struct command *c, const char *prev2, const 
 	if ((prev2 && !strcmp(prev2, "set")) || !strcmp(c->tool, "git"))
 		return redact_key_is_sensitive(prev, plen);
 	/* rclone config create r s3 secret_access_key X: a compound name, in a config command */
-	bool config = false;
-	for (unsigned i = 0; i < c->nwords && i < CMD_WORDS && !config; i++)
-		config = !strcmp(c->words[i], "config") || !strcmp(c->words[i], "configure");
-	return config && (strchr(prev, '_') || strchr(prev, '.')) &&
+	return c->configures && (strchr(prev, '_') || strchr(prev, '.')) &&
 	       key_classify(prev, plen) == KEY_SECRET && key_hides_value(prev, plen, word, len);
 }
 
@@ -124,16 +121,53 @@ static long structural_secret(const struct redact_rules *r, const struct command
 	return after_secret_name(c, prev2, prev, word, len) ? 0 : -1;
 }
 
+enum { HAS_EQ = 1, HAS_COLON = 2, HAS_QUOTE = 4, HAS_AT = 8 };
+
+/* Which of the bytes the rules below start from the argument holds: one pass,
+ * so that a plain word (most of them: paths, numbers, names) meets only the
+ * token formats. */
+static unsigned marks_of(const char *arg, size_t len)
+{
+	unsigned m = 0;
+
+	for (size_t i = 0; i < len; i++)
+		switch (arg[i]) {
+		case '=':
+			m |= HAS_EQ;
+			break;
+		case ':':
+			m |= HAS_COLON;
+			break;
+		case '"':
+		case '\'':
+			m |= HAS_QUOTE;
+			break;
+		case '@':
+			m |= HAS_AT;
+			break;
+		default:
+			break;
+		}
+	return m;
+}
+
 void find_secrets(const char *arg, size_t len, struct spans *sp)
 {
-	find_pairs(arg, len, sp);
-	find_quoted_keys(arg, len, sp);
-	if (memchr(arg, '"', len) || memchr(arg, '\'', len))
+	unsigned m = marks_of(arg, len);
+
+	if (m & HAS_EQ)
+		find_pairs(arg, len, sp);
+	if (m & HAS_QUOTE) {
+		find_quoted_keys(arg, len, sp);
 		find_code_assignments(arg, len, sp);
-	find_url_credentials(arg, len, sp);
-	find_header_at(arg, 0, len, sp);
-	find_windows_option(arg, len, sp);
-	find_user_at_host(arg, len, sp);
+	}
+	if (m & HAS_COLON) {
+		find_url_credentials(arg, len, sp);
+		find_header_at(arg, 0, len, sp);
+		find_windows_option(arg, len, sp);
+		if (m & HAS_AT)
+			find_user_at_host(arg, len, sp);
+	}
 	find_token_shapes(arg, len, sp);
 }
 

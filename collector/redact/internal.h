@@ -78,9 +78,11 @@ bool in_list(const char *word, size_t len, const char *const *list, size_t n);
 /* One command of a command line as the rules see it. */
 struct command {
 	char tool[64];
+	unsigned rule_lo, rule_hi;	     /* the tool's rules: a range of the rules' */
 	char words[CMD_WORDS][CMD_WORD_LEN]; /* its words that are no option */
 	unsigned nwords;		     /* how many (more than stored, past CMD_WORDS) */
 	bool reads_secret;		     /* a stdin rule matched: its input is a secret */
+	bool configures;		     /* a `config` or `configure` word: settings follow */
 	bool store_opened, store_verb;	     /* `secret`/`kv`/vault and a verb that writes */
 	int after_secrets_set;		     /* words since `secrets set`, or -1 */
 };

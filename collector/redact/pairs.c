@@ -140,7 +140,7 @@ void find_oracle_login(const char *tool, const char *arg, size_t len, struct spa
 					    "exp",     "imp",	 "rman",  "dgmgrl"};
 	bool oracle = false;
 
-	if (!memchr(arg, '/', len))
+	if (!strchr("seird", tool[0]) || !tool[0] || !memchr(arg, '/', len))
 		return;
 	for (size_t i = 0; i < sizeof(tools) / sizeof(*tools) && !oracle; i++)
 		oracle = tool[0] == tools[i][0] && !strcmp(tool, tools[i]);

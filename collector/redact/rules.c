@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "collector/redact/internal.h"
 
@@ -21,11 +22,14 @@ struct tool_rule {
 	char arg[FIELD_MAX];
 	enum rule_kind kind;
 	unsigned position;
+	unsigned line; /* in the file: rules of one tool apply in this order */
 	char user_sep;
 };
 
+/* Sorted by tool, so that a tool's rules are one range found once per command. */
 struct redact_rules {
 	unsigned n;
+	unsigned first[257]; /* rules whose tool starts with byte b: [first[b], first[b + 1]) */
 	struct tool_rule r[];
 };
 
@@ -118,6 +122,27 @@ static int parse_rule(char *line, struct tool_rule *r, char *err, size_t err_siz
 	return 0;
 }
 
+static int by_tool(const void *a, const void *b)
+{
+	const struct tool_rule *x = a, *y = b;
+	int c = strcmp(x->tool, y->tool);
+
+	return c ? c : (x->line > y->line) - (x->line < y->line); /* the file's order */
+}
+
+static void index_rules(struct redact_rules *rules)
+{
+	unsigned i = 0;
+
+	qsort(rules->r, rules->n, sizeof(*rules->r), by_tool);
+	for (unsigned b = 0; b < 256; b++) {
+		rules->first[b] = i;
+		while (i < rules->n && (unsigned char)rules->r[i].tool[0] == b)
+			i++;
+	}
+	rules->first[256] = rules->n;
+}
+
 struct redact_rules *redact_rules_parse(const char *text, size_t len, char *err, size_t err_size)
 {
 	struct redact_rules *rules = malloc(sizeof(*rules) + RULES_MAX * sizeof(struct tool_rule));
@@ -157,8 +182,9 @@ struct redact_rules *redact_rules_parse(const char *text, size_t len, char *err,
 			snprintf(err, err_size, "line %u: %s", lineno, why);
 			goto bad;
 		}
-		rules->n++;
+		rules->r[rules->n++].line = lineno;
 	}
+	index_rules(rules);
 	return rules;
 bad:
 	free(rules);
@@ -179,23 +205,39 @@ const struct redact_rules *redact_rules_builtin(void)
 	return builtin;
 }
 
+/* The range of TOOL's rules: [*lo, *hi), empty if it has none. */
+static void tool_range(const struct redact_rules *r, const char *tool, unsigned *lo, unsigned *hi)
+{
+	unsigned b = (unsigned char)tool[0], i = r ? r->first[b] : 0, end = r ? r->first[b + 1] : 0;
+
+	*lo = *hi = 0;
+	if (!tool[0])
+		return;
+	while (i < end && strcmp(r->r[i].tool, tool) < 0)
+		i++;
+	*lo = *hi = i;
+	while (*hi < end && !strcmp(r->r[*hi].tool, tool))
+		(*hi)++;
+}
+
 bool rules_name_subcommand(const struct redact_rules *r, const char *tool, const char *word)
 {
-	for (unsigned i = 0; r && i < r->n; i++)
-		if (r->r[i].sub[0] == word[0] && !strcmp(r->r[i].sub, word) &&
-		    !strcmp(r->r[i].tool, tool))
+	unsigned lo, hi;
+
+	tool_range(r, tool, &lo, &hi);
+	for (unsigned i = lo; i < hi; i++)
+		if (r->r[i].sub[0] == word[0] && !strcmp(r->r[i].sub, word))
 			return true;
 	return false;
 }
 
 bool rules_name_tool(const struct redact_rules *r, const char *name)
 {
-	/* First bytes first: every argument of every exec comes through here. */
 	if (!name[0] || !r)
 		return false;
-	for (unsigned i = 0; i < r->n; i++)
-		if (name[0] == r->r[i].tool[0] && name[1] == r->r[i].tool[1] &&
-		    !strcmp(name, r->r[i].tool))
+	unsigned b = (unsigned char)name[0];
+	for (unsigned i = r->first[b]; i < r->first[b + 1]; i++)
+		if (name[1] == r->r[i].tool[1] && !strcmp(name, r->r[i].tool))
 			return true;
 	return false;
 }
@@ -213,19 +255,24 @@ static int sub_index(const struct command *c, const struct tool_rule *t)
 	return -2;
 }
 
+/* A rule of the command's tool whose subcommand, if it needs one, came. */
 static bool rule_applies(const struct command *c, const struct tool_rule *t)
 {
-	return c->tool[0] == t->tool[0] && !strcmp(c->tool, t->tool) && sub_index(c, t) != -2;
+	return sub_index(c, t) != -2;
 }
 
 void command_start(struct command *c, const struct redact_rules *r, const char *tool)
 {
-	snprintf(c->tool, sizeof(c->tool), "%s", tool);
+	size_t n = strnlen(tool, sizeof(c->tool) - 1); /* not snprintf: once per exec */
+	memcpy(c->tool, tool, n);
+	c->tool[n] = '\0';
 	c->nwords = 0;
+	c->configures = false;
 	c->reads_secret = false;
 	c->store_opened = c->store_verb = false;
 	c->after_secrets_set = -1;
-	for (unsigned i = 0; r && i < r->n; i++)
+	tool_range(r, c->tool, &c->rule_lo, &c->rule_hi);
+	for (unsigned i = c->rule_lo; i < c->rule_hi; i++)
 		if (r->r[i].kind == RULE_STDIN && !strcmp(r->r[i].arg, "*") &&
 		    rule_applies(c, &r->r[i]))
 			c->reads_secret = true;
@@ -265,9 +312,10 @@ void command_see(struct command *c, const struct redact_rules *r, const char *wo
 		 !strcmp(c->words[c->nwords - 1], "secrets"))
 		c->after_secrets_set = 0;
 	/* --password-stdin, sshfs -o password_stdin */
-	if (len >= 6 && memmem(word, len, "stdin", 5) && key_reads_secret_stdin(word, len))
+	if (len >= 6 && !strncasecmp(word + len - 5, "stdin", 5) &&
+	    key_reads_secret_stdin(word, len))
 		c->reads_secret = true;
-	for (unsigned i = 0; r && i < r->n; i++) {
+	for (unsigned i = c->rule_lo; i < c->rule_hi; i++) {
 		const struct tool_rule *t = &r->r[i];
 		if (t->kind == RULE_STDIN && strlen(t->arg) == len && !memcmp(word, t->arg, len) &&
 		    rule_applies(c, t))
@@ -275,6 +323,8 @@ void command_see(struct command *c, const struct redact_rules *r, const char *wo
 	}
 	if (word[0] == '-' && len > 1)
 		return; /* an option; "-" alone is a word (stdin) */
+	if ((len == 6 && !memcmp(word, "config", 6)) || (len == 9 && !memcmp(word, "configure", 9)))
+		c->configures = true;
 	if (c->nwords < CMD_WORDS) {
 		size_t n = len < CMD_WORD_LEN - 1 ? len : CMD_WORD_LEN - 1;
 		memcpy(c->words[c->nwords], word, n);
@@ -327,12 +377,9 @@ static long rule_secret(const struct command *c, const struct tool_rule *t, cons
 long command_rule_secret(const struct command *c, const struct redact_rules *r, const char *prev,
 			 const char *word, size_t len)
 {
-	if (!r || !c->tool[0])
-		return -1;
-	for (unsigned i = 0; i < r->n; i++) {
+	for (unsigned i = c->rule_lo; r && i < c->rule_hi; i++) {
 		const struct tool_rule *t = &r->r[i];
-		/* First bytes first: every argument of every exec comes through here. */
-		if (c->tool[0] != t->tool[0] || c->tool[1] != t->tool[1] || !rule_applies(c, t))
+		if (!rule_applies(c, t))
 			continue;
 		long from = rule_secret(c, t, prev, word, len);
 		if (from >= 0)

@@ -201,6 +201,6 @@ void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 			i = end;
 		}
 	}
-	if (len >= 16 && memmem(arg, len, "PRIVATE KEY-----", 16))
+	if (len >= 16 && memchr(arg, '-', len) && memmem(arg, len, "PRIVATE KEY-----", 16))
 		add_span(sp, 0, len); /* the key itself, header and all */
 }

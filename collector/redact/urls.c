@@ -35,6 +35,9 @@ void find_url_credentials(const char *arg, size_t len, struct spans *sp)
 {
 	const char *p = arg;
 
+	if (!memchr(arg, ':', len))
+		return; /* most arguments: not worth memmem's set-up */
+
 	/* Within len: a word of a shell string is not NUL-terminated where it ends. */
 	while ((p = memmem(p, len - (size_t)(p - arg), "://", 3)) != NULL) {
 		size_t auth_start = (size_t)(p - arg) + 3;

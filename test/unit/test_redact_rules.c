@@ -75,10 +75,8 @@ static void test_a_site_adds_a_tool(void **state)
 static void test_bad_lines_are_refused(void **state)
 {
 	static const char *const bad[] = {
-	    "mysql - glued\n",
-	    "# fine\nmysql - sticky -p\n",
-	    "isql - position 0\n",
-	    "curl - next -u ::\n",
+	    "mysql - glued\n",	   "# fine\nmysql - sticky -p\n",
+	    "isql - position 0\n", "curl - next -u ::\n",
 	    "a b c d e f\n",
 	};
 	static const char *const where[] = {"line 1", "line 2", "line 1", "line 1", "line 1"};
