@@ -118,7 +118,8 @@ COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
                common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c
 # Argv redaction: a pure function of (argv, rules), what the fuzzer and the bench link.
-REDACT_CORE := collector/redact/argv.c collector/redact/keys.c collector/redact/rules.c \
+REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact/inside.c \
+               collector/redact/keys.c collector/redact/rules.c \
                collector/redact/pairs.c collector/redact/code.c collector/redact/shell.c \
                collector/redact/tokens.c collector/redact/urls.c collector/redact/spans.c \
                $(BUILD)/redact_rules_default.c

@@ -5,6 +5,9 @@
  *   redact.h      the API
  *   argv.c        redact_argv: each argument with its command, the words before
  *                 it, its place (positional secrets)
+ *   words.c       a whole word that is a secret by its command's structure: the
+ *                 value of --password or --src-creds, a tool's rule, a setting
+ *   inside.c      the rules that look inside one word (pairs, code, URLs, tokens)
  *   keys.c        does a name say credential (--db-pass, AccountKey, /p:), and
  *                 is its value one (a path or a count is not)
  *   rules.c       per-tool rules: parsing deploy/etc/redact.rules, matching a
@@ -22,8 +25,9 @@
  *                 NAME=VALUE pairs)
  *   spans.c       the secrets found in an argument, and writing it without them
  *
- * argv.c calls shell.c, which calls back into argv.c's word rules for each
- * word; the others are leaves.
+ * Calls go one way: argv.c -> shell.c (find_word_secrets, recursive for shell
+ * strings inside shell strings) -> words.c -> rules.c -> inside.c -> pairs.c,
+ * code.c, urls.c, tokens.c -> keys.c; spans.c is everyone's.
  */
 #ifndef TRACER_REDACT_INTERNAL_H
 #define TRACER_REDACT_INTERNAL_H
@@ -99,11 +103,12 @@ bool rules_name_subcommand(const struct redact_rules *r, const char *tool, const
  * what the wrapper reads on stdin is still a secret. */
 void command_switch(struct command *c, const struct redact_rules *r, const char *tool);
 
-/* --- argv.c --- */
-/* Every rule for one word of a command (an argument, or a shell string's word):
- * spans relative to WORD. */
-void find_word_secrets(const struct redact_rules *r, const struct command *c, const char *prev2,
-		       const char *prev, const char *word, size_t len, struct spans *sp, int depth);
+/* --- words.c --- */
+/* Where the structure alone makes WORD (or its end) a secret: 0 for all of it, -1 for none. */
+long word_structural_secret(const struct redact_rules *r, const struct command *c,
+			    const char *prev2, const char *prev, const char *word, size_t len);
+
+/* --- inside.c --- */
 /* Every rule that finds a secret inside one argument or word, whatever its command. */
 void find_secrets(const char *arg, size_t len, struct spans *sp);
 
@@ -119,6 +124,11 @@ void find_quoted_keys(const char *arg, size_t len, struct spans *sp);
 void find_code_assignments(const char *arg, size_t len, struct spans *sp);
 
 /* --- shell.c --- */
+/* Every rule for one word of a command (an argument, depth 0, or a shell
+ * string's word, depth -1): spans relative to WORD. An argument that is a
+ * shell string is read word by word. */
+void find_word_secrets(const struct redact_rules *r, const struct command *c, const char *prev2,
+		       const char *prev, const char *word, size_t len, struct spans *sp, int depth);
 void find_shell_words(const struct redact_rules *r, const char *arg, size_t len, struct spans *sp,
 		      int depth);
 void find_nested_words(const struct redact_rules *r, const char *word, size_t len, struct spans *sp,

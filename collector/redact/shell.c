@@ -230,3 +230,29 @@ void find_shell_words(const struct redact_rules *r, const char *arg, size_t len,
 	}
 	shell_cmd_end(&s, sp, &fed);
 }
+
+static bool has_shell_words(const char *arg, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (arg[i] == ' ' || arg[i] == '\t' || arg[i] == '\n' || arg[i] == ';' ||
+		    arg[i] == '|' || arg[i] == '&')
+			return true;
+	return false;
+}
+
+void find_word_secrets(const struct redact_rules *r, const struct command *c, const char *prev2,
+		       const char *prev, const char *word, size_t len, struct spans *sp, int depth)
+{
+	long from = word_structural_secret(r, c, prev2, prev, word, len);
+
+	if (from >= 0) {
+		add_span(sp, (size_t)from, len);
+		return;
+	}
+	find_secrets(word, len, sp);
+	find_oracle_login(c->tool, word, len, sp);
+	/* An argument that is a shell string; a shell string's own words have
+	 * find_nested_words for that (depth -1). */
+	if (depth >= 0 && has_shell_words(word, len))
+		find_shell_words(r, word, len, sp, depth);
+}
