@@ -348,11 +348,13 @@ bench-paths: all $(BUILD)/bench/pathbench
 
 # What argv redaction costs per exec, on real command lines (docs/redaction.md).
 bench-redact: $(BUILD)/bench/redactbench
-	{ echo "# Argv redaction: cost per exec"; echo; \
-	  echo "Produced by \`make bench-redact\` (\`test/bench/redactbench.c\`): \`redact_argv\` alone, as the collector runs it on every exec's argv before anything leaves it (docs/security.md says what it redacts). Each command line is redacted in 15 rounds of at least 50 ms; median and interquartile range of the rounds, in ns per exec. For scale: the collector's whole CPU per process in an exec storm of \`/bin/true\` is about 2.4 µs (performance.md), and argv is read up to 4 KiB."; echo; \
-	  echo "Measured $$(date -u '+%Y-%m-%d %H:%M UTC') on $$(hostname) ($$(uname -r), $$(nproc) CPUs)."; echo; \
-	  $(BUILD)/bench/redactbench; } > docs/redaction.md
-	cat docs/redaction.md
+	{ echo; echo "Measured $$(date -u '+%Y-%m-%d %H:%M UTC') on $$(hostname) ($$(uname -r), $$(nproc) CPUs, load $$(cut -d' ' -f1 /proc/loadavg))."; echo; \
+	  $(BUILD)/bench/redactbench; echo; } > $(BUILD)/bench/redact-cost.md
+	awk -v f=$(BUILD)/bench/redact-cost.md 'BEGIN { while ((getline l < f) > 0) t = t l "\n" } \
+	  /<!-- bench-redact:end -->/ { printf "%s", t; skip = 0 } !skip { print } \
+	  /<!-- bench-redact:start -->/ { skip = 1 }' docs/redaction.md > docs/redaction.md.tmp
+	mv docs/redaction.md.tmp docs/redaction.md
+	cat $(BUILD)/bench/redact-cost.md
 
 $(BUILD)/bench/redactbench: test/bench/redactbench.c $(REDACT_SRCS)
 	@mkdir -p $(@D)

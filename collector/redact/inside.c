@@ -53,4 +53,3 @@ void find_secrets(const char *arg, size_t len, struct spans *sp)
 	}
 	find_token_shapes(arg, len, sp);
 }
-

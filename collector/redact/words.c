@@ -104,7 +104,7 @@ static long after_secret_option(const char *prev, const char *word, size_t len)
 
 /* Where a whole value starts by the structure alone, or -1. */
 long word_structural_secret(const struct redact_rules *r, const struct command *c,
-			      const char *prev2, const char *prev, const char *word, size_t len)
+			    const char *prev2, const char *prev, const char *word, size_t len)
 {
 	long from = secret_store_value(c, prev, word, len);
 
@@ -120,4 +120,3 @@ long word_structural_secret(const struct redact_rules *r, const struct command *
 		return from;
 	return after_secret_name(c, prev2, prev, word, len) ? 0 : -1;
 }
-
