@@ -3,7 +3,9 @@
  * argument): a quoted literal given to a name that says credential, with the
  * name quoted ({"password": "x"}, os.environ['HF_TOKEN'] = 'x') or not
  * (Entrez.api_key = 'x', Sys.setenv(GITHUB_PAT = "x"), token <- "x",
- * $ENV{API_TOKEN}='x', {apiKey: 'x'}, auth=('user', 'x')).
+ * $ENV{API_TOKEN}='x', {apiKey: 'x'}, auth=('user', 'x')), the arguments of a
+ * login call (login("u", "x"), new PDO($dsn, "u", "x")), SQL's PASSWORD 'x'
+ * and IDENTIFIED BY 'x', and expect's send "x" after a password prompt.
  */
 #include <ctype.h>
 #include <string.h>
@@ -144,6 +146,65 @@ static bool after_sql_password(const char *a, size_t q)
 	return j < i && j >= 10 && !strncasecmp(a + j - 10, "identified", 10);
 }
 
+/* login("user", "x"), new PDO($dsn, "u", "x"), HTTPBasicAuth('u', 'x'): calls
+ * whose arguments after the first literal are credentials. */
+static bool is_login_call(const char *a, size_t open)
+{
+	static const char *const calls[] = {"login",
+					    "auth",
+					    "authenticate",
+					    "signin",
+					    "sign_in",
+					    "pdo",
+					    "httpbasicauth",
+					    "basicauth",
+					    "basic_auth",
+					    "set_password",
+					    "setpassword",
+					    "credentials",
+					    "usernamepasswordcredentials"};
+	char name[32];
+	size_t end = open, i = open, n = 0;
+
+	while (i > 0 && (isalnum((unsigned char)a[i - 1]) || a[i - 1] == '_'))
+		i--;
+	if (end - i == 0 || end - i >= sizeof(name))
+		return false;
+	for (size_t k = i; k < end; k++)
+		name[n++] = (char)tolower((unsigned char)a[k]);
+	return in_list(name, n, calls, sizeof(calls) / sizeof(*calls));
+}
+
+/* expect's `send "x"` after a password prompt: expect "password:"; send "x\r". */
+static bool sent_at_a_prompt(const char *a, size_t q)
+{
+	size_t i = skip_space_back(a, q);
+
+	if (i < 4 || strncmp(a + i - 4, "send", 4) != 0 || (i > 4 && is_key_char(a[i - 5])))
+		return false;
+	return memmem(a, i, "assword", 7) || memmem(a, i, "assphrase", 9) || memmem(a, i, "PIN", 3);
+}
+
+/* Whether the literal a[q+1, end) is a secret by what it is given to. */
+static bool literal_is_secret(const char *a, size_t len, size_t q, size_t end)
+{
+	bool first;
+	size_t at = tuple_start(a, q, &first), name = 0;
+	size_t after = end + 1;
+
+	while (after < len && isspace((unsigned char)a[after]))
+		after++;
+	bool more = after < len && a[after] == ',';
+	if (at != q && a[at] == '(' && is_login_call(a, at))
+		return !first || !more; /* the user, first of several, stays */
+	/* auth=('user', 'x'): likewise */
+	if (at != q && first && more)
+		return false;
+	size_t nlen = assigned_name(a, at, &name);
+	return (nlen && key_hides_value(a + name, nlen, a + q + 1, end - q - 1)) ||
+	       after_sql_password(a, q) || sent_at_a_prompt(a, q);
+}
+
 void find_code_assignments(const char *a, size_t len, struct spans *sp)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -155,17 +216,7 @@ void find_code_assignments(const char *a, size_t len, struct spans *sp)
 			end += a[end] == '\\' && end + 1 < len ? 2 : 1;
 		if (end >= len)
 			return; /* unterminated: no more literals */
-		bool first;
-		size_t at = tuple_start(a, i, &first), name = 0;
-		size_t nlen = assigned_name(a, at, &name);
-		/* auth=('user', 'x'): the user, first of several, stays */
-		size_t after = end + 1;
-		while (after < len && isspace((unsigned char)a[after]))
-			after++;
-		bool user = at != i && first && after < len && a[after] == ',';
-		if (end > i + 1 && !user &&
-		    ((nlen && key_hides_value(a + name, nlen, a + i + 1, end - i - 1)) ||
-		     after_sql_password(a, i)))
+		if (end > i + 1 && literal_is_secret(a, len, i, end))
 			add_span(sp, i + 1, end);
 		i = end;
 	}

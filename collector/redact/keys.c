@@ -276,8 +276,18 @@ static bool value_is_reference(const char *v, size_t len)
 	return letter && isalpha((unsigned char)dot[-1]);
 }
 
+/* password=on (qemu's -vnc), --auth=false: a switch's setting, not a secret. */
+static bool value_is_switch(const char *v, size_t len)
+{
+	static const char *const settings[] = {"on", "off", "true", "false", "yes", "no"};
+
+	return len <= 5 && in_list(v, len, settings, N(settings));
+}
+
 bool key_hides_value(const char *key, size_t klen, const char *value, size_t vlen)
 {
+	if (value_is_switch(value, vlen))
+		return false;
 	switch (key_classify(key, klen)) {
 	case KEY_SECRET:
 		return !value_is_path(value, vlen);

@@ -31,6 +31,20 @@ static size_t assignment_end(const char *arg, size_t eq, size_t len)
 	return end;
 }
 
+/* A value that is code: a tuple, a list, a closed literal, a call with a closing ')'. */
+static bool is_code_value(const char *arg, size_t v, size_t len)
+{
+	if (arg[v] == '(' || arg[v] == '[')
+		return true;
+	if (arg[v] == '\'' || arg[v] == '"')
+		return memchr(arg + v + 1, arg[v], len - v - 1) != NULL;
+	size_t i = v;
+	while (i < len && (isalnum((unsigned char)arg[i]) || arg[i] == '_' || arg[i] == '.'))
+		i++;
+	return i - v >= 2 && i < len && arg[i] == '(' && memchr(arg + i, ')', len - i) &&
+	       isalpha((unsigned char)arg[v]);
+}
+
 void find_pairs(const char *arg, size_t len, struct spans *sp)
 {
 	for (size_t eq = 0; eq < len; eq++) {
@@ -52,11 +66,9 @@ void find_pairs(const char *arg, size_t len, struct spans *sp)
 		size_t v = eq + 1;
 		if (v < len && arg[v] == '=')
 			v++; /* httpie's api_key==X */
-		/* auth=('u', 'x'), password='x': code.c reads code's literals */
-		if (v < len && k > 0 &&
-		    (arg[v] == '(' || arg[v] == '[' ||
-		     ((arg[v] == '\'' || arg[v] == '"') &&
-		      memchr(arg + v + 1, arg[v], len - v - 1))))
+		/* auth=('u', 'x'), password='x', auth=HTTPBasicAuth('u', 'x'): code.c
+		 * reads code's literals */
+		if (v < len && k > 0 && is_code_value(arg, v, len))
 			continue;
 		if (!key_hides_value(arg + k, eq - k, arg + v, end > v ? end - v : 0)) {
 			/* --header=Authorization: Bearer X */
@@ -136,8 +148,8 @@ void find_user_at_host(const char *arg, size_t len, struct spans *sp)
 /* Oracle's tools log in with USER/SECRET[@DB] (`sqlplus scott/x@orcl`, `expdp userid=scott/x`). */
 void find_oracle_login(const char *tool, const char *arg, size_t len, struct spans *sp)
 {
-	static const char *const tools[] = {"sqlplus", "sqlldr", "expdp", "impdp",
-					    "exp",     "imp",	 "rman",  "dgmgrl"};
+	static const char *const tools[] = {"sqlplus", "sqlldr", "expdp",  "impdp", "exp",
+					    "imp",     "rman",	 "dgmgrl", "sql"}; /* sql: SQLcl */
 	bool oracle = false;
 
 	if (!strchr("seird", tool[0]) || !tool[0] || !memchr(arg, '/', len))

@@ -6,7 +6,6 @@
  * private keys.
  */
 #include <ctype.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "collector/redact/internal.h"
@@ -82,11 +81,38 @@ static const struct token_shape token_shapes[] = {
     {"ATATT", 0, 0, 0, false},
     {"gsk_", 0, 24, 0, true},
     {"r8_", 0, 24, 0, true},
+    /* Tailscale, age, Docker Hub, Grafana, Doppler, Square, Mailgun, New Relic,
+     * Figma, PlanetScale, RubyGems, Linear, NVIDIA, Perplexity, xAI, Google
+     * refresh tokens, Facebook, Twilio */
+    {"tskey-", 0, 0, 0, false},
+    {"AGE-SECRET-KEY-1", 0, 0, 0, false},
+    {"dckr_pat_", 0, 0, 0, false},
+    {"glsa_", 0, 0, 0, false},
+    {"glc_", 0, 24, 0, true},
+    {"dp.st.", 0, 0, 0, false},
+    {"dp.pt.", 0, 0, 0, false},
+    {"sq0atp-", 0, 0, 0, false},
+    {"sq0csp-", 0, 0, 0, false},
+    {"key-", 36, 0, 0, true},
+    {"NRAK-", 0, 0, 0, false},
+    {"figd_", 0, 0, 0, false},
+    {"pscale_tkn_", 0, 0, 0, false},
+    {"pscale_pw_", 0, 0, 0, false},
+    {"rubygems_", 0, 0, 0, false},
+    {"lin_api_", 0, 0, 0, false},
+    {"nvapi-", 0, 24, 0, true},
+    {"pplx-", 0, 24, 0, true},
+    {"xai-", 0, 24, 0, true},
+    {"1//", 0, 40, 0, true},
+    {"EAA", 0, 40, 0, true},
+    {"SK", 34, 0, 0, true},
+    {"xoxc-", 0, 0, 0, false},
+    {"shppa_", 0, 0, 0, false},
+    {"shpca_", 0, 0, 0, false},
     /* JWTs: header.payload.signature */
     {"eyJ", 0, 0, 2, false},
 };
 #define NSHAPES (sizeof(token_shapes) / sizeof(*token_shapes))
-_Static_assert(NSHAPES <= 64, "one bit per shape");
 
 static bool mixed_after(const char *tok, size_t from, size_t n)
 {
@@ -153,24 +179,34 @@ static size_t aws_secret_at(const char *arg, size_t i, size_t len)
 	return digits && (changes >= 12 || (changes >= 8 && marks)) ? end : 0;
 }
 
-static uint64_t starting_with[256]; /* bit k: token_shapes[k] starts with the byte */
+/* The shapes by their first byte: by_first[first[b] .. first[b + 1]) start with b. */
+static unsigned char by_first[NSHAPES];
+static unsigned short first[257];
 
 static void index_shapes(void)
 {
 	static bool known;
+	unsigned n = 0;
 
 	if (known)
 		return;
-	for (size_t k = 0; k < NSHAPES; k++)
-		starting_with[(unsigned char)token_shapes[k].prefix[0]] |= 1ull << k;
+	for (unsigned b = 0; b < 256; b++) {
+		first[b] = (unsigned short)n;
+		for (size_t k = 0; k < NSHAPES; k++)
+			if ((unsigned char)token_shapes[k].prefix[0] == b)
+				by_first[n++] = (unsigned char)k;
+	}
+	first[256] = (unsigned short)n;
 	known = true;
 }
 
 /* The end of a known shape starting at i, or 0. */
 static size_t shape_at(const char *arg, size_t i, size_t len)
 {
-	for (uint64_t c = starting_with[(unsigned char)arg[i]]; c; c &= c - 1) {
-		const struct token_shape *t = &token_shapes[__builtin_ctzll(c)];
+	unsigned b = (unsigned char)arg[i];
+
+	for (unsigned k = first[b]; k < first[b + 1]; k++) {
+		const struct token_shape *t = &token_shapes[by_first[k]];
 		/* The second byte first: words start with these letters too. */
 		if (i + 1 >= len || arg[i + 1] != t->prefix[1] ||
 		    !starts_with(arg + i, len - i, t->prefix))
@@ -193,7 +229,7 @@ void find_token_shapes(const char *arg, size_t len, struct spans *sp)
 			continue;
 		if (i > 0 && is_token_char(arg[i - 1]) && arg[i - 1] != '=' && arg[i - 1] != '/')
 			continue; /* only at the start of a token */
-		size_t end = starting_with[c] ? shape_at(arg, i, len) : 0;
+		size_t end = first[c] != first[c + 1] ? shape_at(arg, i, len) : 0;
 		if (!end && len - i >= 40)
 			end = aws_secret_at(arg, i, len);
 		if (end) {

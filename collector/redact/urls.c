@@ -1,6 +1,7 @@
 /*
  * URLs: credentials in the userinfo (scheme://user:X@host, https://X@host)
- * and webhook addresses whose path is the credential. Signature and token
+ * and addresses whose path is the credential (Slack, Discord and Teams
+ * webhooks, Telegram's bot tokens). Signature and token
  * query parameters (?X-Amz-Signature=, sig=, token=) are NAME=VALUE pairs:
  * pairs.c finds them.
  */
@@ -28,6 +29,26 @@ static void find_webhook_secret(const char *arg, size_t from, size_t len, struct
 		if (hook && (size_t)(hook - arg) + n < end)
 			add_span(sp, (size_t)(hook - arg) + n, end);
 	}
+}
+
+/* Telegram's bot API: https://api.telegram.org/bot<id>:<token>/method. */
+static void find_bot_token(const char *arg, size_t from, size_t len, struct spans *sp)
+{
+	const char *bot = memmem(arg + from, len - from, "/bot", 4);
+
+	if (!bot)
+		return;
+	size_t i = (size_t)(bot - arg) + 4, digits = i;
+	while (i < len && isdigit((unsigned char)arg[i]))
+		i++;
+	if (i == digits || i >= len || arg[i] != ':')
+		return;
+	size_t end = ++i;
+	while (end < len &&
+	       (isalnum((unsigned char)arg[end]) || arg[end] == '_' || arg[end] == '-'))
+		end++;
+	if (end - i >= 30)
+		add_span(sp, i, end);
 }
 
 /* scheme://user:secret@host and https://token@host, and webhook paths */
@@ -66,6 +87,7 @@ void find_url_credentials(const char *arg, size_t len, struct spans *sp)
 			}
 		}
 		find_webhook_secret(arg, auth_start, len, sp);
+		find_bot_token(arg, auth_start, len, sp);
 		p += 3;
 	}
 }

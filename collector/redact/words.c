@@ -53,7 +53,8 @@ static long secret_store_value(const struct command *st, const char *prev, const
 }
 
 /* `aws configure set aws_secret_access_key X`, `git config user.password X`,
- * `rclone config create r s3 secret_access_key X`: a setting's value after its name. */
+ * `rclone config create r s3 secret_access_key X`, `ngrok config add-authtoken X`:
+ * a setting's value after its name. */
 static bool after_secret_name(const struct command *c, const char *prev2, const char *prev,
 			      const char *word, size_t len)
 {
@@ -70,7 +71,7 @@ static bool after_secret_name(const struct command *c, const char *prev2, const 
 	if ((prev2 && !strcmp(prev2, "set")) || !strcmp(c->tool, "git"))
 		return redact_key_is_sensitive(prev, plen);
 	/* rclone config create r s3 secret_access_key X: a compound name, in a config command */
-	return c->configures && (strchr(prev, '_') || strchr(prev, '.')) &&
+	return c->configures && (strchr(prev, '_') || strchr(prev, '.') || strchr(prev, '-')) &&
 	       key_classify(prev, plen) == KEY_SECRET && key_hides_value(prev, plen, word, len);
 }
 
@@ -88,13 +89,33 @@ static bool looks_like_option(const char *word, size_t len)
 	return true;
 }
 
+/* docker build --secret id=npm,src=.npmrc: where the secret is, as NAME=VALUE
+ * fields none of which is a secret (pairs.c would find one that is). */
+static bool names_where_a_secret_is(const char *v, size_t len)
+{
+	static const char *const fields[] = {"id",  "src",	"source", "env", "type", "target",
+					     "dst", "required", "mode",	  "uid", "gid"};
+	size_t start = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && v[i] != ',')
+			continue;
+		const char *eq = memchr(v + start, '=', i - start);
+		if (!eq || !in_list(v + start, (size_t)(eq - v) - start, fields,
+				    sizeof(fields) / sizeof(*fields)))
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
 /* --password X, -storepass X, --src-creds user:X: where the value's secret starts, or -1. */
 static long after_secret_option(const char *prev, const char *word, size_t len)
 {
 	size_t plen;
 
 	if (!prev || prev[0] != '-' || strchr(prev, '=') || (plen = strlen(prev)) <= 2 ||
-	    looks_like_option(word, len))
+	    looks_like_option(word, len) || names_where_a_secret_is(word, len))
 		return -1;
 	if (!key_hides_value(prev, plen, word, len))
 		return -1;
