@@ -146,7 +146,8 @@ static bool after_sql_password(const char *a, size_t q)
 	return j < i && j >= 10 && !strncasecmp(a + j - 10, "identified", 10);
 }
 
-/* login("user", "x"), new PDO($dsn, "u", "x"), HTTPBasicAuth('u', 'x'): calls
+/* login("user", "x"), new PDO($dsn, "u", "x"), HTTPBasicAuth('u', 'x'), SQL's
+ * PASSWORD('x'): calls
  * whose arguments after the first literal are credentials. */
 static bool is_login_call(const char *a, size_t open)
 {
@@ -162,7 +163,8 @@ static bool is_login_call(const char *a, size_t open)
 					    "set_password",
 					    "setpassword",
 					    "credentials",
-					    "usernamepasswordcredentials"};
+					    "usernamepasswordcredentials",
+					    "password"};
 	char name[32];
 	size_t end = open, i = open, n = 0;
 

@@ -20,10 +20,11 @@ static const char *const secret_words[] = {
 };
 /* Words that are secrets when they stand alone: --src-creds, DB_PWD, x_auth. */
 static const char *const secret_whole_words[] = {
-    "pwd", "pw", "psk", "cred", "creds", "cookie", "authorization", "oauth", "authtoken",
+    "pw", "psk", "cred", "creds", "cookie", "authorization", "oauth", "authtoken", "otp", "totp",
 };
-/* Words that name a secret or something else: `--pass 2`, `--key=1,1`, `--auth basic`. */
-static const char *const ambiguous_words[] = {"pass", "key", "auth", "sig"};
+/* Words that name a secret or something else: `--pass 2`, `--key=1,1`, `--auth basic`,
+ * `--pwd /tmp` (a directory). */
+static const char *const ambiguous_words[] = {"pass", "key", "auth", "sig", "pwd"};
 /* The last word names where a secret is, how it is given or its limits, not the secret. */
 static const char *const harmless_last_words[] = {
     "file",    "files",	   "path",     "paths",	  "stdin",  "env",	 "cmd",	     "command",
@@ -248,6 +249,8 @@ static bool value_is_reference(const char *v, size_t len)
 
 	if (len == 0)
 		return false;
+	if ((len == 1 && v[0] == '.') || (len == 2 && v[0] == '.' && v[1] == '.'))
+		return true; /* --pwd . */
 	if (v[0] == '/' || v[0] == '~' || (len > 1 && v[0] == '.' && (v[1] == '/' || v[1] == '.')))
 		return true;
 	if (v[0] == '$' && len > 1 && (isalpha((unsigned char)v[1]) || v[1] == '{' || v[1] == '_'))
@@ -276,12 +279,43 @@ static bool value_is_reference(const char *v, size_t len)
 	return letter && isalpha((unsigned char)dot[-1]);
 }
 
-/* password=on (qemu's -vnc), --auth=false: a switch's setting, not a secret. */
+/* password=on (qemu's -vnc), --auth=false, -pass stdin, --password -: a switch's
+ * setting or where the secret comes from, not a secret. */
 static bool value_is_switch(const char *v, size_t len)
 {
-	static const char *const settings[] = {"on", "off", "true", "false", "yes", "no"};
+	static const char *const settings[] = {"on", "off",  "true", "false", "yes",
+					       "no", "none", "null", "stdin", "-"};
 
 	return len <= 5 && in_list(v, len, settings, N(settings));
+}
+
+/* 0.1, 512, -3: a number. */
+static bool value_is_number(const char *v, size_t len)
+{
+	size_t i = len && v[0] == '-' ? 1 : 0, dots = 0, digits = 0;
+
+	for (; i < len; i++) {
+		if (v[i] == '.')
+			dots++;
+		else if (isdigit((unsigned char)v[i]))
+			digits++;
+		else
+			return false;
+	}
+	return digits && dots <= 1;
+}
+
+/* --token-dropout, --token-budget: a name that is a secret by "token" alone,
+ * whose number is a size or a rate (a token is never a number). */
+static bool only_token_says_secret(const char *key, size_t klen)
+{
+	struct name nm;
+
+	if (name_normalise(&nm, key, klen) != 0 || !strstr(nm.norm, "token"))
+		return false;
+	for (char *t = strstr(nm.norm, "token"); t; t = strstr(t, "token"))
+		memset(t, '#', 5);
+	return classify(&nm, key, klen) == KEY_PLAIN;
 }
 
 bool key_hides_value(const char *key, size_t klen, const char *value, size_t vlen)
@@ -290,6 +324,9 @@ bool key_hides_value(const char *key, size_t klen, const char *value, size_t vle
 		return false;
 	switch (key_classify(key, klen)) {
 	case KEY_SECRET:
+		if (value_is_number(value, vlen) && (vlen <= 4 || memchr(value, '.', vlen)) &&
+		    only_token_says_secret(key, klen))
+			return false;
 		return !value_is_path(value, vlen);
 	case KEY_AMBIGUOUS:
 		return !value_is_reference(value, vlen);

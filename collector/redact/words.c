@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "collector/redact/internal.h"
 
@@ -64,11 +65,12 @@ static bool after_secret_name(const struct command *c, const char *prev2, const 
 	while (k > 0 && is_key_char(prev[k - 1]))
 		k--;
 	/* npm config set //registry.npmjs.org/:_authToken X: the name after the URL */
-	if (prev2 && !strcmp(prev2, "set") && k < plen)
+	bool set = prev2 && !strcasecmp(prev2, "set"); /* redis's CONFIG SET too */
+	if (set && k < plen)
 		return key_hides_value(prev + k, plen - k, word, len);
 	if (k > 0)
 		return false; /* a URL or a sentence, not a setting's name */
-	if ((prev2 && !strcmp(prev2, "set")) || !strcmp(c->tool, "git"))
+	if (set || !strcmp(c->tool, "git"))
 		return redact_key_is_sensitive(prev, plen);
 	/* rclone config create r s3 secret_access_key X: a compound name, in a config command */
 	return c->configures && (strchr(prev, '_') || strchr(prev, '.') || strchr(prev, '-')) &&
