@@ -87,6 +87,17 @@ $(BUILD)/report_template.c: cli/report_template.html cli/embed_text.sh
 	$(call msg,GEN,$@)
 	$(Q)cli/embed_text.sh report_template $< > $@.tmp && mv $@.tmp $@
 
+# The redaction rules built in: deploy/etc/redact.rules when the collector was built.
+$(BUILD)/redact_rules_default.c: deploy/etc/redact.rules cli/embed_text.sh
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)cli/embed_text.sh redact_rules_default $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/$(BUILD)/redact_rules_default.o: $(BUILD)/redact_rules_default.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 $(BUILD)/obj/report_template.o: $(BUILD)/report_template.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -106,9 +117,17 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
                common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c
+# Argv redaction: a pure function of (argv, rules), what the fuzzer and the bench link.
+REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact/inside.c \
+               collector/redact/keys.c collector/redact/rules.c \
+               collector/redact/pairs.c collector/redact/code.c collector/redact/shell.c \
+               collector/redact/tokens.c collector/redact/urls.c collector/redact/spans.c \
+               $(BUILD)/redact_rules_default.c
+REDACT_SRCS := $(REDACT_CORE) common/fileutil.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
-                  collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
+                  collector/sender.c collector/convert.c collector/sandbox.c \
+                  $(REDACT_CORE) collector/redact/rules_file.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
@@ -267,7 +286,7 @@ FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
-FUZZ_SRC_redact     := collector/redact.c common/fileutil.c
+FUZZ_SRC_redact     := $(REDACT_SRCS)
 FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
                        common/log.c common/timeutil.c shipper/credentials.c
 FUZZ_LIB_text_files := -linih
@@ -329,13 +348,15 @@ bench-paths: all $(BUILD)/bench/pathbench
 
 # What argv redaction costs per exec, on real command lines (docs/redaction.md).
 bench-redact: $(BUILD)/bench/redactbench
-	{ echo "# Argv redaction: cost per exec"; echo; \
-	  echo "Produced by \`make bench-redact\` (\`test/bench/redactbench.c\`): \`redact_argv\` alone, as the collector runs it on every exec's argv before anything leaves it (docs/security.md says what it redacts). Each command line is redacted in 15 rounds of at least 50 ms; median and interquartile range of the rounds, in ns per exec. For scale: the collector's whole CPU per process in an exec storm of \`/bin/true\` is about 2.4 µs (performance.md), and argv is read up to 4 KiB."; echo; \
-	  echo "Measured $$(date -u '+%Y-%m-%d %H:%M UTC') on $$(hostname) ($$(uname -r), $$(nproc) CPUs)."; echo; \
-	  $(BUILD)/bench/redactbench; } > docs/redaction.md
-	cat docs/redaction.md
+	{ echo; echo "Measured $$(date -u '+%Y-%m-%d %H:%M UTC') on $$(hostname) ($$(uname -r), $$(nproc) CPUs, load $$(cut -d' ' -f1 /proc/loadavg))."; echo; \
+	  $(BUILD)/bench/redactbench; echo; } > $(BUILD)/bench/redact-cost.md
+	awk -v f=$(BUILD)/bench/redact-cost.md 'BEGIN { while ((getline l < f) > 0) t = t l "\n" } \
+	  /<!-- bench-redact:end -->/ { printf "%s", t; skip = 0 } !skip { print } \
+	  /<!-- bench-redact:start -->/ { skip = 1 }' docs/redaction.md > docs/redaction.md.tmp
+	mv docs/redaction.md.tmp docs/redaction.md
+	cat $(BUILD)/bench/redact-cost.md
 
-$(BUILD)/bench/redactbench: test/bench/redactbench.c collector/redact.c common/fileutil.c
+$(BUILD)/bench/redactbench: test/bench/redactbench.c $(REDACT_SRCS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS)
@@ -387,7 +408,7 @@ SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
 $(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
 UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
-CONFIGS := collector.conf tools.allow tools.deny prices.tsv cost.conf shipper.conf.example
+CONFIGS := collector.conf tools.allow tools.deny redact.rules prices.tsv cost.conf shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
 
 install: $(PROGRAMS) $(MANPAGES)

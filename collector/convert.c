@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "collector/redact.h"
+#include "collector/redact/rules_file.h"
 
 #define MAX_ARGS (TRACER_ARGV_MAX / 2 + 1)
 #define FRAME_EVENTS_FIELD 10 /* Frame.events */
@@ -201,7 +201,8 @@ static int convert_exec(const struct tracer_exec_event *k, struct bytebuf *out,
 	memcpy(argv_blob, k->argv, argv_len);
 	argv_blob[argv_len] = '\0';
 	argc = split_argv(argv_blob, argv_len, argv, MAX_ARGS);
-	unsigned redactions = redact_argv(argv, argc, redacted, sizeof(redacted), safe_argv);
+	unsigned redactions =
+	    redact_argv(redact_rules_active(), argv, argc, redacted, sizeof(redacted), safe_argv);
 	st->redactions += redactions;
 
 	join_path_components(k->filename,

@@ -20,6 +20,7 @@
 #include "collector/convert.h"
 #include "collector/drain.h"
 #include "collector/probes.h"
+#include "collector/redact/rules_file.h"
 #include "collector/sandbox.h"
 #include "collector/sender.h"
 #include "collector/snapshot.h"
@@ -46,12 +47,59 @@
 
 static volatile sig_atomic_t stop_requested, hup_received, flush_requested;
 
-/* SIGHUP (e.g. `pkill -HUP tracer`) must not kill the collector: it holds no
- * privilege to re-attach probes, so settings change on restart; say so. */
+/* SIGHUP (e.g. `pkill -HUP tracer`) rereads the redaction rules; it must not
+ * kill the collector, which holds no privilege to re-attach probes, so probe
+ * settings change on restart; say so. */
 static void on_hup(int sig)
 {
 	(void)sig;
 	hup_received = 1;
+}
+
+/*
+ * The redaction rules, opened now, as root, and kept open: SIGHUP rereads them
+ * from the same descriptor after the privilege drop (rules_file.c). Rules named
+ * on the command line must load; the default file may be missing (the
+ * built-in rules then apply) but not broken.
+ */
+static int open_redact_rules(struct redact_rules_file *f, const char *given)
+{
+	char buf[4200], err[600];
+	const char *path = given ? given : redact_rules_file_find(buf, sizeof(buf));
+
+	f->fd = -1;
+	f->rules = NULL;
+	if (!path) {
+		log_warn("no %s: redacting with the %u rules built in", REDACT_RULES_DEFAULT,
+			 redact_rules_count(redact_rules_builtin()));
+		return 0;
+	}
+	if (redact_rules_file_open(f, path, err, sizeof(err)) < 0) {
+		log_error("redaction rules: %s", err);
+		return -1;
+	}
+	log_info("redaction rules: %u from %s", redact_rules_count(f->rules), path);
+	return 0;
+}
+
+static void reload_redact_rules(struct redact_rules_file *f)
+{
+	char err[600];
+
+	if (f->fd < 0) {
+		log_info("SIGHUP: no redaction rules file to reread; probe settings apply on "
+			 "restart");
+		return;
+	}
+	int r = redact_rules_file_reload(f, err, sizeof(err));
+	if (r < 0)
+		log_error("SIGHUP: %s", err);
+	else if (r > 0)
+		log_warn("SIGHUP: %s", err);
+	if (r >= 0)
+		log_info("SIGHUP: %u redaction rules reread from %s; probe settings apply on "
+			 "restart",
+			 redact_rules_count(f->rules), f->path);
 }
 
 static void on_signal(int sig)
@@ -94,6 +142,8 @@ static void usage(FILE *out)
 	    "  --ready-fd N       write \"ready\\n\" to fd N once attached and snapshotted\n"
 	    "  --exit-with-fd N   stop (as on SIGTERM) when fd N hangs up: the process\n"
 	    "                     that started us died (tracer run passes a pipe)\n"
+	    "  --redact-rules PATH  per-tool redaction rules (default " REDACT_RULES_DEFAULT "\n"
+	    "                     if present, else those built in); SIGHUP rereads them\n"
 	    "  --force-tracepoints  use classic tracepoints even where tp_btf exists\n"
 	    "  --force-no-kfunc   as on Linux 5.5-6.1 (no bpf_rdonly_cast kfunc): exec on\n"
 	    "                     its classic tracepoint, every open reads its path\n"
@@ -112,6 +162,7 @@ struct cli {
 	int ready_fd;
 	int lifeline_fd; /* --exit-with-fd */
 	bool test_forbidden;
+	const char *redact_rules; /* --redact-rules */
 };
 
 /* Two passes: the config file first (so the command line wins), then options. */
@@ -159,6 +210,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	    {"queue-mb", required_argument, 0, 'q'},
 	    {"ready-fd", required_argument, 0, 'R'},
 	    {"exit-with-fd", required_argument, 0, 'W'},
+	    {"redact-rules", required_argument, 0, 'K'},
 	    {"force-tracepoints", no_argument, 0, 'T'},
 	    {"force-no-kfunc", no_argument, 0, 'x'},
 	    {"force-perfbuf", no_argument, 0, 'P'},
@@ -180,6 +232,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	cli->ready_fd = -1;
 	cli->lifeline_fd = -1;
 	cli->test_forbidden = false;
+	cli->redact_rules = NULL;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (opt == 'c')
 			cli->config = optarg;
@@ -212,6 +265,9 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		switch (opt) {
 		case 's':
 			c->socket_path = optarg;
+			break;
+		case 'K':
+			cli->redact_rules = optarg;
 			break;
 		case 'u':
 			c->user = optarg;
@@ -369,6 +425,7 @@ int main(int argc, char **argv)
 	struct cgroup_mounts mounts;
 	struct run_as who;
 	struct sender_trust trust;
+	struct redact_rules_file rules;
 	int exit_code = 1;
 
 	log_init("tracer-collector");
@@ -381,6 +438,8 @@ int main(int argc, char **argv)
 	signal(SIGHUP, on_hup);
 	signal(SIGUSR1, on_flush);
 	if (resolve_user(cfg.user, &who) != 0 || resolve_trust(&cli, &trust) != 0)
+		return 1;
+	if (open_redact_rules(&rules, cli.redact_rules) != 0)
 		return 1;
 
 	if (probes_start(&probes, &cfg) != 0)
@@ -453,7 +512,7 @@ int main(int argc, char **argv)
 		}
 		if (hup_received) {
 			hup_received = 0;
-			log_info("SIGHUP: nothing to reload; probe settings apply on restart");
+			reload_redact_rules(&rules);
 		}
 		uint64_t now = now_boottime_ns();
 		if (drain_poll(&drain, drain_wait_ms(&drain, now, flush_ns),

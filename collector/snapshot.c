@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector/redact.h"
+#include "collector/redact/rules_file.h"
 #include "common/fileutil.h"
 #include "common/timeutil.h"
 #include "common/vec.h"
@@ -243,7 +243,8 @@ static int emit_snapshot_exec(const char *proc_root, const struct snap_proc *p,
 	if (n > 0 && blob[n - 1] != '\0' && !x.argv_truncated)
 		blob[n++] = '\0';
 	unsigned argc = split_argv(blob, (size_t)n, argv, TRACER_ARGV_MAX / 2 + 1);
-	unsigned redactions = redact_argv(argv, argc, redacted, sizeof(redacted), safe_argv);
+	unsigned redactions =
+	    redact_argv(redact_rules_active(), argv, argc, redacted, sizeof(redacted), safe_argv);
 	st->redactions += redactions;
 	read_link(dir, "exe", exe, sizeof(exe));
 	read_link(dir, "cwd", cwd, sizeof(cwd));

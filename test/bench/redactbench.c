@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "collector/redact.h"
+#include "collector/redact/redact.h"
 
 #define ROUNDS 15
 #define MAX_ARGS 512
@@ -49,7 +49,7 @@ static double per_call_ns(const struct workload *w, unsigned calls)
 	double t = now_ns();
 
 	for (unsigned i = 0; i < calls; i++)
-		redact_argv(w->argv, w->argc, out, sizeof(out), out_argv);
+		redact_argv(NULL, w->argv, w->argc, out, sizeof(out), out_argv);
 	return (now_ns() - t) / calls;
 }
 
@@ -73,12 +73,14 @@ static void measure(const struct workload *w)
 int main(void)
 {
 	static char files[300][24];
-	struct workload ws[5] = {
+	struct workload ws[7] = {
 	    {.name = "`/bin/true` (an exec storm's)"},
 	    {.name = "snakemake's own command line"},
 	    {.name = "a Snakemake job: `bash -c` with a bwa \\| samtools pipeline"},
 	    {.name = "a 2 KiB multi-line `bash -c` script"},
 	    {.name = "`cat` of 190 files (the 4 KiB the kernel side reads)"},
+	    {.name = "a `python3 -c` one-liner with literals"},
+	    {.name = "`bash -c` with a secret piped into `sudo -S`, and `mysql -p`"},
 	};
 	static char script[2100];
 
@@ -107,6 +109,15 @@ int main(void)
 		snprintf(files[i], sizeof(files[i]), "data/sample_%04d.txt", i);
 		add(&ws[4], files[i]);
 	}
+	add(&ws[5], "python3");
+	add(&ws[5], "-c");
+	add(&ws[5],
+	    "import requests; r = requests.get(url, params={'q': 'brca1', 'format': 'json'}, "
+	    "timeout=30); print(r.json()['data'][0]['name'])");
+	add(&ws[6], "bash");
+	add(&ws[6], "-c");
+	add(&ws[6], "echo hunter2 | sudo -S systemctl restart db && mysql -u app -phunter2 -e "
+		    "'select 1' prod");
 	printf("| command line | arguments | bytes | ns per exec (median) | IQR |\n");
 	printf("|---|---|---|---|---|\n");
 	for (size_t i = 0; i < sizeof(ws) / sizeof(*ws); i++)

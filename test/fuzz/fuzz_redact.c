@@ -1,6 +1,7 @@
 /* argv redaction: any argv (NUL-separated input), any output size. The
  * redacted arguments fit in the output and never contain a value that follows
- * --password=. */
+ * --password=. An input with a \x01 byte is a rules file's text up to it, then
+ * the argv: the rules parser gets any text, and redaction any rules it accepts. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,16 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/redact.h"
+#include "collector/redact/redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct redact_rules *rules = NULL;
+	const uint8_t *split = memchr(data, 1, size);
+	char err[256];
+
+	if (split) {
+		rules = redact_rules_parse((const char *)data, (size_t)(split - data), err,
+					   sizeof(err));
+		size -= (size_t)(split - data) + 1;
+		data = split + 1;
+	}
 	char *copy = malloc(size + 1);
 	char *argv[64];
 	unsigned argc = 0;
 
-	if (!copy)
+	if (!copy) {
+		redact_rules_free(rules);
 		return 0;
+	}
 	memcpy(copy, data, size);
 	copy[size] = '\0';
 	for (char *p = copy; p < copy + size && argc < 64; p += strlen(p) + 1)
@@ -26,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *out = malloc(out_size);
 	char *out_argv[64];
 	if (out) {
-		redact_argv(argv, argc, out, out_size, out_argv);
+		redact_argv(rules, argv, argc, out, out_size, out_argv);
 		for (unsigned i = 0; i < argc; i++) {
 			/* Inside the output, or the fixed REDACTED when even that did not fit. */
 			bool inside = out_argv[i] >= out && out_argv[i] < out + out_size;
@@ -45,5 +58,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(out);
 	free(copy);
+	redact_rules_free(rules);
 	return 0;
 }

@@ -6,6 +6,7 @@ import os
 import pwd
 import re
 import shutil
+import shlex
 import signal
 import socket
 import sqlite3
@@ -178,6 +179,135 @@ def planted_secrets_appear_nowhere(ctx):
                        b"wrapsecret-6a7b", b"keysecret-8c9d", b"connsecret-2e3f", b"nfsecret-5a6b",
                        b"kubesecret-3c4d"):
             ctx.check(secret not in blob, f"{secret!r} found in the {where}")
+
+
+# Secrets that no list of shapes caught before redaction read a command line's
+# structure (issue 56): a tool's short flag, an option named for credentials, a
+# position, a code string, what is piped into `sudo -S`, token formats. Each is
+# (command line, its secret, what its argv must be once stored).
+STRUCTURAL_SECRETS = [
+    ("cqlsh -u cassandra -p cqlsecret-1a2b h1", "cqlsecret-1a2b",
+     '["cqlsh","-u","cassandra","-p","***","h1"]'),
+    ("ipmitool -H 10.0.0.5 -U admin -P ipmisecret-3c4d chassis status", "ipmisecret-3c4d",
+     '["ipmitool","-H","10.0.0.5","-U","admin","-P","***","chassis","status"]'),
+    ("xfreerdp /v:host /u:admin /p:rdpsecret-5e6f", "rdpsecret-5e6f",
+     '["xfreerdp","/v:host","/u:admin","/p:***"]'),
+    ("skopeo copy --src-creds user:skopeosecret-7a8b docker://a docker://b", "skopeosecret-7a8b",
+     '["skopeo","copy","--src-creds","user:***","docker://a","docker://b"]'),
+    ("isql MyDSN dbuser isqlsecret-9c0d", "isqlsecret-9c0d", '["isql","MyDSN","dbuser","***"]'),
+    ("python3 -c \"Entrez.api_key = 'entrezsecret-1e2f'\"", "entrezsecret-1e2f",
+     '["python3","-c","Entrez.api_key = \'***\'"]'),
+    ("chat sk-proj-Ab3dEf45GhI789jKl012MnO345pQr6", "sk-proj-Ab3dEf45GhI789jKl012MnO345pQr6",
+     '["chat","***"]'),
+    ("mailer 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", "SG.aB3dE5gH7jK9mN1pQ3sT5v",
+     '["mailer","***"]'),
+]
+# Harmless look-alikes that must be stored as they ran.
+STRUCTURAL_HARMLESS = [
+    ("docker run -p 8080:80 nginx", '["docker","run","-p","8080:80","nginx"]'),
+    ("make PASS=2", '["make","PASS=2"]'),
+    ("fairseq-train data --tokens-per-sample 512", '["fairseq-train","data","--tokens-per-sample","512"]'),
+]
+
+
+def tools_as_true(ctx, names):
+    """A directory of programs with the tools' names that are /bin/true: the argv is
+    the tool's, nothing runs."""
+    bindir = ctx.path("tools")
+    os.makedirs(bindir, exist_ok=True)
+    for name in names:
+        if not os.path.exists(os.path.join(bindir, name)):
+            os.symlink("/bin/true", os.path.join(bindir, name))
+    return bindir
+
+
+@test
+def structural_secrets_reach_no_verb(ctx):
+    """Secrets found by a command line's structure (a tool's -p or -P, /p:, --src-creds,
+    a positional password, a code string, `echo X | sudo -S` in a shell string, OpenAI
+    and SendGrid tokens) are stored as *** in SQLite and appear nowhere in the database
+    files, `tracer show` (text and --json), `tracer run`'s own report, or the HTML
+    report; harmless look-alikes (docker run -p 8080:80, make PASS=2,
+    --tokens-per-sample 512) are stored as they ran. Ground truth: the command lines
+    the test ran, and the secrets it planted."""
+    lines = [c for c, _, _ in STRUCTURAL_SECRETS] + [c for c, _ in STRUCTURAL_HARMLESS]
+    names = sorted({shlex.split(c)[0] for c in lines})
+    bindir = tools_as_true(ctx, names)
+    sudo_secret = "sudosecret-3a4b"
+    script = "\n".join(lines + [
+        # a shell function stands in for sudo: what matters is the shell string's argv
+        f"sh -c 'sudo() {{ cat >/dev/null; }}; echo {sudo_secret} | sudo -S true'"])
+    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"])
+    p = ctx.tracer_run(["bash", "-c", script], "--run", "structural", expect=0, env=env)
+    run = str(ctx.latest_run())
+    argvs = {r[0] for r in ctx.query("SELECT argv FROM processes WHERE run_id = ?", run)}
+    for line, _, stored in STRUCTURAL_SECRETS:
+        ctx.check(stored in argvs, f"{line!r} is stored as {stored}: {sorted(argvs)}")
+    for line, stored in STRUCTURAL_HARMLESS:
+        ctx.check(stored in argvs, f"{line!r} is stored as it ran, {stored}: {sorted(argvs)}")
+    ctx.check(any("echo *** | sudo -S true" in a for a in argvs),
+              f"the secret piped into sudo -S is hidden in sh's argv: {sorted(argvs)}")
+    outputs = {"tracer run's report": p.stderr + p.stdout}
+    for verb in (["show", run], ["show", "--json", run], ["report", "--html", "-", run]):
+        shown = subprocess.run([ctx.bin("tracer"), verb[0], "--db", ctx.db, *verb[1:]],
+                               capture_output=True, text=True, timeout=60)
+        scan_sanitizers(ctx, shown.stderr, f"tracer {verb[0]}")
+        ctx.check(shown.returncode == 0, f"tracer {' '.join(verb)}: {shown.stderr[-300:]}")
+        outputs[f"tracer {' '.join(verb[:-1])}"] = shown.stdout
+    ctx.check("8080:80" in outputs["tracer show --json"], "show --json keeps the harmless port mapping")
+    db = b""
+    for suffix in ("", "-wal"):
+        if os.path.exists(ctx.db + suffix):
+            db += open(ctx.db + suffix, "rb").read()
+    for _, secret, _ in STRUCTURAL_SECRETS + [(None, sudo_secret, None)]:
+        ctx.check(secret.encode() not in db, f"{secret} found in the database files")
+        for where, text in outputs.items():
+            ctx.check(secret not in text, f"{secret} found in {where}")
+
+
+@test
+def redaction_rules_reread_on_sighup_after_the_drop(ctx):
+    """A site adds a tool to its redaction rules and sends SIGHUP: the collector, already
+    running as nobody under its syscall allow-list, rereads the file it opened before
+    the drop, and the tool's next secret is stored as ***. The same command line before
+    the reload is stored as it ran (no rule, nothing to go by): the reload is what hides
+    it. Ground truth: the planted secrets and the collector's /proc status."""
+    sock, db, rules = ctx.path("s.sock"), ctx.path("rules.db"), ctx.path("redact.rules")
+    with open(rules, "w") as f:
+        f.write("mysql - glued -p\n")
+    os.chmod(rules, 0o600)  # root's file: read before the drop, from the open descriptor after
+    bindir = tools_as_true(ctx, ["frobctl"])
+    agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
+    end = time.time() + 10
+    while not os.path.exists(sock) and time.time() < end:
+        time.sleep(0.05)
+    col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody",
+                     "--redact-rules", rules])
+    end = time.time() + 60
+    while time.time() < end and not ctx.query("SELECT count(*) FROM collector_stats WHERE snapshot_processes > 0",
+                                              db=db)[0][0]:
+        time.sleep(0.2)
+    frob = os.path.join(bindir, "frobctl")
+    _, before = ctx.daemon_run(sock, db, [frob, "-z", "frobsecret-before", "go"])
+    with open(rules, "r+") as f:  # in place, as an editor that keeps the file does
+        f.seek(0, os.SEEK_END)
+        f.write("frobctl - next -z\n")
+    uid = status_fields(col.pid)["Uid"].split()[0]
+    col.send_signal(signal.SIGHUP)
+    end = time.time() + 10
+    while time.time() < end and not any("redaction rules reread" in l for l in col._lines):
+        time.sleep(0.1)
+    _, after = ctx.daemon_run(sock, db, [frob, "-z", "frobsecret-after", "go"])
+    stored = {r[0]: r[1] for r in ctx.query("SELECT run_id, argv FROM processes WHERE exe LIKE '%frobctl' "
+                                             "OR argv LIKE '%frobctl%'", db=db) if r[0] in (before, after)}
+    _, col_log = ctx.stop(col)
+    ctx.stop(agg)
+    ctx.check(uid != "0", f"the collector had dropped root before the SIGHUP (uid {uid})")
+    ctx.check("2 redaction rules reread from" in col_log, f"the collector says it reread the rules: {col_log[-600:]}")
+    ctx.check(stored.get(before, "").endswith('"-z","frobsecret-before","go"]'),
+              f"before the reload the rule did not exist: stored as ran ({stored.get(before)})")
+    ctx.check(stored.get(after, "").endswith('"-z","***","go"]'),
+              f"after the reload the added rule hides the value ({stored.get(after)})")
 
 
 def hang_up_mid_handshake(path):

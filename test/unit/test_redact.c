@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "collector/redact.h"
+#include "collector/redact/redact.h"
 
 struct redacted {
 	char buf[8192];
@@ -18,7 +18,7 @@ struct redacted {
 
 static void run(struct redacted *r, char **argv, unsigned argc)
 {
-	r->count = redact_argv(argv, argc, r->buf, sizeof(r->buf), r->argv);
+	r->count = redact_argv(NULL, argv, argc, r->buf, sizeof(r->buf), r->argv);
 }
 
 static void test_flag_forms(void **state)
@@ -145,7 +145,7 @@ static void test_no_room_fails_closed(void **state)
 	char buf[16];
 	char *out[2];
 	char *argv[] = {"x", "--password=a-very-long-secret-value"};
-	unsigned n = redact_argv(argv, 2, buf, sizeof(buf), out);
+	unsigned n = redact_argv(NULL, argv, 2, buf, sizeof(buf), out);
 
 	assert_true(n >= 1);
 	assert_null(strstr(out[1], "secret"));

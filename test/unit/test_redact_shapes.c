@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "collector/redact.h"
+#include "collector/redact/redact.h"
 
 struct shape {
 	const char *argv[10];
@@ -279,7 +279,7 @@ static void test_every_shape(void **state)
 		unsigned argc = 0;
 		while (argc < 10 && s->argv[argc])
 			argc++;
-		redact_argv((char *const *)s->argv, argc, buf, sizeof(buf), out);
+		redact_argv(NULL, (char *const *)s->argv, argc, buf, sizeof(buf), out);
 		bool leaked = false, lost = s->keep != NULL;
 		for (unsigned a = 0; a < argc; a++) {
 			if (s->secret[0] && strstr(out[a], s->secret))
