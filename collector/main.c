@@ -210,7 +210,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	    {"queue-mb", required_argument, 0, 'q'},
 	    {"ready-fd", required_argument, 0, 'R'},
 	    {"exit-with-fd", required_argument, 0, 'W'},
-	    {"redact-rules", required_argument, 0, 'K'},
+	    {"redact-rules", required_argument, 0, 'J'},
 	    {"force-tracepoints", no_argument, 0, 'T'},
 	    {"force-no-kfunc", no_argument, 0, 'x'},
 	    {"force-perfbuf", no_argument, 0, 'P'},
@@ -266,7 +266,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		case 's':
 			c->socket_path = optarg;
 			break;
-		case 'K':
+		case 'J':
 			cli->redact_rules = optarg;
 			break;
 		case 'u':
