@@ -127,6 +127,8 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    aggregator/correlate/steps.c aggregator/correlate/names.c \
                    aggregator/correlate/cgroups.c aggregator/correlate/write.c \
                    aggregator/correlate/setup.c aggregator/outbox/outbox.c \
+                   aggregator/correlate/containers.c aggregator/correlate/container_cli.c \
+                   aggregator/store/containers.c \
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \
