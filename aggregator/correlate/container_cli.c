@@ -15,15 +15,35 @@ static const char *const engines[] = {"docker", "podman", "nerdctl"};
 
 /* Options that take no value: before the subcommand, and of the subcommand. */
 static const char *const global_flags[] = {
-    "-D", "--debug", "--tls", "--tlsverify", "-v", "--version", "--syslog", "-r", "--remote",
-    "--help", NULL,
+    "-D",	"--debug", "--tls",    "--tlsverify", "-v", "--version",
+    "--syslog", "-r",	   "--remote", "--help",      NULL,
 };
 static const char *const flags[] = {
-    "-d",	  "--detach",	    "-i",	"--interactive",     "-t",
-    "--tty",	  "--rm",	    "--init",	"--privileged",	     "--read-only",
-    "-P",	  "--publish-all", "--no-healthcheck", "--oom-kill-disable", "-q",
-    "--quiet",	  "--replace",	    "--rmi",	"--no-hosts",	     "--sig-proxy",
-    "--disable-content-trust", "--read-only-tmpfs", "--tls-verify", "--help", NULL,
+    "-d",
+    "--detach",
+    "-i",
+    "--interactive",
+    "-t",
+    "--tty",
+    "--rm",
+    "--init",
+    "--privileged",
+    "--read-only",
+    "-P",
+    "--publish-all",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "-q",
+    "--quiet",
+    "--replace",
+    "--rmi",
+    "--no-hosts",
+    "--sig-proxy",
+    "--disable-content-trust",
+    "--read-only-tmpfs",
+    "--tls-verify",
+    "--help",
+    NULL,
 };
 
 const char *container_engine_of(const char *path)

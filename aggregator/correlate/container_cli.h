@@ -18,8 +18,8 @@ struct container_cli_args {
 	enum container_verb verb;
 	const char *verb_word; /* "run", "images", "stats" ... (points into argv) */
 	/* run, create: the image; exec: the container; start: the first container. */
-	size_t target; /* argv index; 0: none */
-	size_t cmd, ncmd; /* the command after the target: argv[cmd .. cmd + ncmd) */
+	size_t target;		       /* argv index; 0: none */
+	size_t cmd, ncmd;	       /* the command after the target: argv[cmd .. cmd + ncmd) */
 	const char *entrypoint, *name; /* --entrypoint, --name; NULL if not given */
 	bool has_user;		       /* --user / -u with a numeric uid */
 	uint32_t user;

@@ -29,7 +29,7 @@
 struct container_cli {
 	struct container_cli *prev, *next;
 	struct container_state *st; /* whose list it is on */
-	struct proc *proc; /* its entry (proc->in.container_cli points back) */
+	struct proc *proc;	    /* its entry (proc->in.container_cli points back) */
 	char engine[16];
 	char **cmd; /* the command it asked for (owned copies) */
 	size_t ncmd;
@@ -169,7 +169,8 @@ static const char *argv_match(const struct container_cli *k, char *const *argv, 
 		return NULL; /* the image's own command: nothing in argv to match */
 	size_t skip = argc - k->ncmd;
 	for (size_t i = 0; i < k->ncmd; i++)
-		if (strcmp(k->cmd[i], argv[skip + i]) != 0 && (i || skip || !same_program(k->cmd[0], argv[0])))
+		if (strcmp(k->cmd[i], argv[skip + i]) != 0 &&
+		    (i || skip || !same_program(k->cmd[0], argv[0])))
 			return NULL;
 	return skip ? "entrypoint" : "argv";
 }
@@ -288,11 +289,11 @@ static void link_first(struct correlator *c, struct container_state *st, struct 
 	for (size_t i = 0; i < n && k->n_candidates < MAX_CANDIDATES; i++) {
 		const struct proc *q = cands[i].cli->proc;
 		ours = ours || q->in.run;
-		k->candidates[k->n_candidates++] = (struct container_link_candidate){
-		    .run_id = q->in.run ? q->in.run->row.id : 0,
-		    .step_id = q->in.step ? q->in.step->id : 0,
-		    .launcher_process_id = q->row.id,
-		    .launcher_pid = q->pid};
+		k->candidates[k->n_candidates++] =
+		    (struct container_link_candidate){.run_id = q->in.run ? q->in.run->row.id : 0,
+						      .step_id = q->in.step ? q->in.step->id : 0,
+						      .launcher_process_id = q->row.id,
+						      .launcher_pid = q->pid};
 	}
 	if (!ours)
 		return;
@@ -386,8 +387,8 @@ int containers_write(struct correlator *c)
 	for (struct container *k = st ? st->containers : NULL; k; k = k->next) {
 		if (!k->dirty)
 			continue;
-		if (store_put_container_link(c->store, &k->row, k->candidates,
-					     k->n_candidates) != 0)
+		if (store_put_container_link(c->store, &k->row, k->candidates, k->n_candidates) !=
+		    0)
 			return -1;
 	}
 	return 0;

@@ -43,8 +43,7 @@ int store_open(struct store *s, const char *path)
 		goto fail;
 	if (store_prepare_processes(s) || store_prepare_groups(s) || store_prepare_telemetry(s) ||
 	    store_prepare_streams(s) || store_prepare_containers(s) ||
-	    prepare(s, "BEGIN IMMEDIATE", &s->begin) ||
-	    prepare(s, "COMMIT", &s->commit))
+	    prepare(s, "BEGIN IMMEDIATE", &s->begin) || prepare(s, "COMMIT", &s->commit))
 		goto fail;
 	s->next_process_id = max_id(s->db, "processes") + 1;
 	s->next_run_id = max_id(s->db, "runs") + 1;

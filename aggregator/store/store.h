@@ -210,7 +210,7 @@ struct container_link_row {
 	int64_t first_process_id, first_start_epoch_ns;
 	int64_t run_id, step_id, launcher_process_id; /* 0: none (ambiguous) */
 	uint32_t launcher_pid;
-	const char *method; /* argv, entrypoint, ambiguous */
+	const char *method;	    /* argv, entrypoint, ambiguous */
 	char *image, *command_json; /* owned by the caller */
 	uint32_t candidates;
 };
