@@ -119,8 +119,14 @@ bool containers_cli_exec(struct correlator *c, struct proc *p, char *const *argv
 	struct container_state *st;
 
 	forget_cli(p); /* it runs another program now */
-	if (!container_cli_parse(p->row.exe, argv, argc, &a) || a.verb != CLI_RUN ||
-	    !(st = state_of(c)))
+	if (!container_cli_parse(p->row.exe, argv, argc, &a))
+		return false;
+	/* The engine's plumbing (podman's conmon, runc, its own re-execs) is forked by
+	 * it: helpers, never a step's name or its failed tool; the container's
+	 * programs are not (containers_exec). */
+	if (a.verb == CLI_RUN || a.verb == CLI_START || a.verb == CLI_EXEC)
+		p->row.helper = true;
+	if (a.verb != CLI_RUN || !(st = state_of(c)))
 		return a.verb == CLI_RUN || a.verb == CLI_START || a.verb == CLI_EXEC;
 	struct container_cli *k = calloc(1, sizeof(*k));
 	if (!k || !keep_args(k, &a, argv)) {
@@ -334,6 +340,8 @@ void containers_exec(struct correlator *c, struct proc *p, char *const *argv, si
 
 	if (!p->row.container_id[0] || !(st = state_of(c)))
 		return;
+	if (!runtime_program(p->row.exe))
+		p->row.helper = false; /* a program in the container, not its engine's plumbing */
 	if (!(k = find_container(st, p->row.container_id))) {
 		if (runtime_program(p->row.exe) || !(k = calloc(1, sizeof(*k))))
 			return;
