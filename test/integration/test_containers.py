@@ -324,3 +324,30 @@ def cwltool_docker_requirement_step_is_the_tool_in_its_container(ctx):
         burn = [pr for pr in container_procs(ctx, links[0]["container_id"]) if pr["exe"].endswith("cpuburn")]
         ctx.check(burn and close(burn[0]["cpu_ns"], cpu(inside)),
                   f"the burner {burn and burn[0]['cpu_ns']} vs wait4 inside {cpu(inside)} (2% + 20 ms)")
+
+
+@test
+def podman_step_fails_by_the_tool_in_its_container(ctx):
+    """A script's `podman run` whose program exits 5 (memhog's own exit code), the script
+    passing it on: the step is named by that program, not by podman or the conmon it
+    forks; `explain` gives that program as the cause, not podman, and none of podman's
+    routine probes (hooks.d, podman-machine, short-name aliases) as evidence."""
+    pm = Podman(ctx)
+    cmd = " ".join(pm.run(IMAGE, "/bin/memhog", "8", "5", "/out/hwm"))
+    script = write_script(ctx, "podman-fails.sh", f"{cmd}\nexit $?\n")
+    p = ctx.tracer_run([script], "--run", "ctr-podman-fail")
+    ctx.check(p.returncode == 5, f"the script passes memhog's 5 on: {p.returncode} {p.stderr[-500:]}")
+    run_id = ctx.one("SELECT id FROM runs WHERE name = 'ctr-podman-fail'")
+    steps = ctx.query("SELECT name, status, exit_code, container_id FROM steps WHERE run_id = ?", run_id)
+    links = links_of(ctx, run_id)
+    ctx.check(len(steps) == 1 and steps[0][:3] == ("memhog", "failed", 5) and links
+              and steps[0][3] == links[0]["container_id"], f"one step, memhog's, in its container: {steps} {links}")
+    ex = subprocess.run([ctx.bin("tracer"), "explain", "--db", ctx.db, "--json", str(run_id)],
+                        capture_output=True, text=True)
+    doc = json.loads(ex.stdout)
+    causes = [(g.get("message"), g.get("evidence")) for g in doc.get("failure", [])]
+    ctx.check(causes and "memhog" in causes[0][0] and "podman" not in causes[0][0],
+              f"the cause is memhog in the container, not podman: {causes}")
+    probes = [e for _, ev in causes for e in json.dumps(ev).split('"')
+              if "hooks.d" in e or "podman-machine" in e or "short-name-aliases" in e]
+    ctx.check(not probes, f"podman's routine probes are not evidence: {probes}")
