@@ -54,6 +54,18 @@ def check_container_run(ctx, run_id, inside, cli_truth=None, db=None, engine="do
     """The run holds the container: one link by argv, the container's processes in the
     run, the burner's CPU equal to wait4 inside, the run's total the sum of its rows and
     (with the CLI's wait4) the CLI's, the container's and no more than its setup."""
+    run_cpu, = ctx.query("SELECT cpu_ns FROM runs WHERE id = ?", run_id, db=db)[0]
+    rows_cpu = ctx.one("SELECT sum(cpu_user_ns + cpu_sys_ns) FROM processes WHERE run_id = ?", run_id, db=db)
+    ctx.check(abs(run_cpu - rows_cpu) <= 2_000_000, f"run CPU {run_cpu} is the sum of its rows {rows_cpu} (2 ms)")
+    doc = show_json(ctx, run_id, db)
+    ctx.check(doc["run"]["cpu_ns"] == run_cpu, f"show --json says the run's CPU {doc['run']['cpu_ns']} as SQLite {run_cpu}")
+    ctx.check(run_cpu >= cpu(inside) * (1 - TOL_FRAC) - TOL_NS,
+              f"the run's CPU {run_cpu} holds the container's {cpu(inside)} (wait4 inside)")
+    if cli_truth:
+        want = cpu(inside) + cpu(cli_truth)
+        ctx.check(want * (1 - TOL_FRAC) - TOL_NS <= run_cpu <= want * (1 + TOL_FRAC) + TOL_NS + SETUP_NS,
+                  f"run CPU {run_cpu} vs wait4 of the CLI {cpu(cli_truth)} + wait4 inside {cpu(inside)} "
+                  f"(2% + 20 ms, and the container's setup up to {SETUP_NS} ns)")
     links = links_of(ctx, run_id, db)
     ctx.check(len(links) == 1 and links[0]["method"] == "argv" and links[0]["candidates"] == 1
               and links[0]["engine"] == engine and links[0]["image"] == IMAGE,
@@ -71,18 +83,6 @@ def check_container_run(ctx, run_id, inside, cli_truth=None, db=None, engine="do
     ctx.check(burn and close(burn[0]["cpu_ns"], cpu(inside)),
               f"the burner's CPU {burn and burn[0]['cpu_ns']} ns vs wait4 inside {cpu(inside)} "
               f"(2% + 20 ms)")
-    run_cpu, = ctx.query("SELECT cpu_ns FROM runs WHERE id = ?", run_id, db=db)[0]
-    rows_cpu = ctx.one("SELECT sum(cpu_user_ns + cpu_sys_ns) FROM processes WHERE run_id = ?", run_id, db=db)
-    ctx.check(abs(run_cpu - rows_cpu) <= 2_000_000, f"run CPU {run_cpu} is the sum of its rows {rows_cpu} (2 ms)")
-    doc = show_json(ctx, run_id, db)
-    ctx.check(doc["run"]["cpu_ns"] == run_cpu, f"show --json says the run's CPU {doc['run']['cpu_ns']} as SQLite {run_cpu}")
-    ctx.check(run_cpu >= cpu(inside) * (1 - TOL_FRAC) - TOL_NS,
-              f"the run's CPU {run_cpu} holds the container's {cpu(inside)} (wait4 inside)")
-    if cli_truth:
-        want = cpu(inside) + cpu(cli_truth)
-        ctx.check(want * (1 - TOL_FRAC) - TOL_NS <= run_cpu <= want * (1 + TOL_FRAC) + TOL_NS + SETUP_NS,
-                  f"run CPU {run_cpu} vs wait4 of the CLI {cpu(cli_truth)} + wait4 inside {cpu(inside)} "
-                  f"(2% + 20 ms, and the container's setup up to {SETUP_NS} ns)")
     shown = doc.get("containers") or []
     ctx.check(len(shown) == 1 and shown[0]["container_id"] == link["container_id"] and not shown[0]["ambiguous"],
               f"show --json lists the container: {shown}")
