@@ -81,10 +81,11 @@ void containers_print(FILE *out, const json_t *containers, const char *indent)
 			jstr(k, "image"));
 		print_command(out, json_object_get(k, "command"));
 		if (jint(k, "ambiguous")) {
-			fprintf(out,
-				"\n%s    AMBIGUOUS, counted in no run: %lld CLIs started this command "
-				"at that moment (this run and ",
-				indent, (long long)jint(k, "candidates"));
+			fprintf(
+			    out,
+			    "\n%s    AMBIGUOUS, counted in no run: %lld CLIs started this command "
+			    "at that moment (this run and ",
+			    indent, (long long)jint(k, "candidates"));
 			print_other_runs(out, json_object_get(k, "other_runs"));
 			fprintf(out, "); its processes are in no run\n");
 			continue;
@@ -94,6 +95,7 @@ void containers_print(FILE *out, const json_t *containers, const char *indent)
 				(long long)jint(k, "step_id"), jstr(k, "step_name"),
 				jstr(k, "method"));
 		else
-			fprintf(out, "\n%s    in the run, linked by %s\n", indent, jstr(k, "method"));
+			fprintf(out, "\n%s    in the run, linked by %s\n", indent,
+				jstr(k, "method"));
 	}
 }

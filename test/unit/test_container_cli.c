@@ -10,7 +10,8 @@
 
 #include "aggregator/correlate/container_cli.h"
 
-#define ARGV(...) ((char *const[]){__VA_ARGS__}), (sizeof((char *const[]){__VA_ARGS__}) / sizeof(char *))
+#define ARGV(...)                                                                                  \
+	((char *const[]){__VA_ARGS__}), (sizeof((char *const[]){__VA_ARGS__}) / sizeof(char *))
 
 /* The image (or container) and the command after it, as the parser split them. */
 static void expect(const char *exe, char *const *argv, size_t argc, enum container_verb verb,
@@ -37,7 +38,8 @@ static void test_docker_run_shapes(void **state)
 	/* Global options with values before the subcommand; -v is a volume after it. */
 	expect("/usr/bin/docker",
 	       ARGV("docker", "-H", "unix:///tmp/d.sock", "run", "--rm", "--network", "none", "-v",
-		    "/x:/out", "local/x:1", "/bin/measure", "/out/t.json", "--", "/bin/cpuburn", "1"),
+		    "/x:/out", "local/x:1", "/bin/measure", "/out/t.json", "--", "/bin/cpuburn",
+		    "1"),
 	       CLI_RUN, "local/x:1", "/bin/measure", 5);
 	/* Bundled flags, attached values, `container run`. */
 	expect("/usr/bin/docker",
@@ -47,8 +49,8 @@ static void test_docker_run_shapes(void **state)
 	expect("/usr/bin/docker",
 	       ARGV("docker", "run", "-i", "--mount=type=bind,source=/tmp/a,target=/QJ",
 		    "--workdir=/QJ", "--read-only=true", "--net=none", "--log-driver=none",
-		    "--user=1000:1000", "--rm", "--cidfile=/tmp/x/20261201.cid", "--env=TMPDIR=/tmp",
-		    "local/burn:1", "/bin/burn", "1"),
+		    "--user=1000:1000", "--rm", "--cidfile=/tmp/x/20261201.cid",
+		    "--env=TMPDIR=/tmp", "local/burn:1", "/bin/burn", "1"),
 	       CLI_RUN, "local/burn:1", "/bin/burn", 2);
 	/* Nextflow's. */
 	expect("/usr/bin/docker",
@@ -66,11 +68,11 @@ static void test_options_recorded(void **state)
 	struct container_cli_args a;
 	(void)state;
 
-	assert_true(container_cli_parse(
-	    "/usr/bin/podman",
-	    ARGV("podman", "--runtime", "runc", "--root", "/r", "run", "-d", "--user", "1000:100",
-		 "--name", "job1", "--entrypoint", "/entry.sh", "img", "arg"),
-	    &a));
+	assert_true(container_cli_parse("/usr/bin/podman",
+					ARGV("podman", "--runtime", "runc", "--root", "/r", "run",
+					     "-d", "--user", "1000:100", "--name", "job1",
+					     "--entrypoint", "/entry.sh", "img", "arg"),
+					&a));
 	assert_string_equal(a.engine, "podman");
 	assert_int_equal(a.verb, CLI_RUN);
 	assert_true(a.has_user);
