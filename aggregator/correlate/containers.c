@@ -181,11 +181,15 @@ static const char *argv_match(const struct container_cli *k, char *const *argv, 
 	return skip ? "entrypoint" : "argv";
 }
 
-/* The live, unused CLIs whose command the container's first program runs. */
+/*
+ * The live, unused CLIs whose command the container's first program runs. A
+ * CLI whose command is its whole argv beats one whose command only ends it
+ * (`docker run img 1000` of an image whose entrypoint is the program).
+ */
 static size_t find_candidates(struct container_state *st, const struct proc *p, char *const *argv,
 			      size_t argc, struct candidate *out)
 {
-	size_t n = 0;
+	size_t n = 0, whole = 0;
 
 	for (struct container_cli *k = st->clis; k && n < MAX_CANDIDATES; k = k->next) {
 		const char *how;
@@ -195,8 +199,15 @@ static size_t find_candidates(struct container_state *st, const struct proc *p, 
 			continue;
 		out[n].cli = k;
 		out[n++].method = how;
+		whole += !strcmp(how, "argv");
 	}
-	return n;
+	if (!whole || whole == n)
+		return n;
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(out[i].method, "argv"))
+			out[kept++] = out[i];
+	return kept;
 }
 
 /*
