@@ -75,8 +75,9 @@ def check_container_run(ctx, run_id, inside, cli_truth=None, db=None, engine="do
         return None, []
     link = links[0]
     # runc's own children in the new cgroup before the command runs (its setup stages,
-    # which never exec) are the runtime's, like the shim: the container is its programs.
-    procs = [p for p in container_procs(ctx, link["container_id"], db) if not p["exe"].endswith("/runc")]
+    # which never exec: their rows have runc's exe, or none) are the runtime's, like
+    # the shim: the container is its programs.
+    procs = [p for p in container_procs(ctx, link["container_id"], db) if p["exe"] and not p["exe"].endswith("/runc")]
     names = sorted(os.path.basename(p["exe"]) for p in procs)
     ctx.check(names == ["cpuburn", "measure"] and all(p["run_id"] == run_id for p in procs),
               f"the container's processes are the run's: {[(p['exe'], p['run_id']) for p in procs]}")
@@ -129,7 +130,7 @@ def script_docker_runs_are_steps_named_by_their_tools(ctx):
         ctx.check(link["step_id"] == sid and cid == link["container_id"] and link["method"] == "argv",
                   f"step {sid} holds container {link['container_id'][:12]} (its container_id {cid})")
         ctx.check(mem == limit, f"step {sid} memory limit {mem} KiB, the container was given {limit}")
-        procs = [p for p in container_procs(ctx, link["container_id"]) if not p["exe"].endswith("/runc")]
+        procs = [p for p in container_procs(ctx, link["container_id"]) if p["exe"] and not p["exe"].endswith("/runc")]
         ctx.check(procs and all(p["step_id"] == sid for p in procs), f"container's processes in step {sid}: {procs}")
         burn = [p for p in procs if p["exe"].endswith("cpuburn")]
         ctx.check(burn and close(burn[0]["cpu_ns"], cpu(inside)),
