@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/containers.h"
 #include "cli/clidb.h"
 #include "cli/clierror.h"
 #include "cli/jsonfield.h"
@@ -214,6 +215,7 @@ struct explanation {
 	int64_t run;
 	json_t *r, *sigs, *steps, *failures;
 	json_t *went_on_past; /* failures of a script's earlier steps it went on past */
+	json_t *containers;   /* the containers it started, linked or ambiguous */
 	bool failed;	      /* the run, or the step asked about, failed or was killed */
 	long top;
 };
@@ -469,6 +471,7 @@ static void print_text(const struct cli_query *q, const struct explanation *e)
 	if (json_object_get(r, "explanation"))
 		printf("  Overall: %s\n", jstr(r, "explanation"));
 	print_unfinished(r);
+	containers_print(stdout, e->containers, "  ");
 	print_failures(q, e);
 	print_steps(q, e);
 	print_other_signals(q, e);
@@ -478,9 +481,10 @@ static void print_text(const struct cli_query *q, const struct explanation *e)
 
 static void print_json(const struct explanation *e)
 {
-	json_t *doc = json_pack("{s:O, s:b, s:O, s:O, s:O, s:O}", "run", e->r ? e->r : json_null(),
-				"failed", e->failed, "failure", e->failures, "went_on_past",
-				e->went_on_past, "steps", e->steps, "signals", e->sigs);
+	json_t *doc =
+	    json_pack("{s:O, s:b, s:O, s:O, s:O, s:O, s:O}", "run", e->r ? e->r : json_null(),
+		      "failed", e->failed, "failure", e->failures, "went_on_past", e->went_on_past,
+		      "steps", e->steps, "signals", e->sigs, "containers", e->containers);
 	cli_print_json(doc);
 	json_decref(doc);
 }
@@ -522,6 +526,7 @@ int cmd_explain(int argc, char **argv)
 	}
 	e.r = load_run(db, e.run);
 	e.sigs = load_signals(db, e.run, step);
+	e.containers = containers_of_run(db, e.run);
 	e.steps = load_steps(db, e.r, step, e.sigs);
 	/* Failure evidence: critical signals, earliest first (the first failure is the cause). */
 	e.failures = json_array();
@@ -552,6 +557,7 @@ int cmd_explain(int argc, char **argv)
 	json_decref(e.went_on_past);
 	json_decref(e.steps);
 	json_decref(e.sigs);
+	json_decref(e.containers);
 	sqlite3_close(db);
 	return 0;
 }

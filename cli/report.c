@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/clierror.h"
+#include "cli/containers.h"
 #include "cli/format.h"
 #include "cli/health.h"
 #include "cli/rows.h"
@@ -566,6 +567,8 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
 	if (has(run, "signal") || has(run, "exit_code"))
 		print_unfinished(out, totals, o);
+	if (o->structure)
+		containers_print(out, json_object_get(o->structure, "containers"), "  ");
 	if (o->summarise) {
 		report_summary_print(out, run, totals, o);
 		return;
@@ -636,6 +639,7 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_object_set_new(totals, "watched_now",
 				    json_boolean(health_collector_writing(db) != 0));
 	json_t *structure = load_steps(db, run_id);
+	json_object_set_new(structure, "containers", containers_of_run(db, run_id));
 	struct report_opts local = *o;
 	local.structure = structure;
 	/* A tree has a line per image: past the screenful it cannot fit. */
@@ -651,6 +655,7 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_object_set(doc, "totals", totals);
 		json_object_set(doc, "steps", json_object_get(structure, "steps"));
 		json_object_set(doc, "outside_steps", json_object_get(structure, "outside_steps"));
+		json_object_set(doc, "containers", json_object_get(structure, "containers"));
 		json_object_set(doc, "processes", roots);
 		json_dumpf(doc, out, JSON_INDENT(2));
 		fputc('\n', out);

@@ -375,13 +375,16 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	v.cwd = p->row.cwd;
 	v.tool = &tool;
 	v.cgroup = &cg;
+	/* Containers: their CLI is kept, their processes join the CLI's run (containers.c). */
+	bool container_cli = containers_cli_exec(c, p, argv, argc);
+	containers_exec(c, p, argv, argc);
 	find_run(c, p, parent, &v);
 	bool wrapper = find_step_of_engine(c, p, parent, &v);
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
 	bool launcher = tool_is_launcher(tool.program);
 	script_became_tool(c, p, shell || wrapper || launcher || p->row.helper, &tool);
-	name_step_after_tool(c, p, &tool, shell || wrapper || launcher, ts_ns);
-	p->in.plumbing = shell || wrapper || p->row.helper || launcher;
+	name_step_after_tool(c, p, &tool, shell || wrapper || launcher || container_cli, ts_ns);
+	p->in.plumbing = shell || wrapper || p->row.helper || launcher || container_cli;
 	p->in.launcher = launcher;
 	p->in.script = !shell && tool_is_shell(tool.interpreter);
 }
@@ -626,6 +629,7 @@ void correlate_exit(struct correlator *c, struct proc *p)
 
 	if (row->has_exit_code && row->exit_code == 0)
 		went_on(p);
+	containers_exit(c, p);
 	if (p->in.step)
 		step_exit(c, p->in.step, p, failed);
 	if (p->in.run)
@@ -663,6 +667,7 @@ bool correlate_recordable(const struct proc *p)
 
 void correlate_release(struct proc *p)
 {
+	containers_release(p);
 	if (p->in.step)
 		p->in.step->refs--;
 	if (p->in.run)

@@ -18,6 +18,7 @@
 #include "common/strmap.h"
 
 struct proc;
+struct container_state;
 
 struct name_id {
 	char *name;
@@ -55,6 +56,7 @@ struct correlator {
 	const char *cgroup_root; /* where cgroupfs is mounted, for limits */
 	const char *host_id, *hostname, *machine;      /* of the frame being applied (ingest's) */
 	uint64_t engine_runs, script_runs, slurm_runs; /* counters for the log */
+	struct container_state *containers;	       /* containers.c; NULL until one is seen */
 };
 
 int correlator_init(struct correlator *c, struct store *store, const char *allow_path,

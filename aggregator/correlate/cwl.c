@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "aggregator/correlate/container_cli.h"
 #include "aggregator/correlate/engines.h"
 #include "common/strutil.h"
 
@@ -50,8 +51,21 @@ static bool child_step(const struct process_view *v, unsigned seq, struct step_s
 	return true;
 }
 
+/*
+ * With a DockerRequirement cwltool runs `docker images`, `inspect`, `pull`
+ * and a `docker stats` monitor per job (which it kills when the job ends)
+ * beside the job's `docker run`: the engine's plumbing, like Nextflow's
+ * helpers, not steps. The `docker run` is the step; its container joins it.
+ */
 static bool cwltool_step(const struct process_view *v, unsigned seq, struct step_spec *out)
 {
+	struct container_cli_args cli;
+
+	if (v->parent_is_engine && !v->in_step &&
+	    container_cli_parse(v->exe, v->argv, v->argc, &cli) && cli.verb != CLI_RUN) {
+		out->helper = true;
+		return false;
+	}
 	return child_step(v, seq, out, "cwl-step");
 }
 

@@ -7,6 +7,8 @@
  *   cgroups.c    the cgroup id -> path map and what a path says
  *   write.c      writing changed runs, steps, tools and pipelines
  *   setup.c      start (with what the database already knows), reload, free
+ *   containers.c containers joined to the run and step whose CLI started them
+ *                (container_cli.c reads the CLI's argv)
  * Engines (engines.c and one file per engine) and tool lists (tools.c) say
  * what a process is; these files decide what it belongs to.
  */
@@ -54,5 +56,20 @@ void set_step(struct proc *p, struct step *s);
 struct step *find_step(struct run *r, const char *key);
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
 		      struct proc *root);
+
+/* containers.c */
+/* p exec'd: a container CLI is kept while it lives. Whether p is one that starts
+ * or enters a container (run, start, exec): plumbing, never a step's name. */
+bool containers_cli_exec(struct correlator *c, struct proc *p, char *const *argv, size_t argc);
+/* p exec'd in a container's cgroup: the container's first program is linked to
+ * the CLI that started it; later ones join the container's run and step. */
+void containers_exec(struct correlator *c, struct proc *p, char *const *argv, size_t argc);
+void containers_exit(struct correlator *c, struct proc *p);
+/* p's entry is being freed: a CLI entry pointing at it goes. */
+void containers_release(struct proc *p);
+bool containers_pending(const struct correlator *c);
+int containers_write(struct correlator *c);
+void containers_committed(struct correlator *c);
+void containers_free(struct correlator *c);
 
 #endif

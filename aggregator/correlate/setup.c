@@ -47,6 +47,7 @@ int correlator_reload(struct correlator *c)
 
 void correlator_free(struct correlator *c)
 {
+	containers_free(c);
 	names_free(c);
 	cgroups_free(c);
 	for (struct run *r = c->runs; r;) {

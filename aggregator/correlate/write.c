@@ -48,7 +48,7 @@ static void fill_step_row(const struct step *s, struct step_row *row)
 
 int correlate_write(struct correlator *c)
 {
-	if (names_write(c) != 0)
+	if (names_write(c) != 0 || containers_write(c) != 0)
 		return -1;
 	for (struct run *r = c->runs; r; r = r->next) {
 		if (r->abandoned) {
@@ -78,7 +78,7 @@ int correlate_write(struct correlator *c)
 
 bool correlate_has_pending(const struct correlator *c)
 {
-	if (names_pending(c))
+	if (names_pending(c) || containers_pending(c))
 		return true;
 	for (struct run *r = c->runs; r; r = r->next) {
 		if (r->dirty || r->dirty_steps)
@@ -90,6 +90,7 @@ bool correlate_has_pending(const struct correlator *c)
 void correlate_committed(struct correlator *c)
 {
 	names_committed(c);
+	containers_committed(c);
 	for (struct run **link = &c->runs; *link;) {
 		struct run *r = *link;
 		r->dirty = false;

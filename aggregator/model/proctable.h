@@ -113,6 +113,7 @@ struct proc_membership {
 	 * parent's program). */
 	const char *tool_name;
 	bool script; /* a shell running a script file (a Slurm batch script, x.sh) */
+	struct container_cli *container_cli; /* a live `docker run` (correlate/containers.c) */
 	int64_t last_sample_boot_ns;
 	uint64_t last_sample_cpu, last_sample_rss;
 };

@@ -8,6 +8,7 @@
  *   streams.c   collector streams and the aggregator's own counters
  *   signals.c   signals and step history (the insight layer's side)
  *   ship.c      the outbox entry points (shipping on or off)
+ *   containers.c container links (which run and step started a container)
  * Each table's file prepares its own statements at open.
  */
 #ifndef TRACER_STORE_INTERNAL_H
@@ -56,5 +57,6 @@ int store_prepare_processes(struct store *s);
 int store_prepare_groups(struct store *s);
 int store_prepare_telemetry(struct store *s);
 int store_prepare_streams(struct store *s);
+int store_prepare_containers(struct store *s);
 
 #endif

@@ -60,6 +60,11 @@ static int prune_before(sqlite3 *db, int64_t cutoff, struct prune_result *out)
 	    "DELETE FROM files WHERE process_id IN prune_procs",
 	    "DELETE FROM oom_kills WHERE process_id IN prune_procs",
 	    "DELETE FROM signals WHERE run_id IN prune_runs OR process_id IN prune_procs",
+	    ("DELETE FROM container_link_candidates WHERE link_id IN (SELECT id FROM "
+	     "container_links WHERE run_id IN prune_runs OR (run_id IS NULL AND "
+	     "first_start_ns < ?1))"),
+	    ("DELETE FROM container_links WHERE run_id IN prune_runs OR (run_id IS NULL AND "
+	     "first_start_ns < ?1)"),
 	};
 	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
 		if (run_with_cutoff(db, setup[i], cutoff) < 0)

@@ -58,8 +58,8 @@ int store_open(struct store *s, const char *path)
 		goto fail;
 	}
 	if (store_prepare_processes(s) || store_prepare_groups(s) || store_prepare_telemetry(s) ||
-	    store_prepare_streams(s) || prepare(s, "BEGIN IMMEDIATE", &s->begin) ||
-	    prepare(s, "COMMIT", &s->commit))
+	    store_prepare_streams(s) || store_prepare_containers(s) ||
+	    prepare(s, "BEGIN IMMEDIATE", &s->begin) || prepare(s, "COMMIT", &s->commit))
 		goto fail;
 	s->next_process_id = max_id(s->db, "processes") + 1;
 	s->next_run_id = max_id(s->db, "runs") + 1;
@@ -96,6 +96,8 @@ void store_close(struct store *s)
 	sqlite3_finalize(s->put_pipeline);
 	sqlite3_finalize(s->put_signal);
 	sqlite3_finalize(s->step_history);
+	sqlite3_finalize(s->put_container_link);
+	sqlite3_finalize(s->put_container_candidate);
 	sqlite3_finalize(s->begin);
 	sqlite3_finalize(s->commit);
 	if (s->db)

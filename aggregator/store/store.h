@@ -9,6 +9,7 @@
 #define TRACER_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -196,6 +197,30 @@ struct step_row {
 	const char *signature;
 };
 
+/*
+ * A container and the run and step that started it (schema v14): how the
+ * link was made, and the launcher's side of it (its process, image, command).
+ */
+struct container_link_row {
+	int64_t id;
+	char boot_id[33];
+	const char *container_id;
+	char runtime[16]; /* from the cgroup path: docker, podman, containerd */
+	char engine[16];  /* the CLI: docker, podman, nerdctl */
+	int64_t first_process_id, first_start_epoch_ns;
+	int64_t run_id, step_id, launcher_process_id; /* 0: none (ambiguous) */
+	uint32_t launcher_pid;
+	const char *method;	    /* argv, entrypoint, ambiguous */
+	char *image, *command_json; /* owned by the caller */
+	uint32_t candidates;
+};
+
+/* A CLI whose command the container's first program ran (one row per CLI). */
+struct container_link_candidate {
+	int64_t run_id, step_id, launcher_process_id; /* 0: none */
+	uint32_t launcher_pid;
+};
+
 struct stream_row {
 	char stream_id[33];
 	char boot_id[33], host_id[64], hostname[256];
@@ -259,6 +284,7 @@ struct store {
 	    *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
 	sqlite3_stmt *update_step, *update_stream; /* in place, by key (update_or_insert) */
+	sqlite3_stmt *put_container_link, *put_container_candidate;
 	sqlite3_stmt *begin, *commit;
 	int64_t next_process_id;
 	int64_t next_run_id;
@@ -320,6 +346,8 @@ uint64_t store_boot_watermark(struct store *s, const char *boot_id, const char *
 int store_put_aggregator_stats(struct store *s, struct aggregator_stats_row *r);
 
 int store_put_step(struct store *s, const struct step_row *r);
+int store_put_container_link(struct store *s, const struct container_link_row *r,
+			     const struct container_link_candidate *cands, size_t n);
 int store_put_tool(struct store *s, int64_t id, const char *name, const char *program,
 		   const char *category);
 int store_put_pipeline(struct store *s, int64_t id, const char *name, int64_t first_seen_ns);

@@ -30,6 +30,10 @@ class Failure(Exception):
     pass
 
 
+class Skip(Exception):
+    """What the test needs is truly absent (a binary not installed): said, not failed."""
+
+
 class Daemon(subprocess.Popen):
     """A long-running process whose stderr is read as it is written, as a journal
     would: a pipe nobody reads fills after ~64 KiB and then blocks the daemon in its

@@ -1,0 +1,101 @@
+#include "cli/containers.h"
+
+#include <string.h>
+
+#include "cli/jsonfield.h"
+#include "cli/rows.h"
+
+static const char containers_sql[] =
+    "SELECT l.container_id, l.runtime, l.engine, l.image, l.command, l.method, l.run_id,"
+    " l.step_id, s.name AS step_name, l.candidates, l.first_start_ns, l.launcher_process_id,"
+    " (SELECT json_group_array(c.run_id) FROM container_link_candidates c"
+    "  WHERE c.link_id = l.id AND (c.run_id IS NULL OR c.run_id != ?1)) AS other_runs"
+    " FROM container_links l LEFT JOIN steps s ON s.id = l.step_id"
+    " WHERE l.run_id = ?1 OR (l.method = 'ambiguous' AND l.id IN"
+    "  (SELECT link_id FROM container_link_candidates WHERE run_id = ?1))"
+    " ORDER BY l.first_start_ns, l.id";
+
+/* A JSON-text column as JSON. */
+static void parse_column(json_t *row, const char *key)
+{
+	const char *text = json_string_value(json_object_get(row, key));
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (v)
+		json_object_set_new(row, key, v);
+}
+
+json_t *containers_of_run(sqlite3 *db, int64_t run_id)
+{
+	sqlite3_stmt *probe;
+
+	/* A database from before schema v14 has no links: none to show. */
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM container_links LIMIT 0", -1, &probe, NULL) !=
+	    SQLITE_OK)
+		return json_array();
+	sqlite3_finalize(probe);
+	json_t *rows = cli_rows_json(db, containers_sql, run_id);
+	if (!rows)
+		return json_array();
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *row = json_array_get(rows, i);
+		parse_column(row, "command");
+		parse_column(row, "other_runs");
+		json_object_set_new(row, "ambiguous",
+				    json_boolean(!strcmp(jstr(row, "method"), "ambiguous")));
+	}
+	return rows;
+}
+
+static void print_command(FILE *out, const json_t *command)
+{
+	for (size_t i = 0; i < json_array_size(command); i++)
+		fprintf(out, " %s", json_string_value(json_array_get(command, i)));
+}
+
+static void print_other_runs(FILE *out, const json_t *others)
+{
+	size_t none = 0, n = json_array_size(others);
+
+	for (size_t i = 0; i < n; i++) {
+		const json_t *r = json_array_get(others, i);
+		if (json_is_integer(r))
+			fprintf(out, "%srun %lld", i ? ", " : "", (long long)json_integer_value(r));
+		else
+			none++;
+	}
+	if (none)
+		fprintf(out, "%s%zu not in any run recorded here", none < n ? " and " : "", none);
+}
+
+void containers_print(FILE *out, const json_t *containers, const char *indent)
+{
+	size_t n = json_array_size(containers);
+
+	if (!n)
+		return;
+	fprintf(out, "%sContainers (%zu):\n", indent, n);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *k = json_array_get(containers, i);
+		fprintf(out, "%s  %.12s %s %s:", indent, jstr(k, "container_id"), jstr(k, "engine"),
+			jstr(k, "image"));
+		print_command(out, json_object_get(k, "command"));
+		if (jint(k, "ambiguous")) {
+			fprintf(
+			    out,
+			    "\n%s    AMBIGUOUS, counted in no run: %lld CLIs started this command "
+			    "at that moment (this run and ",
+			    indent, (long long)jint(k, "candidates"));
+			print_other_runs(out, json_object_get(k, "other_runs"));
+			fprintf(out, "); its processes are in no run\n");
+			continue;
+		}
+		if (jint(k, "step_id"))
+			fprintf(out, "\n%s    in step %lld (%s), linked by %s\n", indent,
+				(long long)jint(k, "step_id"), jstr(k, "step_name"),
+				jstr(k, "method"));
+		else
+			fprintf(out, "\n%s    in the run, linked by %s\n", indent,
+				jstr(k, "method"));
+	}
+}

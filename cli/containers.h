@@ -1,0 +1,20 @@
+/*
+ * The containers a run started (container_links): where each one's work is
+ * counted, how it was linked, and those the run cannot claim because another
+ * run started the same command at the same moment. For show, explain, run.
+ */
+#ifndef TRACER_CLI_CONTAINERS_H
+#define TRACER_CLI_CONTAINERS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+/* The run's containers, linked or ambiguous, oldest first (empty on a database before v14). */
+json_t *containers_of_run(sqlite3 *db, int64_t run_id);
+/* Lines for the text of show and explain; nothing if there are none. */
+void containers_print(FILE *out, const json_t *containers, const char *indent);
+
+#endif
