@@ -18,6 +18,7 @@
 #include "common/strmap.h"
 
 struct proc;
+struct batch_state;
 
 struct name_id {
 	char *name;
@@ -50,6 +51,7 @@ struct correlator {
 	int64_t next_tool_id, next_pipeline_id, next_step_id;
 	struct cgroup_entry *cgroups[1024];
 	struct run *runs;
+	struct batch_state *batch; /* batch submissions and jobs (batch.c); NULL: none yet */
 	bool explicit_only;	 /* only `tracer run` runs (a self-hosted aggregator) */
 	struct insight *insight; /* failure signals; NULL: none */
 	const char *cgroup_root; /* where cgroupfs is mounted, for limits */

@@ -7,6 +7,8 @@
  *   cgroups.c    the cgroup id -> path map and what a path says
  *   write.c      writing changed runs, steps, tools and pipelines
  *   setup.c      start (with what the database already knows), reload, free
+ *   batch.c      batch jobs joined to the run and step that submitted them
+ *   batch_argv.c what submitters' and jobs' argv say (batch.h)
  * Engines (engines.c and one file per engine) and tool lists (tools.c) say
  * what a process is; these files decide what it belongs to.
  */
@@ -54,5 +56,19 @@ void set_step(struct proc *p, struct step *s);
 struct step *find_step(struct run *r, const char *key);
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
 		      struct proc *root);
+
+/* batch.c: hooks of correlate.c, write.c and setup.c (batch.h says how it links). */
+/* A job's process: into its job's linked run and step. true: done, nothing else decides. */
+bool batch_join(struct correlator *c, struct proc *p, const struct process_view *v);
+/* After an exec: a submitter in a run waits for its job; a job's process may tell its step. */
+void batch_note_submitter(struct correlator *c, struct proc *p, const char *program,
+			  char *const *argv, size_t argc);
+void batch_note_job_process(struct correlator *c, struct proc *p, const char *program,
+			    char *const *argv, size_t argc);
+void batch_submitter_exit(struct correlator *c, const struct proc *p);
+int batch_write(struct correlator *c);
+bool batch_pending(const struct correlator *c);
+void batch_committed(struct correlator *c);
+void batch_free(struct correlator *c);
 
 #endif
