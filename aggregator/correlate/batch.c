@@ -239,6 +239,26 @@ static bool decide(struct batch_state *b, struct batch_job *j, const struct cand
 	return true;
 }
 
+bool nextflow_task_key(const char *dir, char *key, size_t size);
+
+/*
+ * Nextflow's grid executors submit `sbatch .command.run` from the task's work
+ * dir, outside any step: the job, started in that dir, is the task, keyed by
+ * its work dir's hash as a local task is.
+ */
+static void task_step_of(struct correlator *c, struct batch_job *j, struct proc *p)
+{
+	struct step_spec spec = {.kind = "nextflow-task"};
+
+	if (j->step || j->step_pending || strcmp(j->run->engine, "nextflow") != 0 ||
+	    !nextflow_task_key(j->cwd, spec.key, sizeof(spec.key)))
+		return;
+	j->step = find_step(j->run, spec.key);
+	if (!j->step)
+		j->step = new_step(c, j->run, &spec, p);
+	j->dirty = true;
+}
+
 static void put_in(struct proc *p, struct batch_job *j)
 {
 	if (p->in.run != j->run) {
@@ -312,6 +332,7 @@ bool batch_join(struct correlator *c, struct proc *p, const struct process_view 
 	}
 	if (!j->run)
 		return false;
+	task_step_of(c, j, p);
 	put_in(p, j);
 	return true;
 }

@@ -129,7 +129,10 @@ def snakemake_cluster_jobs_are_the_runs_steps(ctx):
     d = workdir(ctx, "sm")
     with open(os.path.join(d, "Snakefile"), "w") as f:
         f.write(f"""rule all:
-    input: "a.align", "b.align", "merged.txt"
+    input: "a.align", "b.align", "merged.txt", "reads.count"
+rule count:
+    output: "reads.count"
+    shell: "{burn} 0.3 && echo 1 > {{output}}"
 rule align:
     output: "{{x}}.align"
     shell: "{burn} 0.4 && echo {{wildcards.x}} > {{output}}"
@@ -144,7 +147,10 @@ rule merge:
     try:
         cluster.start()
         # As a user would, from a shell: the daemons recognise the engine's run.
-        p = subprocess.run(["bash", "-c", f"cd {d} && snakemake -j2 --scheduler greedy --latency-wait 10 "
+        # -j3: count's and both align's jobs wait at once, so the first process of a job
+        # (the batch script, the same for every rule) cannot tell which it is: the inner
+        # snakemake's --target-jobs must.
+        p = subprocess.run(["bash", "-c", f"cd {d} && snakemake -j3 --scheduler greedy --latency-wait 10 "
                            f"--cluster 'sbatch -o {d}/slurm-%j.out' > {d}/sm.log 2>&1"],
                            env=cluster.env, timeout=600)
         ctx.check(p.returncode == 0, f"snakemake exit {p.returncode}: {open(os.path.join(d, 'sm.log')).read()[-800:]}")
@@ -152,7 +158,7 @@ rule merge:
         time.sleep(1.5)  # let the daemons commit the last exits
     finally:
         cluster.stop()
-    ctx.check(len(acct) == 3, f"three cluster jobs in sacct: {acct}")
+    ctx.check(len(acct) == 4, f"four cluster jobs in sacct: {acct}")
     runs = ctx.query("SELECT r.id FROM runs r JOIN processes p ON p.id = r.engine_process_id "
                      "WHERE r.engine = 'snakemake' AND p.cwd = ?", d, db=db)
     ctx.check(len(runs) == 1, f"one Snakemake run started in {d}: {runs}")
@@ -168,7 +174,7 @@ rule merge:
     by_job = {j: (link, name, wait, mine, theirs) for j, link, name, wait, mine, theirs in links}
     ctx.check(set(by_job) == set(acct), f"a batch_jobs row per job: {sorted(by_job)} vs {sorted(acct)}")
     rules = sorted(by_job[j][1] or "" for j in by_job)
-    ctx.check(rules == ["align", "align", "merge"], f"each job is a step named by its rule: {rules}")
+    ctx.check(rules == ["align", "align", "count", "merge"], f"each job is a step named by its rule: {rules}")
     for j, (link, name, wait, mine, theirs) in by_job.items():
         ctx.check(link in ("linked", "ordered"), f"job {j} linked to its submission: {link}")
         ctx.check(mine and mine == theirs, f"job {j}: its Snakemake job id {mine} is its submission's {theirs}")
@@ -176,7 +182,7 @@ rule merge:
     doc = show_json(ctx, run_id, db, env=cluster.env)
     steps = doc.get("steps") or []
     names = sorted(s.get("name") for s in steps)
-    ctx.check(names == ["align", "align", "merge"], f"show --json: the run's steps are its rules: {names}")
+    ctx.check(names == ["align", "align", "count", "merge"], f"show --json: the run's steps are its rules: {names}")
     jobs = {b.get("job_id_raw"): b for b in doc.get("batch_jobs") or []}
     for raw, truth in acct.items():
         b = jobs.get(raw) or {}
@@ -244,3 +250,59 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
     for raw, truth in acct.items():
         ctx.check(named.get(raw) == truth["id"], f"show names job {raw} as sacct does: "
                   f"{named.get(raw)} vs {truth['id']}")
+
+
+@test
+def nextflow_slurm_executor_tasks_are_the_runs_tasks(ctx):
+    """A Nextflow-shaped launcher (fixtures/nextflow: Nextflow is not installable here) with
+    `-process.executor slurm` submits `sbatch .command.run` from each task's work dir, as
+    Nextflow's Slurm executor does, and polls for .exitcode. Each job is the Nextflow run's
+    task (a step keyed by the work dir's hash, as a local task is), with sacct's TotalCPU of the
+    job within 1% or 10 ms; the launcher is the run, every job in it alone."""
+    if not SlurmCluster.available(accounting=True):
+        raise Failure("slurm-wlm, slurmdbd and mariadb-server are not installed (deploy/install-deps.sh tests)")
+    burn = build_burn(ctx)
+    d = workdir(ctx, "nf-grid")
+    with open(os.path.join(d, "main.nf"), "w") as f:
+        f.write(f"ALIGN: {burn} 0.4\nCALL: {burn} 0.25\n")
+    launcher = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nextflow", "nextflow")
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db)
+    cluster = SlurmCluster(ctx.path("slurm"), accounting=True)
+    work = os.path.join(d, "work")
+    try:
+        cluster.start()
+        p = subprocess.run(["bash", "-c", f"cd {d} && {launcher} run main.nf -process.executor slurm"],
+                           env=cluster.env, capture_output=True, text=True, timeout=300)
+        ctx.check(p.returncode == 0, f"launcher exit {p.returncode}: {p.stderr[-500:]}")
+        tasks = dict(line.split() for line in open(os.path.join(work, "tasks.txt")))
+        acct = {}
+        for name, task_dir in tasks.items():
+            acct.update(sacct_jobs(cluster, task_dir))
+        time.sleep(1.5)
+    finally:
+        cluster.stop()
+    ctx.check(len(acct) == 2, f"a job per task in sacct: {acct}")
+    runs = ctx.query("SELECT r.id FROM runs r JOIN processes p ON p.id = r.engine_process_id "
+                     "WHERE r.engine = 'nextflow' AND p.cwd = ?", d, db=db)
+    ctx.check(len(runs) == 1, f"one Nextflow run started in {d}: {runs}")
+    if not runs:
+        return
+    run_id = runs[0][0]
+    check_jobs_against_sacct(ctx, run_id, acct, db)
+    check_run_total_is_its_rows(ctx, run_id, db)
+    steps = {k: (kind, sid) for sid, k, kind in ctx.query("SELECT id, key, kind FROM steps WHERE run_id = ?",
+                                                           run_id, db=db)}
+    want = {"/".join(t.split("/")[-2:]) for t in tasks.values()}
+    ctx.check(set(steps) == want and all(k == "nextflow-task" for k, _ in steps.values()),
+              f"a nextflow-task step per task work dir: {steps} vs {want}")
+    for raw in acct:
+        rows = ctx.query("SELECT DISTINCT p.step_id, s.key FROM processes p LEFT JOIN steps s ON s.id = p.step_id "
+                         "WHERE p.slurm_job = ? AND p.exe LIKE '%/burn'", raw, db=db)
+        ctx.check(len(rows) == 1 and rows[0][1] in want, f"job {raw}'s work is in its task's step: {rows}")
+    doc = show_json(ctx, run_id, db, env=cluster.env)
+    waits = [s.get("queue_wait_ns") for s in doc.get("steps") or []]
+    ctx.check(len(waits) == 2 and all(isinstance(w, int) and w >= 0 for w in waits),
+              f"show --json: each task's queue wait (Nextflow trace's submit to start): {waits}")
+    ctx.stop(col)
+    ctx.stop(agg)
