@@ -44,7 +44,8 @@ struct batch_sub {
 
 struct batch_job {
 	struct batch_job *next;
-	char job[32];
+	char scheduler[16];
+	char job[64];
 	struct run *run; /* counted reference while the record lives */
 	struct step *step;
 	int64_t sub_id;	 /* the submission's process row; 0: none */
@@ -63,6 +64,7 @@ struct batch_state {
 	struct batch_sub *subs; /* newest first; waiting and written-pending ones */
 	struct batch_job *jobs;
 	size_t n_waiting, n_jobs;
+	size_t n_other; /* waiting PBS and LSF submissions: their jobs' cgroups are looked at */
 };
 
 static struct batch_state *state(struct correlator *c)
@@ -79,6 +81,8 @@ static void stop_waiting(struct batch_state *b, struct batch_sub *s)
 	s->waiting = false;
 	s->run->refs--;
 	b->n_waiting--;
+	if (strcmp(s->spec.scheduler, "slurm") != 0)
+		b->n_other--;
 }
 
 void batch_note_submitter(struct correlator *c, struct proc *p, const char *program,
@@ -112,6 +116,7 @@ void batch_note_submitter(struct correlator *c, struct proc *p, const char *prog
 	if (s->waiting) {
 		s->run->refs++;
 		b->n_waiting++;
+		b->n_other += strcmp(spec.scheduler, "slurm") != 0;
 	}
 	s->next = b->subs;
 	b->subs = s;
@@ -138,19 +143,24 @@ void batch_submitter_exit(struct correlator *c, const struct proc *p)
 			stop_waiting(b, s);
 }
 
-static struct batch_job *job_record(struct batch_state *b, const char *job)
+static struct batch_job *job_record(struct batch_state *b, const char *scheduler,
+				    const char *job)
 {
 	for (struct batch_job *j = b->jobs; j; j = j->next)
-		if (!strcmp(j->job, job))
+		if (!strcmp(j->job, job) && !strcmp(j->scheduler, scheduler))
 			return j;
 	return NULL;
 }
 
-/* Which submitters start this kind of job step: sbatch the batch step, srun and salloc the others. */
-static bool starts_step(const struct batch_sub *s, const char *slurm_step)
+/* Which submitters start this kind of job step: sbatch the batch step, srun and
+ * salloc the others (Slurm); qsub and bsub their scheduler's jobs. */
+static bool starts_step(const struct batch_sub *s, const struct batch_job *j,
+			const char *slurm_step)
 {
-	if (strcmp(s->spec.scheduler, "slurm") != 0)
+	if (strcmp(s->spec.scheduler, j->scheduler) != 0)
 		return false;
+	if (strcmp(j->scheduler, "slurm") != 0)
+		return true;
 	if (!strcmp(slurm_step, "batch"))
 		return !strcmp(s->spec.submitter, "sbatch");
 	return strcmp(s->spec.submitter, "sbatch") != 0;
@@ -161,9 +171,11 @@ static bool could_submit(const struct batch_sub *s, const struct proc *p, const 
 {
 	const struct batch_job_hint *h = &j->hint;
 
-	if (!s->waiting || s->uid != p->row.uid || !starts_step(s, slurm_step) ||
+	/* A work dir the submitter cannot tell (PBS: the user's home, unless -d) is no evidence. */
+	if (!s->waiting || s->uid != p->row.uid || !starts_step(s, j, slurm_step) ||
 	    p->row.proc_start_boot_ns < s->start_boot_ns || !p->row.cwd ||
-	    strcmp(s->spec.work_dir, p->row.cwd) != 0 || (in_run && s->run != in_run))
+	    (s->spec.work_dir[0] && strcmp(s->spec.work_dir, p->row.cwd) != 0) ||
+	    (in_run && s->run != in_run))
 		return false;
 	if (h->engine_dir[0] && s->spec.engine_dir[0] && strcmp(h->engine_dir, s->spec.engine_dir))
 		return false;
@@ -287,12 +299,14 @@ static void forget_oldest_job(struct batch_state *b)
 	b->n_jobs--;
 }
 
-static struct batch_job *new_job(struct batch_state *b, const struct proc *p, const char *job)
+static struct batch_job *new_job(struct batch_state *b, const struct proc *p,
+				 const char *scheduler, const char *job)
 {
 	struct batch_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
+	copy_string(j->scheduler, sizeof(j->scheduler), scheduler);
 	copy_string(j->job, sizeof(j->job), job);
 	j->first_process_id = p->row.id;
 	j->first_ns = p->row.start_epoch_ns;
@@ -306,19 +320,35 @@ static struct batch_job *new_job(struct batch_state *b, const struct proc *p, co
 	return j;
 }
 
+/* A PBS or LSF job's id from the process's cgroup path, while such submissions wait. */
+static bool other_job(struct correlator *c, const struct proc *p, char *sched, size_t ssize,
+		      char *job, size_t jsize)
+{
+	const char *path = p->row.cgroup1_id ? cgroup_path_of(c, p->row.cgroup1_id, true)
+			   : p->row.cgroup_id ? cgroup_path_of(c, p->row.cgroup_id, false)
+					      : NULL;
+
+	return c->batch && c->batch->n_other && batch_cgroup_job(path, sched, ssize, job, jsize);
+}
+
 bool batch_join(struct correlator *c, struct proc *p, const struct process_view *v)
 {
 	const char *job = v->cgroup->slurm_job, *step = v->cgroup->slurm_step;
+	char sched[16] = "slurm", other[64];
 	struct batch_state *b;
 	struct batch_job *j;
 
+	if (!job[0] && other_job(c, p, sched, sizeof(sched), other, sizeof(other))) {
+		job = other;
+		step = "batch";
+	}
 	if (!job[0] || !(b = state(c)))
 		return false;
-	if (!(j = job_record(b, job))) {
+	if (!(j = job_record(b, sched, job))) {
 		/* Slurm's extern step holds the allocation, not the job's work: it decides nothing. */
 		if (!strcmp(step, "extern"))
 			return false;
-		if (!(j = new_job(b, p, job)))
+		if (!(j = new_job(b, p, sched, job)))
 			return false;
 		struct candidates k;
 		find_candidates(b, p, step, j, NULL, &k);
@@ -371,7 +401,8 @@ void batch_note_job_process(struct correlator *c, struct proc *p, const char *pr
 	struct batch_job_hint h;
 	struct batch_job *j;
 
-	if (!c->batch || !p->row.slurm_job[0] || !(j = job_record(c->batch, p->row.slurm_job)))
+	if (!c->batch || !p->row.slurm_job[0] ||
+	    !(j = job_record(c->batch, "slurm", p->row.slurm_job)))
 		return;
 	if (!j->run && !j->own_run_id && p->in.run) {
 		j->own_run_id = p->in.run->row.id; /* not linked: the job's own run */
@@ -422,7 +453,7 @@ int batch_write(struct correlator *c)
 			continue;
 		struct batch_job_row row = {
 		    .host_id = c->host_id,
-		    .scheduler = "slurm",
+		    .scheduler = j->scheduler,
 		    .job_id = j->job,
 		    .run_id = j->run ? j->run->row.id : j->own_run_id,
 		    .step_id = j->step ? j->step->id : 0,

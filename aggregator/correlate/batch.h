@@ -45,6 +45,15 @@ struct batch_job_hint {
 bool batch_job_hint_parse(const char *program, char *const *argv, size_t argc,
 			  struct batch_job_hint *out);
 
+/*
+ * A PBS or LSF job's id from a cgroup path, as their cgroup support lays it out:
+ * PBS Pro's hook `.../pbs_jobs.service/jobid/<id>` (older: `.../pbspro/<id>`),
+ * Torque's `.../torque/<id>`, LSF's `.../lsf/<cluster>/job.<id>.<index>.<time>`
+ * (an array element: `<id>[<index>]`, as bjobs shows it; index 0: none).
+ * Slurm's is parsed by cgroup_path.c. false: neither.
+ */
+bool batch_cgroup_job(const char *path, char *scheduler, size_t ssize, char *job, size_t jsize);
+
 /* Tasks an array spec names ("1-3", "1,5,7", "0-15:4%2"); 0 if it cannot tell. */
 int batch_array_tasks(const char *spec);
 

@@ -350,3 +350,68 @@ bool batch_job_hint_parse(const char *program, char *const *argv, size_t argc,
 		return end_marker(argv[argc - 1], out);
 	return false;
 }
+
+/* The path component after `marker/` (up to the next '/'), or NULL. */
+static const char *component_after(const char *path, const char *marker, size_t *len)
+{
+	const char *at = strstr(path, marker);
+
+	if (!at || (at != path && at[-1] != '/'))
+		return NULL;
+	at += strlen(marker);
+	if (*at != '/' || !at[1])
+		return NULL;
+	at++;
+	*len = strcspn(at, "/");
+	return *len ? at : NULL;
+}
+
+static bool lsf_job(const char *comp, size_t len, char *job, size_t jsize)
+{
+	char id[32] = "", idx[32] = "";
+
+	if (len < 5 || strncmp(comp, "job.", 4) != 0)
+		return false;
+	const char *dot = memchr(comp + 4, '.', len - 4);
+	size_t n = dot ? (size_t)(dot - comp - 4) : len - 4;
+	if (!n || n >= sizeof(id))
+		return false;
+	memcpy(id, comp + 4, n);
+	if (dot) {
+		size_t m = strcspn(dot + 1, "./");
+		if (m < sizeof(idx))
+			snprintf(idx, sizeof(idx), "%.*s", (int)m, dot + 1);
+	}
+	if (idx[0] && strcmp(idx, "0") != 0)
+		snprintf(job, jsize, "%s[%s]", id, idx);
+	else
+		copy_string(job, jsize, id);
+	return true;
+}
+
+bool batch_cgroup_job(const char *path, char *scheduler, size_t ssize, char *job, size_t jsize)
+{
+	static const char *const pbs[] = {"pbs_jobs.service/jobid", "pbspro", "torque", NULL};
+	const char *comp;
+	size_t len;
+
+	if (!path)
+		return false;
+	for (const char *const *m = pbs; *m; m++) {
+		if ((comp = component_after(path, *m, &len))) {
+			copy_string(scheduler, ssize, "pbs");
+			snprintf(job, jsize, "%.*s", (int)len, comp);
+			return true;
+		}
+	}
+	/* lsf/<cluster>/job.<id>.<index>.<time> */
+	if ((comp = component_after(path, "lsf", &len))) {
+		const char *inner = comp + len;
+		if (*inner == '/' && (comp = inner + 1) && (len = strcspn(comp, "/")) &&
+		    lsf_job(comp, len, job, jsize)) {
+			copy_string(scheduler, ssize, "lsf");
+			return true;
+		}
+	}
+	return false;
+}

@@ -180,6 +180,33 @@ static void test_job_hints(void **state)
 	assert_false(batch_job_hint_parse("touch", (char *const *)other, 2, &h));
 }
 
+static void test_pbs_and_lsf_cgroups(void **state)
+{
+	static const struct {
+		const char *path, *scheduler, *job;
+	} cases[] = {
+	    /* PBS Pro's cgroup hook (pbs_cgroups.PY), v1 and systemd layouts. */
+	    {"/pbs_jobs.service/jobid/1234.pbs01", "pbs", "1234.pbs01"},
+	    {"/system.slice/pbs_jobs.service/jobid/88[3].srv/tasks", "pbs", "88[3].srv"},
+	    {"/pbspro/77.head", "pbs", "77.head"},
+	    {"/torque/4321.master", "pbs", "4321.master"},
+	    /* LSF: lsf/<cluster>/job.<id>.<array index>.<submit time> */
+	    {"/lsf/cluster1/job.5501.0.1733000000", "lsf", "5501"},
+	    {"/lsf/cluster1/job.5502.7.1733000000/task", "lsf", "5502[7]"},
+	};
+	char sched[16], job[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		assert_true(batch_cgroup_job(cases[i].path, sched, sizeof(sched), job, sizeof(job)));
+		assert_string_equal(sched, cases[i].scheduler);
+		assert_string_equal(job, cases[i].job);
+	}
+	const char *const not_jobs[] = {"/user.slice/user-1000.slice", "/lsf", "/lsf/cluster1",
+					"/slurm_vm/uid_0/job_4/step_batch", "/docker/abc", NULL};
+	for (size_t i = 0; not_jobs[i]; i++)
+		assert_false(batch_cgroup_job(not_jobs[i], sched, sizeof(sched), job, sizeof(job)));
+}
+
 /* --- linking, with process entries made by hand ------------------------------------------ */
 
 static struct store st;
@@ -424,6 +451,24 @@ static void test_inner_snakemake_tells_the_step(void **state)
 	assert_int_equal(n, 1);
 }
 
+static void test_pbs_job_joins_its_qsub(void **state)
+{
+	struct proc *script = script_run(1000, "/w", 1000);
+	const char *const qsub[] = {"/opt/pbs/bin/qsub", "-N", "align", "job.pbs", NULL};
+	struct proc *q = run_process(script, 1100, "/w", 1000, 0, qsub);
+	finish(q, 1120, 0);
+	/* PBS Pro starts the job in the user's home: the work dir is no evidence here. */
+	static const char *const job_shell[] = {"/bin/bash", NULL};
+	correlate_cgroup(&corr, 940, true, "/pbs_jobs.service/jobid/1234.pbs01");
+	struct proc *job = run_process(NULL, 4000, "/home/ana", 1000, 940, job_shell);
+	assert_ptr_equal(job->in.run, script->in.run);
+	assert_ptr_equal(job->in.step, q->in.step);
+	char link[16];
+	int n;
+	job_link("1234.pbs01", link, sizeof(link), &n);
+	assert_string_equal(link, "linked");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +476,8 @@ int main(void)
 	    cmocka_unit_test(test_pbs_lsf_aws_submitters),
 	    cmocka_unit_test(test_array_specs),
 	    cmocka_unit_test(test_job_hints),
+	    cmocka_unit_test(test_pbs_and_lsf_cgroups),
+	    cmocka_unit_test_setup_teardown(test_pbs_job_joins_its_qsub, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_job_joins_its_submitters_run_and_step, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_two_runs_that_could_have_submitted_it_is_ambiguous,
