@@ -245,6 +245,15 @@ bool batch_submit_parse(const char *program, char *const *argv, size_t argc, con
 	memset(out, 0, sizeof(*out));
 	if (!program || argc < 1)
 		return false;
+	/* A script's argv starts with its interpreter (`python3 /usr/bin/aws batch ...`). */
+	for (size_t i = 0; i < 3 && i < argc; i++) {
+		const char *base = strrchr(argv[i], '/');
+		if (!strcmp(base ? base + 1 : argv[i], program)) {
+			argv += i;
+			argc -= i;
+			break;
+		}
+	}
 	if (!strcmp(program, "sbatch") || !strcmp(program, "srun") || !strcmp(program, "salloc")) {
 		copy_string(out->scheduler, sizeof(out->scheduler), "slurm");
 		slurm_submit(program, argv, argc, cwd, out);

@@ -48,7 +48,7 @@ def workdir(ctx, name):
     return d
 
 
-def sacct_jobs(cluster, workdir_path, timeout=45):
+def sacct_jobs(cluster, workdir_path, expect=1, timeout=45):
     """{JobIDRaw: {"id": JobID, "cpu_ns": sum of its step lines' TotalCPU, "submit": s, "start": s}}
     for the jobs that started in workdir_path, once every step line has its TotalCPU."""
     fmt = "JobIDRaw,JobID,TotalCPU,WorkDir,Submit,Start,State"
@@ -61,12 +61,12 @@ def sacct_jobs(cluster, workdir_path, timeout=45):
         top = {raw: (jid, wd, sub, start, state) for raw, jid, _, wd, sub, start, state in lines if "." not in raw}
         jobs = {}
         for raw, (jid, wd, sub, start, state) in top.items():
-            if wd != workdir_path:
-                continue
+            if wd != workdir_path or state.startswith("CANCELLED"):
+                continue  # another test's, or one that never ran (held, then cancelled)
             steps = [parse_slurm_time(cpu) for r, _, cpu, _, _, _, _ in lines if r.startswith(raw + ".")]
             jobs[raw] = {"id": jid, "cpu_ns": sum(s or 0 for s in steps), "steps": len(steps),
                          "submit": sub, "start": start, "state": state}
-        done = jobs and all(j["state"] in ("COMPLETED", "FAILED") and j["steps"] for j in jobs.values())
+        done = len(jobs) >= expect and all(j["state"] in ("COMPLETED", "FAILED") and j["steps"] for j in jobs.values())
         if done:
             return jobs
         time.sleep(1)
@@ -154,7 +154,7 @@ rule merge:
                            f"--cluster 'sbatch -o {d}/slurm-%j.out' > {d}/sm.log 2>&1"],
                            env=cluster.env, timeout=600)
         ctx.check(p.returncode == 0, f"snakemake exit {p.returncode}: {open(os.path.join(d, 'sm.log')).read()[-800:]}")
-        acct = sacct_jobs(cluster, d)
+        acct = sacct_jobs(cluster, d, expect=4)
         time.sleep(1.5)  # let the daemons commit the last exits
     finally:
         cluster.stop()
@@ -212,22 +212,29 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
         f.write(f"#!/bin/bash\n{burn} 0.5\nsrun {burn} 0.2\n")
     with open(os.path.join(d, "task.sh"), "w") as f:
         f.write(f"#!/bin/bash\n{burn} 0.15\n")
+    # Work that leaves the host: a job held (it never runs here; cancelled after), and an
+    # AWS Batch submission (a stand-in `aws` with the real CLI's argv: not installable here).
+    with open(os.path.join(d, "aws"), "w") as f:
+        f.write("#!/bin/bash\necho '{\"jobId\": \"0f1e\"}'\n")
     submit = os.path.join(d, "submit.sh")
     with open(submit, "w") as f:
         f.write(f"#!/bin/bash\ncd {d}\nsbatch --wait -o {d}/job-%j.out -J align job.sh\n"
                 f"sbatch --wait --array=1-3 -o {d}/task-%A_%a.out task.sh\n"
-                f"srun -J direct {burn} 0.3\n")
-    for name in ("job.sh", "task.sh", "submit.sh"):
+                f"srun -J direct {burn} 0.3\n"
+                f"held=$(sbatch --parsable --hold -J parked job.sh)\nscancel $held\n"
+                f"./aws batch submit-job --job-name remote-align --job-queue q --job-definition d:1\n")
+    for name in ("job.sh", "task.sh", "submit.sh", "aws"):
         os.chmod(os.path.join(d, name), 0o755)
     cluster = SlurmCluster(ctx.path("slurm"), accounting=True)
     try:
         cluster.start()
         p = ctx.tracer_run([submit], "--run", "submitter", env=cluster.env)
         ctx.check(p.returncode == 0, f"tracer run: {p.returncode} {p.stderr[-600:]}")
-        acct = sacct_jobs(cluster, d)
-        doc = None
+        acct = sacct_jobs(cluster, d, expect=5)
         run_id = ctx.one("SELECT id FROM runs WHERE name = 'submitter'")
         doc = show_json(ctx, run_id, ctx.db, env=cluster.env)  # sacct reachable: JOB_TASK names
+        text = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, str(run_id)], capture_output=True,
+                              text=True, timeout=60, env=cluster.env).stdout
     finally:
         cluster.stop()
     ids = sorted(t["id"] for t in acct.values())
@@ -250,6 +257,12 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
     for raw, truth in acct.items():
         ctx.check(named.get(raw) == truth["id"], f"show names job {raw} as sacct does: "
                   f"{named.get(raw)} vs {truth['id']}")
+    # Where the work that did not run here went, in JSON and in the text users read.
+    away = sorted((b.get("submitter"), b.get("job_name")) for b in doc.get("batch_elsewhere") or [])
+    ctx.check(away == [("aws", "remote-align"), ("sbatch", "parked")],
+              f"show --json: the submissions whose work did not run here: {away}")
+    ctx.check("sent to AWS Batch" in text and "parked" in text and "2_3" in text,
+              f"show says where work went and names array tasks: {text[:1500]}")
 
 
 @test

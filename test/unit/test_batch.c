@@ -131,7 +131,7 @@ static void test_pbs_lsf_aws_submitters(void **state)
 	assert_string_equal(s.work_dir, "/scratch");
 	assert_string_equal(s.command, "./run.sh -o x");
 
-	const char *const aws[] = {"aws", "batch", "submit-job", "--job-name", "align",
+	const char *const aws[] = {"/usr/bin/python3", "/usr/local/bin/aws", "batch", "submit-job", "--job-name", "align",
 				   "--job-queue", "q", "--job-definition", "d:3",
 				   "--array-properties", "size=4", NULL};
 	s = parse("aws", "/w", aws);
