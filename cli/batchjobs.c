@@ -60,7 +60,8 @@ static json_t *sacct_names(json_t *jobs)
 	{
 		const char *raw = json_string_value(json_object_get(j, "job_id_raw"));
 		const char *sched = json_string_value(json_object_get(j, "scheduler"));
-		if (raw && sched && !strcmp(sched, "slurm") && used + strlen(raw) + 2 < sizeof(list))
+		if (raw && sched && !strcmp(sched, "slurm") &&
+		    used + strlen(raw) + 2 < sizeof(list))
 			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
 						 used ? "," : "", raw);
 	}
@@ -158,7 +159,8 @@ void batch_print(FILE *out, json_t *doc)
 	json_t *j;
 
 	if (json_array_size(jobs)) {
-		fprintf(out, "\nBatch jobs on this host (queue wait: submission to first process):\n");
+		fprintf(out,
+			"\nBatch jobs on this host (queue wait: submission to first process):\n");
 		fprintf(out, "  %-12s %-10s %9s  %s\n", "JOB", "LINK", "QUEUED", "PART OF");
 		json_array_foreach(jobs, i, j) print_job(out, j);
 	}

@@ -473,10 +473,11 @@ static void scheduler_hint(sqlite3 *db, int64_t run_id)
 	size_t used = 0;
 	int linked = 0;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT submitter, sum(jobs > 0), sum(jobs = 0) FROM batch_submissions "
-			       "WHERE run_id = ?1 GROUP BY submitter ORDER BY submitter",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT submitter, sum(jobs > 0), sum(jobs = 0) FROM batch_submissions "
+		"WHERE run_id = ?1 GROUP BY submitter ORDER BY submitter",
+		-1, &q, NULL) != SQLITE_OK)
 		return;
 	sqlite3_bind_int64(q, 1, run_id);
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -488,18 +489,21 @@ static void scheduler_hint(sqlite3 *db, int64_t run_id)
 	}
 	sqlite3_finalize(q);
 	if (linked)
-		fprintf(stderr,
-			"tracer run: %d batch submission%s ran on this host and %s part of this run "
-			"(tracer show lists the jobs)\n",
-			linked, linked == 1 ? "" : "s", linked == 1 ? "is" : "are");
-	if (used)
 		fprintf(
 		    stderr,
-		    "tracer run: this run handed work to a batch scheduler (%s) that did not run on "
-		    "this host: it ran under the scheduler's daemons elsewhere (or not yet), and this "
-		    "run holds its clients only. Record the jobs where they run: the tracer daemons "
-		    "on the compute nodes (docs/operations.md)\n",
-		    names);
+		    "tracer run: %d batch submission%s ran on this host and %s part of this run "
+		    "(tracer show lists the jobs)\n",
+		    linked, linked == 1 ? "" : "s", linked == 1 ? "is" : "are");
+	if (used)
+		fprintf(stderr,
+			"tracer run: this run handed work to a batch scheduler (%s) that did not "
+			"run on "
+			"this host: it ran under the scheduler's daemons elsewhere (or not yet), "
+			"and this "
+			"run holds its clients only. Record the jobs where they run: the tracer "
+			"daemons "
+			"on the compute nodes (docs/operations.md)\n",
+			names);
 }
 
 /* watch_ended: our own daemons stopped, so a process the command left running is never counted. */

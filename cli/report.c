@@ -634,7 +634,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_object_set(doc, "steps", json_object_get(structure, "steps"));
 		json_object_set(doc, "outside_steps", json_object_get(structure, "outside_steps"));
 		json_object_set(doc, "batch_jobs", json_object_get(structure, "batch_jobs"));
-		json_object_set(doc, "batch_elsewhere", json_object_get(structure, "batch_elsewhere"));
+		json_object_set(doc, "batch_elsewhere",
+				json_object_get(structure, "batch_elsewhere"));
 		json_object_set(doc, "processes", roots);
 		json_dumpf(doc, out, JSON_INDENT(2));
 		fputc('\n', out);

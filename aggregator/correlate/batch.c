@@ -43,14 +43,14 @@ struct batch_sub {
 };
 
 struct batch_job {
-	struct batch_job *next;
+	struct batch_job *next, *hash_next;
 	char scheduler[16];
 	char job[64];
 	struct run *run; /* counted reference while the record lives */
 	struct step *step;
-	int64_t sub_id;	 /* the submission's process row; 0: none */
+	int64_t sub_id;	    /* the submission's process row; 0: none */
 	int64_t own_run_id; /* not linked: the job's own run */
-	const char *link; /* linked, ordered, ambiguous, unmatched */
+	const char *link;   /* linked, ordered, ambiguous, unmatched */
 	unsigned candidates;
 	bool step_pending; /* run known, step not yet */
 	int64_t first_process_id, first_ns, queue_wait_ns;
@@ -60,9 +60,13 @@ struct batch_job {
 	bool dirty;
 };
 
+#define JOB_BUCKETS 512
+
 struct batch_state {
 	struct batch_sub *subs; /* newest first; waiting and written-pending ones */
 	struct batch_job *jobs;
+	/* Every exec in a job looks its job up: by a hash of the id, not a scan of 2048. */
+	struct batch_job *by_hash[JOB_BUCKETS];
 	size_t n_waiting, n_jobs;
 	size_t n_other; /* waiting PBS and LSF submissions: their jobs' cgroups are looked at */
 };
@@ -143,10 +147,18 @@ void batch_submitter_exit(struct correlator *c, const struct proc *p)
 			stop_waiting(b, s);
 }
 
-static struct batch_job *job_record(struct batch_state *b, const char *scheduler,
-				    const char *job)
+static struct batch_job **bucket(struct batch_state *b, const char *job)
 {
-	for (struct batch_job *j = b->jobs; j; j = j->next)
+	uint32_t h = 2166136261u;
+
+	for (const char *c = job; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	return &b->by_hash[h % JOB_BUCKETS];
+}
+
+static struct batch_job *job_record(struct batch_state *b, const char *scheduler, const char *job)
+{
+	for (struct batch_job *j = *bucket(b, job); j; j = j->hash_next)
 		if (!strcmp(j->job, job) && !strcmp(j->scheduler, scheduler))
 			return j;
 	return NULL;
@@ -179,7 +191,8 @@ static bool could_submit(const struct batch_sub *s, const struct proc *p, const 
 		return false;
 	if (h->engine_dir[0] && s->spec.engine_dir[0] && strcmp(h->engine_dir, s->spec.engine_dir))
 		return false;
-	if (h->engine_rule[0] && s->spec.engine_rule[0] && strcmp(h->engine_rule, s->spec.engine_rule))
+	if (h->engine_rule[0] && s->spec.engine_rule[0] &&
+	    strcmp(h->engine_rule, s->spec.engine_rule))
 		return false;
 	return !(h->engine_job_id[0] && s->spec.engine_job_id[0] &&
 		 strcmp(h->engine_job_id, s->spec.engine_job_id));
@@ -246,8 +259,10 @@ static bool decide(struct batch_state *b, struct batch_job *j, const struct cand
 		link_to(b, j, k->earliest, "linked");
 	else if (k->one_step || k->one_rule)
 		link_to(b, j, k->earliest, "ordered");
-	else
+	else {
 		j->step_pending = true;
+		j->link = "ambiguous"; /* until a later process of the job tells its step */
+	}
 	return true;
 }
 
@@ -293,14 +308,19 @@ static void forget_oldest_job(struct batch_state *b)
 		return;
 	struct batch_job *j = *last;
 	*last = j->next;
+	for (struct batch_job **h = bucket(b, j->job); *h; h = &(*h)->hash_next)
+		if (*h == j) {
+			*h = j->hash_next;
+			break;
+		}
 	if (j->run)
 		j->run->refs--;
 	free(j);
 	b->n_jobs--;
 }
 
-static struct batch_job *new_job(struct batch_state *b, const struct proc *p,
-				 const char *scheduler, const char *job)
+static struct batch_job *new_job(struct batch_state *b, const struct proc *p, const char *scheduler,
+				 const char *job)
 {
 	struct batch_job *j = calloc(1, sizeof(*j));
 
@@ -315,6 +335,9 @@ static struct batch_job *new_job(struct batch_state *b, const struct proc *p,
 	j->dirty = true;
 	j->next = b->jobs;
 	b->jobs = j;
+	struct batch_job **h = bucket(b, job);
+	j->hash_next = *h;
+	*h = j;
 	if (++b->n_jobs > MAX_JOBS)
 		forget_oldest_job(b);
 	return j;
@@ -324,11 +347,12 @@ static struct batch_job *new_job(struct batch_state *b, const struct proc *p,
 static bool other_job(struct correlator *c, const struct proc *p, char *sched, size_t ssize,
 		      char *job, size_t jsize)
 {
-	const char *path = p->row.cgroup1_id ? cgroup_path_of(c, p->row.cgroup1_id, true)
+	if (!c->batch || !c->batch->n_other)
+		return false;
+	const char *path = p->row.cgroup1_id  ? cgroup_path_of(c, p->row.cgroup1_id, true)
 			   : p->row.cgroup_id ? cgroup_path_of(c, p->row.cgroup_id, false)
 					      : NULL;
-
-	return c->batch && c->batch->n_other && batch_cgroup_job(path, sched, ssize, job, jsize);
+	return batch_cgroup_job(path, sched, ssize, job, jsize);
 }
 
 bool batch_join(struct correlator *c, struct proc *p, const struct process_view *v)
@@ -345,7 +369,8 @@ bool batch_join(struct correlator *c, struct proc *p, const struct process_view 
 	if (!job[0] || !(b = state(c)))
 		return false;
 	if (!(j = job_record(b, sched, job))) {
-		/* Slurm's extern step holds the allocation, not the job's work: it decides nothing. */
+		/* Slurm's extern step holds the allocation, not the job's work: it decides nothing.
+		 */
 		if (!strcmp(step, "extern"))
 			return false;
 		if (!(j = new_job(b, p, sched, job)))

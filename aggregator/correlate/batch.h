@@ -16,13 +16,13 @@
 
 /* What a submitter's argv says about the job it submits. */
 struct batch_submit {
-	char scheduler[16]; /* slurm, pbs, lsf, aws-batch */
-	char submitter[16]; /* sbatch, srun, salloc, qsub, bsub, aws */
+	char scheduler[16];	       /* slurm, pbs, lsf, aws-batch */
+	char submitter[16];	       /* sbatch, srun, salloc, qsub, bsub, aws */
 	char work_dir[BATCH_PATH_MAX]; /* where the job starts; "" if unknown (PBS: home) */
 	char script[BATCH_PATH_MAX];   /* the batch script as given, made absolute */
 	char command[BATCH_PATH_MAX];  /* srun/bsub/qsub -- command, or --wrap's text */
 	char job_name[256];
-	char array[64]; /* the array spec; "" for a single job */
+	char array[64];	 /* the array spec; "" for a single job */
 	int array_tasks; /* tasks the spec names; 1 without one, 0 if it cannot be counted */
 	bool waits;	 /* the submitter waits for the job's end */
 	/* Snakemake's cluster jobscript <dir>/snakejob.<rule>.<id>.sh */

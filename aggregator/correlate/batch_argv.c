@@ -14,18 +14,50 @@
 #include "common/strutil.h"
 
 struct option_set {
-	const char *short_with_value; /* letters whose option takes a value */
+	const char *short_with_value;  /* letters whose option takes a value */
 	const char *const *long_flags; /* long options that take none (without '=') */
 };
 
-static const char *const slurm_long_flags[] = {
-    "--wait", "--parsable", "--hold", "--no-requeue", "--requeue", "--exclusive", "--overcommit",
-    "--quiet", "--verbose", "--test-only", "--get-user-env", "--nice", "--propagate",
-    "--spread-job", "--use-min-nodes", "--contiguous", "--ignore-pbs", "--no-kill",
-    "--oversubscribe", "--reboot", "--help", "--usage", "--version", "--pty", "--label",
-    "--unbuffered", "--disable-status", "--no-allocate", "--kill-on-bad-exit", "--immediate",
-    "--x11", "--no-shell", "--exact", "--overlap", "--whole", "--mpi-pmix", "--bell",
-    "--no-bell", "--wait-all-nodes", NULL};
+static const char *const slurm_long_flags[] = {"--wait",
+					       "--parsable",
+					       "--hold",
+					       "--no-requeue",
+					       "--requeue",
+					       "--exclusive",
+					       "--overcommit",
+					       "--quiet",
+					       "--verbose",
+					       "--test-only",
+					       "--get-user-env",
+					       "--nice",
+					       "--propagate",
+					       "--spread-job",
+					       "--use-min-nodes",
+					       "--contiguous",
+					       "--ignore-pbs",
+					       "--no-kill",
+					       "--oversubscribe",
+					       "--reboot",
+					       "--help",
+					       "--usage",
+					       "--version",
+					       "--pty",
+					       "--label",
+					       "--unbuffered",
+					       "--disable-status",
+					       "--no-allocate",
+					       "--kill-on-bad-exit",
+					       "--immediate",
+					       "--x11",
+					       "--no-shell",
+					       "--exact",
+					       "--overlap",
+					       "--whole",
+					       "--mpi-pmix",
+					       "--bell",
+					       "--no-bell",
+					       "--wait-all-nodes",
+					       NULL};
 static const struct option_set sbatch_opts = {"aAbBcCdDeFGiJLMmnNopqStwx", slurm_long_flags};
 static const struct option_set srun_opts = {"aAbBcCdDeFGiJLMmnNopqrStTwWx", slurm_long_flags};
 static const char *const no_long[] = {NULL};
@@ -109,7 +141,8 @@ static void join_words(char *const *argv, size_t from, size_t argc, char *out, s
 
 	out[0] = '\0';
 	for (size_t i = from; i < argc && used + 1 < size; i++)
-		used += (size_t)snprintf(out + used, size - used, "%s%s", i > from ? " " : "", argv[i]);
+		used +=
+		    (size_t)snprintf(out + used, size - used, "%s%s", i > from ? " " : "", argv[i]);
 }
 
 /* <dir>/snakejob.<rule>.<id>.sh: Snakemake's cluster jobscript. */
@@ -161,7 +194,8 @@ static void slurm_submit(const char *program, char *const *argv, size_t argc, co
 	}
 }
 
-/* qsub [options] script | qsub [options] -- command: PBS Pro (-J, -W block=true), Torque (-t, -d). */
+/* qsub [options] script | qsub [options] -- command: PBS Pro (-J, -W block=true), Torque (-t, -d).
+ */
 static void pbs_submit(char *const *argv, size_t argc, const char *cwd, struct batch_submit *out)
 {
 	size_t op = first_operand(&qsub_opts, argv, argc);
@@ -188,11 +222,11 @@ static void pbs_submit(char *const *argv, size_t argc, const char *cwd, struct b
 
 /* bsub options with a value; the rest (-K, -I, -B, -N, -H, -r, -x ...) are flags. */
 static const char *const bsub_with_value[] = {
-    "-J", "-cwd", "-o", "-oo", "-e", "-eo", "-q", "-n", "-R", "-W", "-M", "-P", "-G", "-u",
-    "-i", "-m", "-w", "-E", "-Ep", "-L", "-k", "-app", "-sla", "-g", "-b", "-t", "-c", "-D",
-    "-F", "-S", "-v", "-a", "-Lp", "-C", "-f", "-Jd", "-U", "-We", "-gpu", "-ptl", "-jsdl",
-    "-ext", "-XF", "-rnc", "-s", "-sp", "-wa", "-wt", "-outdir", "-data", "-env", "-hostfile",
-    NULL};
+    "-J",   "-cwd", "-o",  "-oo", "-e",	     "-eo",   "-q",   "-n",	   "-R",   "-W",  "-M",
+    "-P",   "-G",   "-u",  "-i",  "-m",	     "-w",    "-E",   "-Ep",	   "-L",   "-k",  "-app",
+    "-sla", "-g",   "-b",  "-t",  "-c",	     "-D",    "-F",   "-S",	   "-v",   "-a",  "-Lp",
+    "-C",   "-f",   "-Jd", "-U",  "-We",     "-gpu",  "-ptl", "-jsdl",	   "-ext", "-XF", "-rnc",
+    "-s",   "-sp",  "-wa", "-wt", "-outdir", "-data", "-env", "-hostfile", NULL};
 
 /* bsub [options] command [args] (or the script on stdin): -J "name[1-10]" is an array. */
 static void lsf_submit(char *const *argv, size_t argc, const char *cwd, struct batch_submit *out)
@@ -340,8 +374,8 @@ static bool inner_snakemake(char *const *argv, size_t argc, struct batch_job_hin
 	if (!target)
 		return false;
 	copy_string(out->snakefile, sizeof(out->snakefile), file ? file : "");
-	snprintf(out->engine_rule, sizeof(out->engine_rule), "%.*s",
-		 (int)strcspn(target, ": ,'\""), target);
+	snprintf(out->engine_rule, sizeof(out->engine_rule), "%.*s", (int)strcspn(target, ": ,'\""),
+		 target);
 	if (wait && strstr(wait, "/.snakemake/tmp."))
 		copy_string(out->engine_dir, sizeof(out->engine_dir), wait);
 	return true;

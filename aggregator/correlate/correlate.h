@@ -52,9 +52,9 @@ struct correlator {
 	struct cgroup_entry *cgroups[1024];
 	struct run *runs;
 	struct batch_state *batch; /* batch submissions and jobs (batch.c); NULL: none yet */
-	bool explicit_only;	 /* only `tracer run` runs (a self-hosted aggregator) */
-	struct insight *insight; /* failure signals; NULL: none */
-	const char *cgroup_root; /* where cgroupfs is mounted, for limits */
+	bool explicit_only;	   /* only `tracer run` runs (a self-hosted aggregator) */
+	struct insight *insight;   /* failure signals; NULL: none */
+	const char *cgroup_root;   /* where cgroupfs is mounted, for limits */
 	const char *host_id, *hostname, *machine;      /* of the frame being applied (ingest's) */
 	uint64_t engine_runs, script_runs, slurm_runs; /* counters for the log */
 };

@@ -9,8 +9,8 @@ struct store;
 
 struct batch_submission_row {
 	int64_t id, run_id, step_id; /* step 0: none */
-	const char *host_id, *scheduler, *submitter, *cwd, *work_dir, *script, *command,
-	    *job_name, *array_spec, *engine_dir, *engine_rule, *engine_job_id; /* "" or NULL: NULL */
+	const char *host_id, *scheduler, *submitter, *cwd, *work_dir, *script, *command, *job_name,
+	    *array_spec, *engine_dir, *engine_rule, *engine_job_id; /* "" or NULL: NULL */
 	uint32_t uid;
 	bool waits;
 	int64_t submit_ns;

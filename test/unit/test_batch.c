@@ -56,8 +56,8 @@ static void test_slurm_submitters(void **state)
 	assert_int_equal(s.array_tasks, 1);
 
 	/* Options with values before a relative script and its own arguments. */
-	const char *const wait[] = {"sbatch", "--wait", "-J", "call", "-D", "sub", "-p",
-				    "debug", "job.sh", "-J", "not-an-option", NULL};
+	const char *const wait[] = {"sbatch", "--wait", "-J", "call",	       "-D", "sub", "-p",
+				    "debug",  "job.sh", "-J", "not-an-option", NULL};
 	s = parse("sbatch", "/home/ana", wait);
 	assert_true(s.waits);
 	assert_string_equal(s.job_name, "call");
@@ -66,7 +66,7 @@ static void test_slurm_submitters(void **state)
 	assert_string_equal(s.engine_rule, "");
 
 	const char *const arr[] = {"sbatch", "--parsable", "--array=1-10:3%2", "--chdir=/scratch",
-				   "--mem", "4G", "task.sh", NULL};
+				   "--mem",  "4G",	   "task.sh",	       NULL};
 	s = parse("sbatch", "/home/ana", arr);
 	assert_string_equal(s.array, "1-10:3%2");
 	assert_int_equal(s.array_tasks, 4); /* 1, 4, 7, 10 */
@@ -85,8 +85,8 @@ static void test_slurm_submitters(void **state)
 	assert_string_equal(s.work_dir, "/w/work/3f/9a0b1c");
 	assert_string_equal(s.script, "/w/work/3f/9a0b1c/.command.run");
 
-	const char *const srun[] = {"srun", "-n1", "-J", "direct", "--cpu-bind=q", "burn", "0.3",
-				    NULL};
+	const char *const srun[] = {"srun",	    "-n1",  "-J",  "direct",
+				    "--cpu-bind=q", "burn", "0.3", NULL};
 	s = parse("srun", "/w", srun);
 	assert_true(s.waits);
 	assert_string_equal(s.command, "burn 0.3");
@@ -100,8 +100,9 @@ static void test_slurm_submitters(void **state)
 static void test_pbs_lsf_aws_submitters(void **state)
 {
 	/* PBS Pro: -J array, -W block=true waits; the job starts in $HOME unless told. */
-	const char *const pro[] = {"qsub", "-N", "align", "-J", "1-10", "-l", "select=1:ncpus=4",
-				   "-W", "block=true", "job.pbs", NULL};
+	const char *const pro[] = {
+	    "qsub", "-N",	  "align",   "-J", "1-10", "-l", "select=1:ncpus=4",
+	    "-W",   "block=true", "job.pbs", NULL};
 	struct batch_submit s = parse("qsub", "/w", pro);
 	assert_string_equal(s.scheduler, "pbs");
 	assert_string_equal(s.job_name, "align");
@@ -120,8 +121,8 @@ static void test_pbs_lsf_aws_submitters(void **state)
 	assert_int_equal(s.array_tasks, 5);
 
 	/* LSF: -J "name[1-10]" is an array, -K waits, -cwd the work dir, then the command. */
-	const char *const lsf[] = {"bsub", "-J", "align[1-10]", "-n", "4", "-cwd", "/scratch",
-				   "-K", "./run.sh", "-o", "x", NULL};
+	const char *const lsf[] = {"bsub",     "-J", "align[1-10]", "-n", "4", "-cwd",
+				   "/scratch", "-K", "./run.sh",    "-o", "x", NULL};
 	s = parse("bsub", "/w", lsf);
 	assert_string_equal(s.scheduler, "lsf");
 	assert_string_equal(s.job_name, "align");
@@ -131,9 +132,19 @@ static void test_pbs_lsf_aws_submitters(void **state)
 	assert_string_equal(s.work_dir, "/scratch");
 	assert_string_equal(s.command, "./run.sh -o x");
 
-	const char *const aws[] = {"/usr/bin/python3", "/usr/local/bin/aws", "batch", "submit-job", "--job-name", "align",
-				   "--job-queue", "q", "--job-definition", "d:3",
-				   "--array-properties", "size=4", NULL};
+	const char *const aws[] = {"/usr/bin/python3",
+				   "/usr/local/bin/aws",
+				   "batch",
+				   "submit-job",
+				   "--job-name",
+				   "align",
+				   "--job-queue",
+				   "q",
+				   "--job-definition",
+				   "d:3",
+				   "--array-properties",
+				   "size=4",
+				   NULL};
 	s = parse("aws", "/w", aws);
 	assert_string_equal(s.scheduler, "aws-batch");
 	assert_string_equal(s.job_name, "align");
@@ -160,10 +171,24 @@ static void test_array_specs(void **state)
 static void test_job_hints(void **state)
 {
 	/* The inner snakemake of Snakemake 7's cluster jobscript (executors/__init__.py). */
-	const char *const inner[] = {
-	    "/usr/bin/python3", "-m", "snakemake", "--snakefile", "/w/Snakefile", "--target-jobs",
-	    "align:x=a", "--allowed-rules", "align", "--cores", "all", "--attempt", "1",
-	    "--force-use-threads", "--wait-for-files", "/w/.snakemake/tmp.k2x9", "a.fq", NULL};
+	const char *const inner[] = {"/usr/bin/python3",
+				     "-m",
+				     "snakemake",
+				     "--snakefile",
+				     "/w/Snakefile",
+				     "--target-jobs",
+				     "align:x=a",
+				     "--allowed-rules",
+				     "align",
+				     "--cores",
+				     "all",
+				     "--attempt",
+				     "1",
+				     "--force-use-threads",
+				     "--wait-for-files",
+				     "/w/.snakemake/tmp.k2x9",
+				     "a.fq",
+				     NULL};
 	struct batch_job_hint h;
 	size_t n = 0;
 	while (inner[n])
@@ -197,12 +222,14 @@ static void test_pbs_and_lsf_cgroups(void **state)
 	char sched[16], job[64];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		assert_true(batch_cgroup_job(cases[i].path, sched, sizeof(sched), job, sizeof(job)));
+		assert_true(
+		    batch_cgroup_job(cases[i].path, sched, sizeof(sched), job, sizeof(job)));
 		assert_string_equal(sched, cases[i].scheduler);
 		assert_string_equal(job, cases[i].job);
 	}
-	const char *const not_jobs[] = {"/user.slice/user-1000.slice", "/lsf", "/lsf/cluster1",
-					"/slurm_vm/uid_0/job_4/step_batch", "/docker/abc", NULL};
+	const char *const not_jobs[] = {
+	    "/user.slice/user-1000.slice",	"/lsf",	       "/lsf/cluster1",
+	    "/slurm_vm/uid_0/job_4/step_batch", "/docker/abc", NULL};
 	for (size_t i = 0; not_jobs[i]; i++)
 		assert_false(batch_cgroup_job(not_jobs[i], sched, sizeof(sched), job, sizeof(job)));
 }
@@ -246,7 +273,8 @@ static size_t count(const char *const *argv)
 	return n;
 }
 
-/* A process forked from parent at start_ms that execs argv in cwd as uid, in cgroup cg (0: none). */
+/* A process forked from parent at start_ms that execs argv in cwd as uid, in cgroup cg (0: none).
+ */
 static struct proc *run_process(struct proc *parent, uint64_t start_ms, const char *cwd,
 				uint32_t uid, uint64_t cg, const char *const *argv)
 {
@@ -318,10 +346,10 @@ static void job_link(const char *job, char *link, size_t size, int *candidates)
 	assert_int_equal(correlate_write(&corr), 0);
 	assert_int_equal(store_commit(&st), 0);
 	correlate_committed(&corr);
-	assert_int_equal(sqlite3_prepare_v2(st.db,
-					    "SELECT link, candidates FROM batch_jobs WHERE job_id = ?",
-					    -1, &q, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_prepare_v2(st.db, "SELECT link, candidates FROM batch_jobs WHERE job_id = ?",
+			       -1, &q, NULL),
+	    SQLITE_OK);
 	sqlite3_bind_text(q, 1, job, -1, SQLITE_STATIC);
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
 	snprintf(link, size, "%s", (const char *)sqlite3_column_text(q, 0));
@@ -354,8 +382,9 @@ static void test_job_joins_its_submitters_run_and_step(void **state)
 	assert_int_equal(n, 1);
 	/* The queue wait: from sbatch's start to the job's first process. */
 	sqlite3_stmt *q;
-	assert_int_equal(sqlite3_prepare_v2(st.db, "SELECT queue_wait_ns, submission_id FROM "
-						   "batch_jobs WHERE job_id = '42'",
+	assert_int_equal(sqlite3_prepare_v2(st.db,
+					    "SELECT queue_wait_ns, submission_id FROM "
+					    "batch_jobs WHERE job_id = '42'",
 					    -1, &q, NULL),
 			 SQLITE_OK);
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
@@ -388,7 +417,11 @@ static void test_what_could_not_have_submitted_it_is_unmatched(void **state)
 	finish(sbatch(script, 1100, "job.sh"), 1150, 0);
 	struct proc *refused = sbatch(script, 1200, "bad.sh");
 	finish(refused, 1210, 1); /* sbatch: error: ... : no job */
-	const struct { const char *job, *cwd; uint32_t uid; uint64_t start_ms; } cases[] = {
+	const struct {
+		const char *job, *cwd;
+		uint32_t uid;
+		uint64_t start_ms;
+	} cases[] = {
 	    {"50", "/elsewhere", 1000, 5000}, /* another work dir */
 	    {"51", "/w", 1001, 5000},	      /* another user */
 	    {"52", "/w", 1000, 1050},	      /* started before the sbatch */
@@ -396,8 +429,8 @@ static void test_what_could_not_have_submitted_it_is_unmatched(void **state)
 	char link[16];
 	int n;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		struct proc *job =
-		    batch_script(cases[i].job, 910 + i, cases[i].start_ms, cases[i].cwd, cases[i].uid);
+		struct proc *job = batch_script(cases[i].job, 910 + i, cases[i].start_ms,
+						cases[i].cwd, cases[i].uid);
 		assert_ptr_not_equal(job->in.run, script->in.run);
 		job_link(cases[i].job, link, sizeof(link), &n);
 		assert_string_equal(link, "unmatched");
@@ -413,8 +446,8 @@ static void test_what_could_not_have_submitted_it_is_unmatched(void **state)
 static void test_inner_snakemake_tells_the_step(void **state)
 {
 	static const char *const shell[] = {"/bin/bash", NULL};
-	static const char *const smk[] = {"/usr/bin/python3", "/usr/bin/snakemake", "-j3",
-					  "--cluster", "sbatch", NULL};
+	static const char *const smk[] = {
+	    "/usr/bin/python3", "/usr/bin/snakemake", "-j3", "--cluster", "sbatch", NULL};
 	struct proc *sh = run_process(NULL, 1000, "/w", 1000, 0, shell);
 	struct proc *engine = run_process(sh, 1001, "/w", 1000, 0, smk);
 	assert_non_null(engine->in.run);
@@ -439,13 +472,23 @@ static void test_inner_snakemake_tells_the_step(void **state)
 	struct proc *job = batch_script("60", 930, 5000, "/w", 1000);
 	assert_ptr_equal(job->in.run, engine->in.run);
 	assert_null(job->in.step);
-	const char *const inner[] = {"/usr/bin/python3", "-m", "snakemake", "--snakefile",
-				     "/w/Snakefile", "--target-jobs", "count:", "--wait-for-files",
-				     "/w/.snakemake/tmp.k2", NULL};
-	struct proc *smk_inner = run_process(job, 5010, "/w", 1000, 930, inner);
-	assert_ptr_equal(smk_inner->in.step, steps[1]);
 	char link[16];
 	int n;
+	job_link("60", link, sizeof(link), &n);
+	assert_string_equal(link, "ambiguous"); /* so far: the run, no step */
+	assert_int_equal(n, 2);
+	const char *const inner[] = {"/usr/bin/python3",
+				     "-m",
+				     "snakemake",
+				     "--snakefile",
+				     "/w/Snakefile",
+				     "--target-jobs",
+				     "count:",
+				     "--wait-for-files",
+				     "/w/.snakemake/tmp.k2",
+				     NULL};
+	struct proc *smk_inner = run_process(job, 5010, "/w", 1000, 930, inner);
+	assert_ptr_equal(smk_inner->in.step, steps[1]);
 	job_link("60", link, sizeof(link), &n);
 	assert_string_equal(link, "linked");
 	assert_int_equal(n, 1);
