@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,7 +73,11 @@ static json_t *sacct_names(json_t *jobs)
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
 		close(fds[1]);
-		freopen("/dev/null", "w", stderr);
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		if (null > STDERR_FILENO)
+			close(null);
 		execlp("sacct", "sacct", "-X", "-n", "-P", "-j", list, "--format=JobIDRaw,JobID",
 		       (char *)NULL);
 		_exit(127);

@@ -80,7 +80,7 @@ static struct batch_state *state(struct correlator *c)
 
 static void stop_waiting(struct batch_state *b, struct batch_sub *s)
 {
-	if (!s->waiting)
+	if (!s || !s->waiting)
 		return;
 	s->waiting = false;
 	s->run->refs--;
