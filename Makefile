@@ -147,7 +147,8 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    aggregator/correlate/cgroups.c aggregator/correlate/write.c \
                    aggregator/correlate/setup.c aggregator/outbox/outbox.c \
                    aggregator/correlate/containers.c aggregator/correlate/container_cli.c \
-                   aggregator/store/containers.c \
+                   aggregator/store/containers.c aggregator/correlate/batch.c \
+                   aggregator/correlate/batch_argv.c aggregator/store/batch.c \
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \
@@ -157,7 +158,8 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/command.c cli/cmd_show.c cli/cmd_stat
             common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c cli/costconf.c cli/export.c \
             cli/cmd_cost.c cli/costrun.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c cli/reportdata.c \
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
-            cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c
+            cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c \
+            cli/batchjobs.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \

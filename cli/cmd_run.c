@@ -508,33 +508,46 @@ static FILE *report_stream(const struct run_options *o)
 
 /*
  * Work handed to a batch scheduler runs under its daemons, out of this run's
- * process tree: say so when the run executed a submitter, at any depth (a
- * script calling `sbatch --wait` as much as `tracer run -- srun ...`).
+ * process tree: the jobs that ran on this host are part of the run (schema
+ * v15, batch_jobs); say where the rest went, when the run executed a
+ * submitter at any depth (a script calling `sbatch --wait` as much as
+ * `tracer run -- srun ...`).
  */
 static void scheduler_hint(sqlite3 *db, int64_t run_id, FILE *out)
 {
 	sqlite3_stmt *q;
 	char names[128] = "";
 	size_t used = 0;
+	int linked = 0;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT DISTINCT comm FROM processes WHERE run_id = ?1 AND comm IN "
-			       "('srun', 'sbatch', 'salloc', 'qsub', 'bsub') ORDER BY comm",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT submitter, sum(jobs > 0), sum(jobs = 0) FROM batch_submissions "
+		"WHERE run_id = ?1 GROUP BY submitter ORDER BY submitter",
+		-1, &q, NULL) != SQLITE_OK)
 		return;
 	sqlite3_bind_int64(q, 1, run_id);
-	while (sqlite3_step(q) == SQLITE_ROW && used < sizeof(names) - 16)
-		used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
-					 used ? ", " : "", (const char *)sqlite3_column_text(q, 0));
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		linked += sqlite3_column_int(q, 1);
+		if (sqlite3_column_int(q, 2) && used < sizeof(names) - 16)
+			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+						 used ? ", " : "",
+						 (const char *)sqlite3_column_text(q, 0));
+	}
 	sqlite3_finalize(q);
-	if (used)
+	if (linked)
 		fprintf(
 		    out,
-		    "tracer run: this run handed work to a batch scheduler (%s): the jobs ran "
-		    "under the scheduler's daemons, not in this run, which holds the clients only. "
-		    "Record the jobs where they run: the tracer daemons on the compute nodes "
-		    "(docs/operations.md)\n",
-		    names);
+		    "tracer run: %d batch submission%s ran on this host and %s part of this run "
+		    "(tracer show lists the jobs)\n",
+		    linked, linked == 1 ? "" : "s", linked == 1 ? "is" : "are");
+	if (used)
+		fprintf(out,
+			"tracer run: this run handed work to a batch scheduler (%s) that did not "
+			"run on this host: it ran under the scheduler's daemons elsewhere (or not "
+			"yet), and this run holds its clients only. Record the jobs where they run: "
+			"the tracer daemons on the compute nodes (docs/operations.md)\n",
+			names);
 }
 
 /* watch_ended: our own daemons stopped, so a process the command left running is never counted. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/clierror.h"
+#include "cli/batchjobs.h"
 #include "cli/containers.h"
 #include "cli/format.h"
 #include "cli/health.h"
@@ -576,7 +577,10 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 	fputc('\n', out);
 	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {
 		print_steps(out, o->structure, start, o);
+		batch_print(out, o->structure);
 		fprintf(out, "\nProcess tree:\n");
+	} else if (o->structure) {
+		batch_print(out, o->structure);
 	}
 	if (narrow(o))
 		fprintf(out, "%-7s %-7s %8s %8s %8s %9s  %s\n", "PID", "EXIT", "START", "WALL",
@@ -640,6 +644,7 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 				    json_boolean(health_collector_writing(db) != 0));
 	json_t *structure = load_steps(db, run_id);
 	json_object_set_new(structure, "containers", containers_of_run(db, run_id));
+	batch_add(structure, batch_load(db, run_id));
 	struct report_opts local = *o;
 	local.structure = structure;
 	/* A tree has a line per image: past the screenful it cannot fit. */
@@ -656,6 +661,9 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_object_set(doc, "steps", json_object_get(structure, "steps"));
 		json_object_set(doc, "outside_steps", json_object_get(structure, "outside_steps"));
 		json_object_set(doc, "containers", json_object_get(structure, "containers"));
+		json_object_set(doc, "batch_jobs", json_object_get(structure, "batch_jobs"));
+		json_object_set(doc, "batch_elsewhere",
+				json_object_get(structure, "batch_elsewhere"));
 		json_object_set(doc, "processes", roots);
 		json_dumpf(doc, out, JSON_INDENT(2));
 		fputc('\n', out);

@@ -252,6 +252,8 @@ static void find_run(struct correlator *c, struct proc *p, struct proc *parent,
 	struct run *r = p->in.run;
 	const struct engine *e = NULL;
 
+	if (batch_join(c, p, v))
+		return;
 	if (r && !weak_run(r) && (!r->engine[0] || !strcmp(r->engine, "script"))) {
 		learn_engine(c, r, p, parent, v);
 		return;
@@ -379,6 +381,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	bool container_cli = containers_cli_exec(c, p, argv, argc);
 	containers_exec(c, p, argv, argc);
 	find_run(c, p, parent, &v);
+	batch_note_job_process(c, p, tool.program, argv, argc);
 	bool wrapper = find_step_of_engine(c, p, parent, &v);
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
 	bool launcher = tool_is_launcher(tool.program);
@@ -387,6 +390,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	p->in.plumbing = shell || wrapper || p->row.helper || launcher || container_cli;
 	p->in.launcher = launcher;
 	p->in.script = !shell && tool_is_shell(tool.interpreter);
+	batch_note_submitter(c, p, tool.program, argv, argc);
 }
 
 /* p went on to its next program, or ended well: its children's failures were handled. */
@@ -634,6 +638,7 @@ void correlate_exit(struct correlator *c, struct proc *p)
 		step_exit(c, p->in.step, p, failed);
 	if (p->in.run)
 		run_exit(c, p->in.run, p, failed);
+	batch_submitter_exit(c, p);
 }
 
 void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, uint64_t rss_kb,

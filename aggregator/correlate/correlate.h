@@ -19,6 +19,7 @@
 
 struct proc;
 struct container_state;
+struct batch_state;
 
 struct name_id {
 	char *name;
@@ -51,9 +52,10 @@ struct correlator {
 	int64_t next_tool_id, next_pipeline_id, next_step_id;
 	struct cgroup_entry *cgroups[1024];
 	struct run *runs;
-	bool explicit_only;	 /* only `tracer run` runs (a self-hosted aggregator) */
-	struct insight *insight; /* failure signals; NULL: none */
-	const char *cgroup_root; /* where cgroupfs is mounted, for limits */
+	struct batch_state *batch; /* batch submissions and jobs (batch.c); NULL: none yet */
+	bool explicit_only;	   /* only `tracer run` runs (a self-hosted aggregator) */
+	struct insight *insight;   /* failure signals; NULL: none */
+	const char *cgroup_root;   /* where cgroupfs is mounted, for limits */
 	const char *host_id, *hostname, *machine;      /* of the frame being applied (ingest's) */
 	uint64_t engine_runs, script_runs, slurm_runs; /* counters for the log */
 	struct container_state *containers;	       /* containers.c; NULL until one is seen */

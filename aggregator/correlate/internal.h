@@ -9,6 +9,8 @@
  *   setup.c      start (with what the database already knows), reload, free
  *   containers.c containers joined to the run and step whose CLI started them
  *                (container_cli.c reads the CLI's argv)
+ *   batch.c      batch jobs joined to the run and step that submitted them
+ *   batch_argv.c what submitters' and jobs' argv say (batch.h)
  * Engines (engines.c and one file per engine) and tool lists (tools.c) say
  * what a process is; these files decide what it belongs to.
  */
@@ -71,5 +73,18 @@ bool containers_pending(const struct correlator *c);
 int containers_write(struct correlator *c);
 void containers_committed(struct correlator *c);
 void containers_free(struct correlator *c);
+/* batch.c: hooks of correlate.c, write.c and setup.c (batch.h says how it links). */
+/* A job's process: into its job's linked run and step. true: done, nothing else decides. */
+bool batch_join(struct correlator *c, struct proc *p, const struct process_view *v);
+/* After an exec: a submitter in a run waits for its job; a job's process may tell its step. */
+void batch_note_submitter(struct correlator *c, struct proc *p, const char *program,
+			  char *const *argv, size_t argc);
+void batch_note_job_process(struct correlator *c, struct proc *p, const char *program,
+			    char *const *argv, size_t argc);
+void batch_submitter_exit(struct correlator *c, const struct proc *p);
+int batch_write(struct correlator *c);
+bool batch_pending(const struct correlator *c);
+void batch_committed(struct correlator *c);
+void batch_free(struct correlator *c);
 
 #endif

@@ -50,6 +50,7 @@ void correlator_free(struct correlator *c)
 	containers_free(c);
 	names_free(c);
 	cgroups_free(c);
+	batch_free(c);
 	for (struct run *r = c->runs; r;) {
 		struct run *next = r->next;
 		free_run(r);

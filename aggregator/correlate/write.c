@@ -73,12 +73,12 @@ int correlate_write(struct correlator *c)
 				return -1;
 		}
 	}
-	return 0;
+	return batch_write(c);
 }
 
 bool correlate_has_pending(const struct correlator *c)
 {
-	if (names_pending(c) || containers_pending(c))
+	if (names_pending(c) || containers_pending(c) || batch_pending(c))
 		return true;
 	for (struct run *r = c->runs; r; r = r->next) {
 		if (r->dirty || r->dirty_steps)
@@ -91,6 +91,7 @@ void correlate_committed(struct correlator *c)
 {
 	names_committed(c);
 	containers_committed(c);
+	batch_committed(c);
 	for (struct run **link = &c->runs; *link;) {
 		struct run *r = *link;
 		r->dirty = false;

@@ -35,6 +35,7 @@ import test_verdicts  # noqa: F401
 import test_cli_json  # noqa: F401
 import test_soak  # noqa: F401
 import test_containers  # noqa: F401
+import test_batch  # noqa: F401
 
 
 def run_suite(build, selected):
