@@ -27,7 +27,7 @@ static bool healthy(const json_t *streams, const json_t *losses, const json_t *a
 		    const json_t *shipping, int64_t now)
 {
 	char buf[256];
-	struct health_input in = {streams, losses, agg, shipping, "ok", -1, now};
+	struct health_input in = {streams, losses, agg, shipping, "ok", -1, NULL, now};
 
 	return health_problem(&in, buf, sizeof(buf)) == NULL;
 }
@@ -74,7 +74,7 @@ static void test_database_and_shipping(void **state)
 	json_t *none = json_array();
 	json_t *streams = json_pack("[o]", stream(NOW - 1, "active"));
 	char buf[256];
-	struct health_input in = {streams, none, NULL, NULL, "ok", 10LL << 30, NOW};
+	struct health_input in = {streams, none, NULL, NULL, "ok", 10LL << 30, NULL, NOW};
 
 	assert_null(health_problem(&in, buf, sizeof(buf)));
 	in.db_check = "*** in database main ***\nPage 7: btreeInitPage() returns error code 11";
@@ -84,6 +84,9 @@ static void test_database_and_shipping(void **state)
 	assert_non_null(strstr(health_problem(&in, buf, sizeof(buf)), "MiB free"));
 	in.db_free_bytes = HEALTH_MIN_FREE_BYTES;
 	assert_null(health_problem(&in, buf, sizeof(buf)));
+	in.db_read_only = "its file is read-only (mode 0444)";
+	assert_non_null(strstr(health_problem(&in, buf, sizeof(buf)), "cannot be written"));
+	in.db_read_only = NULL;
 
 	/* Failing, but the oldest record is young: retries are still within reason. */
 	json_t *ship =
