@@ -7,6 +7,9 @@
  *   cgroups.c    the cgroup id -> path map and what a path says
  *   write.c      writing changed runs, steps, tools and pipelines
  *   setup.c      start (with what the database already knows), reload, free
+ *   script_run.c which shell scripts start a run: a user's, from a shell or a program
+ *   toil_run.c   a Toil Python workflow's leader, known by its first worker
+ *   noise.c      deny-listed programs inside a run: kept, counted, never a step's name
  * Engines (engines.c and one file per engine) and tool lists (tools.c) say
  * what a process is; these files decide what it belongs to.
  */
@@ -54,5 +57,17 @@ void set_step(struct proc *p, struct step *s);
 struct step *find_step(struct run *r, const char *key);
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
 		      struct proc *root);
+
+/* script_run.c: whether the script v, started by parent, is a run of its own. */
+bool script_starts_run(const struct proc *parent, const struct process_view *v);
+
+/* toil_run.c: p starts a Toil worker; its parent, the leader, becomes (or
+ * stays) the engine of a Toil run, which p joins. Whether it did. */
+bool toil_found_leader(struct correlator *c, struct proc *p, struct proc *leader,
+		       const struct process_view *v);
+
+/* noise.c: after p's exec, whether it is deny-listed noise inside a run (or
+ * what such a program started), marked helper and recorded. */
+void noise_after_exec(struct proc *p, const struct proc *parent);
 
 #endif

@@ -11,19 +11,19 @@ static const char sql_put_run[] =
     "pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
     "avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
     "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns, images, "
-    "arch) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "arch, toil_job_store) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 #define STEP_COLUMNS                                                                               \
 	"id, run_id, key, name, kind, start_ns, end_ns, status, exit_code, signal, "               \
 	"root_process_id, container_id, slurm_job, slurm_step, processes, failed_processes, "      \
 	"cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, "           \
 	"read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, "    \
-	"sleep_ns, character, memory_limit_kb, cpu_limit, signature, images"
+	"sleep_ns, character, memory_limit_kb, cpu_limit, signature, images, engine_job"
 #define STEP_KEY_COLUMNS 3 /* id, run_id, key: fixed for a step's life */
 static const char sql_put_step[] =
     "INSERT OR REPLACE INTO steps (" STEP_COLUMNS ") "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_tool[] =
     "INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
@@ -90,6 +90,7 @@ static void bind_step(sqlite3_stmt *st, const void *row)
 	bind_double_if(st, i++, r->cpu_limit > 0, r->cpu_limit);
 	bind_text_or_null(st, i++, r->signature);
 	sqlite3_bind_int64(st, i++, r->totals.images);
+	bind_text_or_null(st, i++, r->engine_job);
 }
 
 int store_put_step(struct store *s, const struct step_row *r)
@@ -159,6 +160,7 @@ int store_put_run(struct store *s, const struct run_row *r)
 	i = bind_totals(st, i, &r->totals);
 	sqlite3_bind_int64(st, i++, r->totals.images);
 	bind_text_or_null(st, i++, r->arch);
+	bind_text_or_null(st, i++, r->toil_job_store);
 	return step_done(s, st);
 }
 

@@ -179,6 +179,7 @@ struct run_row {
 	const char *status;
 	uint32_t steps;
 	struct totals_row totals;
+	const char *toil_job_store; /* v16; NULL: not a Toil run */
 };
 
 struct step_row {
@@ -194,6 +195,7 @@ struct step_row {
 	int64_t memory_limit_kb; /* 0: none */
 	double cpu_limit;	 /* 0: none */
 	const char *signature;
+	const char *engine_job; /* v16 */
 };
 
 struct stream_row {
