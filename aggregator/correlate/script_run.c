@@ -31,7 +31,7 @@ static bool interactive_parent(const struct proc *parent)
 /* The script file is one the system installed (/etc, /usr, /lib, ...). */
 static bool system_script(const struct process_view *v)
 {
-	static const char *const dirs[] = {"/etc/", "/usr/",  "/lib/",	   "/lib64/",
+	static const char *const dirs[] = {"/etc/", "/usr/",  "/lib/",	  "/lib64/",
 					   "/bin/", "/sbin/", "/var/lib/"};
 	char path[1024];
 

@@ -18,7 +18,7 @@
 /* Jobs Toil runs for itself: a CWL workflow's plumbing, a Python workflow's wrappers. */
 bool toil_own_job(const char *name)
 {
-	static const char *const own[] = {"CWLWorkflow",     "CWLScatter", "CWLGather",
+	static const char *const own[] = {"CWLWorkflow",     "CWLScatter",    "CWLGather",
 					  "ResolveIndirect", "CWLJobWrapper", "SelfJob",
 					  "EncapsulatedJob"};
 

@@ -112,7 +112,6 @@ static void finish(struct proc *p, uint64_t end_ms, uint64_t cpu_ms, int code)
 	correlate_exit(&corr, p);
 }
 
-
 /* As setup, with the shipped deny list (dpkg, apt-get ...). */
 static int setup_deny(void **state)
 {
@@ -132,11 +131,13 @@ static void copy_comm(struct proc *p, const char *comm)
 static void test_toil_python_workflow_is_known_by_its_first_worker(void **state)
 {
 	static const char *const shell_argv[] = {"bash", NULL};
-	static const char *const leader_argv[] = {"/usr/bin/python3", "flow.py", "file:/w/js", NULL};
+	static const char *const leader_argv[] = {"/usr/bin/python3", "flow.py", "file:/w/js",
+						  NULL};
 	static const char *const sh_argv[] = {
 	    "/bin/sh", "-c", "_toil_worker burn file:/w/js kind-burn/instance-1", NULL};
-	static const char *const worker_argv[] = {"/usr/bin/python3", "/usr/bin/_toil_worker", "burn",
-						  "file:/w/js", "kind-burn/instance-1", NULL};
+	static const char *const worker_argv[] = {
+	    "/usr/bin/python3", "/usr/bin/_toil_worker", "burn",
+	    "file:/w/js",	"kind-burn/instance-1",	 NULL};
 	static const char *const gzip_argv[] = {"gzip", "-c", "in.txt", NULL};
 	static const char *const du_argv[] = {"du", "-s", "/tmp/x/ab", NULL};
 	static const char *const own_argv[] = {
@@ -185,17 +186,23 @@ static void test_toil_python_workflow_is_known_by_its_first_worker(void **state)
 
 static void test_toil_cwl_tool_jobs_are_steps_named_by_their_tool(void **state)
 {
-	static const char *const leader_argv[] = {"/usr/bin/python3", "/usr/bin/toil-cwl-runner",
-						  "--jobStore", "/w/js", "scatter.cwl", "in.yml",
+	static const char *const leader_argv[] = {"/usr/bin/python3",
+						  "/usr/bin/toil-cwl-runner",
+						  "--jobStore",
+						  "/w/js",
+						  "scatter.cwl",
+						  "in.yml",
 						  NULL};
 	static const char *const wf_argv[] = {
-	    "/bin/sh", "-c", "_toil_worker CWLWorkflow file:/w/js kind-CWLWorkflow/instance-a", NULL};
+	    "/bin/sh", "-c", "_toil_worker CWLWorkflow file:/w/js kind-CWLWorkflow/instance-a",
+	    NULL};
 	static const char *const scatter_argv[] = {
 	    "/bin/sh", "-c", "_toil_worker CWLScatter file:/w/js kind-CWLScatter/instance-b", NULL};
 	static const char *const job_argv[] = {
 	    "/bin/sh", "-c", "_toil_worker CWLJob file:/w/js kind-CWLJob/instance-c", NULL};
-	static const char *const worker_argv[] = {"/usr/bin/python3", "/usr/bin/_toil_worker", "CWLJob",
-						  "file:/w/js", "kind-CWLJob/instance-c", NULL};
+	static const char *const worker_argv[] = {
+	    "/usr/bin/python3", "/usr/bin/_toil_worker",  "CWLJob",
+	    "file:/w/js",	"kind-CWLJob/instance-c", NULL};
 	static const char *const gzip_argv[] = {"gzip", "-c", "a.txt", NULL};
 	struct proc *leader = process(40, NULL, 0, "/usr/bin/python3.11", leader_argv);
 
@@ -302,8 +309,8 @@ int main(void)
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deny_listed_programs_in_a_run_are_helpers,
 					    setup_deny, teardown),
-	    cmocka_unit_test_setup_teardown(test_a_script_started_by_a_program_is_a_run,
-					    setup_deny, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_script_started_by_a_program_is_a_run, setup_deny,
+					    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
