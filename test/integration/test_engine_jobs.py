@@ -57,6 +57,50 @@ def check_sums(ctx, run_id, what, db=None):
               f"{what}: show --json total {shown['totals']['cpu_ns']}, its process rows {seen}, run {cpu}")
     return rows, shown
 
+UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def seconds(text):
+    """'1.38s', '113ms', '598us' as tracer prints them -> seconds."""
+    m = re.fullmatch(r"([0-9.]+)(ns|us|ms|s)", text)
+    return float(m.group(1)) * UNITS[m.group(2)] if m else None
+
+
+def check_report_and_show(ctx, run_id, rows, what, db=None):
+    """The HTML report's run and step CPU, and `tracer show`'s header and step lines, equal
+    the sums of the process rows (the report exactly; show to its printed precision:
+    3 significant digits, so 1% + 1 ms)."""
+    out = ctx.path(f"{what}-report.html")
+    subprocess.run([ctx.bin("tracer"), "report", "--db", db or ctx.db, "--html", out, str(run_id)],
+                   capture_output=True, text=True, timeout=120, check=True)
+    page = open(out).read()
+    data = json.loads(re.search(r'<script type="application/json" id="tracer-data">(.*?)</script>', page,
+                                re.S).group(1))
+    total = sum(r["cpu_ns"] for r in rows)
+    procs_cpu = sum(pr[data["proc_columns"].index("cpu_ns")] for pr in data["procs"])
+    ctx.check(data["run"]["cpu_ns"] == total == procs_cpu,
+              f"{what}: report run CPU {data['run']['cpu_ns']}, its process rows {procs_cpu}, SQLite rows {total}")
+    by_step = {}
+    for r in rows:
+        by_step[r["step_id"]] = by_step.get(r["step_id"], 0) + r["cpu_ns"]
+    for st in data["steps"]:
+        ctx.check(st["cpu_ns"] == by_step.get(st["id"], 0),
+                  f"{what}: report step {st['name']} CPU {st['cpu_ns']}, its rows {by_step.get(st['id'], 0)}")
+    text = subprocess.run([ctx.bin("tracer"), "show", "--db", db or ctx.db, str(run_id)], capture_output=True,
+                          text=True, timeout=60, check=True).stdout
+    header = re.search(r"processes.*?, CPU (\S+?),", text)
+    got = seconds(header.group(1)) if header else None
+    ctx.check(got is not None and abs(got - total / 1e9) <= 0.01 * total / 1e9 + 1e-3,
+              f"{what}: show's header CPU {header.group(1) if header else None} vs rows {total / 1e9:.4f} s")
+    names = dict(ctx.query("SELECT id, name FROM steps WHERE run_id = ?", run_id, db=db))
+    lines = list(re.finditer(r"^  step (\d+): .*? CPU (\S+) \(", text, re.M))
+    ctx.check(len(lines) == len(names), f"{what}: show prints {len(lines)} step lines for {len(names)} steps")
+    for m in lines:
+        sid, cpu = int(m.group(1)), seconds(m.group(2))
+        want = by_step.get(sid, 0) / 1e9
+        ctx.check(cpu is not None and abs(cpu - want) <= 0.01 * want + 1e-3,
+                  f"{what}: show's step {names.get(sid)} line CPU {m.group(2)} vs its rows {want:.4f} s")
+
 
 def toil_run(ctx, cmd, name):
     truth = ctx.path(f"{name}-wait4.json")
@@ -83,6 +127,7 @@ def check_toil(ctx, run_id, log, wait4_s, want_names):
               f"steps named by the user's tool or job: {sorted(s[0] for s in steps)}")
     ctx.check(all(store and store.startswith("file:") for _ in [0]), f"job store column {store}")
     rows, _ = check_sums(ctx, run_id, "toil")
+    check_report_and_show(ctx, run_id, rows, "toil")
     for r in rows:
         if "_toil_worker" in " ".join(r["argv"][:3]):
             words = " ".join(r["argv"]).split("_toil_worker", 1)[1].split()
@@ -187,12 +232,7 @@ def deny_listed_programs_count_in_rows_and_totals(ctx):
               f"deny-listed rows kept, helper, in their steps: {[(r['exe'], r['helper'], r['step_id']) for r in denied]}")
     names = [n for (n,) in ctx.query("SELECT name FROM steps WHERE run_id = ? ORDER BY start_ns", run_id)]
     ctx.check(names == ["apt-get", "dpkg", "cpuburn"], f"steps named by their own programs: {names}")
-    out = ctx.path("denied.html")
-    subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, str(run_id), "--html", out],
-                   capture_output=True, text=True, timeout=60)
-    if os.path.exists(out):
-        cpu = ctx.one("SELECT cpu_ns FROM runs WHERE id = ?", run_id)
-        ctx.check(str(cpu) in open(out).read() or True, "report written")
+    check_report_and_show(ctx, run_id, rows, "deny-listed")
 
 
 def snapshot(ctx, run_id, db):
