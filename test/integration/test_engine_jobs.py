@@ -9,6 +9,8 @@ import time
 
 from harness import Failure, load_json, start_daemons, test, write_script
 
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
 TOIL_OWN = {"CWLWorkflow", "CWLScatter", "CWLGather", "ResolveIndirect", "CWLJobWrapper", "SelfJob",
             "EncapsulatedJob"}
 BURN_MS = 300
@@ -260,7 +262,7 @@ def daemons_record_what_tracer_run_records(ctx):
     daemons (scope all) seeing it started from a shell and from a Python subprocess (as a
     test harness, a driver script or cron's children start it); and `tracer run` joining the
     running daemons. Engine, steps, step names and membership are the same every way, for a
-    script of steps, a Snakemake pipeline and a cwltool pipeline."""
+    script of steps, a Snakemake pipeline, a cwltool pipeline and a Toil Python workflow."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
     agg, col = start_daemons(ctx, sock, db)
     burn = ctx.helper("cpuburn")
@@ -269,11 +271,29 @@ def daemons_record_what_tracer_run_records(ctx):
     with open(os.path.join(smk, "Snakefile"), "w") as f:
         f.write("rule all:\n    input: 'b.gz'\n\nrule a:\n    output: 'a.txt'\n    shell: 'sort /etc/services > {output}'\n\n"
                 "rule b:\n    input: 'a.txt'\n    output: 'b.gz'\n    shell: 'gzip -c {input} > {output}'\n")
+    cwl = os.path.join(FIXTURES, "cwl", "workflow.cwl")
+    numbers = ctx.path("numbers.txt")
+    with open(numbers, "w") as f:
+        f.write("\n".join(str((i * 7919) % 100003) for i in range(50000)) + "\n")
+    flow = ctx.path("flow.py")
+    with open(flow, "w") as f:
+        f.write("import subprocess\nfrom toil.job import Job\n\n"
+                f"def burn(job):\n    subprocess.run(['{burn}', '50'], check=True)\n\n"
+                "def root(job):\n    job.addChildJobFn(burn)\n    job.addChildJobFn(burn)\n\n"
+                "if __name__ == '__main__':\n    opts = Job.Runner.getDefaultArgumentParser().parse_args()\n"
+                "    Job.Runner.startToil(Job.wrapJobFn(root), opts)\n")
+
+    def outdir(m):
+        d = ctx.path(f"out-{m}")
+        os.makedirs(d, mode=0o777, exist_ok=True)
+        return d
     workloads = {
         "script": lambda m: ["bash", write_script(ctx, f"steps-{m}.sh", f"# {m}\n{burn} 50\nsort /etc/services > /dev/null\n"
                                                  f"gzip -c /etc/services > /dev/null\n")],
         "snakemake": lambda m: ["snakemake", "--cores", "1", "--scheduler", "greedy", "-q", "--forceall",
                                 "-s", os.path.join(smk, "Snakefile"), "-d", smk, "--config", f"m={m}"],
+        "cwltool": lambda m: ["cwltool", "--quiet", "--no-container", "--outdir", outdir(m), cwl, "--infile", numbers],
+        "toil": lambda m: ["/usr/bin/python3", flow, os.path.join(outdir(m), "js")],
     }
     for kind, cmd_of in workloads.items():
         seen = {}
