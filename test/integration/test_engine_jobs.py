@@ -191,6 +191,37 @@ def toil_python_workflow_is_a_run_with_its_jobs(ctx):
 
 
 @test
+def toil_retry_is_known_by_its_job_id(ctx):
+    """A Toil Python job that fails its first attempt after running `touch` (a marker) and
+    succeeds on its retry running gzip (--retryCount 1): Toil's log issues the job twice
+    under one job id; tracer has two steps with that engine_job, failed then ok, and one
+    `retried` signal on the second naming the first."""
+    d = ctx.path("toilretry")
+    os.makedirs(d)
+    flow = os.path.join(d, "flakyflow.py")
+    with open(flow, "w") as f:
+        f.write("import os, subprocess\nfrom toil.job import Job\n\n"
+                "def flaky(job, d):\n    marker = os.path.join(d, 'marker')\n"
+                "    if not os.path.exists(marker):\n        subprocess.run(['touch', marker], check=True)\n"
+                "        raise RuntimeError('first attempt fails')\n"
+                "    subprocess.run(['gzip', '-c', '/etc/services'], stdout=subprocess.DEVNULL, check=True)\n\n"
+                "if __name__ == '__main__':\n    opts = Job.Runner.getDefaultArgumentParser().parse_args()\n"
+                f"    opts.logLevel = 'INFO'\n    Job.Runner.startToil(Job.wrapJobFn(flaky, '{d}'), opts)\n")
+    p = ctx.tracer_run(["/usr/bin/python3", flow, "--retryCount", "1", os.path.join(d, "js")], "--run", "toilretry")
+    ctx.check(p.returncode == 0, f"the workflow succeeded on its retry: {p.returncode} {p.stderr[-1500:]}")
+    jobs = issued_jobs(p.stderr + p.stdout)
+    ctx.check(len(jobs) == 2 and jobs[0] == jobs[1], f"Toil issued one job twice: {jobs}")
+    run_id = ctx.one("SELECT id FROM runs WHERE name = 'toilretry'")
+    steps = ctx.query("SELECT id, name, status, engine_job FROM steps WHERE run_id = ? ORDER BY start_ns", run_id)
+    ctx.check([(s[1], s[2], s[3]) for s in steps] == [("flaky", "failed", jobs[0][1]), ("flaky", "ok", jobs[0][1])]
+              if jobs else False, f"two attempts of the job: {steps}")
+    sigs = ctx.query("SELECT step_id, details FROM signals WHERE run_id = ? AND kind = 'retried'", run_id)
+    ctx.check(len(sigs) == 1 and len(steps) == 2 and sigs[0][0] == steps[1][0] and
+              json.loads(sigs[0][1] or "{}").get("previous_step") == steps[0][0],
+              f"one retried signal on the second attempt, naming the first: {sigs}")
+
+
+@test
 def snakemake_retry_is_known_by_the_job(ctx):
     """`snakemake --retries 1`: a rule whose first attempt runs `touch` on a marker and
     fails, whose second runs the real tool. The retry is recognised by the job (its command
