@@ -44,8 +44,10 @@ bool toil_found_leader(struct correlator *c, struct proc *p, struct proc *leader
 
 	if (!leader || !toil_worker_launch(v, &w))
 		return false;
-	/* The leader is known already, or is a worker's shell (its worker's exec). */
-	if (r && r->engine[0] && strcmp(r->engine, "script") != 0)
+	/* An explicit run learns the engine; an engine's run (Toil's own, or one
+	 * whose step runs the workflow) keeps it; a script's or Slurm job's run
+	 * gives way to it, as to any engine. */
+	if (r && !weak_run(r) && r->engine[0] && strcmp(r->engine, "script") != 0)
 		return false;
 	if (r && r->source == RUN_EXPLICIT) {
 		learn_toil(c, r, leader);

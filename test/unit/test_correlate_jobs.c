@@ -3,6 +3,7 @@
  * entries made by hand:
  *   - a Toil Python workflow's leader becomes a Toil run at its first worker;
  *     each user job is a step named by its job, Toil's own jobs are no step;
+ *   - a leader a script runs leaves the script's run for a Toil run of its own;
  *   - toil-cwl-runner's CWL tool jobs are steps named by their tool, its
  *     bookkeeping jobs (CWLWorkflow, CWLScatter, ...) belong to the engine;
  *   - deny-listed programs inside a run are recorded as helpers and never
@@ -184,6 +185,36 @@ static void test_toil_python_workflow_is_known_by_its_first_worker(void **state)
 	assert_int_equal(r->n_steps, 1);
 }
 
+/* A script runs the workflow: the leader leaves the script's run and step for a Toil run. */
+static void test_toil_leader_inside_a_script_gets_its_own_run(void **state)
+{
+	static const char *const shell_argv[] = {"bash", NULL};
+	static const char *const script_argv[] = {"bash", "go.sh", NULL};
+	static const char *const leader_argv[] = {"/usr/bin/python3", "flow.py", "/w/js", NULL};
+	static const char *const sh_argv[] = {
+	    "/bin/sh", "-c", "_toil_worker align file:/w/js kind-align/instance-9", NULL};
+	struct proc *shell = process(70, NULL, 0, "/usr/bin/bash", shell_argv);
+	struct proc *script = process(71, shell, 10, "/usr/bin/bash", script_argv);
+
+	exec(shell, NULL, shell_argv);
+	exec(script, shell, script_argv);
+	struct run *sr = script->in.run;
+	assert_non_null(sr);
+	struct proc *leader = process(72, script, 20, "/usr/bin/bash", script_argv);
+	exec(leader, script, leader_argv);
+	assert_ptr_equal(leader->in.run, sr);
+	assert_non_null(leader->in.step); /* a step of the script, so far */
+	struct proc *sh = process(73, leader, 30, "/usr/bin/python3.11", leader_argv);
+	exec(sh, leader, sh_argv);
+	struct run *r = leader->in.run;
+	assert_true(r != sr);
+	assert_string_equal(r->engine, "toil");
+	assert_null(leader->in.step);
+	assert_ptr_equal(sh->in.run, r);
+	assert_string_equal(sh->in.step->name, "align");
+	assert_int_equal(r->n_steps, 1);
+}
+
 static void test_toil_cwl_tool_jobs_are_steps_named_by_their_tool(void **state)
 {
 	static const char *const leader_argv[] = {"/usr/bin/python3",
@@ -304,6 +335,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_toil_python_workflow_is_known_by_its_first_worker,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_toil_leader_inside_a_script_gets_its_own_run,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_toil_cwl_tool_jobs_are_steps_named_by_their_tool,
 					    setup, teardown),
