@@ -173,7 +173,8 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 		s->db,
 		"SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
 		"command_process_id, launcher_pid, launcher_start_ns, source, engine, "
-		"engine_process_id, pipeline_id, arch FROM runs WHERE end_ns IS NULL",
+		"engine_process_id, pipeline_id, arch, toil_job_store FROM runs WHERE end_ns IS "
+		"NULL",
 		-1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -198,6 +199,7 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 		row->engine_process_id = sqlite3_column_int64(st, 12);
 		row->pipeline_id = sqlite3_column_int64(st, 13);
 		copy_column(st, 14, row->arch, sizeof(row->arch));
+		copy_column(st, 15, o.toil_job_store, sizeof(o.toil_job_store));
 		if (fn(ctx, &o) != 0) {
 			rc = SQLITE_DONE;
 			break;
@@ -213,10 +215,11 @@ int store_each_step_of_run(struct store *s, int64_t run_id,
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, key, name, kind, root_process_id, start_ns FROM steps "
-			       "WHERE run_id = ?",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		s->db,
+		"SELECT id, key, name, kind, root_process_id, start_ns, engine_job FROM steps "
+		"WHERE run_id = ?",
+		-1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -227,6 +230,7 @@ int store_each_step_of_run(struct store *s, int64_t run_id,
 		copy_column(st, 3, step.kind, sizeof(step.kind));
 		step.root_process_id = sqlite3_column_int64(st, 4);
 		step.start_epoch_ns = sqlite3_column_int64(st, 5);
+		copy_column(st, 6, step.engine_job, sizeof(step.engine_job));
 		if (fn(ctx, &step) != 0) {
 			rc = SQLITE_DONE;
 			break;
