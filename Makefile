@@ -141,7 +141,8 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    aggregator/correlate/tools.c aggregator/correlate/cgroup_path.c \
                    aggregator/model/rollup.c aggregator/correlate/engines.c \
                    aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
-                   aggregator/correlate/cwl.c aggregator/correlate/script.c aggregator/correlate/make.c \
+                   aggregator/correlate/cwl.c aggregator/correlate/toil.c aggregator/correlate/toil_run.c \
+                   aggregator/correlate/noise.c aggregator/correlate/script_run.c aggregator/correlate/script.c aggregator/correlate/make.c \
                    aggregator/correlate/correlate.c aggregator/correlate/runs.c \
                    aggregator/correlate/steps.c aggregator/correlate/names.c \
                    aggregator/correlate/cgroups.c aggregator/correlate/write.c \

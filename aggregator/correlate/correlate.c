@@ -17,22 +17,6 @@
 
 bool nextflow_task_key(const char *dir, char *key, size_t size);
 
-/* Programs a script run can be started from: a user at a shell, or a launcher. */
-static bool interactive_parent(const struct proc *parent)
-{
-	static const char *const launchers[] = {"bash",	  "sh",	    "zsh",	    "dash",  "fish",
-						"sudo",	  "su",	    "sshd",	    "login", "tmux",
-						"screen", "tracer", "sshd-session", "ksh"};
-	if (!parent || !parent->row.exe)
-		return false;
-	const char *base = strrchr(parent->row.exe, '/');
-	base = base ? base + 1 : parent->row.exe;
-	for (size_t i = 0; i < sizeof(launchers) / sizeof(*launchers); i++)
-		if (!strcmp(base, launchers[i]))
-			return true;
-	return false;
-}
-
 /* Docker-mode Nextflow tasks run outside the launcher's tree: find them by work dir. */
 static bool join_nextflow_task(struct correlator *c, struct proc *p)
 {
@@ -94,6 +78,7 @@ void correlate_fork(struct correlator *c, struct proc *child, struct proc *paren
 		set_step(child, parent->in.step);
 	step_at_fork(c, child, parent);
 	child->row.helper = parent->row.helper;
+	child->in.noise = parent->in.noise;
 	child->row.tool_id = parent->row.tool_id;
 	if (child->row.cgroup_id != parent->row.cgroup_id ||
 	    child->row.cgroup1_id != parent->row.cgroup1_id) {
@@ -235,7 +220,7 @@ static struct run *stronger_run(struct correlator *c, struct proc *p, struct pro
 	const char *job = v->cgroup->slurm_job;
 	if (job[0] && (!inherited || strcmp(inherited->slurm_job, job) != 0))
 		return slurm_job_run(c, p, job);
-	if (!inherited && !p->in.denied && interactive_parent(parent) &&
+	if (!inherited && !p->in.denied && script_starts_run(parent, v) &&
 	    engine_script.is_run(v, pipeline, sizeof(pipeline))) {
 		*engine = &engine_script;
 		r = new_run(c, RUN_SCRIPT, "script", pipeline, p);
@@ -380,7 +365,9 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	/* Containers: their CLI is kept, their processes join the CLI's run (containers.c). */
 	bool container_cli = containers_cli_exec(c, p, argv, argc);
 	containers_exec(c, p, argv, argc);
+	toil_found_leader(c, p, parent, &v);
 	find_run(c, p, parent, &v);
+	noise_after_exec(p, parent);
 	batch_note_job_process(c, p, tool.program, argv, argc);
 	bool wrapper = find_step_of_engine(c, p, parent, &v);
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
@@ -667,7 +654,7 @@ void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, ui
 
 bool correlate_recordable(const struct proc *p)
 {
-	return !p->in.denied;
+	return !p->in.denied || p->in.noise;
 }
 
 void correlate_release(struct proc *p)

@@ -1,7 +1,8 @@
 /*
- * cwltool and Toil: the engine process is the run; the .cwl workflow names
- * the pipeline; each tool invocation the engine starts is a step. (Step
- * names appear only in the engines' logs, never in argv: the tool names it.)
+ * cwltool (and toil-cwl-runner's pipeline name, toil.c): the engine process
+ * is the run; the .cwl workflow names the pipeline; each tool invocation the
+ * engine starts is a step. (Step names appear only in the engine's log, never
+ * in argv: the tool names it.)
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "aggregator/correlate/engines.h"
 #include "common/strutil.h"
 
-static bool cwl_pipeline(const struct process_view *v, char *pipeline, size_t size)
+bool cwl_pipeline(const struct process_view *v, char *pipeline, size_t size)
 {
 	for (size_t i = 1; i < v->argc; i++) {
 		size_t n = strlen(v->argv[i]);
@@ -26,14 +27,6 @@ static bool cwl_pipeline(const struct process_view *v, char *pipeline, size_t si
 static bool cwltool_run(const struct process_view *v, char *pipeline, size_t size)
 {
 	if (strcmp(v->tool->program, "cwltool") != 0)
-		return false;
-	return cwl_pipeline(v, pipeline, size);
-}
-
-static bool toil_run(const struct process_view *v, char *pipeline, size_t size)
-{
-	if (strcmp(v->tool->program, "toil-cwl-runner") != 0 &&
-	    strcmp(v->tool->program, "toil-wdl-runner") != 0)
 		return false;
 	return cwl_pipeline(v, pipeline, size);
 }
@@ -69,16 +62,4 @@ static bool cwltool_step(const struct process_view *v, unsigned seq, struct step
 	return child_step(v, seq, out, "cwl-step");
 }
 
-/* Toil runs each job in a _toil_worker process. */
-static bool toil_step(const struct process_view *v, unsigned seq, struct step_spec *out)
-{
-	if (v->in_step || strcmp(v->tool->program, "_toil_worker") != 0)
-		return child_step(v, seq, out, "toil-job");
-	snprintf(out->kind, sizeof(out->kind), "toil-job");
-	snprintf(out->key, sizeof(out->key), "job-%u", seq);
-	out->name[0] = '\0';
-	return true;
-}
-
 const struct engine engine_cwltool = {"cwltool", cwltool_run, cwltool_step, false};
-const struct engine engine_toil = {"toil", toil_run, toil_step, false};

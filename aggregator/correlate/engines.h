@@ -34,6 +34,14 @@ struct step_spec {
 	char kind[24];
 	bool helper;  /* engine instrumentation, not the step's work */
 	bool wrapper; /* the engine's own task script: never names the step */
+	/* The engine's id of the job (Toil's job store id) and where the engine
+	 * keeps its jobs (Toil's job store): the keys that join a job to its run,
+	 * and a retry to its failed attempt. "" if the engine shows none. */
+	char job[128];
+	char job_store[256];
+	/* The step's root shows the job's identity (rule and wildcards in its
+	 * command, its work dir): an attempt with the same argv and cwd is a retry. */
+	bool root_is_job;
 };
 
 struct engine {
@@ -47,6 +55,17 @@ struct engine {
 
 extern const struct engine engine_snakemake, engine_nextflow, engine_cwltool, engine_toil,
     engine_script, engine_slurm, engine_make;
+
+/* A Toil worker being started (`_toil_worker NAME STORE ID`, or `/bin/sh -c`
+ * running it): its job's name, store and id (toil.c). */
+struct toil_worker {
+	char name[128], store[256], id[128];
+};
+bool toil_worker_launch(const struct process_view *v, struct toil_worker *out);
+/* Toil's own bookkeeping jobs (CWLWorkflow, CWLScatter, ...): the engine's work, not a step. */
+bool toil_own_job(const char *name);
+/* The .cwl file in argv names the pipeline (cwl.c). */
+bool cwl_pipeline(const struct process_view *v, char *pipeline, size_t size);
 
 /* The engine whose run this process starts, or NULL. */
 const struct engine *engine_detect(const struct process_view *v, char *pipeline, size_t size);

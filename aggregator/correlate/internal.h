@@ -11,6 +11,9 @@
  *                (container_cli.c reads the CLI's argv)
  *   batch.c      batch jobs joined to the run and step that submitted them
  *   batch_argv.c what submitters' and jobs' argv say (batch.h)
+ *   script_run.c which shell scripts start a run: a user's, from a shell or a program
+ *   toil_run.c   a Toil Python workflow's leader, known by its first worker
+ *   noise.c      deny-listed programs inside a run: kept, counted, never a step's name
  * Engines (engines.c and one file per engine) and tool lists (tools.c) say
  * what a process is; these files decide what it belongs to.
  */
@@ -86,5 +89,16 @@ int batch_write(struct correlator *c);
 bool batch_pending(const struct correlator *c);
 void batch_committed(struct correlator *c);
 void batch_free(struct correlator *c);
+/* script_run.c: whether the script v, started by parent, is a run of its own. */
+bool script_starts_run(const struct proc *parent, const struct process_view *v);
+
+/* toil_run.c: p starts a Toil worker; its parent, the leader, becomes (or
+ * stays) the engine of a Toil run, which p joins. Whether it did. */
+bool toil_found_leader(struct correlator *c, struct proc *p, struct proc *leader,
+		       const struct process_view *v);
+
+/* noise.c: after p's exec, whether it is deny-listed noise inside a run (or
+ * what such a program started), marked helper and recorded. */
+void noise_after_exec(struct proc *p, const struct proc *parent);
 
 #endif

@@ -117,6 +117,7 @@ void free_run(struct run *r)
 	for (struct step *s = r->steps; s;) {
 		struct step *next = s->next;
 		free(s->signature);
+		free(s->identity);
 		free(s);
 		s = next;
 	}

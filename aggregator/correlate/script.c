@@ -1,7 +1,8 @@
 /*
  * Plain scripts and Slurm jobs without an engine.
- *   - A shell script a user starts (from a shell, sudo, ssh, tmux, or as the
- *     command of `tracer run`) is a run; each of its direct children is a step,
+ *   - A shell script a user starts (from a shell, sudo, ssh, tmux, a program
+ *     such as a Python driver, or as the command of `tracer run`: script_run.c
+ *     says which) is a run; each of its direct children is a step,
  *     from its fork: a subshell `( ... )` or a `| while read` loop that never
  *     execs holds the tools it runs.
  *   - A Slurm job (from its cgroup path) is a run of its own; each job step

@@ -64,6 +64,8 @@ static bool step(const struct process_view *v, unsigned seq, struct step_spec *o
 	snprintf(out->kind, sizeof(out->kind), "snakemake-job");
 	snprintf(out->key, sizeof(out->key), "job-%u", seq);
 	out->name[0] = '\0';
+	/* The job's command (rule and wildcards) and work dir are the root's argv and cwd. */
+	out->root_is_job = true;
 	target = argv_value(v, "--target-jobs");
 	if (!target)
 		target = argv_value(v, "--allowed-rules");

@@ -1,6 +1,7 @@
 /* Steps: created when an engine starts one, joined by the processes under it. */
 #include "aggregator/correlate/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,23 @@ void step_where(struct correlator *c, struct step *s, const struct proc *root)
 	step_mark_dirty(s);
 }
 
+/* The job's identity: the engine's job id, or its root's argv and work dir. */
+static char *step_identity(const struct step_spec *spec, const struct proc *root)
+{
+	const char *argv = root->row.argv_json, *cwd = root->row.cwd;
+	char *out;
+
+	if (spec->job[0])
+		return strdup(spec->job);
+	if (!spec->root_is_job || !argv)
+		return NULL;
+	size_t n = strlen(argv) + (cwd ? strlen(cwd) : 0) + 2;
+	out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s\n%s", argv, cwd ? cwd : "");
+	return out;
+}
+
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
 		      struct proc *root)
 {
@@ -82,9 +100,16 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 	step_where(c, s, root);
 	if (s->named && root->row.argv_json)
 		s->signature = strdup(root->row.argv_json);
+	copy_string(s->engine_job, sizeof(s->engine_job), spec->job);
+	s->identity = step_identity(spec, root);
+	if (spec->job_store[0] && !r->toil_job_store[0])
+		copy_string(r->toil_job_store, sizeof(r->toil_job_store), spec->job_store);
 	step_mark_dirty(s);
 	correlate_add_step(r, s);
 	r->dirty = true;
+	/* A job known by its identity is known as a retry from its start. */
+	if (s->identity && c->insight)
+		insight_step_named(c->insight, s, root->row.start_epoch_ns);
 	return s;
 }
 

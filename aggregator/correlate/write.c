@@ -14,6 +14,7 @@ static void fill_run_row(struct run *r)
 	r->row.engine_process_id = r->engine_process_id;
 	r->row.status = group_status_name(r->status);
 	r->row.steps = r->n_steps;
+	r->row.toil_job_store = r->toil_job_store;
 	rollup_totals(&r->r, &r->row.totals);
 	if (!r->row.start_epoch_ns)
 		r->row.start_epoch_ns = r->r.start_epoch_ns;
@@ -42,6 +43,7 @@ static void fill_step_row(const struct step *s, struct step_row *row)
 	    .memory_limit_kb = s->memory_limit_kb,
 	    .cpu_limit = s->cpu_limit,
 	    .signature = s->signature,
+	    .engine_job = s->engine_job,
 	};
 	rollup_totals(&s->r, &row->totals);
 }

@@ -47,6 +47,8 @@ void metrics_set_presence(struct proc_metrics *m, const Tracer__Counters *c);
 void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, size_t argc);
 /* The first non-daemon child of a launcher is the run's command. */
 void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher);
+/* p, a child of r's launcher, execs a tracer daemon: it is not r's command. */
+void launch_not_the_command(struct run *r, const struct proc *p);
 /* The run's command exited: the run ends with its status. */
 void launch_finish_command(struct ingest *g, struct proc *p);
 /* A launcher exited. Its run ended with its command; with none started it is

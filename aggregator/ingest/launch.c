@@ -71,6 +71,23 @@ void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher
 	}
 }
 
+/*
+ * A self-hosted `tracer run` forks its own daemons before its command: seen
+ * by other daemons (the installed ones), its first child was taken for the
+ * command at fork, and is a daemon at exec. The command is its next child.
+ */
+void launch_not_the_command(struct run *r, const struct proc *p)
+{
+	if (!r->has_command || r->command_pid != p->pid ||
+	    !proc_same_start(r->command_start_boot_ns, r->command_coarse, p->start_boot_ns,
+			     p->start_coarse))
+		return;
+	r->has_command = false;
+	r->command_pid = 0;
+	r->row.command_process_id = 0;
+	r->dirty = true;
+}
+
 void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, size_t argc)
 {
 	struct runmark mark;

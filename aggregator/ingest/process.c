@@ -255,8 +255,10 @@ void on_exec(struct ingest *g, uint64_t ts_boot_ns, const Tracer__ExecEvent *x)
 	p->life.execed = true;
 	if (runmark_is_tracer_daemon(p->row.exe)) {
 		struct run *r = p->in.run;
-		if (r && r->row.launcher_pid == p->row.ppid)
+		if (r && r->row.launcher_pid == p->row.ppid) {
+			launch_not_the_command(r, p);
 			correlate_join(&g->corr, p, NULL);
+		}
 	}
 done:
 	launch_note_launcher(g, p, x->argv, x->n_argv);

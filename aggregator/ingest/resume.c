@@ -68,6 +68,9 @@ static int resume_step(void *ctx, const struct stored_step *row)
 	copy_string(s->name, sizeof(s->name), row->name);
 	s->named = s->name[0] != '\0';
 	copy_string(s->kind, sizeof(s->kind), row->kind);
+	copy_string(s->engine_job, sizeof(s->engine_job), row->engine_job);
+	if (row->engine_job[0]) /* a retry after the restart is still known by its job */
+		s->identity = strdup(row->engine_job);
 	s->root_process_id = row->root_process_id;
 	struct proc *root = entry_with_row_id(c->g, s->root_process_id);
 	if (root) {
@@ -115,6 +118,7 @@ static int resume_run(void *ctx, struct open_run *o)
 	r->row.source = NULL;
 	r->row.engine = NULL;
 	copy_string(r->engine, sizeof(r->engine), o->engine);
+	copy_string(r->toil_job_store, sizeof(r->toil_job_store), o->toil_job_store);
 	r->engine_process_id = o->row.engine_process_id;
 	r->pipeline_id = o->row.pipeline_id;
 	r->dirty = false;

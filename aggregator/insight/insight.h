@@ -63,7 +63,8 @@ void insight_process_exit(struct insight *in, struct proc *p, int64_t now_ns);
 /* The kernel's OOM killer chose a process (p may be NULL if never seen). */
 void insight_oom(struct insight *in, const struct oom_row *oom, const struct proc *p,
 		 int64_t now_ns);
-/* The engine named a step after its main tool: is it a retry of a failed one? */
+/* A step started with the job's identity, or was named after its main tool:
+ * is it a retry of a failed attempt of the same job? */
 void insight_step_named(struct insight *in, struct step *s, int64_t now_ns);
 /* A run finished: what failed it, and the verdict on its processes' kills. */
 void insight_run_end(struct insight *in, struct run *r, int64_t now_ns);

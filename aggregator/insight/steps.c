@@ -53,17 +53,30 @@ static bool engine_retries(const struct run *r)
 	return false;
 }
 
+/*
+ * The same job as o: by the job's identity where the engine shows one (Toil's
+ * job id, a Snakemake job's command and work dir), since an attempt that
+ * failed early ran other programs than the retry; else by the argv of the
+ * program that named both.
+ */
+static bool same_job(const struct step *s, const struct step *o)
+{
+	if (s->identity || o->identity)
+		return s->identity && o->identity && !strcmp(s->identity, o->identity);
+	return s->signature && o->signature && !strcmp(s->signature, o->signature);
+}
+
 void insight_step_named(struct insight *in, struct step *s, int64_t now_ns)
 {
 	struct signal_row sig;
 	char was[160];
 
-	if (!s->signature || s->retry_of || !engine_retries(s->run))
+	if ((!s->signature && !s->identity) || s->retry_of || !engine_retries(s->run))
 		return;
 	for (struct step *o = s->run->steps; o; o = o->next) {
 		/* The status first: a run's thousands of steps mostly did not fail. */
 		if (o == s || (o->status != GROUP_FAILED && o->status != GROUP_KILLED) ||
-		    !o->signature || strcmp(o->signature, s->signature))
+		    !same_job(s, o))
 			continue;
 		s->retry_of = o->id;
 		outcome(o, was, sizeof(was));
@@ -77,8 +90,8 @@ void insight_step_named(struct insight *in, struct step *s, int64_t now_ns)
 		sig.tool_id = s->main_tool_id;
 		sig.active = true;
 		snprintf(sig.message, sizeof(sig.message),
-			 "step '%.100s' is a retry of step %lld, which failed (%s)", s->name,
-			 (long long)o->id, was);
+			 "step '%.100s' is a retry of step %lld, which failed (%s)",
+			 s->name[0] ? s->name : s->key, (long long)o->id, was);
 		s->retry_signal_id = insight_raise(in, &sig);
 		return;
 	}

@@ -144,6 +144,10 @@ struct step {
 	int64_t memory_limit_kb; /* of its cgroup when it started; 0: none */
 	double cpu_limit;	 /* CPUs its cgroup allows; 0: unlimited or unknown */
 	char *signature;	 /* argv of the process that named it (retries share it) */
+	/* The job it ran, as the engine shows it (Toil's job id; a Snakemake job's
+	 * command and work dir): an attempt of the same job is a retry. NULL: none. */
+	char *identity;
+	char engine_job[128]; /* the engine's own job id (Toil), "" if none */
 	struct rollup r;
 	unsigned refs;
 	bool dirty;		 /* on its run's dirty_steps: step_mark_dirty() sets it */
@@ -168,7 +172,8 @@ struct run {
 	int64_t engine_process_id;
 	uint32_t engine_pid; /* 0: none */
 	uint64_t engine_start_boot_ns;
-	char slurm_job[32]; /* a Slurm job run */
+	char slurm_job[32];	  /* a Slurm job run */
+	char toil_job_store[256]; /* a Toil run's job store, as its workers name it */
 	struct step *steps;
 	/* Steps by key: every exec in an engine's run looks its step up, and a
 	 * run gathers thousands (correlate_add_step keeps it). */

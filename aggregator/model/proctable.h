@@ -105,7 +105,10 @@ struct proc_life {
 struct proc_membership {
 	struct run *run; /* its run and step (counted references) */
 	struct step *step;
-	bool denied;   /* deny-listed system noise: kept for the tree, not written */
+	bool denied; /* deny-listed system noise: kept for the tree, not written */
+	/* Deny-listed, or started by such a program, inside a run (`apt-get` in a
+	 * script step, and its `http` helper): written, counted, marked helper. */
+	bool noise;
 	bool plumbing; /* a shell running inline code, a launcher, an engine wrapper */
 	bool launcher; /* timeout, time, flock, runuser ...: runs its command as its child */
 	/* The tool its exec identified ("samtools sort", "align.py", "cwltool"),

@@ -11,19 +11,19 @@ static const char sql_put_run[] =
     "pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
     "avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
     "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns, images, "
-    "arch) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "arch, toil_job_store) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 #define STEP_COLUMNS                                                                               \
 	"id, run_id, key, name, kind, start_ns, end_ns, status, exit_code, signal, "               \
 	"root_process_id, container_id, slurm_job, slurm_step, processes, failed_processes, "      \
 	"cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, "           \
 	"read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, "    \
-	"sleep_ns, character, memory_limit_kb, cpu_limit, signature, images"
+	"sleep_ns, character, memory_limit_kb, cpu_limit, signature, images, engine_job"
 #define STEP_KEY_COLUMNS 3 /* id, run_id, key: fixed for a step's life */
 static const char sql_put_step[] =
     "INSERT OR REPLACE INTO steps (" STEP_COLUMNS ") "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_tool[] =
     "INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
@@ -90,6 +90,7 @@ static void bind_step(sqlite3_stmt *st, const void *row)
 	bind_double_if(st, i++, r->cpu_limit > 0, r->cpu_limit);
 	bind_text_or_null(st, i++, r->signature);
 	sqlite3_bind_int64(st, i++, r->totals.images);
+	bind_text_or_null(st, i++, r->engine_job);
 }
 
 int store_put_step(struct store *s, const struct step_row *r)
@@ -159,6 +160,7 @@ int store_put_run(struct store *s, const struct run_row *r)
 	i = bind_totals(st, i, &r->totals);
 	sqlite3_bind_int64(st, i++, r->totals.images);
 	bind_text_or_null(st, i++, r->arch);
+	bind_text_or_null(st, i++, r->toil_job_store);
 	return step_done(s, st);
 }
 
@@ -171,7 +173,8 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 		s->db,
 		"SELECT id, name, pipeline, host_id, hostname, boot_id, start_ns, "
 		"command_process_id, launcher_pid, launcher_start_ns, source, engine, "
-		"engine_process_id, pipeline_id, arch FROM runs WHERE end_ns IS NULL",
+		"engine_process_id, pipeline_id, arch, toil_job_store FROM runs WHERE end_ns IS "
+		"NULL",
 		-1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -196,6 +199,7 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 		row->engine_process_id = sqlite3_column_int64(st, 12);
 		row->pipeline_id = sqlite3_column_int64(st, 13);
 		copy_column(st, 14, row->arch, sizeof(row->arch));
+		copy_column(st, 15, o.toil_job_store, sizeof(o.toil_job_store));
 		if (fn(ctx, &o) != 0) {
 			rc = SQLITE_DONE;
 			break;
@@ -211,10 +215,11 @@ int store_each_step_of_run(struct store *s, int64_t run_id,
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, key, name, kind, root_process_id, start_ns FROM steps "
-			       "WHERE run_id = ?",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		s->db,
+		"SELECT id, key, name, kind, root_process_id, start_ns, engine_job FROM steps "
+		"WHERE run_id = ?",
+		-1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -225,6 +230,7 @@ int store_each_step_of_run(struct store *s, int64_t run_id,
 		copy_column(st, 3, step.kind, sizeof(step.kind));
 		step.root_process_id = sqlite3_column_int64(st, 4);
 		step.start_epoch_ns = sqlite3_column_int64(st, 5);
+		copy_column(st, 6, step.engine_job, sizeof(step.engine_job));
 		if (fn(ctx, &step) != 0) {
 			rc = SQLITE_DONE;
 			break;

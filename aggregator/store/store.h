@@ -180,6 +180,7 @@ struct run_row {
 	const char *status;
 	uint32_t steps;
 	struct totals_row totals;
+	const char *toil_job_store; /* v16; NULL: not a Toil run */
 };
 
 struct step_row {
@@ -195,6 +196,7 @@ struct step_row {
 	int64_t memory_limit_kb; /* 0: none */
 	double cpu_limit;	 /* 0: none */
 	const char *signature;
+	const char *engine_job; /* v16 */
 };
 
 /*
@@ -371,6 +373,7 @@ int store_each_running_process(struct store *s, void (*fn)(void *ctx, struct pro
 struct open_run {
 	struct run_row row;
 	char source[16], engine[16];
+	char toil_job_store[256]; /* v16 */
 };
 /* Calls fn for every run not ended yet, until fn returns non-zero. */
 int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r), void *ctx);
@@ -379,6 +382,7 @@ int store_each_open_run(struct store *s, int (*fn)(void *ctx, struct open_run *r
 struct stored_step {
 	int64_t id, root_process_id, start_epoch_ns;
 	char key[96], name[256], kind[24];
+	char engine_job[128]; /* v16 */
 };
 /* Calls fn for every step of the run, until fn returns non-zero. */
 int store_each_step_of_run(struct store *s, int64_t run_id,

@@ -534,6 +534,7 @@ struct seen_runs {
 	int runs, steps;
 	int64_t run_id;
 	char source[16], step_name[256];
+	char job_store[256], engine_job[128];
 	struct store *store;
 };
 
@@ -543,6 +544,7 @@ static int keep_step(void *ctx, const struct stored_step *st)
 
 	seen->steps++;
 	snprintf(seen->step_name, sizeof(seen->step_name), "%s", st->name);
+	snprintf(seen->engine_job, sizeof(seen->engine_job), "%s", st->engine_job);
 	return 0;
 }
 
@@ -553,6 +555,7 @@ static int keep_run(void *ctx, struct open_run *o)
 	seen->runs++;
 	seen->run_id = o->row.id;
 	snprintf(seen->source, sizeof(seen->source), "%s", o->row.source);
+	snprintf(seen->job_store, sizeof(seen->job_store), "%s", o->toil_job_store);
 	store_each_step_of_run(seen->store, o->row.id, keep_step, seen);
 	free(o->row.name);
 	free(o->row.pipeline);
@@ -562,7 +565,11 @@ static int keep_run(void *ctx, struct open_run *o)
 static void test_open_runs_and_their_steps(void **state)
 {
 	struct store *s = *state;
-	struct run_row open = {.id = 8, .name = "open", .start_epoch_ns = 1, .source = "engine"};
+	struct run_row open = {.id = 8,
+			       .name = "open",
+			       .start_epoch_ns = 1,
+			       .source = "engine",
+			       .toil_job_store = "file:/w/js"};
 	struct run_row ended = {
 	    .id = 9, .name = "ended", .start_epoch_ns = 1, .end_epoch_ns = 2, .source = "script"};
 	struct step_row step = {.id = 10,
@@ -571,7 +578,8 @@ static void test_open_runs_and_their_steps(void **state)
 				.name = "sort",
 				.kind = "rule",
 				.status = "running",
-				.start_epoch_ns = 1};
+				.start_epoch_ns = 1,
+				.engine_job = "kind-burn/instance-1"};
 	struct seen_runs seen = {.store = s};
 
 	assert_int_equal(store_put_run(s, &open), 0);
@@ -583,6 +591,9 @@ static void test_open_runs_and_their_steps(void **state)
 	assert_string_equal(seen.source, "engine");
 	assert_int_equal(seen.steps, 1);
 	assert_string_equal(seen.step_name, "sort");
+	/* A restarted aggregator keeps the keys that join Toil's jobs to the run. */
+	assert_string_equal(seen.job_store, "file:/w/js");
+	assert_string_equal(seen.engine_job, "kind-burn/instance-1");
 }
 
 int main(void)
