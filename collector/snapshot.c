@@ -20,6 +20,7 @@ struct snap_proc {
 	uint32_t ppid;
 	uint64_t start_ns;
 	uint32_t uid, gid;
+	uint64_t arg_bytes; /* arg_end - arg_start from stat: argv's own area; 0 unknown */
 	char comm[TRACER_COMM_LEN + 1];
 };
 
@@ -136,6 +137,25 @@ int snapshot_cgroups(const struct cgroup_mounts *m, snapshot_sink sink, void *ct
 	return w.count;
 }
 
+/*
+ * arg_end - arg_start (fields 48 and 49 of stat, after the comm): where argv's
+ * own bytes end. A process that overwrote argv's last NUL (setproctitle) has
+ * /proc/PID/cmdline read on into its environment; we stop here. 0: unknown.
+ */
+static uint64_t arg_area_bytes(const char *after_comm)
+{
+	const char *t = after_comm;
+	unsigned long long start = 0, end = 0;
+
+	for (int field = 3; field < 48 && t; field++) {
+		t = strchr(t, ' ');
+		t = t ? t + 1 : NULL;
+	}
+	if (!t || sscanf(t, "%llu %llu", &start, &end) != 2 || end <= start)
+		return 0;
+	return end - start;
+}
+
 static int parse_stat(const char *text, struct snap_proc *p, unsigned long *flags)
 {
 	const char *open = strchr(text, '(');
@@ -157,6 +177,7 @@ static int parse_stat(const char *text, struct snap_proc *p, unsigned long *flag
 		   &p->ppid, flags, &start) != 3)
 		return -1;
 	p->start_ns = start * (NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK));
+	p->arg_bytes = arg_area_bytes(close + 2);
 	return 0;
 }
 
@@ -235,6 +256,9 @@ static int emit_snapshot_exec(const char *proc_root, const struct snap_proc *p,
 	n = read_file_bytes(path, blob, TRACER_ARGV_MAX + 1);
 	if (n < 0)
 		return 0; /* gone */
+	/* Never past argv's own area: what follows it is the environment. */
+	if (p->arg_bytes && (uint64_t)n > p->arg_bytes)
+		n = (ssize_t)p->arg_bytes;
 	x.has_argv_truncated = 1;
 	x.argv_truncated = n > TRACER_ARGV_MAX;
 	if (n > TRACER_ARGV_MAX)

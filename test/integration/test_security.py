@@ -778,3 +778,35 @@ def tracer_runs_daemons_hold_ids_no_other_process_has(ctx):
                   f"mode {oct(st.st_mode & 0o7777)}")
     p.wait(timeout=120)
     ctx.check(p.returncode == 0, f"tracer run exit {p.returncode}: {p.stderr.read()[-300:]}")
+
+
+@test
+def a_retitled_process_s_environment_never_enters_its_argv(ctx):
+    """A process that overwrote the NUL ending its argv (setproctitle's way) has the kernel's
+    /proc/PID/cmdline run on into its environment. Running before the collector starts, it
+    reaches tracer through the start-up snapshot: its stored argv stops where argv's own
+    area ends (arg_end in /proc/PID/stat), and the environment never appears. Ground truth:
+    this test reads the same cmdline and sees the variable there."""
+    secret = "TRACER_PLANTED_ENV=env-value-" + os.urandom(6).hex()
+    # The first variable is the one the kernel's cmdline runs on into.
+    name, value = secret.split("=", 1)
+    p = subprocess.Popen([ctx.bin("helpers/titlerunon"), "60", "worker"],
+                         env={name: value, "PATH": "/usr/bin:/bin"})
+    ctx.procs.append(p)
+    time.sleep(0.3)
+    raw = open(f"/proc/{p.pid}/cmdline", "rb").read()
+    ctx.check(b"env-value-" in raw, f"the shape leaks through /proc/PID/cmdline here: {raw!r}")
+    sock, db = ctx.path("s.sock"), ctx.path("snap.db")
+    agg, col = start_daemons(ctx, sock, db)
+    rows = ctx.query("SELECT argv, from_snapshot FROM processes WHERE pid = ?", p.pid, db=db)
+    ctx.check(rows and rows[0][1] == 1, f"the process came through the snapshot: {rows}")
+    stored = " ".join(r[0] or "" for r in rows)
+    ctx.check("env-value-" not in stored and "TRACER_PLANTED_ENV" not in stored,
+              f"no environment in the stored argv: {stored!r}")
+    argv = json.loads(rows[0][0]) if rows and rows[0][0] else []
+    area = len(ctx.bin("helpers/titlerunon")) + len("60") + len("worker") + 3  # the three args and NULs
+    ctx.check(len(argv) == 1 and argv[0].startswith("retitled worker") and len(argv[0]) == area,
+              f"the argv is the title over argv's {area} bytes, no more: {argv}")
+    p.kill()
+    ctx.stop(col)
+    ctx.stop(agg)
