@@ -279,7 +279,8 @@ json_t *report_data(sqlite3 *db, int64_t run_id, double headroom)
 	    " FROM samples m JOIN processes p ON p.id = m.process_id WHERE p.run_id = ?1 AND"
 	    " p.step_id IS NOT NULL WINDOW w AS (PARTITION BY m.process_id ORDER BY m.ts_ns))"
 	    " SELECT step_id, ts_ns, sum(rss_kb) AS rss_kb, coalesce(sum(CASE WHEN dt > 0 THEN"
-	    " CAST(dcpu AS REAL) / dt END), 0) AS cores FROM d GROUP BY step_id, ts_ns"
+	    " CAST(dcpu AS REAL) / dt END), 0) AS cores, coalesce(sum(CASE WHEN dt > 0 THEN dcpu"
+	    " END), 0) AS cpu_ns FROM d GROUP BY step_id, ts_ns"
 	    " HAVING count(dt) > 0 ORDER BY step_id, ts_ns",
 	    run_id);
 	json_t *doc =

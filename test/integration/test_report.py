@@ -162,6 +162,43 @@ def report_of(ctx, name):
 
 
 @test
+def usage_chart_says_how_much_of_the_cpu_its_line_holds(ctx):
+    """A step of 40 short processes (30 ms of CPU each, a loop in a subshell) is sampled
+    every second, and most of its processes live between two samples: its chart says what
+    share of the step's CPU its line holds, and that share is the one the samples give
+    (sum of their CPU deltas over the step's CPU as its process rows sum it, within 2
+    points). A step of one long process (2.5 s) is all in its line: no such note."""
+    burn = ctx.helper("cpuburn")
+    script = ctx.path("short-and-long.sh")
+    with open(script, "w") as f:
+        f.write(f"#!/bin/bash\n( for i in $(seq 40); do {burn} 30; sleep 0.03; done )\n{burn} 2500\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], "--run", "coverage", expect=0)
+    run_id = ctx.one("SELECT id FROM runs WHERE name = 'coverage'")
+    dom = render(ctx, write_report(ctx, "coverage"))
+    notes = {}
+    for chart in dom.by_class("usage-chart"):
+        notes[int(chart["attrs"]["data-step"])] = None
+    for e in dom.by_class("usage-coverage"):
+        notes.setdefault("texts", []).append(e["text"])
+    by_step = {}
+    for step, cpu in ctx.query("SELECT step_id, sum(cpu_user_ns + cpu_sys_ns) FROM processes "
+                               "WHERE run_id = ? AND step_id IS NOT NULL GROUP BY step_id", run_id):
+        drawn = ctx.one("WITH d AS (SELECT (m.cpu_user_ns + m.cpu_sys_ns) - lag(m.cpu_user_ns + m.cpu_sys_ns) "
+                        "OVER (PARTITION BY m.process_id ORDER BY m.ts_ns) AS dcpu FROM samples m JOIN processes p "
+                        "ON p.id = m.process_id WHERE p.step_id = ?) SELECT coalesce(sum(dcpu), 0) FROM d", step)
+        by_step[step] = (cpu, drawn)
+    texts = notes.get("texts", [])
+    short = [s for s, (cpu, drawn) in by_step.items() if cpu and drawn < 0.9 * cpu]
+    ctx.check(len(short) == 1 and len(texts) == 1,
+              f"one step's line misses its short processes, and says so: {by_step} / {texts}")
+    if short and texts:
+        cpu, drawn = by_step[short[0]]
+        said = int(texts[0].split("the line holds ")[1].split("%")[0])
+        ctx.close(said, 100 * drawn / cpu, 2, "the share the note gives vs the samples' (%)")
+
+
+@test
 def html_report_of_a_failing_run_says_what_failed(ctx):
     """A script that fails on a missing input (cat exits 1 after a sort that worked and a
     gzip | head whose SIGPIPE is no failure): the page says failed, names cat with its
