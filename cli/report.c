@@ -573,7 +573,10 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 	if (has(run, "signal") || has(run, "exit_code"))
 		print_unfinished(out, totals, o);
 	if (o->structure)
-		containers_print(out, json_object_get(o->structure, "containers"), "  ");
+		containers_print(
+		    out, json_object_get(o->structure, "containers"),
+		    json_integer_value(json_object_get(o->structure, "containers_unlinked_clis")),
+		    "  ");
 	fputc('\n', out);
 	if (o->structure && json_array_size(json_object_get(o->structure, "steps"))) {
 		print_steps(out, o->structure, start, o);
@@ -618,6 +621,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 				    json_boolean(health_collector_writing(db) != 0));
 	json_t *structure = load_steps(db, run_id);
 	json_object_set_new(structure, "containers", containers_of_run(db, run_id));
+	json_object_set_new(structure, "containers_unlinked_clis",
+			    json_integer(containers_unlinked_clis(db, run_id)));
 	struct report_opts local = *o;
 	local.structure = structure;
 	local.summarise = o->summary_above > 0 && int_of(totals, "images") > o->summary_above;
@@ -633,6 +638,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_object_set(doc, "steps", json_object_get(structure, "steps"));
 		json_object_set(doc, "outside_steps", json_object_get(structure, "outside_steps"));
 		json_object_set(doc, "containers", json_object_get(structure, "containers"));
+		json_object_set(doc, "containers_unlinked_clis",
+				json_object_get(structure, "containers_unlinked_clis"));
 		json_object_set(doc, "processes", roots);
 		json_dumpf(doc, out, JSON_INDENT(2));
 		fputc('\n', out);

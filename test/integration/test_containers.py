@@ -104,6 +104,20 @@ def docker_run_under_tracer_run_holds_the_container(ctx):
                    "--run", "ctr-docker", expect=0)
     run_id = ctx.one("SELECT id FROM runs WHERE name = 'ctr-docker'")
     check_container_run(ctx, run_id, truth(os.path.join(out, "truth.json")), truth(host))
+    ctx.check(show_json(ctx, run_id).get("containers_unlinked_clis") == 0, "no CLI left unlinked")
+
+    # The image's own command (CMD, nothing after the image): nothing in argv tells its
+    # container from another's, so it is not linked, and the run says work went missing.
+    tar = subprocess.Popen(["tar", "-C", ctx.path("image"), "-c", "."], stdout=subprocess.PIPE)
+    subprocess.run(d.cli("import", "--change", 'CMD ["/bin/cpuburn", "300"]', "-", "local/own-cmd:1"),
+                   stdin=tar.stdout, check=True, capture_output=True)
+    tar.wait()
+    p = ctx.tracer_run(d.run("local/own-cmd:1"), "--run", "ctr-own-cmd", expect=0)
+    run_id = ctx.one("SELECT id FROM runs WHERE name = 'ctr-own-cmd'")
+    doc = show_json(ctx, run_id)
+    ctx.check(doc.get("containers_unlinked_clis") == 1 and not doc.get("containers"),
+              f"one docker run with no container linked: {doc.get('containers_unlinked_clis')} {doc.get('containers')}")
+    ctx.check("had no container linked" in p.stderr, f"tracer run says so:\n{p.stderr[-1500:]}")
 
 
 @test
