@@ -293,10 +293,7 @@ static void add_evidence(sqlite3 *db, json_t *g)
 	}
 	json_decref(rows);
 	/* Opens that failed, newest first: a missing input shows here. */
-	rows = cli_rows_json(db,
-			     "SELECT path, result FROM files WHERE process_id = ?1 AND failed > 0 "
-			     "ORDER BY first_ns DESC",
-			     id);
+	rows = cli_rows_json(db, containers_failed_opens_sql(db), id);
 	for (size_t i = 0; i < json_array_size(rows); i++) {
 		json_t *f = json_array_get(rows, i);
 		int err = (int)jint(f, "result");

@@ -69,6 +69,20 @@ int64_t containers_unlinked_clis(sqlite3 *db, int64_t run_id)
 	return n;
 }
 
+const char *containers_failed_opens_sql(sqlite3 *db)
+{
+	sqlite3_stmt *probe;
+
+	if (sqlite3_prepare_v2(db, "SELECT first_exec_ns FROM container_links LIMIT 0", -1, &probe,
+			       NULL) != SQLITE_OK)
+		return "SELECT path, result FROM files WHERE process_id = ?1 AND failed > 0 "
+		       "ORDER BY first_ns DESC";
+	sqlite3_finalize(probe);
+	return "SELECT f.path, f.result FROM files f WHERE f.process_id = ?1 AND f.failed > 0 "
+	       "AND NOT EXISTS (SELECT 1 FROM container_links l WHERE l.first_process_id = ?1 "
+	       "AND f.first_ns < l.first_exec_ns) ORDER BY f.first_ns DESC";
+}
+
 static void print_command(FILE *out, const json_t *command)
 {
 	for (size_t i = 0; i < json_array_size(command); i++)

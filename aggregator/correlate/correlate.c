@@ -377,7 +377,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	v.cgroup = &cg;
 	/* Containers: their CLI is kept, their processes join the CLI's run (containers.c). */
 	bool container_cli = containers_cli_exec(c, p, argv, argc);
-	containers_exec(c, p, argv, argc);
+	containers_exec(c, p, argv, argc, ts_ns);
 	find_run(c, p, parent, &v);
 	bool wrapper = find_step_of_engine(c, p, parent, &v);
 	bool shell = tool.interpreter[0] && !strcmp(tool.program, tool.interpreter);
