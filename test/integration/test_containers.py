@@ -67,6 +67,8 @@ def check_container_run(ctx, run_id, inside, cli_truth=None, db=None, engine="do
         ctx.check(want * (1 - TOL_FRAC) - TOL_NS <= run_cpu <= want * (1 + TOL_FRAC) + TOL_NS + SETUP_NS,
                   f"run CPU {run_cpu} vs wait4 of the CLI {cpu(cli_truth)} + wait4 inside {cpu(inside)} "
                   f"(2% + 20 ms, and the container's setup up to {SETUP_NS} ns)")
+    print(f"       run {run_id}: CPU {run_cpu / 1e6:.1f} ms, wait4 inside {cpu(inside) / 1e6:.1f} ms"
+          + (f", wait4 of the CLI {cpu(cli_truth) / 1e6:.1f} ms" if cli_truth else ""), flush=True)
     links = links_of(ctx, run_id, db)
     ctx.check(len(links) == 1 and links[0]["method"] == "argv" and links[0]["candidates"] == 1
               and links[0]["engine"] == engine and links[0]["image"] == IMAGE,
@@ -85,6 +87,8 @@ def check_container_run(ctx, run_id, inside, cli_truth=None, db=None, engine="do
     ctx.check(burn and close(burn[0]["cpu_ns"], cpu(inside)),
               f"the burner's CPU {burn and burn[0]['cpu_ns']} ns vs wait4 inside {cpu(inside)} "
               f"(2% + 20 ms)")
+    if burn:
+        print(f"       burner row {burn[0]['cpu_ns'] / 1e6:.2f} ms vs wait4 {cpu(inside) / 1e6:.2f} ms", flush=True)
     shown = doc.get("containers") or []
     ctx.check(len(shown) == 1 and shown[0]["container_id"] == link["container_id"] and not shown[0]["ambiguous"],
               f"show --json lists the container: {shown}")
@@ -151,6 +155,9 @@ def script_docker_runs_are_steps_named_by_their_tools(ctx):
                   f"step {sid}: burner {burn and burn[0]['cpu_ns']} vs wait4 inside {cpu(inside)} (2% + 20 ms)")
         ctx.check(step_cpu >= cpu(inside) * (1 - TOL_FRAC) - TOL_NS,
                   f"step {sid} CPU {step_cpu} holds its container's {cpu(inside)}")
+        print(f"       step {sid} {name}: CPU {step_cpu / 1e6:.1f} ms, burner "
+              f"{burn and burn[0]['cpu_ns'] / 1e6:.2f} ms, wait4 inside {cpu(inside) / 1e6:.2f} ms, "
+              f"memory limit {mem} KiB", flush=True)
     doc = show_json(ctx, run_id)
     ctx.check([s["name"] for s in doc["steps"]] == ["measure", "measure"], f"show --json steps {[s['name'] for s in doc['steps']]}")
 
@@ -328,6 +335,8 @@ def cwltool_docker_requirement_step_is_the_tool_in_its_container(ctx):
     ctx.check(len(links) == 1 and steps and links[0]["step_id"] == steps[0][0] and steps[0][3] == links[0]["container_id"],
               f"the step holds the container: {links}")
     if steps:
+        print(f"       cwltool step {steps[0][1]}: CPU {steps[0][4] / 1e6:.1f} ms, wait4 inside "
+              f"{cpu(inside) / 1e6:.1f} ms", flush=True)
         ctx.check(steps[0][4] >= cpu(inside) * (1 - TOL_FRAC) - TOL_NS,
                   f"the step's CPU {steps[0][4]} holds the tool's {cpu(inside)} (wait4 inside)")
     clis = ctx.query("SELECT argv, helper, step_id, signal FROM processes WHERE run_id = ? AND exe LIKE '%/docker'", run_id)
