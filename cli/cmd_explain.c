@@ -214,9 +214,10 @@ static json_t *load_steps(sqlite3 *db, json_t *r, int64_t step, json_t *sigs)
 struct explanation {
 	int64_t run;
 	json_t *r, *sigs, *steps, *failures;
-	json_t *went_on_past; /* failures of a script's earlier steps it went on past */
-	json_t *containers;   /* the containers it started, linked or ambiguous */
-	bool failed;	      /* the run, or the step asked about, failed or was killed */
+	json_t *went_on_past;  /* failures of a script's earlier steps it went on past */
+	json_t *containers;    /* the containers it started, linked or ambiguous */
+	int64_t unlinked_clis; /* its `docker run`s no container was linked to */
+	bool failed;	       /* the run, or the step asked about, failed or was killed */
 	long top;
 };
 
@@ -292,10 +293,7 @@ static void add_evidence(sqlite3 *db, json_t *g)
 	}
 	json_decref(rows);
 	/* Opens that failed, newest first: a missing input shows here. */
-	rows = cli_rows_json(db,
-			     "SELECT path, result FROM files WHERE process_id = ?1 AND failed > 0 "
-			     "ORDER BY first_ns DESC",
-			     id);
+	rows = cli_rows_json(db, containers_failed_opens_sql(db), id);
 	for (size_t i = 0; i < json_array_size(rows); i++) {
 		json_t *f = json_array_get(rows, i);
 		int err = (int)jint(f, "result");
@@ -471,7 +469,7 @@ static void print_text(const struct cli_query *q, const struct explanation *e)
 	if (json_object_get(r, "explanation"))
 		printf("  Overall: %s\n", jstr(r, "explanation"));
 	print_unfinished(r);
-	containers_print(stdout, e->containers, "  ");
+	containers_print(stdout, e->containers, e->unlinked_clis, "  ");
 	print_failures(q, e);
 	print_steps(q, e);
 	print_other_signals(q, e);
@@ -482,9 +480,10 @@ static void print_text(const struct cli_query *q, const struct explanation *e)
 static void print_json(const struct explanation *e)
 {
 	json_t *doc =
-	    json_pack("{s:O, s:b, s:O, s:O, s:O, s:O, s:O}", "run", e->r ? e->r : json_null(),
+	    json_pack("{s:O, s:b, s:O, s:O, s:O, s:O, s:O, s:I}", "run", e->r ? e->r : json_null(),
 		      "failed", e->failed, "failure", e->failures, "went_on_past", e->went_on_past,
-		      "steps", e->steps, "signals", e->sigs, "containers", e->containers);
+		      "steps", e->steps, "signals", e->sigs, "containers", e->containers,
+		      "containers_unlinked_clis", (json_int_t)e->unlinked_clis);
 	cli_print_json(doc);
 	json_decref(doc);
 }
@@ -527,6 +526,7 @@ int cmd_explain(int argc, char **argv)
 	e.r = load_run(db, e.run);
 	e.sigs = load_signals(db, e.run, step);
 	e.containers = containers_of_run(db, e.run);
+	e.unlinked_clis = containers_unlinked_clis(db, e.run);
 	e.steps = load_steps(db, e.r, step, e.sigs);
 	/* Failure evidence: critical signals, earliest first (the first failure is the cause). */
 	e.failures = json_array();

@@ -47,6 +47,42 @@ json_t *containers_of_run(sqlite3 *db, int64_t run_id)
 	return rows;
 }
 
+int64_t containers_unlinked_clis(sqlite3 *db, int64_t run_id)
+{
+	sqlite3_stmt *q;
+	int64_t n = 0;
+
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT count(*) FROM processes p WHERE p.run_id = ?1 AND (p.exe LIKE '%/docker' "
+		"OR "
+		"p.exe LIKE '%/podman' OR p.exe LIKE '%/nerdctl') AND p.argv IS NOT NULL AND "
+		"EXISTS (SELECT 1 FROM json_each(p.argv) WHERE value = 'run') AND p.id NOT IN "
+		"(SELECT launcher_process_id FROM container_link_candidates WHERE "
+		"launcher_process_id IS NOT NULL)",
+		-1, &q, NULL) != SQLITE_OK)
+		return 0; /* before schema v14 */
+	sqlite3_bind_int64(q, 1, run_id);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		n = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return n;
+}
+
+const char *containers_failed_opens_sql(sqlite3 *db)
+{
+	sqlite3_stmt *probe;
+
+	if (sqlite3_prepare_v2(db, "SELECT first_exec_ns FROM container_links LIMIT 0", -1, &probe,
+			       NULL) != SQLITE_OK)
+		return "SELECT path, result FROM files WHERE process_id = ?1 AND failed > 0 "
+		       "ORDER BY first_ns DESC";
+	sqlite3_finalize(probe);
+	return "SELECT f.path, f.result FROM files f WHERE f.process_id = ?1 AND f.failed > 0 "
+	       "AND NOT EXISTS (SELECT 1 FROM container_links l WHERE l.first_process_id = ?1 "
+	       "AND f.first_ns < l.first_exec_ns) ORDER BY f.first_ns DESC";
+}
+
 static void print_command(FILE *out, const json_t *command)
 {
 	for (size_t i = 0; i < json_array_size(command); i++)
@@ -68,10 +104,16 @@ static void print_other_runs(FILE *out, const json_t *others)
 		fprintf(out, "%s%zu not in any run recorded here", none < n ? " and " : "", none);
 }
 
-void containers_print(FILE *out, const json_t *containers, const char *indent)
+void containers_print(FILE *out, const json_t *containers, int64_t unlinked, const char *indent)
 {
 	size_t n = json_array_size(containers);
 
+	if (unlinked)
+		fprintf(out,
+			"%snote: %lld container %s of this run (docker/podman/nerdctl run) had no "
+			"container linked: one running its image's own command (nothing after the "
+			"image to match), or none started. Its work is not in this run\n",
+			indent, (long long)unlinked, unlinked == 1 ? "CLI" : "CLIs");
 	if (!n)
 		return;
 	fprintf(out, "%sContainers (%zu):\n", indent, n);

@@ -569,7 +569,10 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 	if (has(run, "signal") || has(run, "exit_code"))
 		print_unfinished(out, totals, o);
 	if (o->structure)
-		containers_print(out, json_object_get(o->structure, "containers"), "  ");
+		containers_print(
+		    out, json_object_get(o->structure, "containers"),
+		    json_integer_value(json_object_get(o->structure, "containers_unlinked_clis")),
+		    "  ");
 	if (o->summarise) {
 		report_summary_print(out, run, totals, o);
 		return;
@@ -645,6 +648,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 	json_t *structure = load_steps(db, run_id);
 	json_object_set_new(structure, "containers", containers_of_run(db, run_id));
 	batch_add(structure, batch_load(db, run_id));
+	json_object_set_new(structure, "containers_unlinked_clis",
+			    json_integer(containers_unlinked_clis(db, run_id)));
 	struct report_opts local = *o;
 	local.structure = structure;
 	/* A tree has a line per image: past the screenful it cannot fit. */
@@ -664,6 +669,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_object_set(doc, "batch_jobs", json_object_get(structure, "batch_jobs"));
 		json_object_set(doc, "batch_elsewhere",
 				json_object_get(structure, "batch_elsewhere"));
+		json_object_set(doc, "containers_unlinked_clis",
+				json_object_get(structure, "containers_unlinked_clis"));
 		json_object_set(doc, "processes", roots);
 		json_dumpf(doc, out, JSON_INDENT(2));
 		fputc('\n', out);

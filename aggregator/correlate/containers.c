@@ -344,7 +344,8 @@ static bool runtime_program(const char *exe)
 	       !strcmp(base, "runsc") || !strncmp(base, "memfd:", 6) || !*base;
 }
 
-void containers_exec(struct correlator *c, struct proc *p, char *const *argv, size_t argc)
+void containers_exec(struct correlator *c, struct proc *p, char *const *argv, size_t argc,
+		     int64_t ts_ns)
 {
 	struct container_state *st;
 	struct container *k;
@@ -362,6 +363,7 @@ void containers_exec(struct correlator *c, struct proc *p, char *const *argv, si
 		k->next = st->containers;
 		st->containers = k;
 		link_first(c, st, k, p, argv, argc);
+		k->row.first_exec_epoch_ns = ts_ns;
 	}
 	if (!k->run)
 		return;

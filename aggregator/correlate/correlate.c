@@ -364,7 +364,7 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	v.cgroup = &cg;
 	/* Containers: their CLI is kept, their processes join the CLI's run (containers.c). */
 	bool container_cli = containers_cli_exec(c, p, argv, argc);
-	containers_exec(c, p, argv, argc);
+	containers_exec(c, p, argv, argc, ts_ns);
 	toil_found_leader(c, p, parent, &v);
 	find_run(c, p, parent, &v);
 	noise_after_exec(p, parent);

@@ -68,7 +68,8 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 bool containers_cli_exec(struct correlator *c, struct proc *p, char *const *argv, size_t argc);
 /* p exec'd in a container's cgroup: the container's first program is linked to
  * the CLI that started it; later ones join the container's run and step. */
-void containers_exec(struct correlator *c, struct proc *p, char *const *argv, size_t argc);
+void containers_exec(struct correlator *c, struct proc *p, char *const *argv, size_t argc,
+		     int64_t ts_ns);
 void containers_exit(struct correlator *c, struct proc *p);
 /* p's entry is being freed: a CLI entry pointing at it goes. */
 void containers_release(struct proc *p);

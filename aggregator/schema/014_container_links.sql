@@ -13,6 +13,7 @@ CREATE TABLE container_links (
     engine              TEXT,            -- the CLI that matched: docker, podman, nerdctl
     first_process_id    INTEGER,         -- processes.id of the container's first program
     first_start_ns      INTEGER NOT NULL,
+    first_exec_ns       INTEGER,         -- when it exec'd the command: before, runc set it up
     run_id              INTEGER,         -- the run it is part of; NULL: ambiguous
     step_id             INTEGER,         -- the step; NULL: none, or CLIs of several steps matched
     launcher_process_id INTEGER,         -- processes.id of the CLI that started it

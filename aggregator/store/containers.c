@@ -4,7 +4,7 @@
 static const char sql_put_link[] =
     "INSERT OR REPLACE INTO container_links (id, boot_id, container_id, runtime, engine, "
     "first_process_id, first_start_ns, run_id, step_id, launcher_process_id, launcher_pid, "
-    "method, image, command, candidates) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "method, image, command, candidates, first_exec_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_candidate[] =
     "INSERT OR REPLACE INTO container_link_candidates (link_id, launcher_pid, run_id, step_id, "
@@ -33,6 +33,7 @@ static void bind_link(sqlite3_stmt *st, const struct container_link_row *r)
 	bind_text_or_null(st, 13, r->image);
 	bind_text_or_null(st, 14, r->command_json);
 	sqlite3_bind_int64(st, 15, r->candidates);
+	bind_i64_if(st, 16, r->first_exec_epoch_ns != 0, r->first_exec_epoch_ns);
 }
 
 int store_put_container_link(struct store *s, const struct container_link_row *r,

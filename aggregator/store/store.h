@@ -209,7 +209,7 @@ struct container_link_row {
 	const char *container_id;
 	char runtime[16]; /* from the cgroup path: docker, podman, containerd */
 	char engine[16];  /* the CLI: docker, podman, nerdctl */
-	int64_t first_process_id, first_start_epoch_ns;
+	int64_t first_process_id, first_start_epoch_ns, first_exec_epoch_ns;
 	int64_t run_id, step_id, launcher_process_id; /* 0: none (ambiguous) */
 	uint32_t launcher_pid;
 	const char *method;	    /* argv, entrypoint, ambiguous */
