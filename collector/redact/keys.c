@@ -318,6 +318,18 @@ static bool only_token_says_secret(const char *key, size_t klen)
 	return classify(&nm, key, klen) == KEY_PLAIN;
 }
 
+/* code-server --auth password, --auth basic: how to authenticate, for an ambiguous name. */
+static bool value_is_auth_mode(const char *v, size_t len)
+{
+	static const char *const modes[] = {
+	    "basic", "digest",	 "bearer",	  "token", "password", "oauth",	  "oauth2",
+	    "ldap",  "kerberos", "negotiate",	  "ntlm",  "any",      "anyauth", "sasl",
+	    "plain", "md5",	 "scram-sha-256", "jwt",   "cert",     "tls",	  "x509",
+	    "iam",   "gss",	 "trust",	  "peer",  "ident"};
+
+	return len <= 13 && in_list(v, len, modes, N(modes));
+}
+
 bool key_hides_value(const char *key, size_t klen, const char *value, size_t vlen)
 {
 	if (value_is_switch(value, vlen))
@@ -329,7 +341,7 @@ bool key_hides_value(const char *key, size_t klen, const char *value, size_t vle
 			return false;
 		return !value_is_path(value, vlen);
 	case KEY_AMBIGUOUS:
-		return !value_is_reference(value, vlen);
+		return !value_is_reference(value, vlen) && !value_is_auth_mode(value, vlen);
 	default:
 		return false;
 	}
