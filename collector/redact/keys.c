@@ -190,13 +190,11 @@ static void read_words(const struct name *nm, struct words_say *w)
 		w->secret = true; /* GITHUB_PAT, R's token variable */
 }
 
-static enum key_class classify(const struct name *nm, const char *key, size_t len)
+static enum key_class classify(const struct name *nm)
 {
 	struct words_say w = {false, false, false, false, false};
 	bool strong = false;
 
-	(void)key;
-	(void)len;
 	for (size_t i = 0; i < N(secret_words) && !strong; i++)
 		strong = strstr(nm->norm, secret_words[i]) != NULL;
 	read_words(nm, &w);
@@ -223,7 +221,7 @@ enum key_class key_classify(const char *key, size_t len)
 		return KEY_SECRET;
 	if (nm.n == 0)
 		return KEY_PLAIN;
-	return classify(&nm, key, len);
+	return classify(&nm);
 }
 
 int redact_key_is_sensitive(const char *key, size_t len)
@@ -315,7 +313,7 @@ static bool only_token_says_secret(const char *key, size_t klen)
 		return false;
 	for (char *t = strstr(nm.norm, "token"); t; t = strstr(t, "token"))
 		memset(t, '#', 5);
-	return classify(&nm, key, klen) == KEY_PLAIN;
+	return classify(&nm) == KEY_PLAIN;
 }
 
 /* code-server --auth password, --auth basic: how to authenticate, for an ambiguous name. */
@@ -365,5 +363,5 @@ bool key_reads_secret_stdin(const char *word, size_t len)
 		n--;
 	nm.norm[n] = '\0';
 	nm.n = n;
-	return n && classify(&nm, word, n) != KEY_PLAIN;
+	return n && classify(&nm) != KEY_PLAIN;
 }
