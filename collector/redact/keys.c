@@ -82,12 +82,42 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 	return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
+/* Words before `token` that make it a tokenizer's symbol, not a credential:
+ * --eos-token "</s>", --pad-token-id, --image-token "<image>". */
+static const char *const symbol_kinds[] = {"eos", "bos",   "pad",     "unk",   "sep",
+					   "cls", "mask",  "special", "start", "stop",
+					   "end", "image", "audio",   "video", "split"};
+
 /* A name split into words: norm is lower case with '_' between words. */
 struct name {
 	char norm[2 * KEY_MAX + 1];
 	size_t n;
 	bool upper; /* an environment-style name: API_KEY */
 };
+
+/* eos_token: blank the word out, as "tokeniz" is, so that only another word can
+ * make the name a secret. */
+static void blank_symbol_tokens(struct name *nm)
+{
+	char *s = nm->norm;
+	size_t prev = 0, prev_len = 0, start = 0;
+
+	for (size_t i = 0; i <= nm->n; i++) {
+		if (i < nm->n && s[i] != '_')
+			continue;
+		size_t len = i - start;
+		if ((len == 5 || (len == 6 && s[start + 5] == 's')) &&
+		    !memcmp(s + start, "token", 5) && prev_len &&
+		    in_list(s + prev, prev_len, symbol_kinds,
+			    sizeof(symbol_kinds) / sizeof(*symbol_kinds)))
+			memset(s + start, '#', len);
+		if (len) {
+			prev = start;
+			prev_len = len;
+		}
+		start = i + 1;
+	}
+}
 
 /* 0, or -1 for a name too long to tell (sensitive: when in doubt, redact). */
 static int name_normalise(struct name *nm, const char *key, size_t len)
@@ -115,6 +145,7 @@ static int name_normalise(struct name *nm, const char *key, size_t len)
 	 * it, while a secret word elsewhere in the key still does. */
 	for (char *t = strstr(nm->norm, "tokeniz"); t; t = strstr(t, "tokeniz"))
 		memset(t, '#', 7);
+	blank_symbol_tokens(nm);
 	return 0;
 }
 
