@@ -48,14 +48,16 @@ static bool is_command_name(const struct redact_rules *r, const char *name)
 
 /* One argument into out: bytes written incl. NUL, 0 if no room. */
 static size_t redact_arg(const struct redact_rules *r, const struct command *c, char *const *argv,
-			 unsigned i, bool positional, char *out, size_t cap, unsigned *count)
+			 unsigned argc, unsigned i, bool positional, char *out, size_t cap,
+			 unsigned *count)
 {
 	const char *arg = argv[i];
 	size_t len = strlen(arg);
 	struct spans sp;
 
 	spans_clear(&sp);
-	if (positional)
+	if (positional || (i + 1 == argc && i && !c->at_tool && (arg[0] != '-' || !arg[1]) &&
+			   command_last_is_secret(c, r)))
 		add_span(&sp, 0, len);
 	else
 		find_word_secrets(r, c, i > 1 ? argv[i - 2] : NULL, i ? argv[i - 1] : NULL, arg,
@@ -87,10 +89,12 @@ unsigned redact_argv(const struct redact_rules *rules, char *const *argv, unsign
 			      !rules_name_subcommand(rules, cmd.tool, argv[i]);
 		if (starts)
 			command_switch(&cmd, rules, name); /* sudo -u app mysql -pX */
-		size_t n = redact_arg(rules, &cmd, argv, i, i && i == positional, out + used,
+		size_t n = redact_arg(rules, &cmd, argv, argc, i, i && i == positional, out + used,
 				      out_size - used, &count);
 		if (i && !starts)
 			command_see(&cmd, rules, argv[i], strlen(argv[i]));
+		else
+			cmd.at_tool = false; /* the tool's name is behind */
 		if (n == 0) {
 			/* No room for the redacted form: give up on this argument. */
 			if (out_size - used < sizeof(REDACTED)) {

@@ -87,6 +87,7 @@ struct command {
 	unsigned nwords;		     /* how many (more than stored, past CMD_WORDS) */
 	bool reads_secret;		     /* a stdin rule matched: its input is a secret */
 	bool configures;		     /* a `config` or `configure` word: settings follow */
+	bool at_tool;			     /* no word seen yet after the tool's name */
 	bool store_opened, store_verb;	     /* `secret`/`kv`/vault and a verb that writes */
 	int after_secrets_set;		     /* words since `secrets set`, or -1 */
 };
@@ -95,6 +96,8 @@ void command_see(struct command *c, const struct redact_rules *r, const char *wo
 /* Where in WORD the tool's rules put a secret (0: all of it), or -1. */
 long command_rule_secret(const struct command *c, const struct redact_rules *r, const char *prev,
 			 const char *word, size_t len);
+/* A `last` rule applies: the command's last word that is no option is a secret. */
+bool command_last_is_secret(const struct command *c, const struct redact_rules *r);
 /* A tool some rule names: its name further along a command line starts its arguments. */
 bool rules_name_tool(const struct redact_rules *r, const char *name);
 /* `openssl passwd`: a word the tool's rules take as a subcommand, not a new tool. */

@@ -82,12 +82,42 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 	return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
+/* Words before `token` that make it a tokenizer's symbol, not a credential:
+ * --eos-token "</s>", --pad-token-id, --image-token "<image>". */
+static const char *const symbol_kinds[] = {"eos", "bos",   "pad",     "unk",   "sep",
+					   "cls", "mask",  "special", "start", "stop",
+					   "end", "image", "audio",   "video", "split"};
+
 /* A name split into words: norm is lower case with '_' between words. */
 struct name {
 	char norm[2 * KEY_MAX + 1];
 	size_t n;
 	bool upper; /* an environment-style name: API_KEY */
 };
+
+/* eos_token: blank the word out, as "tokeniz" is, so that only another word can
+ * make the name a secret. */
+static void blank_symbol_tokens(struct name *nm)
+{
+	char *s = nm->norm;
+	size_t prev = 0, prev_len = 0, start = 0;
+
+	for (size_t i = 0; i <= nm->n; i++) {
+		if (i < nm->n && s[i] != '_')
+			continue;
+		size_t len = i - start;
+		if ((len == 5 || (len == 6 && s[start + 5] == 's')) &&
+		    !memcmp(s + start, "token", 5) && prev_len &&
+		    in_list(s + prev, prev_len, symbol_kinds,
+			    sizeof(symbol_kinds) / sizeof(*symbol_kinds)))
+			memset(s + start, '#', len);
+		if (len) {
+			prev = start;
+			prev_len = len;
+		}
+		start = i + 1;
+	}
+}
 
 /* 0, or -1 for a name too long to tell (sensitive: when in doubt, redact). */
 static int name_normalise(struct name *nm, const char *key, size_t len)
@@ -115,6 +145,7 @@ static int name_normalise(struct name *nm, const char *key, size_t len)
 	 * it, while a secret word elsewhere in the key still does. */
 	for (char *t = strstr(nm->norm, "tokeniz"); t; t = strstr(t, "tokeniz"))
 		memset(t, '#', 7);
+	blank_symbol_tokens(nm);
 	return 0;
 }
 
@@ -190,13 +221,11 @@ static void read_words(const struct name *nm, struct words_say *w)
 		w->secret = true; /* GITHUB_PAT, R's token variable */
 }
 
-static enum key_class classify(const struct name *nm, const char *key, size_t len)
+static enum key_class classify(const struct name *nm)
 {
 	struct words_say w = {false, false, false, false, false};
 	bool strong = false;
 
-	(void)key;
-	(void)len;
 	for (size_t i = 0; i < N(secret_words) && !strong; i++)
 		strong = strstr(nm->norm, secret_words[i]) != NULL;
 	read_words(nm, &w);
@@ -223,7 +252,7 @@ enum key_class key_classify(const char *key, size_t len)
 		return KEY_SECRET;
 	if (nm.n == 0)
 		return KEY_PLAIN;
-	return classify(&nm, key, len);
+	return classify(&nm);
 }
 
 int redact_key_is_sensitive(const char *key, size_t len)
@@ -315,7 +344,19 @@ static bool only_token_says_secret(const char *key, size_t klen)
 		return false;
 	for (char *t = strstr(nm.norm, "token"); t; t = strstr(t, "token"))
 		memset(t, '#', 5);
-	return classify(&nm, key, klen) == KEY_PLAIN;
+	return classify(&nm) == KEY_PLAIN;
+}
+
+/* code-server --auth password, --auth basic: how to authenticate, for an ambiguous name. */
+static bool value_is_auth_mode(const char *v, size_t len)
+{
+	static const char *const modes[] = {
+	    "basic", "digest",	 "bearer",	  "token", "password", "oauth",	  "oauth2",
+	    "ldap",  "kerberos", "negotiate",	  "ntlm",  "any",      "anyauth", "sasl",
+	    "plain", "md5",	 "scram-sha-256", "jwt",   "cert",     "tls",	  "x509",
+	    "iam",   "gss",	 "trust",	  "peer",  "ident"};
+
+	return len <= 13 && in_list(v, len, modes, N(modes));
 }
 
 bool key_hides_value(const char *key, size_t klen, const char *value, size_t vlen)
@@ -329,7 +370,7 @@ bool key_hides_value(const char *key, size_t klen, const char *value, size_t vle
 			return false;
 		return !value_is_path(value, vlen);
 	case KEY_AMBIGUOUS:
-		return !value_is_reference(value, vlen);
+		return !value_is_reference(value, vlen) && !value_is_auth_mode(value, vlen);
 	default:
 		return false;
 	}
@@ -353,5 +394,5 @@ bool key_reads_secret_stdin(const char *word, size_t len)
 		n--;
 	nm.norm[n] = '\0';
 	nm.n = n;
-	return n && classify(&nm, word, n) != KEY_PLAIN;
+	return n && classify(&nm) != KEY_PLAIN;
 }

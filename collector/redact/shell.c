@@ -86,7 +86,9 @@ struct shell_cmd {
 	bool feeding;		     /* echo or printf: its words may be piped on */
 	size_t feed_start, feed_end; /* those words */
 	size_t here_start, here_end; /* a <<< word */
+	size_t last_start, last_end; /* the last word that is no option */
 	bool here_next;		     /* the word after <<< is it */
+	bool redirect_next;	     /* the word after > or < is a file */
 };
 
 static void shell_cmd_reset(struct shell_cmd *s, const struct redact_rules *r)
@@ -94,8 +96,9 @@ static void shell_cmd_reset(struct shell_cmd *s, const struct redact_rules *r)
 	command_start(&s->c, r, "");
 	s->prev[0] = s->prev2[0] = '\0';
 	s->at_command = true;
-	s->feeding = s->here_next = false;
+	s->feeding = s->here_next = s->redirect_next = false;
 	s->feed_start = s->feed_end = s->here_start = s->here_end = 0;
+	s->last_start = s->last_end = 0;
 }
 
 static void remember(struct shell_cmd *s, const char *word, size_t n)
@@ -106,8 +109,11 @@ static void remember(struct shell_cmd *s, const char *word, size_t n)
 
 /* The command ends: a reader of secrets loses its here-string; a feeder piped
  * into one (its words spanned in *fed) loses its words. */
-static void shell_cmd_end(struct shell_cmd *s, struct spans *sp, struct span *fed)
+static void shell_cmd_end(struct shell_cmd *s, const struct redact_rules *r, struct spans *sp,
+			  struct span *fed)
 {
+	if (s->last_end > s->last_start && command_last_is_secret(&s->c, r))
+		add_span(sp, s->last_start, s->last_end);
 	if (!s->c.reads_secret)
 		return;
 	if (s->here_end > s->here_start)
@@ -193,8 +199,20 @@ static void shell_word(struct shell_cmd *s, const struct redact_rules *r, const 
 	add_spans_at(sp, &inner, ws, start, end);
 	find_nested_words(r, arg + start, end - start, &nested, depth);
 	add_spans_at(sp, &nested, start, start, end); /* quotes and all */
-	if (!is_tool)
+	/* > out, 2>/dev/null, < in: redirections, not the command's words */
+	bool redirect = strchr("<>", word[0]) ||
+			(isdigit((unsigned char)word[0]) && n > 1 && strchr("<>", word[1]));
+	bool target = s->redirect_next;
+	s->redirect_next = redirect && strspn(word, "0123456789<>&|") == n;
+	if (!is_tool) {
 		command_see(&s->c, r, word, n);
+		if ((word[0] != '-' || n == 1) && !redirect && !target) {
+			s->last_start = start;
+			s->last_end = end;
+		}
+	} else {
+		s->c.at_tool = false; /* the tool's name is behind */
+	}
 	remember(s, word, n);
 }
 
@@ -213,7 +231,7 @@ void find_shell_words(const struct redact_rules *r, const char *arg, size_t len,
 		if (i < len && is_shell_separator(arg[i])) {
 			bool pipe = arg[i] == '|' && (i + 1 >= len || arg[i + 1] != '|') &&
 				    (i == 0 || arg[i - 1] != '|');
-			shell_cmd_end(&s, sp, &fed);
+			shell_cmd_end(&s, r, sp, &fed);
 			fed = (struct span){0, 0};
 			if (pipe && s.feeding)
 				fed = (struct span){s.feed_start, s.feed_end};
@@ -228,7 +246,7 @@ void find_shell_words(const struct redact_rules *r, const char *arg, size_t len,
 		else
 			i++;
 	}
-	shell_cmd_end(&s, sp, &fed);
+	shell_cmd_end(&s, r, sp, &fed);
 }
 
 static bool has_shell_words(const char *arg, size_t len)

@@ -24,6 +24,7 @@ static bool is_value_flag(const char *word, size_t len)
 
 	return in_list(word, len, flags, sizeof(flags) / sizeof(*flags));
 }
+
 static long secret_store_value(const struct command *st, const char *prev, const char *arg,
 			       size_t len)
 {
