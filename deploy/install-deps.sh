@@ -19,6 +19,7 @@ wanted=("${build[@]}" "${run[@]}")
 case "${1:-all}" in
 	build) wanted=("${build[@]}") ;;
 	all) wanted+=("${demo[@]}" "${tests[@]}") ;;
+	demo) wanted+=("${demo[@]}") ;; # make demo: the pipeline's tools, no test servers
 	bench) wanted+=("${demo[@]}" "${bench[@]}") ;;
 esac
 
