@@ -268,6 +268,7 @@ unit: $(UNIT_TESTS)
 		LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp timeout 300 $$t; done
 	$(PYTHON) test/prices/test_build_table.py
 	$(PYTHON) test/docs/test_schema_doc.py
+	BUILD=$(BUILD) $(PYTHON) test/docs/test_completion.py
 
 # Tests need root (BPF); as root, missing Debian packages are installed first.
 check: deps
@@ -410,6 +411,7 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 DOCDIR     ?= $(PREFIX)/share/doc/tracer
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
@@ -421,8 +423,10 @@ DOCS    := README.md $(wildcard docs/*.md)
 install: $(PROGRAMS) $(MANPAGES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR)/docs \
-		$(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+		$(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(COMPLETIONDIR)
 	install -m 0644 $(BUILD)/man/tracer.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 deploy/bash-completion/tracer $(DESTDIR)$(COMPLETIONDIR)/tracer
 	install -m 0644 $(filter %.8,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0755 $(BUILD)/tracer $(DESTDIR)$(BINDIR)/tracer
 	install -m 0755 $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer-shipper \
@@ -465,6 +469,7 @@ uninstall:
 		rm -f $$t.dist; \
 	done
 	rm -rf $(DESTDIR)$(DOCDIR)
+	rm -f $(DESTDIR)$(COMPLETIONDIR)/tracer
 	rm -f $(DESTDIR)$(MANDIR)/man1/tracer.1 $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(filter %.8,$(MANPAGES))))
 	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR) 2>/dev/null
 
