@@ -82,18 +82,6 @@ static bool has(json_t *o, const char *key)
 /* Processes without an end a run's header names (pid and program), at most. */
 #define UNFINISHED_NAMED 3
 
-/*
- * A failed process image, as the aggregator counts it in runs and steps: a
- * non-zero exit, or a signal other than SIGPIPE (a producer whose reader
- * stopped reading, `| head`, did not fail).
- */
-bool report_process_failed(json_t *p)
-{
-	if (has(p, "signal"))
-		return int_of(p, "signal") != SIGPIPE;
-	return has(p, "exit_code") && int_of(p, "exit_code") != 0;
-}
-
 /* The run's processes as a forest: roots are those whose parent is outside it. */
 static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 {
@@ -231,19 +219,6 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 	json_decref(procs);
 	json_t *doc = json_pack("{s:o, s:o}", "steps", steps, "outside_steps", outside);
 	return doc;
-}
-
-void report_status_text(json_t *p, char *out, size_t size)
-{
-	const char *state = json_string_value(json_object_get(p, "state"));
-
-	if (has(p, "signal"))
-		snprintf(out, size, "sig %lld%s", (long long)int_of(p, "signal"),
-			 cli_flag(p, "core_dumped") ? "+core" : "");
-	else if (has(p, "exit_code"))
-		snprintf(out, size, "%lld", (long long)int_of(p, "exit_code"));
-	else
-		snprintf(out, size, "%s", state ? state : "?");
 }
 
 /* Columns before the tree in a process line, and before the command in a tool's. */

@@ -36,12 +36,11 @@ int report_print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 /* A report of at most this many lines: what tracer run prints at a run's end. */
 #define REPORT_SCREENFUL 40
 
-/* Shared by report.c and report_summary.c. */
-/* Failed as the aggregator counts it: a non-zero exit, or a signal but SIGPIPE. */
+/* report_outcome.c: failed as the aggregator counts it (a non-zero exit, or a signal
+ * but SIGPIPE), and "0", "2", "sig 9+core" or the state of a process without an end. */
 bool report_process_failed(json_t *p);
-/* "0", "2", "sig 9+core", or the state of a process without an end. */
 void report_status_text(json_t *p, char *out, size_t size);
-/* The summary part of a report (after its header): o->structure's longest steps,
+/* report_summary.c: the summary part of a report (after its header): o->structure's longest steps,
  * the failed processes, where the rest is. */
 void report_summary_print(FILE *out, json_t *run, json_t *totals, const struct report_opts *o);
 

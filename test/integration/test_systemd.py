@@ -130,6 +130,7 @@ def check_quick_run(ctx, box, user=None):
     ctx.check(rc == "0" and ms.isdigit() and int(ms) < 1000 and "not every event" not in p.stderr,
               f"tracer run -- true{' as ' + user if user else ''} returns within 1 s: rc {rc}, {ms} ms\n"
               f"{p.stderr[-600:]}")
+    print(f"    tracer run -- true{' as ' + user if user else ''} in the container: {ms} ms", flush=True)
     return int(ms) if ms.isdigit() else None
 
 
