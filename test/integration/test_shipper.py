@@ -91,14 +91,28 @@ def shipper(ctx, db, sink, *extra, once=True, wait=True, cred=None):
     return p.returncode, err
 
 
+# What runs now is shipped too (a live copy that the final row replaces): finished, at the sink.
+FINISHED_AT_SINK = {
+    "processes": "state != 'running'",
+    "runs": "status IS NOT NULL AND status != 'running'",
+    "steps": "status != 'running'",
+}
+
+
 def compare_counts(ctx, ch, db, host=None):
-    """Per table: rows in ClickHouse (FINAL) == distinct keys == finished local rows."""
-    where = f"WHERE _host = '{host}'" if host else ""
+    """Per table: finished rows in ClickHouse (FINAL) == their distinct keys == finished
+    local rows; every key at the sink is one row under FINAL."""
     for table, sql in FINISHED.items():
+        conds = [c for c in (f"_host = '{host}'" if host else "", FINISHED_AT_SINK.get(table, "")) if c]
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
         local = ctx.one(sql, db=db)
         final = int(ch.query(f"SELECT count() FROM tracer.{table} FINAL {where}").strip())
-        keys = int(ch.query(f"SELECT uniqExact(_key) FROM tracer.{table} {where}").strip())
+        keys = int(ch.query(f"SELECT uniqExact(_key) FROM tracer.{table} FINAL {where}").strip())
         ctx.check(final == keys == local, f"{table}: ClickHouse {final} rows, {keys} keys, local {local}")
+        host_only = f"WHERE _host = '{host}'" if host else ""
+        every = int(ch.query(f"SELECT count() FROM tracer.{table} FINAL {host_only}").strip())
+        distinct = int(ch.query(f"SELECT uniqExact(_key) FROM tracer.{table} {host_only}").strip())
+        ctx.check(every == distinct, f"{table}: {every} rows under FINAL for {distinct} keys")
 
 
 def stop_daemons(ctx, agg, col):
@@ -754,3 +768,57 @@ def no_outbox_while_no_shipper_is_configured(ctx):
     text = subprocess.run(status, capture_output=True, text=True, timeout=30).stdout
     ctx.check("no shipper is configured" in text, f"status says nothing will deliver what waits: {text[-400:]}")
     stop_daemons(ctx, agg, col)
+
+
+@test
+@plain_build_only("CI time: the shipper's code runs under ASan in the soak and outbox tests")
+def running_work_reaches_clickhouse_live_and_ends_as_its_final_row(ctx):
+    """A run whose process lives 14 s: within 10 s of its start, the run and its running
+    process are in ClickHouse (state running); while it runs its row is refreshed and its
+    samples arrive; at its end each is one row under FINAL, the final one, equal to the
+    local database's. Ground truth: the local SQLite rows."""
+    ch = clickhouse(ctx)
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state_db(ctx)))
+    cred = credentials(ctx, f"user = {ch.user}\npassword = {ch.password}\n")
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    live = shipper(ctx, db, sink, "--batch-age-ms", "200", once=False, wait=False, cred=cred)
+    script = ctx.path("long.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\nsleep 14\n")
+    os.chmod(script, 0o755)
+    started = time.time()
+    run = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "live-one", "--",
+                            script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ctx.procs.append(run)
+    seen, cpu_seen = None, []  # cpu_seen: (the process row's newest version, its samples) over time
+    while time.time() < started + 14:
+        try:
+            runs = ch.rows("SELECT id, status FROM tracer.runs FINAL WHERE name = 'live-one'")
+            procs = ch.rows(f"SELECT id, state FROM tracer.processes FINAL WHERE run_id = {runs[0][0]} "
+                            "AND exe LIKE '%/sleep'") if runs else []
+            copies = ch.rows(f"SELECT max(_version) FROM tracer.processes WHERE id = {procs[0][0]}") if procs else []
+            samples = ch.rows(f"SELECT count() FROM tracer.samples WHERE process_id = {procs[0][0]}") if procs else []
+        except Exception:
+            runs, procs = [], []
+        if runs and runs[0][1] == "running" and procs and procs[0][1] == "running":
+            if seen is None:
+                seen = time.time() - started
+            cpu_seen.append((int(copies[0][0]), int(samples[0][0])))
+        time.sleep(1)
+    ctx.check(seen is not None and seen <= 10, f"the running run and process reached ClickHouse within 10 s: {seen}")
+    ctx.check(len(cpu_seen) >= 2 and cpu_seen[-1][0] > cpu_seen[0][0],
+              f"refreshed while it runs (a newer copy every 5 s): (its row's version, its samples) {cpu_seen}")
+    run.wait(timeout=120)
+    stop_daemons(ctx, agg, col)
+    deadline = time.time() + 60
+    while time.time() < deadline and pending(ctx, db) > 0:
+        time.sleep(0.5)
+    live.send_signal(signal.SIGTERM)
+    live.communicate(timeout=30)
+    local = ctx.one("SELECT status, cpu_ns FROM runs WHERE name = 'live-one'", db=db)
+    final = ch.rows("SELECT status, cpu_ns FROM tracer.runs FINAL WHERE name = 'live-one'")
+    ctx.check([tuple(final[0])] == [(local[0], str(local[1]))] if final else False,
+              f"the run is its final row at the sink: {final} vs local {local}")
+    ctx.check(final and local[0] != "running", f"and it is ended there: {final}")
+    compare_counts(ctx, ch, db)
