@@ -146,7 +146,8 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 			return -1;
 		}
 	}
-	/* What runs now, a live copy below the final rows' priority. */
+	/* What runs now, a live copy below the final rows' priority (and counted apart
+	 * when dropped: a copy a later one supersedes, not a record lost). */
 	const struct kind_spec live[3] = {
 	    {"processes", "CAST(id AS TEXT)", NULL, 1},
 	    {"steps", "CAST(id AS TEXT)", NULL, 1},
@@ -173,7 +174,8 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 	    sqlite3_prepare_v2(
 		db,
 		"DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY priority, "
-		"id LIMIT 256) RETURNING kind, length(payload)",
+		"id LIMIT 256) RETURNING CASE WHEN priority = 1 AND kind IN ('processes', "
+		"'steps', 'runs') THEN kind || ' (live)' ELSE kind END, length(payload)",
 		-1, &o->trim, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 		db,
