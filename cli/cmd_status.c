@@ -159,9 +159,13 @@ static void print_text(json_t *doc)
 		printf(", %s free", free_text);
 	}
 	printf(", check: %s)\n", jstr(doc, "db_check"));
-	printf("  daemons    %s on %s%s\n",
+	printf("  daemons    %s on %s%s%s\n",
 	       json_is_true(json_object_get(doc, "listening")) ? "listening" : "not listening",
 	       jstr(doc, "socket"),
+	       !strcmp(jstr(doc, "listening_known_by"), "database")
+		   ? " (as the database says: a collector wrote it in the last minute; the "
+		     "socket is not open to this user)"
+		   : "",
 	       json_is_true(json_object_get(doc, "daemons_database"))
 		   ? ""
 		   : " (not checked: the daemons there do not write this database; --socket "
@@ -397,6 +401,14 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	const char *read_only = read_only_reason(o->db_path, ro_text, sizeof(ro_text));
 
 	bool listening = ipc_probe(o->socket_path);
+	/* The installed daemons' socket is theirs alone: a tracer-group user cannot
+	 * probe it, and the database answers for it instead (a collector that wrote
+	 * in the last minute), so every reader gets root's answer. */
+	struct stat sock_st;
+	bool hidden = !listening && stat(o->socket_path, &sock_st) != 0 && errno == EACCES;
+	bool seen_in_db = hidden && health_collector_writing(db) == 1;
+	if (seen_in_db)
+		listening = true;
 	/* Whether the socket is that of the daemons writing this database: the one
 	 * named, the one whose aggregator announces this database, or the default
 	 * one for the default database. Another database (tracer run's) needs none. */
@@ -418,12 +430,10 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	char why[2600];
 	const char *problem = health_problem(&in, why, sizeof(why));
 	if (!problem && !listening && daemons_db) {
-		struct stat sock;
-		bool hidden = stat(o->socket_path, &sock) != 0 && errno == EACCES;
-		/* The socket's directory is the daemons' own: others cannot tell if they run. */
 		snprintf(why, sizeof(why),
-			 hidden ? "cannot see whether the daemons listen on %s: its directory "
-				  "is not open to this user"
+			 hidden ? "the daemons on %s are not running: no collector wrote this "
+				  "database in the last minute (their socket is not open to this "
+				  "user)"
 				: "the daemons are not listening on %s",
 			 o->socket_path);
 		problem = why;
@@ -439,6 +449,10 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	json_object_set_new(doc, "schema_version", json_integer(schema_version));
 	json_object_set_new(doc, "socket", json_string(o->socket_path));
 	json_object_set_new(doc, "listening", json_boolean(listening));
+	json_object_set_new(doc, "listening_known_by",
+			    json_string(seen_in_db ? "database"
+					: hidden   ? "nothing"
+						   : "socket"));
 	json_object_set_new(doc, "daemons_database", json_boolean(daemons_db));
 	json_object_set_new(doc, "collectors", streams);
 	json_object_set_new(doc, "losses", losses);

@@ -772,3 +772,43 @@ def status_is_degraded_for_a_database_the_aggregator_refuses(ctx):
     rc, doc = status(readonly)
     ctx.check(rc == 3 and not doc.get("healthy") and "read-only" in (doc.get("problem") or ""),
               f"status on the read-only database: rc {rc}, problem {doc.get('problem')!r}")
+
+
+@test
+@plain_build_only("runs the CLI as another user; the CLI runs under ASan elsewhere")
+def status_gives_every_reader_the_same_answer(ctx):
+    """The daemons' socket is in a directory only they may open (as installed): root can
+    probe it, another user cannot. Both readers of the database get the same answer:
+    listening while a collector writes (the other user's from the database), not
+    listening once the daemons stopped."""
+    sockdir = ctx.path("private")
+    os.mkdir(sockdir)
+    os.chown(sockdir, 65534, 65534)
+    os.chmod(sockdir, 0o700)
+    sock, db = os.path.join(sockdir, "s.sock"), ctx.path("shared.db")
+    agg, col = start_daemons(ctx, sock, db)
+    for f in os.listdir(ctx.tmp):
+        if f.startswith("shared.db"):
+            os.chmod(ctx.path(f), 0o644)
+
+    def status(as_other):
+        cmd = [ctx.bin("tracer"), "status", "--db", db, "--socket", sock, "--json"]
+        if as_other:
+            cmd = ["setpriv", "--reuid=daemon", "--regid=daemon", "--clear-groups"] + cmd
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        return json.loads(p.stdout or "{}")
+
+    root, other = status(False), status(True)
+    ctx.check(root.get("listening") is True and other.get("listening") is True
+              and other.get("listening_known_by") == "database" and root.get("listening_known_by") == "socket",
+              f"running: root {root.get('listening')}/{root.get('listening_known_by')}, "
+              f"other {other.get('listening')}/{other.get('listening_known_by')} ({other.get('problem')})")
+    ctx.check(root.get("healthy") == other.get("healthy"),
+              f"the same verdict: root {root.get('problem')!r}, other {other.get('problem')!r}")
+    ctx.stop(col)
+    ctx.stop(agg)
+    root, other = status(False), status(True)
+    ctx.check(root.get("listening") is False and other.get("listening") is False
+              and not root.get("healthy") and not other.get("healthy"),
+              f"stopped: root {root.get('listening')} {root.get('problem')!r}, "
+              f"other {other.get('listening')} {other.get('problem')!r}")
