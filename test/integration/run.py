@@ -27,6 +27,7 @@ import test_cost  # noqa: F401
 import test_report  # noqa: F401
 import test_shipper  # noqa: F401
 import test_security  # noqa: F401
+import test_trust  # noqa: F401
 import test_systemd  # noqa: F401
 import test_faults  # noqa: F401
 import test_isolation  # noqa: F401
