@@ -131,7 +131,7 @@ COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collecto
 AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
-                   aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c aggregator/receive/peers.c \
+                   aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c aggregator/receive/peers.c aggregator/receive/peerconf.c \
                    aggregator/store/dblock.c \
                    aggregator/ingest/ingest.c aggregator/ingest/process.c aggregator/ingest/launch.c \
                    aggregator/ingest/counters.c aggregator/ingest/data.c aggregator/ingest/clock.c \
@@ -154,7 +154,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \
                    common/jsonutil.c common/sqlite_writer.c
-CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/command.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/report_summary.c cli/report_outcome.c cli/launch.c \
+CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/runuser.c cli/command.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/report_summary.c cli/report_outcome.c cli/launch.c \
             cli/clidb.c cli/clierror.c cli/rows.c cli/dbkind.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/store/schema.c \
             common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c cli/costconf.c cli/export.c \
             cli/cmd_cost.c cli/costrun.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c cli/reportdata.c \

@@ -169,19 +169,6 @@ static void usage(FILE *out)
 	    RECEIVER_COMMIT_EVERY_MS);
 }
 
-/* --make-key (a unit's ExecStartPre=+, as root): the key file exists afterwards. */
-static int make_key(const char *path)
-{
-	uint8_t key[IPC_KEY_LEN];
-	char err[512];
-
-	if (ipc_key_load_file(path, true, key, err, sizeof(err)) != 0) {
-		fprintf(stderr, "tracer-aggregator: %s\n", err);
-		return 1;
-	}
-	return 0;
-}
-
 /* A descriptor number given on the command line, or -1. */
 static int descriptor(const char *text)
 {
@@ -272,7 +259,7 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 			}
 			break;
 		case 'Y':
-			exit(make_key(optarg));
+			exit(peers_make_key(optarg));
 		case 'g':
 			o->socket_group = strtoul(optarg, &end, 10);
 			if (*end || !*optarg || o->socket_group == 0 ||
@@ -414,41 +401,6 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 }
 
 /*
- * Only uids named by --collector-user (and root) may even try; with none, any
- * connection may, and the key decides. No uid is trusted by default: `nobody`
- * is shared by unrelated services.
- */
-static int allowed_peers(const struct aggregator_options *o, struct ipc_peer_policy *policy)
-{
-	struct run_as who;
-
-	policy->n_allowed = 0;
-	if (o->n_collector_users)
-		policy->allowed_uids[policy->n_allowed++] = 0;
-	for (unsigned i = 0; i < o->n_collector_users; i++) {
-		if (run_as_lookup(o->collector_users[i], &who) != 0) {
-			log_error("unknown collector user '%s'", o->collector_users[i]);
-			return -1;
-		}
-		policy->allowed_uids[policy->n_allowed++] = who.uid;
-	}
-	return 0;
-}
-
-/* Before the privilege drop: root hands us the key (a descriptor or a file). */
-static int load_key(const struct aggregator_options *o, uint8_t key[IPC_KEY_LEN])
-{
-	char err[512];
-	int rc = o->key_fd >= 0
-		     ? ipc_key_read_fd(o->key_fd, key, err, sizeof(err))
-		     : ipc_key_load_file(o->key_file, geteuid() == 0, key, err, sizeof(err));
-
-	if (rc != 0)
-		log_error("%s: no collector could prove itself; refusing to start", err);
-	return rc;
-}
-
-/*
  * Beside the socket, the database we write (SOCKET.db): `tracer run` with
  * another --db is refused at once, naming this one. NULL removes it.
  */
@@ -512,7 +464,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGHUP, on_hup);
 
-	if (load_key(&opt, key) != 0)
+	if (peers_load_key(opt.key_file, opt.key_fd, key) != 0)
 		return 1;
 	if (geteuid() == 0) {
 		if (!opt.user) {
@@ -597,7 +549,7 @@ int main(int argc, char **argv)
 	receiver.next_prune_ns = now_boottime_ns() + receiver.prune_every_ns;
 	receiver.reload = &reload_requested;
 	receiver.wake_fd = wake_pipe[0];
-	if (allowed_peers(&opt, &receiver.policy) != 0)
+	if (peers_allow_users(opt.collector_users, opt.n_collector_users, &receiver.policy) != 0)
 		goto out_ingest;
 	rv = ipc_listen(&receiver.server, opt.socket_path, opt.socket_mode, &receiver.policy);
 	if (rv != 0) {

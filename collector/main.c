@@ -125,7 +125,7 @@ static void usage(FILE *out)
 	    "  --user NAME        user to become after loading BPF (default " TRACER_COLLECTOR_USER
 	    ", else nobody)\n"
 	    "  --key-file PATH    the collector key, read before dropping root (default\n"
-	    "                     " TRACER_DEFAULT_KEY ", made when missing)\n"
+	    "                     " TRACER_DEFAULT_KEY "; the aggregator makes it)\n"
 	    "  --key-fd N         read the key from descriptor N instead (tracer run)\n"
 	    "  --aggregator-user NAME  send only to a listener running as NAME (or root;\n"
 	    "                     default " TRACER_AGGREGATOR_USER ")\n"
@@ -399,8 +399,11 @@ static int resolve_trust(const struct cli *cli, struct sender_trust *t)
 	}
 	if ((cli->key_fd >= 0
 		 ? ipc_key_read_fd(cli->key_fd, t->key, err, sizeof(err))
-		 : ipc_key_load_file(cli->key_file, true, t->key, err, sizeof(err))) != 0) {
-		log_error("%s", err);
+		 : ipc_key_load_file(cli->key_file, false, t->key, err, sizeof(err))) != 0) {
+		/* Made by the aggregator, not here: the less root does, the better. */
+		log_error("%s (the aggregator makes it when it starts as root; or run "
+			  "`tracer-aggregator --make-key PATH`)",
+			  err);
 		return -1;
 	}
 	return 0;

@@ -26,7 +26,8 @@ int ipc_key_read_fd(int fd, uint8_t key[IPC_KEY_LEN], char *err, size_t err_size
  * Reads the key from path. The file must be a regular file of IPC_KEY_LEN
  * bytes, owned by root or by us, that no other user may read or write (its
  * group, if it may read, is root's or ours: systemd's credential files). With
- * create, a missing file is made first (random, 0600, atomically: two daemons
+ * create (the aggregator only: the collector's root window stays small), a
+ * missing file is made first (random, 0600, atomically: two aggregators
  * starting together end up with the same key). 0 or -1.
  */
 int ipc_key_load_file(const char *path, bool create, uint8_t key[IPC_KEY_LEN], char *err,

@@ -117,6 +117,11 @@ enum peer_verdict peers_judge(struct peers *p, uint32_t pipe, const void *buf, s
 	} else if (e && ipc_auth_check(buf, len, p->key)) {
 		e->proven = true;
 		v = PEER_PROVEN_NOW;
+		uint64_t peer_pid = 0, uid = 0;
+		nng_pipe_get_uint64((nng_pipe){.id = pipe}, NNG_OPT_IPC_PEER_PID, &peer_pid);
+		nng_pipe_get_uint64((nng_pipe){.id = pipe}, NNG_OPT_IPC_PEER_UID, &uid);
+		log_info("collector connected (pid %llu, uid %llu): it holds the key",
+			 (unsigned long long)peer_pid, (unsigned long long)uid);
 	} else if (e) {
 		/* A collector's frame queued before it reconnected may come first: its
 		 * key follows, and it resends what we never acknowledged. */
@@ -151,4 +156,34 @@ unsigned peers_proven(struct peers *p, uint32_t *out, unsigned max)
 			out[n++] = p->slot[i].pipe;
 	pthread_mutex_unlock(&p->lock);
 	return n;
+}
+
+void peers_send(nng_socket sock, uint32_t pipe, const void *buf, size_t len)
+{
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, 0) != 0)
+		return;
+	if (nng_msg_append(msg, buf, len) != 0) {
+		nng_msg_free(msg);
+		return;
+	}
+	if (pipe)
+		nng_msg_set_pipe(msg, (nng_pipe){.id = pipe});
+	/* A lost reply only means the collector resends; we dedupe. */
+	if (nng_sendmsg(sock, msg, 0) != 0)
+		nng_msg_free(msg);
+}
+
+void peers_broadcast(struct peers *p, nng_socket sock, const void *buf, size_t len)
+{
+	uint32_t pipes[8];
+
+	if (!p->require_key) {
+		peers_send(sock, 0, buf, len);
+		return;
+	}
+	unsigned n = peers_proven(p, pipes, 8);
+	for (unsigned i = 0; i < n; i++)
+		peers_send(sock, pipes[i], buf, len);
 }

@@ -15,6 +15,7 @@
 
 #include <nng/nng.h>
 
+#include "common/ipc.h"
 #include "common/ipc_auth.h"
 
 /* More than a host ever needs: the oldest unproven pipe makes room for a new one. */
@@ -50,5 +51,21 @@ enum peer_verdict peers_judge(struct peers *p, uint32_t pipe, const void *buf, s
 void peers_expire(struct peers *p, uint64_t now_ns);
 /* The proven pipes, at most max; their number. */
 unsigned peers_proven(struct peers *p, uint32_t *out, unsigned max);
+
+/* A reply to one connection (0: nng's choice, as for a raw test peer). */
+void peers_send(nng_socket sock, uint32_t pipe, const void *buf, size_t len);
+/* To every proven connection (a heartbeat): an impostor hears nothing from us. */
+void peers_broadcast(struct peers *p, nng_socket sock, const void *buf, size_t len);
+
+/* peerconf.c. --make-key: the key file exists afterwards; an exit status. */
+int peers_make_key(const char *path);
+/* Before the privilege drop: the key from fd (>= 0) or file (made if missing, as root). 0 or -1. */
+int peers_load_key(const char *file, int fd, uint8_t key[IPC_KEY_LEN]);
+/*
+ * Only these users (and root) may even try; with none, any connection may,
+ * and the key decides. No uid is trusted by default: `nobody` is shared by
+ * unrelated services. 0, or -1 for an unknown user.
+ */
+int peers_allow_users(const char *const *users, unsigned n, struct ipc_peer_policy *policy);
 
 #endif

@@ -54,24 +54,6 @@ int receiver_init(struct receiver *r, struct ingest *ingest, struct store *store
 	return 0;
 }
 
-/* A reply to one connection (0: nng's choice, as for a raw test peer). */
-static void send_to(struct receiver *r, uint32_t pipe, const void *buf, size_t len)
-{
-	nng_msg *msg;
-
-	if (nng_msg_alloc(&msg, 0) != 0)
-		return;
-	if (nng_msg_append(msg, buf, len) != 0) {
-		nng_msg_free(msg);
-		return;
-	}
-	if (pipe)
-		nng_msg_set_pipe(msg, (nng_pipe){.id = pipe});
-	/* A lost reply only means the collector resends; we dedupe. */
-	if (nng_sendmsg(r->server.sock, msg, 0) != 0)
-		nng_msg_free(msg);
-}
-
 void receiver_free(struct receiver *r)
 {
 	for (struct stream_state *s = r->streams; s;) {
@@ -271,7 +253,7 @@ static void refuse_early_frame(struct receiver *r, struct stream_state *s, uint6
 		 (unsigned long long)s->early_frames);
 	memcpy(ask.stream_id, s->id, sizeof(ask.stream_id));
 	size_t len = ipc_ack_pack(&ask, buf);
-	send_to(r, s->pipe, buf, len);
+	peers_send(r->server.sock, s->pipe, buf, len);
 	s->resend_from = from;
 	s->resend_asked_ns = now;
 }
@@ -356,7 +338,7 @@ static void send_acks(struct receiver *r)
 		ack.seq = s->ack_seq;
 		ack.resend = false;
 		size_t len = ipc_ack_pack(&ack, buf);
-		send_to(r, s->pipe, buf, len);
+		peers_send(r->server.sock, s->pipe, buf, len);
 		s->ack_pending = false;
 	}
 }
@@ -368,19 +350,10 @@ static void send_heartbeat(struct receiver *r)
 	struct ipc_ack beat = {.seq = 0};
 	uint8_t buf[IPC_RESEND_LEN];
 
-	uint32_t pipes[8];
-
 	if (now < r->next_heartbeat_ns)
 		return;
 	size_t len = ipc_ack_pack(&beat, buf);
-	if (!r->peers.require_key) {
-		send_to(r, 0, buf, len);
-	} else {
-		/* Only to proven collectors: an impostor learns nothing from us. */
-		unsigned n = peers_proven(&r->peers, pipes, 8);
-		for (unsigned i = 0; i < n; i++)
-			send_to(r, pipes[i], buf, len);
-	}
+	peers_broadcast(&r->peers, r->server.sock, buf, len);
 	r->next_heartbeat_ns = now + IPC_HEARTBEAT_NS;
 }
 
@@ -636,14 +609,8 @@ static void receive_message(struct receiver *r, nng_msg *msg)
 	uint32_t pipe = nng_pipe_id(nng_msg_get_pipe(msg));
 	enum peer_verdict v = peers_judge(&r->peers, pipe, nng_msg_body(msg), nng_msg_len(msg));
 
-	if (v == PEER_PROVEN_NOW) {
-		uint64_t pid = 0, uid = 0;
-		nng_pipe_get_uint64(nng_msg_get_pipe(msg), NNG_OPT_IPC_PEER_PID, &pid);
-		nng_pipe_get_uint64(nng_msg_get_pipe(msg), NNG_OPT_IPC_PEER_UID, &uid);
-		log_info("collector connected (pid %llu, uid %llu): it holds the key",
-			 (unsigned long long)pid, (unsigned long long)uid);
+	if (v == PEER_PROVEN_NOW)
 		r->next_heartbeat_ns = 0; /* tell it at once that we are here */
-	}
 	if (v != PEER_FRAME)
 		return;
 	uint64_t before = r->ingest->stats.events;
