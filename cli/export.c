@@ -38,7 +38,7 @@ static char *value_text(json_t *v)
 		return strdup(buf);
 	}
 	if (json_is_real(v)) {
-		snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+		snprintf(buf, sizeof(buf), "%.15g", json_real_value(v));
 		return strdup(buf);
 	}
 	if (json_is_boolean(v))
@@ -46,26 +46,21 @@ static char *value_text(json_t *v)
 	return json_dumps(v, JSON_COMPACT);
 }
 
+/* TSV as pandas' read_csv(sep="\t") and R's read.delim read it: a field with a tab,
+ * a quote or a line end is quoted, its quotes doubled; backslashes stay as they are. */
 static void put_tsv(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '\t':
-			fputs("\\t", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		default:
-			fputc(*s, out);
-		}
+	if (!strpbrk(s, "\t\"\r\n")) {
+		fputs(s, out);
+		return;
 	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
 }
 
 static void put_csv(FILE *out, const char *s)

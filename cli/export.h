@@ -12,7 +12,8 @@
 
 enum export_format {
 	EXPORT_NONE, /* the verb's own text (or --json document) */
-	EXPORT_TSV,  /* a header line, then tab-separated rows; \t \n \r \\ escaped */
+	EXPORT_TSV,  /* a header line, then tab-separated rows; a field with a tab, quote or line
+		      * end quoted as in CSV (pandas and R read it back) */
 	EXPORT_CSV,  /* RFC 4180: fields with , " CR or LF quoted, quotes doubled */
 	EXPORT_JSON, /* an array of objects with the same columns */
 };

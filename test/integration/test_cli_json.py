@@ -273,3 +273,70 @@ def a_run_not_ended_reads_running_so_far_then_unknown_when_no_collector_watches(
         os.killpg(run.pid, signal.SIGKILL)
         run.communicate(timeout=30)
     ctx.stop(agg)
+
+
+@test
+def trace_exports_round_trip_through_pandas_and_r(ctx):
+    """`tracer show --format tsv|csv` of a run whose argv holds a tab, quotes, a backslash
+    and a newline: Debian's pandas (read_csv, sep="\\t" for TSV) and R's read.delim and
+    read.csv read back every row, and each argv column parses as the JSON of the argv
+    SQLite stores; trace.txt's names are there (%cpu, %mem, syscr, vol_ctxt, attempt,
+    native_id) with the database's values (%cpu = 100 x CPU / wall); --fields picks
+    columns in its order and refuses an unknown one."""
+    tricky = 'a\tb "quoted" back\\slash\nnext line'
+    ctx.tracer_run(["bash", "-c", 'gzip -c /etc/services > /dev/null; printf "%s" "$1" > /dev/null', "x", tricky],
+                   "--run", "exports", expect=0)
+    run = ctx.one("SELECT id FROM runs WHERE name = 'exports'")
+    rows = ctx.query("SELECT id, argv, cpu_user_ns + cpu_sys_ns, end_ns - start_ns, syscr, vol_ctxsw "
+                     "FROM processes WHERE run_id = ? ORDER BY start_ns, id", run)
+    files = {}
+    for fmt in ("tsv", "csv"):
+        p = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--format", fmt, str(run)],
+                           capture_output=True, text=True, timeout=60)
+        ctx.check(p.returncode == 0, f"--format {fmt}: {p.returncode} {p.stderr}")
+        files[fmt] = ctx.path(f"trace.{fmt}")
+        with open(files[fmt], "w") as f:
+            f.write(p.stdout)
+    script = ctx.path("read.py")
+    with open(script, "w") as f:
+        f.write("import json, sys, pandas\n"
+                "out = {}\n"
+                "for fmt, path in (('tsv', sys.argv[1]), ('csv', sys.argv[2])):\n"
+                "    d = pandas.read_csv(path, sep='\\t' if fmt == 'tsv' else ',', keep_default_na=False)\n"
+                "    out[fmt] = {'process_id': [int(x) for x in d['process_id']], 'argv': [json.loads(a) for a in d['argv']],\n"
+                "                'cpu': [float(x) if x != '' else None for x in d['%cpu']],\n"
+                "                'syscr': [int(x) for x in d['syscr']], 'vol': [int(x) for x in d['vol_ctxt']],\n"
+                "                'columns': list(d.columns)}\n"
+                "print(json.dumps(out))\n")
+    p = subprocess.run(["/usr/bin/python3", script, files["tsv"], files["csv"]], capture_output=True, text=True,
+                       timeout=120)
+    ctx.check(p.returncode == 0, f"pandas read the exports: {p.stderr[-800:]}")
+    got = json.loads(p.stdout or "{}")
+    for fmt in ("tsv", "csv"):
+        g = got.get(fmt, {})
+        ctx.check(g.get("process_id") == [r[0] for r in rows], f"{fmt}: every row, in order: {g.get('process_id')}")
+        ctx.check(g.get("argv") == [json.loads(r[1]) for r in rows], f"{fmt}: argv as stored: {g.get('argv')}")
+        ctx.check(any(tricky in a for a in (g.get("argv") or []) for a in [a]) or
+                  any(tricky in x for a in (g.get("argv") or []) for x in a),
+                  f"{fmt}: the tricky argument whole: {g.get('argv')}")
+        ctx.check(g.get("syscr") == [r[4] for r in rows] and g.get("vol") == [r[5] for r in rows],
+                  f"{fmt}: syscr and vol_ctxt as stored")
+        for (_, _, cpu, wall, _, _), pct in zip(rows, g.get("cpu") or []):
+            if wall:
+                ctx.close(pct, round(100.0 * cpu / wall, 1), 0.051, f"{fmt}: %cpu")
+        ctx.check({"%cpu", "%mem", "attempt", "native_id", "hash", "submit"} <= set(g.get("columns", [])),
+                  f"{fmt}: trace.txt's names: {g.get('columns')}")
+    r = subprocess.run(["Rscript", "-e", f"d <- read.delim('{files['tsv']}', check.names=FALSE); "
+                        f"c <- read.csv('{files['csv']}', check.names=FALSE); "
+                        "cat(nrow(d), nrow(c), sum(grepl('back\\\\\\\\slash', d$argv, fixed=FALSE)), "
+                        "sum(d$process_id == c$process_id), '\\n')"], capture_output=True, text=True, timeout=120)
+    ctx.check(r.returncode == 0, f"R read the exports: {r.stderr[-600:]}")
+    nums = r.stdout.split()
+    ctx.check(nums[:2] == [str(len(rows))] * 2 and nums[3] == str(len(rows)),
+              f"R: {len(rows)} rows in both, the same processes: {r.stdout!r}")
+    picked = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--format", "tsv", "--fields",
+                             "pid,%cpu,step_name", str(run)], capture_output=True, text=True, timeout=60)
+    ctx.check(picked.stdout.splitlines()[0] == "pid\t%cpu\tstep_name", f"--fields: {picked.stdout[:200]!r}")
+    bad = subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--format", "tsv", "--fields", "pid,nope",
+                          str(run)], capture_output=True, text=True, timeout=60)
+    ctx.check(bad.returncode == 2 and "nope" in bad.stderr, f"an unknown field is refused: {bad.stderr}")
