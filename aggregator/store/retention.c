@@ -65,6 +65,9 @@ static int prune_before(sqlite3 *db, int64_t cutoff, struct prune_result *out)
 	     "first_start_ns < ?1))"),
 	    ("DELETE FROM container_links WHERE run_id IN prune_runs OR (run_id IS NULL AND "
 	     "first_start_ns < ?1)"),
+	    "DELETE FROM batch_submissions WHERE run_id IN prune_runs",
+	    ("DELETE FROM batch_jobs WHERE run_id IN prune_runs OR (run_id IS NULL AND "
+	     "first_ns < ?1)"),
 	};
 	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
 		if (run_with_cutoff(db, setup[i], cutoff) < 0)

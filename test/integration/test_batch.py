@@ -270,6 +270,8 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
     for raw, truth in acct.items():
         ctx.check(named.get(raw) == truth["id"], f"show names job {raw} as sacct does: "
                   f"{named.get(raw)} vs {truth['id']}")
+    batch_text = text[text.find("\nBatch jobs"):text.find("\nProcess tree")]
+    print("  show:" + batch_text.replace("\n", "\n    "))
     # Where the work that did not run here went, in JSON and in the text users read.
     away = sorted((b.get("submitter"), b.get("job_name")) for b in doc.get("batch_elsewhere") or [])
     ctx.check(away == [("aws", "remote-align"), ("sbatch", "parked")],
