@@ -266,6 +266,13 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
     kinds = sorted((r[2], r[3] or "") for r in rows)
     ctx.check(kinds == [("sbatch", ""), ("sbatch", "1-3"), ("sbatch", "1-3"), ("sbatch", "1-3"), ("srun", "")],
               f"the jobs came from sbatch, the array's sbatch and srun: {kinds}")
+    for b in doc.get("batch_jobs") or []:
+        truth = acct.get(b.get("job_id_raw"))
+        if truth:
+            want = slurm_time_s(truth["start"]) - slurm_time_s(truth["submit"])
+            got = (b.get("queue_wait_ns") or -1e18) / 1e9
+            ctx.check(abs(got - want) <= 1.5, f"show: job {truth['id']} queue wait {got:.2f} s vs sacct "
+                      f"Start - Submit {want:.0f} s (1.5 s: sacct's whole seconds)")
     named = {b.get("job_id_raw"): b.get("job") for b in doc.get("batch_jobs") or []}
     for raw, truth in acct.items():
         ctx.check(named.get(raw) == truth["id"], f"show names job {raw} as sacct does: "
