@@ -242,6 +242,9 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
         cluster.start()
         p = ctx.tracer_run([submit], "--run", "submitter", env=cluster.env)
         ctx.check(p.returncode == 0, f"tracer run: {p.returncode} {p.stderr[-600:]}")
+        # Its end says what ran here (job.sh, the array, srun) and what went elsewhere.
+        ctx.check("3 batch submissions ran on this host" in p.stderr and "(aws, sbatch)" in p.stderr,
+                  f"tracer run's end says where the work went: {p.stderr[-700:]}")
         acct = sacct_jobs(cluster, d, expect=5)
         run_id = ctx.one("SELECT id FROM runs WHERE name = 'submitter'")
         doc = show_json(ctx, run_id, ctx.db, env=cluster.env)  # sacct reachable: JOB_TASK names
