@@ -151,8 +151,10 @@ static void print_elsewhere(FILE *out, json_t *s)
 				? "sent to AWS Batch: it runs there, not on this host"
 				: "no job of it ran on this host (another node, or not started)";
 
-	fprintf(out, "  %s %s%s%s%s: %s\n", text_of(s, "submitter"), what,
-		*text_of(s, "job_name") ? " (job name " : "", text_of(s, "job_name"),
+	/* `aws batch submit-job` is its own command; sbatch's is its script. */
+	bool named = !strncmp(what, text_of(s, "submitter"), strlen(text_of(s, "submitter")));
+	fprintf(out, "  %s%s%s%s%s%s: %s\n", named ? "" : text_of(s, "submitter"), named ? "" : " ",
+		what, *text_of(s, "job_name") ? " (job name " : "", text_of(s, "job_name"),
 		*text_of(s, "job_name") ? ")" : "", where);
 }
 

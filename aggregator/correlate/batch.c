@@ -15,6 +15,7 @@
  */
 #include "aggregator/correlate/batch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,7 +138,14 @@ void batch_submitter_exit(struct correlator *c, const struct proc *p)
 {
 	struct batch_state *b = c->batch;
 
-	if (!b)
+	const char *tool = p->in.tool_name;
+	char program[16];
+
+	if (!b || !b->n_waiting || !tool)
+		return;
+	/* Only a submitter's exit matters: its program is the first word of its tool. */
+	snprintf(program, sizeof(program), "%.*s", (int)strcspn(tool, " "), tool);
+	if (!batch_is_submitter(program))
 		return;
 	/* A submitter that waits (srun, salloc, sbatch --wait) saw its job start before
 	 * it ended; one that failed submitted nothing (a refused sbatch). */

@@ -29,6 +29,8 @@ struct batch_submit {
 	char engine_dir[BATCH_PATH_MAX], engine_rule[128], engine_job_id[24];
 };
 
+/* Whether the program is one of the submitters batch_submit_parse reads. */
+bool batch_is_submitter(const char *program);
 /* Whether program (argv's tool) submits a batch job; fills out. cwd: the submitter's. */
 bool batch_submit_parse(const char *program, char *const *argv, size_t argc, const char *cwd,
 			struct batch_submit *out);

@@ -273,12 +273,20 @@ static bool aws_submit(char *const *argv, size_t argc, struct batch_submit *out)
 	return true;
 }
 
+bool batch_is_submitter(const char *program)
+{
+	static const char *const names[] = {"sbatch", "srun", "salloc", "qsub",
+					    "bsub",   "aws",  NULL};
+
+	return program && in_list(names, program);
+}
+
 bool batch_submit_parse(const char *program, char *const *argv, size_t argc, const char *cwd,
 			struct batch_submit *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (!program || argc < 1)
+	if (!program || argc < 1 || !batch_is_submitter(program))
 		return false;
+	memset(out, 0, sizeof(*out));
 	/* A script's argv starts with its interpreter (`python3 /usr/bin/aws batch ...`). */
 	for (size_t i = 0; i < 3 && i < argc; i++) {
 		const char *base = strrchr(argv[i], '/');
@@ -384,9 +392,9 @@ static bool inner_snakemake(char *const *argv, size_t argc, struct batch_job_hin
 bool batch_job_hint_parse(const char *program, char *const *argv, size_t argc,
 			  struct batch_job_hint *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (!program)
+	if (!program || (strcmp(program, "snakemake") != 0 && strcmp(program, "touch") != 0))
 		return false;
+	memset(out, 0, sizeof(*out));
 	if (!strcmp(program, "snakemake"))
 		return inner_snakemake(argv, argc, out);
 	if (!strcmp(program, "touch") && argc >= 2)

@@ -48,15 +48,15 @@ static int prune_before(sqlite3 *db, int64_t cutoff, struct prune_result *out)
 {
 	static const char *const setup[] = {
 	    "DELETE FROM prune_runs",
-	    "INSERT INTO prune_runs SELECT id FROM runs WHERE end_ns IS NOT NULL AND end_ns < ?1 "
-	    "AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.run_id = runs.id AND "
-	    "(p.end_ns IS NULL OR p.end_ns >= ?1 OR p.id IN (SELECT process_id FROM "
-	    "outbox_held)))",
+	    ("INSERT INTO prune_runs SELECT id FROM runs WHERE end_ns IS NOT NULL AND end_ns < ?1 "
+	     "AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.run_id = runs.id AND "
+	     "(p.end_ns IS NULL OR p.end_ns >= ?1 OR p.id IN (SELECT process_id FROM "
+	     "outbox_held)))"),
 	    "DELETE FROM prune_procs",
 	    "INSERT INTO prune_procs SELECT id FROM processes WHERE run_id IN prune_runs",
-	    "INSERT OR IGNORE INTO prune_procs SELECT id FROM processes WHERE run_id IS NULL "
-	    "AND end_ns IS NOT NULL AND end_ns < ?1 AND id NOT IN (SELECT process_id FROM "
-	    "outbox_held)",
+	    ("INSERT OR IGNORE INTO prune_procs SELECT id FROM processes WHERE run_id IS NULL "
+	     "AND end_ns IS NOT NULL AND end_ns < ?1 AND id NOT IN (SELECT process_id FROM "
+	     "outbox_held)"),
 	    "DELETE FROM files WHERE process_id IN prune_procs",
 	    "DELETE FROM oom_kills WHERE process_id IN prune_procs",
 	    "DELETE FROM signals WHERE run_id IN prune_runs OR process_id IN prune_procs",
@@ -65,6 +65,9 @@ static int prune_before(sqlite3 *db, int64_t cutoff, struct prune_result *out)
 	     "first_start_ns < ?1))"),
 	    ("DELETE FROM container_links WHERE run_id IN prune_runs OR (run_id IS NULL AND "
 	     "first_start_ns < ?1)"),
+	    ("DELETE FROM batch_submissions WHERE run_id IN prune_runs"),
+	    ("DELETE FROM batch_jobs WHERE run_id IN prune_runs OR (run_id IS NULL AND "
+	     "first_ns < ?1)"),
 	};
 	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
 		if (run_with_cutoff(db, setup[i], cutoff) < 0)

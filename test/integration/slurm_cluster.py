@@ -6,6 +6,7 @@ With accounting, also a MariaDB server (its socket only, no network) and
 slurmdbd, so sacct reports each step's TotalCPU and MaxRSS."""
 import os
 import pwd
+import random
 import shutil
 import socket
 import subprocess
@@ -38,6 +39,7 @@ SelectTypeParameters=CR_Core_Memory
 MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
+FirstJobId={first_job}
 NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=2048 State=UNKNOWN
 PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
 """
@@ -80,6 +82,10 @@ class SlurmCluster:
         self.procs = []
         self.node = socket.gethostname()
         self.env = dict(os.environ, SLURM_CONF=os.path.join(directory, "slurm.conf"))
+        # Clusters that other tests start on this host at the same time share the node name,
+        # so their jobs' cgroup paths (/slurm_<node>/uid_0/job_<id>) would collide if their
+        # ids did: each starts its ids somewhere else.
+        self.first_job = random.randrange(1000, 60_000_000, 1000)
 
     def start(self, timeout=60):
         d = self.dir
@@ -111,6 +117,7 @@ class SlurmCluster:
         with open(os.path.join(d, "slurm.conf"), "w") as f:
             f.write(SLURM_CONF.format(node=self.node, ctld_port=free_port(), slurmd_port=free_port(),
                                       munge_sock=self.munge_sock, dir=d, cpus=os.cpu_count(),
+                                      first_job=self.first_job,
                                       accounting=accounting))
         with open(os.path.join(d, "cgroup.conf"), "w") as f:
             f.write(CGROUP_CONF)

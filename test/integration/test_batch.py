@@ -109,6 +109,17 @@ def check_jobs_against_sacct(ctx, run_id, acct, db):
     ctx.check(not extra, f"no job in the run that sacct does not list for its work dir: {extra}")
 
 
+def check_show_total(ctx, doc, run_id, acct, db):
+    """show --json's run total, less what ran outside the jobs (the engine, its sbatch calls),
+    is sacct's total over the jobs (1% or 10 ms)."""
+    outside = ctx.one("SELECT coalesce(sum(cpu_user_ns + cpu_sys_ns), 0) FROM processes "
+                      "WHERE run_id = ? AND slurm_job IS NULL", run_id, db=db)
+    total = sum(t["cpu_ns"] for t in acct.values())
+    shown = (doc.get("totals") or {}).get("cpu_ns")
+    ctx.close(shown - outside if shown is not None else None, total, max(10_000_000, total // 100),
+              "show --json: the run's CPU less its processes outside jobs vs sacct's jobs (ns)")
+
+
 def check_run_total_is_its_rows(ctx, run_id, db):
     """What `show` reads as the run's CPU is the sum of the rows it lists (1% or 10 ms: exit tails)."""
     run_cpu = ctx.one("SELECT cpu_ns FROM runs WHERE id = ?", run_id, db=db)
@@ -180,6 +191,7 @@ rule merge:
         ctx.check(mine and mine == theirs, f"job {j}: its Snakemake job id {mine} is its submission's {theirs}")
     # The user's view: show --json has the steps by rule, their CPU holding the jobs' work.
     doc = show_json(ctx, run_id, db, env=cluster.env)
+    check_show_total(ctx, doc, run_id, acct, db)
     steps = doc.get("steps") or []
     names = sorted(s.get("name") for s in steps)
     ctx.check(names == ["align", "align", "count", "merge"], f"show --json: the run's steps are its rules: {names}")
@@ -230,6 +242,9 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
         cluster.start()
         p = ctx.tracer_run([submit], "--run", "submitter", env=cluster.env)
         ctx.check(p.returncode == 0, f"tracer run: {p.returncode} {p.stderr[-600:]}")
+        # Its end says what ran here (job.sh, the array, srun) and what went elsewhere.
+        ctx.check("3 batch submissions ran on this host" in p.stderr and "(aws, sbatch)" in p.stderr,
+                  f"tracer run's end says where the work went: {p.stderr[-700:]}")
         acct = sacct_jobs(cluster, d, expect=5)
         run_id = ctx.one("SELECT id FROM runs WHERE name = 'submitter'")
         doc = show_json(ctx, run_id, ctx.db, env=cluster.env)  # sacct reachable: JOB_TASK names
@@ -243,6 +258,7 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
               f"sacct: one job, three array tasks and srun's job: {ids}")
     check_jobs_against_sacct(ctx, run_id, acct, ctx.db)
     check_run_total_is_its_rows(ctx, run_id, ctx.db)
+    check_show_total(ctx, doc, run_id, acct, ctx.db)
     rows = ctx.query("SELECT b.job_id, b.link, sub.submitter, sub.array_spec, b.step_id, sub.step_id "
                      "FROM batch_jobs b JOIN batch_submissions sub ON sub.id = b.submission_id "
                      "WHERE b.run_id = ?", run_id)
@@ -253,15 +269,24 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
     kinds = sorted((r[2], r[3] or "") for r in rows)
     ctx.check(kinds == [("sbatch", ""), ("sbatch", "1-3"), ("sbatch", "1-3"), ("sbatch", "1-3"), ("srun", "")],
               f"the jobs came from sbatch, the array's sbatch and srun: {kinds}")
+    for b in doc.get("batch_jobs") or []:
+        truth = acct.get(b.get("job_id_raw"))
+        if truth:
+            want = slurm_time_s(truth["start"]) - slurm_time_s(truth["submit"])
+            got = (b.get("queue_wait_ns") or -1e18) / 1e9
+            ctx.check(abs(got - want) <= 1.5, f"show: job {truth['id']} queue wait {got:.2f} s vs sacct "
+                      f"Start - Submit {want:.0f} s (1.5 s: sacct's whole seconds)")
     named = {b.get("job_id_raw"): b.get("job") for b in doc.get("batch_jobs") or []}
     for raw, truth in acct.items():
         ctx.check(named.get(raw) == truth["id"], f"show names job {raw} as sacct does: "
                   f"{named.get(raw)} vs {truth['id']}")
+    batch_text = text[text.find("\nBatch jobs"):text.find("\nProcess tree")]
+    print("  show:" + batch_text.replace("\n", "\n    "))
     # Where the work that did not run here went, in JSON and in the text users read.
     away = sorted((b.get("submitter"), b.get("job_name")) for b in doc.get("batch_elsewhere") or [])
     ctx.check(away == [("aws", "remote-align"), ("sbatch", "parked")],
               f"show --json: the submissions whose work did not run here: {away}")
-    ctx.check("sent to AWS Batch" in text and "parked" in text and "2_3" in text,
+    ctx.check("sent to AWS Batch" in text and "parked" in text and all(t["id"] in text for t in acct.values()),
               f"show says where work went and names array tasks: {text[:1500]}")
 
 
@@ -314,6 +339,7 @@ def nextflow_slurm_executor_tasks_are_the_runs_tasks(ctx):
                          "WHERE p.slurm_job = ? AND p.exe LIKE '%/burn'", raw, db=db)
         ctx.check(len(rows) == 1 and rows[0][1] in want, f"job {raw}'s work is in its task's step: {rows}")
     doc = show_json(ctx, run_id, db, env=cluster.env)
+    check_show_total(ctx, doc, run_id, acct, db)
     waits = [s.get("queue_wait_ns") for s in doc.get("steps") or []]
     ctx.check(len(waits) == 2 and all(isinstance(w, int) and w >= 0 for w in waits),
               f"show --json: each task's queue wait (Nextflow trace's submit to start): {waits}")

@@ -101,6 +101,14 @@ static void add_run(struct store *s, int id, long long start, long long end,
 	    "INSERT INTO signals (run_id, step_id, kind, severity, detected_ns, message) "
 	    "VALUES (%d, %d, 'stalled', 'warning', %lld, 'm')",
 	    id, id, start);
+	sql(s,
+	    "INSERT INTO batch_submissions (id, run_id, scheduler, submitter, waits, submit_ns) "
+	    "VALUES (%d, %d, 'slurm', 'sbatch', 0, %lld)",
+	    id * 100, id, start);
+	sql(s,
+	    "INSERT INTO batch_jobs (host_id, scheduler, job_id, run_id, link, candidates) "
+	    "VALUES ('h', 'slurm', '%d', %d, 'linked', 1)",
+	    id, id);
 }
 
 static void test_age(void **state)
@@ -159,6 +167,13 @@ static void test_age(void **state)
 	    "300:0,902:1,903:0");
 	assert_string_equal(text(s, "SELECT group_concat(run_id) FROM (SELECT run_id FROM signals "
 				    "ORDER BY run_id)"),
+			    "2,3,4");
+	/* A run's batch rows go with it. */
+	assert_string_equal(text(s, "SELECT group_concat(run_id) FROM (SELECT run_id FROM "
+				    "batch_submissions ORDER BY run_id)"),
+			    "2,3,4");
+	assert_string_equal(text(s, "SELECT group_concat(run_id) FROM (SELECT run_id FROM "
+				    "batch_jobs ORDER BY run_id)"),
 			    "2,3,4");
 	assert_int_equal(count(s, "SELECT count(*) FROM host_samples"), 1);
 	assert_int_equal(count(s, "SELECT count(*) FROM outbox"), 1);
