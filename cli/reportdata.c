@@ -23,7 +23,10 @@ static const char run_columns[] =
     "SELECT id, name, pipeline, engine, status, hostname, arch, exit_code, signal, start_ns,"
     " end_ns, end_ns - start_ns AS wall_ns, cpu_ns, iowait_ns, runq_ns, reclaim_ns, sleep_ns,"
     " avg_cores, peak_cores, peak_rss_kb, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes,"
-    " steps, processes, failed_processes," RUN_UNFINISHED_COLUMNS " FROM runs WHERE id = ?1";
+    " steps, processes, failed_processes,"
+    /* The command as it ran (argv redacted), for the header. */
+    " (SELECT argv FROM processes WHERE id = runs.command_process_id) AS "
+    "command_argv," RUN_UNFINISHED_COLUMNS " FROM runs WHERE id = ?1";
 
 static const char step_columns[] =
     "SELECT id, key, name, kind, status, exit_code, signal, start_ns, end_ns,"

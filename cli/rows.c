@@ -5,7 +5,8 @@
 /* Columns that hold JSON text: given to programs as JSON, not as a string of it. */
 static bool json_text_column(const char *name)
 {
-	static const char *const names[] = {"argv", "details", "signature", "probes", NULL};
+	static const char *const names[] = {"argv",   "details",      "signature",
+					    "probes", "command_argv", NULL};
 
 	for (const char *const *n = names; *n; n++)
 		if (!strcmp(name, *n))

@@ -81,6 +81,16 @@ def html_report_renders_the_run(ctx):
     steps = ctx.query("SELECT id FROM steps WHERE run_id = ? ORDER BY id", run_id)
     title = [e for e in dom.elements if e["attrs"].get("id") == "title"]
     ctx.check(title and "report-demo" in title[0]["text"], f"title: {title and title[0]['text']}")
+    # The header: the command as it ran, and the CPU-hours the run's rows add up to.
+    command = [e["text"] for e in dom.elements if e["attrs"].get("id") == "command"]
+    argv = json.loads(ctx.one("SELECT p.argv FROM runs r JOIN processes p ON p.id = r.command_process_id "
+                              "WHERE r.name = 'report-demo'"))
+    ctx.check(argv[-1] == script and command == ["$ " + " ".join(argv)],
+              f"the command line in the header, as it ran ({argv}): {command}")
+    cpu = ctx.one("SELECT sum(cpu_user_ns + cpu_sys_ns) FROM processes WHERE run_id = "
+                  "(SELECT id FROM runs WHERE name = 'report-demo')")
+    subtitle = [e["text"] for e in dom.elements if e["attrs"].get("id") == "subtitle"]
+    ctx.check(subtitle and f"{cpu / 3.6e12:.4f} CPU-hours" in subtitle[0], f"CPU-hours ({cpu} ns): {subtitle}")
     bars = dom.by_class("step-bar")
     ctx.check(sorted(int(b["attrs"]["data-step"]) for b in bars) == [s[0] for s in steps],
               f"a timeline bar per step: {len(bars)} vs {len(steps)}")
