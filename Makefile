@@ -51,7 +51,7 @@ endif
 
 # Debian's libnng-dev ships no pkg-config file, so libraries are named directly.
 LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -linih -lseccomp -lpthread
-LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
+LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -linih -lpthread -lm
 LIBS_SHIPPER    := -lsqlite3 -ljansson -lcurl -linih -lz
 LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lcurl -linih -lpthread -lm
 
@@ -109,7 +109,7 @@ COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
                   collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
-AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
+AGGREGATOR_SRCS := aggregator/main.c aggregator/scope_config.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
                    aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c \
@@ -125,7 +125,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    aggregator/correlate/cwl.c aggregator/correlate/script.c aggregator/correlate/make.c \
                    aggregator/correlate/correlate.c aggregator/correlate/runs.c \
                    aggregator/correlate/steps.c aggregator/correlate/names.c \
-                   aggregator/correlate/cgroups.c aggregator/correlate/write.c \
+                   aggregator/correlate/cgroups.c aggregator/correlate/scope.c aggregator/correlate/write.c \
                    aggregator/correlate/setup.c aggregator/outbox/outbox.c \
                    aggregator/insight/signals.c aggregator/insight/raise.c \
                    aggregator/insight/stall.c aggregator/insight/steps.c \
@@ -387,7 +387,7 @@ SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
 $(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
 UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
-CONFIGS := collector.conf tools.allow tools.deny prices.tsv cost.conf shipper.conf.example
+CONFIGS := collector.conf aggregator.conf tools.allow tools.deny prices.tsv cost.conf shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
 
 install: $(PROGRAMS) $(MANPAGES)

@@ -2,8 +2,8 @@
 
 #include <string.h>
 
-/* Every section any tracer program reads: collector, shipper, cost. */
-static const char *const known_sections[] = {"collector", "probes", "files",
+/* Every section any tracer program reads: collector, aggregator, shipper, cost. */
+static const char *const known_sections[] = {"collector", "probes", "files", "scope",
 					     "shipper",	  "cost",   NULL};
 
 static bool is_dash(char c)
