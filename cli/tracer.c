@@ -5,6 +5,7 @@
 
 #include "cli/clierror.h"
 #include "cli/commands.h"
+#include "cli/fleet.h"
 #include "cli/format.h"
 #include "cli/termsafe.h"
 
@@ -42,7 +43,9 @@ static void usage(FILE *out)
 		"--version' (or "
 		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
 		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
-		".\nTimes are local (the zone named); --utc, with any "
+		".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
+		"store (runs, show, signals, explain, report, timeline; docs/shipping.md).\n"
+		"Times are local (the zone named); --utc, with any "
 		"verb, prints them in UTC.\n");
 }
 
@@ -129,6 +132,14 @@ static int run_wrapped(const struct verb *v, int argc, char **argv)
 	return print_wrapped_call(call_verb, &c, format_terminal_columns(STDOUT_FILENO));
 }
 
+static bool is_verb(const char *name)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(name, verbs[i].name))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -149,6 +160,14 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "version")) {
 		printf("tracer %s\n", TRACER_VERSION);
 		return 0;
+	}
+	/* tracer --fleet [URL|CONFIG] VERB ARGS...: the verbs read the fleet store. */
+	if (argc >= 3 && !strcmp(argv[1], "--fleet")) {
+		bool given = argc >= 4 && !is_verb(argv[2]);
+		if (fleet_select(given ? argv[2] : NULL) != 0)
+			return 2;
+		argc -= given ? 2 : 1;
+		memmove(argv + 1, argv + (given ? 3 : 2), sizeof(*argv) * (size_t)argc);
 	}
 	/* tracer --db PATH VERB ARGS... : the verb first, --db PATH among its options. */
 	if ((!strcmp(argv[1], "--db") && argc >= 4) ||

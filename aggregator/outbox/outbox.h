@@ -21,6 +21,7 @@ enum outbox_kind {
 	OUTBOX_SAMPLES,
 	OUTBOX_HOST_SAMPLES,
 	OUTBOX_COLLECTOR_STATS,
+	OUTBOX_TOOLS, /* the names and categories processes.tool_id points at */
 	OUTBOX_KINDS
 };
 
@@ -34,6 +35,7 @@ struct outbox {
 	uint64_t next_check_ns;
 	sqlite3_stmt *put[OUTBOX_KINDS];
 	sqlite3_stmt *put_samples_of, *hold, *unhold;
+	sqlite3_stmt *refresh_process;
 	sqlite3_stmt *size, *trim, *count_drop;
 	uint64_t queued, dropped;
 };
@@ -46,6 +48,9 @@ void outbox_close(struct outbox *o);
 /* Queues the row of that kind with that key (a, or a and b for samples; text for streams). */
 int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
 	       int64_t now_ns);
+/* A process row changed after it was queued (a late fact): its record, if still
+ * queued, takes the row as it is now. */
+int outbox_refresh_process(struct outbox *o, int64_t process_id);
 /*
  * Samples written but not queued yet (a fork child before its exec: it may turn
  * out to be deny-listed noise, and the sink cannot take a sample back). Hold

@@ -34,6 +34,7 @@ import test_verdicts  # noqa: F401
 import test_cli_json  # noqa: F401
 import test_soak  # noqa: F401
 import test_scope  # noqa: F401
+import test_fleet  # noqa: F401
 
 
 def run_suite(build, selected):
