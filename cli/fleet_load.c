@@ -172,7 +172,12 @@ static long copy_rows(sqlite3 *db, const char *verb, const char *table, const ch
 	return rows;
 }
 
-/* One run's records: its steps, processes, signals, samples, and its host's around it. */
+/*
+ * One run's records: its steps, processes, signals, samples, and its host's around it.
+ * The cross-host join goes here next (docs/shipping.md, "Joining a job's run"): the runs
+ * of the Slurm jobs this run's steps submitted (submitter host + job id, task work dir),
+ * copied beside it so that its steps hold their jobs.
+ */
 static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 {
 	char where[1024], h[300];
