@@ -31,6 +31,10 @@ sqlite3 *fleet_open(struct cli_query *q);
  * Nothing outside fleet mode. */
 void fleet_label_runs(sqlite3 *db, json_t *rows);
 
+/* tracer --fleet idle [--json]: each host's newest word in the store and whether it
+ * stopped reporting (fleet_idle.c). The exit code. */
+int fleet_idle_hosts(bool json);
+
 /* The HOST column's width for those rows (0 outside fleet mode). */
 int fleet_host_width(json_t *rows);
 

@@ -17,6 +17,8 @@
 #include "common/log.h"
 
 #define FLEET_RUNS_MAX 5000
+/* `idle HOST` reads this many days of the host's samples before its newest. */
+#define FLEET_IDLE_DAYS 8
 /* Host samples this long before and after a run belong to its report. */
 #define HOST_SAMPLE_MARGIN_NS INT64_C(60000000000)
 
@@ -385,6 +387,66 @@ static int load_runs_list(sqlite3 *db, const char *verb)
 	return n < 0 ? -1 : 0;
 }
 
+/* The host q->arg names among those that shipped collector rows (as pick_host). */
+static int resolve_host(const struct cli_query *q, char *host, size_t size)
+{
+	char sql[512], err[1024];
+
+	if (!q->arg || !plain_token(q->arg)) {
+		cli_error(q->verb, "'%s': name a host (tracer --fleet idle lists them)\n",
+			  q->arg ? q->arg : "");
+		return -1;
+	}
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT DISTINCT _host, hostname FROM `%s`.collector_stats FINAL FORMAT JSONEachRow",
+	    fleet_database());
+	char *text = fleet_query(sql, err, sizeof(err));
+	if (!text) {
+		cli_error(q->verb, "%s\n", err);
+		return -1;
+	}
+	json_t *rows = json_array(), *r;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		if ((r = json_loads(line, 0, NULL)))
+			json_array_append_new(rows, r);
+	free(text);
+	r = pick_host(rows, q->arg);
+	if (r)
+		snprintf(host, size, "%s", field(r, "_host"));
+	else
+		cli_error(q->verb,
+			  "no host '%s' in the fleet store (tracer --fleet idle lists them)\n",
+			  q->arg);
+	json_decref(rows);
+	return r ? 0 : -1;
+}
+
+/* `idle HOST`: the host's samples of its last FLEET_IDLE_DAYS, its runs then, its collector. */
+static int load_host(sqlite3 *db, const char *verb, const char *host)
+{
+	char where[1024], h[300];
+	const char *d = fleet_database();
+
+	quote(host, h, sizeof(h));
+	snprintf(
+	    where, sizeof(where),
+	    "_host = %s AND ts_ns > (SELECT max(ts_ns) FROM `%s`.host_samples WHERE _host = %s) "
+	    "- %d * 86400000000000 ORDER BY ts_ns DESC LIMIT 2000000",
+	    h, d, h, FLEET_IDLE_DAYS);
+	if (copy_rows(db, verb, "host_samples", where, NULL) < 0)
+		return -1;
+	snprintf(
+	    where, sizeof(where),
+	    "_host = %s AND (end_ns IS NULL OR end_ns > (SELECT max(ts_ns) FROM `%s`.host_samples "
+	    "WHERE _host = %s) - %d * 86400000000000)",
+	    h, d, h, FLEET_IDLE_DAYS);
+	if (copy_rows(db, verb, "runs", where, NULL) < 0)
+		return -1;
+	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
+	return copy_rows(db, verb, "collector_stats", where, NULL) < 0 ? -1 : 0;
+}
+
 sqlite3 *fleet_open(struct cli_query *q)
 {
 	static char id_text[32];
@@ -414,10 +476,13 @@ sqlite3 *fleet_open(struct cli_query *q)
 			q->arg = id_text;
 			return db;
 		}
+	} else if (!strcmp(q->verb, "idle")) {
+		if (resolve_host(q, host, sizeof(host)) == 0 && load_host(db, q->verb, host) == 0)
+			return db;
 	} else {
 		cli_error(q->verb,
 			  "not available over the fleet yet (runs, show, signals, explain, "
-			  "report and timeline are)\n");
+			  "report, timeline and idle are)\n");
 	}
 	sqlite3_close(db);
 	return NULL;

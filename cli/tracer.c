@@ -44,7 +44,7 @@ static void usage(FILE *out)
 		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
 		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
 		".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
-		"store (runs, show, signals, explain, report, timeline; docs/shipping.md).\n"
+		"store (runs, show, signals, explain, report, timeline, idle; docs/shipping.md).\n"
 		"Times are local (the zone named); --utc, with any "
 		"verb, prints them in UTC.\n");
 }
@@ -168,6 +168,12 @@ int main(int argc, char **argv)
 			return 2;
 		argc -= given ? 2 : 1;
 		memmove(argv + 1, argv + (given ? 3 : 2), sizeof(*argv) * (size_t)argc);
+		/* idle with no host: which hosts stopped reporting (with one: its idle). */
+		if (!strcmp(argv[1], "idle") &&
+		    (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")))) {
+			cli_error_want_json(argc == 3);
+			return cli_error_finish("idle", fleet_idle_hosts(argc == 3));
+		}
 	}
 	/* tracer --db PATH VERB ARGS... : the verb first, --db PATH among its options. */
 	if ((!strcmp(argv[1], "--db") && argc >= 4) ||

@@ -116,8 +116,9 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     """Two hosts' runs in one ClickHouse: `tracer --fleet CONFIG show|signals|explain|timeline
     HOST:ID` prints what the host's own `tracer VERB ID` prints (text and --json), `report`
     writes the same HTML, `runs` lists both hosts with a HOST column and otherwise each
-    host's own lines and --json rows; with ClickHouse stopped each verb says so in one line
-    and exits non-zero."""
+    host's own lines and --json rows, `idle` says which hosts stopped reporting and `idle
+    HOST` is the host's own; with ClickHouse stopped each verb says so in one line and
+    exits non-zero."""
     ch = clickhouse(ctx)
     secret = f"user = {ch.user}\npassword = {ch.password}\n"
     cred = private_file(ctx, "ch.cred", secret, owner="nobody")  # the shipper's
@@ -170,6 +171,24 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
         notes = [ln for ln in lines[1:] if not any(ln.startswith(h + " ") for h in HOSTS)]
         fleet = [lines[0][width:]] + rows + notes
         ctx.check(fleet == local, f"runs of {host} minus HOST: fleet {fleet} local {local}")
+    # idle: which hosts stopped reporting, against each host's own newest word; a host
+    # whose collector row the test writes as just now is reporting.
+    ch.query("INSERT INTO tracer.collector_stats (_host, _key, _version, hostname, last_seen_ns, final) "
+             f"VALUES ('fleet-live', 's1', 1, 'live', {time.time_ns()}, 0)")
+    code, out, err = tracer(ctx, "--fleet", conf, "idle", "--json")
+    ctx.check(code == 0, f"fleet idle: {code} {err}")
+    hosts = {h["host"]: h for h in json.loads(out)["hosts"]}
+    ctx.check(set(hosts) == {*HOSTS, "fleet-live"}, f"fleet idle lists every host: {sorted(hosts)}")
+    ctx.check(not hosts["fleet-live"]["silent"] and hosts["fleet-live"]["state"] == "reporting",
+              f"a host heard just now is reporting: {hosts['fleet-live']}")
+    for host, (db, rid) in recorded.items():
+        last = max(ctx.one("SELECT max(last_seen_ns) FROM collector_stats", db=db),
+                   ctx.one("SELECT coalesce(max(ts_ns), 0) FROM host_samples", db=db))
+        ctx.check(hosts[host]["silent"] and "collector stopped" in hosts[host]["state"] and
+                  hosts[host]["last_heard_ns"] == last,
+                  f"{host} stopped its collector, last heard at {last}: {hosts[host]}")
+        same(ctx, f"idle {host}", tracer(ctx, "idle", "--db", db, "--json"),
+             tracer(ctx, "--fleet", conf, "idle", "--json", host), as_json=True)
     # The URL itself, without the config file: the stock default user needs no password.
     code, out, err = tracer(ctx, "--fleet", sink, "show", "--json", f"{HOSTS[0]}:{recorded[HOSTS[0]][1]}")
     ctx.check(code == 0 and json.loads(out), f"--fleet URL: {code} {err}")
@@ -180,7 +199,8 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     code, out, err = tracer(ctx, "--fleet", conf, "show", "fleet-c:1")
     ctx.check(code == 1 and "no run 'fleet-c:1'" in err, f"unknown host: {code} {err}")
     ch.stop()
-    for verb in (("runs",), ("show", f"{HOSTS[0]}:1"), ("report", "--html", ctx.path("x.html"), f"{HOSTS[0]}:1")):
+    for verb in (("runs",), ("show", f"{HOSTS[0]}:1"), ("report", "--html", ctx.path("x.html"), f"{HOSTS[0]}:1"),
+                 ("idle",), ("idle", HOSTS[0])):
         code, out, err = tracer(ctx, "--fleet", conf, *verb)
         ctx.check(code != 0 and len(err.strip().splitlines()) == 1 and "unreachable" in err,
                   f"{verb[0]} with ClickHouse stopped: exit {code}, stderr {err!r}")
