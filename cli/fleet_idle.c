@@ -33,7 +33,7 @@ static json_t *host_rows(char *err, size_t size)
 	const char *d = fleet_database();
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT h, any(name) AS hostname, max(seen) AS last_seen_ns, "
+		 "SELECT h, max(name) AS hostname, max(seen) AS last_seen_ns, "
 		 "argMax(fin, seen) AS stopped, max(sampled) AS last_sample_ns FROM ("
 		 "SELECT _host AS h, hostname AS name, ifNull(last_seen_ns, 0) AS seen, "
 		 "ifNull(final, 0) AS fin, toInt64(0) AS sampled FROM `%s`.collector_stats FINAL "

@@ -162,18 +162,18 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* tracer --fleet [URL|CONFIG] VERB ARGS...: the verbs read the fleet store. */
+	bool fleet_hosts = false;
 	if (argc >= 3 && !strcmp(argv[1], "--fleet")) {
 		bool given = argc >= 4 && !is_verb(argv[2]);
 		if (fleet_select(given ? argv[2] : NULL) != 0)
 			return 2;
-		argc -= given ? 2 : 1;
-		memmove(argv + 1, argv + (given ? 3 : 2), sizeof(*argv) * (size_t)argc);
+		int drop = given ? 2 : 1;
+		for (int i = 1; i + drop <= argc; i++) /* argv[argc] (NULL) moves too */
+			argv[i] = argv[i + drop];
+		argc -= drop;
 		/* idle with no host: which hosts stopped reporting (with one: its idle). */
-		if (!strcmp(argv[1], "idle") &&
-		    (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")))) {
-			cli_error_want_json(argc == 3);
-			return cli_error_finish("idle", fleet_idle_hosts(argc == 3));
-		}
+		fleet_hosts = !strcmp(argv[1], "idle") &&
+			      (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")));
 	}
 	/* tracer --db PATH VERB ARGS... : the verb first, --db PATH among its options. */
 	if ((!strcmp(argv[1], "--db") && argc >= 4) ||
@@ -186,6 +186,10 @@ int main(int argc, char **argv)
 		argv[1] = verb;
 	}
 	argc = take_utc_option(argc, argv);
+	if (argc < 2) { /* `tracer --utc` alone: no verb */
+		usage(stderr);
+		return 2;
+	}
 	cli_error_want_json(wants_json(argc, argv));
 	/* Text for people: nothing from the database drives their terminal. JSON
 	 * (escaped by jansson) and the HTML report stay byte for byte. */
@@ -194,6 +198,8 @@ int main(int argc, char **argv)
 		if (safe)
 			stdout = safe;
 	}
+	if (fleet_hosts)
+		return cli_error_finish("idle", fleet_idle_hosts(wants_json(argc, argv)));
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
 			return cli_error_finish(verbs[i].name,
