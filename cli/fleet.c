@@ -29,6 +29,17 @@ bool fleet_active(void)
 	return fleet.active;
 }
 
+bool fleet_reads(const char *verb)
+{
+	static const char *const verbs[] = {"runs",   "show",	  "signals", "explain",
+					    "report", "timeline", "idle"};
+
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
+		if (!strcmp(verb, verbs[i]))
+			return true;
+	return false;
+}
+
 const char *fleet_database(void)
 {
 	return fleet.database;

@@ -21,6 +21,8 @@
  * ~/.config/tracer/fleet.conf, else /etc/tracer/fleet.conf. 0, or -1 said why. */
 int fleet_select(const char *url_or_config);
 bool fleet_active(void);
+/* Does this verb read the fleet store (the others refuse --fleet)? */
+bool fleet_reads(const char *verb);
 
 /* The verb's database, loaded from the fleet store for q (its verb and run,
  * HOST:ID or a name); q->arg becomes the run's id there. NULL: said why in one

@@ -171,6 +171,13 @@ int main(int argc, char **argv)
 		for (int i = 1; i + drop <= argc; i++) /* argv[argc] (NULL) moves too */
 			argv[i] = argv[i + drop];
 		argc -= drop;
+		if (!fleet_reads(argv[1])) {
+			fprintf(stderr,
+				"tracer %s: not available over the fleet yet (runs, show, "
+				"signals, explain, report, timeline and idle are)\n",
+				argv[1]);
+			return 1;
+		}
 		/* idle with no host: which hosts stopped reporting (with one: its idle). */
 		fleet_hosts = !strcmp(argv[1], "idle") &&
 			      (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")));

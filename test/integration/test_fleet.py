@@ -198,6 +198,9 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
         ctx.check(code == 1 and "HOST:ID" in err, f"an id on two hosts is ambiguous: {code} {err}")
     code, out, err = tracer(ctx, "--fleet", conf, "show", "fleet-c:1")
     ctx.check(code == 1 and "no run 'fleet-c:1'" in err, f"unknown host: {code} {err}")
+    # A verb that does not read the fleet yet refuses, never shows this host's database.
+    code, out, err = tracer(ctx, "--fleet", conf, "status")
+    ctx.check(code == 1 and "not available over the fleet" in err and not out, f"status: {code} {err}")
     ch.stop()
     for verb in (("runs",), ("show", f"{HOSTS[0]}:1"), ("report", "--html", ctx.path("x.html"), f"{HOSTS[0]}:1"),
                  ("idle",), ("idle", HOSTS[0])):
