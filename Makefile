@@ -108,7 +108,7 @@ COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.
                common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
-                  collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c
+                  collector/redact.c collector/sender.c collector/convert.c collector/sandbox.c collector/pidscope.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/scope_config.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
@@ -268,7 +268,7 @@ FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
 FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
 FUZZ_SRC_redact     := collector/redact.c common/fileutil.c
-FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
+FUZZ_SRC_text_files := collector/config.c collector/pidscope.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
                        common/log.c common/timeutil.c shipper/credentials.c
 FUZZ_LIB_text_files := -linih
 FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \

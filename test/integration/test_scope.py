@@ -3,6 +3,7 @@
 memory cgroup it makes, as TESTBED.md shows) and wait4's account of each (measure)."""
 import json
 import os
+import signal
 import subprocess
 import time
 import uuid
@@ -116,3 +117,62 @@ def scope_cgroup_refuses_a_path_that_is_not_one(ctx):
                             ctx.path("x.db"), "--user", "nobody", *extra], capture_output=True, text=True,
                            timeout=30)
         ctx.check(p.returncode == 2 and said in p.stderr, f"{extra}: exit {p.returncode}: {p.stderr}")
+
+
+@test
+def scope_pidns_records_only_the_namespace(ctx):
+    """A collector with --scope-pidns PID records only the processes of that PID namespace
+    (`unshare -fp --mount-proc`), numbered as the namespace numbers them: a script run
+    entered into it with nsenter is the only run; nsenter itself, outside, and a script
+    run outside at the same time are not recorded. The run's CPU in `tracer show --json`
+    equals wait4's for nsenter, which waited for it (9 ms + 1%: the exit path after our
+    tracepoint, and the `bash -c` around the script, not in the run)."""
+    holder = subprocess.Popen(["unshare", "-fp", "--mount-proc", "sleep", "600"])
+    try:
+        init = None
+        for _ in range(100):
+            kids = open(f"/proc/{holder.pid}/task/{holder.pid}/children").read().split()
+            if kids:
+                init = int(kids[0])
+                break
+            time.sleep(0.05)
+        ctx.check(init is not None, "the namespace's first process started")
+        sock, db = ctx.path("n.sock"), ctx.path("n.db")
+        agg, col = start_daemons(ctx, sock, db, extra_col=("--scope-pidns", str(init)))
+        inside, outside = cpu_script(ctx, "inside.sh", 400), cpu_script(ctx, "outside.sh", 300)
+        enter = subprocess.Popen(["nsenter", "-t", str(init), "-p", "-m", "bash", "-c", f"bash {inside}; true"])
+        other = subprocess.Popen(["bash", "-c", f"bash {outside}; true"])
+        rusage = {}
+        for p in (enter, other):
+            _, status, ru = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            rusage[p.pid] = ru
+        ctx.check(enter.returncode == 0 and other.returncode == 0, "both workloads ran")
+        run = wait_for_row(ctx, db, "SELECT run_id FROM processes WHERE argv LIKE ? AND end_ns > 0 "
+                           "AND run_id > 0", f"%{inside}%")[0]
+        wait_for_row(ctx, db, "SELECT 1 FROM runs WHERE id = ? AND end_ns > 0", run)
+        time.sleep(1)
+        ctx.stop(col)
+        ctx.stop(agg)
+        for sql, what in (("argv LIKE '%outside.sh%'", "the outside script"),
+                          ("exe LIKE '%/nsenter'", "nsenter, outside the namespace"),
+                          (f"pid = {os.getpid()}", "the test itself")):
+            n = ctx.query(f"SELECT count(*) FROM processes WHERE {sql}", db=db)[0][0]
+            ctx.check(n == 0, f"{what} is not recorded: {n} rows")
+        first = ctx.query("SELECT exe FROM processes WHERE pid = 1", db=db)
+        ctx.check([os.path.basename(e or "") for (e,) in first] == ["sleep"],
+                  f"the namespace's pid 1 is its sleep, numbered as it numbers it: {first}")
+        listed = json.loads(subprocess.run([ctx.bin("tracer"), "runs", "--db", db, "--json"],
+                                           capture_output=True, text=True, check=True).stdout)["runs"]
+        ctx.check([r["id"] for r in listed] == [run], f"tracer runs lists the inside run alone: {listed}")
+        shown = json.loads(subprocess.run([ctx.bin("tracer"), "show", "--db", db, "--json", str(run)],
+                                          capture_output=True, text=True, check=True).stdout)
+        ru = rusage[enter.pid]
+        truth = round((ru.ru_utime + ru.ru_stime) * 1e9)
+        cpu = shown["run"]["cpu_ns"]
+        ctx.close(cpu, truth, 9_000_000 + truth // 100, "the namespace's run CPU against wait4 (ns)")
+        print(f"  namespace run {run}: {cpu / 1e6:.1f} ms CPU, wait4 {truth / 1e6:.1f} ms")
+    finally:
+        if init:
+            os.kill(init, signal.SIGKILL)  # a namespace's pid 1 ignores SIGTERM
+        holder.wait(timeout=30)
