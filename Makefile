@@ -51,7 +51,7 @@ endif
 
 # Debian's libnng-dev ships no pkg-config file, so libraries are named directly.
 LIBS_COLLECTOR  := -lbpf -lelf -lz -lprotobuf-c -lnng -linih -lseccomp -lpthread
-LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -lpthread -lm
+LIBS_AGGREGATOR := -lprotobuf-c -lnng -lsqlite3 -ljansson -linih -lpthread -lm
 LIBS_SHIPPER    := -lsqlite3 -ljansson -lcurl -linih -lz
 LIBS_CLI        := -lprotobuf-c -lnng -lsqlite3 -ljansson -lcurl -linih -lpthread -lm
 
@@ -126,9 +126,9 @@ REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact
 REDACT_SRCS := $(REDACT_CORE) common/fileutil.c
 COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
                   collector/config.c collector/syscall_table.c \
-                  collector/sender.c collector/convert.c collector/sandbox.c \
+                  collector/sender.c collector/convert.c collector/sandbox.c collector/pidscope.c \
                   $(REDACT_CORE) collector/redact/rules_file.c
-AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
+AGGREGATOR_SRCS := aggregator/main.c aggregator/scope_config.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
                    aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c aggregator/receive/peers.c aggregator/receive/peerconf.c \
@@ -145,7 +145,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/receive/receiver.c aggregator/mo
                    aggregator/correlate/noise.c aggregator/correlate/script_run.c aggregator/correlate/script.c aggregator/correlate/make.c \
                    aggregator/correlate/correlate.c aggregator/correlate/runs.c \
                    aggregator/correlate/steps.c aggregator/correlate/names.c \
-                   aggregator/correlate/cgroups.c aggregator/correlate/write.c \
+                   aggregator/correlate/cgroups.c aggregator/correlate/scope.c aggregator/correlate/write.c \
                    aggregator/correlate/setup.c aggregator/outbox/outbox.c \
                    aggregator/correlate/containers.c aggregator/correlate/container_cli.c \
                    aggregator/store/containers.c aggregator/correlate/batch.c \
@@ -160,7 +160,7 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/runuser.c cli/command.c cli/cmd_show.
             cli/cmd_cost.c cli/costrun.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c cli/reportdata.c \
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
             cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c \
-            cli/batchjobs.c
+            cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c shipper/credentials.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \
@@ -295,7 +295,7 @@ FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
 FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
 FUZZ_SRC_redact     := $(REDACT_SRCS)
-FUZZ_SRC_text_files := collector/config.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
+FUZZ_SRC_text_files := collector/config.c collector/pidscope.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
                        common/log.c common/timeutil.c shipper/credentials.c
 FUZZ_LIB_text_files := -linih
 FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \
@@ -417,7 +417,7 @@ SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
 $(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
 UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
-CONFIGS := collector.conf tools.allow tools.deny redact.rules prices.tsv cost.conf shipper.conf.example
+CONFIGS := collector.conf aggregator.conf tools.allow tools.deny redact.rules prices.tsv cost.conf shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
 
 install: $(PROGRAMS) $(MANPAGES)

@@ -18,6 +18,7 @@
 #include "aggregator/ingest/ingest.h"
 #include "aggregator/outbox/outbox.h"
 #include "aggregator/receive/receiver.h"
+#include "aggregator/scope_config.h"
 #include "aggregator/store/dblock.h"
 #include "aggregator/store/schema.h"
 #include "aggregator/store/store.h"
@@ -44,6 +45,8 @@ struct aggregator_options {
 	int ready_fd;
 	int lifeline_fd; /* --exit-with-fd */
 	enum ingest_scope scope;
+	struct scope_setting scope_set; /* [scope] of --config, then --scope-cgroup */
+	const char *scope_cgroup_arg;
 	unsigned host_sample_ms;
 	unsigned commit_ms;
 	const char *tools_allow, *tools_deny;
@@ -132,6 +135,9 @@ static void usage(FILE *out)
 	    "                         socket directory is root's, writable by this group)\n"
 	    "  --socket-mode OCTAL    socket file permissions (default 0660)\n"
 	    "  --scope all|runs       record every process (default) or only those in runs\n"
+	    "  --scope-cgroup PATH    record only processes of this cgroup subtree (/slurm,\n"
+	    "                         /machine.slice/x.scope; docs/operations.md)\n"
+	    "  --config PATH          settings file with a [scope] section (cgroup = PATH)\n"
 	    "  --host-sample-ms N     whole-host samples every N ms (default 1000; 0: off)\n"
 	    "  --commit-ms N          commit received frames at most every N ms (default "
 	    "%d; 0..1000)\n"
@@ -191,6 +197,8 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	    {"socket-group", required_argument, 0, 'g'},
 	    {"socket-mode", required_argument, 0, 'm'},
 	    {"scope", required_argument, 0, 'S'},
+	    {"scope-cgroup", required_argument, 0, 'B'},
+	    {"config", required_argument, 0, 'f'},
 	    {"log-level", required_argument, 0, 'l'},
 	    {"ready-fd", required_argument, 0, 'R'},
 	    {"exit-with-fd", required_argument, 0, 'W'},
@@ -286,6 +294,17 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 				return -1;
 			}
 			break;
+		case 'B':
+			o->scope_cgroup_arg = optarg;
+			break;
+		case 'f': {
+			char err[512];
+			if (scope_setting_load(&o->scope_set, optarg, err, sizeof(err)) != 0) {
+				fprintf(stderr, "tracer-aggregator: %s\n", err);
+				return -1;
+			}
+			break;
+		}
 		case 'l':
 			if (log_set_level_name(optarg) != 0) {
 				fprintf(stderr, "tracer-aggregator: unknown log level '%s'\n",
@@ -396,6 +415,14 @@ static int parse_options(int argc, char **argv, struct aggregator_options *o)
 	if (optind != argc) {
 		fprintf(stderr, "tracer-aggregator: unexpected argument '%s'\n", argv[optind]);
 		return -1;
+	}
+	if (o->scope_cgroup_arg) {
+		char err[512];
+		if (scope_setting_set(&o->scope_set, "cgroup", o->scope_cgroup_arg, err,
+				      sizeof(err)) != 0) {
+			fprintf(stderr, "tracer-aggregator: --scope-%s\n", err);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -521,6 +548,15 @@ int main(int argc, char **argv)
 	if (ingest_init(&ingest, &store, opt.scope, allow, deny, &opt.signals) != 0) {
 		log_error("cannot start: see the message above");
 		goto out_store;
+	}
+	if (opt.scope_set.cgroup[0]) {
+		char err[512];
+		if (correlate_set_scope_cgroup(&ingest.corr, opt.scope_set.cgroup, err,
+					       sizeof(err)) != 0) {
+			log_error("scope: %s", err);
+			goto out_store;
+		}
+		log_info("scope: only processes in cgroup %s (and under it)", opt.scope_set.cgroup);
 	}
 	if (ingest_load_state(&ingest) != 0) {
 		log_error("cannot load state from %s", opt.db_path);

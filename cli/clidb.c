@@ -9,6 +9,7 @@
 
 #include "cli/clierror.h"
 #include "cli/dbkind.h"
+#include "cli/fleet.h"
 #include "cli/report.h"
 #include "cli/termsafe.h"
 #include "common/fileutil.h"
@@ -118,11 +119,13 @@ void cli_fail(const struct cli_query *q, const char *fmt, ...)
 	cli_error(q->verb, "%s", text);
 }
 
-sqlite3 *cli_open(const struct cli_query *q)
+sqlite3 *cli_open(struct cli_query *q)
 {
 	struct db_probe probe;
 	char why[1024];
 
+	if (fleet_active()) /* tracer --fleet: the rows this verb needs, from ClickHouse */
+		return fleet_open(q);
 	db_probe_open(q->db_path, &probe);
 	if (probe.kind != DB_TRACER) {
 		cli_fail(q, "%s", db_probe_problem(&probe, q->db_path, why, sizeof(why)));

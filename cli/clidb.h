@@ -47,8 +47,10 @@ int cli_number(const char *verb, const char *name, const char *text, double min,
 /* Says why a verb fails: on stderr, and as {"error": ...} on stdout with JSON (clierror.h). */
 void cli_fail(const struct cli_query *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Opens the database read-only; NULL with the reason printed. */
-sqlite3 *cli_open(const struct cli_query *q);
+/* Opens the database read-only; NULL with the reason printed. With --fleet, an
+ * in-memory copy of what the verb reads from the fleet store, and q->arg the
+ * run's id in it (cli/fleet.h). */
+sqlite3 *cli_open(struct cli_query *q);
 /* The run named by q->arg (id or name; NULL: latest): id, or 0 with the reason printed. */
 int64_t cli_run(const struct cli_query *q, sqlite3 *db);
 /* cli_open and cli_run together: the database, or NULL (said why; nothing to close). */

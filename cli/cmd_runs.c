@@ -11,6 +11,7 @@
 #include "cli/format.h"
 #include "cli/health.h"
 #include "cli/export.h"
+#include "cli/fleet.h"
 #include "cli/jsonfield.h"
 #include "common/timeutil.h"
 
@@ -74,12 +75,13 @@ static const char *or_dash(const char *s)
 struct runs_layout {
 	bool wide;
 	int name, pipeline;
+	int host; /* --fleet: the HOST column's width (0: none) */
 };
 
 /* Not a terminal: the wide table, its name columns as wide as the longest name. */
 static struct runs_layout piped_layout(json_t *rows)
 {
-	struct runs_layout l = {true, 30, 16};
+	struct runs_layout l = {true, 30, 16, 0};
 	size_t i;
 	json_t *r;
 
@@ -99,9 +101,9 @@ static struct runs_layout layout_for(int columns)
 	const int narrow_fixed = 5 + 12 + 8 + 16 + 7 + 7 + 6 + 7;
 
 	if (columns <= 0 || columns >= WIDE_COLUMNS)
-		return (struct runs_layout){true, 30, 16};
+		return (struct runs_layout){true, 30, 16, 0};
 	int name = columns - narrow_fixed;
-	return (struct runs_layout){false, name < 8 ? 8 : name, 12};
+	return (struct runs_layout){false, name < 8 ? 8 : name, 12, 0};
 }
 
 static void print_header(const struct runs_layout *l, const char *zone)
@@ -110,6 +112,8 @@ static void print_header(const struct runs_layout *l, const char *zone)
 
 	snprintf(started, sizeof(started), "STARTED%s%s", zone[0] ? " " : "", zone);
 	format_column("NAME", l->name, name, sizeof(name));
+	if (l->host)
+		printf("%-*s ", l->host, "HOST");
 	if (l->wide)
 		printf("%-5s %s %-*s %-10s %-8s %-20s %9s %9s %9s %5s %6s\n", "ID", name,
 		       l->pipeline, "PIPELINE", "ENGINE", "STATUS", started, "WALL", "CPU",
@@ -184,6 +188,8 @@ static void print_run(const struct cli_query *q, const struct runs_layout *l, js
 	format_column(or_dash(jstr(r, "pipeline")), l->pipeline, pipeline, sizeof(pipeline));
 	format_column(unknown ? "unknown" : or_dash(jstr(r, "status")), 8, status, sizeof(status));
 	const char *colour = cli_severity_color(q, crit ? "critical" : warn ? "warning" : NULL);
+	if (l->host)
+		printf("%-*s ", l->host, jstr(r, "host"));
 	if (l->wide)
 		printf("%-5lld %s %s %-10.10s %s%s%s %-20s %9s %9s %9s %5lld %6s\n",
 		       (long long)jint(r, "id"), name, pipeline, or_dash(jstr(r, "engine")), colour,
@@ -228,6 +234,7 @@ int cmd_runs(int argc, char **argv)
 	if (!db)
 		return 1;
 	json_t *rows = load_runs(db, q.arg, (long)limit);
+	fleet_label_runs(db, rows);
 	if (!rows) {
 		cli_error("runs", "%s\n", sqlite3_errmsg(db));
 		sqlite3_close(db);
@@ -249,6 +256,7 @@ int cmd_runs(int argc, char **argv)
 	} else {
 		int columns = format_terminal_columns(STDOUT_FILENO);
 		struct runs_layout l = columns ? layout_for(columns) : piped_layout(rows);
+		l.host = fleet_host_width(rows);
 		char zone[32];
 		zone_of(rows, zone, sizeof(zone));
 		print_header(&l, zone);

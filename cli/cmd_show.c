@@ -206,10 +206,13 @@ int cmd_show(int argc, char **argv)
 		return 2;
 	}
 	ro.width = format_terminal_columns(STDOUT_FILENO);
-	struct cli_query q = {.verb = "show", .db_path = db_path, .json = ro.json};
+	struct cli_query q = {.verb = "show",
+			      .db_path = db_path,
+			      .json = ro.json,
+			      .arg = optind < argc ? argv[optind] : NULL};
 	if (!(db = cli_open(&q)))
 		return 1;
-	const char *spec = optind < argc ? argv[optind] : NULL;
+	const char *spec = q.arg; /* --fleet: the run's id in its copy */
 	int64_t id = report_find_run(db, spec);
 	int rc = 0;
 	if (id < 0) {

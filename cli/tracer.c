@@ -5,6 +5,7 @@
 
 #include "cli/clierror.h"
 #include "cli/commands.h"
+#include "cli/fleet.h"
 #include "cli/format.h"
 #include "cli/termsafe.h"
 
@@ -42,7 +43,9 @@ static void usage(FILE *out)
 		"--version' (or "
 		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
 		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
-		".\nTimes are local (the zone named); --utc, with any "
+		".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
+		"store (runs, show, signals, explain, report, timeline, idle; docs/shipping.md).\n"
+		"Times are local (the zone named); --utc, with any "
 		"verb, prints them in UTC.\n");
 }
 
@@ -129,6 +132,14 @@ static int run_wrapped(const struct verb *v, int argc, char **argv)
 	return print_wrapped_call(call_verb, &c, format_terminal_columns(STDOUT_FILENO));
 }
 
+static bool is_verb(const char *name)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(name, verbs[i].name))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -150,6 +161,27 @@ int main(int argc, char **argv)
 		printf("tracer %s\n", TRACER_VERSION);
 		return 0;
 	}
+	/* tracer --fleet [URL|CONFIG] VERB ARGS...: the verbs read the fleet store. */
+	bool fleet_hosts = false;
+	if (argc >= 3 && !strcmp(argv[1], "--fleet")) {
+		bool given = argc >= 4 && !is_verb(argv[2]);
+		if (fleet_select(given ? argv[2] : NULL) != 0)
+			return 2;
+		int drop = given ? 2 : 1;
+		for (int i = 1; i + drop <= argc; i++) /* argv[argc] (NULL) moves too */
+			argv[i] = argv[i + drop];
+		argc -= drop;
+		if (!fleet_reads(argv[1])) {
+			fprintf(stderr,
+				"tracer %s: not available over the fleet yet (runs, show, "
+				"signals, explain, report, timeline and idle are)\n",
+				argv[1]);
+			return 1;
+		}
+		/* idle with no host: which hosts stopped reporting (with one: its idle). */
+		fleet_hosts = !strcmp(argv[1], "idle") &&
+			      (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")));
+	}
 	/* tracer --db PATH VERB ARGS... : the verb first, --db PATH among its options. */
 	if ((!strcmp(argv[1], "--db") && argc >= 4) ||
 	    (!strncmp(argv[1], "--db=", 5) && argc >= 3)) {
@@ -161,6 +193,10 @@ int main(int argc, char **argv)
 		argv[1] = verb;
 	}
 	argc = take_utc_option(argc, argv);
+	if (argc < 2) { /* `tracer --utc` alone: no verb */
+		usage(stderr);
+		return 2;
+	}
 	cli_error_want_json(wants_json(argc, argv));
 	/* Text for people: nothing from the database drives their terminal. JSON
 	 * (escaped by jansson) and the HTML report stay byte for byte. */
@@ -169,6 +205,8 @@ int main(int argc, char **argv)
 		if (safe)
 			stdout = safe;
 	}
+	if (fleet_hosts)
+		return cli_error_finish("idle", fleet_idle_hosts(wants_json(argc, argv)));
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
 			return cli_error_finish(verbs[i].name,

@@ -162,6 +162,11 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		} else if (config_key_is(name, "queue-mb")) {
 			if (parse_uint(value, 1, 65536, &c->queue_mb))
 				why = "expected 1..65536";
+		} else if (config_key_is(name, "scope-pidns")) {
+			char detail[400];
+			if (pidscope_resolve(value, &c->scope_pidns, detail, sizeof(detail)))
+				why =
+				    "no such PID namespace with its own /proc (a PID or an inode)";
 		} else if (config_key_is(name, "sample-ms") ||
 			   config_key_is(name, "sample-interval-ms")) { /* the older name */
 			if (parse_uint(value, 100, 3600000, &c->sample_ms))

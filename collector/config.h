@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "bpf/events.h"
+#include "collector/pidscope.h"
 
 enum probe_group {
 	PROBE_PROCESS = 0, /* fork, exec, exit: always on */
@@ -41,6 +42,7 @@ struct collector_config {
 	bool force_no_kfunc; /* what Linux 5.5-6.1 get: no bpf_rdonly_cast kfunc */
 	bool force_perfbuf;
 	bool force_net_syscalls; /* use the socket-syscall fallback even with sock tracepoints */
+	struct pidscope scope_pidns; /* record only this PID namespace (inode 0: all) */
 };
 
 void collector_config_defaults(struct collector_config *c);

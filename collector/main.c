@@ -149,6 +149,8 @@ static void usage(FILE *out)
 	    "                     its classic tracepoint, every open reads its path\n"
 	    "  --force-perfbuf    use perf buffers even where ring buffers exist\n"
 	    "  --force-net-syscalls  count network bytes from socket syscalls (the fallback)\n"
+	    "  --scope-pidns PID|INODE  record only the processes of this PID namespace (and\n"
+	    "                     those nested in it), numbered as it numbers them\n"
 	    "  --test-forbidden-syscall  (tests) make a forbidden syscall once in the steady\n"
 	    "                     state: the allow-list must kill the process\n");
 }
@@ -215,6 +217,7 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 	    {"force-no-kfunc", no_argument, 0, 'x'},
 	    {"force-perfbuf", no_argument, 0, 'P'},
 	    {"force-net-syscalls", no_argument, 0, 'N'},
+	    {"scope-pidns", required_argument, 0, 'p'},
 	    {"test-forbidden-syscall", no_argument, 0, 'X'},
 	    {"help", no_argument, 0, 'h'},
 	    {"version", no_argument, 0, 'V'},
@@ -356,6 +359,13 @@ static int parse_options(int argc, char **argv, struct collector_config *c, stru
 		case 'X':
 			cli->test_forbidden = true;
 			break;
+		case 'p':
+			if (collector_config_set(c, "collector", "scope-pidns", optarg, err,
+						 sizeof(err)) != 0) {
+				fprintf(stderr, "tracer-collector: --%s\n", err);
+				return -1;
+			}
+			break;
 		default:
 			break;
 		}
@@ -465,7 +475,8 @@ int main(int argc, char **argv)
 	/* Attached first, then /proc: a process can be in both, never in neither. */
 	drain_poll(&drain, 0, -1);
 	cgroup_mounts_find(&mounts);
-	int n = snapshot_processes("/proc", &mounts, drain_add_event, &drain, &drain.conv);
+	const char *proc = cfg.scope_pidns.inode ? cfg.scope_pidns.proc_root : "/proc";
+	int n = snapshot_processes(proc, &mounts, drain_add_event, &drain, &drain.conv);
 	if (n < 0) {
 		log_error("cannot read /proc: %s", strerror(errno));
 		goto out_drain;

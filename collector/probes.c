@@ -344,7 +344,8 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
 	/* The exit path's CPU is sent from the scheduler's sched_switch program. */
 	skel->rodata->exit_tails_on = want[PROBE_SCHEDULER];
-	skel->rodata->pidns_inum = container_pid_namespace();
+	skel->rodata->pidns_inum =
+	    cfg->scope_pidns.inode ? cfg->scope_pidns.inode : container_pid_namespace();
 	if (p->using_perfbuf) {
 		/* The ring buffer stays unused: as small as allowed, or not created. */
 		if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1)

@@ -2,9 +2,9 @@
 
 #include <string.h>
 
-/* Every section any tracer program reads: collector, shipper, cost. */
-static const char *const known_sections[] = {"collector", "probes", "files",
-					     "shipper",	  "cost",   NULL};
+/* Every section any tracer program reads: collector, aggregator, shipper, cost, fleet. */
+static const char *const known_sections[] = {"collector", "probes", "files", "scope",
+					     "shipper",	  "cost",   "fleet", NULL};
 
 static bool is_dash(char c)
 {

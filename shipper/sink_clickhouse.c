@@ -26,8 +26,8 @@ static struct clickhouse *ch(struct sink *s)
 	return s->state;
 }
 
-static const char *const shipped[] = {"processes", "steps",	   "runs",	     "signals",
-				      "samples",   "host_samples", "collector_stats"};
+static const char *const shipped[] = {
+    "processes", "steps", "runs", "signals", "samples", "host_samples", "collector_stats", "tools"};
 
 static void query(struct sink *s, const char *sql, const char *body, size_t len,
 		  struct send_result *out)

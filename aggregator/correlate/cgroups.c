@@ -45,7 +45,8 @@ void correlate_cgroup(struct correlator *c, uint64_t id, bool v1_memory, const c
 	c->cgroups[b] = e;
 }
 
-static const struct cgroup_entry *cgroup_entry_of(struct correlator *c, uint64_t id, bool v1_memory)
+static const struct cgroup_entry *cgroup_entry_of(const struct correlator *c, uint64_t id,
+						  bool v1_memory)
 {
 	if (!id)
 		return NULL;
@@ -55,7 +56,7 @@ static const struct cgroup_entry *cgroup_entry_of(struct correlator *c, uint64_t
 	return NULL;
 }
 
-const char *cgroup_path_of(struct correlator *c, uint64_t id, bool v1_memory)
+const char *cgroup_path_of(const struct correlator *c, uint64_t id, bool v1_memory)
 {
 	const struct cgroup_entry *e = cgroup_entry_of(c, id, v1_memory);
 

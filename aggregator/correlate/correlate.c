@@ -70,7 +70,7 @@ static void set_cgroup_context(struct correlator *c, struct proc *p, struct cgro
 
 void correlate_fork(struct correlator *c, struct proc *child, struct proc *parent)
 {
-	if (!parent)
+	if (!parent || !correlate_in_scope(c, &child->row))
 		return;
 	if (parent->in.run && !child->in.run)
 		set_run(child, parent->in.run);
@@ -350,6 +350,12 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	struct tool_identity tool;
 	struct process_view v = {0};
 
+	if (!correlate_in_scope(c, &p->row)) {
+		/* Outside the recorded subtree: in no run, and no run of its own. */
+		set_step(p, NULL);
+		set_run(p, NULL);
+		return;
+	}
 	identify(c, p, argv, argc, &cg, &tool);
 	/* A step started at its root's fork learns where it runs at the root's exec,
 	 * which sees the cgroup the root moved to (a container, `echo $$ > cgroup.procs`). */

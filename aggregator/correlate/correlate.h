@@ -57,6 +57,8 @@ struct correlator {
 	struct insight *insight;   /* failure signals; NULL: none */
 	const char *cgroup_root;   /* where cgroupfs is mounted, for limits */
 	const char *host_id, *hostname, *machine;      /* of the frame being applied (ingest's) */
+	char scope_cgroup[256]; /* record only this cgroup subtree ("": all; scope.c) */
+	size_t scope_cgroup_len;
 	uint64_t engine_runs, script_runs, slurm_runs; /* counters for the log */
 	struct container_state *containers;	       /* containers.c; NULL until one is seen */
 };
@@ -95,6 +97,11 @@ void correlate_sample(struct correlator *c, struct proc *p, uint64_t boot_ns, ui
 		      uint64_t cpu_ns);
 /* Should this process be written at all (not deny-listed noise)? */
 bool correlate_recordable(const struct proc *p);
+/* Records only the processes of this cgroup subtree (--scope-cgroup). 0, or -1
+ * with the reason in err. */
+int correlate_set_scope_cgroup(struct correlator *c, const char *path, char *err, size_t size);
+/* Is the process in the recorded scope (its cgroups at its last fork or exec)? */
+bool correlate_in_scope(const struct correlator *c, const struct process_row *r);
 
 /* Writes changed runs, steps, new tools and pipelines (inside a transaction). */
 int correlate_write(struct correlator *c);

@@ -5,6 +5,7 @@
  *   steps.c      steps: created, joined, named
  *   names.c      tool and pipeline ids
  *   cgroups.c    the cgroup id -> path map and what a path says
+ *   scope.c      the cgroup subtree recorded (--scope-cgroup)
  *   write.c      writing changed runs, steps, tools and pipelines
  *   setup.c      start (with what the database already knows), reload, free
  *   containers.c containers joined to the run and step whose CLI started them
@@ -36,7 +37,7 @@ void names_committed(struct correlator *c);
 void names_free(struct correlator *c);
 
 /* cgroups.c */
-const char *cgroup_path_of(struct correlator *c, uint64_t id, bool v1_memory);
+const char *cgroup_path_of(const struct correlator *c, uint64_t id, bool v1_memory);
 /* Container, pod, Slurm job and unit from both hierarchies (v1 memory wins on hybrid hosts). */
 void cgroup_context_of(struct correlator *c, const struct process_row *r,
 		       struct cgroup_context *out);

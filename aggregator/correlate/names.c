@@ -1,5 +1,6 @@
 /* Tool and pipeline ids: one per distinct name, kept for the aggregator's life. */
 #include "aggregator/correlate/internal.h"
+#include "aggregator/outbox/outbox.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,8 +100,10 @@ int names_write(struct correlator *c)
 		char *space = strchr(program, ' ');
 		if (space)
 			*space = '\0';
+		/* Shipped too: the fleet's readers name tools as the host does. */
 		if (store_put_tool(c->store, t->id, t->name, program,
-				   tool_category(&c->lists, program)) != 0)
+				   tool_category(&c->lists, program)) != 0 ||
+		    store_ship(c->store, OUTBOX_TOOLS, t->id, 0, NULL) != 0)
 			return -1;
 	}
 	return 0;

@@ -94,6 +94,9 @@ void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, s
 
 	if (p->life.launched || !runmark_parse(p->row.exe, argv, argc, &mark))
 		return;
+	/* A `tracer run` outside the recorded cgroup subtree is not a run here. */
+	if (!correlate_in_scope(&g->corr, &p->row))
+		return;
 	/* Our own launcher is known by pid and start; any other must be the installed tracer. */
 	if (!g->own_launcher && !g->launcher_trusted(p->row.exe)) {
 		g->stats.untrusted_launchers++;

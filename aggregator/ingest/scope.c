@@ -1,9 +1,11 @@
-/* Which processes are written: every one on the host, or only those in a run. */
+/* Which processes are written: every one on the host, or only those in a run;
+ * of those, only the ones in the cgroup subtree named (correlate/scope.c). */
 #include "aggregator/ingest/internal.h"
 
 bool ingest_recordable(const struct ingest *g, const struct proc *p)
 {
-	return (g->scope == SCOPE_ALL || p->row.run_id > 0) && correlate_recordable(p);
+	return (g->scope == SCOPE_ALL || p->row.run_id > 0) && correlate_recordable(p) &&
+	       correlate_in_scope(&g->corr, &p->row);
 }
 
 void ingest_touch(struct ingest *g, struct proc *p)

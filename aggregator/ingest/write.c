@@ -154,14 +154,16 @@ static int write_pending_rows(struct ingest *g)
 
 /*
  * Rows written before their exit tail, file counts or OOM mark came: those
- * columns alone. The record already queued for the shipper keeps what it had
- * (queueing it twice would break the outbox's one-record-per-row accounting);
- * docs/architecture.md, Known limits.
+ * columns alone. The record queued for the shipper takes them too while it is
+ * still queued (one record per row: never queued twice); one the shipper has
+ * already delivered keeps what it had (docs/architecture.md, Known limits).
  */
 static int write_row_updates(struct ingest *g)
 {
 	for (size_t i = 0; i < g->pending.row_updates.n; i++)
-		if (store_update_process(g->store, &g->pending.row_updates.items[i]) != 0)
+		if (store_update_process(g->store, &g->pending.row_updates.items[i]) != 0 ||
+		    store_refresh_shipped_process(g->store, g->pending.row_updates.items[i].id) !=
+			0)
 			return -1;
 	return 0;
 }

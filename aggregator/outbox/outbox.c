@@ -24,6 +24,7 @@ static const struct kind_spec kinds[OUTBOX_KINDS] = {
 			0},
     [OUTBOX_HOST_SAMPLES] = {"host_samples", "CAST(ts_ns AS TEXT)", "ts_ns = ?2", 1},
     [OUTBOX_COLLECTOR_STATS] = {"collector_stats", "stream_id", "stream_id = ?4", 3},
+    [OUTBOX_TOOLS] = {"tools", "CAST(id AS TEXT)", "id = ?2", 3},
 };
 
 const char *outbox_table(enum outbox_kind kind)
@@ -110,6 +111,43 @@ static int prepare_put(sqlite3 *db, const struct kind_spec *k, const char *where
 	return 0;
 }
 
+/* "UPDATE outbox SET payload = <the process row as JSON> WHERE it is that row's record". */
+static int prepare_refresh(sqlite3 *db, sqlite3_stmt **out)
+{
+	char *json = json_of_columns(db, "processes");
+	size_t len = (json ? strlen(json) : 0) + 512;
+	char *sql = json ? malloc(len) : NULL;
+	int rc = SQLITE_NOMEM;
+
+	if (sql) {
+		snprintf(
+		    sql, len,
+		    "UPDATE outbox SET payload = (SELECT %s FROM processes WHERE id = ?1) WHERE "
+		    "kind = 'processes' AND record_key = CAST(?1 AS TEXT) AND EXISTS (SELECT 1 "
+		    "FROM processes WHERE id = ?1)",
+		    json);
+		rc = sqlite3_prepare_v2(db, sql, -1, out, NULL);
+	}
+	free(sql);
+	free(json);
+	if (rc != SQLITE_OK)
+		log_error("outbox: cannot build the refresh statement: %s", sqlite3_errmsg(db));
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+int outbox_refresh_process(struct outbox *o, int64_t process_id)
+{
+	sqlite3_bind_int64(o->refresh_process, 1, process_id);
+	int rc = sqlite3_step(o->refresh_process);
+	sqlite3_reset(o->refresh_process);
+	if (rc != SQLITE_DONE) {
+		log_error("outbox: refreshing process %lld: %s", (long long)process_id,
+			  sqlite3_errmsg(o->db));
+		return -1;
+	}
+	return 0;
+}
+
 int outbox_release_held(struct outbox *o)
 {
 	sqlite3_stmt *st;
@@ -161,7 +199,7 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 			return -1;
 		}
 	if (prepare_put(db, &kinds[OUTBOX_SAMPLES], "process_id = ?2", &o->put_samples_of) != 0 ||
-	    outbox_release_held(o) != 0) {
+	    prepare_refresh(db, &o->refresh_process) != 0 || outbox_release_held(o) != 0) {
 		outbox_close(o);
 		return -1;
 	}
@@ -197,6 +235,7 @@ void outbox_close(struct outbox *o)
 	for (int k = 0; k < 3; k++)
 		sqlite3_finalize(o->put_live[k]);
 	sqlite3_finalize(o->put_samples_of);
+	sqlite3_finalize(o->refresh_process);
 	sqlite3_finalize(o->hold);
 	sqlite3_finalize(o->unhold);
 	sqlite3_finalize(o->size);

@@ -21,6 +21,7 @@ enum outbox_kind {
 	OUTBOX_SAMPLES,
 	OUTBOX_HOST_SAMPLES,
 	OUTBOX_COLLECTOR_STATS,
+	OUTBOX_TOOLS, /* the names and categories processes.tool_id points at */
 	OUTBOX_KINDS
 };
 
@@ -35,6 +36,7 @@ struct outbox {
 	sqlite3_stmt *put[OUTBOX_KINDS];
 	sqlite3_stmt *put_samples_of, *hold, *unhold;
 	sqlite3_stmt *put_live[3]; /* running processes of runs, open steps, open runs */
+	sqlite3_stmt *refresh_process;
 	sqlite3_stmt *size, *trim, *count_drop;
 	uint64_t queued, dropped;
 };
@@ -53,6 +55,9 @@ int outbox_add_live(struct outbox *o, int64_t now_ns);
 /* Queues the row of that kind with that key (a, or a and b for samples; text for streams). */
 int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
 	       int64_t now_ns);
+/* A process row changed after it was queued (a late fact): its record, if still
+ * queued, takes the row as it is now. */
+int outbox_refresh_process(struct outbox *o, int64_t process_id);
 /*
  * Samples written but not queued yet (a fork child before its exec: it may turn
  * out to be deny-listed noise, and the sink cannot take a sample back). Hold

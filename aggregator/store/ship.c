@@ -25,3 +25,8 @@ int store_release_samples(struct store *s, int64_t process_id)
 	return s->outbox ? outbox_release_samples(s->outbox, process_id, (int64_t)now_realtime_ns())
 			 : 0;
 }
+
+int store_refresh_shipped_process(struct store *s, int64_t process_id)
+{
+	return s->outbox ? outbox_refresh_process(s->outbox, process_id) : 0;
+}

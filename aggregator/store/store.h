@@ -303,6 +303,9 @@ struct store {
 int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text);
 /* Keeps a process's written samples from the shipper until released (the
  * outbox's sample hold; no-ops with shipping off). */
+/* A process row updated after it was queued: its queued record, if still
+ * there, takes the row as it is now (no-op without an outbox). */
+int store_refresh_shipped_process(struct store *s, int64_t process_id);
 int store_hold_samples(struct store *s, int64_t process_id);
 int store_release_samples(struct store *s, int64_t process_id);
 

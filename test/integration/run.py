@@ -38,6 +38,8 @@ import test_cli_json  # noqa: F401
 import test_soak  # noqa: F401
 import test_containers  # noqa: F401
 import test_batch  # noqa: F401
+import test_scope  # noqa: F401
+import test_fleet  # noqa: F401
 
 
 def run_suite(build, selected):

@@ -656,7 +656,8 @@ static void test_files_and_oom(void **state)
  * (with the overflow) follow its exit event, and may come after the commit
  * that wrote its row for good and freed the row's strings. The overflow (and
  * an OOM mark, however late) then updates those columns alone: the row keeps
- * its exe, argv and cwd, and the shipper gets the row once.
+ * its exe, argv and cwd, and the shipper gets the row once, as it is now while
+ * its record is still queued.
  */
 static void test_facts_after_the_row_was_written_keep_the_row(void **state)
 {
@@ -693,6 +694,23 @@ static void test_facts_after_the_row_was_written_keep_the_row(void **state)
 			 1);
 	assert_int_equal(query_int("SELECT count(*) FROM outbox WHERE kind = 'processes' AND "
 				   "record_key = (SELECT id FROM processes WHERE pid = 810)"),
+			 1);
+	/* Still queued, the record took the late facts too, and the outbox's size follows. */
+	assert_int_equal(query_int("SELECT json_extract(payload, '$.files_overflow') FROM outbox "
+				   "WHERE kind = 'processes' AND record_key = (SELECT id FROM "
+				   "processes WHERE pid = 810)"),
+			 5392);
+	assert_int_equal(query_int("SELECT json_extract(payload, '$.oom_killed') FROM outbox WHERE "
+				   "kind = 'processes' AND record_key = (SELECT id FROM processes "
+				   "WHERE pid = 810)"),
+			 1);
+	assert_int_equal(
+	    query_int("SELECT json_extract(payload, '$.exe') = '/usr/bin/manyfiles' "
+		      "FROM outbox WHERE kind = 'processes' AND record_key = (SELECT id "
+		      "FROM processes WHERE pid = 810)"),
+	    1);
+	assert_int_equal(query_int("SELECT bytes = (SELECT sum(length(payload)) FROM outbox) FROM "
+				   "outbox_size"),
 			 1);
 }
 
