@@ -220,8 +220,11 @@ static struct run *stronger_run(struct correlator *c, struct proc *p, struct pro
 	const char *job = v->cgroup->slurm_job;
 	if (job[0] && (!inherited || strcmp(inherited->slurm_job, job) != 0))
 		return slurm_job_run(c, p, job);
-	if (!inherited && !p->in.denied && script_starts_run(parent, v) &&
-	    engine_script.is_run(v, pipeline, sizeof(pipeline))) {
+	/* A script already running when the daemons started (their snapshot) is no
+	 * run: its start and what it did before are unknown, and a CI script or a
+	 * login's wrapper would take everything started under it for its steps. */
+	if (!inherited && !p->in.denied && !p->row.from_snapshot &&
+	    script_starts_run(parent, v) && engine_script.is_run(v, pipeline, sizeof(pipeline))) {
 		*engine = &engine_script;
 		r = new_run(c, RUN_SCRIPT, "script", pipeline, p);
 		c->script_runs++;
