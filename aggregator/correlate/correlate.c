@@ -326,8 +326,9 @@ static void name_step_after_tool(struct correlator *c, struct proc *p,
 	bool earlier_sibling = s && s->named_by_tool && p->row.ppid == s->namer_ppid &&
 			       p->row.proc_start_boot_ns < s->namer_fork_boot_ns;
 
-	if (!s || (s->named && !earlier_sibling && !shim_became_its_tool(s, p)) || not_a_tool ||
-	    p->row.helper || p->in.denied || !strcmp(tool->program, s->run->engine))
+	/* A script step whose tools have done work is named by that work (step_work.c). */
+	if (!s || s->n_tools || (s->named && !earlier_sibling && !shim_became_its_tool(s, p)) ||
+	    not_a_tool || p->row.helper || p->in.denied || !strcmp(tool->program, s->run->engine))
 		return;
 	copy_string(s->name, sizeof(s->name), tool->name);
 	s->named = true;
@@ -354,8 +355,10 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	/* A step started at its root's fork learns where it runs at the root's exec,
 	 * which sees the cgroup the root moved to (a container, `echo $$ > cgroup.procs`). */
 	struct step *own = p->in.step;
-	if (own && same_process(own->root_pid, own->root_start_boot_ns, p))
+	if (own && same_process(own->root_pid, own->root_start_boot_ns, p)) {
 		step_where(c, own, p);
+		step_note_command(own, argv, argc);
+	}
 	v.argv = argv;
 	v.argc = argc;
 	v.exe = p->row.exe;
@@ -398,6 +401,8 @@ void correlate_image_end(struct correlator *c, struct proc *p, const struct proc
 	went_on(p);
 	if (p->in.step) {
 		rollup_add_image(&p->in.step->r, image, p->life.epoch_offset_ns, leaf);
+		step_work_add(p->in.step, p, image);
+		step_name_by_work(p->in.step);
 		step_mark_dirty(p->in.step);
 	}
 	if (p->in.run) {
@@ -410,6 +415,7 @@ void correlate_exit_tail(struct correlator *c, struct proc *p, int64_t cpu_ns)
 {
 	if (p->in.step) {
 		rollup_add_cpu(&p->in.step->r, cpu_ns);
+		step_work_tail(p->in.step, p, cpu_ns);
 		step_mark_dirty(p->in.step);
 	}
 	if (p->in.run) {
@@ -493,7 +499,14 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 	s->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
 	if (s->r.live)
 		s->r.live--;
-	if (same_process(s->root_pid, s->root_start_boot_ns, p)) {
+	step_work_add(s, p, row);
+	bool root = same_process(s->root_pid, s->root_start_boot_ns, p);
+	if (root && step_is_helper(s, p)) {
+		step_dissolve(s, p);
+		return;
+	}
+	step_name_by_work(s); /* settled: the root's end ends the step */
+	if (root) {
 		name_unnamed_step(s, p);
 		failed_tool_settle(&s->failed, &s->last_failed, row->has_signal, row->signal,
 				   row->exit_code);
