@@ -542,13 +542,12 @@ static void scheduler_hint(sqlite3 *db, int64_t run_id, FILE *out)
 		    "(tracer show lists the jobs)\n",
 		    linked, linked == 1 ? "" : "s", linked == 1 ? "is" : "are");
 	if (used)
-		fprintf(
-		    out,
-		    "tracer run: this run handed work to a batch scheduler (%s) that did not "
-		    "run on this host: it ran under the scheduler's daemons elsewhere (or not "
-		    "yet), and this run holds its clients only. Record the jobs where they run: "
-		    "the tracer daemons on the compute nodes (docs/operations.md)\n",
-		    names);
+		fprintf(out,
+			"tracer run: this run handed work to a batch scheduler (%s) that did not "
+			"run on this host: it ran under the scheduler's daemons elsewhere (or not "
+			"yet), and this run holds its clients only. Record the jobs where they run: "
+			"the tracer daemons on the compute nodes (docs/operations.md)\n",
+			names);
 }
 
 /* watch_ended: our own daemons stopped, so a process the command left running is never counted. */

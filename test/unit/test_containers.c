@@ -73,8 +73,8 @@ static size_t count(const char *const *argv)
 }
 
 /* A process forked at start_ms (in cgroup1 if non-zero) that execs argv. */
-static struct proc *run_prog(uint32_t pid, struct proc *parent, uint64_t start_ms, uint64_t cgroup1,
-			     const char *const *argv)
+static struct proc *run_prog(uint32_t pid, struct proc *parent, uint64_t start_ms,
+			     uint64_t cgroup1, const char *const *argv)
 {
 	struct proc *p = &procs[n_procs++];
 
@@ -109,8 +109,8 @@ static void finish(struct proc *p, uint64_t end_ms, uint64_t cpu_ms)
 
 static const char *const shell_argv[] = {"/usr/bin/bash", NULL};
 static const char *const script_argv[] = {"/usr/bin/bash", "pipe.sh", NULL};
-static const char *const cli_argv[] = {"/usr/bin/docker", "run",       "--rm", "-v", "/d:/d",
-				       "local/x:1",	  "/bin/burn", "2",    NULL};
+static const char *const cli_argv[] = {"/usr/bin/docker", "run", "--rm", "-v", "/d:/d",
+				       "local/x:1", "/bin/burn", "2", NULL};
 static const char *const burn_argv[] = {"/bin/burn", "2", NULL};
 
 /* A user's script (a run) whose child runs the docker CLI (a step). */
@@ -199,12 +199,11 @@ static void test_identical_containers_of_two_runs_are_ambiguous(void **state)
 	assert_int_equal(store_commit(&st), 0);
 	correlate_committed(&corr);
 	sqlite3_stmt *q;
-	assert_int_equal(
-	    sqlite3_prepare_v2(st.db,
-			       "SELECT count(*), sum(method = 'ambiguous'), "
-			       "sum(run_id IS NULL), sum(candidates) FROM container_links",
-			       -1, &q, NULL),
-	    SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(st.db,
+					    "SELECT count(*), sum(method = 'ambiguous'), "
+					    "sum(run_id IS NULL), sum(candidates) FROM container_links",
+					    -1, &q, NULL),
+			 SQLITE_OK);
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int(q, 0), 2);
 	assert_int_equal(sqlite3_column_int(q, 1), 2);
