@@ -357,7 +357,9 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	struct step *own = p->in.step;
 	if (own && same_process(own->root_pid, own->root_start_boot_ns, p)) {
 		step_where(c, own, p);
-		step_note_command(own, argv, argc);
+		/* A subshell exec'ing its last command in place has no command line of its own. */
+		if (!p->life.had_children)
+			step_note_command(own, argv, argc);
 	}
 	v.argv = argv;
 	v.argc = argc;

@@ -34,15 +34,16 @@ static bool script_step(const struct step *s)
 	return !strcmp(s->kind, "script-step");
 }
 
-static struct step_tool_time *tally_of(struct step *s, int64_t tool_id, const char *name)
+static struct step_tool_time *tally_of(struct step *s, const struct proc *p)
 {
 	for (unsigned i = 0; i < s->n_tools; i++)
-		if (s->tools[i].tool_id == tool_id)
+		if (s->tools[i].tool_id == p->row.tool_id)
 			return &s->tools[i];
-	if (s->n_tools == STEP_TOOLS_MAX || !name)
+	if (s->n_tools == STEP_TOOLS_MAX)
 		return NULL; /* counted in the totals alone */
 	struct step_tool_time *t = &s->tools[s->n_tools++];
-	*t = (struct step_tool_time){.tool_id = tool_id, .name = name};
+	*t = (struct step_tool_time){.tool_id = p->row.tool_id, .name = p->in.tool_name};
+	t->argv = p->row.argv_json ? strdup(p->row.argv_json) : NULL;
 	return t;
 }
 
@@ -61,7 +62,7 @@ void step_work_add(struct step *s, const struct proc *p, const struct process_ro
 	uint64_t wall = image->end_epoch_ns > image->start_epoch_ns
 			    ? (uint64_t)(image->end_epoch_ns - image->start_epoch_ns)
 			    : 0;
-	struct step_tool_time *t = tally_of(s, p->row.tool_id, p->in.tool_name);
+	struct step_tool_time *t = tally_of(s, p);
 
 	if (t) {
 		t->cpu_ns += cpu;
@@ -77,7 +78,7 @@ void step_work_tail(struct step *s, const struct proc *p, int64_t cpu_ns)
 
 	if (!script_step(s) || s->dissolved || cpu_ns <= 0 || !counts_as_work(p))
 		return;
-	if ((t = tally_of(s, p->row.tool_id, p->in.tool_name)))
+	if ((t = tally_of(s, p)))
 		t->cpu_ns += (uint64_t)cpu_ns;
 	s->tools_cpu_ns += (uint64_t)cpu_ns;
 }
@@ -87,8 +88,8 @@ void step_note_command(struct step *s, char *const *argv, size_t argc)
 	size_t n = 0, max = sizeof(s->command) - 4;
 
 	for (size_t i = 0; i < argc && n < max; i++) {
-		int w = snprintf(s->command + n, sizeof(s->command) - n, "%s%s", i ? " " : "",
-				 argv[i]);
+		int w =
+		    snprintf(s->command + n, sizeof(s->command) - n, "%s%s", i ? " " : "", argv[i]);
 		n = w < 0 ? n : n + (size_t)w;
 	}
 	if (n < max)
@@ -134,7 +135,8 @@ void step_name_by_work(struct step *s)
 	bool by_cpu = s->tools_cpu_ns >= WORK_CPU_FLOOR_NS;
 	uint64_t total = by_cpu ? s->tools_cpu_ns : s->tools_wall_ns;
 	rank(s, by_cpu, &first, &second);
-	if (!second || measure(first, by_cpu) * 2 > total)
+	bool dominant = !second || measure(first, by_cpu) * 2 > total;
+	if (dominant)
 		copy_string(name, sizeof(name), first->name);
 	else if (s->command[0])
 		copy_string(name, sizeof(name), s->command);
@@ -147,14 +149,19 @@ void step_name_by_work(struct step *s)
 		copy_string(s->name, sizeof(s->name), name);
 		step_mark_dirty(s);
 	}
+	/* Its signature is the argv of what names it: the dominant tool's. */
+	if (dominant && first->argv && (!s->signature || strcmp(s->signature, first->argv))) {
+		free(s->signature);
+		s->signature = strdup(first->argv);
+	}
 }
 
 bool step_is_helper(const struct step *s, const struct proc *root)
 {
 	const struct process_row *row = &root->row;
 
-	return script_step(s) && !s->dissolved && !root->life.had_children &&
-	       row->has_exit_code && row->exit_code == 0 && !row->has_signal && s->r.live == 0 &&
+	return script_step(s) && !s->dissolved && !root->life.had_children && row->has_exit_code &&
+	       row->exit_code == 0 && !row->has_signal && s->r.live == 0 &&
 	       s->r.end_epoch_ns - s->r.start_epoch_ns < HELPER_MAX_NS;
 }
 
@@ -186,6 +193,8 @@ void step_dissolve(struct step *s, struct proc *root)
 	snprintf(seq, sizeof(seq), "%u", r->step_seq);
 	if (!strcmp(seq, s->key))
 		r->step_seq--;
+	if (s->r.start_epoch_ns > r->last_helper_start_epoch_ns)
+		r->last_helper_start_epoch_ns = s->r.start_epoch_ns;
 	s->dissolved = true;
 	s->forget_pending = true;
 	s->next = r->dissolved;
@@ -204,6 +213,8 @@ int steps_forget_write(struct correlator *c, const struct run *r)
 
 void step_free(struct step *s)
 {
+	for (unsigned i = 0; i < s->n_tools; i++)
+		free(s->tools[i].argv);
 	free(s->signature);
 	free(s->identity);
 	free(s);

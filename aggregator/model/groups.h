@@ -125,6 +125,7 @@ struct run;
 struct step_tool_time {
 	int64_t tool_id;
 	const char *name; /* kept by the correlator's tool names */
+	char *argv;	  /* of its first image: the step's signature once it names it */
 	uint64_t cpu_ns, wall_ns;
 };
 #define STEP_TOOLS_MAX 8
@@ -192,7 +193,8 @@ struct run {
 	char slurm_job[32];	  /* a Slurm job run */
 	char toil_job_store[256]; /* a Toil run's job store, as its workers name it */
 	struct step *steps;
-	struct step *dissolved; /* steps that turned out to be helpers (step_work.c) */
+	struct step *dissolved;		    /* steps that turned out to be helpers (step_work.c) */
+	int64_t last_helper_start_epoch_ns; /* the latest of those began: the script went on */
 	/* Steps by key: every exec in an engine's run looks its step up, and a
 	 * run gathers thousands (correlate_add_step keeps it). */
 	struct strmap steps_by_key;
