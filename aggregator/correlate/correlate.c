@@ -326,8 +326,12 @@ static void name_step_after_tool(struct correlator *c, struct proc *p,
 	bool earlier_sibling = s && s->named_by_tool && p->row.ppid == s->namer_ppid &&
 			       p->row.proc_start_boot_ns < s->namer_fork_boot_ns;
 
-	/* A script step whose tools have done work is named by that work (step_work.c). */
-	if (!s || s->n_tools || (s->named && !earlier_sibling && !shim_became_its_tool(s, p)) ||
+	/* A script step is named by the work its tools did (step_work.c), by its
+	 * latest tool while that is too little to tell (a long gzip after `seq`). */
+	bool by_work = s && !strcmp(s->kind, "script-step") && s->n_tools;
+	bool by_exec = by_work && step_named_by_exec(s);
+	if (!s || (by_work && !by_exec) ||
+	    (!by_exec && s->named && !earlier_sibling && !shim_became_its_tool(s, p)) ||
 	    not_a_tool || p->row.helper || p->in.denied || !strcmp(tool->program, s->run->engine))
 		return;
 	copy_string(s->name, sizeof(s->name), tool->name);
@@ -404,7 +408,7 @@ void correlate_image_end(struct correlator *c, struct proc *p, const struct proc
 	if (p->in.step) {
 		rollup_add_image(&p->in.step->r, image, p->life.epoch_offset_ns, leaf);
 		step_work_add(p->in.step, p, image);
-		step_name_by_work(p->in.step);
+		step_name_by_work(p->in.step, false);
 		step_mark_dirty(p->in.step);
 	}
 	if (p->in.run) {
@@ -507,7 +511,7 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 		step_dissolve(s, p);
 		return;
 	}
-	step_name_by_work(s); /* settled: the root's end ends the step */
+	step_name_by_work(s, root); /* settled at the root's end, which ends the step */
 	if (root) {
 		name_unnamed_step(s, p);
 		failed_tool_settle(&s->failed, &s->last_failed, row->has_signal, row->signal,

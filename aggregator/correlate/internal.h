@@ -68,8 +68,11 @@ void step_work_add(struct step *s, const struct proc *p, const struct process_ro
 void step_work_tail(struct step *s, const struct proc *p, int64_t cpu_ns);
 /* The step's root exec'd this: its command line, cut, names a step no tool dominates. */
 void step_note_command(struct step *s, char *const *argv, size_t argc);
-/* A script step's name: its dominant tool, or its command line (until it ends). */
-void step_name_by_work(struct step *s);
+/* A script step's name: its dominant tool, or its command line. Until it ends
+ * (final) a step whose ended work is under 20 ms keeps the name its last exec gave. */
+void step_name_by_work(struct step *s, bool final);
+/* Whether an exec still names the running script step: its ended work is too little to. */
+bool step_named_by_exec(const struct step *s);
 /* At its root's end: a helper of a few ms that succeeded, leaving nothing running. */
 bool step_is_helper(const struct step *s, const struct proc *root);
 /* The helper is no step: its processes are the script's own; the store forgets it. */

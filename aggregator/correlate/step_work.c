@@ -10,6 +10,8 @@
  * in all: most of the wall time) names the step, renamed as another overtakes
  * it until the step ends; if none has more than half, the step is named by
  * its root's command line (a subshell, which has none: its two main tools).
+ * Until 20 ms of work have ended, a running step is named by the tool it
+ * exec'd last (a long gzip after a loop's `seq`), as correlate.c names it.
  */
 #include "aggregator/correlate/internal.h"
 
@@ -125,12 +127,18 @@ static void rank(struct step *s, bool by_cpu, struct step_tool_time **first,
 	}
 }
 
-void step_name_by_work(struct step *s)
+bool step_named_by_exec(const struct step *s)
+{
+	return script_step(s) && s->status == GROUP_RUNNING && s->tools_cpu_ns < WORK_CPU_FLOOR_NS;
+}
+
+void step_name_by_work(struct step *s, bool final)
 {
 	char name[sizeof(s->name)];
 	struct step_tool_time *first, *second;
 
-	if (!script_step(s) || s->dissolved || !s->n_tools || s->status != GROUP_RUNNING)
+	if (!script_step(s) || s->dissolved || !s->n_tools || s->status != GROUP_RUNNING ||
+	    (!final && step_named_by_exec(s) && s->name[0]))
 		return;
 	bool by_cpu = s->tools_cpu_ns >= WORK_CPU_FLOOR_NS;
 	uint64_t total = by_cpu ? s->tools_cpu_ns : s->tools_wall_ns;
