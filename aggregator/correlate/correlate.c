@@ -373,6 +373,8 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	v.cgroup = &cg;
 	/* Containers: their CLI is kept, their processes join the CLI's run (containers.c). */
 	bool container_cli = containers_cli_exec(c, p, argv, argc);
+	if (container_cli && p->in.step)
+		p->in.step->linked = true; /* its container joins the step: no helper */
 	containers_exec(c, p, argv, argc);
 	toil_found_leader(c, p, parent, &v);
 	find_run(c, p, parent, &v);

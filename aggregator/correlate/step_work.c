@@ -168,8 +168,8 @@ bool step_is_helper(const struct step *s, const struct proc *root)
 {
 	const struct process_row *row = &root->row;
 
-	return script_step(s) && !s->dissolved && !root->life.had_children && row->has_exit_code &&
-	       row->exit_code == 0 && !row->has_signal && s->r.live == 0 &&
+	return script_step(s) && !s->dissolved && !s->linked && !root->life.had_children &&
+	       row->has_exit_code && row->exit_code == 0 && !row->has_signal && s->r.live == 0 &&
 	       s->r.end_epoch_ns - s->r.start_epoch_ns < HELPER_MAX_NS;
 }
 
