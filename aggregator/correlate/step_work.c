@@ -27,7 +27,8 @@
  * A script's child that started no process of its own and succeeded within
  * this is a helper. A fork and exec of `seq` takes 10-20 ms on a loaded
  * 2-core machine; 50 ms leaves more than twice that, and a tool's step that
- * short did too little to be told apart in a timeline.
+ * short did too little to be told apart in a timeline. Its CPU is under the
+ * same bound: threads that used more in that time did work.
  */
 #define HELPER_MAX_NS 50000000ll
 
@@ -170,7 +171,8 @@ bool step_is_helper(const struct step *s, const struct proc *root)
 
 	return script_step(s) && !s->dissolved && !s->linked && !root->life.had_children &&
 	       row->has_exit_code && row->exit_code == 0 && !row->has_signal && s->r.live == 0 &&
-	       s->r.end_epoch_ns - s->r.start_epoch_ns < HELPER_MAX_NS;
+	       s->r.end_epoch_ns - s->r.start_epoch_ns < HELPER_MAX_NS &&
+	       s->r.cpu_ns < (uint64_t)HELPER_MAX_NS; /* threads that did more are work */
 }
 
 static void unlink_step(struct step **list, struct step *s, bool dirty_list)
