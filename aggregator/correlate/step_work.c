@@ -28,9 +28,12 @@
  * this is a helper. A fork and exec of `seq` takes 10-20 ms on a loaded
  * 2-core machine; 50 ms leaves more than twice that, and a tool's step that
  * short did too little to be told apart in a timeline. Its CPU is under the
- * same bound: threads that used more in that time did work.
+ * same bound (threads that used more in that time did work), its memory under
+ * 16 MiB (`date`, `seq`, `basename` take 1-2 MiB, `python3 -c` 9; a tool that
+ * touched more in a few ms, such as a sizing or limit check, did work).
  */
 #define HELPER_MAX_NS 50000000ll
+#define HELPER_MAX_RSS_KB 16384u
 
 static bool script_step(const struct step *s)
 {
@@ -172,7 +175,7 @@ bool step_is_helper(const struct step *s, const struct proc *root)
 	return script_step(s) && !s->dissolved && !s->linked && !root->life.had_children &&
 	       row->has_exit_code && row->exit_code == 0 && !row->has_signal && s->r.live == 0 &&
 	       s->r.end_epoch_ns - s->r.start_epoch_ns < HELPER_MAX_NS &&
-	       s->r.cpu_ns < (uint64_t)HELPER_MAX_NS; /* threads that did more are work */
+	       s->r.cpu_ns < (uint64_t)HELPER_MAX_NS && s->r.max_process_rss_kb < HELPER_MAX_RSS_KB;
 }
 
 static void unlink_step(struct step **list, struct step *s, bool dirty_list)

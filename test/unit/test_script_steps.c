@@ -138,9 +138,9 @@ static int64_t count_steps(int64_t id)
 	sqlite3_stmt *q;
 	int64_t n = -1;
 
-	assert_int_equal(sqlite3_prepare_v2(st.db, "SELECT count(*) FROM steps WHERE id = ?", -1,
-					    &q, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_prepare_v2(st.db, "SELECT count(*) FROM steps WHERE id = ?", -1, &q, NULL),
+	    SQLITE_OK);
 	sqlite3_bind_int64(q, 1, id);
 	if (sqlite3_step(q) == SQLITE_ROW)
 		n = sqlite3_column_int64(q, 0);
