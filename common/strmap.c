@@ -78,6 +78,28 @@ bool strmap_put(struct strmap *m, const char *key, void *value)
 	return true;
 }
 
+bool strmap_remove(struct strmap *m, const char *key)
+{
+	struct strmap_slot *slot = find(m, key);
+
+	if (!slot)
+		return false;
+	size_t mask = m->n_slots - 1, hole = (size_t)(slot - m->slots);
+	/* Linear probing: a later key of the run whose home is not between the
+	 * hole and itself moves into the hole, so every key stays reachable. */
+	for (size_t k = (hole + 1) & mask; m->slots[k].key; k = (k + 1) & mask) {
+		size_t home = key_hash(m->slots[k].key) & mask;
+		if (((k - home) & mask) >= ((k - hole) & mask)) {
+			m->slots[hole] = m->slots[k];
+			hole = k;
+		}
+	}
+	m->slots[hole].key = NULL;
+	m->slots[hole].value = NULL;
+	m->n--;
+	return true;
+}
+
 void strmap_free(struct strmap *m)
 {
 	free(m->slots);

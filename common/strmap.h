@@ -29,6 +29,8 @@ void *strmap_get_kept(const struct strmap *m, const char *key, const char **kept
 /* Sets key's value (non-NULL), replacing one it had (the key pointer too);
  * false if memory ran out (map unchanged). */
 bool strmap_put(struct strmap *m, const char *key, void *value);
+/* Takes key out; false if it was not in. */
+bool strmap_remove(struct strmap *m, const char *key);
 void strmap_free(struct strmap *m);
 
 #endif

@@ -108,6 +108,8 @@ void batch_note_submitter(struct correlator *c, struct proc *p, const char *prog
 	s->id = p->row.id;
 	s->run = p->in.run;
 	s->step = p->in.step;
+	if (s->step)
+		s->step->linked = true; /* a quick `qsub` is no helper: its job joins the step */
 	s->uid = p->row.uid;
 	s->pid = p->pid;
 	s->start_boot_ns = p->row.proc_start_boot_ns;

@@ -329,8 +329,13 @@ static void name_step_after_tool(struct correlator *c, struct proc *p,
 	bool earlier_sibling = s && s->named_by_tool && p->row.ppid == s->namer_ppid &&
 			       p->row.proc_start_boot_ns < s->namer_fork_boot_ns;
 
-	if (!s || (s->named && !earlier_sibling && !shim_became_its_tool(s, p)) || not_a_tool ||
-	    p->row.helper || p->in.denied || !strcmp(tool->program, s->run->engine))
+	/* A script step is named by the work its tools did (step_work.c), by its
+	 * latest tool while that is too little to tell (a long gzip after `seq`). */
+	bool by_work = s && !strcmp(s->kind, "script-step") && s->n_tools;
+	bool by_exec = by_work && step_named_by_exec(s);
+	if (!s || (by_work && !by_exec) ||
+	    (!by_exec && s->named && !earlier_sibling && !shim_became_its_tool(s, p)) ||
+	    not_a_tool || p->row.helper || p->in.denied || !strcmp(tool->program, s->run->engine))
 		return;
 	copy_string(s->name, sizeof(s->name), tool->name);
 	s->named = true;
@@ -363,8 +368,12 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	/* A step started at its root's fork learns where it runs at the root's exec,
 	 * which sees the cgroup the root moved to (a container, `echo $$ > cgroup.procs`). */
 	struct step *own = p->in.step;
-	if (own && same_process(own->root_pid, own->root_start_boot_ns, p))
+	if (own && same_process(own->root_pid, own->root_start_boot_ns, p)) {
 		step_where(c, own, p);
+		/* A subshell exec'ing its last command in place has no command line of its own. */
+		if (!p->life.had_children)
+			step_note_command(own, argv, argc);
+	}
 	v.argv = argv;
 	v.argc = argc;
 	v.exe = p->row.exe;
@@ -373,6 +382,8 @@ void correlate_exec(struct correlator *c, struct proc *p, struct proc *parent, c
 	v.cgroup = &cg;
 	/* Containers: their CLI is kept, their processes join the CLI's run (containers.c). */
 	bool container_cli = containers_cli_exec(c, p, argv, argc);
+	if (container_cli && p->in.step)
+		p->in.step->linked = true; /* its container joins the step: no helper */
 	containers_exec(c, p, argv, argc, ts_ns);
 	toil_found_leader(c, p, parent, &v);
 	find_run(c, p, parent, &v);
@@ -407,6 +418,8 @@ void correlate_image_end(struct correlator *c, struct proc *p, const struct proc
 	went_on(p);
 	if (p->in.step) {
 		rollup_add_image(&p->in.step->r, image, p->life.epoch_offset_ns, leaf);
+		step_work_add(p->in.step, p, image);
+		step_name_by_work(p->in.step, false);
 		step_mark_dirty(p->in.step);
 	}
 	if (p->in.run) {
@@ -419,6 +432,7 @@ void correlate_exit_tail(struct correlator *c, struct proc *p, int64_t cpu_ns)
 {
 	if (p->in.step) {
 		rollup_add_cpu(&p->in.step->r, cpu_ns);
+		step_work_tail(p->in.step, p, cpu_ns);
 		step_mark_dirty(p->in.step);
 	}
 	if (p->in.run) {
@@ -502,7 +516,14 @@ static void step_exit(struct correlator *c, struct step *s, struct proc *p, bool
 	s->r.rss_now_kb -= (int64_t)p->in.last_sample_rss;
 	if (s->r.live)
 		s->r.live--;
-	if (same_process(s->root_pid, s->root_start_boot_ns, p)) {
+	step_work_add(s, p, row);
+	bool root = same_process(s->root_pid, s->root_start_boot_ns, p);
+	if (root && step_is_helper(s, p)) {
+		step_dissolve(s, p);
+		return;
+	}
+	step_name_by_work(s, root); /* settled at the root's end, which ends the step */
+	if (root) {
 		name_unnamed_step(s, p);
 		failed_tool_settle(&s->failed, &s->last_failed, row->has_signal, row->signal,
 				   row->exit_code);

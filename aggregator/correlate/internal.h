@@ -3,6 +3,7 @@
  *   correlate.c  fork, exec, exit and samples: which run and step a process is in
  *   runs.c       runs: created, joined, weak or strong
  *   steps.c      steps: created, joined, named
+ *   step_work.c  script steps: named by the tool that did their work; helpers dissolved
  *   names.c      tool and pipeline ids
  *   cgroups.c    the cgroup id -> path map and what a path says
  *   scope.c      the cgroup subtree recorded (--scope-cgroup)
@@ -62,6 +63,25 @@ void set_step(struct proc *p, struct step *s);
 struct step *find_step(struct run *r, const char *key);
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
 		      struct proc *root);
+
+/* step_work.c: a finished image (or exit tail) of p adds to its script step's tally. */
+void step_work_add(struct step *s, const struct proc *p, const struct process_row *image);
+void step_work_tail(struct step *s, const struct proc *p, int64_t cpu_ns);
+/* The step's root exec'd this: its command line, cut, names a step no tool dominates. */
+void step_note_command(struct step *s, char *const *argv, size_t argc);
+/* A script step's name: its dominant tool, or its command line. Until it ends
+ * (final) a step whose ended work is under 20 ms keeps the name its last exec gave. */
+void step_name_by_work(struct step *s, bool final);
+/* Whether an exec still names the running script step: its ended work is too little to. */
+bool step_named_by_exec(const struct step *s);
+/* At its root's end: a helper of a few ms that succeeded, leaving nothing running. */
+bool step_is_helper(const struct step *s, const struct proc *root);
+/* The helper is no step: its processes are the script's own; the store forgets it. */
+void step_dissolve(struct step *s, struct proc *root);
+int steps_forget_write(struct correlator *c, const struct run *r);
+/* After a commit: dissolved steps no process points at are freed. */
+void steps_dissolved_committed(struct run *r);
+void step_free(struct step *s);
 
 /* containers.c */
 /* p exec'd: a container CLI is kept while it lives. Whether p is one that starts

@@ -116,9 +116,12 @@ void free_run(struct run *r)
 {
 	for (struct step *s = r->steps; s;) {
 		struct step *next = s->next;
-		free(s->signature);
-		free(s->identity);
-		free(s);
+		step_free(s);
+		s = next;
+	}
+	for (struct step *s = r->dissolved; s;) {
+		struct step *next = s->next;
+		step_free(s);
 		s = next;
 	}
 	strmap_free(&r->steps_by_key);

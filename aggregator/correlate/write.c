@@ -58,6 +58,9 @@ int correlate_write(struct correlator *c)
 				return -1;
 			continue;
 		}
+		/* Forgotten first: the next step may reuse a forgotten one's number. */
+		if (steps_forget_write(c, r) != 0)
+			return -1;
 		for (struct step *s = r->dirty_steps; s; s = s->dirty_next) {
 			s->character = insight_character(&s->r);
 			struct step_row row;
@@ -104,6 +107,7 @@ void correlate_committed(struct correlator *c)
 			s = next;
 		}
 		r->dirty_steps = NULL;
+		steps_dissolved_committed(r);
 		if (r->finished && r->refs == 0) {
 			*link = r->next;
 			free_run(r);

@@ -302,9 +302,12 @@ static struct step *cause_step(struct insight *in, struct run *r)
 	return last;
 }
 
-/* Whether the run started another step after st ended: its script went on past st. */
+/* Whether the run started another step (or a helper, `sort` of a few ms) after
+ * st ended: its script went on past st. */
 static bool went_on_after(const struct run *r, const struct step *st)
 {
+	if (r->last_helper_start_epoch_ns >= st->r.end_epoch_ns)
+		return true;
 	for (const struct step *s = r->steps; s; s = s->next)
 		if (s != st && s->r.start_epoch_ns >= st->r.end_epoch_ns)
 			return true;

@@ -120,6 +120,16 @@ bool failed_tool_ended_alike(const struct failed_tool *t, bool has_signal, int s
 
 struct run;
 
+/* CPU and wall time of a script step's finished images run by one tool
+ * (correlate/step_work.c): the tool that did most of the work names it. */
+struct step_tool_time {
+	int64_t tool_id;
+	const char *name; /* kept by the correlator's tool names */
+	char *argv;	  /* of its first image: the step's signature once it names it */
+	uint64_t cpu_ns, wall_ns;
+};
+#define STEP_TOOLS_MAX 8
+
 struct step {
 	struct step *next; /* in the run's list */
 	struct run *run;
@@ -160,6 +170,15 @@ struct step {
 	int64_t slow_signal_id;	 /* an active slower_than_usual signal */
 	int64_t retry_signal_id; /* an active retried signal */
 	const char *character;	 /* compute, io, memory, network, contended, waiting */
+	/* Script steps: time by tool (beyond STEP_TOOLS_MAX, in the totals only). */
+	struct step_tool_time tools[STEP_TOOLS_MAX];
+	unsigned n_tools;
+	uint64_t tools_cpu_ns, tools_wall_ns;
+	char command[72]; /* its root's argv, cut, if the root exec'd */
+	/* A helper that ended in a few ms ($(date)): its processes are the
+	 * script's own; the store forgets it (forget_pending), then it is freed. */
+	bool dissolved, forget_pending;
+	bool linked; /* holds a batch submitter or container CLI: jobs and containers point at it */
 };
 
 struct run {
@@ -175,6 +194,8 @@ struct run {
 	char slurm_job[32];	  /* a Slurm job run */
 	char toil_job_store[256]; /* a Toil run's job store, as its workers name it */
 	struct step *steps;
+	struct step *dissolved;		    /* steps that turned out to be helpers (step_work.c) */
+	int64_t last_helper_start_epoch_ns; /* the latest of those began: the script went on */
 	/* Steps by key: every exec in an engine's run looks its step up, and a
 	 * run gathers thousands (correlate_add_step keeps it). */
 	struct strmap steps_by_key;
@@ -204,7 +225,7 @@ struct run {
 /* The step changed: the next commit writes it. */
 static inline void step_mark_dirty(struct step *s)
 {
-	if (s->dirty)
+	if (s->dirty || s->dissolved)
 		return;
 	s->dirty = true;
 	s->dirty_next = s->run->dirty_steps;

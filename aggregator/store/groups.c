@@ -128,6 +128,17 @@ int store_forget_run(struct store *s, int64_t id)
 	return exec_sql(s->db, sql);
 }
 
+int store_forget_step(struct store *s, int64_t id)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql),
+		 "UPDATE processes SET step_id = NULL WHERE step_id = %lld;"
+		 "DELETE FROM steps WHERE id = %lld",
+		 (long long)id, (long long)id);
+	return exec_sql(s->db, sql);
+}
+
 int store_put_run(struct store *s, const struct run_row *r)
 {
 	sqlite3_stmt *st = s->put_run;

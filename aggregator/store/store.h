@@ -343,6 +343,9 @@ int store_forget_process(struct store *s, int64_t id);
 int store_put_run(struct store *s, const struct run_row *r);
 /* Deletes a run that never ran anything (its launcher ended before starting its command). */
 int store_forget_run(struct store *s, int64_t id);
+/* Deletes a step that turned out to be a script's helper: its processes
+ * (rows already written) are outside any step. */
+int store_forget_step(struct store *s, int64_t id);
 int store_put_stream(struct store *s, const struct stream_row *r);
 /* 1 found, 0 not found, -1 error. */
 int store_get_stream(struct store *s, const char *stream_id, struct stream_row *out);

@@ -22,6 +22,7 @@ from harness import TESTS, Ctx, Failure, Skip, ensure_aggregator_user
 import test_accounting  # noqa: F401  (registers tests)
 import test_telemetry  # noqa: F401
 import test_correlation  # noqa: F401
+import test_script_steps  # noqa: F401
 import test_engine_jobs  # noqa: F401
 import test_insight  # noqa: F401
 import test_cost  # noqa: F401

@@ -127,7 +127,7 @@ def docker_run_under_tracer_run_holds_the_container(ctx):
 @test
 def script_docker_runs_are_steps_named_by_their_tools(ctx):
     """A script running two `docker run`s: two steps, each holding its container, named by
-    the program in the container (not `docker`), with the container's id and its memory
+    the program in the container that did its work (cpuburn under measure; not `docker`), with the container's id and its memory
     limit (--memory 256m on the first; none on the second)."""
     d = Docker(ctx)
     out = ctx.path("out")
@@ -144,7 +144,7 @@ def script_docker_runs_are_steps_named_by_their_tools(ctx):
     for (sid, name, cid, mem, step_cpu, status), link, f, limit in zip(steps, links, ("a.json", "b.json"),
                                                                       (256 * 1024, None)):
         inside = truth(os.path.join(out, f))
-        ctx.check(name == "measure" and status == "ok", f"step {sid} named by its container's program: {name} {status}")
+        ctx.check(name == "cpuburn" and status == "ok", f"step {sid} named by its container's program: {name} {status}")
         ctx.check(link["step_id"] == sid and cid == link["container_id"] and link["method"] == "argv",
                   f"step {sid} holds container {link['container_id'][:12]} (its container_id {cid})")
         ctx.check(mem == limit, f"step {sid} memory limit {mem} KiB, the container was given {limit}")
@@ -159,7 +159,7 @@ def script_docker_runs_are_steps_named_by_their_tools(ctx):
               f"{burn and burn[0]['cpu_ns'] / 1e6:.2f} ms, wait4 inside {cpu(inside) / 1e6:.2f} ms, "
               f"memory limit {mem} KiB", flush=True)
     doc = show_json(ctx, run_id)
-    ctx.check([s["name"] for s in doc["steps"]] == ["measure", "measure"], f"show --json steps {[s['name'] for s in doc['steps']]}")
+    ctx.check([s["name"] for s in doc["steps"]] == ["cpuburn", "cpuburn"], f"show --json steps {[s['name'] for s in doc['steps']]}")
 
 
 @test
@@ -196,7 +196,7 @@ def daemon_mode_docker_run_in_a_script_is_the_scripts_step(ctx):
     time.sleep(1.5)  # the daemons commit what the container did after the run's own frames
     link, procs = check_container_run(ctx, run_id, truth(os.path.join(out, "truth.json")), db=db)
     steps = ctx.query("SELECT id, name, container_id FROM steps WHERE run_id = ?", run_id, db=db)
-    ctx.check(link and len(steps) == 1 and steps[0][0] == link["step_id"] and steps[0][1] == "measure"
+    ctx.check(link and len(steps) == 1 and steps[0][0] == link["step_id"] and steps[0][1] == "cpuburn"
               and steps[0][2] == link["container_id"], f"the script's step holds the container: {steps} {link}")
     ctx.check(procs and all(pr["step_id"] == (link or {}).get("step_id") for pr in procs),
               f"the container's processes are in the step: {procs}")

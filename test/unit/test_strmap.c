@@ -55,10 +55,35 @@ static void test_agrees_with_a_scan(void **state)
 	assert_null(strmap_get(&m, keys[0]));
 }
 
+/* Removing every third key (in clusters of colliding probes): the removed read
+ * NULL, every other key still reads its value, and removed keys can come back. */
+static void test_remove_keeps_the_rest_reachable(void **state)
+{
+	struct strmap m = {0};
+	(void)state;
+
+	for (int i = 0; i < N; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "%d", i);
+		assert_true(strmap_put(&m, keys[i], &values[i]));
+	}
+	for (int i = 0; i < N; i += 3)
+		assert_true(strmap_remove(&m, keys[i]));
+	assert_false(strmap_remove(&m, keys[0]));
+	assert_int_equal(m.n, N - (N + 2) / 3);
+	for (int i = 0; i < N; i++)
+		assert_ptr_equal(strmap_get(&m, keys[i]), i % 3 ? &values[i] : NULL);
+	for (int i = 0; i < N; i += 3)
+		assert_true(strmap_put(&m, keys[i], &values[i]));
+	for (int i = 0; i < N; i++)
+		assert_ptr_equal(strmap_get(&m, keys[i]), &values[i]);
+	strmap_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_agrees_with_a_scan),
+	    cmocka_unit_test(test_remove_keeps_the_rest_reachable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
