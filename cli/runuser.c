@@ -108,4 +108,3 @@ int prepare_db_directory(const char *db_path, const struct run_as *owner)
 	}
 	return 0;
 }
-

@@ -223,8 +223,8 @@ static struct run *stronger_run(struct correlator *c, struct proc *p, struct pro
 	/* A script already running when the daemons started (their snapshot) is no
 	 * run: its start and what it did before are unknown, and a CI script or a
 	 * login's wrapper would take everything started under it for its steps. */
-	if (!inherited && !p->in.denied && !p->row.from_snapshot &&
-	    script_starts_run(parent, v) && engine_script.is_run(v, pipeline, sizeof(pipeline))) {
+	if (!inherited && !p->in.denied && !p->row.from_snapshot && script_starts_run(parent, v) &&
+	    engine_script.is_run(v, pipeline, sizeof(pipeline))) {
 		*engine = &engine_script;
 		r = new_run(c, RUN_SCRIPT, "script", pipeline, p);
 		c->script_runs++;

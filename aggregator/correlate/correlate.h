@@ -56,7 +56,7 @@ struct correlator {
 	bool explicit_only;	   /* only `tracer run` runs (a self-hosted aggregator) */
 	struct insight *insight;   /* failure signals; NULL: none */
 	const char *cgroup_root;   /* where cgroupfs is mounted, for limits */
-	const char *host_id, *hostname, *machine;      /* of the frame being applied (ingest's) */
+	const char *host_id, *hostname, *machine; /* of the frame being applied (ingest's) */
 	char scope_cgroup[256]; /* record only this cgroup subtree ("": all; scope.c) */
 	size_t scope_cgroup_len;
 	uint64_t engine_runs, script_runs, slurm_runs; /* counters for the log */
