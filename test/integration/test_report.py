@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from html.parser import HTMLParser
 
-from harness import Failure, test, write_script
+from harness import Failure, plain_build_only, test, write_script
 
 
 class Dom(HTMLParser):
@@ -172,6 +172,7 @@ def report_of(ctx, name):
 
 
 @test
+@plain_build_only("CI time: the report's data is built by the same code as the other report tests")
 def usage_chart_says_how_much_of_the_cpu_its_line_holds(ctx):
     """A step of 40 short processes (30 ms of CPU each, a loop in a subshell) is sampled
     every second, and most of its processes live between two samples: its chart says what
