@@ -312,6 +312,9 @@ def daemons_record_what_tracer_run_records(ctx):
     numbers = ctx.path("numbers.txt")
     with open(numbers, "w") as f:
         f.write("\n".join(str((i * 7919) % 100003) for i in range(50000)) + "\n")
+    bulk = ctx.path("bulk.txt")  # enough for gzip to take over 50 ms
+    with open(bulk, "w") as f:
+        f.write("\n".join(os.urandom(32).hex() for _ in range(200000)) + "\n")
     flow = ctx.path("flow.py")
     with open(flow, "w") as f:
         f.write("import subprocess\nfrom toil.job import Job\n\n"
@@ -325,8 +328,9 @@ def daemons_record_what_tracer_run_records(ctx):
         os.makedirs(d, mode=0o777, exist_ok=True)
         return d
     workloads = {
-        "script": lambda m: ["bash", write_script(ctx, f"steps-{m}.sh", f"# {m}\n{burn} 50\nsort /etc/services > /dev/null\n"
-                                                 f"gzip -c /etc/services > /dev/null\n")],
+        # Each step does real work (a helper of a few ms would not be a step: docs/correlation.md).
+        "script": lambda m: ["bash", write_script(ctx, f"steps-{m}.sh", f"# {m}\n{burn} 80\nsort {bulk} > /dev/null\n"
+                                                 f"gzip -c {bulk} > /dev/null\n")],
         "snakemake": lambda m: ["snakemake", "--cores", "1", "--scheduler", "greedy", "-q", "--forceall",
                                 "-s", os.path.join(smk, "Snakefile"), "-d", smk, "--config", f"m={m}"],
         "cwltool": lambda m: ["cwltool", "--quiet", "--no-container", "--outdir", outdir(m), cwl, "--infile", numbers],
