@@ -10,6 +10,7 @@ import pwd
 import random
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -506,7 +507,7 @@ def fleet_of_three_hosts_ships_to_one_clickhouse(ctx):
             time.sleep(0.05)
         col = ctx.spawn(["unshare", "-m", "--propagation", "private", "sh", "-c",
                          f"mount --bind {machine_id} /etc/machine-id && exec {ctx.bin('tracer-collector')} "
-                         f"--socket {sock} --user nobody"])
+                         f"--socket {sock} --user nobody --aggregator-user nobody"])
         hosts.append({"ns": ns, "sock": sock, "db": db, "agg": agg, "col": col, "host_id": host_id})
     for h in hosts:
         end = time.time() + 20
@@ -574,15 +575,18 @@ for name, pid in pids.items():
 '''
 
 
-def run_fork_children(ctx, sock, db, name, children, during=None):
+def run_fork_children(ctx, sock, db, name, children, during=None, in_run=True):
     """`tracer run` of a Python parent whose fork children work, then exec: children
-    is name -> (seconds before the exec, argv). Returns name -> pid."""
+    is name -> (seconds before the exec, argv). Returns name -> pid. in_run=False: the
+    parent is started directly, in no run (the interpreter itself, not a version
+    manager's shim script, which would be a run of its own)."""
     script, pids = ctx.path("fork_children.py"), ctx.path(f"{name}.pids")
     with open(script, "w") as f:
         f.write(FORK_CHILDREN)
     args = [f"{n}:{s}:{argv}" for n, (s, argv) in children.items()]
-    p = subprocess.Popen([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", name, "--",
-                          "python3", script, pids, *args], stderr=subprocess.PIPE, text=True)
+    launch = [ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", name, "--", "python3"]
+    p = subprocess.Popen([*(launch if in_run else [sys.executable]), script, pids, *args],
+                         stderr=subprocess.PIPE, text=True)
     ctx.procs.append(p)
     if during:
         during()
@@ -660,9 +664,10 @@ def held_samples_of_an_idle_child_ship_when_the_hold_ends(ctx):
 
 @test
 def samples_of_a_child_that_execs_into_noise_are_never_shipped(ctx):
-    """A fork child is sampled before its exec; the exec makes it deny-listed noise.
-    SQLite forgets it, so none of its samples may reach the outbox (the sink would
-    keep them for ever). A child working alone for longer than the hold (5 s) has its
+    """A fork child in no run is sampled before its exec; the exec makes it deny-listed
+    noise (outside runs: inside one it would be kept as the run's plumbing). SQLite
+    forgets it, so none of its samples may reach the outbox (the sink would keep them for
+    ever). A child working alone for longer than the hold (5 s) has its
     samples shipped: its pre-exec image stays a row of its own. Held samples of a
     child that execs a recorded program, or exits, are shipped. An aggregator that
     crashed has its holds released by the next one; one that stops releases its own."""
@@ -674,7 +679,7 @@ def samples_of_a_child_that_execs_into_noise_are_never_shipped(ctx):
     agg, col = start_daemons(ctx, sock, db, extra_agg=agg_args)
     pids = run_fork_children(ctx, sock, db, "noise", {
         "early": (2.5, "/bin/sleep 0.2"), "late": (8, "/bin/sleep 0.2"), "kept": (2.5, "/bin/true"),
-        "no_exec": (2.5, "exit")})
+        "no_exec": (2.5, "exit")}, in_run=False)
     time.sleep(1.5)  # the last samples and exits reach SQLite
 
     early = ctx.query("SELECT id FROM processes WHERE pid = ?", pids["early"], db=db)
@@ -740,8 +745,10 @@ def no_outbox_while_no_shipper_is_configured(ctx):
               "--shipper-config", conf]
 
     def queued_for(run):
-        return ctx.one("SELECT count(*) FROM outbox o JOIN processes p ON o.kind = 'processes' "
-                       "AND o.record_key = CAST(p.id AS TEXT) WHERE p.run_id = (SELECT id FROM runs WHERE name = ?)", run)
+        """Processes of the run with a record queued (a live copy of a running one aside)."""
+        return ctx.one("SELECT count(DISTINCT p.id) FROM outbox o JOIN processes p ON o.kind = 'processes' "
+                       "AND o.record_key = CAST(p.id AS TEXT) WHERE o.priority != 1 AND "
+                       "p.run_id = (SELECT id FROM runs WHERE name = ?)", run)
 
     def processes_of(run):
         return ctx.one("SELECT count(*) FROM processes WHERE run_id = (SELECT id FROM runs WHERE name = ?)", run)
