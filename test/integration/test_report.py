@@ -364,9 +364,15 @@ def a_reader_can_page_search_filter_sort_and_open_groups(ctx):
     a click to show its 30 bars, "close all" hides every bar and "zoom in" doubles the
     length of a bar. What to expect comes from the database and the script itself."""
     script = ctx.path("reader.sh")
+    # Inputs large enough that each gzip and md5sum is a step, not a helper of a few ms.
+    small, large = ctx.path("in.txt"), ctx.path("in.bin")
+    with open(small, "w") as f:
+        f.write("\n".join(os.urandom(24).hex() for _ in range(60000)))
+    with open(large, "wb") as f:
+        f.write(os.urandom(96 << 20))
     with open(script, "w") as f:
-        f.write("#!/bin/bash\nfor i in $(seq 30); do gzip -c /etc/services > /dev/null; done\n"
-                "for i in $(seq 24); do md5sum /etc/passwd > /dev/null; done\n"
+        f.write(f"#!/bin/bash\nfor i in $(seq 30); do gzip -c {small} > /dev/null; done\n"
+                f"for i in $(seq 24); do md5sum {large} > /dev/null; done\n"
                 "for i in $(seq 6); do grep -q no-such-word-here /etc/hostname || true; done\n"
                 "python3 -c 'import time; t = time.process_time()\nwhile time.process_time() - t < 0.3: pass'\n")
     os.chmod(script, 0o755)
@@ -620,10 +626,10 @@ def cost_fits_an_80_column_terminal(ctx):
     import re
     long_name = "a_tool_with_a_name_longer_than_forty_columns_" + "x" * 12
     tool = ctx.path(long_name)
-    shutil.copy("/bin/true", tool)
+    shutil.copy(ctx.helper("cpuburn"), tool)  # work enough to be a step, not a helper
     script = ctx.path("steps.sh")
     with open(script, "w") as f:
-        f.write(f"#!/bin/bash\n{tool}\nmd5sum /etc/services > /dev/null\n")
+        f.write(f"#!/bin/bash\n{tool} 120\n{ctx.helper('cpuburn')} 80\n")
     os.chmod(script, 0o755)
     ctx.tracer_run([script], expect=0)
     text = on_a_terminal([ctx.bin("tracer"), "cost", "--db", ctx.db, "--rate", "1"], 80)
