@@ -73,13 +73,17 @@ def throwaway_user(ctx, name):
     return pwd.getpwnam(name)
 
 
+# Debian's interpreter: other users cannot reach root's (a pyenv under /root, mode 0700).
+OTHER_USERS_PYTHON = "/usr/bin/python3"
+
+
 def as_user(user, args):
     return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *args]
 
 
 def start_thief(ctx, user, patterns, name):
     out, stop = ctx.path(f"{name}.json"), ctx.path(f"{name}.stop")
-    thief = subprocess.Popen(as_user(user, ["python3", "-c", SOCKET_THIEF, ",".join(patterns), out, stop]))
+    thief = subprocess.Popen(as_user(user, [OTHER_USERS_PYTHON, "-c", SOCKET_THIEF, ",".join(patterns), out, stop]))
     ctx.procs.append(thief)
 
     def result():
@@ -210,7 +214,7 @@ def a_connection_that_proves_nothing_does_not_block_the_collector(ctx):
                      "--socket-mode", "0666"])
     wait_for_socket(sock)
     stop = ctx.path("holder.stop")
-    holder = subprocess.Popen(as_user(pwd.getpwnam("nobody"), ["python3", "-c", HOLDER, sock, stop]),
+    holder = subprocess.Popen(as_user(pwd.getpwnam("nobody"), [OTHER_USERS_PYTHON, "-c", HOLDER, sock, stop]),
                               stdout=subprocess.PIPE, text=True)
     ctx.procs.append(holder)
     time.sleep(1.0)
@@ -253,7 +257,7 @@ def nobody_cannot_read_a_tracer_run_database(ctx):
         for path in (db, db + "-wal"):
             if not os.path.exists(path):
                 continue
-            r = subprocess.run(as_user(pwd.getpwnam("nobody"), ["python3", "-c",
+            r = subprocess.run(as_user(pwd.getpwnam("nobody"), [OTHER_USERS_PYTHON, "-c",
                                f"import sys; sys.stdout.write(str(len(open({path!r}, 'rb').read())))"]),
                                capture_output=True, text=True, timeout=30)
             ctx.check(r.returncode != 0 and "Permission denied" in r.stderr,
