@@ -418,7 +418,8 @@ void correlate_image_end(struct correlator *c, struct proc *p, const struct proc
 	went_on(p);
 	if (p->in.step) {
 		rollup_add_image(&p->in.step->r, image, p->life.epoch_offset_ns, leaf);
-		step_work_add(p->in.step, p, image);
+		/* An image that handed its process to the next program (a version
+		 * manager's shim, `pyenv exec`) did no work the step is named by. */
 		step_name_by_work(p->in.step, false);
 		step_mark_dirty(p->in.step);
 	}

@@ -8,7 +8,8 @@
  * to its tool's tally (shells, wrappers, launchers, helpers and deny-listed
  * programs left out). The tool with most of the CPU (with under 20 ms of CPU
  * in all: most of the wall time) names the step, renamed as another overtakes
- * it until the step ends; if none has more than half, the step is named by
+ * it until the step ends; if none has more than half (nor twice the next
+ * tool's), the step is named by
  * its root's command line (a subshell, which has none: its two main tools).
  * Until 20 ms of work have ended, a running step is named by the tool it
  * exec'd last (a long gzip after a loop's `seq`), as correlate.c names it.
@@ -40,14 +41,28 @@ static bool script_step(const struct step *s)
 	return !strcmp(s->kind, "script-step");
 }
 
-static struct step_tool_time *tally_of(struct step *s, const struct proc *p)
+/*
+ * p's tool's entry. With every entry taken, the one with the least CPU gives
+ * its place to a tool that used more (cpu_ns) in one image: a program after
+ * dozens of small helper programs (pyenv's shim scripts) is still tallied.
+ */
+static struct step_tool_time *tally_of(struct step *s, const struct proc *p, uint64_t cpu_ns)
 {
 	for (unsigned i = 0; i < s->n_tools; i++)
 		if (s->tools[i].tool_id == p->row.tool_id)
 			return &s->tools[i];
-	if (s->n_tools == STEP_TOOLS_MAX)
-		return NULL; /* counted in the totals alone */
-	struct step_tool_time *t = &s->tools[s->n_tools++];
+	struct step_tool_time *t;
+	if (s->n_tools == STEP_TOOLS_MAX) {
+		t = &s->tools[0];
+		for (unsigned i = 1; i < s->n_tools; i++)
+			if (s->tools[i].cpu_ns < t->cpu_ns)
+				t = &s->tools[i];
+		if (t->cpu_ns >= cpu_ns)
+			return NULL; /* counted in the totals alone */
+		free(t->argv);
+	} else {
+		t = &s->tools[s->n_tools++];
+	}
 	*t = (struct step_tool_time){.tool_id = p->row.tool_id, .name = p->in.tool_name};
 	t->argv = p->row.argv_json ? strdup(p->row.argv_json) : NULL;
 	return t;
@@ -68,7 +83,7 @@ void step_work_add(struct step *s, const struct proc *p, const struct process_ro
 	uint64_t wall = image->end_epoch_ns > image->start_epoch_ns
 			    ? (uint64_t)(image->end_epoch_ns - image->start_epoch_ns)
 			    : 0;
-	struct step_tool_time *t = tally_of(s, p);
+	struct step_tool_time *t = tally_of(s, p, cpu);
 
 	if (t) {
 		t->cpu_ns += cpu;
@@ -84,7 +99,7 @@ void step_work_tail(struct step *s, const struct proc *p, int64_t cpu_ns)
 
 	if (!script_step(s) || s->dissolved || cpu_ns <= 0 || !counts_as_work(p))
 		return;
-	if ((t = tally_of(s, p)))
+	if ((t = tally_of(s, p, (uint64_t)cpu_ns)))
 		t->cpu_ns += (uint64_t)cpu_ns;
 	s->tools_cpu_ns += (uint64_t)cpu_ns;
 }
@@ -147,7 +162,10 @@ void step_name_by_work(struct step *s, bool final)
 	bool by_cpu = s->tools_cpu_ns >= WORK_CPU_FLOOR_NS;
 	uint64_t total = by_cpu ? s->tools_cpu_ns : s->tools_wall_ns;
 	rank(s, by_cpu, &first, &second);
-	bool dominant = !second || measure(first, by_cpu) * 2 > total;
+	/* Dominant: over half of the work, or twice the next tool's (a program among
+	 * many small ones, such as a version manager's dozens of shim scripts). */
+	bool dominant = !second || measure(first, by_cpu) * 2 > total ||
+			measure(first, by_cpu) >= 2 * measure(second, by_cpu);
 	if (dominant)
 		copy_string(name, sizeof(name), first->name);
 	else if (s->command[0])
