@@ -2,7 +2,7 @@
 private dockerd (its own data root, exec root and socket; no bridge, no iptables),
 podman with runc and the cgroupfs manager on its own storage, and an image built
 locally without a registry from a tar of static binaries: the project's own
-ground-truth helpers (measure: wait4 of its child; cpuburn; memhog)."""
+ground-truth helpers (measure: wait4 of its child; cpuburn; memhog; memramp)."""
 import os
 import shutil
 import subprocess
@@ -28,7 +28,7 @@ def image_tree(ctx):
     root = ctx.path("image")
     os.makedirs(os.path.join(root, "bin"), exist_ok=True)
     os.makedirs(os.path.join(root, "out"), exist_ok=True)
-    for name in ("measure", "cpuburn", "memhog"):
+    for name in ("measure", "cpuburn", "memhog", "memramp"):
         subprocess.run(["gcc", "-O1", "-static", "-o", os.path.join(root, "bin", name),
                         os.path.join(HELPERS_SRC, name + ".c")], check=True)
     return root

@@ -211,12 +211,14 @@ def daemon_mode_docker_run_in_a_script_is_the_scripts_step(ctx):
 @test
 @plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def oom_kill_in_a_container_counts_in_its_run_and_step(ctx):
-    """`docker run --memory 64m` of a program touching 300 MiB: the kernel's OOM kill
-    (docker's State.OOMKilled says so) is in the run and the step, which has the limit."""
+    """`docker run --memory 64m` of a program growing to 300 MiB, 8 MiB each 150 ms (so the
+    container lives past the aggregator's reading of its limit: a container gone before
+    then keeps its processes and kill, not its limit): the kernel's OOM kill (docker's
+    State.OOMKilled says so) is in the run and the step, which has the limit."""
     d = Docker(ctx)
     name = f"tracer-oom-{os.getpid()}"
     cmd = " ".join(d.cli("run", "--name", name, "--network", "none", "--memory", "64m", "--memory-swap", "64m",
-                         IMAGE, "/bin/memhog", "300", "0", "/out/x"))
+                         IMAGE, "/bin/memramp", "38", "8", "150", "/out/x"))
     ctx.cleanups.append(lambda: subprocess.run(d.cli("rm", "-f", name), capture_output=True))
     script = write_script(ctx, "oom.sh", f"{cmd}\nexit $?\n")
     p = ctx.tracer_run([script], "--run", "ctr-oom")
@@ -232,7 +234,7 @@ def oom_kill_in_a_container_counts_in_its_run_and_step(ctx):
     procs = container_procs(ctx, links[0]["container_id"])
     victims = [pr for pr in procs if pr["oom_killed"]]
     ctx.check(len(victims) == 1 and victims[0]["run_id"] == run_id and victims[0]["step_id"] == links[0]["step_id"]
-              and victims[0]["exe"].endswith("memhog"), f"the OOM victim is the run's and step's: {procs}")
+              and victims[0]["exe"].endswith("memramp"), f"the OOM victim is the run's and step's: {procs}")
     sigs = ctx.query("SELECT step_id FROM signals WHERE kind = 'oom_kill' AND run_id = ?", run_id)
     ctx.check(len(sigs) == 1 and sigs[0][0] == links[0]["step_id"], f"one oom_kill signal in the run's step: {sigs}")
     mem = ctx.one("SELECT memory_limit_kb FROM steps WHERE id = ?", links[0]["step_id"])
