@@ -74,9 +74,9 @@ static int create_key(const char *path, char *err, size_t err_size)
 static bool private_to_us(const struct stat *st)
 {
 	bool owner_ok = st->st_uid == 0 || st->st_uid == geteuid();
-	bool group_ok =
-	    !(st->st_mode & 0070) || (!(st->st_mode & 0020) && (st->st_gid == 0 || geteuid() == 0 ||
-								st->st_gid == getegid()));
+	bool group_ok = !(st->st_mode & 0070) ||
+			(!(st->st_mode & 0020) &&
+			 (st->st_gid == 0 || geteuid() == 0 || st->st_gid == getegid()));
 
 	return S_ISREG(st->st_mode) && owner_ok && group_ok && !(st->st_mode & 0007);
 }
