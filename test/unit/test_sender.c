@@ -396,7 +396,9 @@ static void test_backlog_leaves_when_the_wake_fd_says(void **state)
 	for (int i = 0; i < BACKLOG; i++)
 		enqueue(false);
 	sender_pump(s);
-	assert_true(s->frames_sent < BACKLOG);
+	/* nng's queue holds IPC_CLIENT_SEND_QUEUE frames, so the rest waits for room, unless
+	 * the peer's thread drained it as fast as it filled (seen once under ASan on a busy
+	 * machine): then nothing is left to wait for, and the wake fd must say so. */
 	while (s->frames_sent < BACKLOG) {
 		struct pollfd pfd = {.fd = sender_wake_fd(s), .events = POLLIN};
 
