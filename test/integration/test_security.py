@@ -497,7 +497,7 @@ def a_retitled_process_s_environment_never_enters_its_argv(ctx):
     secret = "TRACER_PLANTED_ENV=env-value-" + os.urandom(6).hex()
     # The first variable is the one the kernel's cmdline runs on into.
     name, value = secret.split("=", 1)
-    p = subprocess.Popen([ctx.bin("helpers/titlerunon"), "60", "worker"],
+    p = subprocess.Popen([ctx.helper("titlerunon"), "60", "worker"],
                          env={name: value, "PATH": "/usr/bin:/bin"})
     ctx.procs.append(p)
     time.sleep(0.3)
@@ -511,7 +511,7 @@ def a_retitled_process_s_environment_never_enters_its_argv(ctx):
     ctx.check("env-value-" not in stored and "TRACER_PLANTED_ENV" not in stored,
               f"no environment in the stored argv: {stored!r}")
     argv = json.loads(rows[0][0]) if rows and rows[0][0] else []
-    area = len(ctx.bin("helpers/titlerunon")) + len("60") + len("worker") + 3  # the three args and NULs
+    area = len(ctx.helper("titlerunon")) + len("60") + len("worker") + 3  # the three args and NULs
     ctx.check(len(argv) == 1 and argv[0].startswith("retitled worker") and len(argv[0]) == area,
               f"the argv is the title over argv's {area} bytes, no more: {argv}")
     p.kill()
