@@ -9,7 +9,7 @@ import re
 import subprocess
 import time
 
-from harness import test, wait_for_socket
+from harness import plain_build_only, test, wait_for_socket
 from test_security import expect_aggregator, status_fields
 
 
@@ -94,6 +94,7 @@ def start_thief(ctx, user, patterns, name):
 
 
 @test
+@plain_build_only("CI time: the key's proof and the peers run under ASan in test_ipc_auth and test_receiver")
 def a_database_directory_owner_cannot_take_over_tracer_run(ctx):
     """`sudo tracer run --db /srv/p/r.db` where /srv/p is another user's (issue 56.1). That user
     tries, all through the run, to unlink the socket of every tracer run they can find and
@@ -131,6 +132,7 @@ def a_database_directory_owner_cannot_take_over_tracer_run(ctx):
 
 
 @test
+@plain_build_only("CI time: the key's proof and the peers run under ASan in test_ipc_auth and test_receiver")
 def a_process_without_the_key_cannot_forge_frames(ctx):
     """A process that can reach the aggregator's socket (mode 0666 here) sends a well-formed
     frame with an exec (framesend valid), as nobody, as the aggregator's own uid, and as root
