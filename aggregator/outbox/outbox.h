@@ -49,7 +49,9 @@ void outbox_close(struct outbox *o);
 /*
  * Queues the rows of what runs now, as they are now: the processes of runs
  * still running, open steps, open runs (priority 1: a newer copy or the final
- * row supersedes each). At the sink the final row, queued later, replaces them.
+ * row supersedes each). Not called yet: a copy of a row the aggregator later
+ * takes back (an abandoned run, a forgotten process, a script's helper step)
+ * would stay at the sink for ever (the soak test found it); docs/shipping.md.
  */
 int outbox_add_live(struct outbox *o, int64_t now_ns);
 /* Queues the row of that kind with that key (a, or a and b for samples; text for streams). */

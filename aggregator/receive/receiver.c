@@ -375,9 +375,6 @@ static void follow_outbox_gate(struct receiver *r)
 		 on ? "exists (a shipper is configured)" : "is gone (no shipper configured)");
 }
 
-/* What runs now reaches the fleet store this often (docs/shipping.md, Live). */
-#define LIVE_EVERY_NS (5 * NSEC_PER_SEC)
-
 int receiver_commit(struct receiver *r)
 {
 	uint64_t refused = __atomic_load_n(&r->policy.refused, __ATOMIC_RELAXED) +
@@ -405,11 +402,6 @@ int receiver_commit(struct receiver *r)
 		goto fail;
 	if (ingest_write(r->ingest) != 0)
 		goto fail;
-	if (r->store->outbox && now_boottime_ns() >= r->next_live_ns) {
-		if (outbox_add_live(r->store->outbox, (int64_t)now_realtime_ns()) != 0)
-			goto fail;
-		r->next_live_ns = now_boottime_ns() + LIVE_EVERY_NS;
-	}
 	for (struct stream_state *s = r->streams; s; s = s->next) {
 		if (s->dirty && store_put_stream(r->store, &s->row) != 0)
 			goto fail;
