@@ -184,20 +184,6 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 			return -1;
 		}
 	}
-	/* What runs now, a live copy below the final rows' priority (and counted apart
-	 * when dropped: a copy a later one supersedes, not a record lost). */
-	const struct kind_spec live[3] = {
-	    {"processes", "CAST(id AS TEXT)", NULL, 1},
-	    {"steps", "CAST(id AS TEXT)", NULL, 1},
-	    {"runs", "CAST(id AS TEXT)", NULL, 1},
-	};
-	const char *live_where[3] = {"state = 'running' AND run_id IS NOT NULL",
-				     "status = 'running'", "status = 'running'"};
-	for (int k = 0; k < 3; k++)
-		if (prepare_put(db, &live[k], live_where[k], &o->put_live[k]) != 0) {
-			outbox_close(o);
-			return -1;
-		}
 	if (prepare_put(db, &kinds[OUTBOX_SAMPLES], "process_id = ?2", &o->put_samples_of) != 0 ||
 	    prepare_refresh(db, &o->refresh_process) != 0 || outbox_release_held(o) != 0) {
 		outbox_close(o);
@@ -212,8 +198,7 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 	    sqlite3_prepare_v2(
 		db,
 		"DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY priority, "
-		"id LIMIT 256) RETURNING CASE WHEN priority = 1 AND kind IN ('processes', "
-		"'steps', 'runs') THEN kind || ' (live)' ELSE kind END, length(payload)",
+		"id LIMIT 256) RETURNING kind, length(payload)",
 		-1, &o->trim, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 		db,
@@ -232,8 +217,6 @@ void outbox_close(struct outbox *o)
 {
 	for (int k = 0; k < OUTBOX_KINDS; k++)
 		sqlite3_finalize(o->put[k]);
-	for (int k = 0; k < 3; k++)
-		sqlite3_finalize(o->put_live[k]);
 	sqlite3_finalize(o->put_samples_of);
 	sqlite3_finalize(o->refresh_process);
 	sqlite3_finalize(o->hold);
@@ -310,22 +293,6 @@ int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, co
 		return -1;
 	}
 	o->queued++;
-	return 0;
-}
-
-int outbox_add_live(struct outbox *o, int64_t now_ns)
-{
-	for (int k = 0; k < 3; k++) {
-		sqlite3_stmt *st = o->put_live[k];
-		sqlite3_bind_int64(st, 1, now_ns);
-		int rc = sqlite3_step(st);
-		sqlite3_reset(st);
-		if (rc != SQLITE_DONE) {
-			log_error("outbox: queueing what runs now: %s", sqlite3_errmsg(o->db));
-			return -1;
-		}
-		o->queued += (uint64_t)sqlite3_changes(o->db);
-	}
 	return 0;
 }
 

@@ -35,7 +35,6 @@ struct outbox {
 	uint64_t next_check_ns;
 	sqlite3_stmt *put[OUTBOX_KINDS];
 	sqlite3_stmt *put_samples_of, *hold, *unhold;
-	sqlite3_stmt *put_live[3]; /* running processes of runs, open steps, open runs */
 	sqlite3_stmt *refresh_process;
 	sqlite3_stmt *size, *trim, *count_drop;
 	uint64_t queued, dropped;
@@ -46,14 +45,6 @@ struct outbox {
  * shipper_state: the shipper's state database (read only), or NULL. */
 int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *shipper_state);
 void outbox_close(struct outbox *o);
-/*
- * Queues the rows of what runs now, as they are now: the processes of runs
- * still running, open steps, open runs (priority 1: a newer copy or the final
- * row supersedes each). Not called yet: a copy of a row the aggregator later
- * takes back (an abandoned run, a forgotten process, a script's helper step)
- * would stay at the sink for ever (the soak test found it); docs/shipping.md.
- */
-int outbox_add_live(struct outbox *o, int64_t now_ns);
 /* Queues the row of that kind with that key (a, or a and b for samples; text for streams). */
 int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
 	       int64_t now_ns);
