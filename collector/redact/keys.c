@@ -221,7 +221,9 @@ static void read_words(const struct name *nm, struct words_say *w)
 		w->secret = true; /* GITHUB_PAT, R's token variable */
 }
 
-static enum key_class classify(const struct name *nm)
+/* honour_switch: whether a switch's first word (--no-password) makes the name
+ * plain; a switch given a value that is no setting is judged without it. */
+static enum key_class classify_name(const struct name *nm, bool honour_switch)
 {
 	struct words_say w = {false, false, false, false, false};
 	bool strong = false;
@@ -236,12 +238,30 @@ static enum key_class classify(const struct name *nm)
 		strong = true;
 	if (!strong && !w.ambiguous)
 		return KEY_PLAIN;
-	if (w.harmless_last || w.counting || w.switch_first)
+	if (w.harmless_last || w.counting || (honour_switch && w.switch_first))
 		return KEY_PLAIN;
 	for (size_t i = 0; i < N(harmless_glued_endings); i++)
 		if (ends_with(nm->norm, nm->n, harmless_glued_endings[i]))
 			return KEY_PLAIN;
 	return strong ? KEY_SECRET : KEY_AMBIGUOUS;
+}
+
+static enum key_class classify(const struct name *nm)
+{
+	return classify_name(nm, true);
+}
+
+/* --disable-password=X, --no-auth=X: a credential name made a switch by its first
+ * word, as it would be judged without that word. */
+static enum key_class switch_classify(const char *key, size_t len)
+{
+	struct name nm;
+
+	if (name_normalise(&nm, key, len) != 0)
+		return KEY_SECRET;
+	if (nm.n == 0 || classify_name(&nm, true) != KEY_PLAIN)
+		return KEY_PLAIN;
+	return classify_name(&nm, false);
 }
 
 enum key_class key_classify(const char *key, size_t len)
@@ -359,11 +379,25 @@ static bool value_is_auth_mode(const char *v, size_t len)
 	return len <= 13 && in_list(v, len, modes, N(modes));
 }
 
+/* y, n, 0, 1: what else a switch is set to. */
+static bool value_is_switch_setting(const char *v, size_t len)
+{
+	static const char *const settings[] = {"y", "n", "0", "1", "always", "never", "auto"};
+
+	return value_is_switch(v, len) || in_list(v, len, settings, N(settings));
+}
+
 bool key_hides_value(const char *key, size_t klen, const char *value, size_t vlen)
 {
 	if (value_is_switch(value, vlen))
 		return false;
-	switch (key_classify(key, klen)) {
+	enum key_class class = key_classify(key, klen);
+
+	/* A switch takes a setting; anything else given to one that names a credential
+	 * is judged as that credential's value (when in doubt we redact). */
+	if (class == KEY_PLAIN && !value_is_switch_setting(value, vlen))
+		class = switch_classify(key, klen);
+	switch (class) {
 	case KEY_SECRET:
 		if (value_is_number(value, vlen) && (vlen <= 4 || memchr(value, '.', vlen)) &&
 		    only_token_says_secret(key, klen))

@@ -31,11 +31,12 @@ static size_t assignment_end(const char *arg, size_t eq, size_t len)
 	return end;
 }
 
-/* A value that is code: a tuple, a list, a closed literal, a call with a closing ')'. */
+/* A value that is code: a tuple, a list, a closed literal, a call with a closing ')'.
+ * A tuple or list holds a literal for code.c to find; one without is a value. */
 static bool is_code_value(const char *arg, size_t v, size_t len)
 {
 	if (arg[v] == '(' || arg[v] == '[')
-		return true;
+		return memchr(arg + v, '\'', len - v) || memchr(arg + v, '"', len - v);
 	if (arg[v] == '\'' || arg[v] == '"')
 		return memchr(arg + v + 1, arg[v], len - v - 1) != NULL;
 	size_t i = v;
@@ -68,7 +69,7 @@ void find_pairs(const char *arg, size_t len, struct spans *sp)
 			v++; /* httpie's api_key==X */
 		/* auth=('u', 'x'), password='x', auth=HTTPBasicAuth('u', 'x'): code.c
 		 * reads code's literals */
-		if (v < len && k > 0 && is_code_value(arg, v, len))
+		if (v < len && k > 0 && arg[k - 1] != '-' && is_code_value(arg, v, len))
 			continue;
 		if (!key_hides_value(arg + k, eq - k, arg + v, end > v ? end - v : 0)) {
 			/* --header=Authorization: Bearer X */
