@@ -123,6 +123,10 @@ static long after_secret_option(const char *prev, const char *word, size_t len)
 	if (!key_hides_value(prev, plen, word, len))
 		return -1;
 	const char *colon = key_keeps_user(prev, plen) ? memchr(word, ':', len) : NULL;
+	/* user:secret keeps a user name, nothing that could hold more (a space, an '='). */
+	for (const char *c = word; colon && c < colon; c++)
+		if (!is_key_char(*c) && *c != '@')
+			colon = NULL;
 	return colon && colon > word ? colon + 1 - word : 0;
 }
 

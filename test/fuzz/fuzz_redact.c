@@ -61,7 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     (size_t)(out + out_size - out_argv[i])) == NULL)
 				abort();
 			const char *eq = strstr(out_argv[i], "--password=");
-			if (eq && strncmp(eq + 11, REDACTED, 3) != 0 && eq[11] != '\0' &&
+			/* A quoted value keeps its quote: --password='***'. */
+			const char *value = eq ? eq + 11 + (eq[11] == '\'' || eq[11] == '"') : NULL;
+			if (eq && strncmp(value, REDACTED, 3) != 0 && eq[11] != '\0' &&
 			    !password_is_setting(eq + 11)) {
 				fprintf(stderr, "LEAK arg %u: in [%s] out [%s]\n", i, argv[i],
 					out_argv[i]);
