@@ -239,6 +239,41 @@ static json_t *history(sqlite3 *db, json_t *run)
 			 "runs", (json_int_t)runs, "steps", by_name);
 }
 
+/* Steps as rows of one column list (step_columns), as the processes are: each step's
+ * keys written once for the run, not once a step (most of a large run's page). A key
+ * only some steps have (failures) is null in the others. */
+static json_t *as_columns(json_t *objects, json_t *doc, const char *columns_key)
+{
+	json_t *columns = json_array(), *rows = json_array();
+	size_t i, c;
+	json_t *o, *name;
+	const char *key;
+	json_t *v;
+
+	json_array_foreach(objects, i, o)
+	{
+		json_object_foreach(o, key, v)
+		{
+			bool known = false;
+			json_array_foreach(columns, c, name) known |= !strcmp(json_string_value(name), key);
+			if (!known)
+				json_array_append_new(columns, json_string(key));
+		}
+	}
+	json_array_foreach(objects, i, o)
+	{
+		json_t *row = json_array();
+		json_array_foreach(columns, c, name)
+		{
+			v = json_object_get(o, json_string_value(name));
+			json_array_append(row, v ? v : json_null());
+		}
+		json_array_append_new(rows, row);
+	}
+	json_object_set_new(doc, columns_key, columns);
+	return rows;
+}
+
 json_t *report_data(sqlite3 *db, int64_t run_id, double headroom)
 {
 	struct host_capacity cap;
@@ -292,5 +327,6 @@ json_t *report_data(sqlite3 *db, int64_t run_id, double headroom)
 		      history(db, run), "headroom", headroom, "host_cpus", cap.cpus,
 		      "host_memory_gib", cap.memory_gib, "generated_at", now);
 	add_processes(db, run_id, jint(run, "start_ns"), steps, doc);
+	json_object_set_new(doc, "steps", as_columns(steps, doc, "step_columns"));
 	return doc;
 }

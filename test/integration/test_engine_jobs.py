@@ -85,7 +85,7 @@ def check_report_and_show(ctx, run_id, rows, what, db=None):
     by_step = {}
     for r in rows:
         by_step[r["step_id"]] = by_step.get(r["step_id"], 0) + r["cpu_ns"]
-    for st in data["steps"]:
+    for st in (dict(zip(data["step_columns"], r)) for r in data["steps"]):
         ctx.check(st["cpu_ns"] == by_step.get(st["id"], 0),
                   f"{what}: report step {st['name']} CPU {st['cpu_ns']}, its rows {by_step.get(st['id'], 0)}")
     text = subprocess.run([ctx.bin("tracer"), "show", "--db", db or ctx.db, str(run_id)], capture_output=True,

@@ -269,8 +269,8 @@ def html_report_of_a_run_that_handled_a_failure_says_handled(ctx):
 
 @test
 def html_report_of_2000_steps_stays_small_and_summarised(ctx):
-    """2,000 steps (a script's direct children) of 10,000 processes: the page is under
-    3 MB and loads in Chromium without script errors; the timeline draws one group per
+    """2,000 steps (a script's direct children) of 10,000 processes: the page is at
+    most 600 bytes a step (issue 58; steps are rows of one column list) and loads in Chromium without script errors; the timeline draws one group per
     step name, closed (more than 20 members), so no step bar of them is drawn; the task
     table shows its first 50 of the 2,000 steps; a box plot row per tool; every process
     is in the page's data. Load time is measured by make bench-report, not here."""
@@ -286,7 +286,7 @@ def html_report_of_2000_steps_stays_small_and_summarised(ctx):
     ctx.check(n_steps >= 2000 and n_procs >= 10000, f"the workload: {n_steps} steps, {n_procs} processes")
     html = report_of(ctx, "big")
     size = os.path.getsize(html)
-    ctx.check(size < 3_000_000, f"page size {size} bytes")
+    ctx.check(size <= 600 * n_steps, f"page size {size} bytes, {size / n_steps:.0f} a step (at most 600)")
     dom = render(ctx, html)
     groups = ctx.query("SELECT coalesce(name, key), count(*) FROM steps WHERE run_id = ? GROUP BY 1", run)
     ctx.check(len(dom.by_class("group-bar")) == len(groups), f"a group per step name: {len(dom.by_class('group-bar'))} "
