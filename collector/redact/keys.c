@@ -280,11 +280,15 @@ int redact_key_is_sensitive(const char *key, size_t len)
 	return key_classify(key, len) != KEY_PLAIN;
 }
 
-/* /etc/x.pw, ~/.vnc/passwd, ./k: where a secret is, for any name. */
+/* /etc/x.pw, ~/.vnc/passwd, ./k: where a secret is, for any name. Only the
+ * characters of paths: a value with others (a colon, a quote) may be a secret. */
 static bool value_is_path(const char *v, size_t len)
 {
-	if (len < 2 || memchr(v, ' ', len))
+	if (len < 2)
 		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)v[i]) && !strchr("/._-~+@%", v[i]))
+			return false;
 	if (v[0] == '~' || (v[0] == '.' && (v[1] == '/' || v[1] == '.')))
 		return v[1] == '/' || (len > 2 && v[2] == '/');
 	return v[0] == '/' && memchr(v + 1, '/', len - 1) != NULL;

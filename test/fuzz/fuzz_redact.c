@@ -12,15 +12,22 @@
 
 #include "collector/redact/redact.h"
 
-/* The documented values a password option takes that are not a secret. */
+/* The documented values a password option takes that are not a secret: a setting
+ * (where the secret comes from, or that there is none) or the path of a file that
+ * holds it, made only of a path's characters (docs/redaction.md). */
 static bool password_is_setting(const char *value)
 {
 	static const char *const settings[] = {"on", "off",  "true", "false", "yes",
 					       "no", "none", "null", "stdin", "-"};
+	size_t len = strlen(value);
+
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
 		if (strcmp(value, settings[i]) == 0)
 			return true;
-	return false;
+	if (len < 2 || strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				     "0123456789/._-~+@%") != len)
+		return false;
+	return value[0] == '~' || value[0] == '.' || (value[0] == '/' && strchr(value + 1, '/'));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
