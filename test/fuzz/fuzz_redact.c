@@ -15,19 +15,33 @@
 /* The documented values a password option takes that are not a secret: a setting
  * (where the secret comes from, or that there is none) or the path of a file that
  * holds it, made only of a path's characters (docs/redaction.md). */
-static bool password_is_setting(const char *value)
+static bool password_is_setting(const char *value, size_t len)
 {
 	static const char *const settings[] = {"on", "off",  "true", "false", "yes",
 					       "no", "none", "null", "stdin", "-"};
-	size_t len = strlen(value);
 
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
-		if (strcmp(value, settings[i]) == 0)
+		if (strlen(settings[i]) == len && !strncmp(value, settings[i], len))
 			return true;
-	if (len < 2 || strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				     "0123456789/._-~+@%") != len)
+	if (len < 2)
 		return false;
-	return value[0] == '~' || value[0] == '.' || (value[0] == '/' && strchr(value + 1, '/'));
+	for (size_t i = 0; i < len; i++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-~+@%",
+			    value[i]))
+			return false;
+	return value[0] == '~' || value[0] == '.' || (value[0] == '/' && memchr(value + 1, '/', len - 1));
+}
+
+/* Whether what follows a --password= in an output argument is a secret left in it:
+ * the value is the shell word there (past its opening quotes, up to a blank, a quote or
+ * an operator); nothing, the redaction mark or a documented setting is no leak. */
+static bool value_leaks(const char *after)
+{
+	while (*after == '\'' || *after == '"' || *after == '\\')
+		after++;
+	size_t len = strcspn(after, " \t\n\"'\\;&|<>()`");
+
+	return len && strncmp(after, REDACTED, 3) != 0 && !password_is_setting(after, len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -68,10 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     (size_t)(out + out_size - out_argv[i])) == NULL)
 				abort();
 			const char *eq = strstr(out_argv[i], "--password=");
-			/* A quoted value keeps its quote: --password='***'. */
-			const char *value = eq ? eq + 11 + (eq[11] == '\'' || eq[11] == '"') : NULL;
-			if (eq && strncmp(value, REDACTED, 3) != 0 && eq[11] != '\0' &&
-			    !password_is_setting(eq + 11)) {
+			if (eq && value_leaks(eq + 11)) {
 				fprintf(stderr, "LEAK arg %u: in [%s] out [%s]\n", i, argv[i],
 					out_argv[i]);
 				abort();
