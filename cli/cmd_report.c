@@ -121,7 +121,8 @@ int cmd_report(int argc, char **argv)
 		sqlite3_close(db);
 		return 1;
 	}
-	char *data = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9)) : NULL;
+	char *data =
+	    doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9)) : NULL;
 	json_decref(doc);
 	sqlite3_close(db);
 	/* --json: where the page went, for a program; the page itself is the output with "-". */

@@ -255,7 +255,8 @@ static json_t *as_columns(json_t *objects, json_t *doc, const char *columns_key)
 		json_object_foreach(o, key, v)
 		{
 			bool known = false;
-			json_array_foreach(columns, c, name) known |= !strcmp(json_string_value(name), key);
+			json_array_foreach(columns, c, name) known |=
+			    !strcmp(json_string_value(name), key);
 			if (!known)
 				json_array_append_new(columns, json_string(key));
 		}

@@ -1,8 +1,9 @@
 /* argv redaction: any argv (NUL-separated input), any output size. The
  * redacted arguments fit in the output and never contain a value that follows
  * --password=, unless the value is a setting that says where the secret comes
- * from or that there is none (docs/security.md: on, off, stdin, -, ...). An input with a \x01 byte is a rules file's text up to it, then
- * the argv: the rules parser gets any text, and redaction any rules it accepts. */
+ * from or that there is none (docs/security.md: on, off, stdin, -, ...). An input with a \x01 byte
+ * is a rules file's text up to it, then the argv: the rules parser gets any text, and redaction any
+ * rules it accepts. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,10 +27,12 @@ static bool password_is_setting(const char *value, size_t len)
 	if (len < 2)
 		return false;
 	for (size_t i = 0; i < len; i++)
-		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-~+@%",
-			    value[i]))
+		if (!strchr(
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-~+@%",
+			value[i]))
 			return false;
-	return value[0] == '~' || value[0] == '.' || (value[0] == '/' && memchr(value + 1, '/', len - 1));
+	return value[0] == '~' || value[0] == '.' ||
+	       (value[0] == '/' && memchr(value + 1, '/', len - 1));
 }
 
 /* Whether what follows a --password= in an output argument is a secret left in it:
