@@ -77,11 +77,20 @@ def signals_for_stalls_io_contention_failures_and_retries(ctx):
         ctx.check(done and not done[0]["active"] and "ended" in done[0]["message"] and done[0]["value"] >= 6,
                   f"closed when the process ended, with the full stall: {done}")
     # A CPU burner is never stalled.
+    began = time.monotonic()
     burn_run = traced(ctx, sock, db, "burn", [script(ctx, "burn.sh", f"{ctx.helper('cpuburn')} 2500\n")], expect=0)
+    burn_wall = time.monotonic() - began
     time.sleep(1.2)
     ctx.check(not signals(ctx, db, run_id=burn_run, kind="stalled"), "a busy process is not stalled")
-    ctx.check(ctx.one("SELECT character FROM steps WHERE run_id = ?", burn_run, db=db) == "compute",
-              "the burner's step is compute-bound")
+    # Compute-bound when it had a CPU: its 2.5 s of CPU took under 2.5 / 0.7 s by the
+    # test's own clock (under 30% waiting for a CPU). A host busy enough to make it wait
+    # longer makes it contended, rightly (a shared CI host): then that is what is checked.
+    character = ctx.one("SELECT character FROM steps WHERE run_id = ?", burn_run, db=db)
+    if burn_wall < 2.5 / 0.7:
+        ctx.check(character == "compute", f"the burner's step is compute-bound: {character} ({burn_wall:.2f} s)")
+    else:
+        ctx.check(character in ("compute", "contended"),
+                  f"the burner's step on a busy host ({burn_wall:.2f} s wall): {character}")
 
     # I/O wait: synchronous 64 KiB writes until the writer slept 0.45 s in them (about 60% of
     # its time waiting here): over twice the 0.2 s threshold set above, on a fast disk or a slow one.
