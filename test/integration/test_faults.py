@@ -353,8 +353,11 @@ def database_disk_full_holds_frames_and_recovers(ctx):
     seen = ctx.one(f"SELECT count(DISTINCT pid) FROM processes WHERE pid IN ({marks}) AND start_ns >= ? "
                    f"AND exe LIKE '%/helpers/storm'", *roots, since, db=db)
     ctx.check(seen == len(roots), f"every storm recorded: {seen} of {len(roots)}")
+    # Ours by ancestry: the storms' workers (another user's storm runs the same programs).
+    workers = [w for r in roots for w in STORM_WORKERS.get(r, [])]
+    wmarks = ",".join("?" * len(workers))
     got = ctx.one("SELECT count(DISTINCT pid || ':' || proc_start_boot_ns) FROM processes WHERE exe = ? "
-                  "AND state = 'exited' AND start_ns >= ?", TRUE, since, db=db)
+                  f"AND state = 'exited' AND start_ns >= ? AND ppid IN ({wmarks})", TRUE, since, *workers, db=db)
     if got != started:  # say whose they are: the storms' workers', or other parents'
         parents = ctx.query("SELECT p.ppid, count(DISTINCT p.pid || ':' || p.proc_start_boot_ns), "
                             "(SELECT w.ppid FROM processes w WHERE w.pid = p.ppid ORDER BY w.id DESC LIMIT 1) "
