@@ -14,5 +14,6 @@ int cmd_idle(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -29,6 +29,7 @@ static const struct verb verbs[] = {
     {"cost", cmd_cost, "what the host cost and who used it, by step, run, tool, user..."},
     {"recommend", cmd_recommend, "right-sizing: what each step used, was given, should get"},
     {"idle", cmd_idle, "periods the host ran no tracked work, and what they cost"},
+    {"export", cmd_export, "a run's provenance as an RO-Crate (--ro-crate DIR)"},
     {"report", cmd_report, "a self-contained HTML report of a run (--html FILE)"},
     {"status", cmd_status, "probes, losses and daemon health"},
 };
