@@ -15,5 +15,6 @@ int cmd_report(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_energy(int argc, char **argv);
 
 #endif

@@ -27,6 +27,7 @@ static const struct verb verbs[] = {
     {"signals", cmd_signals, "failure signals of a run: OOM kills, failures, stalls, slow steps"},
     {"explain", cmd_explain, "why a run or step was slow or failed, ranked by evidence"},
     {"cost", cmd_cost, "what the host cost and who used it, by step, run, tool, user..."},
+    {"energy", cmd_energy, "energy (Wh) and carbon (g CO2e) by step, run, pipeline, tool, user"},
     {"recommend", cmd_recommend, "right-sizing: what each step used, was given, should get"},
     {"idle", cmd_idle, "periods the host ran no tracked work, and what they cost"},
     {"export", cmd_export, "a run's provenance as an RO-Crate (--ro-crate DIR)"},
@@ -100,7 +101,7 @@ static bool wants_json(int argc, char **argv)
 static bool wraps_output(int argc, char **argv)
 {
 	static const char *const prose[] = {"show", "runs",	 "timeline", "signals", "explain",
-					    "cost", "recommend", "idle",     "status"};
+					    "cost", "recommend", "idle",     "status", "energy"};
 	bool known = false;
 
 	for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
