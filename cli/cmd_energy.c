@@ -3,24 +3,19 @@
  * every run, pipeline, tool or user over a period (docs/energy.md), from the
  * CPU time and memory each process held: the figures tracer cost splits by.
  */
-#include <grp.h>
-#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/clidb.h"
 #include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/costconf.h"
-#include "cli/costsplit.h"
-#include "cli/energy.h"
+#include "cli/energyrun.h"
 #include "cli/export.h"
 #include "cli/format.h"
 #include "cli/jsonfield.h"
-#include "cli/usage.h"
 #include "common/timeutil.h"
 
 static const char usage_text[] =
@@ -35,59 +30,7 @@ static const char *const energy_columns[] = {
     "cpu_wh", "memory_wh", "energy_wh", "co2e_g", NULL,
 };
 
-struct energy_query {
-	const char *by;
-	struct cost_tally tally;
-};
-
-static void bucket_key(const char *by, const struct process_usage *u, char *key, size_t size)
-{
-	if (!strcmp(by, "run"))
-		snprintf(key, size, "%s", u->run_id ? u->run : "(not in a run)");
-	else if (!strcmp(by, "pipeline"))
-		snprintf(key, size, "%s",
-			 !u->run_id	  ? "(not in a run)"
-			 : u->pipeline[0] ? u->pipeline
-					  : "(no pipeline)");
-	else if (!strcmp(by, "step") && u->step_id)
-		snprintf(key, size, "%s (step %lld)", u->step, (long long)u->step_id);
-	else if (!strcmp(by, "step"))
-		snprintf(key, size, "%s", u->run_id ? "(outside steps)" : "(not in a run)");
-	else if (!strcmp(by, "tool"))
-		snprintf(key, size, "%s", u->tool[0] ? u->tool : "(unknown)");
-	else {
-		struct passwd *pw = getpwuid(u->uid);
-		if (pw)
-			snprintf(key, size, "%s", pw->pw_name);
-		else
-			snprintf(key, size, "uid %u", u->uid);
-	}
-}
-
-static void add(const struct process_usage *u, void *ctx)
-{
-	struct energy_query *eq = ctx;
-	char key[256];
-
-	bucket_key(eq->by, u, key, sizeof(key));
-	cost_tally_add(&eq->tally, key, u->cpu_s, u->mem_gib_s);
-}
-
-static json_t *part_json(const struct energy_model *m, const char *by, const char *key,
-			 unsigned processes, double cpu_s, double mem_gib_s)
-{
-	struct energy_figures f;
-	json_t *o = json_pack("{s:s, s:s, s:i, s:I, s:f}", "by", by, "key", key, "processes",
-			      (int)processes, "cpu_ns", (json_int_t)(cpu_s * 1e9 + 0.5),
-			      "memory_gib_hours", mem_gib_s / 3600.0);
-
-	energy_of(m, cpu_s, mem_gib_s, &f);
-	energy_set_json(o, &f);
-	return o;
-}
-
-static void print_text(const struct energy_model *m, json_t *parts, json_t *total,
-		       const char *title)
+static void print_text(json_t *m, json_t *parts, json_t *total, const char *title)
 {
 	char cpu[32];
 	size_t i;
@@ -95,10 +38,13 @@ static void print_text(const struct energy_model *m, json_t *parts, json_t *tota
 
 	printf("%s: %.4g Wh, %.4g g CO2e\n", title, jnum(total, "energy_wh"),
 	       jnum(total, "co2e_g"));
-	printf("  CPU: %.4g W per core, %s\n", m->cpu_w_per_core, m->cpu_source);
-	printf("  memory: %.4g W per GB held, %s\n", m->mem_w_per_gb, m->mem_source);
-	printf("  PUE: %.3g, %s\n", m->pue, m->pue_source);
-	printf("  grid: %.4g gCO2e/kWh, %s\n\n", m->grid_g_per_kwh, m->grid_source);
+	printf("  CPU: %.4g W per core, %s\n", jnum(m, "cpu_watts_per_core"),
+	       jstr(m, "cpu_source"));
+	printf("  memory: %.4g W per GB held, %s\n", jnum(m, "memory_watts_per_gb"),
+	       jstr(m, "memory_source"));
+	printf("  PUE: %.3g, %s\n", jnum(m, "pue"), jstr(m, "pue_source"));
+	printf("  grid: %.4g gCO2e/kWh, %s\n\n", jnum(m, "grid_gco2e_per_kwh"),
+	       jstr(m, "grid_source"));
 	printf("%-40s %9s %10s %10s %10s %10s\n", "WHO", "PROCESSES", "CPU", "MEM GiB-h", "Wh",
 	       "g CO2e");
 	json_array_foreach(parts, i, p)
@@ -123,49 +69,18 @@ static int64_t parse_duration(const char *s)
 	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : 0;
 }
 
-/* The runs were recorded here: the CPU model of this machine is theirs. */
-static bool recorded_here(sqlite3 *db, int64_t run)
-{
-	char host[256] = "";
-	json_t *rows = cli_rows_json(db,
-				     "SELECT hostname FROM runs WHERE ?1 = 0 OR id = ?1"
-				     " GROUP BY hostname",
-				     run);
-	bool here = gethostname(host, sizeof(host) - 1) == 0 && json_array_size(rows) == 1 &&
-		    !strcmp(jstr(json_array_get(rows, 0), "hostname"), host);
-
-	json_decref(rows);
-	return here;
-}
-
 struct energy_args {
 	const char *since, *by, *format, *conf, *region, *cost_conf;
 };
 
-static int resolve_model(sqlite3 *db, int64_t run, const struct energy_args *a,
-			 struct energy_model *m)
-{
-	struct cost_conf cc;
-	char err[600];
-	struct energy_options o = {.conf_path = a->conf, .region = a->region};
-
-	if (cost_conf_load(&cc, a->cost_conf, err, sizeof(err)) == 0 && cc.region[0])
-		o.cost_region = cc.region;
-	o.cpu_is_this_host = recorded_here(db, run);
-	if (energy_model_resolve(&o, m, err, sizeof(err)) != 0) {
-		cli_error("energy", "%s", err);
-		return -1;
-	}
-	return 0;
-}
-
 static int report(sqlite3 *db, struct cli_query *q, const struct energy_args *a,
 		  enum export_format fmt)
 {
-	struct energy_query eq = {.by = a->by ? a->by : (a->since ? "run" : "step")};
+	const char *by = a->by ? a->by : (a->since ? "run" : "step");
 	int64_t run = 0, from = 0, to = INT64_MAX / 2;
-	struct energy_model m;
-	int rc = 1;
+	struct cost_conf cc;
+	char err[600];
+	struct energy_options o = {.conf_path = a->conf, .region = a->region};
 
 	if (a->since) {
 		int64_t d = parse_duration(a->since);
@@ -178,45 +93,31 @@ static int report(sqlite3 *db, struct cli_query *q, const struct energy_args *a,
 	} else if (!(run = cli_run(q, db))) {
 		return 1;
 	}
-	if (resolve_model(db, run, a, &m) != 0)
+	if (cost_conf_load(&cc, a->cost_conf, err, sizeof(err)) == 0 && cc.region[0])
+		o.cost_region = cc.region;
+	o.cpu_is_this_host = energy_recorded_here(db, run);
+	json_t *doc = energy_document(db, run, from, to, by, &o, err, sizeof(err));
+	if (!doc) {
+		cli_error("energy", "%s", err);
 		return 1;
-	if (usage_scan(db, from, to, run, add, &eq) != 0) {
-		cli_error("energy", "%s: %s", q->db_path, sqlite3_errmsg(db));
-		goto out;
 	}
-	json_t *parts = json_array();
-	for (size_t i = 0; i < eq.tally.n; i++) {
-		const struct cost_bucket *b = &eq.tally.items[i];
-		json_array_append_new(
-		    parts, part_json(&m, eq.by, b->key, b->processes, b->cpu_s, b->mem_gib_s));
-	}
-	unsigned n = 0;
-	for (size_t i = 0; i < eq.tally.n; i++)
-		n += eq.tally.items[i].processes;
-	json_t *total = part_json(&m, eq.by, "total", n, eq.tally.cpu_s, eq.tally.mem_gib_s);
 	char title[300];
 	if (run)
 		snprintf(title, sizeof(title), "Energy of run %lld", (long long)run);
 	else
 		snprintf(title, sizeof(title), "Energy over the last %s", a->since);
 	if (fmt != EXPORT_NONE) {
-		export_rows(stdout, fmt, energy_columns, parts);
+		export_rows(stdout, fmt, energy_columns, json_object_get(doc, "parts"));
 	} else if (q->json) {
-		json_t *doc = json_pack("{s:o, s:s, s:O, s:O}", "model", energy_model_json(&m),
-					"by", eq.by, "parts", parts, "total", total);
 		if (run)
 			json_object_set_new(doc, "run", cli_run_object(db, run));
 		cli_print_json(doc);
-		json_decref(doc);
 	} else {
-		print_text(&m, parts, total, title);
+		print_text(json_object_get(doc, "model"), json_object_get(doc, "parts"),
+			   json_object_get(doc, "total"), title);
 	}
-	json_decref(parts);
-	json_decref(total);
-	rc = 0;
-out:
-	cost_tally_free(&eq.tally);
-	return rc;
+	json_decref(doc);
+	return 0;
 }
 
 static bool known_by(const char *by)
