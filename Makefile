@@ -419,7 +419,7 @@ SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
 $(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
 UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
-CONFIGS := collector.conf aggregator.conf tools.allow tools.deny redact.rules prices.tsv cost.conf shipper.conf.example
+CONFIGS := collector.conf aggregator.conf tools.allow tools.deny redact.rules prices.tsv cost.conf energy.conf shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
 
 install: $(PROGRAMS) $(MANPAGES)

@@ -18,6 +18,7 @@
 #include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/costrun.h"
+#include "cli/energyrun.h"
 #include "cli/reportdata.h"
 
 extern const char report_template[];
@@ -116,6 +117,8 @@ int cmd_report(int argc, char **argv)
 	if (!db)
 		return 1;
 	json_t *doc = report_data(db, run, headroom);
+	if (doc)
+		json_object_set_new(doc, "energy", energy_run_json(db, run));
 	if (doc && !add_cost(db, run, &po, doc)) {
 		json_decref(doc);
 		sqlite3_close(db);
