@@ -42,6 +42,7 @@ import test_batch  # noqa: F401
 import test_scope  # noqa: F401
 import test_fleet  # noqa: F401
 import test_provenance  # noqa: F401
+import test_energy  # noqa: F401
 
 
 def run_suite(build, selected):
