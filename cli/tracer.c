@@ -101,7 +101,7 @@ static bool wants_json(int argc, char **argv)
 static bool wraps_output(int argc, char **argv)
 {
 	static const char *const prose[] = {"show", "runs",	 "timeline", "signals", "explain",
-					    "cost", "recommend", "idle",     "status", "energy"};
+					    "cost", "recommend", "idle",     "status",	"energy"};
 	bool known = false;
 
 	for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
