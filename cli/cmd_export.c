@@ -50,7 +50,7 @@ static void print_summary(const json_t *s, const char *dir)
 
 	printf("%s/ro-crate-metadata.json: run %lld, %lld actions (one per %s and the run), "
 	       "%lld files\n",
-	       dir, (long long)jint(s, "run"), (long long)jint(s, "actions"), jstr(s, "unit"),
+	       dir, (long long)jint(s, "run_id"), (long long)jint(s, "actions"), jstr(s, "unit"),
 	       (long long)jint(files, "files"));
 	printf("  profile: %s\n", jstr(s, "profile"));
 	if (jint(files, "not_found"))

@@ -212,7 +212,7 @@ def ro_crate_of_a_snakemake_run_matches_the_engine_and_strace(ctx):
     doc = json.load(open(os.path.join(crate, "ro-crate-metadata.json")))
     graph, actions = check_structure(ctx, doc)
     check_rdf(ctx, doc, len(actions))
-    ctx.check(summary["profile"] == WORKFLOW_RUN and summary["run"] == run_id,
+    ctx.check(summary["profile"] == WORKFLOW_RUN and summary["run_id"] == run_id,
               f"a Workflow Run Crate of run {run_id}: {summary}")
     ctx.check(summary["files"]["left_out"].get("temporary", 0) >= 1, f"the temporary is counted: {summary}")
 
