@@ -218,8 +218,8 @@ json_t *rocrate_build(sqlite3 *db, int64_t run_id, const char *dpkg_dir, json_t 
 					"description", jstr(run, "arch")));
 		crate_tool_versions(&c, dpkg_dir);
 		doc = document(&c, run, mentions, workflow);
-		*summary = json_pack("{s:I, s:i, s:s, s:o}", "run_id", (json_int_t)run_id, "actions",
-				     (int)json_array_size(steps) + 1, "profile",
+		*summary = json_pack("{s:I, s:i, s:s, s:o}", "run_id", (json_int_t)run_id,
+				     "actions", (int)json_array_size(steps) + 1, "profile",
 				     workflow ? WORKFLOW_RUN_CRATE : PROCESS_RUN_CRATE, "files",
 				     prov_files_summary(&pf));
 		json_object_set_new(*summary, "unit", json_string(by_step ? "step" : "process"));
