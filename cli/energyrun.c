@@ -144,14 +144,62 @@ bool energy_recorded_here(sqlite3 *db, int64_t run)
 	return here;
 }
 
+/* The coefficients the show, report and export of a run use: the site's files. */
+static void default_options(sqlite3 *db, int64_t run, struct energy_options *o,
+			    struct cost_conf *cc)
+{
+	char err[600];
+
+	*o = (struct energy_options){.cpu_is_this_host = energy_recorded_here(db, run)};
+	if (cost_conf_load(cc, NULL, err, sizeof(err)) == 0 && cc->region[0])
+		o->cost_region = cc->region;
+}
+
+struct per_process {
+	struct energy_model m;
+	json_t *by_id; /* process id -> figures */
+};
+
+static void add_process(const struct process_usage *u, void *ctx)
+{
+	struct per_process *pp = ctx;
+	struct energy_figures f;
+	char id[24];
+
+	energy_of(&pp->m, u->cpu_s, u->mem_gib_s, &f);
+	snprintf(id, sizeof(id), "%lld", (long long)u->process_id);
+	json_object_set_new(pp->by_id, id,
+			    json_pack("{s:f, s:f}", "energy_wh", f.energy_wh, "co2e_g", f.co2e_g));
+}
+
+void energy_add_to_process_rows(sqlite3 *db, int64_t run, json_t *rows)
+{
+	struct cost_conf cc;
+	struct energy_options o;
+	struct per_process pp = {.by_id = json_object()};
+	char err[600], id[24];
+	size_t i;
+	json_t *row;
+
+	default_options(db, run, &o, &cc);
+	if (energy_model_resolve(&o, &pp.m, err, sizeof(err)) == 0 &&
+	    usage_scan(db, 0, INT64_MAX / 2, run, add_process, &pp) == 0) {
+		json_array_foreach(rows, i, row)
+		{
+			snprintf(id, sizeof(id), "%lld", (long long)jint(row, "process_id"));
+			json_object_update(row, json_object_get(pp.by_id, id));
+		}
+	}
+	json_decref(pp.by_id);
+}
+
 json_t *energy_run_json(sqlite3 *db, int64_t run)
 {
 	struct cost_conf cc;
 	char err[600];
-	struct energy_options o = {.cpu_is_this_host = energy_recorded_here(db, run)};
+	struct energy_options o;
 
-	if (cost_conf_load(&cc, NULL, err, sizeof(err)) == 0 && cc.region[0])
-		o.cost_region = cc.region;
+	default_options(db, run, &o, &cc);
 	json_t *doc = energy_document(db, run, 0, INT64_MAX / 2, "step", &o, err, sizeof(err));
 	return doc ? doc : json_pack("{s:s}", "unavailable", err);
 }

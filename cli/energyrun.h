@@ -26,6 +26,10 @@ json_t *energy_document(sqlite3 *db, int64_t run, int64_t from, int64_t to, cons
  * show --json and the report carry it; {"unavailable": why} when it cannot be had. */
 json_t *energy_run_json(sqlite3 *db, int64_t run);
 
+/* Sets "energy_wh" and "co2e_g" of each row (objects with "process_id") of the run's
+ * processes, with the default coefficients; left out when they cannot be had. */
+void energy_add_to_process_rows(sqlite3 *db, int64_t run, json_t *rows);
+
 /* Whether the runs of db (run, or all with 0) were all recorded on this machine. */
 bool energy_recorded_here(sqlite3 *db, int64_t run);
 

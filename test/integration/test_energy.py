@@ -11,7 +11,7 @@ GIB_KB = 1024.0 * 1024.0
 GB_PER_GIB = 1.073741824
 
 
-def usage_by_process(ctx, run_id):
+def usage_by_process(ctx, run_id, ids=False):
     """Per process: (step key, CPU seconds, GiB-seconds held), by the rule docs/cost.md states:
     each sample's RSS held until the next (the first's from the start), the last to the end; a
     process never sampled holds its peak for its whole life."""
@@ -33,8 +33,12 @@ def usage_by_process(ctx, run_id):
             gib_s = sum(max(0, min(edges[i + 1], end) - max(edges[i], start)) / 1e9 * rss[i] / GIB_KB
                         for i in range(len(rss)))
         key = f"{step} (step {step_id})" if step_id else "(outside steps)"
-        out.append((key, cpu_ns / 1e9, gib_s))
+        out.append((pid if ids else key, cpu_s_of(cpu_ns), gib_s))
     return out
+
+
+def cpu_s_of(cpu_ns):
+    return cpu_ns / 1e9
 
 
 def expected(parts_usage, w_core, w_gb, pue, grid):
@@ -119,3 +123,15 @@ def energy_matches_the_documented_model(ctx):
     e = show.get("energy", {})
     ctx.check("total" in e and e["total"]["cpu_ns"] == round(sum(c for _, c, _ in usage) * 1e9),
               f"show --json has the run's energy: {e.get('total')}")
+
+    # And the trace export: each process image's Wh as the model gives it with the site's
+    # coefficients (the ones `tracer energy` names without options).
+    site = energy_json(ctx, "energy")["model"]
+    rows = json.loads(subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--format", "json", "energy"],
+                                     capture_output=True, text=True, timeout=60).stdout)
+    want = expected(usage_by_process(ctx, run_id, ids=True), site["cpu_watts_per_core"],
+                    site["memory_watts_per_gb"], site["pue"], site["grid_gco2e_per_kwh"])
+    ctx.check(len(rows) == len(want), f"{len(rows)} trace rows, {len(want)} processes")
+    for r in rows:
+        _, wh, g = want.get(r["process_id"], (0, None, None))
+        ctx.close(r["energy_wh"], wh, 1e-9 * (wh or 0) + 1e-15, f"process {r['process_id']}: Wh in the trace")
