@@ -161,7 +161,8 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/runuser.c cli/command.c cli/cmd_show.
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
             cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c \
             cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c shipper/credentials.c \
-            cli/cmd_export.c cli/rocrate.c cli/rocrate_actions.c cli/rocrate_files.c cli/provpath.c cli/pkgowner.c \
+            cli/cmd_export.c cli/rocrate.c cli/rocrate_actions.c cli/rocrate_files.c cli/rocrate_write.c \
+            cli/provpath.c cli/pkgowner.c \
             cli/cmd_energy.c cli/energy.c cli/energytable.c cli/energyrun.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \

@@ -3,12 +3,9 @@
  * Crate (docs/provenance.md), DIR/ro-crate-metadata.json. DIR is made if
  * missing; an existing ro-crate-metadata.json in it is replaced, nothing else.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/clidb.h"
 #include "cli/clierror.h"
@@ -22,25 +19,6 @@ static const char usage_text[] =
     "  Object Crate (Process Run Crate; Workflow Run Crate where the workflow file is\n"
     "  known): one action per step with its tool and version, user, times, exit status,\n"
     "  container image, and the files it read and wrote (path, size, modification time)\n";
-
-static int write_crate(const char *dir, json_t *doc)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		cli_error("export", "%s: %s", dir, strerror(errno));
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/ro-crate-metadata.json", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 ||
-	    rename(tmp, path) != 0) {
-		cli_error("export", "%s: cannot write (%s)", path, strerror(errno));
-		remove(tmp);
-		return -1;
-	}
-	return 0;
-}
 
 static void print_summary(const json_t *s, const char *dir)
 {
@@ -108,11 +86,8 @@ int cmd_export(int argc, char **argv)
 	if (!db)
 		return 1;
 	json_t *summary = NULL;
-	json_t *doc = rocrate_build(db, run, NULL, &summary);
 	rc = 1;
-	if (!doc)
-		cli_error("export", "%s: %s", q.db_path, sqlite3_errmsg(db));
-	else if (write_crate(dir, doc) == 0) {
+	if (rocrate_write(db, run, dir, "export", &summary) == 0) {
 		rc = 0;
 		if (q.json) {
 			json_object_set_new(summary, "path",
@@ -122,7 +97,6 @@ int cmd_export(int argc, char **argv)
 			print_summary(summary, dir);
 		}
 	}
-	json_decref(doc);
 	json_decref(summary);
 	sqlite3_close(db);
 	return rc;

@@ -24,6 +24,10 @@
  * database error. */
 json_t *rocrate_build(sqlite3 *db, int64_t run, const char *dpkg_dir, json_t **summary);
 
+/* Builds the crate and writes DIR/ro-crate-metadata.json (DIR made if missing, the file
+ * replaced through a temporary one): 0 with *summary set, or -1 (said why, as verb). */
+int rocrate_write(sqlite3 *db, int64_t run, const char *dir, const char *verb, json_t **summary);
+
 /* Pieces (cli/rocrate_actions.c). The graph's entities are kept by @id in `entities`
  * (an object) so each is written once. */
 struct crate {

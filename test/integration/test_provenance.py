@@ -210,6 +210,15 @@ def ro_crate_of_a_snakemake_run_matches_the_engine_and_strace(ctx):
         raise Failure(f"export failed ({p.returncode}): {p.stderr}")
     summary = json.loads(p.stdout)
     doc = json.load(open(os.path.join(crate, "ro-crate-metadata.json")))
+    # The report writes the same crate beside its page (only the publication time differs).
+    beside = ctx.path("report-crate")
+    p = subprocess.run([ctx.bin("tracer"), "report", "--db", ctx.db, "--html", ctx.path("r.html"),
+                        "--ro-crate", beside, "words"], capture_output=True, text=True, timeout=120)
+    again = json.load(open(os.path.join(beside, "ro-crate-metadata.json"))) if p.returncode == 0 else None
+
+    def undated(d):
+        return [e for e in d["@graph"] if e["@id"] != "./"] if d else None
+    ctx.check(undated(again) == undated(doc), f"report --ro-crate writes export's crate ({p.returncode} {p.stderr[-300:]})")
     graph, actions = check_structure(ctx, doc)
     check_rdf(ctx, doc, len(actions))
     ctx.check(summary["profile"] == WORKFLOW_RUN and summary["run_id"] == run_id,
