@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
 		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
 		".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
-		"store (runs, show, signals, explain, report, timeline, idle; docs/shipping.md).\n"
+		"store (runs, show, signals, explain, report, timeline, energy, idle; "
+		"docs/shipping.md).\n"
 		"Times are local (the zone named); --utc, with any "
 		"verb, prints them in UTC.\n");
 }
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
 		if (!fleet_reads(argv[1])) {
 			fprintf(stderr,
 				"tracer %s: not available over the fleet yet (runs, show, "
-				"signals, explain, report, timeline and idle are)\n",
+				"signals, explain, report, timeline, energy and idle are)\n",
 				argv[1]);
 			return 1;
 		}
