@@ -160,7 +160,10 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/runuser.c cli/command.c cli/cmd_show.
             cli/cmd_cost.c cli/costrun.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c cli/reportdata.c \
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
             cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c \
-            cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c shipper/credentials.c
+            cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c shipper/credentials.c \
+            cli/cmd_export.c cli/rocrate.c cli/rocrate_actions.c cli/rocrate_files.c cli/rocrate_write.c \
+            cli/provpath.c cli/pkgowner.c \
+            cli/cmd_energy.c cli/energy.c cli/energytable.c cli/energyrun.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \
@@ -417,7 +420,7 @@ SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
 $(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
 UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
-CONFIGS := collector.conf aggregator.conf tools.allow tools.deny redact.rules prices.tsv cost.conf shipper.conf.example
+CONFIGS := collector.conf aggregator.conf tools.allow tools.deny redact.rules prices.tsv cost.conf energy.conf shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)
 
 install: $(PROGRAMS) $(MANPAGES)

@@ -18,7 +18,9 @@
 #include "cli/clierror.h"
 #include "cli/commands.h"
 #include "cli/costrun.h"
+#include "cli/energyrun.h"
 #include "cli/reportdata.h"
+#include "cli/rocrate.h"
 
 extern const char report_template[];
 
@@ -29,7 +31,8 @@ static const char usage_text[] =
     "  a self-contained HTML report of a run (default: your latest) in FILE\n"
     "  (- writes it to stdout); --headroom: right-sizing headroom, % (default 20);\n"
     "  --json: say where it went as {html, run, bytes} instead of a line of text;\n"
-    "  the price options as for tracer cost (docs/cost.md): the cost section's price\n";
+    "  the price options as for tracer cost (docs/cost.md): the cost section's price;\n"
+    "  --ro-crate DIR: also the run's provenance, as tracer export --ro-crate writes it\n";
 
 /* The template with the data in place of @DATA@ ("-": stdout). 0, or 1 (said why). */
 static int write_page(const char *path, const char *data, bool quiet)
@@ -91,10 +94,11 @@ static bool add_cost(sqlite3 *db, int64_t run, const struct price_options *po, j
 int cmd_report(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "report"};
-	const char *html = NULL, *headroom_arg = NULL;
+	const char *html = NULL, *headroom_arg = NULL, *crate_dir = NULL;
 	struct price_options po = {0};
 	const struct cli_extra_option extra[] = {{"html", true, &html},
 						 {"headroom", true, &headroom_arg},
+						 {"ro-crate", true, &crate_dir},
 						 PRICE_EXTRA_OPTIONS(po),
 						 {NULL, false, NULL}};
 	bool done;
@@ -115,7 +119,15 @@ int cmd_report(int argc, char **argv)
 	sqlite3 *db = cli_open_run(&q, &run);
 	if (!db)
 		return 1;
-	json_t *doc = report_data(db, run, headroom);
+	json_t *doc = report_data(db, run, headroom), *crate = NULL;
+	if (crate_dir && rocrate_write(db, run, crate_dir, "report", &crate) != 0) {
+		json_decref(doc);
+		sqlite3_close(db);
+		return 1;
+	}
+	json_decref(crate);
+	if (doc)
+		json_object_set_new(doc, "energy", energy_run_json(db, run));
 	if (doc && !add_cost(db, run, &po, doc)) {
 		json_decref(doc);
 		sqlite3_close(db);

@@ -14,6 +14,7 @@
 #include "cli/clidb.h"
 #include "cli/clierror.h"
 #include "cli/commands.h"
+#include "cli/energyrun.h"
 #include "cli/export.h"
 #include "cli/format.h"
 #include "cli/report.h"
@@ -84,6 +85,8 @@ static const char *const trace_columns[] = {
     "submit",
     "submit_ns",
     "queue_wait_ns",
+    "energy_wh", /* docs/energy.md */
+    "co2e_g",
     NULL,
 };
 
@@ -151,6 +154,8 @@ static int choose_fields(const char *list, const char **chosen)
 static void print_trace(sqlite3 *db, int64_t run, enum export_format f, const char *const *columns)
 {
 	json_t *rows = cli_rows_json(db, trace_sql, run); /* argv comes back as a list */
+
+	energy_add_to_process_rows(db, run, rows);
 
 	export_rows(stdout, f, columns, rows);
 	json_decref(rows);

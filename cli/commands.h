@@ -14,5 +14,7 @@ int cmd_idle(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_energy(int argc, char **argv);
 
 #endif

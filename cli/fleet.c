@@ -32,7 +32,7 @@ bool fleet_active(void)
 bool fleet_reads(const char *verb)
 {
 	static const char *const verbs[] = {"runs",   "show",	  "signals", "explain",
-					    "report", "timeline", "idle"};
+					    "report", "timeline", "idle",    "energy"};
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
 		if (!strcmp(verb, verbs[i]))

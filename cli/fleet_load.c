@@ -469,7 +469,7 @@ sqlite3 *fleet_open(struct cli_query *q)
 			return db;
 	} else if (!strcmp(q->verb, "show") || !strcmp(q->verb, "signals") ||
 		   !strcmp(q->verb, "explain") || !strcmp(q->verb, "report") ||
-		   !strcmp(q->verb, "timeline")) {
+		   !strcmp(q->verb, "timeline") || !strcmp(q->verb, "energy")) {
 		if (resolve_run(q, host, sizeof(host), &id) == 0 &&
 		    load_run(db, q->verb, host, id) == 0) {
 			snprintf(id_text, sizeof(id_text), "%" PRId64, id);
@@ -482,7 +482,7 @@ sqlite3 *fleet_open(struct cli_query *q)
 	} else {
 		cli_error(q->verb,
 			  "not available over the fleet yet (runs, show, signals, explain, "
-			  "report, timeline and idle are)\n");
+			  "report, timeline, energy of a run and idle are)\n");
 	}
 	sqlite3_close(db);
 	return NULL;

@@ -9,6 +9,7 @@
 #include "cli/clierror.h"
 #include "cli/batchjobs.h"
 #include "cli/containers.h"
+#include "cli/energyrun.h"
 #include "cli/format.h"
 #include "cli/health.h"
 #include "cli/rows.h"
@@ -647,6 +648,7 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 		json_object_set(doc, "containers_unlinked_clis",
 				json_object_get(structure, "containers_unlinked_clis"));
 		json_object_set(doc, "processes", roots);
+		json_object_set_new(doc, "energy", energy_run_json(db, run_id));
 		json_dumpf(doc, out, JSON_INDENT(2));
 		fputc('\n', out);
 		if (out == stdout)

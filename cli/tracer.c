@@ -27,8 +27,10 @@ static const struct verb verbs[] = {
     {"signals", cmd_signals, "failure signals of a run: OOM kills, failures, stalls, slow steps"},
     {"explain", cmd_explain, "why a run or step was slow or failed, ranked by evidence"},
     {"cost", cmd_cost, "what the host cost and who used it, by step, run, tool, user..."},
+    {"energy", cmd_energy, "energy (Wh) and carbon (g CO2e) by step, run, pipeline, tool, user"},
     {"recommend", cmd_recommend, "right-sizing: what each step used, was given, should get"},
     {"idle", cmd_idle, "periods the host ran no tracked work, and what they cost"},
+    {"export", cmd_export, "a run's provenance as an RO-Crate (--ro-crate DIR)"},
     {"report", cmd_report, "a self-contained HTML report of a run (--html FILE)"},
     {"status", cmd_status, "probes, losses and daemon health"},
 };
@@ -44,7 +46,8 @@ static void usage(FILE *out)
 		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
 		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
 		".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
-		"store (runs, show, signals, explain, report, timeline, idle; docs/shipping.md).\n"
+		"store (runs, show, signals, explain, report, timeline, energy, idle; "
+		"docs/shipping.md).\n"
 		"Times are local (the zone named); --utc, with any "
 		"verb, prints them in UTC.\n");
 }
@@ -99,7 +102,7 @@ static bool wants_json(int argc, char **argv)
 static bool wraps_output(int argc, char **argv)
 {
 	static const char *const prose[] = {"show", "runs",	 "timeline", "signals", "explain",
-					    "cost", "recommend", "idle",     "status"};
+					    "cost", "recommend", "idle",     "status",	"energy"};
 	bool known = false;
 
 	for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
@@ -174,7 +177,7 @@ int main(int argc, char **argv)
 		if (!fleet_reads(argv[1])) {
 			fprintf(stderr,
 				"tracer %s: not available over the fleet yet (runs, show, "
-				"signals, explain, report, timeline and idle are)\n",
+				"signals, explain, report, timeline, energy and idle are)\n",
 				argv[1]);
 			return 1;
 		}

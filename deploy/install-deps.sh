@@ -11,7 +11,8 @@ run=(sqlite3 python3 util-linux procps)
 demo=(bwa samtools bcftools gzip gawk)
 tests=(debhelper lintian stress-ng strace linux-perf snakemake cwltool slurm-wlm slurmdbd mariadb-server munge chromium
 	clickhouse-server debootstrap systemd-container cppcheck clang-tidy clang-format gdb
-	docker.io podman runc toil prometheus-node-exporter prometheus python3-pandas r-base-core)
+	docker.io podman runc toil prometheus-node-exporter prometheus python3-pandas r-base-core
+	python3-rdflib)
 # The peers `make bench` compares against, and valgrind for its instruction count.
 bench=(libbpf-tools bpftrace fio valgrind)
 

@@ -41,6 +41,8 @@ import test_containers  # noqa: F401
 import test_batch  # noqa: F401
 import test_scope  # noqa: F401
 import test_fleet  # noqa: F401
+import test_provenance  # noqa: F401
+import test_energy  # noqa: F401
 
 
 def run_suite(build, selected):

@@ -65,14 +65,14 @@ def every_verb_speaks_one_json_vocabulary(ctx):
     docs = {}
     for verb in (("show",), ("explain",), ("signals",), ("timeline",), ("cost", "--rate", "0.5"),
                  ("recommend", "--rate", "0.5"), ("runs",), ("idle", "--rate", "0.5"), ("status",),
-                 ("top", "--once")):
+                 ("top", "--once"), ("energy",)):
         rc, doc, err = tracer(ctx, *verb, *db, "--json")
         # status says unhealthy (no daemons here) with exit 1, still as one document
         ctx.check(rc == 0 or verb[0] == "status", f"{verb[0]} --json: rc {rc} {err[-300:]}")
         docs[verb[0]] = doc
         problems = vocabulary_problems(doc)
         ctx.check(not problems, f"{verb[0]}: " + "; ".join(problems[:5]))
-    for verb in ("show", "explain", "signals", "timeline", "cost", "recommend"):
+    for verb in ("show", "explain", "signals", "timeline", "cost", "recommend", "energy"):
         run = docs[verb].get("run")
         ctx.check(isinstance(run, dict) and run.get("id") == run_id and run.get("name") == name,
                   f"{verb}: \"run\" is the run's object: {str(run)[:200]}")
@@ -80,6 +80,9 @@ def every_verb_speaks_one_json_vocabulary(ctx):
     breakdown = docs["cost"]["breakdown"]
     ctx.check(sum(b["cpu_ns"] for b in breakdown) == cpu and all(isinstance(b["cpu_ns"], int) for b in breakdown),
               f"cost's CPU in integer ns adds up to the run's {cpu}: {[b['cpu_ns'] for b in breakdown]}")
+    energy = docs["energy"]["parts"]
+    ctx.check(sum(b["cpu_ns"] for b in energy) in range(cpu - len(energy), cpu + len(energy) + 1),
+              f"energy's CPU in ns adds up to the run's {cpu} (each part rounded): {[b['cpu_ns'] for b in energy]}")
     flat = []
 
     def walk(p):

@@ -138,7 +138,7 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
     for host, (db, rid) in recorded.items():
         name = f"{host}:{rid}"
-        for verb in ("show", "signals", "explain", "timeline"):
+        for verb in ("show", "signals", "explain", "timeline", "energy"):
             for fmt in ((), ("--json",)):
                 same(ctx, f"{verb} {' '.join(fmt)} {name}", tracer(ctx, verb, "--db", db, *fmt, str(rid)),
                      tracer(ctx, "--fleet", conf, verb, *fmt, name), as_json=bool(fmt))
