@@ -91,6 +91,8 @@ def peak_cores_add_up_processes_seen_apart(ctx):
 
 
 @test
+@plain_build_only("CI time: Snakemake's own start dominates; the correlation code it runs is run "
+                  "under ASan by the script and engine-shaped tests")
 def snakemake_jobs_are_steps_matching_its_benchmarks(ctx):
     """A real Snakemake pipeline (bwa, samtools, bcftools; --cores 2; benchmark: on every
     rule): one run, one step per job holding exactly that job's processes, the engine
@@ -461,6 +463,8 @@ def script_behind_a_launcher_has_its_steps(ctx):
 # --- Slurm -----------------------------------------------------------------------------
 
 @test
+@plain_build_only("CI time: a Slurm cluster's start dominates; the batch code runs under ASan in "
+                  "test_batch's unit twin (test/unit/test_batch.c)")
 def slurm_job_is_a_run_with_its_steps(ctx):
     """A batch job on a single-node Slurm started by the test: the job id comes from the
     cgroup path slurmd makes (/slurm_<node>/uid_0/job_<id>/step_<n>, v1 memory here), the

@@ -268,6 +268,8 @@ def html_report_of_a_run_that_handled_a_failure_says_handled(ctx):
 
 
 @test
+@plain_build_only("CI time: the page's data comes from the code html_report_renders_the_run runs "
+                  "under ASan; the rest is Chromium drawing 2,000 steps")
 def html_report_of_2000_steps_stays_small_and_summarised(ctx):
     """2,000 steps (a script's direct children) of 10,000 processes: the page is at
     most 600 bytes a step (issue 58; steps are rows of one column list) and loads in Chromium without script errors; the timeline draws one group per
@@ -355,6 +357,7 @@ READER_SCRIPT = """<script>
 
 
 @test
+@plain_build_only("CI time: what it checks is the page's script in Chromium, not our C code")
 def a_reader_can_page_search_filter_sort_and_open_groups(ctx):
     """The report used as a reader uses it, in Chromium: a script of 61 steps (30 gzip,
     24 md5sum, 6 grep that find nothing and are handled with `|| true`, one CPU-heavy
