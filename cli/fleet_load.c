@@ -145,9 +145,15 @@ static int insert_row(sqlite3 *db, const char *table, json_t *row, const struct 
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* SELECT * FROM the store's table FINAL WHERE ... into ours: rows copied, or -1 said why. */
-static long copy_rows(sqlite3 *db, const char *verb, const char *table, const char *where,
-		      const struct remap *m)
+void fleet_quote(const char *s, char *out, size_t size)
+{
+	quote(s, out, size);
+}
+
+/* SELECT * FROM the store's table FINAL WHERE ... into local (ours of that name, or a
+ * temporary copy of it): rows copied, or -1 said why. */
+static long copy_rows_into(sqlite3 *db, const char *verb, const char *table, const char *local,
+			   const char *where, const struct remap *m)
 {
 	char sql[4096], err[1024];
 	long rows = 0;
@@ -165,7 +171,7 @@ static long copy_rows(sqlite3 *db, const char *verb, const char *table, const ch
 		if (next)
 			*next++ = '\0';
 		json_t *row = json_loads(line, 0, NULL);
-		if (row && insert_row(db, table, row, m) == 0)
+		if (row && insert_row(db, local, row, m) == 0)
 			rows++;
 		json_decref(row);
 	}
@@ -174,11 +180,22 @@ static long copy_rows(sqlite3 *db, const char *verb, const char *table, const ch
 	return rows;
 }
 
+static long copy_rows(sqlite3 *db, const char *verb, const char *table, const char *where,
+		      const struct remap *m)
+{
+	return copy_rows_into(db, verb, table, table, where, m);
+}
+
+long fleet_copy_rows(sqlite3 *db, const char *verb, const char *table, const char *local,
+		     const char *where)
+{
+	return copy_rows_into(db, verb, table, local, where, NULL);
+}
+
 /*
- * One run's records: its steps, processes, signals, samples, and its host's around it.
- * The cross-host join goes here next (docs/shipping.md, "Joining a job's run"): the runs
- * of the Slurm jobs this run's steps submitted (submitter host + job id, task work dir),
- * copied beside it so that its steps hold their jobs.
+ * One run's records: its steps, processes, signals, samples, and its host's around it;
+ * then the batch jobs its steps submitted that ran on other hosts, joined under those
+ * steps (fleet_join.c).
  */
 static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 {
@@ -222,7 +239,9 @@ static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 	if (copy_rows(db, verb, "host_samples", where, NULL) < 0)
 		return -1;
 	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
-	return copy_rows(db, verb, "collector_stats", where, NULL) < 0 ? -1 : 0;
+	if (copy_rows(db, verb, "collector_stats", where, NULL) < 0)
+		return -1;
+	return fleet_join_batch(db, verb, host, id);
 }
 
 /* The (host, id) pairs of the store's runs that sql selects, as JSON rows; NULL said why. */
