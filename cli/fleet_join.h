@@ -12,9 +12,9 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-/* Clocks of two hosts (NTP) may disagree by this much: a job may start this long
+/* Clocks of two hosts (NTP: milliseconds) may disagree by this much: a job may start this long
  * "before" its submission, and a waiting submitter end this long "before" its job. */
-#define FLEET_SKEW_NS INT64_C(2000000000)
+#define FLEET_SKEW_NS INT64_C(250000000)
 
 /* A submission that no job of its own host took (batch_submissions, jobs = 0). */
 struct fleet_sub {

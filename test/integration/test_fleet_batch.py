@@ -44,7 +44,8 @@ def wait_job_runs_end(ctx, db, timeout=20):
 
 def ship(ctx, host, db, state, sink, cred):
     p = subprocess.run([ctx.bin("tracer-shipper"), "--db", db, "--state", state, "--sink", sink,
-                        "--host-id", host, "--credentials", cred, "--user", "nobody", "--once"],
+                        "--host-id", host, "--credentials", cred, "--user", "nobody", "--once",
+                        "--batch-age-ms", "100"],
                        capture_output=True, text=True, timeout=300)
     ctx.check(p.returncode == 0, f"{host}: shipped: {p.returncode} {p.stderr[-300:]}")
 
@@ -89,23 +90,22 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
             daemons = start_daemons(ctx, sock, db, extra_agg=(
                 "--outbox-mib", "64", "--shipper-state", state, "--scope-cgroup", scope))
             hosts[host] = (sock, db, state, daemons)
-        ids = os.path.join(work, "ids")
         script = ctx.path("head.sh")
         with open(script, "w") as f:
-            f.write("#!/bin/bash\n"
-                    f"cd {work}\n"
-                    f"sbatch --parsable --wait -o {work}/j1.out {job_py} 0.6 {work}/j1.json >> {ids}\n"
-                    f"sbatch --parsable --wait -o {work}/j2.out {job_py} 0.4 {work}/j2.json >> {ids}\n"
-                    f"mkdir -p {work}/other && cd {work}/other && "
-                    f"sbatch --parsable --wait -o {work}/j3.out {job_py} 0.05 {work}/j3.json >> {ids}\n"
-                    f"{burn} 0.2\n")
+            # Three steps waiting at once (sbatch --wait polls for up to 10 s), each job in
+            # a work dir of its own; submitted 0.3 s apart so that Slurm's ids follow.
+            f.write("#!/bin/bash\n" + "".join(
+                f"mkdir -p {work}/{d}\n" for d in ("a", "b", "other")) + "".join(
+                f"sbatch --parsable --wait --chdir {work}/{d} -o {work}/{d}.out {job_py} {cpu} "
+                f"{work}/{d}.json > {work}/{d}.id &\nsleep 0.3\n"
+                for d, cpu in (("a", 0.6), ("b", 0.4), ("other", 0.05))) + f"wait\n{burn} 0.2\n")
         os.chmod(script, 0o755)
         sock_a, db_a = hosts["fleet-a"][0], hosts["fleet-a"][1]
         run = subprocess.run(["sh", "-c", f"echo $$ > {MEMCG}/{group}/cgroup.procs; exec {ctx.bin('tracer')} "
                               f"run --socket {sock_a} --db {db_a} --run head -- {script}"],
                              capture_output=True, text=True, timeout=180, env=cluster.env)
         ctx.check(run.returncode == 0, f"the head script: {run.returncode} {run.stderr[-600:]}")
-        job_ids = open(ids).read().split()
+        job_ids = [open(f"{work}/{d}.id").read().strip() for d in ("a", "b", "other")]
         ctx.check(job_ids == [str(first), str(first + 1), str(first + 2)],
                   f"sbatch gave the ids in order from FirstJobId {first}: {job_ids}")
         for host in ("fleet-b", "fleet-c"):
@@ -126,7 +126,7 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
         ship(ctx, host, db, state, sink, cred)
     db_a = hosts["fleet-a"][1]
     rid = ctx.one("SELECT id FROM runs WHERE name = 'head'", db=db_a)
-    truth = {jid: json.load(open(os.path.join(work, f"j{i + 1}.json"))) for i, jid in enumerate(job_ids)}
+    truth = {jid: json.load(open(f"{work}/{d}.json")) for d, jid in zip(("a", "b", "other"), job_ids)}
     # What each job's host recorded on its own: the job's run there.
     recorded = {}
     for host, jid in (("fleet-b", job_ids[0]), ("fleet-c", job_ids[1])):
