@@ -59,6 +59,9 @@ void fleet_quote(const char *s, char *out, size_t size);
  * their processes, samples, signals and totals; the jobs that could not be joined said.
  * 0, or -1 said why. */
 int fleet_join_batch(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_runs_join.c: for `runs`, each joined job's run folded into its submitter's row
+ * (fleet_runs maps the rows to their hosts' runs). 0, or -1 said why. */
+int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max);
 
 /* fleet_hosts.c: the hosts of a run whose batch jobs were joined from other hosts
  * (host, hostname, head, jobs, processes, cpu_ns, peak_rss_kb); NULL for a run whole on

@@ -23,7 +23,7 @@
 #define ID_OFFSET (INT64_C(1) << 40)
 
 /* The store's answer to sql as an array of row objects; NULL said why. */
-static json_t *rows_of(const char *verb, const char *sql)
+json_t *fleet_rows_of(const char *verb, const char *sql)
 {
 	char err[1024];
 	char *text = fleet_query(sql, err, sizeof(err));
@@ -43,7 +43,7 @@ static json_t *rows_of(const char *verb, const char *sql)
 
 /* "host:id" -> the processes row's object, for the rows of the store's processes that
  * select (an IN subquery over (_host, id)) names. */
-static json_t *processes_by_key(const char *verb, const char *select)
+json_t *fleet_processes_by_key(const char *verb, const char *select)
 {
 	char sql[4096];
 	json_t *rows, *by = json_object(), *r;
@@ -53,7 +53,7 @@ static json_t *processes_by_key(const char *verb, const char *select)
 		 "SELECT _host, toString(id) AS key_id, uid, slurm_step, end_ns, exit_code, signal "
 		 "FROM `%s`.processes FINAL WHERE (_host, id) IN (%s) FORMAT JSONEachRow",
 		 fleet_database(), select);
-	if (!(rows = rows_of(verb, sql))) {
+	if (!(rows = fleet_rows_of(verb, sql))) {
 		json_decref(by);
 		return NULL;
 	}
@@ -126,8 +126,8 @@ static const char *jobs_where(const struct scope *w, char *out, size_t size)
 	return out;
 }
 
-static int fill_subs(struct fleet_sub *subs, json_t *rows, json_t *procs, const char *host,
-		     int64_t run)
+int fleet_fill_subs(struct fleet_sub *subs, json_t *rows, json_t *procs, const char *host,
+		    int64_t run)
 {
 	size_t i;
 	json_t *r;
@@ -141,13 +141,13 @@ static int fill_subs(struct fleet_sub *subs, json_t *rows, json_t *procs, const 
 		s->failed = p && (json_is_string(json_object_get(p, "signal")) ||
 				  json_is_integer(json_object_get(p, "signal")) ||
 				  fleet_int(p, "exit_code") != 0);
-		s->ours = !strcmp(fleet_text(r, "_host"), host) && fleet_int(r, "run_id") == run;
+		s->ours = !host || (!strcmp(fleet_text(r, "_host"), host) && fleet_int(r, "run_id") == run);
 		s->taken = 0;
 	}
 	return (int)json_array_size(rows);
 }
 
-static int fill_jobs(struct fleet_job *jobs, json_t *rows, json_t *procs)
+int fleet_fill_jobs(struct fleet_job *jobs, json_t *rows, json_t *procs)
 {
 	size_t i;
 	json_t *r;
@@ -243,28 +243,28 @@ static int join(sqlite3 *db, const char *verb, const char *host, const struct sc
 		 "SELECT * FROM `%s`.batch_submissions FINAL WHERE %s ORDER BY submit_ns LIMIT %d "
 		 "FORMAT JSONEachRow",
 		 w->d, where, MAX_ROWS);
-	if (!(sub_rows = rows_of(verb, select)))
+	if (!(sub_rows = fleet_rows_of(verb, select)))
 		return -1;
 	snprintf(select, sizeof(select),
 		 "SELECT _host, id FROM `%s`.batch_submissions FINAL WHERE %s", w->d, where);
-	if (!(sub_procs = processes_by_key(verb, select)))
+	if (!(sub_procs = fleet_processes_by_key(verb, select)))
 		goto out;
 	jobs_where(w, where, sizeof(where));
 	snprintf(select, sizeof(select),
 		 "SELECT * FROM `%s`.batch_jobs FINAL WHERE %s ORDER BY first_ns LIMIT %d "
 		 "FORMAT JSONEachRow",
 		 w->d, where, MAX_ROWS);
-	if (!(job_rows = rows_of(verb, select)))
+	if (!(job_rows = fleet_rows_of(verb, select)))
 		goto out;
 	snprintf(select, sizeof(select),
 		 "SELECT _host, first_process_id FROM `%s`.batch_jobs FINAL WHERE %s", w->d, where);
-	if (!(job_procs = processes_by_key(verb, select)))
+	if (!(job_procs = fleet_processes_by_key(verb, select)))
 		goto out;
 	struct fleet_sub *subs = calloc(json_array_size(sub_rows) + 1, sizeof(*subs));
 	struct fleet_job *jobs = calloc(json_array_size(job_rows) + 1, sizeof(*jobs));
 	if (subs && jobs) {
-		int n_subs = fill_subs(subs, sub_rows, sub_procs, host, w->run);
-		int n_jobs = fill_jobs(jobs, job_rows, job_procs);
+		int n_subs = fleet_fill_subs(subs, sub_rows, sub_procs, host, w->run);
+		int n_jobs = fleet_fill_jobs(jobs, job_rows, job_procs);
 		fleet_match(subs, n_subs, jobs, n_jobs);
 		rc = apply(db, verb, subs, jobs, n_jobs, host, w->run);
 	}
@@ -279,7 +279,7 @@ out:
 }
 
 /* A store no shipper that ships batch rows wrote to has no batch tables: nothing to join. */
-static int has_batch_tables(const char *verb, const char *d)
+int fleet_has_batch_tables(const char *verb, const char *d)
 {
 	char sql[512];
 
@@ -287,7 +287,7 @@ static int has_batch_tables(const char *verb, const char *d)
 		 "SELECT name FROM system.tables WHERE database = '%s' AND name IN "
 		 "('batch_submissions', 'batch_jobs') FORMAT JSONEachRow",
 		 d);
-	json_t *rows = rows_of(verb, sql);
+	json_t *rows = fleet_rows_of(verb, sql);
 	int n = rows ? (int)json_array_size(rows) : -1;
 	json_decref(rows);
 	return n < 0 ? -1 : n == 2;
@@ -297,7 +297,7 @@ int fleet_join_batch(sqlite3 *db, const char *verb, const char *host, int64_t id
 {
 	char where[600];
 	struct scope w = {.run = id, .d = fleet_database()};
-	int tables = has_batch_tables(verb, w.d);
+	int tables = fleet_has_batch_tables(verb, w.d);
 
 	if (tables <= 0)
 		return tables;

@@ -46,6 +46,20 @@ const char *fleet_text(json_t *row, const char *column);
  * submissions of several runs or steps it cannot tell apart: ambiguous, never a guess. */
 void fleet_match(struct fleet_sub *subs, int n_subs, struct fleet_job *jobs, int n_jobs);
 
+/* fleet_join.c, for fleet_runs_join.c: the store's answer as row objects (NULL said why);
+ * "host:id" -> processes row (uid, slurm_step, end_ns, exit_code, signal) for the
+ * (_host, id) pairs select names; the structs filled from rows (ours: of the run
+ * host:run, or every one when host is NULL); whether the store has the batch tables. */
+json_t *fleet_rows_of(const char *verb, const char *sql);
+json_t *fleet_processes_by_key(const char *verb, const char *select);
+int fleet_fill_subs(struct fleet_sub *subs, json_t *rows, json_t *procs, const char *host,
+		    int64_t run);
+int fleet_fill_jobs(struct fleet_job *jobs, json_t *rows, json_t *procs);
+int fleet_has_batch_tables(const char *verb, const char *d);
+
+/* fleet_merge.c: run's totals grown by those of the run row in fj_runs (which exists). */
+int fleet_grow_run(sqlite3 *db, int64_t run);
+
 /* Copies the job's own run (on its host) under run and step of db: its processes,
  * samples, signals and tools, ids moved by offset (head: the run's own host); the step's and run's totals grow by
  * the job run's. 0, or -1 said why. */

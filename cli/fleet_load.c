@@ -403,6 +403,9 @@ static int load_runs_list(sqlite3 *db, const char *verb)
 		n = copy_rows(db, verb, "collector_stats",
 			      "1 ORDER BY _version DESC LIMIT 20 BY _host", NULL);
 	sqlite3_finalize(lookup);
+	/* A run with batch jobs on other hosts is one row, as show reads it. */
+	if (n >= 0)
+		n = fleet_join_runs_list(db, verb, FLEET_RUNS_MAX);
 	return n < 0 ? -1 : 0;
 }
 

@@ -172,8 +172,13 @@ int fleet_merge_job(sqlite3 *db, const char *verb, const struct fleet_job *j, co
 		if (exec_bound(db, sql, step, 0, 0) != 0)
 			return -1;
 	}
+	return fleet_grow_run(db, run);
+}
+
+int fleet_grow_run(sqlite3 *db, int64_t run)
+{
+	char sql[4096];
+
 	snprintf(sql, sizeof(sql), grow, "runs");
-	if (exec_bound(db, sql, run, 0, 0) != 0)
-		return -1;
-	return 0;
+	return exec_bound(db, sql, run, 0, 0);
 }

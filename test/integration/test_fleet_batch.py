@@ -183,6 +183,14 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
     procs = ctx.one("SELECT count(*) FROM processes WHERE run_id = ?", rid, db=db_a)
     ctx.check(totals.get("processes") == local_procs + sum(r["processes"] for r in recorded.values()),
               f"processes: A's {local_procs} ({procs} rows) + the jobs': {totals.get('processes')}")
+    ctx.check((doc.get("run") or {}).get("cpu_ns") == want,
+              f"the run's own row grew the same: {(doc.get('run') or {}).get('cpu_ns')} vs {want}")
+    # runs: one row for the pipeline (the jobs' runs folded into it), with its whole CPU.
+    code, out, err = tracer(ctx, "--fleet", conf, "runs", "--json")
+    rows = json.loads(out)["runs"] if code == 0 else []
+    ctx.check([(r["host"], r["id"]) for r in rows] == [("fleet-a", rid)] and rows[0]["cpu_ns"] == want,
+              f"fleet runs: the head's run alone, CPU {want}: {code} {err[-200:]} "
+              f"{[(r.get('host'), r.get('id'), r.get('cpu_ns')) for r in rows]}")
     code, text, err = tracer(ctx, "--fleet", conf, "show", name)
     ctx.check(code == 0 and "Hosts of this run" in text and "not joined" in text and
               all(j in text for j in job_ids[:2]), f"fleet show text: {code} {err[-300:]} {text[-1500:]}")
