@@ -21,7 +21,8 @@
 #include "cli/rows.h"
 
 static const char jobs_sql[] =
-    "SELECT b.job_id AS job_id_raw, b.host_id AS host, b.scheduler, b.link, b.candidates, b.run_id, b.step_id, "
+    "SELECT b.job_id AS job_id_raw, b.host_id AS host, b.scheduler, b.link, b.candidates, "
+    "b.run_id, b.step_id, "
     "s.name AS step, b.first_ns, b.queue_wait_ns, b.cwd, b.snakefile, b.engine_rule AS rule, "
     "b.engine_job_id, sub.submitter, sub.script, sub.job_name, sub.array_spec, sub.submit_ns "
     "FROM batch_jobs b LEFT JOIN steps s ON s.id = b.step_id "

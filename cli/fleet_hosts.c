@@ -16,9 +16,8 @@ json_t *fleet_hosts_json(sqlite3 *db)
 	bool made = false;
 
 	if (!fleet_active() ||
-	    sqlite3_prepare_v2(db,
-			       "SELECT 1 FROM sqlite_temp_master WHERE name = 'fleet_hosts'", -1,
-			       &st, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_temp_master WHERE name = 'fleet_hosts'",
+			       -1, &st, NULL) != SQLITE_OK)
 		return NULL;
 	made = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);

@@ -60,7 +60,8 @@ json_t *fleet_processes_by_key(const char *verb, const char *select)
 	json_array_foreach(rows, i, r)
 	{
 		char key[300];
-		snprintf(key, sizeof(key), "%s:%s", fleet_text(r, "_host"), fleet_text(r, "key_id"));
+		snprintf(key, sizeof(key), "%s:%s", fleet_text(r, "_host"),
+			 fleet_text(r, "key_id"));
 		json_object_set(by, key, r);
 	}
 	json_decref(rows);
@@ -141,7 +142,8 @@ int fleet_fill_subs(struct fleet_sub *subs, json_t *rows, json_t *procs, const c
 		s->failed = p && (json_is_string(json_object_get(p, "signal")) ||
 				  json_is_integer(json_object_get(p, "signal")) ||
 				  fleet_int(p, "exit_code") != 0);
-		s->ours = !host || (!strcmp(fleet_text(r, "_host"), host) && fleet_int(r, "run_id") == run);
+		s->ours = !host ||
+			  (!strcmp(fleet_text(r, "_host"), host) && fleet_int(r, "run_id") == run);
 		s->taken = 0;
 	}
 	return (int)json_array_size(rows);
@@ -174,7 +176,8 @@ static void record_job(sqlite3 *db, const struct fleet_job *j, const struct flee
 		db,
 		"INSERT OR REPLACE INTO batch_jobs (host_id, scheduler, job_id, run_id, step_id, "
 		"submission_id, link, candidates, first_process_id, first_ns, queue_wait_ns, cwd, "
-		"snakefile, engine_dir, engine_rule, engine_job_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+		"snakefile, engine_dir, engine_rule, engine_job_id) VALUES (?1, ?2, ?3, ?4, ?5, "
+		"?6, "
 		"?7, ?8, ?9, ?10, ?11, nullif(?12, ''), nullif(?13, ''), nullif(?14, ''), "
 		"nullif(?15, ''), nullif(?16, ''))",
 		-1, &st, NULL) != SQLITE_OK)
@@ -222,7 +225,8 @@ static int apply(sqlite3 *db, const char *verb, struct fleet_sub *subs, struct f
 		struct fleet_sub *s = j->sub >= 0 ? &subs[j->sub] : NULL;
 		if (s && s->ours) {
 			int64_t offset = ++joined * ID_OFFSET;
-			if (fleet_merge_job(db, verb, j, head, run, fleet_int(s->row, "step_id"), offset))
+			if (fleet_merge_job(db, verb, j, head, run, fleet_int(s->row, "step_id"),
+					    offset))
 				return -1;
 			record_job(db, j, s, run, offset);
 		} else if (!s && j->ours) {

@@ -18,7 +18,7 @@
 
 /* A submission that no job of its own host took (batch_submissions, jobs = 0). */
 struct fleet_sub {
-	json_t *row; /* the store's batch_submissions row (borrowed) */
+	json_t *row;	/* the store's batch_submissions row (borrowed) */
 	int64_t end_ns; /* its submitter's end; 0 while running or unknown */
 	bool failed;	/* its submitter exited non-zero or was killed */
 	bool ours;	/* of the run being read */
@@ -27,13 +27,13 @@ struct fleet_sub {
 
 /* A job its own host could not link (batch_jobs, link = 'unmatched'). */
 struct fleet_job {
-	json_t *row;	    /* the store's batch_jobs row (borrowed) */
-	int64_t uid;	    /* its first process's; -1 unknown */
-	const char *step;   /* its first process's Slurm step (batch, 0, ...); "" unknown */
-	const char *link;   /* decided: linked, ordered, ambiguous, unmatched */
-	int candidates;	    /* submissions that could have sent it */
-	int sub;	    /* the joined submission's index; -1 none */
-	bool ours;	    /* one of its candidates is of the run being read */
+	json_t *row;	  /* the store's batch_jobs row (borrowed) */
+	int64_t uid;	  /* its first process's; -1 unknown */
+	const char *step; /* its first process's Slurm step (batch, 0, ...); "" unknown */
+	const char *link; /* decided: linked, ordered, ambiguous, unmatched */
+	int candidates;	  /* submissions that could have sent it */
+	int sub;	  /* the joined submission's index; -1 none */
+	bool ours;	  /* one of its candidates is of the run being read */
 };
 
 /* A column as an integer (ClickHouse quotes 64-bit ones), or as text ("" when NULL). */
@@ -61,8 +61,8 @@ int fleet_has_batch_tables(const char *verb, const char *d);
 int fleet_grow_run(sqlite3 *db, int64_t run);
 
 /* Copies the job's own run (on its host) under run and step of db: its processes,
- * samples, signals and tools, ids moved by offset (head: the run's own host); the step's and run's totals grow by
- * the job run's. 0, or -1 said why. */
+ * samples, signals and tools, ids moved by offset (head: the run's own host); the step's and run's
+ * totals grow by the job run's. 0, or -1 said why. */
 int fleet_merge_job(sqlite3 *db, const char *verb, const struct fleet_job *j, const char *head,
 		    int64_t run, int64_t step, int64_t offset);
 

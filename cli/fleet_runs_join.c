@@ -69,7 +69,8 @@ static int apply(sqlite3 *db, struct fleet_sub *subs, struct fleet_job *jobs, in
 			continue;
 		const struct fleet_sub *s = &subs[j->sub];
 		int64_t head = listed(db, fleet_text(s->row, "_host"), fleet_int(s->row, "run_id"));
-		int64_t job_run = listed(db, fleet_text(j->row, "_host"), fleet_int(j->row, "run_id"));
+		int64_t job_run =
+		    listed(db, fleet_text(j->row, "_host"), fleet_int(j->row, "run_id"));
 		if (head && job_run && head != job_run && fold(db, head, job_run) != 0)
 			return -1;
 	}

@@ -28,10 +28,9 @@ static json_t *sub_row(const char *host, int run, int step, int uid, const char 
 	char t[32];
 
 	snprintf(t, sizeof(t), "%lld", (long long)at);
-	return json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:s, s:s, s:i}", "_host", host,
-			 "id", "7", "run_id", run, "step_id", step, "scheduler", "slurm",
-			 "submitter", "sbatch", "uid", uid, "work_dir", dir, "submit_ns", t,
-			 "waits", waits);
+	return json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:s, s:s, s:i}", "_host", host, "id",
+			 "7", "run_id", run, "step_id", step, "scheduler", "slurm", "submitter",
+			 "sbatch", "uid", uid, "work_dir", dir, "submit_ns", t, "waits", waits);
 }
 
 static json_t *job_row(const char *host, const char *id, const char *cwd, int64_t at)
@@ -39,8 +38,8 @@ static json_t *job_row(const char *host, const char *id, const char *cwd, int64_
 	char t[32];
 
 	snprintf(t, sizeof(t), "%lld", (long long)at);
-	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "_host", host, "scheduler", "slurm",
-			 "job_id", id, "cwd", cwd, "first_ns", t);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "_host", host, "scheduler", "slurm", "job_id",
+			 id, "cwd", cwd, "first_ns", t);
 }
 
 static struct fleet_job job(json_t *row, int uid)
@@ -51,8 +50,9 @@ static struct fleet_job job(json_t *row, int uid)
 static void one_candidate_links_and_two_runs_are_ambiguous(void **state)
 {
 	(void)state;
-	struct fleet_sub subs[2] = {{.row = sub_row("a", 1, 10, 1000, "/w", 100 * S, 1), .ours = true},
-				    {.row = sub_row("z", 5, 50, 1000, "/w", 101 * S, 1)}};
+	struct fleet_sub subs[2] = {
+	    {.row = sub_row("a", 1, 10, 1000, "/w", 100 * S, 1), .ours = true},
+	    {.row = sub_row("z", 5, 50, 1000, "/w", 101 * S, 1)}};
 	struct fleet_job jobs[1] = {job(job_row("b", "42", "/w", 100 * S + S / 10), 1000)};
 
 	/* Only a's submission was made before the job (z's 0.9 s after it: beyond the skew). */
