@@ -59,6 +59,9 @@ void fleet_quote(const char *s, char *out, size_t size);
  * their processes, samples, signals and totals; the jobs that could not be joined said.
  * 0, or -1 said why. */
 int fleet_join_batch(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_window.c: for `cost HOST:ID`, the host's other processes alive during run id
+ * (loaded already), with their runs, steps, tools and samples. 0, or -1 said why. */
+int fleet_load_window(sqlite3 *db, const char *verb, const char *host, int64_t id);
 /* fleet_runs_join.c: for `runs`, each joined job's run folded into its submitter's row
  * (fleet_runs maps the rows to their hosts' runs). 0, or -1 said why. */
 int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max);

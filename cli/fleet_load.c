@@ -241,7 +241,9 @@ static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
 	if (copy_rows(db, verb, "collector_stats", where, NULL) < 0)
 		return -1;
-	return fleet_join_batch(db, verb, host, id);
+	/* cost splits the run's host's cost: its other processes then, not other hosts' jobs */
+	return strcmp(verb, "cost") ? fleet_join_batch(db, verb, host, id)
+				    : fleet_load_window(db, verb, host, id);
 }
 
 /* The (host, id) pairs of the store's runs that sql selects, as JSON rows; NULL said why. */
@@ -491,7 +493,8 @@ sqlite3 *fleet_open(struct cli_query *q)
 			return db;
 	} else if (!strcmp(q->verb, "show") || !strcmp(q->verb, "signals") ||
 		   !strcmp(q->verb, "explain") || !strcmp(q->verb, "report") ||
-		   !strcmp(q->verb, "timeline")) {
+		   !strcmp(q->verb, "timeline") || !strcmp(q->verb, "cost") ||
+		   !strcmp(q->verb, "recommend")) {
 		if (resolve_run(q, host, sizeof(host), &id) == 0 &&
 		    load_run(db, q->verb, host, id) == 0) {
 			snprintf(id_text, sizeof(id_text), "%" PRId64, id);
@@ -504,7 +507,7 @@ sqlite3 *fleet_open(struct cli_query *q)
 	} else {
 		cli_error(q->verb,
 			  "not available over the fleet yet (runs, show, signals, explain, "
-			  "report, timeline and idle are)\n");
+			  "report, timeline, cost, recommend and idle are)\n");
 	}
 	sqlite3_close(db);
 	return NULL;
