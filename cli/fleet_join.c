@@ -312,6 +312,14 @@ int fleet_join_batch(sqlite3 *db, const char *verb, const char *host, int64_t id
 	if (fleet_copy_rows(db, verb, "batch_submissions", "batch_submissions", where) < 0 ||
 	    fleet_copy_rows(db, verb, "batch_jobs", "batch_jobs", where) < 0)
 		return -1;
+	/* Every job's host as the fleet names hosts (its shipper's id), as for joined ones. */
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "UPDATE batch_jobs SET host_id = ?1", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
+		sqlite3_step(st);
+		sqlite3_finalize(st);
+	}
 	if (!run_window(db, &w))
 		return 0;
 	return join(db, verb, host, &w);
