@@ -13,7 +13,7 @@ import subprocess
 import time
 import uuid
 
-from harness import Failure, plain_build_only, start_daemons, test
+from harness import Failure, Skip, plain_build_only, start_daemons, test
 from slurm_cluster import SlurmCluster
 from test_batch import build_burn
 from test_fleet import clickhouse, private_file, tracer
@@ -197,3 +197,118 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
     for verb in (("explain",), ("timeline",), ("signals",), ("report", "--html", ctx.path("r.html"))):
         code, out, err = tracer(ctx, "--fleet", conf, *verb, name)
         ctx.check(code == 0, f"fleet {verb[0]} of the joined run: {code} {err[-300:]}")
+
+
+SNAKEFILE = """rule all:
+    input: "a.align", "b.align", "merged.txt"
+rule align:
+    output: "{{x}}.align"
+    shell: "{burn} 0.4 && echo {{wildcards.x}} > {{output}}"
+rule merge:
+    input: "a.align", "b.align"
+    output: "merged.txt"
+    shell: "{burn} 0.25 && cat {{input}} > {{output}}"
+"""
+
+
+def snakemake_job_rules(log):
+    """{Slurm job id: rule} from Snakemake's own log: each `rule R:` block's `jobid: N`, and
+    its `Submitted job N with external jobid 'Submitted batch job X'`."""
+    import re
+    rule_of, rules = None, {}
+    for line in log.splitlines():
+        m = re.match(r"\s*rule (\w+):", line)
+        if m:
+            rule_of = m.group(1)
+        m = re.match(r"\s*jobid: (\d+)", line)
+        if m and rule_of:
+            rules[m.group(1)] = rule_of
+    out = {}
+    for n, ext in re.findall(r"Submitted job (\d+) with external jobid 'Submitted batch job (\d+)'", log):
+        out[ext] = (rules.get(n), n)
+    return out
+
+
+@test
+@plain_build_only("not in CI (30 s): TRACER_FLEET_SNAKEMAKE=1 runs it")
+def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
+    """`snakemake --cluster sbatch` on host A, every job recorded on host B (its collector
+    and aggregator scoped to the Slurm cgroups): `tracer --fleet show --json A:RUN` holds each
+    job under the step of its rule, as Snakemake's own log says which Slurm job ran which
+    rule; the run's CPU is A's plus the jobs' runs as B recorded them (exact)."""
+    if os.environ.get("TRACER_FLEET_SNAKEMAKE") != "1":
+        raise Skip("TRACER_FLEET_SNAKEMAKE=1 runs it (30 s more than CI has)")
+    if not SlurmCluster.available():
+        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
+    ch = clickhouse(ctx)
+    secret = f"user = {ch.user}\npassword = {ch.password}\n"
+    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
+    mine = private_file(ctx, "reader.cred", secret)
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    burn = build_burn(ctx)
+    work = ctx.path("sm")
+    os.mkdir(work)
+    with open(os.path.join(work, "Snakefile"), "w") as f:
+        f.write(SNAKEFILE.format(burn=burn))
+    cluster = SlurmCluster(ctx.path("slurm"))
+    group = f"tracer-fleetsm-{uuid.uuid4().hex[:8]}"
+    os.mkdir(f"{MEMCG}/{group}")
+    hosts = {}
+    try:
+        cluster.start()
+        for host, scope in (("fleet-a", f"/{group}"), ("fleet-b", f"/slurm_{cluster.node}")):
+            sock, db, state = ctx.path(f"{host}.sock"), ctx.path(f"{host}.db"), ctx.path(f"{host}-ship.db")
+            hosts[host] = (sock, db, state, start_daemons(ctx, sock, db, extra_agg=(
+                "--outbox-mib", "64", "--shipper-state", state, "--scope-cgroup", scope)))
+        p = subprocess.run(["sh", "-c", f"echo $$ > {MEMCG}/{group}/cgroup.procs; cd {work} && exec snakemake "
+                            f"-j2 --scheduler greedy --latency-wait 10 --cluster 'sbatch -o {work}/slurm-%j.out' "
+                            f"> {work}/sm.log 2>&1"], env=cluster.env, timeout=300)
+        log = open(os.path.join(work, "sm.log")).read()
+        ctx.check(p.returncode == 0, f"snakemake: {p.returncode} {log[-600:]}")
+        truth = snakemake_job_rules(log)
+        wait_job_runs_end(ctx, hosts["fleet-b"][1])
+        time.sleep(1.5)
+    finally:
+        cluster.stop()
+        for sock, db, state, (agg, col) in hosts.values():
+            ctx.stop(col)
+            ctx.stop(agg)
+        for _ in range(50):
+            try:
+                os.rmdir(f"{MEMCG}/{group}")
+                break
+            except OSError:
+                time.sleep(0.1)
+    ctx.check(len(truth) == 3 and sorted(r for r, _ in truth.values()) == ["align", "align", "merge"],
+              f"Snakemake's log names three jobs: {truth}")
+    for host, (sock, db, state, _) in hosts.items():
+        ship(ctx, host, db, state, sink, cred)
+    db_a, db_b = hosts["fleet-a"][1], hosts["fleet-b"][1]
+    runs = ctx.query("SELECT id, cpu_ns FROM runs WHERE engine = 'snakemake'", db=db_a)
+    if len(runs) != 1:
+        raise Failure(f"one Snakemake run on A: {runs}")
+    rid, local_cpu = runs[0]
+    job_cpu = dict(ctx.query("SELECT b.job_id, r.cpu_ns FROM batch_jobs b JOIN runs r ON r.id = b.run_id",
+                             db=db_b))
+    code, out, err = tracer(ctx, "--fleet", conf, "show", "--json", f"fleet-a:{rid}")
+    if code != 0:
+        raise Failure(f"fleet show: {code} {err[-400:]}")
+    doc = json.loads(out)
+    steps = {s["id"]: s.get("name") for s in doc.get("steps") or []}
+    jobs = {j["job_id_raw"]: j for j in doc.get("batch_jobs") or []}
+    print(f"  jobs: {[(k, j['link'], steps.get(j.get('step_id'))) for k, j in jobs.items()]}; truth {truth}")
+    ctx.check(set(jobs) == set(truth), f"every job is the run's: {sorted(jobs)} vs {sorted(truth)}")
+    for jid, (rule, n) in truth.items():
+        j = jobs.get(jid) or {}
+        ctx.check(j.get("link") in ("linked", "ordered") and steps.get(j.get("step_id")) == rule,
+                  f"job {jid} under the step of its rule {rule}: {j.get('link')} {steps.get(j.get('step_id'))}")
+        # A recorded which step ran `sbatch .../snakejob.RULE.N.sh`.
+        submitted_in = ctx.query("SELECT step_id FROM batch_submissions WHERE run_id = ? AND engine_job_id = ?",
+                                 rid, n, db=db_a)
+        ctx.check(j.get("engine_job_id") == n and submitted_in == [(j.get("step_id"),)],
+                  f"job {jid} is Snakemake's job {n} and under the step that submitted it: its marker "
+                  f"says {j.get('engine_job_id')}, step {j.get('step_id')}, A's submission in {submitted_in}")
+    want = local_cpu + sum(job_cpu.get(j, 0) for j in truth)
+    ctx.check((doc.get("run") or {}).get("cpu_ns") == want,
+              f"the run's CPU: A's {local_cpu} + B's jobs: {(doc.get('run') or {}).get('cpu_ns')} vs {want}")
