@@ -161,7 +161,8 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/runuser.c cli/command.c cli/cmd_show.
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
             cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c \
             cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c cli/fleet_join.c cli/fleet_match.c \
-            cli/fleet_merge.c cli/fleet_hosts.c cli/fleet_runs_join.c cli/fleet_window.c shipper/credentials.c
+            cli/fleet_merge.c cli/fleet_hosts.c cli/fleet_runs_join.c cli/fleet_window.c cli/fleet_jobside.c \
+            shipper/credentials.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \

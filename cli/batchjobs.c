@@ -119,6 +119,7 @@ json_t *batch_load(sqlite3 *db, int64_t run_id)
 			json_object_del(j, "host");
 	}
 	json_decref(names);
+	fleet_job_parents_add(db, jobs);
 	json_t *doc = json_pack("{s:o, s:o}", "batch_jobs", jobs, "batch_elsewhere", elsewhere);
 	json_t *hosts = fleet_hosts_json(db);
 	if (hosts)
@@ -151,6 +152,14 @@ static void print_job(FILE *out, json_t *j)
 	if (!strcmp(text_of(j, "link"), "ambiguous"))
 		fprintf(out, "  (%lld submissions could have sent it: not linked)",
 			(long long)json_integer_value(json_object_get(j, "candidates")));
+	if (json_is_string(json_object_get(j, "fleet_run")))
+		fprintf(out, "  (fleet: %s to run %s)", text_of(j, "fleet_link"),
+			text_of(j, "fleet_run"));
+	else if (!strcmp(text_of(j, "fleet_link"), "ambiguous"))
+		fprintf(out, "  (fleet: %lld submissions could have sent it: not joined)",
+			(long long)json_integer_value(json_object_get(j, "fleet_candidates")));
+	else if (json_is_string(json_object_get(j, "fleet_link")))
+		fprintf(out, "  (fleet: not joined, no submission found in the fleet store)");
 	fputc('\n', out);
 }
 

@@ -59,6 +59,12 @@ void fleet_quote(const char *s, char *out, size_t size);
  * their processes, samples, signals and totals; the jobs that could not be joined said.
  * 0, or -1 said why. */
 int fleet_join_batch(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_jobside.c: for each job of run id its own host could not link, whose run it is
+ * across the fleet (fleet_job_parents: fleet_link, fleet_run HOST:ID, fleet_candidates).
+ * 0, or -1 said why. */
+int fleet_place_jobs(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_hosts.c: those facts on show's job rows (fleet mode; nothing otherwise). */
+void fleet_job_parents_add(sqlite3 *db, json_t *jobs);
 /* fleet_window.c: for `cost HOST:ID`, the host's other processes alive during run id
  * (loaded already), with their runs, steps, tools and samples. 0, or -1 said why. */
 int fleet_load_window(sqlite3 *db, const char *verb, const char *host, int64_t id);

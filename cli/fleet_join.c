@@ -320,6 +320,9 @@ int fleet_join_batch(sqlite3 *db, const char *verb, const char *host, int64_t id
 		sqlite3_step(st);
 		sqlite3_finalize(st);
 	}
+	/* The run may itself be a job another host's run submitted: say whose. */
+	if (fleet_place_jobs(db, verb, host, id) != 0)
+		return -1;
 	if (!run_window(db, &w))
 		return 0;
 	return join(db, verb, host, &w);

@@ -191,6 +191,13 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
     ctx.check([(r["host"], r["id"]) for r in rows] == [("fleet-a", rid)] and rows[0]["cpu_ns"] == want,
               f"fleet runs: the head's run alone, CPU {want}: {code} {err[-200:]} "
               f"{[(r.get('host'), r.get('id'), r.get('cpu_ns')) for r in rows]}")
+    # The job's side: its own run on its host says whose it is across the fleet.
+    for jid, rec in recorded.items():
+        job_run = ctx.one("SELECT run_id FROM batch_jobs WHERE job_id = ?", jid, db=hosts[rec["host"]][1])
+        code, out, err = tracer(ctx, "--fleet", conf, "show", "--json", f"{rec['host']}:{job_run}")
+        mine = [j for j in (json.loads(out).get("batch_jobs") or []) if j["job_id_raw"] == jid] if code == 0 else []
+        ctx.check(len(mine) == 1 and mine[0].get("fleet_link") == "linked" and mine[0].get("fleet_run") == name,
+                  f"job {jid}'s own run on {rec['host']} names {name} as its run: {code} {err[-200:]} {mine}")
     code, text, err = tracer(ctx, "--fleet", conf, "show", name)
     ctx.check(code == 0 and "Hosts of this run" in text and "not joined" in text and
               all(j in text for j in job_ids[:2]), f"fleet show text: {code} {err[-300:]} {text[-1500:]}")
