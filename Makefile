@@ -160,7 +160,9 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/runuser.c cli/command.c cli/cmd_show.
             cli/cmd_cost.c cli/costrun.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c cli/reportdata.c \
             cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
             cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c \
-            cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c shipper/credentials.c \
+            cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c cli/fleet_join.c cli/fleet_match.c \
+            cli/fleet_merge.c cli/fleet_hosts.c cli/fleet_runs_join.c cli/fleet_window.c cli/fleet_jobside.c \
+            shipper/credentials.c \
             cli/cmd_export.c cli/rocrate.c cli/rocrate_actions.c cli/rocrate_files.c cli/rocrate_write.c \
             cli/provpath.c cli/pkgowner.c \
             cli/cmd_energy.c cli/energy.c cli/energytable.c cli/energyrun.c

@@ -16,11 +16,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/fleet.h"
 #include "cli/format.h"
 #include "cli/rows.h"
 
 static const char jobs_sql[] =
-    "SELECT b.job_id AS job_id_raw, b.scheduler, b.link, b.candidates, b.run_id, b.step_id, "
+    "SELECT b.job_id AS job_id_raw, b.host_id AS host, b.scheduler, b.link, b.candidates, "
+    "b.run_id, b.step_id, "
     "s.name AS step, b.first_ns, b.queue_wait_ns, b.cwd, b.snakefile, b.engine_rule AS rule, "
     "b.engine_job_id, sub.submitter, sub.script, sub.job_name, sub.array_spec, sub.submit_ns "
     "FROM batch_jobs b LEFT JOIN steps s ON s.id = b.step_id "
@@ -113,9 +115,16 @@ json_t *batch_load(sqlite3 *db, int64_t run_id)
 		json_t *named = json_object_get(names, json_string_value(raw));
 		json_object_set(j, "job", named ? named : raw);
 		json_object_set_new(j, "job_named_by", json_string(named ? "sacct" : "cgroup"));
+		if (!fleet_active()) /* every job here ran on this host */
+			json_object_del(j, "host");
 	}
 	json_decref(names);
-	return json_pack("{s:o, s:o}", "batch_jobs", jobs, "batch_elsewhere", elsewhere);
+	fleet_job_parents_add(db, jobs);
+	json_t *doc = json_pack("{s:o, s:o}", "batch_jobs", jobs, "batch_elsewhere", elsewhere);
+	json_t *hosts = fleet_hosts_json(db);
+	if (hosts)
+		json_object_set_new(doc, "hosts", hosts);
+	return doc;
 }
 
 static const char *text_of(json_t *o, const char *key)
@@ -132,6 +141,8 @@ static void print_job(FILE *out, json_t *j)
 
 	if (json_is_integer(w))
 		format_duration(json_integer_value(w), wait, sizeof(wait));
+	if (fleet_active())
+		fprintf(out, "  %-20.20s", text_of(j, "host"));
 	fprintf(out, "  %-12s %-10s %9s  %s%s%s", text_of(j, "job"), text_of(j, "link"), wait,
 		json_is_string(json_object_get(j, "step")) ? "step " : "(no step) ",
 		text_of(j, "step"), json_is_string(json_object_get(j, "submitter")) ? "  by " : "");
@@ -141,6 +152,14 @@ static void print_job(FILE *out, json_t *j)
 	if (!strcmp(text_of(j, "link"), "ambiguous"))
 		fprintf(out, "  (%lld submissions could have sent it: not linked)",
 			(long long)json_integer_value(json_object_get(j, "candidates")));
+	if (json_is_string(json_object_get(j, "fleet_run")))
+		fprintf(out, "  (fleet: %s to run %s)", text_of(j, "fleet_link"),
+			text_of(j, "fleet_run"));
+	else if (!strcmp(text_of(j, "fleet_link"), "ambiguous"))
+		fprintf(out, "  (fleet: %lld submissions could have sent it: not joined)",
+			(long long)json_integer_value(json_object_get(j, "fleet_candidates")));
+	else if (json_is_string(json_object_get(j, "fleet_link")))
+		fprintf(out, "  (fleet: not joined, no submission found in the fleet store)");
 	fputc('\n', out);
 }
 
@@ -149,6 +168,8 @@ static void print_elsewhere(FILE *out, json_t *s)
 	const char *what = *text_of(s, "script") ? text_of(s, "script") : text_of(s, "command");
 	const char *where = !strcmp(text_of(s, "scheduler"), "aws-batch")
 				? "sent to AWS Batch: it runs there, not on this host"
+			    : fleet_active()
+				? "not joined: no job of it found in the fleet store"
 				: "no job of it ran on this host (another node, or not started)";
 
 	/* `aws batch submit-job` is its own command; sbatch's is its script. */
@@ -165,16 +186,22 @@ void batch_print(FILE *out, json_t *doc)
 	size_t i;
 	json_t *j;
 
+	bool fleet = fleet_active();
+
 	if (json_array_size(jobs)) {
-		fprintf(out,
-			"\nBatch jobs on this host (queue wait: submission to first process):\n");
+		fprintf(out, "\nBatch jobs %s (queue wait: submission to first process):\n",
+			fleet ? "on every host" : "on this host");
+		if (fleet)
+			fprintf(out, "  %-20s", "HOST");
 		fprintf(out, "  %-12s %-10s %9s  %s\n", "JOB", "LINK", "QUEUED", "PART OF");
 		json_array_foreach(jobs, i, j) print_job(out, j);
 	}
 	if (json_array_size(elsewhere)) {
-		fprintf(out, "\nWork handed to a scheduler that this host did not run:\n");
+		fprintf(out, "\nWork handed to a scheduler that %s:\n",
+			fleet ? "no host of the fleet store ran" : "this host did not run");
 		json_array_foreach(elsewhere, i, j) print_elsewhere(out, j);
 	}
+	fleet_hosts_print(out, json_object_get(doc, "hosts"));
 }
 
 void batch_add(json_t *structure, json_t *batch)

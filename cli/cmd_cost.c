@@ -17,6 +17,7 @@
 #include "cli/clierror.h"
 #include "cli/costrun.h"
 #include "cli/export.h"
+#include "cli/fleet.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/hostprice.h"
@@ -285,6 +286,13 @@ int cmd_cost(int argc, char **argv)
 	rc = 1;
 	if (centers_path && load_centers(centers_path, &cq) != 0)
 		goto out;
+	if (fleet_active() && since) {
+		cli_error("cost",
+			  "--since is not available over the fleet yet: name a run (HOST:ID)\n");
+		goto out;
+	}
+	if (fleet_active())
+		po.no_detect = "fleet"; /* this machine's cloud is not the run's host's */
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		goto out;

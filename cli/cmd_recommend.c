@@ -15,6 +15,7 @@
 
 #include "cli/clidb.h"
 #include "cli/clierror.h"
+#include "cli/fleet.h"
 #include "cli/jsonfield.h"
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -212,6 +213,13 @@ int cmd_recommend(int argc, char **argv)
 	if (cli_number("recommend", "headroom", headroom_arg, 0, 500, &headroom_pct) != 0)
 		return 2;
 	r.headroom = headroom_pct / 100.0;
+	if (fleet_active() && pipeline) {
+		cli_error("recommend",
+			  "--pipeline is not available over the fleet yet: name a run (HOST:ID)\n");
+		return 1;
+	}
+	if (fleet_active())
+		po.no_detect = "fleet"; /* this machine's cloud is not the run's host's */
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;

@@ -31,8 +31,8 @@ bool fleet_active(void)
 
 bool fleet_reads(const char *verb)
 {
-	static const char *const verbs[] = {"runs",   "show",	  "signals", "explain",
-					    "report", "timeline", "idle",    "energy"};
+	static const char *const verbs[] = {"runs",	"show", "signals", "explain",	"report",
+					    "timeline", "idle", "cost",	   "recommend", "energy"};
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
 		if (!strcmp(verb, verbs[i]))

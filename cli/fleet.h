@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -45,5 +46,36 @@ int fleet_host_width(json_t *rows);
 char *fleet_query(const char *sql, char *err, size_t size);
 /* The database name in the URL (letters, digits, _). */
 const char *fleet_database(void);
+
+/* fleet_load.c: SELECT * FROM the store's table FINAL WHERE where, into the local
+ * table local (ours, or a temporary one made like it): the rows copied, -1 said why. */
+long fleet_copy_rows(sqlite3 *db, const char *verb, const char *table, const char *local,
+		     const char *where);
+/* ClickHouse string literal of s, quoted and escaped, in out. */
+void fleet_quote(const char *s, char *out, size_t size);
+
+/* fleet_join.c: the batch jobs that run HOST:ID's steps submitted and that ran on other
+ * hosts (docs/shipping.md, "One run across hosts"), joined under those steps in db:
+ * their processes, samples, signals and totals; the jobs that could not be joined said.
+ * 0, or -1 said why. */
+int fleet_join_batch(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_jobside.c: for each job of run id its own host could not link, whose run it is
+ * across the fleet (fleet_job_parents: fleet_link, fleet_run HOST:ID, fleet_candidates).
+ * 0, or -1 said why. */
+int fleet_place_jobs(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_hosts.c: those facts on show's job rows (fleet mode; nothing otherwise). */
+void fleet_job_parents_add(sqlite3 *db, json_t *jobs);
+/* fleet_window.c: for `cost HOST:ID`, the host's other processes alive during run id
+ * (loaded already), with their runs, steps, tools and samples. 0, or -1 said why. */
+int fleet_load_window(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_runs_join.c: for `runs`, each joined job's run folded into its submitter's row
+ * (fleet_runs maps the rows to their hosts' runs). 0, or -1 said why. */
+int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max);
+
+/* fleet_hosts.c: the hosts of a run whose batch jobs were joined from other hosts
+ * (host, hostname, head, jobs, processes, cpu_ns, peak_rss_kb); NULL for a run whole on
+ * its host, and outside fleet mode. */
+json_t *fleet_hosts_json(sqlite3 *db);
+void fleet_hosts_print(FILE *out, json_t *hosts);
 
 #endif

@@ -145,9 +145,15 @@ static int insert_row(sqlite3 *db, const char *table, json_t *row, const struct 
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* SELECT * FROM the store's table FINAL WHERE ... into ours: rows copied, or -1 said why. */
-static long copy_rows(sqlite3 *db, const char *verb, const char *table, const char *where,
-		      const struct remap *m)
+void fleet_quote(const char *s, char *out, size_t size)
+{
+	quote(s, out, size);
+}
+
+/* SELECT * FROM the store's table FINAL WHERE ... into local (ours of that name, or a
+ * temporary copy of it): rows copied, or -1 said why. */
+static long copy_rows_into(sqlite3 *db, const char *verb, const char *table, const char *local,
+			   const char *where, const struct remap *m)
 {
 	char sql[4096], err[1024];
 	long rows = 0;
@@ -165,7 +171,7 @@ static long copy_rows(sqlite3 *db, const char *verb, const char *table, const ch
 		if (next)
 			*next++ = '\0';
 		json_t *row = json_loads(line, 0, NULL);
-		if (row && insert_row(db, table, row, m) == 0)
+		if (row && insert_row(db, local, row, m) == 0)
 			rows++;
 		json_decref(row);
 	}
@@ -174,11 +180,22 @@ static long copy_rows(sqlite3 *db, const char *verb, const char *table, const ch
 	return rows;
 }
 
+static long copy_rows(sqlite3 *db, const char *verb, const char *table, const char *where,
+		      const struct remap *m)
+{
+	return copy_rows_into(db, verb, table, table, where, m);
+}
+
+long fleet_copy_rows(sqlite3 *db, const char *verb, const char *table, const char *local,
+		     const char *where)
+{
+	return copy_rows_into(db, verb, table, local, where, NULL);
+}
+
 /*
- * One run's records: its steps, processes, signals, samples, and its host's around it.
- * The cross-host join goes here next (docs/shipping.md, "Joining a job's run"): the runs
- * of the Slurm jobs this run's steps submitted (submitter host + job id, task work dir),
- * copied beside it so that its steps hold their jobs.
+ * One run's records: its steps, processes, signals, samples, and its host's around it;
+ * then the batch jobs its steps submitted that ran on other hosts, joined under those
+ * steps (fleet_join.c).
  */
 static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 {
@@ -222,7 +239,11 @@ static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 	if (copy_rows(db, verb, "host_samples", where, NULL) < 0)
 		return -1;
 	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
-	return copy_rows(db, verb, "collector_stats", where, NULL) < 0 ? -1 : 0;
+	if (copy_rows(db, verb, "collector_stats", where, NULL) < 0)
+		return -1;
+	/* cost splits the run's host's cost: its other processes then, not other hosts' jobs */
+	return strcmp(verb, "cost") ? fleet_join_batch(db, verb, host, id)
+				    : fleet_load_window(db, verb, host, id);
 }
 
 /* The (host, id) pairs of the store's runs that sql selects, as JSON rows; NULL said why. */
@@ -384,6 +405,9 @@ static int load_runs_list(sqlite3 *db, const char *verb)
 		n = copy_rows(db, verb, "collector_stats",
 			      "1 ORDER BY _version DESC LIMIT 20 BY _host", NULL);
 	sqlite3_finalize(lookup);
+	/* A run with batch jobs on other hosts is one row, as show reads it. */
+	if (n >= 0)
+		n = fleet_join_runs_list(db, verb, FLEET_RUNS_MAX);
 	return n < 0 ? -1 : 0;
 }
 
@@ -469,7 +493,8 @@ sqlite3 *fleet_open(struct cli_query *q)
 			return db;
 	} else if (!strcmp(q->verb, "show") || !strcmp(q->verb, "signals") ||
 		   !strcmp(q->verb, "explain") || !strcmp(q->verb, "report") ||
-		   !strcmp(q->verb, "timeline") || !strcmp(q->verb, "energy")) {
+		   !strcmp(q->verb, "timeline") || !strcmp(q->verb, "cost") ||
+		   !strcmp(q->verb, "recommend") || !strcmp(q->verb, "energy")) {
 		if (resolve_run(q, host, sizeof(host), &id) == 0 &&
 		    load_run(db, q->verb, host, id) == 0) {
 			snprintf(id_text, sizeof(id_text), "%" PRId64, id);
@@ -482,7 +507,7 @@ sqlite3 *fleet_open(struct cli_query *q)
 	} else {
 		cli_error(q->verb,
 			  "not available over the fleet yet (runs, show, signals, explain, "
-			  "report, timeline, energy of a run and idle are)\n");
+			  "report, timeline, cost, recommend, energy of a run and idle are)\n");
 	}
 	sqlite3_close(db);
 	return NULL;

@@ -647,6 +647,8 @@ static int print_run(sqlite3 *db, int64_t run_id, const struct report_opts *o, F
 				json_object_get(structure, "batch_elsewhere"));
 		json_object_set(doc, "containers_unlinked_clis",
 				json_object_get(structure, "containers_unlinked_clis"));
+		if (json_object_get(structure, "hosts")) /* a fleet run joined across hosts */
+			json_object_set(doc, "hosts", json_object_get(structure, "hosts"));
 		json_object_set(doc, "processes", roots);
 		json_object_set_new(doc, "energy", energy_run_json(db, run_id));
 		json_dumpf(doc, out, JSON_INDENT(2));

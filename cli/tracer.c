@@ -175,10 +175,13 @@ int main(int argc, char **argv)
 			argv[i] = argv[i + drop];
 		argc -= drop;
 		if (!fleet_reads(argv[1])) {
+			/* top shows what runs now, and running work is not shipped yet. */
 			fprintf(stderr,
-				"tracer %s: not available over the fleet yet (runs, show, "
-				"signals, explain, report, timeline, energy and idle are)\n",
-				argv[1]);
+				"tracer %s: not available over the fleet yet%s (runs, show, "
+				"signals, explain, report, timeline, cost, recommend, energy and "
+				"idle are)\n",
+				argv[1],
+				!strcmp(argv[1], "top") ? ": running work is not shipped yet" : "");
 			return 1;
 		}
 		/* idle with no host: which hosts stopped reporting (with one: its idle). */

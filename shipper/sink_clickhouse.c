@@ -27,7 +27,8 @@ static struct clickhouse *ch(struct sink *s)
 }
 
 static const char *const shipped[] = {
-    "processes", "steps", "runs", "signals", "samples", "host_samples", "collector_stats", "tools"};
+    "processes",    "steps",	       "runs",	"signals",	     "samples",
+    "host_samples", "collector_stats", "tools", "batch_submissions", "batch_jobs"};
 
 static void query(struct sink *s, const char *sql, const char *body, size_t len,
 		  struct send_result *out)

@@ -25,6 +25,8 @@ static const struct kind_spec kinds[OUTBOX_KINDS] = {
     [OUTBOX_HOST_SAMPLES] = {"host_samples", "CAST(ts_ns AS TEXT)", "ts_ns = ?2", 1},
     [OUTBOX_COLLECTOR_STATS] = {"collector_stats", "stream_id", "stream_id = ?4", 3},
     [OUTBOX_TOOLS] = {"tools", "CAST(id AS TEXT)", "id = ?2", 3},
+    [OUTBOX_BATCH_SUBMISSIONS] = {"batch_submissions", "CAST(id AS TEXT)", "id = ?2", 3},
+    [OUTBOX_BATCH_JOBS] = {"batch_jobs", "scheduler || ':' || job_id", "rowid = ?2", 3},
 };
 
 const char *outbox_table(enum outbox_kind kind)

@@ -22,6 +22,9 @@ enum outbox_kind {
 	OUTBOX_HOST_SAMPLES,
 	OUTBOX_COLLECTOR_STATS,
 	OUTBOX_TOOLS, /* the names and categories processes.tool_id points at */
+	/* Both sides of a batch job's link, for the fleet's cross-host join. */
+	OUTBOX_BATCH_SUBMISSIONS,
+	OUTBOX_BATCH_JOBS, /* a: the row's rowid (INSERT OR REPLACE gives a new one) */
 	OUTBOX_KINDS
 };
 

@@ -5,6 +5,7 @@
  */
 #include "aggregator/store/batch.h"
 
+#include "aggregator/outbox/outbox.h"
 #include "aggregator/store/internal.h"
 #include "common/log.h"
 
@@ -20,7 +21,9 @@ static const char sql_put_job[] =
     "snakefile, engine_dir, engine_rule, engine_job_id) "
     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
-static int finish(struct store *s, sqlite3_stmt *st, const char *what)
+/* Writes the row and queues it for the shipper (each rewrite again: the newer copy wins
+ * at the sink), so the fleet store holds both sides of every link. */
+static int finish(struct store *s, sqlite3_stmt *st, const char *what, int kind, int64_t key)
 {
 	int rc = sqlite3_step(st);
 
@@ -29,7 +32,7 @@ static int finish(struct store *s, sqlite3_stmt *st, const char *what)
 		log_error("writing %s: %s", what, sqlite3_errmsg(s->db));
 		return -1;
 	}
-	return 0;
+	return store_ship(s, kind, key ? key : sqlite3_last_insert_rowid(s->db), 0, NULL);
 }
 
 static sqlite3_stmt *statement(struct store *s, const char *sql)
@@ -70,7 +73,7 @@ int store_put_batch_submission(struct store *s, const struct batch_submission_ro
 	bind_text_or_null(st, i++, r->engine_job_id);
 	sqlite3_bind_int64(st, i++, r->submit_ns);
 	sqlite3_bind_int64(st, i++, r->jobs);
-	return finish(s, st, "a batch submission");
+	return finish(s, st, "a batch submission", OUTBOX_BATCH_SUBMISSIONS, r->id);
 }
 
 int store_put_batch_job(struct store *s, const struct batch_job_row *r)
@@ -99,5 +102,5 @@ int store_put_batch_job(struct store *s, const struct batch_job_row *r)
 	bind_text_or_null(st, i++, r->engine_dir);
 	bind_text_or_null(st, i++, r->engine_rule);
 	bind_text_or_null(st, i++, r->engine_job_id);
-	return finish(s, st, "a batch job");
+	return finish(s, st, "a batch job", OUTBOX_BATCH_JOBS, 0);
 }

@@ -113,8 +113,8 @@ def same(ctx, what, local, fleet, as_json=False):
 @test
 @plain_build_only("CI time: the shipper's and CLI's code run under ASan in their own tests")
 def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
-    """Two hosts' runs in one ClickHouse: `tracer --fleet CONFIG show|signals|explain|timeline
-    HOST:ID` prints what the host's own `tracer VERB ID` prints (text and --json), `report`
+    """Two hosts' runs in one ClickHouse: `tracer --fleet CONFIG show|signals|explain|timeline|
+    cost|recommend HOST:ID` prints what the host's own `tracer VERB ID` prints (text and --json), `report`
     writes the same HTML, `runs` lists both hosts with a HOST column and otherwise each
     host's own lines and --json rows, `idle` says which hosts stopped reporting and `idle
     HOST` is the host's own; with ClickHouse stopped each verb says so in one line and
@@ -142,6 +142,12 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
             for fmt in ((), ("--json",)):
                 same(ctx, f"{verb} {' '.join(fmt)} {name}", tracer(ctx, verb, "--db", db, *fmt, str(rid)),
                      tracer(ctx, "--fleet", conf, verb, *fmt, name), as_json=bool(fmt))
+        # cost and recommend price the host at a given rate (the reader's machine is not
+        # the run's host, so the fleet forms never ask a cloud's metadata service).
+        for verb in (("cost", "--rate", "2.5", "--no-detect"), ("recommend", "--rate", "2.5", "--no-detect")):
+            for fmt in ((), ("--json",)):
+                same(ctx, f"{verb[0]} {' '.join(fmt)} {name}", tracer(ctx, *verb, "--db", db, *fmt, str(rid)),
+                     tracer(ctx, "--fleet", conf, *verb, *fmt, name), as_json=bool(fmt))
         local_html, fleet_html = ctx.path(f"{host}-local.html"), ctx.path(f"{host}-fleet.html")
         local, fleet = (tracer(ctx, "report", "--db", db, "--html", local_html, str(rid)),
                         tracer(ctx, "--fleet", conf, "report", "--html", fleet_html, name))
