@@ -94,7 +94,10 @@ def report_parts(path):
     page = open(path).read()
     head, rest = page.split('<script type="application/json" id="tracer-data">', 1)
     data, tail = rest.split("</script>", 1)
-    return head + tail, json.loads(data)
+    data = json.loads(data)
+    # Steps are rows of step_columns: as objects, a difference names its column.
+    data["steps"] = [dict(zip(data["step_columns"], r)) for r in data["steps"]]
+    return head + tail, data
 
 
 def same(ctx, what, local, fleet, as_json=False):
