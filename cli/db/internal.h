@@ -1,0 +1,23 @@
+/*
+ * The files of db/: where a verb's database comes from and how its rows read.
+ * A db file may use render/ (to say why it failed, cleanly), nothing above.
+ * Every database is opened read-only here, and only here.
+ *   clidb.c      the query verbs' options (--db, --json), opening, cli_fail
+ *   findrun.c    which run RUN names: an id, a name, or the asker's newest
+ *   dbkind.c     what a --db path holds, told apart before any query runs
+ *   rows.c       rows as JSON in the CLI's one vocabulary (docs/export.md)
+ *   liveness.h   when collectors count as gone; the SQL of a run still watched
+ *   fleet.c      the fleet store: where it is, its credentials, its queries
+ *   fleet_load.c a verb's rows copied from the fleet store into an in-memory database
+ * Each file's header is its door; nothing is private to the folder yet.
+ */
+#ifndef TRACER_CLI_DB_INTERNAL_H
+#define TRACER_CLI_DB_INTERNAL_H
+
+#include "cli/db/clidb.h"
+#include "cli/db/dbkind.h"
+#include "cli/db/fleet.h"
+#include "cli/db/liveness.h"
+#include "cli/db/rows.h"
+
+#endif
