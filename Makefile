@@ -159,14 +159,15 @@ CLI_VERBS  := cli/verbs/cmd_run.c cli/verbs/cmd_show.c cli/verbs/cmd_status.c cl
               cli/verbs/cmd_signals.c cli/verbs/cmd_explain.c cli/verbs/cmd_cost.c cli/verbs/cmd_recommend.c \
               cli/verbs/cmd_idle.c cli/verbs/cmd_report.c cli/verbs/cmd_timeline.c cli/verbs/cmd_top.c \
               cli/verbs/fleet_idle.c
-CLI_LAUNCH := cli/launch/launch.c cli/launch/command.c cli/launch/runuser.c
+CLI_LAUNCH := cli/launch/selfhosted.c cli/launch/launch.c cli/launch/command.c cli/launch/runuser.c
 CLI_MODEL  := cli/model/runreport.c cli/model/reportdata.c cli/model/health.c cli/model/containers.c cli/model/batchjobs.c
 CLI_COST   := cli/cost/usage.c cli/cost/prices.c cli/cost/hostprice.c cli/cost/costconf.c cli/cost/costrun.c \
               cli/cost/rightsize.c cli/cost/idle.c cli/cost/costsplit.c
 CLI_DB     := cli/db/clidb.c cli/db/findrun.c cli/db/rows.c cli/db/dbkind.c cli/db/fleet.c cli/db/fleet_load.c
 CLI_RENDER := cli/render/report.c cli/render/report_summary.c cli/render/report_outcome.c \
               cli/render/clierror.c cli/render/export.c cli/render/explain.c cli/render/format.c \
-              cli/render/termsafe.c cli/render/containers_text.c cli/render/batch_text.c
+              cli/render/termsafe.c cli/render/containers_text.c cli/render/batch_text.c \
+              cli/render/status_text.c
 CLI_SRCS := cli/tracer.c $(CLI_VERBS) $(CLI_LAUNCH) $(CLI_MODEL) $(CLI_COST) $(CLI_DB) $(CLI_RENDER) \
             aggregator/store/schema.c common/character.c common/cloudmeta.c aggregator/ingest/runmark.c \
             common/jsonutil.c aggregator/store/dblock.c shipper/credentials.c

@@ -5,6 +5,7 @@
  *   command.c   the watched command: found on PATH, started as the invoking user
  *   launch.c    tracer's own daemons for the length of a run, and their stop
  *   runuser.c   who runs that aggregator (never root, never nobody) and its directory
+ *   selfhosted.c tracer run's own collector and aggregator: a private socket, both started
  * Each file's header is its door; nothing is private to the folder yet.
  */
 #ifndef TRACER_CLI_LAUNCH_INTERNAL_H
@@ -13,5 +14,6 @@
 #include "cli/launch/command.h"
 #include "cli/launch/launch.h"
 #include "cli/launch/runuser.h"
+#include "cli/launch/selfhosted.h"
 
 #endif

@@ -9,6 +9,7 @@
  *   report_outcome.c  how a process image ended: failed or not, "0", "sig 9+core"
  *   containers_text.c the containers a run started, as lines (sections.h)
  *   batch_text.c      a run's batch jobs and the work it handed elsewhere (sections.h)
+ *   status_text.c     tracer status for people, from its JSON document
  *   explain.c         the sentence that says where a run's or step's time went
  *   export.c          --format tsv|csv|json rows for other programs (docs/export.md)
  *   format.c          units people read: 1m32s, 512 MiB, columns cut to a width

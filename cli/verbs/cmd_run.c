@@ -30,6 +30,7 @@
 #include "cli/launch/command.h"
 #include "cli/launch/launch.h"
 #include "cli/launch/runuser.h"
+#include "cli/launch/selfhosted.h"
 #include "cli/model/health.h"
 #include "cli/model/runreport.h"
 #include "cli/render/format.h"
@@ -154,162 +155,6 @@ static int invoking_user(struct run_as *who)
 	if (geteuid() == 0 && sudo_uid && *sudo_uid && strcmp(sudo_uid, "0") != 0)
 		return run_as_lookup(sudo_uid, who);
 	return run_as_lookup("0", who) == 0 && geteuid() == 0 ? 0 : -1;
-}
-
-struct self_hosted {
-	struct daemon_proc collector, aggregator;
-	uint8_t key[IPC_KEY_LEN];
-	unsigned own_id; /* the collector's uid and gid, the aggregator's extra group */
-	char socket_dir[256];
-	char socket_path[300];
-};
-
-/* Our start, CLOCK_BOOTTIME ns at clock-tick resolution, as the collector's /proc
- * snapshot sees it: with our pid, the identity our aggregator accepts. */
-static uint64_t own_start_boot_ns(void)
-{
-	char text[1024], *close_paren;
-	unsigned long long ticks = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-
-	if (read_small_file("/proc/self/stat", text, sizeof(text)) < 0 ||
-	    !(close_paren = strrchr(text, ')')))
-		return 0;
-	/* Field 22, starttime; fields 3.. follow the ") ". */
-	const char *f = close_paren + 2;
-	for (int field = 3; field < 22 && f; field++) {
-		f = strchr(f, ' ');
-		if (f)
-			f++;
-	}
-	if (f)
-		ticks = strtoull(f, NULL, 10);
-	return hz > 0 ? ticks * (NSEC_PER_SEC / (uint64_t)hz) : 0;
-}
-
-/*
- * Socket directories of earlier runs that were killed before they could
- * remove them. Their aggregator removed its socket when it stopped, so they
- * are empty: rmdir takes only those (a live run's holds its socket), and only
- * past a minute old (one being set up this moment is left alone).
- */
-static void sweep_stale_socket_dirs(void)
-{
-	glob_t g;
-	struct stat st;
-	time_t now = time(NULL);
-
-	if (glob("/run/tracer-run.*", GLOB_NOSORT, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc; i++)
-		if (lstat(g.gl_pathv[i], &st) == 0 && S_ISDIR(st.st_mode) && now - st.st_mtime > 60)
-			rmdir(g.gl_pathv[i]);
-	globfree(&g);
-}
-
-static int start_daemons(const struct run_options *o, struct self_hosted *h)
-{
-	char dir[4096], agg_path[4200], col_path[4200];
-	struct run_as agg_user;
-
-	if (daemons_directory(dir, sizeof(dir)) != 0) {
-		fprintf(stderr,
-			"tracer run: cannot find tracer-aggregator beside tracer, in "
-			"../libexec/tracer or in %s\n",
-			dir);
-		return -1;
-	}
-	if (pick_aggregator_user(o->aggregator_user, o->db_path, &agg_user) != 0)
-		return -1;
-	if (!(h->own_id = unused_id())) {
-		fprintf(stderr, "tracer run: no unused id for the collector\n");
-		return -1;
-	}
-	/* The key both daemons prove each other with: root's, through pipes only. */
-	if (getrandom(h->key, sizeof(h->key), 0) != (ssize_t)sizeof(h->key)) {
-		perror("tracer run: getrandom");
-		return -1;
-	}
-	snprintf(agg_path, sizeof(agg_path), "%s/tracer-aggregator", dir);
-	snprintf(col_path, sizeof(col_path), "%s/tracer-collector", dir);
-	if (o->socket_given) {
-		snprintf(h->socket_path, sizeof(h->socket_path), "%s", o->socket_path);
-	} else {
-		/* A private socket: nothing else can talk to these daemons. */
-		sweep_stale_socket_dirs();
-		snprintf(h->socket_dir, sizeof(h->socket_dir), "/run/tracer-run.XXXXXX");
-		if (!mkdtemp(h->socket_dir)) {
-			snprintf(h->socket_dir, sizeof(h->socket_dir), "/tmp/tracer-run.XXXXXX");
-			if (!mkdtemp(h->socket_dir)) {
-				perror("tracer run: mkdtemp");
-				return -1;
-			}
-		}
-		/* Root's, writable by a group only our daemons have: not even the
-		 * aggregator's user (the owner of the --db directory, maybe) can
-		 * replace the socket. Set-group-id: the socket is that group's, so
-		 * the collector can reconnect after its drop. */
-		if (chown(h->socket_dir, 0, h->own_id) != 0 || chmod(h->socket_dir, 02730) != 0) {
-			perror("tracer run: socket directory");
-			return -1;
-		}
-		snprintf(h->socket_path, sizeof(h->socket_path), "%s/collector.sock",
-			 h->socket_dir);
-	}
-	if (prepare_db_directory(o->db_path, &agg_user) != 0)
-		return -1;
-	/* Our own aggregator records our run alone, never another tracer run's. */
-	char launcher[64], group[16], agg_pid[16], col_user[32];
-	snprintf(launcher, sizeof(launcher), "%d:%llu", (int)getpid(),
-		 (unsigned long long)own_start_boot_ns());
-	snprintf(group, sizeof(group), "%u", h->own_id);
-	snprintf(col_user, sizeof(col_user), "%u:%u", h->own_id, h->own_id);
-	char *agg_argv[] = {agg_path, "--socket", h->socket_path, "--db", (char *)o->db_path,
-			    "--user", agg_user.name, "--scope", "runs", "--launcher", launcher,
-			    /* A run's report waits for the last commit: make it soon. */
-			    "--commit-ms", "20", "--log-level", (char *)o->log_level,
-			    h->socket_dir[0] ? "--socket-group" : NULL, group, NULL};
-	/* Should this process be killed, its daemons stop instead of tracing on. */
-	if (daemon_lifeline() < 0) {
-		perror("tracer run: pipe");
-		return -1;
-	}
-	if (daemon_start(&h->aggregator, "tracer-aggregator", agg_argv, 10000, h->key) != 0)
-		return -1;
-	/* The collector sends to that process only, whoever holds the socket's name. */
-	snprintf(agg_pid, sizeof(agg_pid), "%d", (int)h->aggregator.pid);
-	/* As an id no other process holds: no one else may signal it. */
-	char *col_argv[] = {
-	    col_path, "--socket", h->socket_path,     "--log-level", (char *)o->log_level,
-	    "--user", col_user,	  "--aggregator-pid", agg_pid,	     NULL};
-	/* Loading the BPF programs takes seconds on a busy host: say so on a terminal. */
-	bool tty = isatty(STDERR_FILENO);
-	if (tty)
-		fprintf(stderr, "tracer run: loading the kernel probes...");
-	int rc = daemon_start(&h->collector, "tracer-collector", col_argv, 30000, h->key);
-	memset(h->key, 0, sizeof(h->key));
-	if (tty)
-		fprintf(stderr, "\r\033[K");
-	if (rc != 0) {
-		daemon_stop(&h->aggregator, 5000);
-		return -1;
-	}
-	return 0;
-}
-
-static void stop_daemons(struct self_hosted *h)
-{
-	int st = daemon_stop(&h->collector, 10000);
-
-	if (st != 0)
-		fprintf(stderr, "tracer run: collector exited with status %d\n", st);
-	st = daemon_stop(&h->aggregator, 10000);
-	if (st != 0)
-		fprintf(stderr, "tracer run: aggregator exited with status %d\n", st);
-	if (h->socket_dir[0]) {
-		unlink(h->socket_path);
-		rmdir(h->socket_dir);
-	}
 }
 
 /*
@@ -580,7 +425,11 @@ int cmd_run(int argc, char **argv)
 	bool have_user = invoking_user(&user) == 0;
 	if (self_host ? db_taken(&o) : db_not_the_daemons(&o))
 		return 1;
-	if (self_host && start_daemons(&o, &hosted) != 0)
+	struct self_hosted_options own = {.db_path = o.db_path,
+					  .aggregator_user = o.aggregator_user,
+					  .socket_path = o.socket_given ? o.socket_path : NULL,
+					  .log_level = o.log_level};
+	if (self_host && self_hosted_start(&own, &hosted) != 0)
 		return 1;
 
 	signal(SIGINT, SIG_IGN); /* the command gets the terminal's signals itself */
@@ -592,7 +441,7 @@ int cmd_run(int argc, char **argv)
 	if (command_pid < 0) {
 		perror("tracer run: fork");
 		if (self_host)
-			stop_daemons(&hosted);
+			self_hosted_stop(&hosted);
 		return 1;
 	}
 	while (waitpid(command_pid, &status, 0) < 0 && errno == EINTR)
@@ -611,7 +460,7 @@ int cmd_run(int argc, char **argv)
 			"the report may be incomplete\n",
 			o.db_path, (unsigned long long)(COMMIT_WAIT_NS / NSEC_PER_SEC));
 	if (self_host)
-		stop_daemons(&hosted);
+		self_hosted_stop(&hosted);
 	print_report(&o, self_host);
 	return exit_status_shell(exit_status_decode(status));
 }

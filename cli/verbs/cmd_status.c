@@ -27,6 +27,7 @@
 #include "cli/render/clierror.h"
 #include "cli/render/format.h"
 #include "cli/render/jsonfield.h"
+#include "cli/render/status_text.h"
 #include "cli/verbs/commands.h"
 #include "common/ipc.h"
 #include "common/paths.h"
@@ -97,149 +98,6 @@ static json_t *shipping_status(sqlite3 *db, const char *state_path)
 			    oldest ? json_real((double)((int64_t)now_realtime_ns() - oldest) / 1e9)
 				   : json_null());
 	return s;
-}
-
-/* What the aggregator did with the events of well-formed frames (schema v8). */
-static void print_event_outcomes(json_t *agg)
-{
-	if (!json_object_get(agg, "events_ingested"))
-		return; /* a database older than v8 */
-	printf("  of %lld events: dropped %lld samples, %lld file opens (process unknown or "
-	       "ended), %lld execs/exits after the exit, %lld for want of memory\n",
-	       (long long)jint(agg, "events_ingested"), (long long)jint(agg, "samples_unmatched"),
-	       (long long)jint(agg, "files_unmatched"), (long long)jint(agg, "late_events"),
-	       (long long)jint(agg, "events_skipped"));
-	printf("  kept in part: %lld exits never seen starting, %lld unknown parents, %lld "
-	       "processes without an exit event\n",
-	       (long long)jint(agg, "unmatched_exits"), (long long)jint(agg, "missing_parents"),
-	       (long long)jint(agg, "lost_processes"));
-	if (jint(agg, "clock_steps"))
-		printf("  wall-clock steps: %lld, the last by %+.3f s\n",
-		       (long long)jint(agg, "clock_steps"),
-		       (double)jint(agg, "last_clock_step_ns") / 1e9);
-}
-
-/* The daemons' database: no shipper configured means no outbox (docs/shipping.md). */
-static void print_shipper_configured(json_t *doc, json_t *ship)
-{
-	json_t *configured = json_object_get(doc, "shipper_configured");
-
-	if (json_is_false(configured) && !ship)
-		printf("\nshipping: none configured (no %s): the outbox is off, nothing is "
-		       "queued (docs/shipping.md)\n",
-		       jstr(doc, "shipper_config"));
-	else if (json_is_false(configured))
-		printf("  no shipper is configured (no %s): nothing will deliver these; the "
-		       "outbox is off until one is\n",
-		       jstr(doc, "shipper_config"));
-	else if (json_is_true(configured) && !ship)
-		printf("\nshipping: configured (%s), nothing queued or delivered yet\n",
-		       jstr(doc, "shipper_config"));
-}
-
-static void print_text(json_t *doc)
-{
-	json_t *streams = json_object_get(doc, "collectors");
-	json_t *losses = json_object_get(doc, "losses");
-	json_t *agg = json_object_get(doc, "aggregator");
-	char when[64], size[32];
-	size_t i;
-	json_t *s;
-
-	format_bytes((uint64_t)jint(doc, "db_bytes"), size, sizeof(size));
-	if (json_is_true(json_object_get(doc, "healthy")))
-		printf("tracer status: healthy\n");
-	else
-		printf("tracer status: DEGRADED: %s\n", jstr(doc, "problem"));
-	printf("  database   %s (schema v%lld, %s", jstr(doc, "db"),
-	       (long long)jint(doc, "schema_version"), size);
-	if (json_is_integer(json_object_get(doc, "db_free_bytes"))) {
-		char free_text[32];
-		format_bytes((uint64_t)jint(doc, "db_free_bytes"), free_text, sizeof(free_text));
-		printf(", %s free", free_text);
-	}
-	printf(", check: %s)\n", jstr(doc, "db_check"));
-	printf("  daemons    %s on %s%s%s\n",
-	       json_is_true(json_object_get(doc, "listening")) ? "listening" : "not listening",
-	       jstr(doc, "socket"),
-	       !strcmp(jstr(doc, "listening_known_by"), "database")
-		   ? " (as the database says: a collector wrote it in the last minute; the "
-		     "socket is not open to this user)"
-		   : "",
-	       json_is_true(json_object_get(doc, "daemons_database"))
-		   ? ""
-		   : " (not checked: the daemons there do not write this database; --socket "
-		     "names the ones that do)");
-	json_array_foreach(streams, i, s)
-	{
-		char ago[32];
-		format_time(jint(s, "last_seen_ns"), when, sizeof(when));
-		format_duration((int64_t)now_realtime_ns() - jint(s, "last_seen_ns"), ago,
-				sizeof(ago));
-		printf("\ncollector pid %lld on %s%s\n", (long long)jint(s, "collector_pid"),
-		       jstr(s, "hostname"), jint(s, "final") ? " (stopped)" : "");
-		printf("  last heard %s (%s ago); %lld frames, %lld events, %lld samples taken\n",
-		       when, ago, (long long)jint(s, "frames_received"),
-		       (long long)jint(s, "events_received"), (long long)jint(s, "samples_taken"));
-		printf("  lost: %lld in the kernel, %lld in the collector, %lld frames never "
-		       "arrived\n",
-		       (long long)jint(s, "kernel_drops"), (long long)jint(s, "collector_drops"),
-		       (long long)jint(s, "seq_gaps"));
-		if (json_is_integer(json_object_get(s, "blind_ns")) && !jint(s, "blind_processes"))
-			printf(
-			    "  started %.1f s after the previous collector stopped; its snapshot "
-			    "found no process of this database's that began meanwhile (any that "
-			    "began and ended then are unknown)\n",
-			    (double)jint(s, "blind_ns") / 1e9);
-		else if (json_is_integer(json_object_get(s, "blind_ns")))
-			printf(
-			    "  started %.1f s after the previous collector stopped: %lld processes "
-			    "began unwatched (its snapshot found them; any that also ended are "
-			    "unknown)\n",
-			    (double)jint(s, "blind_ns") / 1e9,
-			    (long long)jint(s, "blind_processes"));
-		json_t *probes = json_object_get(s, "probes");
-		size_t k;
-		json_t *p;
-		if (json_array_size(probes))
-			printf("  probes:\n");
-		json_array_foreach(probes, k, p) printf("    %-10s %-9s %s\n", jstr(p, "name"),
-							jstr(p, "state"), jstr(p, "detail"));
-	}
-	if (json_array_size(streams) == 0)
-		printf("\nno collector has delivered anything to this database yet\n");
-	if (json_array_size(losses)) {
-		printf("\nevents lost, by hop and type:\n");
-		json_array_foreach(losses, i, s)
-		    printf("  %-10s %-12s %lld\n", jstr(s, "hop"), jstr(s, "event_type"),
-			   (long long)jint(s, "count"));
-	}
-	if (agg)
-		printf("\naggregator: %lld frames, %lld rejected as malformed, %lld connections "
-		       "refused\n",
-		       (long long)jint(agg, "frames_received"), (long long)jint(agg, "bad_frames"),
-		       (long long)jint(agg, "refused_peers"));
-	if (agg && jstr(agg, "last_bad_frame")[0])
-		printf("  last rejected frame: %s\n", jstr(agg, "last_bad_frame"));
-	if (agg)
-		print_event_outcomes(agg);
-	json_t *ship = json_object_get(doc, "shipping");
-	if (ship) {
-		format_bytes((uint64_t)jint(ship, "pending_bytes"), size, sizeof(size));
-		printf("\nshipping%s%s: %lld records (%s) waiting",
-		       jstr(ship, "sink")[0] ? " to " : "", jstr(ship, "sink"),
-		       (long long)jint(ship, "pending_records"), size);
-		if (json_is_number(json_object_get(ship, "oldest_age_s")))
-			printf(", oldest %.0f s old",
-			       json_number_value(json_object_get(ship, "oldest_age_s")));
-		printf("; %lld delivered, %lld dropped (outbox full), %lld in dead letters\n",
-		       (long long)jint(ship, "delivered_records"),
-		       (long long)jint(ship, "dropped_records"),
-		       (long long)jint(ship, "dead_letter_records"));
-		if (jstr(ship, "last_error")[0])
-			printf("  last error: %s\n", jstr(ship, "last_error"));
-	}
-	print_shipper_configured(doc, ship);
 }
 
 struct status_options {
@@ -383,6 +241,35 @@ static bool same_file(const char *a, const char *b)
 
 /* Everything status reports, as one document. */
 /* schema_version: as db_probe_open read it (the probe already asked SQLite). */
+/* Whether the daemons that write this database listen, and how that is known. */
+struct listening {
+	bool listening;
+	bool hidden;	 /* the socket is not open to this user */
+	bool seen_in_db; /* ... and a collector wrote the database in the last minute */
+	bool daemons_db; /* the socket is that of the daemons writing this database */
+};
+
+static void daemons_listening(sqlite3 *db, const struct status_options *o, struct listening *l)
+{
+	l->listening = ipc_probe(o->socket_path);
+	/* The installed daemons' socket is theirs alone: a tracer-group user cannot
+	 * probe it, and the database answers for it instead (a collector that wrote
+	 * in the last minute), so every reader gets root's answer. */
+	struct stat sock_st;
+	l->hidden = !l->listening && stat(o->socket_path, &sock_st) != 0 && errno == EACCES;
+	l->seen_in_db = l->hidden && health_collector_writing(db) == 1;
+	if (l->seen_in_db)
+		l->listening = true;
+	/* Whether the socket is that of the daemons writing this database: the one
+	 * named, the one whose aggregator announces this database, or the default
+	 * one for the default database. Another database (tracer run's) needs none. */
+	char announced[4096];
+	l->daemons_db = o->socket_given ||
+			(cli_announced_db(o->socket_path, announced, sizeof(announced)) &&
+			 same_file(o->db_path, announced)) ||
+			same_file(o->db_path, TRACER_DEFAULT_DB);
+}
+
 static json_t *status_document(sqlite3 *db, const struct status_options *o, off_t db_bytes,
 			       int schema_version)
 {
@@ -400,23 +287,8 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	char ro_text[64];
 	const char *read_only = read_only_reason(o->db_path, ro_text, sizeof(ro_text));
 
-	bool listening = ipc_probe(o->socket_path);
-	/* The installed daemons' socket is theirs alone: a tracer-group user cannot
-	 * probe it, and the database answers for it instead (a collector that wrote
-	 * in the last minute), so every reader gets root's answer. */
-	struct stat sock_st;
-	bool hidden = !listening && stat(o->socket_path, &sock_st) != 0 && errno == EACCES;
-	bool seen_in_db = hidden && health_collector_writing(db) == 1;
-	if (seen_in_db)
-		listening = true;
-	/* Whether the socket is that of the daemons writing this database: the one
-	 * named, the one whose aggregator announces this database, or the default
-	 * one for the default database. Another database (tracer run's) needs none. */
-	char announced[4096];
-	bool daemons_db = o->socket_given ||
-			  (cli_announced_db(o->socket_path, announced, sizeof(announced)) &&
-			   same_file(o->db_path, announced)) ||
-			  same_file(o->db_path, TRACER_DEFAULT_DB);
+	struct listening l;
+	daemons_listening(db, o, &l);
 	struct health_input in = {
 	    .streams = streams,
 	    .losses = losses,
@@ -429,12 +301,12 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	};
 	char why[2600];
 	const char *problem = health_problem(&in, why, sizeof(why));
-	if (!problem && !listening && daemons_db) {
+	if (!problem && !l.listening && l.daemons_db) {
 		snprintf(why, sizeof(why),
-			 hidden ? "the daemons on %s are not running: no collector wrote this "
-				  "database in the last minute (their socket is not open to this "
-				  "user)"
-				: "the daemons are not listening on %s",
+			 l.hidden ? "the daemons on %s are not running: no collector wrote this "
+				    "database in the last minute (their socket is not open to this "
+				    "user)"
+				  : "the daemons are not listening on %s",
 			 o->socket_path);
 		problem = why;
 	}
@@ -448,12 +320,12 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 			    free_bytes >= 0 ? json_integer(free_bytes) : json_null());
 	json_object_set_new(doc, "schema_version", json_integer(schema_version));
 	json_object_set_new(doc, "socket", json_string(o->socket_path));
-	json_object_set_new(doc, "listening", json_boolean(listening));
+	json_object_set_new(doc, "listening", json_boolean(l.listening));
 	json_object_set_new(doc, "listening_known_by",
-			    json_string(seen_in_db ? "database"
-					: hidden   ? "nothing"
-						   : "socket"));
-	json_object_set_new(doc, "daemons_database", json_boolean(daemons_db));
+			    json_string(l.seen_in_db ? "database"
+					: l.hidden   ? "nothing"
+						     : "socket"));
+	json_object_set_new(doc, "daemons_database", json_boolean(l.daemons_db));
 	json_object_set_new(doc, "collectors", streams);
 	json_object_set_new(doc, "losses", losses);
 	json_object_set(doc, "aggregator",
@@ -462,7 +334,7 @@ static json_t *status_document(sqlite3 *db, const struct status_options *o, off_
 	if (shipping)
 		json_object_set_new(doc, "shipping", shipping);
 	/* The daemons' database: whether a shipper is configured, so the outbox is on. */
-	if (daemons_db)
+	if (l.daemons_db)
 		json_object_set_new(doc, "shipper_configured",
 				    json_boolean(access(o->config_path, F_OK) == 0));
 	json_object_set_new(doc, "shipper_config", json_string(o->config_path));
@@ -499,7 +371,7 @@ int cmd_status(int argc, char **argv)
 	if (o.as_json) {
 		cli_print_json(doc);
 	} else {
-		print_text(doc);
+		status_print_text(doc);
 	}
 	json_decref(doc);
 	sqlite3_close(db);
