@@ -13,18 +13,6 @@
 #include "cli/model/containers.h"
 #include "cli/model/health.h"
 
-static int64_t int_of(json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
-
-static bool has(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return v && !json_is_null(v);
-}
-
 /* Processes without an end a run's header names (pid and program), at most. */
 #define UNFINISHED_NAMED 3
 
@@ -44,17 +32,17 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		json_t *p = cli_row_object(st);
 		char key[32];
-		snprintf(key, sizeof(key), "%lld", (long long)int_of(p, "id"));
+		snprintf(key, sizeof(key), "%lld", (long long)jint(p, "id"));
 		json_object_set(by_id, key, p);
 		json_array_append_new(all, p);
 		/* A row is an image; a process's first image is image 0. */
 		images++;
-		count += int_of(p, "image") == 0;
-		cpu += int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns");
-		if (int_of(p, "max_rss_kb") > peak)
-			peak = int_of(p, "max_rss_kb");
-		rchar += int_of(p, "rchar");
-		wchar += int_of(p, "wchar");
+		count += jint(p, "image") == 0;
+		cpu += jint(p, "cpu_user_ns") + jint(p, "cpu_sys_ns");
+		if (jint(p, "max_rss_kb") > peak)
+			peak = jint(p, "max_rss_kb");
+		rchar += jint(p, "rchar");
+		wchar += jint(p, "wchar");
 		if (report_process_failed(p))
 			failed++;
 		/* Images with no end: their use is in no total (print_unfinished). */
@@ -66,15 +54,15 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 		if ((is_running || is_lost) && json_array_size(unfinished) < UNFINISHED_NAMED)
 			json_array_append_new(
 			    unfinished,
-			    json_pack("{s:I, s:O, s:s}", "pid", (json_int_t)int_of(p, "pid"),
-				      "comm", json_object_get(p, "comm"), "state", state));
+			    json_pack("{s:I, s:O, s:s}", "pid", (json_int_t)jint(p, "pid"), "comm",
+				      json_object_get(p, "comm"), "state", state));
 	}
 	sqlite3_finalize(st);
 	for (size_t i = 0; i < json_array_size(all); i++) {
 		json_t *p = json_array_get(all, i);
 		char key[32];
-		snprintf(key, sizeof(key), "%lld", (long long)int_of(p, "parent_id"));
-		json_t *parent = has(p, "parent_id") ? json_object_get(by_id, key) : NULL;
+		snprintf(key, sizeof(key), "%lld", (long long)jint(p, "parent_id"));
+		json_t *parent = jhas(p, "parent_id") ? json_object_get(by_id, key) : NULL;
 		if (parent) {
 			json_t *kids = json_object_get(parent, "children");
 			if (!kids) {
@@ -150,16 +138,16 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 				      "process_list");
 			json_array_append_new(tools, t);
 		}
-		int64_t cpu = int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns");
-		json_object_set_new(t, "processes", json_integer(int_of(t, "processes") + 1));
-		json_object_set_new(t, "cpu_ns", json_integer(int_of(t, "cpu_ns") + cpu));
-		if (has(p, "cpu_user_ns"))
-			json_object_set_new(t, "measured", json_integer(int_of(t, "measured") + 1));
-		if (int_of(p, "max_rss_kb") > int_of(t, "max_rss_kb"))
-			json_object_set_new(t, "max_rss_kb", json_integer(int_of(p, "max_rss_kb")));
+		int64_t cpu = jint(p, "cpu_user_ns") + jint(p, "cpu_sys_ns");
+		json_object_set_new(t, "processes", json_integer(jint(t, "processes") + 1));
+		json_object_set_new(t, "cpu_ns", json_integer(jint(t, "cpu_ns") + cpu));
+		if (jhas(p, "cpu_user_ns"))
+			json_object_set_new(t, "measured", json_integer(jint(t, "measured") + 1));
+		if (jint(p, "max_rss_kb") > jint(t, "max_rss_kb"))
+			json_object_set_new(t, "max_rss_kb", json_integer(jint(p, "max_rss_kb")));
 		if (report_process_failed(p))
 			json_object_set_new(t, "failed_processes",
-					    json_integer(int_of(t, "failed_processes") + 1));
+					    json_integer(jint(t, "failed_processes") + 1));
 		json_array_append(json_object_get(t, "process_list"), p);
 	}
 	json_decref(procs);
@@ -175,10 +163,10 @@ int run_report_load(sqlite3 *db, int64_t run_id, bool watch_ended, struct run_re
 		return -1;
 	}
 	r->totals = json_object();
-	if (!has(r->run, "end_ns"))
+	if (!jhas(r->run, "end_ns"))
 		health_add_liveness(db, r->run);
 	r->roots = load_tree(db, run_id, r->totals);
-	if (int_of(r->totals, "running_processes") && !watch_ended)
+	if (jint(r->totals, "running_processes") && !watch_ended)
 		/* A collector still writing brings their ends; unknown claims nothing. */
 		json_object_set_new(r->totals, "watched_now",
 				    json_boolean(health_collector_writing(db) != 0));

@@ -21,6 +21,14 @@ static inline double jnum(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
+/* Present and not null. */
+static inline bool jhas(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	return v && !json_is_null(v);
+}
+
 static inline const char *jstr(const json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));

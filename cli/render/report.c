@@ -6,21 +6,10 @@
 
 #include "cli/render/clierror.h"
 #include "cli/render/format.h"
+#include "cli/render/jsonfield.h"
 #include "cli/render/internal.h"
 #include "cli/render/sections.h"
 #include "common/timeutil.h"
-
-static int64_t int_of(json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
-
-static bool has(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return v && !json_is_null(v);
-}
 
 /* Columns before the tree in a process line, and before the command in a tool's. */
 #define PROCESS_COLUMNS 74
@@ -48,22 +37,21 @@ static void print_process(FILE *out, json_t *p, const char *prefix, bool last, b
 {
 	char status[32], wall[32], cpu[32], rss[32], rd[32], wr[32], cmd[512], tree[1100];
 	char start[32];
-	int64_t end = int_of(p, "end_ns");
+	int64_t end = jint(p, "end_ns");
 
 	report_status_text(p, status, sizeof(status));
-	format_duration(has(p, "end_ns") ? end - int_of(p, "start_ns") : -1, wall, sizeof(wall));
-	format_duration(int_of(p, "start_ns") - run_start, start, sizeof(start));
-	if (has(p, "cpu_user_ns"))
-		format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"), cpu,
-				sizeof(cpu));
+	format_duration(jhas(p, "end_ns") ? end - jint(p, "start_ns") : -1, wall, sizeof(wall));
+	format_duration(jint(p, "start_ns") - run_start, start, sizeof(start));
+	if (jhas(p, "cpu_user_ns"))
+		format_duration(jint(p, "cpu_user_ns") + jint(p, "cpu_sys_ns"), cpu, sizeof(cpu));
 	else
 		snprintf(cpu, sizeof(cpu), "-");
-	if (has(p, "max_rss_kb"))
-		format_bytes((uint64_t)int_of(p, "max_rss_kb") * 1024, rss, sizeof(rss));
+	if (jhas(p, "max_rss_kb"))
+		format_bytes((uint64_t)jint(p, "max_rss_kb") * 1024, rss, sizeof(rss));
 	else
 		snprintf(rss, sizeof(rss), "-");
-	format_bytes((uint64_t)int_of(p, "rchar"), rd, sizeof(rd));
-	format_bytes((uint64_t)int_of(p, "wchar"), wr, sizeof(wr));
+	format_bytes((uint64_t)jint(p, "rchar"), rd, sizeof(rd));
+	format_bytes((uint64_t)jint(p, "wchar"), wr, sizeof(wr));
 	char *argv_text = json_dumps(json_object_get(p, "argv"), JSON_COMPACT | JSON_ENCODE_ANY);
 	format_command(argv_text, json_string_value(json_object_get(p, "comm")), cmd, sizeof(cmd));
 	free(argv_text);
@@ -72,13 +60,13 @@ static void print_process(FILE *out, json_t *p, const char *prefix, bool last, b
 	char shown[1024];
 	if (narrow(o)) {
 		cut_to_columns(tree, o->width - NARROW_PROCESS_COLUMNS, shown, sizeof(shown));
-		fprintf(out, "%-7lld %-7s %8s %8s %8s %9s  %s\n", (long long)int_of(p, "pid"),
-			status, start, wall, cpu, rss, shown);
+		fprintf(out, "%-7lld %-7s %8s %8s %8s %9s  %s\n", (long long)jint(p, "pid"), status,
+			start, wall, cpu, rss, shown);
 	} else {
 		cut_to_columns(tree, o->width <= 0 ? 200 : o->width - PROCESS_COLUMNS, shown,
 			       sizeof(shown));
-		fprintf(out, "%-7lld %-7s %8s %8s %8s %9s %9s %9s  %s\n",
-			(long long)int_of(p, "pid"), status, start, wall, cpu, rss, rd, wr, shown);
+		fprintf(out, "%-7lld %-7s %8s %8s %8s %9s %9s %9s  %s\n", (long long)jint(p, "pid"),
+			status, start, wall, cpu, rss, rd, wr, shown);
 	}
 
 	json_t *kids = json_object_get(p, "children");
@@ -102,36 +90,36 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 		const char *cat = json_string_value(json_object_get(t, "category"));
 		/* Only processes with no metrics yet (running, lost): nothing measured, not zero.
 		 */
-		if (int_of(t, "measured")) {
-			format_duration(int_of(t, "cpu_ns"), cpu, sizeof(cpu));
-			format_bytes((uint64_t)int_of(t, "max_rss_kb") * 1024, rss, sizeof(rss));
+		if (jint(t, "measured")) {
+			format_duration(jint(t, "cpu_ns"), cpu, sizeof(cpu));
+			format_bytes((uint64_t)jint(t, "max_rss_kb") * 1024, rss, sizeof(rss));
 		} else {
 			snprintf(cpu, sizeof(cpu), "-");
 			snprintf(rss, sizeof(rss), "-");
 		}
 		fprintf(out, "%s%s%s%s%s: %lld process%s, CPU %s, largest %s%s%s\n", indent,
 			json_string_value(json_object_get(t, "name")), cat ? " (" : "",
-			cat ? cat : "", cat ? ")" : "", (long long)int_of(t, "processes"),
-			int_of(t, "processes") == 1 ? "" : "es", cpu, rss,
-			int_of(t, "failed_processes") ? ", FAILED: " : "",
-			int_of(t, "failed_processes") ? "some exited non-zero" : "");
+			cat ? cat : "", cat ? ")" : "", (long long)jint(t, "processes"),
+			jint(t, "processes") == 1 ? "" : "es", cpu, rss,
+			jint(t, "failed_processes") ? ", FAILED: " : "",
+			jint(t, "failed_processes") ? "some exited non-zero" : "");
 		if (json_is_true(json_object_get(t, "helper")))
 			fprintf(out, "%s  (engine instrumentation, not counted as work)\n", indent);
 		json_array_foreach(json_object_get(t, "process_list"), k, p)
 		{
 			char status[32], wall[32], pcpu[32], prss[32], cmd[512];
 			report_status_text(p, status, sizeof(status));
-			format_duration(
-			    has(p, "end_ns") ? int_of(p, "end_ns") - int_of(p, "start_ns") : -1,
-			    wall, sizeof(wall));
+			format_duration(jhas(p, "end_ns") ? jint(p, "end_ns") - jint(p, "start_ns")
+							  : -1,
+					wall, sizeof(wall));
 			/* No metrics yet (still running, or ended unseen): not a zero. */
-			if (has(p, "cpu_user_ns"))
-				format_duration(int_of(p, "cpu_user_ns") + int_of(p, "cpu_sys_ns"),
+			if (jhas(p, "cpu_user_ns"))
+				format_duration(jint(p, "cpu_user_ns") + jint(p, "cpu_sys_ns"),
 						pcpu, sizeof(pcpu));
 			else
 				snprintf(pcpu, sizeof(pcpu), "-");
-			if (has(p, "max_rss_kb"))
-				format_bytes((uint64_t)int_of(p, "max_rss_kb") * 1024, prss,
+			if (jhas(p, "max_rss_kb"))
+				format_bytes((uint64_t)jint(p, "max_rss_kb") * 1024, prss,
 					     sizeof(prss));
 			else
 				snprintf(prss, sizeof(prss), "-");
@@ -146,7 +134,7 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 					   : o->width - (int)strlen(indent) - TOOL_PROCESS_COLUMNS,
 				       shown, sizeof(shown));
 			fprintf(out, "%s  pid %-7lld %-7s %8s %8s %9s  %s\n", indent,
-				(long long)int_of(p, "pid"), status, wall, pcpu, prss, shown);
+				(long long)jint(p, "pid"), status, wall, pcpu, prss, shown);
 		}
 	}
 }
@@ -167,15 +155,15 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 	{
 		char wall[48], cpu[32], rss[32], start[32];
 		const char *name = json_string_value(json_object_get(s, "name"));
-		format_duration(int_of(s, "start_ns") - run_start, start, sizeof(start));
+		format_duration(jint(s, "start_ns") - run_start, start, sizeof(start));
 		const char *status = json_string_value(json_object_get(s, "status"));
-		if (has(s, "end_ns")) {
-			format_duration(int_of(s, "end_ns") - int_of(s, "start_ns"), wall,
+		if (jhas(s, "end_ns")) {
+			format_duration(jint(s, "end_ns") - jint(s, "start_ns"), wall,
 					sizeof(wall));
-		} else if (o->open_until_ns > int_of(s, "start_ns")) {
+		} else if (o->open_until_ns > jint(s, "start_ns")) {
 			/* Not ended: up to now, or to when its collector was last heard from. */
 			char d[24];
-			format_duration(o->open_until_ns - int_of(s, "start_ns"), d, sizeof(d));
+			format_duration(o->open_until_ns - jint(s, "start_ns"), d, sizeof(d));
 			snprintf(wall, sizeof(wall), "%s %s", d,
 				 o->unwatched ? "when last seen" : "so far");
 			if (o->unwatched)
@@ -183,21 +171,21 @@ static void print_steps(FILE *out, json_t *doc, int64_t run_start, const struct 
 		} else {
 			format_duration(-1, wall, sizeof(wall));
 		}
-		format_duration(int_of(s, "cpu_ns"), cpu, sizeof(cpu));
-		format_bytes((uint64_t)int_of(s, "peak_rss_kb") * 1024, rss, sizeof(rss));
+		format_duration(jint(s, "cpu_ns"), cpu, sizeof(cpu));
+		format_bytes((uint64_t)jint(s, "peak_rss_kb") * 1024, rss, sizeof(rss));
 		/* The id is what `tracer explain --step` takes. */
 		fprintf(out, "  step %lld: %s %s  [%s]  %s, started +%s, wall %s, CPU %s",
-			(long long)int_of(s, "id"), json_string_value(json_object_get(s, "kind")),
+			(long long)jint(s, "id"), json_string_value(json_object_get(s, "kind")),
 			json_string_value(json_object_get(s, "key")),
 			name && *name ? name : json_string_value(json_object_get(s, "key")), status,
 			start, wall, cpu);
-		if (has(s, "avg_cores"))
+		if (jhas(s, "avg_cores"))
 			fprintf(out, " (%.2f cores avg",
 				json_real_value(json_object_get(s, "avg_cores")));
-		if (has(s, "peak_cores"))
+		if (jhas(s, "peak_cores"))
 			fprintf(out, ", %.2f peak",
 				json_real_value(json_object_get(s, "peak_cores")));
-		if (has(s, "avg_cores"))
+		if (jhas(s, "avg_cores"))
 			fputc(')', out);
 		fprintf(out, ", peak memory %s\n", rss);
 		print_tools(out, json_object_get(s, "tools"), "    ", run_start, o);
@@ -221,7 +209,7 @@ static void name_unfinished(FILE *out, json_t *totals, const char *state, int64_
 		if (strcmp(json_string_value(json_object_get(u, "state")), state) != 0)
 			continue;
 		const char *comm = json_string_value(json_object_get(u, "comm"));
-		fprintf(out, "%spid %lld (%s)", named ? ", " : "", (long long)int_of(u, "pid"),
+		fprintf(out, "%spid %lld (%s)", named ? ", " : "", (long long)jint(u, "pid"),
 			comm ? comm : "?");
 		named++;
 	}
@@ -235,8 +223,8 @@ static void name_unfinished(FILE *out, json_t *totals, const char *state, int64_
  */
 static void print_unfinished(FILE *out, json_t *totals, const struct report_opts *o)
 {
-	int64_t running = int_of(totals, "running_processes");
-	int64_t lost = int_of(totals, "lost_processes");
+	int64_t running = jint(totals, "running_processes");
+	int64_t lost = jint(totals, "lost_processes");
 
 	if (running) {
 		fprintf(out, "  note: %lld %s outlived the command, still running at its end: ",
@@ -270,7 +258,7 @@ static void run_so_far(json_t *run, char *out, size_t size)
 {
 	char d[24];
 
-	format_duration(int_of(run, "so_far_ns"), d, sizeof(d));
+	format_duration(jint(run, "so_far_ns"), d, sizeof(d));
 	snprintf(out, size, "%s %s", d,
 		 json_is_false(json_object_get(run, "watched")) ? "until then" : "so far");
 }
@@ -280,13 +268,12 @@ static void print_unwatched(FILE *out, json_t *run)
 {
 	char ago[32];
 
-	if (!has(run, "last_heard_ns")) {
+	if (!jhas(run, "last_heard_ns")) {
 		fprintf(out, "  unknown: no collector of its host ever wrote here, so its end was "
 			     "not seen");
 		return;
 	}
-	format_duration((int64_t)now_realtime_ns() - int_of(run, "last_heard_ns"), ago,
-			sizeof(ago));
+	format_duration((int64_t)now_realtime_ns() - jint(run, "last_heard_ns"), ago, sizeof(ago));
 	fprintf(out,
 		"  unknown: not ended when a collector of its host last wrote here, %s ago; none "
 		"has since, so its end was not seen",
@@ -298,33 +285,33 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 {
 	char when[64], wall[48], cpu[32], peak[32], rd[32], wr[32];
 	const char *pipeline = json_string_value(json_object_get(run, "pipeline"));
-	int64_t start = int_of(run, "start_ns");
+	int64_t start = jint(run, "start_ns");
 
 	format_time(start, when, sizeof(when));
-	if (has(run, "end_ns"))
-		format_duration(int_of(run, "end_ns") - start, wall, sizeof(wall));
-	else if (has(run, "so_far_ns"))
+	if (jhas(run, "end_ns"))
+		format_duration(jint(run, "end_ns") - start, wall, sizeof(wall));
+	else if (jhas(run, "so_far_ns"))
 		run_so_far(run, wall, sizeof(wall));
 	else
 		format_duration(-1, wall, sizeof(wall));
-	format_duration(int_of(totals, "cpu_ns"), cpu, sizeof(cpu));
-	format_bytes((uint64_t)int_of(totals, "max_process_rss_kb") * 1024, peak, sizeof(peak));
-	format_bytes((uint64_t)int_of(totals, "rchar"), rd, sizeof(rd));
-	format_bytes((uint64_t)int_of(totals, "wchar"), wr, sizeof(wr));
-	fprintf(out, "Run %lld: %s", (long long)int_of(run, "id"),
+	format_duration(jint(totals, "cpu_ns"), cpu, sizeof(cpu));
+	format_bytes((uint64_t)jint(totals, "max_process_rss_kb") * 1024, peak, sizeof(peak));
+	format_bytes((uint64_t)jint(totals, "rchar"), rd, sizeof(rd));
+	format_bytes((uint64_t)jint(totals, "wchar"), wr, sizeof(wr));
+	fprintf(out, "Run %lld: %s", (long long)jint(run, "id"),
 		json_string_value(json_object_get(run, "name")));
 	if (pipeline)
 		fprintf(out, "  (pipeline %s)", pipeline);
-	if (has(run, "engine"))
+	if (jhas(run, "engine"))
 		fprintf(out, "  [%s]", json_string_value(json_object_get(run, "engine")));
 	fprintf(out, "\n  host %s, started %s\n",
-		has(run, "hostname") ? json_string_value(json_object_get(run, "hostname")) : "?",
+		jhas(run, "hostname") ? json_string_value(json_object_get(run, "hostname")) : "?",
 		when);
-	if (has(run, "signal"))
-		fprintf(out, "  killed by signal %lld", (long long)int_of(run, "signal"));
-	else if (has(run, "exit_code"))
-		fprintf(out, "  exit %lld", (long long)int_of(run, "exit_code"));
-	else if (has(run, "status") &&
+	if (jhas(run, "signal"))
+		fprintf(out, "  killed by signal %lld", (long long)jint(run, "signal"));
+	else if (jhas(run, "exit_code"))
+		fprintf(out, "  exit %lld", (long long)jint(run, "exit_code"));
+	else if (jhas(run, "status") &&
 		 !strcmp(json_string_value(json_object_get(run, "status")), "unknown"))
 		fprintf(out, "  unknown: its tracer run was killed and its daemons stopped while "
 			     "the command ran on, so its end was not seen");
@@ -333,16 +320,16 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 	else
 		fprintf(out, "  running");
 	char images[48] = "";
-	if (int_of(totals, "images") != int_of(totals, "processes"))
+	if (jint(totals, "images") != jint(totals, "processes"))
 		snprintf(images, sizeof(images), "%lld images, ",
-			 (long long)int_of(totals, "images"));
+			 (long long)jint(totals, "images"));
 	fprintf(out,
 		", wall %s, %lld %s (%s%lld failed), CPU %s, largest process %s, "
 		"read %s, written %s (all read/write calls, not only storage)\n",
-		wall, (long long)int_of(totals, "processes"),
-		plural(int_of(totals, "processes"), "process", "processes"), images,
-		(long long)int_of(totals, "failed_processes"), cpu, peak, rd, wr);
-	if (has(run, "signal") || has(run, "exit_code"))
+		wall, (long long)jint(totals, "processes"),
+		plural(jint(totals, "processes"), "process", "processes"), images,
+		(long long)jint(totals, "failed_processes"), cpu, peak, rd, wr);
+	if (jhas(run, "signal") || jhas(run, "exit_code"))
 		print_unfinished(out, totals, o);
 	if (o->structure)
 		containers_print(
@@ -433,9 +420,9 @@ static void print_report(const struct run_report *r, const struct report_opts *o
 
 	local.structure = r->structure;
 	/* A tree has a line per image: past the screenful it cannot fit. */
-	local.summarise = o->max_lines > 0 && int_of(r->totals, "images") > o->max_lines;
-	if (has(r->run, "so_far_ns")) {
-		local.open_until_ns = int_of(r->run, "start_ns") + int_of(r->run, "so_far_ns");
+	local.summarise = o->max_lines > 0 && jint(r->totals, "images") > o->max_lines;
+	if (jhas(r->run, "so_far_ns")) {
+		local.open_until_ns = jint(r->run, "start_ns") + jint(r->run, "so_far_ns");
 		local.unwatched = json_is_false(json_object_get(r->run, "watched"));
 	}
 	if (local.json)

@@ -8,13 +8,6 @@
 #include "cli/render/internal.h"
 #include "cli/render/jsonfield.h"
 
-static bool has(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return v && !json_is_null(v);
-}
-
 /*
  * A failed process image, as the aggregator counts it in runs and steps: a
  * non-zero exit, or a signal other than SIGPIPE (a producer whose reader
@@ -22,20 +15,20 @@ static bool has(json_t *o, const char *key)
  */
 bool report_process_failed(json_t *p)
 {
-	if (has(p, "signal"))
+	if (jhas(p, "signal"))
 		return json_integer_value(json_object_get(p, "signal")) != SIGPIPE;
-	return has(p, "exit_code") && json_integer_value(json_object_get(p, "exit_code")) != 0;
+	return jhas(p, "exit_code") && json_integer_value(json_object_get(p, "exit_code")) != 0;
 }
 
 void report_status_text(json_t *p, char *out, size_t size)
 {
 	const char *state = json_string_value(json_object_get(p, "state"));
 
-	if (has(p, "signal"))
+	if (jhas(p, "signal"))
 		snprintf(out, size, "sig %lld%s",
 			 (long long)json_integer_value(json_object_get(p, "signal")),
 			 cli_flag(p, "core_dumped") ? "+core" : "");
-	else if (has(p, "exit_code"))
+	else if (jhas(p, "exit_code"))
 		snprintf(out, size, "%lld",
 			 (long long)json_integer_value(json_object_get(p, "exit_code")));
 	else
