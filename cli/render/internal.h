@@ -15,7 +15,7 @@
  *   format.c          units people read: 1m32s, 512 MiB, columns cut to a width
  *   termsafe.c        no control byte of the database reaches a terminal
  *   clierror.c        a verb's failure: one line on stderr, and {"error"} with JSON
- *   jsonfield.h       reading a field of a JSON row: jint, jnum, jstr, cli_flag
+ *   jsonfield.h       reading a field of a JSON row: jint, jnum, jstr, jhas, cli_flag
  *   report_template.html  the page tracer report fills (embedded at build time)
  */
 #ifndef TRACER_CLI_RENDER_INTERNAL_H
