@@ -52,6 +52,8 @@ def check_file(root, f):
     program, mine = layer_of(f)
     if program == "cli" and mine not in CLI_MAY_USE:
         return [f"{f}: in no CLI layer (add its folder to test/lint/layers.py)"]
+    if program == "cli" and mine == "main" and f != "cli/tracer.c":
+        return [f"{f}: beside cli/tracer.c: a CLI file belongs in its layer's folder"]
     for n, line in enumerate((root / f).read_text().splitlines(), 1):
         if program == "cli" and mine in NO_DATABASE and SQLITE.search(line):
             bad.append(f"{f}:{n}: {mine}/ touches SQLite: {line.strip()}")

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """layers.py fails on what it is there to catch: a tree with a render file that includes
-db/ and calls SQLite, a folder whose internal.h misses a file, and a model file that
+db/ and calls SQLite, a folder whose internal.h misses a file, a file left beside tracer.c, and a model file that
 includes a verb's header; and passes the same tree once they are gone. Run by make lint."""
 import pathlib
 import subprocess
@@ -42,6 +42,7 @@ def main():
     broken["cli/render/text.c"] = '#include "cli/db/clidb.h"\nint g(void *d) { return sqlite3_changes(d); }\n'
     broken["cli/model/load.c"] = '#include "cli/verbs/commands.h"\n'
     broken["cli/db/fleet.c"] = "int fleet;\n"
+    broken["cli/export.c"] = "int flat;\n"
     failures = []
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
         tree(pathlib.Path(a), clean)
@@ -53,7 +54,8 @@ def main():
         expected = ["cli/render/text.c:1: cli render includes cli/db/clidb.h",
                     "cli/render/text.c:2: render/ touches SQLite",
                     "cli/model/load.c:1: cli model includes cli/verbs/commands.h",
-                    "cli/db/internal.h: does not name fleet.c"]
+                    "cli/db/internal.h: does not name fleet.c",
+                    "cli/export.c: beside cli/tracer.c"]
         if rc != 1:
             failures.append(f"a broken tree passes (exit {rc}): {out}")
         failures += [f"not reported: {e}\n{out}" for e in expected if e not in out]
