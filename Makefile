@@ -82,7 +82,7 @@ $(BUILD)/schema_sql.c: $(SCHEMA_SQL) aggregator/schema/embed.sh
 	$(call msg,GEN,$@)
 	$(Q)aggregator/schema/embed.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/report_template.c: cli/report_template.html cli/embed_text.sh
+$(BUILD)/report_template.c: cli/render/report_template.html cli/embed_text.sh
 	@mkdir -p $(@D)
 	$(call msg,GEN,$@)
 	$(Q)cli/embed_text.sh report_template $< > $@.tmp && mv $@.tmp $@
@@ -154,18 +154,28 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/scope_config.c aggregator/receiv
                    aggregator/insight/stall.c aggregator/insight/steps.c \
                    aggregator/insight/limits.c aggregator/insight/config.c common/character.c \
                    common/jsonutil.c common/sqlite_writer.c
-CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/runuser.c cli/command.c cli/cmd_show.c cli/cmd_status.c cli/report.c cli/report_summary.c cli/report_outcome.c cli/launch.c \
-            cli/clidb.c cli/clierror.c cli/rows.c cli/dbkind.c cli/cmd_runs.c cli/cmd_signals.c cli/cmd_explain.c aggregator/store/schema.c \
-            common/character.c common/cloudmeta.c cli/usage.c cli/prices.c cli/hostprice.c cli/costconf.c cli/export.c \
-            cli/cmd_cost.c cli/costrun.c cli/cmd_recommend.c cli/cmd_idle.c cli/rightsize.c cli/cmd_report.c cli/reportdata.c \
-            cli/cmd_timeline.c cli/cmd_top.c cli/idle.c cli/costsplit.c cli/explain.c cli/health.c \
-            cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c \
-            cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c cli/fleet_join.c cli/fleet_match.c \
-            cli/fleet_merge.c cli/fleet_hosts.c cli/fleet_runs_join.c cli/fleet_window.c cli/fleet_jobside.c \
-            shipper/credentials.c \
-            cli/cmd_export.c cli/rocrate.c cli/rocrate_actions.c cli/rocrate_files.c cli/rocrate_write.c \
-            cli/provpath.c cli/pkgowner.c \
-            cli/cmd_energy.c cli/energy.c cli/energytable.c cli/energyrun.c
+# The CLI by layer (docs/architecture.md, cli/*/internal.h); each may use those listed after it.
+CLI_VERBS  := cli/verbs/cmd_run.c cli/verbs/cmd_show.c cli/verbs/cmd_status.c cli/verbs/cmd_runs.c \
+              cli/verbs/cmd_signals.c cli/verbs/cmd_explain.c cli/verbs/cmd_cost.c cli/verbs/cmd_recommend.c \
+              cli/verbs/cmd_idle.c cli/verbs/cmd_report.c cli/verbs/cmd_timeline.c cli/verbs/cmd_top.c \
+              cli/verbs/fleet_idle.c cli/verbs/cmd_export.c cli/verbs/cmd_energy.c
+CLI_LAUNCH := cli/launch/selfhosted.c cli/launch/launch.c cli/launch/command.c cli/launch/runuser.c
+CLI_MODEL  := cli/model/runreport.c cli/model/reportdata.c cli/model/health.c cli/model/containers.c cli/model/batchjobs.c \
+              cli/model/rocrate.c cli/model/rocrate_actions.c cli/model/rocrate_files.c cli/model/rocrate_write.c \
+              cli/model/provpath.c cli/model/pkgowner.c
+CLI_COST   := cli/cost/usage.c cli/cost/prices.c cli/cost/hostprice.c cli/cost/costconf.c cli/cost/costrun.c \
+              cli/cost/rightsize.c cli/cost/idle.c cli/cost/costsplit.c \
+              cli/cost/energy.c cli/cost/energytable.c cli/cost/energyrun.c
+CLI_DB     := cli/db/clidb.c cli/db/findrun.c cli/db/rows.c cli/db/dbkind.c cli/db/fleet.c cli/db/fleet_load.c cli/db/fleet_copy.c \
+              cli/db/fleet_join.c cli/db/fleet_rows.c cli/db/fleet_match.c cli/db/fleet_merge.c cli/db/fleet_hosts.c \
+              cli/db/fleet_runs_join.c cli/db/fleet_window.c cli/db/fleet_jobside.c
+CLI_RENDER := cli/render/report.c cli/render/report_summary.c cli/render/report_outcome.c \
+              cli/render/clierror.c cli/render/export.c cli/render/explain.c cli/render/format.c \
+              cli/render/termsafe.c cli/render/containers_text.c cli/render/batch_text.c \
+              cli/render/status_text.c
+CLI_SRCS := cli/tracer.c $(CLI_VERBS) $(CLI_LAUNCH) $(CLI_MODEL) $(CLI_COST) $(CLI_DB) $(CLI_RENDER) \
+            aggregator/store/schema.c common/character.c common/cloudmeta.c aggregator/ingest/runmark.c \
+            common/jsonutil.c aggregator/store/dblock.c shipper/credentials.c
 
 SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \
@@ -420,7 +430,7 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc/tracer
 # tracer run looks for the daemons here when they are not beside it or in ../libexec/tracer.
-$(BUILD)/obj/cli/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
+$(BUILD)/obj/cli/launch/launch.o: CFLAGS += -DTRACER_LIBEXECDIR='"$(LIBEXECDIR)"'
 UNITS   := tracer.target tracer-collector.service tracer-aggregator.service tracer-shipper.service
 CONFIGS := collector.conf aggregator.conf tools.allow tools.deny redact.rules prices.tsv cost.conf energy.conf shipper.conf.example
 DOCS    := README.md $(wildcard docs/*.md)

@@ -3,11 +3,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/clierror.h"
-#include "cli/commands.h"
-#include "cli/fleet.h"
-#include "cli/format.h"
-#include "cli/termsafe.h"
+#include "cli/db/fleet.h"
+#include "cli/render/clierror.h"
+#include "cli/render/format.h"
+#include "cli/render/termsafe.h"
+#include "cli/verbs/commands.h"
 
 #include "common/paths.h"
 #include "common/version.h"

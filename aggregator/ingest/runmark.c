@@ -5,7 +5,7 @@
 
 #include "common/fileutil.h"
 
-/* Options of `tracer run` that take a value (kept in step with cli/cmd_run.c). */
+/* Options of `tracer run` that take a value (kept in step with cli/verbs/cmd_run.c). */
 static const char *const valued_options[] = {"--pipeline",  "--run",  "--db",	 "--socket",
 					     "--log-level", "--user", "--scope", "--json-out"};
 

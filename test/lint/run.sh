@@ -12,6 +12,7 @@ status=0
 
 echo "== layers"
 python3 test/lint/layers.py || status=1
+python3 test/lint/test_layers.py || status=1
 python3 test/lint/call_loops.py "$build" || status=1
 
 echo "== cppcheck $(cppcheck --version | cut -d' ' -f2)"

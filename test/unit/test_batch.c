@@ -21,13 +21,9 @@
 #include <sqlite3.h>
 
 #include "aggregator/correlate/batch.h"
-#include "aggregator/correlate/correlate.h"
 #include "aggregator/model/groups.h"
-#include "aggregator/model/proctable.h"
-#include "aggregator/store/store.h"
-#include "test/unit/tmpdb.h"
-
-#define MS 1000000LL
+#define CORRELATE_FIXTURE_TAG "batch-test"
+#include "test/unit/correlate_fixture.h"
 
 static struct batch_submit parse(const char *program, const char *cwd, const char *const *argv)
 {
@@ -236,70 +232,24 @@ static void test_pbs_and_lsf_cgroups(void **state)
 
 /* --- linking, with process entries made by hand ------------------------------------------ */
 
-static struct store st;
-static struct correlator corr;
-static char db_path[64];
-static struct proc procs[32];
-static size_t n_procs;
-
-static int setup(void **state)
-{
-	tmpdb_fresh(db_path, sizeof(db_path), "batch-test");
-	assert_int_equal(store_open(&st, db_path), 0);
-	assert_int_equal(correlator_init(&corr, &st, NULL, NULL), 0);
-	memset(procs, 0, sizeof(procs));
-	n_procs = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	for (size_t i = 0; i < n_procs; i++) {
-		correlate_release(&procs[i]);
-		process_row_free_strings(&procs[i].row);
-	}
-	correlator_free(&corr);
-	store_close(&st);
-	tmpdb_remove(db_path);
-	return 0;
-}
-
-static size_t count(const char *const *argv)
-{
-	size_t n = 0;
-
-	while (argv[n])
-		n++;
-	return n;
-}
-
 /* A process forked from parent at start_ms that execs argv in cwd as uid, in cgroup cg (0: none).
  */
 static struct proc *run_process(struct proc *parent, uint64_t start_ms, const char *cwd,
 				uint32_t uid, uint64_t cg, const char *const *argv)
 {
-	struct proc *p = &procs[n_procs++];
-	uint32_t pid = (uint32_t)(100 + n_procs);
+	struct proc *p = proc_entry((uint32_t)(101 + n_procs), parent, start_ms, argv[0], cwd);
 
-	p->pid = pid;
-	p->start_boot_ns = start_ms * MS;
-	p->row.id = pid;
-	p->row.pid = pid;
-	p->row.ppid = parent ? parent->pid : 1;
-	p->row.proc_start_boot_ns = p->start_boot_ns;
-	p->row.start_epoch_ns = (int64_t)p->start_boot_ns;
-	p->row.exe = strdup(argv[0]);
-	p->row.cwd = strdup(cwd);
 	p->row.argv_json = strdup("[]");
 	p->row.uid = uid;
 	p->row.cgroup1_id = cg;
-	p->row.state = "running";
 	correlate_fork(&corr, p, parent);
-	correlate_exec(&corr, p, parent, (char *const *)argv, count(argv), p->row.start_epoch_ns);
+	correlate_exec(&corr, p, parent, (char *const *)argv, argv_count(argv),
+		       p->row.start_epoch_ns);
 	return p;
 }
 
-static void finish(struct proc *p, uint64_t end_ms, int code)
+/* The process exits with the code, its use never measured. */
+static void finish_unmeasured(struct proc *p, uint64_t end_ms, int code)
 {
 	p->row.end_epoch_ns = (int64_t)(end_ms * MS);
 	p->row.state = "exited";
@@ -365,7 +315,7 @@ static void test_job_joins_its_submitters_run_and_step(void **state)
 	struct step *step = sub->in.step;
 	assert_non_null(run);
 	assert_non_null(step);
-	finish(sub, 1150, 0); /* sbatch returns at once; the job starts later */
+	finish_unmeasured(sub, 1150, 0); /* sbatch returns at once; the job starts later */
 	struct proc *job = batch_script("42", 900, 5000, "/w", 1000);
 	assert_ptr_equal(job->in.run, run);
 	assert_ptr_equal(job->in.step, step);
@@ -397,8 +347,8 @@ static void test_two_runs_that_could_have_submitted_it_is_ambiguous(void **state
 {
 	struct proc *a = script_run(1000, "/w", 1000);
 	struct proc *b = script_run(1010, "/w", 1000);
-	finish(sbatch(a, 1100, "job.sh"), 1150, 0);
-	finish(sbatch(b, 1120, "job.sh"), 1170, 0);
+	finish_unmeasured(sbatch(a, 1100, "job.sh"), 1150, 0);
+	finish_unmeasured(sbatch(b, 1120, "job.sh"), 1170, 0);
 	struct proc *job = batch_script("43", 900, 5000, "/w", 1000);
 	assert_non_null(job->in.run);
 	assert_ptr_not_equal(job->in.run, a->in.run);
@@ -414,9 +364,9 @@ static void test_two_runs_that_could_have_submitted_it_is_ambiguous(void **state
 static void test_what_could_not_have_submitted_it_is_unmatched(void **state)
 {
 	struct proc *script = script_run(1000, "/w", 1000);
-	finish(sbatch(script, 1100, "job.sh"), 1150, 0);
+	finish_unmeasured(sbatch(script, 1100, "job.sh"), 1150, 0);
 	struct proc *refused = sbatch(script, 1200, "bad.sh");
-	finish(refused, 1210, 1); /* sbatch: error: ... : no job */
+	finish_unmeasured(refused, 1210, 1); /* sbatch: error: ... : no job */
 	const struct {
 		const char *job, *cwd;
 		uint32_t uid;
@@ -466,7 +416,7 @@ static void test_inner_snakemake_tells_the_step(void **state)
 		assert_string_equal(steps[i]->name, rules[i]);
 		const char *const sb[] = {"/usr/bin/sbatch", "-o", "x", script, NULL};
 		struct proc *s = run_process(wrapper, 1101 + 10 * i, "/w", 1000, 0, sb);
-		finish(s, 1105 + 10 * i, 0);
+		finish_unmeasured(s, 1105 + 10 * i, 0);
 	}
 	/* count's job starts first: its batch script alone cannot tell which it is. */
 	struct proc *job = batch_script("60", 930, 5000, "/w", 1000);
@@ -499,7 +449,7 @@ static void test_pbs_job_joins_its_qsub(void **state)
 	struct proc *script = script_run(1000, "/w", 1000);
 	const char *const qsub[] = {"/opt/pbs/bin/qsub", "-N", "align", "job.pbs", NULL};
 	struct proc *q = run_process(script, 1100, "/w", 1000, 0, qsub);
-	finish(q, 1120, 0);
+	finish_unmeasured(q, 1120, 0);
 	/* PBS Pro starts the job in the user's home: the work dir is no evidence here. */
 	static const char *const job_shell[] = {"/bin/bash", NULL};
 	correlate_cgroup(&corr, 940, true, "/pbs_jobs.service/jobid/1234.pbs01");

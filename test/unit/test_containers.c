@@ -19,92 +19,38 @@
 
 #include <cmocka.h>
 
-#include "aggregator/correlate/correlate.h"
 #include "aggregator/model/groups.h"
-#include "aggregator/model/proctable.h"
-#include "aggregator/store/store.h"
-#include "test/unit/tmpdb.h"
+#define CORRELATE_FIXTURE_TAG "containers-test"
+#include "test/unit/correlate_fixture.h"
 
-#define MS 1000000LL
 #define ID_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define ID_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 #define ID_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
 
-static struct store st;
-static struct correlator corr;
-static char db_path[64];
-static struct proc procs[24];
-static size_t n_procs;
-
-static int setup(void **state)
+/* The fixture's, with three containers' cgroups known. */
+static int setup_containers(void **state)
 {
 	(void)state;
-	tmpdb_fresh(db_path, sizeof(db_path), "containers-test");
-	assert_int_equal(store_open(&st, db_path), 0);
-	assert_int_equal(correlator_init(&corr, &st, NULL, NULL), 0);
-	memset(procs, 0, sizeof(procs));
-	n_procs = 0;
+	fixture_open(NULL);
 	correlate_cgroup(&corr, 501, true, "/docker/" ID_A);
 	correlate_cgroup(&corr, 502, true, "/docker/" ID_B);
 	correlate_cgroup(&corr, 503, true, "/docker/" ID_C);
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	for (size_t i = 0; i < n_procs; i++) {
-		correlate_release(&procs[i]);
-		process_row_free_strings(&procs[i].row);
-	}
-	correlator_free(&corr);
-	store_close(&st);
-	tmpdb_remove(db_path);
-	return 0;
-}
-
-static size_t count(const char *const *argv)
-{
-	size_t n = 0;
-
-	while (argv[n])
-		n++;
-	return n;
-}
-
 /* A process forked at start_ms (in cgroup1 if non-zero) that execs argv. */
 static struct proc *run_prog(uint32_t pid, struct proc *parent, uint64_t start_ms, uint64_t cgroup1,
 			     const char *const *argv)
 {
-	struct proc *p = &procs[n_procs++];
+	struct proc *p = proc_entry(pid, parent, start_ms, argv[0], "/w");
 
-	p->pid = pid;
-	p->start_boot_ns = start_ms * MS;
-	p->row.id = pid;
-	p->row.pid = pid;
-	p->row.ppid = parent ? parent->pid : 1;
-	p->row.proc_start_boot_ns = p->start_boot_ns;
-	p->row.start_epoch_ns = (int64_t)p->start_boot_ns;
-	p->row.exe = strdup(argv[0]);
-	p->row.cwd = strdup("/w");
 	p->row.argv_json = strdup("[]");
 	p->row.has_ids = true;
 	p->row.cgroup1_id = cgroup1;
-	p->row.state = "running";
 	correlate_fork(&corr, p, parent);
-	correlate_exec(&corr, p, parent, (char *const *)argv, count(argv), p->row.start_epoch_ns);
+	correlate_exec(&corr, p, parent, (char *const *)argv, argv_count(argv),
+		       p->row.start_epoch_ns);
 	return p;
-}
-
-static void finish(struct proc *p, uint64_t end_ms, uint64_t cpu_ms)
-{
-	p->row.end_epoch_ns = (int64_t)(end_ms * MS);
-	p->row.state = "exited";
-	p->row.has_exit_code = true;
-	p->row.has_metrics = true;
-	p->row.m.cpu_user_ns = cpu_ms * MS;
-	p->life.exited = true;
-	correlate_exit(&corr, p);
 }
 
 static const char *const shell_argv[] = {"/usr/bin/bash", NULL};
@@ -145,7 +91,7 @@ static void test_container_joins_the_clis_step(void **state)
 	static const char *const sh_argv[] = {"/bin/sh", "-c", "true", NULL};
 	struct proc *later = run_prog(32, NULL, 150, 501, sh_argv);
 	assert_ptr_equal(later->in.step, s);
-	finish(burn, 2200, 2000);
+	finish(burn, 2200, 2000, 0);
 	assert_int_equal(s->r.cpu_ns, 2000 * MS);
 	assert_int_equal(r->r.cpu_ns, 2000 * MS);
 	assert_true(correlate_has_pending(&corr));
@@ -227,14 +173,17 @@ static void test_the_whole_argv_beats_an_entrypoints_tail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_container_joins_the_clis_step, setup, teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_a_cli_starts_one_container_and_only_after_it_started, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_another_uid_is_not_the_clis, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_identical_containers_of_two_runs_are_ambiguous,
-					    setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_the_whole_argv_beats_an_entrypoints_tail, setup,
+	    cmocka_unit_test_setup_teardown(test_container_joins_the_clis_step, setup_containers,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_a_cli_starts_one_container_and_only_after_it_started, setup_containers,
+		teardown),
+	    cmocka_unit_test_setup_teardown(test_another_uid_is_not_the_clis, setup_containers,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_identical_containers_of_two_runs_are_ambiguous,
+					    setup_containers, teardown),
+	    cmocka_unit_test_setup_teardown(test_the_whole_argv_beats_an_entrypoints_tail,
+					    setup_containers, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

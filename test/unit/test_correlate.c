@@ -19,87 +19,13 @@
 
 #include <cmocka.h>
 
-#include "aggregator/correlate/correlate.h"
-#include "aggregator/model/proctable.h"
-#include "aggregator/store/store.h"
-#include "test/unit/tmpdb.h"
-
-#define MS 1000000LL
-
-static struct store st;
-static struct correlator corr;
-static char db_path[64];
-static struct proc procs[16];
-static size_t n_procs;
-
-static int setup(void **state)
-{
-	tmpdb_fresh(db_path, sizeof(db_path), "correlate-test");
-	assert_int_equal(store_open(&st, db_path), 0);
-	assert_int_equal(correlator_init(&corr, &st, NULL, NULL), 0);
-	memset(procs, 0, sizeof(procs));
-	n_procs = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	for (size_t i = 0; i < n_procs; i++) {
-		correlate_release(&procs[i]);
-		process_row_free_strings(&procs[i].row);
-	}
-	correlator_free(&corr);
-	store_close(&st);
-	tmpdb_remove(db_path);
-	return 0;
-}
-
-/* A process running exe with argv (NULL-terminated), started at start_ms. */
-static struct proc *process(uint32_t pid, struct proc *parent, uint64_t start_ms, const char *exe,
-			    const char *const *argv)
-{
-	struct proc *p = &procs[n_procs++];
-	char json[512] = "[";
-
-	p->pid = pid;
-	p->start_boot_ns = start_ms * MS;
-	p->row.id = pid;
-	p->row.pid = pid;
-	p->row.ppid = parent ? parent->pid : 1;
-	p->row.proc_start_boot_ns = p->start_boot_ns;
-	p->row.start_epoch_ns = (int64_t)p->start_boot_ns;
-	p->row.exe = strdup(exe);
-	p->row.cwd = strdup("/w");
-	for (size_t i = 0; argv[i]; i++)
-		snprintf(json + strlen(json), sizeof(json) - strlen(json), "%s\"%s\"", i ? "," : "",
-			 argv[i]);
-	strcat(json, "]");
-	p->row.argv_json = strdup(json);
-	p->row.state = "running";
-	correlate_fork(&corr, p, parent);
-	return p;
-}
+#define CORRELATE_FIXTURE_TAG "correlate-test"
+#include "test/unit/correlate_fixture.h"
 
 static void exec(struct proc *p, struct proc *parent, const char *const *argv)
 {
-	size_t argc = 0;
-
-	while (argv[argc])
-		argc++;
-	correlate_exec(&corr, p, parent, (char *const *)argv, argc, p->row.start_epoch_ns);
-}
-
-/* The process exits after cpu_ms of CPU with the exit code. */
-static void finish(struct proc *p, uint64_t end_ms, uint64_t cpu_ms, int code)
-{
-	p->row.end_epoch_ns = (int64_t)(end_ms * MS);
-	p->row.state = "exited";
-	p->row.has_exit_code = true;
-	p->row.exit_code = code;
-	p->row.has_metrics = true;
-	p->row.m.cpu_user_ns = cpu_ms * MS;
-	p->life.exited = true;
-	correlate_exit(&corr, p);
+	correlate_exec(&corr, p, parent, (char *const *)argv, argv_count(argv),
+		       p->row.start_epoch_ns);
 }
 
 /* The process is killed by the signal already set in its row. */

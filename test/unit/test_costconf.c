@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "cli/costconf.h"
+#include "cli/cost/costconf.h"
 
 static char dir[] = "/tmp/tracer-costconf-XXXXXX";
 

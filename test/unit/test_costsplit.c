@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "cli/costsplit.h"
+#include "cli/cost/costsplit.h"
 
 static const struct cost_bucket *bucket(const struct cost_tally *t, const char *key)
 {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "cli/energy.h"
+#include "cli/cost/energy.h"
 
 static char dir[] = "/tmp/tracer-energy-XXXXXX";
 

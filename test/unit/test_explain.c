@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "cli/explain.h"
-#include "cli/jsonfield.h"
+#include "cli/render/explain.h"
+#include "cli/render/jsonfield.h"
 
 #define S 1000000000LL
 

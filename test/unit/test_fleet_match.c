@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "cli/fleet_join.h"
+#include "cli/db/fleet_join.h"
 
 #define S INT64_C(1000000000)
 

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "cli/format.h"
+#include "cli/render/format.h"
 
 static void test_columns(void **state)
 {

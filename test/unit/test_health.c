@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "cli/health.h"
+#include "cli/model/health.h"
 
 #define NOW (1000LL * 1000000000LL)
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "cli/idle.h"
+#include "cli/cost/idle.h"
 
 #define S 1000000000LL /* one second in ns */
 

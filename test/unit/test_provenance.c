@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "cli/pkgowner.h"
-#include "cli/provpath.h"
+#include "cli/model/pkgowner.h"
+#include "cli/model/provpath.h"
 
 static char dir[] = "/tmp/tracer-provenance-XXXXXX";
 

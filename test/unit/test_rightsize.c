@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "cli/prices.h"
-#include "cli/rightsize.h"
+#include "cli/cost/prices.h"
+#include "cli/cost/rightsize.h"
 
 static double num(json_t *o, const char *k)
 {

@@ -17,58 +17,14 @@
 
 #include <cmocka.h>
 
-#include "aggregator/correlate/correlate.h"
-#include "aggregator/model/proctable.h"
-#include "aggregator/store/store.h"
-#include "test/unit/tmpdb.h"
-
-#define MS 1000000LL
-
-static struct store st;
-static struct correlator corr;
-static char db_path[64];
-static struct proc procs[24];
-static size_t n_procs;
-
-static int setup(void **state)
-{
-	(void)state;
-	tmpdb_fresh(db_path, sizeof(db_path), "script-steps-test");
-	assert_int_equal(store_open(&st, db_path), 0);
-	assert_int_equal(correlator_init(&corr, &st, NULL, NULL), 0);
-	memset(procs, 0, sizeof(procs));
-	n_procs = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	for (size_t i = 0; i < n_procs; i++) {
-		correlate_release(&procs[i]);
-		process_row_free_strings(&procs[i].row);
-	}
-	correlator_free(&corr);
-	store_close(&st);
-	tmpdb_remove(db_path);
-	return 0;
-}
+#define CORRELATE_FIXTURE_TAG "script-steps-test"
+#include "test/unit/correlate_fixture.h"
 
 /* A process forked by parent at start_ms (its argv_json: its first argument). */
 static struct proc *fork_at(uint32_t pid, struct proc *parent, uint64_t start_ms, const char *exe)
 {
-	struct proc *p = &procs[n_procs++];
+	struct proc *p = proc_entry(pid, parent, start_ms, exe, "/w");
 
-	p->pid = pid;
-	p->start_boot_ns = start_ms * MS;
-	p->row.id = pid;
-	p->row.pid = pid;
-	p->row.ppid = parent ? parent->pid : 1;
-	p->row.proc_start_boot_ns = p->start_boot_ns;
-	p->row.start_epoch_ns = (int64_t)p->start_boot_ns;
-	p->row.exe = strdup(exe);
-	p->row.cwd = strdup("/w");
-	p->row.state = "running";
 	if (parent)
 		parent->life.had_children = true;
 	correlate_fork(&corr, p, parent);
@@ -77,33 +33,13 @@ static struct proc *fork_at(uint32_t pid, struct proc *parent, uint64_t start_ms
 
 static void exec_as(struct proc *p, struct proc *parent, const char *exe, const char *const *argv)
 {
-	size_t argc = 0;
-	char json[256] = "[";
-
-	while (argv[argc])
-		argc++;
 	free(p->row.exe);
 	p->row.exe = strdup(exe);
-	for (size_t i = 0; i < argc; i++)
-		snprintf(json + strlen(json), sizeof(json) - strlen(json), "%s\"%s\"", i ? "," : "",
-			 argv[i]);
-	strcat(json, "]");
 	free(p->row.argv_json);
-	p->row.argv_json = strdup(json);
+	p->row.argv_json = argv_json(argv);
 	p->life.execed = true;
-	correlate_exec(&corr, p, parent, (char *const *)argv, argc, p->row.start_epoch_ns);
-}
-
-static void finish(struct proc *p, uint64_t end_ms, uint64_t cpu_ms, int code)
-{
-	p->row.end_epoch_ns = (int64_t)(end_ms * MS);
-	p->row.state = "exited";
-	p->row.has_exit_code = true;
-	p->row.exit_code = code;
-	p->row.has_metrics = true;
-	p->row.m.cpu_user_ns = cpu_ms * MS;
-	p->life.exited = true;
-	correlate_exit(&corr, p);
+	correlate_exec(&corr, p, parent, (char *const *)argv, argv_count(argv),
+		       p->row.start_epoch_ns);
 }
 
 /* A forked child of parent that execs exe (argv: one word) and ends. */

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "cli/termsafe.h"
+#include "cli/render/termsafe.h"
 
 /* Filters s in pieces of `piece` bytes (a sequence split between writes), then ends. */
 static void filter(const char *s, size_t piece, char *out)

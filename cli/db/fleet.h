@@ -1,0 +1,85 @@
+/*
+ * tracer --fleet URL VERB ...: the verbs read the fleet store (the shippers'
+ * ClickHouse tables, docs/shipping.md "Reading the fleet") instead of a local
+ * database. The rows a verb needs are copied (FINAL, bounded) into an
+ * in-memory SQLite database with our own schema, and the verb's own code runs
+ * on it: the same text, --json and report as on the host itself.
+ */
+#ifndef TRACER_CLI_FLEET_H
+#define TRACER_CLI_FLEET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "cli/db/clidb.h"
+
+/* The fleet store a verb reads: URL clickhouse://HOST:PORT/DB[?secure=1], or the
+ * path of a file with a [fleet] section (url = ..., credentials = FILE); NULL:
+ * ~/.config/tracer/fleet.conf, else /etc/tracer/fleet.conf. 0, or -1 said why. */
+int fleet_select(const char *url_or_config);
+bool fleet_active(void);
+/* Does this verb read the fleet store (the others refuse --fleet)? */
+bool fleet_reads(const char *verb);
+
+/* The verb's database, loaded from the fleet store for q (its verb and run,
+ * HOST:ID or a name); q->arg becomes the run's id there. NULL: said why in one
+ * line (the store unreachable, no such run). */
+sqlite3 *fleet_open(struct cli_query *q);
+
+/* `tracer runs` over the fleet: each row's id back to its host's, and its host.
+ * Nothing outside fleet mode. */
+void fleet_label_runs(sqlite3 *db, json_t *rows);
+
+/* The HOST column's width for those rows (0 outside fleet mode). */
+int fleet_host_width(json_t *rows);
+
+/* fleet.c, for fleet_load.c: a query's answer (JSONEachRow lines), or NULL with
+ * the reason in err. The caller frees it. */
+char *fleet_query(const char *sql, char *err, size_t size);
+/* The database name in the URL (letters, digits, _). */
+const char *fleet_database(void);
+
+/* fleet_copy.c: SELECT * FROM the store's table FINAL WHERE where, into the local
+ * table local (ours, or a temporary one made like it): the rows copied, -1 said why. */
+long fleet_copy_rows(sqlite3 *db, const char *verb, const char *table, const char *local,
+		     const char *where);
+/* How a copied row's ids change on the way in (the runs list numbers runs anew). */
+struct fleet_remap {
+	const char *column;   /* "id" of runs, "run_id" of signals */
+	sqlite3_stmt *lookup; /* (host, id) -> local id */
+	bool renumber;	      /* the row's own id repeats across hosts: a new one */
+};
+/* fleet_copy_rows with the ids of m's column remapped (m may be NULL). */
+long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const char *local,
+			 const char *where, const struct fleet_remap *m);
+/* ClickHouse string literal of s, quoted and escaped, in out. */
+void fleet_quote(const char *s, char *out, size_t size);
+
+/* fleet_join.c: the batch jobs that run HOST:ID's steps submitted and that ran on other
+ * hosts (docs/shipping.md, "One run across hosts"), joined under those steps in db:
+ * their processes, samples, signals and totals; the jobs that could not be joined said.
+ * 0, or -1 said why. */
+int fleet_join_batch(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_jobside.c: for each job of run id its own host could not link, whose run it is
+ * across the fleet (fleet_job_parents: fleet_link, fleet_run HOST:ID, fleet_candidates).
+ * 0, or -1 said why. */
+int fleet_place_jobs(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_hosts.c: those facts on show's job rows (fleet mode; nothing otherwise). */
+void fleet_job_parents_add(sqlite3 *db, json_t *jobs);
+/* fleet_window.c: for `cost HOST:ID`, the host's other processes alive during run id
+ * (loaded already), with their runs, steps, tools and samples. 0, or -1 said why. */
+int fleet_load_window(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_runs_join.c: for `runs`, each joined job's run folded into its submitter's row
+ * (fleet_runs maps the rows to their hosts' runs). 0, or -1 said why. */
+int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max);
+
+/* fleet_hosts.c: the hosts of a run whose batch jobs were joined from other hosts
+ * (host, hostname, head, jobs, processes, cpu_ns, peak_rss_kb); NULL for a run whole on
+ * its host, and outside fleet mode. */
+json_t *fleet_hosts_json(sqlite3 *db);
+
+#endif

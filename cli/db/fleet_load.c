@@ -1,0 +1,397 @@
+/*
+ * What a verb reads, copied from the fleet store into an in-memory database
+ * created by our own migrations (aggregator/store/schema.c): the verb then runs
+ * its own SQL on it. Every read is FINAL (one row per record) and bounded: the
+ * newest FLEET_RUNS_MAX runs for `runs`; one run's steps, processes, signals,
+ * samples, and its host's samples and collector rows around it for the others.
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregator/store/schema.h"
+#include "cli/db/fleet.h"
+#include "cli/render/clierror.h"
+#include "common/log.h"
+
+#define FLEET_RUNS_MAX 5000
+/* `idle HOST` reads this many days of the host's samples before its newest. */
+#define FLEET_IDLE_DAYS 8
+/* Host samples this long before and after a run belong to its report. */
+#define HOST_SAMPLE_MARGIN_NS INT64_C(60000000000)
+
+/* A host id or hostname as a verb's argument names it: nothing to escape. */
+static bool plain_token(const char *s)
+{
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+			return false;
+	return true;
+}
+
+static long copy_rows(sqlite3 *db, const char *verb, const char *table, const char *where,
+		      const struct fleet_remap *m)
+{
+	return fleet_copy_remapped(db, verb, table, table, where, m);
+}
+
+/*
+ * One run's records: its steps, processes, signals, samples, and its host's around it;
+ * then the batch jobs its steps submitted that ran on other hosts, joined under those
+ * steps (fleet_join.c).
+ */
+static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
+{
+	char where[1024], h[300];
+	const char *db_name = fleet_database();
+
+	fleet_quote(host, h, sizeof(h));
+	snprintf(where, sizeof(where), "_host = %s AND id = %" PRId64, h, id);
+	if (copy_rows(db, verb, "runs", where, NULL) < 0)
+		return -1;
+	snprintf(where, sizeof(where), "_host = %s AND run_id = %" PRId64, h, id);
+	if (copy_rows(db, verb, "steps", where, NULL) < 0 ||
+	    copy_rows(db, verb, "processes", where, NULL) < 0 ||
+	    copy_rows(db, verb, "signals", where, NULL) < 0)
+		return -1;
+	snprintf(where, sizeof(where),
+		 "_host = %s AND process_id IN (SELECT id FROM `%s`.processes FINAL WHERE _host = "
+		 "%s AND run_id = %" PRId64 ")",
+		 h, db_name, h, id);
+	if (copy_rows(db, verb, "samples", where, NULL) < 0)
+		return -1;
+	snprintf(where, sizeof(where),
+		 "_host = %s AND id IN (SELECT tool_id FROM `%s`.processes FINAL WHERE _host = %s "
+		 "AND run_id = %" PRId64 ")",
+		 h, db_name, h, id);
+	if (copy_rows(db, verb, "tools", where, NULL) < 0)
+		return -1;
+	sqlite3_stmt *st;
+	int64_t start = 0, end = 0;
+	if (sqlite3_prepare_v2(db, "SELECT start_ns, coalesce(end_ns, start_ns) FROM runs", -1, &st,
+			       NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		start = sqlite3_column_int64(st, 0);
+		end = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	snprintf(
+	    where, sizeof(where),
+	    "_host = %s AND ts_ns >= %" PRId64 " AND (ts_ns <= %" PRId64 " OR %" PRId64 " = 0)", h,
+	    (int64_t)(start - HOST_SAMPLE_MARGIN_NS), (int64_t)(end + HOST_SAMPLE_MARGIN_NS), end);
+	if (copy_rows(db, verb, "host_samples", where, NULL) < 0)
+		return -1;
+	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
+	if (copy_rows(db, verb, "collector_stats", where, NULL) < 0)
+		return -1;
+	/* cost splits the run's host's cost: its other processes then, not other hosts' jobs */
+	return strcmp(verb, "cost") ? fleet_join_batch(db, verb, host, id)
+				    : fleet_load_window(db, verb, host, id);
+}
+
+/* The (host, id) pairs of the store's runs that sql selects, as JSON rows; NULL said why. */
+static json_t *run_candidates(const char *verb, const char *where)
+{
+	char sql[2048], err[1024];
+	json_t *rows = json_array();
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT _host, toString(id) AS rid, hostname FROM `%s`.runs FINAL WHERE %s "
+		 "ORDER BY start_ns DESC LIMIT 20 FORMAT JSONEachRow",
+		 fleet_database(), where);
+	char *text = fleet_query(sql, err, sizeof(err));
+	if (!text) {
+		cli_error(verb, "%s\n", err);
+		json_decref(rows);
+		return NULL;
+	}
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		json_t *r = json_loads(line, 0, NULL);
+		if (r)
+			json_array_append_new(rows, r);
+	}
+	free(text);
+	return rows;
+}
+
+static const char *field(json_t *r, const char *name)
+{
+	const char *s = json_string_value(json_object_get(r, name));
+	return s ? s : "";
+}
+
+/* The host a HOST:ID names among candidates: its host id, a unique prefix of one, or its
+ * hostname when only one host has it. NULL if none or several. */
+static json_t *pick_host(json_t *rows, const char *host)
+{
+	json_t *prefix = NULL, *named = NULL, *r;
+	int n_prefix = 0, n_named = 0;
+	size_t i;
+
+	json_array_foreach(rows, i, r)
+	{
+		if (!strcmp(field(r, "_host"), host))
+			return r;
+		if (!strncmp(field(r, "_host"), host, strlen(host)) && ++n_prefix)
+			prefix = r;
+		if (!strcmp(field(r, "hostname"), host) && ++n_named)
+			named = r;
+	}
+	return n_prefix == 1 ? prefix : n_named == 1 ? named : NULL;
+}
+
+/* The run q->arg names (HOST:ID, an id or name unique in the fleet, or none: the newest). */
+static int resolve_run(const struct cli_query *q, char *host, size_t size, int64_t *id)
+{
+	char where[1400], lit[600];
+	const char *arg = q->arg, *colon = arg ? strrchr(arg, ':') : NULL;
+	char *end;
+
+	if (colon) {
+		*id = strtoll(colon + 1, &end, 10);
+		snprintf(host, size, "%.*s", (int)(colon - arg), arg);
+		if (*end || *id <= 0 || !host[0] || !plain_token(host)) {
+			cli_error(q->verb,
+				  "'%s': a fleet run is HOST:ID (tracer --fleet URL runs)\n", arg);
+			return -1;
+		}
+		snprintf(where, sizeof(where), "id = %" PRId64, *id);
+	} else if (arg) {
+		fleet_quote(arg, lit, sizeof(lit));
+		snprintf(where, sizeof(where), "name = %s OR toString(id) = %s", lit, lit);
+	} else {
+		snprintf(where, sizeof(where), "1");
+	}
+	json_t *rows = run_candidates(q->verb, where), *r = NULL;
+	if (!rows)
+		return -1;
+	if (colon)
+		r = pick_host(rows, host);
+	else if (json_array_size(rows) == 1 || (!arg && json_array_size(rows)))
+		r = json_array_get(rows, 0);
+	if (!r) {
+		if (json_array_size(rows) > 1 && !colon)
+			cli_error(q->verb,
+				  "'%s' names %zu runs in the fleet: name one as HOST:ID "
+				  "(e.g. %s:%s)\n",
+				  arg, json_array_size(rows),
+				  field(json_array_get(rows, 0), "_host"),
+				  field(json_array_get(rows, 0), "rid"));
+		else
+			cli_error(q->verb,
+				  arg ? "no run '%s' in the fleet store\n"
+				      : "no runs in the fleet store%s\n",
+				  arg ? arg : "");
+		json_decref(rows);
+		return -1;
+	}
+	snprintf(host, size, "%s", field(r, "_host"));
+	*id = strtoll(field(r, "rid"), NULL, 10);
+	json_decref(rows);
+	return 0;
+}
+
+/* `runs`: the newest runs of every host, numbered anew (ids repeat across hosts); the
+ * temporary table fleet_runs says whose each is. */
+static int load_runs_list(sqlite3 *db, const char *verb)
+{
+	char where[1024];
+	sqlite3_stmt *lookup;
+	const char *d = fleet_database();
+
+	if (sqlite3_exec(db,
+			 "CREATE TEMP TABLE fleet_runs (id INTEGER PRIMARY KEY, host TEXT NOT NULL,"
+			 " host_run_id INTEGER NOT NULL, UNIQUE (host, host_run_id))",
+			 NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	/* Oldest first, so that the newest has the highest number, as on one host. */
+	char sql[1024], err[1024];
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT _host, toString(id) AS rid FROM (SELECT _host, id, start_ns FROM `%s`.runs "
+	    "FINAL ORDER BY start_ns DESC, _host, id DESC LIMIT %d) ORDER BY start_ns, _host, "
+	    "id FORMAT JSONEachRow",
+	    d, FLEET_RUNS_MAX);
+	char *text = fleet_query(sql, err, sizeof(err));
+	if (!text) {
+		cli_error(verb, "%s\n", err);
+		return -1;
+	}
+	sqlite3_prepare_v2(db, "INSERT INTO fleet_runs (host, host_run_id) VALUES (?, ?)", -1,
+			   &lookup, NULL);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		json_t *r = json_loads(line, 0, NULL);
+		sqlite3_reset(lookup);
+		sqlite3_bind_text(lookup, 1, field(r, "_host"), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(lookup, 2, strtoll(field(r, "rid"), NULL, 10));
+		sqlite3_step(lookup);
+		json_decref(r);
+	}
+	sqlite3_finalize(lookup);
+	free(text);
+	sqlite3_prepare_v2(db, "SELECT id FROM fleet_runs WHERE host = ? AND host_run_id = ?", -1,
+			   &lookup, NULL);
+	struct fleet_remap runs = {"id", lookup, false}, signals = {"run_id", lookup, true};
+	snprintf(where, sizeof(where),
+		 "(_host, id) IN (SELECT _host, id FROM `%s`.runs FINAL ORDER BY start_ns DESC, "
+		 "_host, id DESC LIMIT %d)",
+		 d, FLEET_RUNS_MAX);
+	long n = copy_rows(db, verb, "runs", where, &runs);
+	snprintf(
+	    where, sizeof(where),
+	    "severity IN ('critical', 'warning') AND (_host, run_id) IN (SELECT _host, id FROM "
+	    "`%s`.runs FINAL ORDER BY start_ns DESC, _host, id DESC LIMIT %d)",
+	    d, FLEET_RUNS_MAX);
+	if (n >= 0)
+		n = copy_rows(db, verb, "signals", where, &signals);
+	if (n >= 0)
+		n = copy_rows(db, verb, "collector_stats",
+			      "1 ORDER BY _version DESC LIMIT 20 BY _host", NULL);
+	sqlite3_finalize(lookup);
+	/* A run with batch jobs on other hosts is one row, as show reads it. */
+	if (n >= 0)
+		n = fleet_join_runs_list(db, verb, FLEET_RUNS_MAX);
+	return n < 0 ? -1 : 0;
+}
+
+/* The host q->arg names among those that shipped collector rows (as pick_host). */
+static int resolve_host(const struct cli_query *q, char *host, size_t size)
+{
+	char sql[512], err[1024];
+
+	if (!q->arg || !plain_token(q->arg)) {
+		cli_error(q->verb, "'%s': name a host (tracer --fleet idle lists them)\n",
+			  q->arg ? q->arg : "");
+		return -1;
+	}
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT DISTINCT _host, hostname FROM `%s`.collector_stats FINAL FORMAT JSONEachRow",
+	    fleet_database());
+	char *text = fleet_query(sql, err, sizeof(err));
+	if (!text) {
+		cli_error(q->verb, "%s\n", err);
+		return -1;
+	}
+	json_t *rows = json_array(), *r;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		if ((r = json_loads(line, 0, NULL)))
+			json_array_append_new(rows, r);
+	free(text);
+	r = pick_host(rows, q->arg);
+	if (r)
+		snprintf(host, size, "%s", field(r, "_host"));
+	else
+		cli_error(q->verb,
+			  "no host '%s' in the fleet store (tracer --fleet idle lists them)\n",
+			  q->arg);
+	json_decref(rows);
+	return r ? 0 : -1;
+}
+
+/* `idle HOST`: the host's samples of its last FLEET_IDLE_DAYS, its runs then, its collector. */
+static int load_host(sqlite3 *db, const char *verb, const char *host)
+{
+	char where[1024], h[300];
+	const char *d = fleet_database();
+
+	fleet_quote(host, h, sizeof(h));
+	snprintf(
+	    where, sizeof(where),
+	    "_host = %s AND ts_ns > (SELECT max(ts_ns) FROM `%s`.host_samples WHERE _host = %s) "
+	    "- %d * 86400000000000 ORDER BY ts_ns DESC LIMIT 2000000",
+	    h, d, h, FLEET_IDLE_DAYS);
+	if (copy_rows(db, verb, "host_samples", where, NULL) < 0)
+		return -1;
+	snprintf(
+	    where, sizeof(where),
+	    "_host = %s AND (end_ns IS NULL OR end_ns > (SELECT max(ts_ns) FROM `%s`.host_samples "
+	    "WHERE _host = %s) - %d * 86400000000000)",
+	    h, d, h, FLEET_IDLE_DAYS);
+	if (copy_rows(db, verb, "runs", where, NULL) < 0)
+		return -1;
+	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
+	return copy_rows(db, verb, "collector_stats", where, NULL) < 0 ? -1 : 0;
+}
+
+sqlite3 *fleet_open(struct cli_query *q)
+{
+	static char id_text[32];
+	sqlite3 *db;
+	char host[300];
+	int64_t id;
+
+	/* Our migrations build the copy; their progress lines are no news to the reader. */
+	enum log_level level = log_get_level();
+	log_set_level(LOG_LVL_ERROR);
+	int made = sqlite3_open(":memory:", &db) == SQLITE_OK && schema_migrate(db) == 0;
+	log_set_level(level);
+	if (!made) {
+		cli_error(q->verb, "cannot create the in-memory database for the fleet store\n");
+		sqlite3_close(db);
+		return NULL;
+	}
+	if (!strcmp(q->verb, "runs")) {
+		if (load_runs_list(db, q->verb) == 0)
+			return db;
+	} else if (!strcmp(q->verb, "show") || !strcmp(q->verb, "signals") ||
+		   !strcmp(q->verb, "explain") || !strcmp(q->verb, "report") ||
+		   !strcmp(q->verb, "timeline") || !strcmp(q->verb, "cost") ||
+		   !strcmp(q->verb, "recommend") || !strcmp(q->verb, "energy")) {
+		if (resolve_run(q, host, sizeof(host), &id) == 0 &&
+		    load_run(db, q->verb, host, id) == 0) {
+			snprintf(id_text, sizeof(id_text), "%" PRId64, id);
+			q->arg = id_text;
+			return db;
+		}
+	} else if (!strcmp(q->verb, "idle")) {
+		if (resolve_host(q, host, sizeof(host)) == 0 && load_host(db, q->verb, host) == 0)
+			return db;
+	} else {
+		cli_error(q->verb,
+			  "not available over the fleet yet (runs, show, signals, explain, "
+			  "report, timeline, cost, recommend, energy of a run and idle are)\n");
+	}
+	sqlite3_close(db);
+	return NULL;
+}
+
+void fleet_label_runs(sqlite3 *db, json_t *rows)
+{
+	sqlite3_stmt *st;
+	json_t *r;
+	size_t i;
+
+	if (!fleet_active() ||
+	    sqlite3_prepare_v2(db, "SELECT host, host_run_id FROM fleet_runs WHERE id = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return;
+	json_array_foreach(rows, i, r)
+	{
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, json_integer_value(json_object_get(r, "id")));
+		if (sqlite3_step(st) != SQLITE_ROW)
+			continue;
+		json_object_set_new(r, "id", json_integer(sqlite3_column_int64(st, 1)));
+		json_object_set_new(r, "host",
+				    json_string((const char *)sqlite3_column_text(st, 0)));
+	}
+	sqlite3_finalize(st);
+}
+
+int fleet_host_width(json_t *rows)
+{
+	size_t i, width = 4;
+	json_t *r;
+
+	if (!fleet_active())
+		return 0;
+	json_array_foreach(rows, i, r)
+	{
+		size_t n = strlen(field(r, "host"));
+		width = n > width ? n : width;
+	}
+	return (int)(width < 40 ? width : 40);
+}

@@ -1,0 +1,124 @@
+/*
+ * The fleet's batch rows read for a join: the store's answers as JSON rows, the
+ * processes they name, and the submissions and jobs filled in for fleet_match.
+ * Shared by the run's join (fleet_join.c), a job's own run (fleet_jobside.c) and
+ * the runs list (fleet_runs_join.c).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/db/fleet.h"
+#include "cli/db/fleet_join.h"
+#include "cli/render/clierror.h"
+
+/* The store's answer to sql as an array of row objects; NULL said why. */
+json_t *fleet_rows_of(const char *verb, const char *sql)
+{
+	char err[1024];
+	char *text = fleet_query(sql, err, sizeof(err));
+	json_t *rows = json_array(), *r;
+
+	if (!text) {
+		cli_error(verb, "%s\n", err);
+		json_decref(rows);
+		return NULL;
+	}
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		if ((r = json_loads(line, 0, NULL)))
+			json_array_append_new(rows, r);
+	free(text);
+	return rows;
+}
+
+/* "host:id" -> the processes row's object, for the rows of the store's processes that
+ * select (an IN subquery over (_host, id)) names. */
+json_t *fleet_processes_by_key(const char *verb, const char *select)
+{
+	char sql[4096];
+	json_t *rows, *by = json_object(), *r;
+	size_t i;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT _host, toString(id) AS key_id, uid, slurm_step, end_ns, exit_code, signal "
+		 "FROM `%s`.processes FINAL WHERE (_host, id) IN (%s) FORMAT JSONEachRow",
+		 fleet_database(), select);
+	if (!(rows = fleet_rows_of(verb, sql))) {
+		json_decref(by);
+		return NULL;
+	}
+	json_array_foreach(rows, i, r)
+	{
+		char key[300];
+		snprintf(key, sizeof(key), "%s:%s", fleet_text(r, "_host"),
+			 fleet_text(r, "key_id"));
+		json_object_set(by, key, r);
+	}
+	json_decref(rows);
+	return by;
+}
+
+static json_t *process_of(json_t *by, json_t *row, const char *id_column)
+{
+	char key[300];
+
+	snprintf(key, sizeof(key), "%s:%" PRId64, fleet_text(row, "_host"),
+		 fleet_int(row, id_column));
+	return json_object_get(by, key);
+}
+
+int fleet_fill_subs(struct fleet_sub *subs, json_t *rows, json_t *procs, const char *host,
+		    int64_t run)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(rows, i, r)
+	{
+		json_t *p = process_of(procs, r, "id");
+		struct fleet_sub *s = &subs[i];
+		s->row = r;
+		s->end_ns = p ? fleet_int(p, "end_ns") : 0;
+		s->failed = p && (json_is_string(json_object_get(p, "signal")) ||
+				  json_is_integer(json_object_get(p, "signal")) ||
+				  fleet_int(p, "exit_code") != 0);
+		s->ours = !host ||
+			  (!strcmp(fleet_text(r, "_host"), host) && fleet_int(r, "run_id") == run);
+		s->taken = 0;
+	}
+	return (int)json_array_size(rows);
+}
+
+int fleet_fill_jobs(struct fleet_job *jobs, json_t *rows, json_t *procs)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(rows, i, r)
+	{
+		json_t *p = process_of(procs, r, "first_process_id");
+		jobs[i] = (struct fleet_job){.row = r, .uid = -1, .step = "", .sub = -1};
+		if (p && json_object_get(p, "uid") && !json_is_null(json_object_get(p, "uid")))
+			jobs[i].uid = fleet_int(p, "uid");
+		if (p)
+			jobs[i].step = fleet_text(p, "slurm_step");
+	}
+	return (int)json_array_size(rows);
+}
+
+/* A store no shipper that ships batch rows wrote to has no batch tables: nothing to join. */
+int fleet_has_batch_tables(const char *verb, const char *d)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT name FROM system.tables WHERE database = '%s' AND name IN "
+		 "('batch_submissions', 'batch_jobs') FORMAT JSONEachRow",
+		 d);
+	json_t *rows = fleet_rows_of(verb, sql);
+	int n = rows ? (int)json_array_size(rows) : -1;
+	json_decref(rows);
+	return n < 0 ? -1 : n == 2;
+}
+
