@@ -116,7 +116,8 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 # --- sources per program ------------------------------------------------------
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
-               common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c
+               common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c \
+               common/options.c
 # Argv redaction: a pure function of (argv, rules), what the fuzzer and the bench link.
 REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact/inside.c \
                collector/redact/keys.c collector/redact/rules.c \
@@ -162,7 +163,7 @@ CLI_SRCS := cli/tracer.c cli/cmd_run.c cli/runuser.c cli/command.c cli/cmd_show.
             cli/format.c cli/termsafe.c cli/containers.c aggregator/ingest/runmark.c common/jsonutil.c aggregator/store/dblock.c \
             cli/batchjobs.c cli/fleet.c cli/fleet_load.c cli/fleet_idle.c shipper/credentials.c
 
-SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
+SHIPPER_SRCS := shipper/main.c shipper/options.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \
                 shipper/credentials.c aggregator/store/schema.c common/sqlite_writer.c
 
@@ -216,7 +217,7 @@ $(BUILD)/tracer-aggregator: $(AGGREGATOR_OBJS) $(COMMON_OBJS)
 # The shipper links no IPC or protobuf code: it never talks to the collector.
 $(BUILD)/tracer-shipper: $(SHIPPER_OBJS) $(call obj,common/log.c common/timeutil.c common/hostinfo.c \
                          common/privdrop.c common/paths.c common/fileutil.c common/sdnotify.c \
-                         common/confkey.c)
+                         common/confkey.c common/options.c)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SHIPPER)
 
@@ -295,7 +296,7 @@ FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
 FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
 FUZZ_SRC_redact     := $(REDACT_SRCS)
-FUZZ_SRC_text_files := collector/config.c collector/pidscope.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
+FUZZ_SRC_text_files := collector/config.c common/options.c collector/pidscope.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
                        common/log.c common/timeutil.c shipper/credentials.c
 FUZZ_LIB_text_files := -linih
 FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \
