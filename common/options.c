@@ -139,6 +139,8 @@ void options_defaults(const struct opt_program *p, void *target)
 		else if (o->def && set_value(o, o->def, false, target, why, sizeof(why)) != 0)
 			abort(); /* options_check_table (make unit) catches it first */
 	}
+	if (p->init)
+		p->init(target);
 }
 
 static const char *key_of(const struct opt *o)

@@ -60,6 +60,7 @@ struct opt_program {
 	const struct opt_section *sections; /* the ones it reads, in the example's order */
 	size_t n_sections;
 	size_t target_size;	    /* sizeof the options struct */
+	void (*init)(void *target); /* defaults a table of its own holds (NULL: none) */
 	const char *default_config; /* read when present and no --config is given */
 	const char *notes;	    /* --help's last lines */
 	const char *config_header;  /* the example settings file's opening comment */
