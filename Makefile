@@ -264,12 +264,19 @@ $(BUILD)/unit/test_proctable: LDFLAGS += -Wl,--wrap=realloc
 
 # The suppressions cover leaks inside nng 1.5 (see the file), as in the integration tests.
 # The timeout turns a hang (nng 1.5.2's close can wait for good) into a failure.
-unit: $(UNIT_TESTS)
+unit: $(UNIT_TESTS) $(MANPAGES)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp timeout 300 $$t; done
 	$(PYTHON) test/prices/test_build_table.py
 	$(PYTHON) test/docs/test_schema_doc.py
 	BUILD=$(BUILD) $(PYTHON) test/docs/test_completion.py
+	BUILD=$(BUILD) $(PYTHON) test/docs/test_options.py
+
+# The shipped settings files are the daemons' option tables printed (test_options checks).
+configs: $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer-shipper
+	$(BUILD)/tracer-collector --print-config > deploy/etc/collector.conf
+	$(BUILD)/tracer-aggregator --print-config > deploy/etc/aggregator.conf
+	$(BUILD)/tracer-shipper --print-config > deploy/etc/shipper.conf.example
 
 # Tests need root (BPF); as root, missing Debian packages are installed first.
 check: deps
@@ -401,7 +408,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lbpf -lelf -lz
 
 .SECONDARY:
-.PHONY: programs man deb package-test
+.PHONY: programs man configs deb package-test
 .PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.

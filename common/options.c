@@ -70,7 +70,18 @@ static int parse_number(const char *v, unsigned long lo, unsigned long hi, unsig
 	return errno || end == v || *end || v[0] == '-' || *out < lo || *out > hi ? -1 : 0;
 }
 
-/* One value into its field; copy says the text outlives nothing (a settings file's). */
+/* A settings file's text, kept for the program's life (and reachable, for LeakSanitizer). */
+static const char *keep(const char *value)
+{
+	static char *kept[256];
+	static size_t n_kept;
+
+	if (n_kept == sizeof(kept) / sizeof(*kept) || !(kept[n_kept] = strdup(value)))
+		return NULL;
+	return kept[n_kept++];
+}
+
+/* One value into its field; copy: the text is a settings file's, gone after the call. */
 static int set_value(const struct opt *o, const char *value, bool copy, void *target, char *why,
 		     size_t size)
 {
@@ -79,9 +90,9 @@ static int set_value(const struct opt *o, const char *value, bool copy, void *ta
 
 	switch (o->kind) {
 	case OPT_TEXT: {
-		const char *text = copy ? strdup(value) : value;
+		const char *text = copy ? keep(value) : value;
 		if (!text) {
-			snprintf(why, size, "out of memory");
+			snprintf(why, size, "too many settings, or out of memory");
 			return -1;
 		}
 		memcpy((char *)target + o->offset, &text, sizeof(text));
@@ -269,7 +280,7 @@ static int first_pass(const struct opt_program *p, int argc, char **argv, const 
 	int c;
 
 	*n_configs = 0;
-	optind = 1;
+	optind = 0; /* glibc: start over, as after a previous parse */
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'h' || c == VAL_HELP) {
 			options_usage(p, stdout);
@@ -305,7 +316,7 @@ static int given(const struct opt_program *p, int argc, char **argv, const struc
 	char why[600];
 	int c;
 
-	optind = 1;
+	optind = 0; /* glibc: start over, as after a previous parse */
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c < VAL_BASE)
 			continue;
