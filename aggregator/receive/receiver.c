@@ -408,8 +408,7 @@ int receiver_commit(struct receiver *r)
 		/* Collector stats ship once a minute and when the stream ends. */
 		if (s->dirty && r->store->outbox &&
 		    (s->row.final || now_boottime_ns() >= s->next_ship_ns)) {
-			if (store_ship(r->store, OUTBOX_COLLECTOR_STATS, 0, 0, s->row.stream_id) !=
-			    0)
+			if (store_ship_collector_stats(r->store, s->row.stream_id) != 0)
 				goto fail;
 			s->next_ship_ns = now_boottime_ns() + 60 * NSEC_PER_SEC;
 		}
