@@ -142,10 +142,10 @@ static void mark_engine(struct run *r, const struct proc *p)
  */
 static bool is_the_command(const struct run *r, const struct proc *p, const struct proc *parent)
 {
-	if (same_process(r->command_pid, r->command_start_boot_ns, p))
+	if (same_process(r->tracer_run.command_pid, r->tracer_run.command_start_boot_ns, p))
 		return true;
 	return parent && parent->in.launcher &&
-	       same_process(r->command_pid, r->command_start_boot_ns, parent);
+	       same_process(r->tracer_run.command_pid, r->tracer_run.command_start_boot_ns, parent);
 }
 
 /*
@@ -159,7 +159,7 @@ static void learn_engine(struct correlator *c, struct run *r, struct proc *p,
 	char pipeline[PIPELINE_NAME_MAX];
 	const struct engine *e = engine_detect(v, pipeline, sizeof(pipeline));
 
-	bool command = !r->engine[0] && r->has_command && is_the_command(r, p, parent);
+	bool command = !r->engine[0] && r->tracer_run.has_command && is_the_command(r, p, parent);
 	if (!e && command && engine_script.is_run(v, pipeline, sizeof(pipeline)))
 		e = &engine_script;
 	else if (!e && command && engine_make.is_run(v, pipeline, sizeof(pipeline)))

@@ -53,7 +53,7 @@ int correlate_write(struct correlator *c)
 	if (names_write(c) != 0 || containers_write(c) != 0)
 		return -1;
 	for (struct run *r = c->runs; r; r = r->next) {
-		if (r->abandoned) {
+		if (r->tracer_run.abandoned) {
 			if (r->dirty && store_forget_run(c->store, r->row.id) != 0)
 				return -1;
 			continue;

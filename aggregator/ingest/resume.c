@@ -96,10 +96,10 @@ static void find_run_processes(struct ingest *g, struct run *r, struct proc **en
 	}
 	*command = entry_with_row_id(g, r->row.command_process_id);
 	if (*command) {
-		r->has_command = true;
-		r->command_pid = (*command)->pid;
-		r->command_start_boot_ns = (*command)->start_boot_ns;
-		r->command_coarse = (*command)->start_coarse;
+		r->tracer_run.has_command = true;
+		r->tracer_run.command_pid = (*command)->pid;
+		r->tracer_run.command_start_boot_ns = (*command)->start_boot_ns;
+		r->tracer_run.command_coarse = (*command)->start_coarse;
 	}
 }
 
