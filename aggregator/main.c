@@ -123,13 +123,136 @@ static int prepare_directory(const char *file, const struct run_as *who, mode_t 
 	return 0;
 }
 
+/* As root: the directories, then the drop to --user (keeping --socket-group). */
+static int become_user(const struct aggregator_options *opt)
+{
+	struct run_as who;
+
+	if (geteuid() != 0)
+		return 0;
+	if (!opt->user) {
+		log_error("refusing to run as root: pass --user NAME");
+		return -1;
+	}
+	if (run_as_lookup(opt->user, &who) != 0) {
+		log_error("unknown user '%s'", opt->user);
+		return -1;
+	}
+	who.extra_group = (gid_t)opt->socket_group;
+	if (prepare_directory(opt->db_path, &who, 0750) != 0 ||
+	    prepare_directory(opt->socket_path, &who, 0750) != 0)
+		return -1;
+	if (drop_privileges(&who) != 0) {
+		log_error("refusing to run privileged: privilege drop to %s failed", who.name);
+		return -1;
+	}
+	return 0;
+}
+
+/* One writer per database: another aggregator's lock is refused. */
+static int lock_database(const char *db_path)
+{
+	pid_t holder;
+	int db_lock = dblock_take(db_path, &holder);
+	if (db_lock < 0 && (errno == EWOULDBLOCK || holder)) {
+		log_error("%s is being written by another tracer-aggregator (pid %d): one "
+			  "writer per database; use another --db",
+			  db_path, (int)holder);
+		return -1;
+	}
+	if (db_lock < 0) /* a directory we cannot create files in: write, unguarded */
+		log_warn("cannot lock %s.lock (%s): a second writer would not be refused", db_path,
+			 strerror(errno));
+	return 0;
+}
+
+/* --outbox-mib: the queue for the shipper, on while --outbox-when's file exists. */
+static int open_outbox(struct outbox *outbox, struct store *store,
+		       const struct aggregator_options *opt)
+{
+	if (outbox_open(outbox, store->db, (uint64_t)opt->outbox_mib << 20, opt->shipper_state) !=
+	    0)
+		return -1;
+	store->outbox = outbox_gate_open(opt->outbox_when) ? outbox : NULL;
+	if (store->outbox)
+		log_info("outbox on: at most %u MiB queued for the shipper", opt->outbox_mib);
+	else
+		log_info("outbox off: no shipper configured (no %s); on once it exists",
+			 opt->outbox_when);
+	return 0;
+}
+
+/* The tool lists, the scope, the state of runs still going, `tracer run`'s launcher. */
+static int start_ingest(struct ingest *ingest, struct store *store,
+			const struct aggregator_options *opt)
+{
+	char allow_buf[4200], deny_buf[4200];
+	const char *allow =
+	    find_list(opt->tools_allow, "tools.allow", allow_buf, sizeof(allow_buf));
+	const char *deny = find_list(opt->tools_deny, "tools.deny", deny_buf, sizeof(deny_buf));
+	if (!allow || !deny)
+		log_warn("tool lists not found: tools are not categorised%s",
+			 deny ? "" : ", system noise is recorded");
+	if (ingest_init(ingest, store, opt->scope, allow, deny, &opt->signals) != 0) {
+		log_error("cannot start: see the message above");
+		return -1;
+	}
+	if (opt->scope_cgroup[0]) {
+		char err[512];
+		if (correlate_set_scope_cgroup(&ingest->corr, opt->scope_cgroup, err,
+					       sizeof(err)) != 0) {
+			log_error("scope: %s", err);
+			return -1;
+		}
+		log_info("scope: only processes in cgroup %s (and under it)", opt->scope_cgroup);
+	}
+	if (ingest_load_state(ingest) != 0) {
+		log_error("cannot load state from %s", opt->db_path);
+		return -1;
+	}
+	if (opt->has_launcher) {
+		ingest->own_launcher = true;
+		ingest->own_launcher_pid = opt->launcher_pid;
+		ingest->own_launcher_start_boot_ns = opt->launcher_start_boot_ns;
+	}
+	return 0;
+}
+
+static void configure_receiver(struct receiver *r, const struct aggregator_options *opt,
+			       struct outbox *opened)
+{
+	r->host_every_ns = (uint64_t)opt->host_sample_ms * NSEC_PER_MSEC;
+	r->lifeline_fd = opt->lifeline_fd;
+	r->commit_every_ns = (uint64_t)opt->commit_ms * NSEC_PER_MSEC;
+	r->retention = (struct retention){.max_age_ns = (int64_t)opt->retain_days * 86400 *
+							(int64_t)NSEC_PER_SEC,
+					  .max_bytes = (int64_t)opt->retain_mib << 20};
+	r->prune_every_ns = (uint64_t)opt->retain_check_s * NSEC_PER_SEC;
+	r->metrics_path = opt->metrics_file;
+	r->shipper_state = opt->shipper_state;
+	r->outbox = opened;
+	r->outbox_when = opt->outbox_when;
+	/* The first check one period after the start: a restart loop does not prune each time. */
+	r->next_prune_ns = now_boottime_ns() + r->prune_every_ns;
+	r->reload = &reload_requested;
+	r->wake_fd = wake_pipe[0];
+}
+
+static void signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "ready\n", 6) != 6)
+		log_warn("cannot signal readiness: %s", strerror(errno));
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct aggregator_options opt;
 	struct store store;
 	struct ingest ingest;
 	struct receiver receiver;
-	struct run_as who;
 	uint8_t key[IPC_KEY_LEN];
 	int rv, exit_code = 1;
 
@@ -151,98 +274,23 @@ int main(int argc, char **argv)
 
 	if (peers_load_key(opt.key_file, opt.key_fd, key) != 0)
 		return 1;
-	if (geteuid() == 0) {
-		if (!opt.user) {
-			log_error("refusing to run as root: pass --user NAME");
-			return 1;
-		}
-		if (run_as_lookup(opt.user, &who) != 0) {
-			log_error("unknown user '%s'", opt.user);
-			return 1;
-		}
-		who.extra_group = (gid_t)opt.socket_group;
-		if (prepare_directory(opt.db_path, &who, 0750) != 0 ||
-		    prepare_directory(opt.socket_path, &who, 0750) != 0)
-			return 1;
-		if (drop_privileges(&who) != 0) {
-			log_error("refusing to run privileged: privilege drop to %s failed",
-				  who.name);
-			return 1;
-		}
-	}
-	pid_t holder;
-	int db_lock = dblock_take(opt.db_path, &holder);
-	if (db_lock < 0 && (errno == EWOULDBLOCK || holder)) {
-		log_error("%s is being written by another tracer-aggregator (pid %d): one "
-			  "writer per database; use another --db",
-			  opt.db_path, (int)holder);
+	if (become_user(&opt) != 0)
 		return 1;
-	}
-	if (db_lock < 0) /* a directory we cannot create files in: write, unguarded */
-		log_warn("cannot lock %s.lock (%s): a second writer would not be refused",
-			 opt.db_path, strerror(errno));
+	if (lock_database(opt.db_path) != 0)
+		return 1;
 	if (store_open(&store, opt.db_path) != 0)
 		return 1;
 	struct outbox outbox, *opened = NULL;
-	if (opt.outbox_mib) {
-		if (outbox_open(&outbox, store.db, (uint64_t)opt.outbox_mib << 20,
-				opt.shipper_state) != 0)
-			goto out_store;
+	if (opt.outbox_mib && open_outbox(&outbox, &store, &opt) != 0)
+		goto out_store;
+	if (opt.outbox_mib)
 		opened = &outbox;
-		store.outbox = outbox_gate_open(opt.outbox_when) ? &outbox : NULL;
-		if (store.outbox)
-			log_info("outbox on: at most %u MiB queued for the shipper",
-				 opt.outbox_mib);
-		else
-			log_info("outbox off: no shipper configured (no %s); on once it exists",
-				 opt.outbox_when);
-	}
-	char allow_buf[4200], deny_buf[4200];
-	const char *allow = find_list(opt.tools_allow, "tools.allow", allow_buf, sizeof(allow_buf));
-	const char *deny = find_list(opt.tools_deny, "tools.deny", deny_buf, sizeof(deny_buf));
-	if (!allow || !deny)
-		log_warn("tool lists not found: tools are not categorised%s",
-			 deny ? "" : ", system noise is recorded");
-	if (ingest_init(&ingest, &store, opt.scope, allow, deny, &opt.signals) != 0) {
-		log_error("cannot start: see the message above");
+	if (start_ingest(&ingest, &store, &opt) != 0)
 		goto out_store;
-	}
-	if (opt.scope_cgroup[0]) {
-		char err[512];
-		if (correlate_set_scope_cgroup(&ingest.corr, opt.scope_cgroup, err, sizeof(err)) !=
-		    0) {
-			log_error("scope: %s", err);
-			goto out_store;
-		}
-		log_info("scope: only processes in cgroup %s (and under it)", opt.scope_cgroup);
-	}
-	if (ingest_load_state(&ingest) != 0) {
-		log_error("cannot load state from %s", opt.db_path);
-		goto out_store;
-	}
-	if (opt.has_launcher) {
-		ingest.own_launcher = true;
-		ingest.own_launcher_pid = opt.launcher_pid;
-		ingest.own_launcher_start_boot_ns = opt.launcher_start_boot_ns;
-	}
 	receiver_init(&receiver, &ingest, &store);
 	peers_init(&receiver.peers, key);
 	memset(key, 0, sizeof(key));
-	receiver.host_every_ns = (uint64_t)opt.host_sample_ms * NSEC_PER_MSEC;
-	receiver.lifeline_fd = opt.lifeline_fd;
-	receiver.commit_every_ns = (uint64_t)opt.commit_ms * NSEC_PER_MSEC;
-	receiver.retention = (struct retention){.max_age_ns = (int64_t)opt.retain_days * 86400 *
-							      (int64_t)NSEC_PER_SEC,
-						.max_bytes = (int64_t)opt.retain_mib << 20};
-	receiver.prune_every_ns = (uint64_t)opt.retain_check_s * NSEC_PER_SEC;
-	receiver.metrics_path = opt.metrics_file;
-	receiver.shipper_state = opt.shipper_state;
-	receiver.outbox = opened;
-	receiver.outbox_when = opt.outbox_when;
-	/* The first check one period after the start: a restart loop does not prune each time. */
-	receiver.next_prune_ns = now_boottime_ns() + receiver.prune_every_ns;
-	receiver.reload = &reload_requested;
-	receiver.wake_fd = wake_pipe[0];
+	configure_receiver(&receiver, &opt, opened);
 	if (peers_allow_users(opt.collector_users, opt.n_collector_users, &receiver.policy) != 0)
 		goto out_ingest;
 	rv = ipc_listen(&receiver.server, opt.socket_path, opt.socket_mode, &receiver.policy);
@@ -253,11 +301,7 @@ int main(int argc, char **argv)
 	log_info("listening on %s, writing %s (schema v%d, scope %s)", opt.socket_path, opt.db_path,
 		 schema_latest_version(), opt.scope == SCOPE_ALL ? "all" : "runs");
 	announce_db(opt.socket_path, opt.db_path);
-	if (opt.ready_fd >= 0) {
-		if (write(opt.ready_fd, "ready\n", 6) != 6)
-			log_warn("cannot signal readiness: %s", strerror(errno));
-		close(opt.ready_fd);
-	}
+	signal_ready(opt.ready_fd);
 	sdnotify_ready();
 	exit_code = receiver_run(&receiver, &stop_requested) == 0 ? 0 : 1;
 	/* Held samples go out now: a fork child's exec seen by the next aggregator
