@@ -129,7 +129,7 @@ COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collecto
                   collector/config.c collector/syscall_table.c \
                   collector/sender.c collector/convert.c collector/sandbox.c collector/pidscope.c \
                   $(REDACT_CORE) collector/redact/rules_file.c
-AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
+AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/receiver.c aggregator/receive/streams.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
                    aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c aggregator/receive/peers.c aggregator/receive/peerconf.c \
