@@ -144,7 +144,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/rec
                    aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
                    aggregator/correlate/cwl.c aggregator/correlate/toil.c aggregator/correlate/toil_run.c \
                    aggregator/correlate/noise.c aggregator/correlate/script_run.c aggregator/correlate/script.c aggregator/correlate/make.c \
-                   aggregator/correlate/correlate.c aggregator/correlate/runs.c \
+                   aggregator/correlate/correlate.c aggregator/correlate/exits.c aggregator/correlate/runs.c \
                    aggregator/correlate/steps.c aggregator/correlate/step_work.c aggregator/correlate/names.c \
                    aggregator/correlate/cgroups.c aggregator/correlate/scope.c aggregator/correlate/write.c \
                    aggregator/correlate/setup.c aggregator/outbox/outbox.c \
