@@ -247,6 +247,37 @@ static void signal_ready(int fd)
 	close(fd);
 }
 
+/* Stopped: what is held goes out, then exit (nng left as it is, see below). */
+static _Noreturn void stop(struct receiver *r, struct ingest *ingest, struct store *store,
+			   struct outbox *opened, const struct aggregator_options *opt,
+			   int exit_code)
+{
+	/* Held samples go out now: a fork child's exec seen by the next aggregator
+	 * keeps the pre-exec image as a row of its own. */
+	if (store->outbox && outbox_release_held(store->outbox) != 0)
+		exit_code = 1;
+	sdnotify_stopping();
+	log_info("stopped (signal %d); %llu events, %llu bad frames, %llu refused peers",
+		 (int)stop_requested, (unsigned long long)ingest->stats.events,
+		 (unsigned long long)r->agg.bad_frames, (unsigned long long)r->agg.refused_peers);
+	/*
+	 * nng is left as it is, not closed nor finished: tearing it down while a
+	 * peer's handshake is in flight panics nng 1.5.2 in a task thread
+	 * ("pthread_mutex_lock: Invalid argument", about 1 in 1000 stops right
+	 * after start-up; closing could also hang, nng#1543). Everything
+	 * acknowledged is committed; the kernel closes the connections at exit,
+	 * and a collector resends what we did not acknowledge. The receiver stays
+	 * allocated: nng's threads may still call into its peer policy.
+	 */
+	unlink(opt->socket_path);
+	announce_db(opt->socket_path, NULL);
+	ingest_free(ingest);
+	if (opened)
+		outbox_close(opened);
+	store_close(store);
+	exit(exit_code);
+}
+
 int main(int argc, char **argv)
 {
 	struct aggregator_options opt;
@@ -304,31 +335,7 @@ int main(int argc, char **argv)
 	signal_ready(opt.ready_fd);
 	sdnotify_ready();
 	exit_code = receiver_run(&receiver, &stop_requested) == 0 ? 0 : 1;
-	/* Held samples go out now: a fork child's exec seen by the next aggregator
-	 * keeps the pre-exec image as a row of its own. */
-	if (store.outbox && outbox_release_held(store.outbox) != 0)
-		exit_code = 1;
-	sdnotify_stopping();
-	log_info("stopped (signal %d); %llu events, %llu bad frames, %llu refused peers",
-		 (int)stop_requested, (unsigned long long)ingest.stats.events,
-		 (unsigned long long)receiver.agg.bad_frames,
-		 (unsigned long long)receiver.agg.refused_peers);
-	/*
-	 * nng is left as it is, not closed nor finished: tearing it down while a
-	 * peer's handshake is in flight panics nng 1.5.2 in a task thread
-	 * ("pthread_mutex_lock: Invalid argument", about 1 in 1000 stops right
-	 * after start-up; closing could also hang, nng#1543). Everything
-	 * acknowledged is committed; the kernel closes the connections at exit,
-	 * and a collector resends what we did not acknowledge. The receiver stays
-	 * allocated: nng's threads may still call into its peer policy.
-	 */
-	unlink(opt.socket_path);
-	announce_db(opt.socket_path, NULL);
-	ingest_free(&ingest);
-	if (opened)
-		outbox_close(opened);
-	store_close(&store);
-	exit(exit_code);
+	stop(&receiver, &ingest, &store, opened, &opt, exit_code);
 out_ingest:
 	ingest_free(&ingest);
 out_store:
