@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The daemons' options agree wherever they are written down: each daemon's --help, its man
-page (help2man's, `make man`), its --print-config and the settings file shipped in
+page (help2man's from `make man`, entry by entry; a hand-written deploy/man page, by option
+names), its --print-config and the settings file shipped in
 deploy/etc are all made from one table (common/options.h). A man page built from an older
 --help, a shipped file edited by hand, or a default stated differently in --help and in the
 settings file fails here. test/unit/test_options.c checks the tables themselves."""
@@ -73,6 +74,14 @@ class Options(unittest.TestCase):
         for program in DAEMONS:
             helped = help_options(run(program, "--help"))
             self.assertGreater(len(helped), 10, program)
+            written = os.path.join(ROOT, "deploy", "man", program + ".8")
+            if os.path.exists(written):  # hand-written pages: every option, no stale one
+                named = set(re.findall(r"\\-\\-([a-z0-9]+(?:\\-[a-z0-9]+)*)", open(written).read()))
+                named = {n.replace("\\-", "-") for n in named}
+                listed = {n for n, (a, t) in helped.items() if n != "help" and "(tests)" not in t}
+                self.assertEqual(listed, named & listed,
+                                 f"{written} lacks options --help has")
+                continue
             page = os.path.join(BUILD, "man", program + ".8")
             self.assertTrue(os.path.exists(page), f"{page}: run make man")
             man = man_text(page)
