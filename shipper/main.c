@@ -149,14 +149,141 @@ static void note_error(struct outbox_reader *o, const char *what, const struct s
 	log_warn("%s", text);
 }
 
+/* As root: the state's directory, then the drop to --user. */
+static int become_user(const struct shipper_options *opt)
+{
+	struct run_as who;
+
+	if (geteuid() != 0)
+		return 0;
+	if (!opt->user) {
+		log_error("refusing to run as root: pass --user NAME");
+		return -1;
+	}
+	bool known = run_as_lookup(opt->user, &who) == 0;
+	if (known)
+		make_state_dir(opt->state_path, &who);
+	if (!known || drop_privileges(&who) != 0) {
+		log_error("refusing to run privileged: cannot become %s", opt->user);
+		return -1;
+	}
+	return 0;
+}
+
+/* What the delivery loop works with. */
+struct delivery {
+	const struct shipper_options *opt;
+	struct credentials *cred;
+	struct sink *sink;
+	struct outbox_reader *reader;
+	struct batch batch;
+	struct backoff backoff;
+	uint64_t once_deadline;
+	int64_t once_upto; /* --once: what is pending now; records queued meanwhile wait */
+	bool rejected_any;
+};
+
+/* The sink answered a batch: forget it, set it aside, or wait to retry it. */
+static void after_send(struct delivery *d, const struct send_result *res)
+{
+	struct batch *batch = &d->batch;
+
+	if (res->outcome == SEND_OK) {
+		if (reader_delivered(d->reader, batch, d->sink->name, (int64_t)now_realtime_ns()) !=
+		    0)
+			log_error("delivered records %lld..%lld but could not forget them: they "
+				  "will be sent again (harmless at the sink)",
+				  (long long)batch->first_id, (long long)batch->last_id);
+		log_debug("delivered %zu records (%lld..%lld)", batch->n,
+			  (long long)batch->first_id, (long long)batch->last_id);
+		backoff_reset(&d->backoff);
+	} else if (res->outcome == SEND_REJECTED) {
+		note_error(d->reader, "batch refused", res);
+		if (reader_dead_letter(d->reader, batch, d->sink->name, res->status, res->answer,
+				       d->sink->lines, (int64_t)now_realtime_ns()) != 0) {
+			log_error("cannot set the refused batch aside; retrying it");
+			nap(backoff_next(&d->backoff, -1));
+		} else {
+			log_warn("%zu records (%lld..%lld) set aside in dead_letters", batch->n,
+				 (long long)batch->first_id, (long long)batch->last_id);
+			d->rejected_any = true;
+		}
+	} else {
+		note_error(d->reader, "delivery failed, will retry", res);
+		nap(backoff_next(&d->backoff, res->retry_after_ms));
+	}
+}
+
+/* A SIGHUP's credentials, or --once's deadline: -1 stops the loop with exit 1. */
+static int between_batches(struct delivery *d)
+{
+	if (reload_requested) {
+		reload_requested = 0;
+		d->sink = reload_credentials(d->opt, d->cred, d->sink);
+		if (!d->sink)
+			return -1;
+	}
+	if (d->opt->once && now_boottime_ns() > d->once_deadline) {
+		log_error("--once: gave up after %ld s with records still pending",
+			  d->opt->once_timeout_ms / 1000);
+		return -1;
+	}
+	return 0;
+}
+
+/* Batches to the sink until stopped (or, with --once, until nothing is pending). */
+static int deliver(struct delivery *d)
+{
+	const struct shipper_options *opt = d->opt;
+	struct send_result res;
+
+	while (!stop_requested) {
+		sdnotify_watchdog(now_boottime_ns());
+		if (between_batches(d) != 0)
+			return 1;
+		sink_prepare(d->sink, d->reader, &res);
+		if (res.outcome != SEND_OK) {
+			note_error(d->reader, "preparing the sink", &res);
+			nap(backoff_next(&d->backoff, res.retry_after_ms));
+			continue;
+		}
+		if (reader_next(d->reader, opt->batch_records, opt->batch_bytes, &d->batch) != 0) {
+			log_error("reading the outbox: %s", sqlite3_errmsg(d->reader->db));
+			nap(1000);
+			continue;
+		}
+		if (d->batch.n == 0 || (opt->once && d->batch.first_id > d->once_upto)) {
+			if (opt->once)
+				break;
+			nap(SHIPPER_POLL_MS);
+			continue;
+		}
+		/* Not full yet and young: let it fill, unless we are asked to finish. */
+		int64_t age_ms = ((int64_t)now_realtime_ns() - d->batch.r[0].created_ns) / 1000000;
+		if (!opt->once && d->batch.n < opt->batch_records &&
+		    d->batch.bytes < opt->batch_bytes / 2 && age_ms < opt->batch_age_ms) {
+			nap(opt->batch_age_ms - age_ms < SHIPPER_POLL_MS
+				? opt->batch_age_ms - age_ms
+				: SHIPPER_POLL_MS);
+			continue;
+		}
+		if (reader_attempt(d->reader, &d->batch) != 0) {
+			log_error("cannot note the batch in %s: %s", opt->state_path,
+				  sqlite3_errmsg(d->reader->state));
+			nap(backoff_next(&d->backoff, -1));
+			continue;
+		}
+		sink_send(d->sink, &d->batch, d->reader->host_id, &res);
+		after_send(d, &res);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct shipper_options opt;
 	struct credentials cred = {0};
 	struct outbox_reader reader;
-	struct batch batch = {0};
-	struct backoff backoff;
-	struct send_result res;
 	char err[512];
 	int exit_code = 1;
 
@@ -168,20 +295,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGHUP, on_hup);
-	if (geteuid() == 0) {
-		struct run_as who;
-		if (!opt.user) {
-			log_error("refusing to run as root: pass --user NAME");
-			return 1;
-		}
-		bool known = run_as_lookup(opt.user, &who) == 0;
-		if (known)
-			make_state_dir(opt.state_path, &who);
-		if (!known || drop_privileges(&who) != 0) {
-			log_error("refusing to run privileged: cannot become %s", opt.user);
-			return 1;
-		}
-	}
+	if (become_user(&opt) != 0)
+		return 1;
 	if (opt.credentials_path &&
 	    credentials_load(opt.credentials_path, &cred, err, sizeof(err))) {
 		log_error("%s", err);
@@ -192,8 +307,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct http_options ho = http_options_for(&opt, &cred);
-	struct sink *sink = sink_open(opt.sink_url, &ho, err, sizeof(err));
-	if (!sink) {
+	struct delivery d = {.opt = &opt, .cred = &cred, .reader = &reader};
+	d.sink = sink_open(opt.sink_url, &ho, err, sizeof(err));
+	if (!d.sink) {
 		log_error("%s", err);
 		goto out_curl;
 	}
@@ -206,100 +322,23 @@ int main(int argc, char **argv)
 	}
 	if (!reader.host_id[0])
 		read_host_id(reader.host_id, sizeof(reader.host_id));
-	log_info("delivering %s to %s as host %s", opt.db_path, sink->name, reader.host_id);
+	log_info("delivering %s to %s as host %s", opt.db_path, d.sink->name, reader.host_id);
 	sdnotify_ready();
-	backoff_init(&backoff, opt.retry_max_ms < 500 ? opt.retry_max_ms : 500, opt.retry_max_ms,
+	backoff_init(&d.backoff, opt.retry_max_ms < 500 ? opt.retry_max_ms : 500, opt.retry_max_ms,
 		     (unsigned)getpid() ^ (unsigned)now_realtime_ns());
-	uint64_t once_deadline = now_boottime_ns() + (uint64_t)opt.once_timeout_ms * 1000000ULL;
-	/* --once: what is pending now; records queued meanwhile wait for the next run. */
-	int64_t once_upto = opt.once ? reader_last_id(&reader) : 0;
-	bool rejected_any = false;
-	exit_code = 0;
-	while (!stop_requested) {
-		sdnotify_watchdog(now_boottime_ns());
-		if (reload_requested) {
-			reload_requested = 0;
-			sink = reload_credentials(&opt, &cred, sink);
-			if (!sink) {
-				exit_code = 1;
-				break;
-			}
-		}
-		if (opt.once && now_boottime_ns() > once_deadline) {
-			log_error("--once: gave up after %ld s with records still pending",
-				  opt.once_timeout_ms / 1000);
-			exit_code = 1;
-			break;
-		}
-		sink_prepare(sink, &reader, &res);
-		if (res.outcome != SEND_OK) {
-			note_error(&reader, "preparing the sink", &res);
-			nap(backoff_next(&backoff, res.retry_after_ms));
-			continue;
-		}
-		if (reader_next(&reader, opt.batch_records, opt.batch_bytes, &batch) != 0) {
-			log_error("reading the outbox: %s", sqlite3_errmsg(reader.db));
-			nap(1000);
-			continue;
-		}
-		if (batch.n == 0 || (opt.once && batch.first_id > once_upto)) {
-			if (opt.once)
-				break;
-			nap(SHIPPER_POLL_MS);
-			continue;
-		}
-		/* Not full yet and young: let it fill, unless we are asked to finish. */
-		int64_t age_ms = ((int64_t)now_realtime_ns() - batch.r[0].created_ns) / 1000000;
-		if (!opt.once && batch.n < opt.batch_records && batch.bytes < opt.batch_bytes / 2 &&
-		    age_ms < opt.batch_age_ms) {
-			nap(opt.batch_age_ms - age_ms < SHIPPER_POLL_MS ? opt.batch_age_ms - age_ms
-									: SHIPPER_POLL_MS);
-			continue;
-		}
-		if (reader_attempt(&reader, &batch) != 0) {
-			log_error("cannot note the batch in %s: %s", opt.state_path,
-				  sqlite3_errmsg(reader.state));
-			nap(backoff_next(&backoff, -1));
-			continue;
-		}
-		sink_send(sink, &batch, reader.host_id, &res);
-		if (res.outcome == SEND_OK) {
-			if (reader_delivered(&reader, &batch, sink->name,
-					     (int64_t)now_realtime_ns()) != 0)
-				log_error(
-				    "delivered records %lld..%lld but could not forget them: they "
-				    "will be sent again (harmless at the sink)",
-				    (long long)batch.first_id, (long long)batch.last_id);
-			log_debug("delivered %zu records (%lld..%lld)", batch.n,
-				  (long long)batch.first_id, (long long)batch.last_id);
-			backoff_reset(&backoff);
-		} else if (res.outcome == SEND_REJECTED) {
-			note_error(&reader, "batch refused", &res);
-			if (reader_dead_letter(&reader, &batch, sink->name, res.status, res.answer,
-					       sink->lines, (int64_t)now_realtime_ns()) != 0) {
-				log_error("cannot set the refused batch aside; retrying it");
-				nap(backoff_next(&backoff, -1));
-			} else {
-				log_warn("%zu records (%lld..%lld) set aside in dead_letters",
-					 batch.n, (long long)batch.first_id,
-					 (long long)batch.last_id);
-				rejected_any = true;
-			}
-		} else {
-			note_error(&reader, "delivery failed, will retry", &res);
-			nap(backoff_next(&backoff, res.retry_after_ms));
-		}
-	}
+	d.once_deadline = now_boottime_ns() + (uint64_t)opt.once_timeout_ms * 1000000ULL;
+	d.once_upto = opt.once ? reader_last_id(&reader) : 0;
+	exit_code = deliver(&d);
 	if (opt.once && exit_code == 0 &&
-	    (rejected_any || reader_pending(&reader, once_upto) > 0 || stop_requested))
+	    (d.rejected_any || reader_pending(&reader, d.once_upto) > 0 || stop_requested))
 		exit_code = 1;
 	log_info("stopped; %lld records pending", (long long)reader_pending(&reader, 0));
-	batch_free(&batch);
+	batch_free(&d.batch);
 	reader_close(&reader);
 out_lock:
 	close(lock);
 out_sink:
-	sink_free(sink);
+	sink_free(d.sink);
 out_curl:
 	curl_global_cleanup();
 	credentials_wipe(&cred);
