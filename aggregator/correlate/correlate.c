@@ -316,8 +316,8 @@ static bool shim_became_its_tool(const struct step *s, const struct proc *p)
 	const char *exe = p->row.exe ? strrchr(p->row.exe, '/') : NULL;
 	size_t n = strlen(s->name);
 
-	return s->named_by_tool && p->pid == s->namer_pid &&
-	       p->row.proc_start_boot_ns == s->namer_fork_boot_ns && exe && n &&
+	return s->naming.named_by_tool && p->pid == s->naming.namer_pid &&
+	       p->row.proc_start_boot_ns == s->naming.namer_fork_boot_ns && exe && n &&
 	       strncmp(exe + 1, s->name, n) == 0 && strcmp(exe + 1, s->name) != 0;
 }
 
@@ -326,23 +326,24 @@ static void name_step_after_tool(struct correlator *c, struct proc *p,
 				 const struct tool_identity *tool, bool not_a_tool, int64_t ts_ns)
 {
 	struct step *s = p->in.step;
-	bool earlier_sibling = s && s->named_by_tool && p->row.ppid == s->namer_ppid &&
-			       p->row.proc_start_boot_ns < s->namer_fork_boot_ns;
+	bool earlier_sibling = s && s->naming.named_by_tool &&
+			       p->row.ppid == s->naming.namer_ppid &&
+			       p->row.proc_start_boot_ns < s->naming.namer_fork_boot_ns;
 
 	/* A script step is named by the work its tools did (step_work.c), by its
 	 * latest tool while that is too little to tell (a long gzip after `seq`). */
-	bool by_work = s && !strcmp(s->kind, "script-step") && s->n_tools;
+	bool by_work = s && !strcmp(s->kind, "script-step") && s->work.n_tools;
 	bool by_exec = by_work && step_named_by_exec(s);
 	if (!s || (by_work && !by_exec) ||
-	    (!by_exec && s->named && !earlier_sibling && !shim_became_its_tool(s, p)) ||
+	    (!by_exec && s->naming.named && !earlier_sibling && !shim_became_its_tool(s, p)) ||
 	    not_a_tool || p->row.helper || p->in.denied || !strcmp(tool->program, s->run->engine))
 		return;
 	copy_string(s->name, sizeof(s->name), tool->name);
-	s->named = true;
-	s->named_by_tool = true;
-	s->namer_pid = p->pid;
-	s->namer_ppid = p->row.ppid;
-	s->namer_fork_boot_ns = p->row.proc_start_boot_ns;
+	s->naming.named = true;
+	s->naming.named_by_tool = true;
+	s->naming.namer_pid = p->pid;
+	s->naming.namer_ppid = p->row.ppid;
+	s->naming.namer_fork_boot_ns = p->row.proc_start_boot_ns;
 	step_mark_dirty(s);
 	s->main_tool_id = p->row.tool_id;
 	free(s->signature);

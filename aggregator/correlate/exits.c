@@ -63,7 +63,7 @@ static void name_unnamed_step(struct step *s, const struct proc *root)
 	const struct process_row *row = &root->row;
 	const char *shell = row->comm[0] ? row->comm : "shell";
 
-	if (s->named || s->name[0])
+	if (s->naming.named || s->name[0])
 		return;
 	if (!root->life.execed && row->has_exit_code && row->exit_code == 127)
 		snprintf(s->name, sizeof(s->name), "%s: command not found", shell);

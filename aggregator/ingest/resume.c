@@ -66,7 +66,7 @@ static int resume_step(void *ctx, const struct stored_step *row)
 	s->run = r;
 	copy_string(s->key, sizeof(s->key), row->key);
 	copy_string(s->name, sizeof(s->name), row->name);
-	s->named = s->name[0] != '\0';
+	s->naming.named = s->name[0] != '\0';
 	copy_string(s->kind, sizeof(s->kind), row->kind);
 	copy_string(s->engine_job, sizeof(s->engine_job), row->engine_job);
 	if (row->engine_job[0]) /* a retry after the restart is still known by its job */

@@ -130,6 +130,24 @@ struct step_tool_time {
 };
 #define STEP_TOOLS_MAX 8
 
+/* Who named a step, and whether that holds. Writers: correlate/, ingest/resume.c. */
+struct step_naming {
+	bool named; /* name given by the engine (rule, process): keep it */
+	/* Named after a tool: a sibling forked earlier (the head of a shell pipeline
+	 * whose exec lost the race) takes the name over, so the name is stable. */
+	bool named_by_tool;
+	uint32_t namer_pid, namer_ppid;
+	uint64_t namer_fork_boot_ns;
+};
+
+/* Script steps: time by tool (beyond STEP_TOOLS_MAX, in the totals only).
+ * Writers: correlate/step_work.c. */
+struct step_work {
+	struct step_tool_time tools[STEP_TOOLS_MAX];
+	unsigned n_tools;
+	uint64_t tools_cpu_ns, tools_wall_ns;
+};
+
 /* What the insight layer keeps of a step it watches. Writers: insight/. */
 struct step_watch {
 	bool end_reported;	 /* the insight layer saw it finish */
@@ -149,12 +167,7 @@ struct step {
 	char key[96];
 	char name[256];
 	char kind[24];
-	bool named; /* name given by the engine (rule, process): keep it */
-	/* Named after a tool: a sibling forked earlier (the head of a shell pipeline
-	 * whose exec lost the race) takes the name over, so the name is stable. */
-	bool named_by_tool;
-	uint32_t namer_pid, namer_ppid;
-	uint64_t namer_fork_boot_ns;
+	struct step_naming naming;
 	int64_t root_process_id;
 	uint32_t root_pid;
 	uint64_t root_start_boot_ns;
@@ -180,10 +193,7 @@ struct step {
 	struct failed_tool failed; /* the tool that failed it (correlate.c) */
 	struct failed_tool last_failed;
 	const char *character; /* compute, io, memory, network, contended, waiting */
-	/* Script steps: time by tool (beyond STEP_TOOLS_MAX, in the totals only). */
-	struct step_tool_time tools[STEP_TOOLS_MAX];
-	unsigned n_tools;
-	uint64_t tools_cpu_ns, tools_wall_ns;
+	struct step_work work;
 	char command[72]; /* its root's argv, cut, if the root exec'd */
 	/* A helper that ended in a few ms ($(date)): its processes are the
 	 * script's own; the store forgets it (forget_pending), then it is freed. */
