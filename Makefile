@@ -116,7 +116,8 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 # --- sources per program ------------------------------------------------------
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
-               common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c
+               common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c \
+               common/options.c
 # Argv redaction: a pure function of (argv, rules), what the fuzzer and the bench link.
 REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact/inside.c \
                collector/redact/keys.c collector/redact/rules.c \
@@ -128,7 +129,7 @@ COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collecto
                   collector/config.c collector/syscall_table.c \
                   collector/sender.c collector/convert.c collector/sandbox.c collector/pidscope.c \
                   $(REDACT_CORE) collector/redact/rules_file.c
-AGGREGATOR_SRCS := aggregator/main.c aggregator/scope_config.c aggregator/receive/receiver.c aggregator/model/proctable.c aggregator/model/procslab.c \
+AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/receiver.c aggregator/receive/streams.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
                    aggregator/store/signals.c aggregator/store/ship.c aggregator/store/schema.c aggregator/store/retention.c aggregator/receive/metrics.c aggregator/receive/peers.c aggregator/receive/peerconf.c \
@@ -143,7 +144,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/scope_config.c aggregator/receiv
                    aggregator/correlate/snakemake.c aggregator/correlate/nextflow.c \
                    aggregator/correlate/cwl.c aggregator/correlate/toil.c aggregator/correlate/toil_run.c \
                    aggregator/correlate/noise.c aggregator/correlate/script_run.c aggregator/correlate/script.c aggregator/correlate/make.c \
-                   aggregator/correlate/correlate.c aggregator/correlate/runs.c \
+                   aggregator/correlate/correlate.c aggregator/correlate/exits.c aggregator/correlate/runs.c \
                    aggregator/correlate/steps.c aggregator/correlate/step_work.c aggregator/correlate/names.c \
                    aggregator/correlate/cgroups.c aggregator/correlate/scope.c aggregator/correlate/write.c \
                    aggregator/correlate/setup.c aggregator/outbox/outbox.c \
@@ -177,7 +178,7 @@ CLI_SRCS := cli/tracer.c $(CLI_VERBS) $(CLI_LAUNCH) $(CLI_MODEL) $(CLI_COST) $(C
             aggregator/store/schema.c common/character.c common/cloudmeta.c aggregator/ingest/runmark.c \
             common/jsonutil.c aggregator/store/dblock.c shipper/credentials.c
 
-SHIPPER_SRCS := shipper/main.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
+SHIPPER_SRCS := shipper/main.c shipper/options.c shipper/outbox_reader.c shipper/http.c shipper/gzip.c \
                 shipper/retry.c shipper/sink.c shipper/sink_io.c shipper/sink_clickhouse.c shipper/sink_http.c \
                 shipper/credentials.c aggregator/store/schema.c common/sqlite_writer.c
 
@@ -231,7 +232,7 @@ $(BUILD)/tracer-aggregator: $(AGGREGATOR_OBJS) $(COMMON_OBJS)
 # The shipper links no IPC or protobuf code: it never talks to the collector.
 $(BUILD)/tracer-shipper: $(SHIPPER_OBJS) $(call obj,common/log.c common/timeutil.c common/hostinfo.c \
                          common/privdrop.c common/paths.c common/fileutil.c common/sdnotify.c \
-                         common/confkey.c)
+                         common/confkey.c common/options.c)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SHIPPER)
 
@@ -278,12 +279,19 @@ $(BUILD)/unit/test_proctable: LDFLAGS += -Wl,--wrap=realloc
 
 # The suppressions cover leaks inside nng 1.5 (see the file), as in the integration tests.
 # The timeout turns a hang (nng 1.5.2's close can wait for good) into a failure.
-unit: $(UNIT_TESTS)
+unit: $(UNIT_TESTS) $(MANPAGES)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp timeout 300 $$t; done
 	$(PYTHON) test/prices/test_build_table.py
 	$(PYTHON) test/docs/test_schema_doc.py
 	BUILD=$(BUILD) $(PYTHON) test/docs/test_completion.py
+	BUILD=$(BUILD) $(PYTHON) test/docs/test_options.py
+
+# The shipped settings files are the daemons' option tables printed (test_options checks).
+configs: $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer-shipper
+	$(BUILD)/tracer-collector --print-config > deploy/etc/collector.conf
+	$(BUILD)/tracer-aggregator --print-config > deploy/etc/aggregator.conf
+	$(BUILD)/tracer-shipper --print-config > deploy/etc/shipper.conf.example
 
 # Tests need root (BPF); as root, missing Debian packages are installed first.
 check: deps
@@ -310,7 +318,7 @@ FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
 FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
 FUZZ_SRC_redact     := $(REDACT_SRCS)
-FUZZ_SRC_text_files := collector/config.c collector/pidscope.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
+FUZZ_SRC_text_files := collector/config.c common/options.c collector/pidscope.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
                        common/log.c common/timeutil.c shipper/credentials.c
 FUZZ_LIB_text_files := -linih
 FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \
@@ -415,7 +423,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lbpf -lelf -lz
 
 .SECONDARY:
-.PHONY: programs man deb package-test
+.PHONY: programs man configs deb package-test
 .PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.

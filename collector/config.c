@@ -6,10 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include <ini.h>
-
-#include "common/confkey.h"
+#include "collector/redact/rules_file.h"
 #include "common/paths.h"
+#include "common/version.h"
 
 static const char *const group_names[PROBE_GROUPS] = {
     [PROBE_PROCESS] = "process",   [PROBE_SCHEDULER] = "scheduler",
@@ -34,23 +33,7 @@ int probe_group_by_name(const char *name)
 
 void collector_config_defaults(struct collector_config *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->socket_path = TRACER_DEFAULT_SOCKET;
-	/*
-	 * Each frame wakes several threads in both daemons. 200 ms (the
-	 * aggregator's commit interval) cost ~40% less daemon CPU in an exec
-	 * storm than 50 ms did, for a p99 exit-to-row of ~380 ms instead of ~180.
-	 */
-	c->flush_ms = 200;
-	c->ring_mb = 16;
-	c->queue_mb = 64;
-	c->sample_ms = 1000;
-	for (int g = 0; g < PROBE_GROUPS; g++)
-		c->enabled[g] = true;
-	/* A BPF call on every syscall: worth it only when asked for. */
-	c->enabled[PROBE_SYSCALLS] = false;
-	collector_config_set_excludes(c, "/proc/,/sys/,/dev/,/usr/lib/locale/,/usr/share/locale/");
-	c->exclude_shared_libs = true;
+	options_defaults(&collector_program, c);
 }
 
 int collector_config_set_excludes(struct collector_config *c, const char *list)
@@ -89,137 +72,280 @@ unsigned file_skip_kinds(const struct collector_config *c)
 	return skip;
 }
 
-struct load_state {
-	struct collector_config *c;
-	char *err;
-	unsigned size;
-	const char *path;
-};
+#define COLLECTOR_FIELD(member) OPT_FIELD(struct collector_config, member)
 
-static int parse_bool(const char *v, bool *out)
+/* "process = on" is what it is; off is refused. */
+static int parse_process(void *target, const struct opt *o, const char *value, char *why,
+			 size_t size)
 {
-	if (!strcasecmp(v, "on") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
-	    !strcmp(v, "1")) {
-		*out = true;
+	struct collector_config *c = target;
+
+	if (!strcasecmp(value, "on") || !strcasecmp(value, "yes") || !strcasecmp(value, "true") ||
+	    !strcmp(value, "1")) {
+		c->enabled[PROBE_PROCESS] = true;
 		return 0;
 	}
-	if (!strcasecmp(v, "off") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
-	    !strcmp(v, "0")) {
-		*out = false;
-		return 0;
-	}
+	snprintf(why, size, "the process probes cannot be turned off");
 	return -1;
 }
 
-static int parse_uint(const char *v, unsigned lo, unsigned hi, unsigned *out)
+/* --enable GROUP, --disable GROUP: the [probes] keys from the command line. */
+static int parse_switch(void *target, const struct opt *o, const char *value, char *why,
+			size_t size)
 {
+	struct collector_config *c = target;
+	int g = probe_group_by_name(value);
+	bool on = !strcmp(o->name, "enable");
+
+	if (g < 0 || (!on && g == PROBE_PROCESS)) {
+		snprintf(why, size, g < 0 ? "unknown probe group" : "cannot be disabled");
+		return -1;
+	}
+	c->enabled[g] = on;
+	return 0;
+}
+
+static int parse_ring_mb(void *target, const struct opt *o, const char *value, char *why,
+			 size_t size)
+{
+	struct collector_config *c = target;
 	char *end;
 	unsigned long n;
 
 	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || end == v || n < lo || n > hi)
+	n = strtoul(value, &end, 10);
+	if (errno || end == value || *end || n < 1 || n > 1024 || (n & (n - 1))) {
+		snprintf(why, size, "expected a power of two up to 1024");
 		return -1;
-	*out = (unsigned)n;
+	}
+	c->ring_mb = (unsigned)n;
 	return 0;
 }
 
-static const char *const collector_sections[] = {"collector", "probes", "files", NULL};
-
-/* inih calls this per key; returning 0 stops with that line's number. */
-static int on_entry(void *user, const char *section, const char *name, const char *value)
+static int parse_pidns(void *target, const struct opt *o, const char *value, char *why, size_t size)
 {
-	struct load_state *st = user;
-	struct collector_config *c = st->c;
-	bool mine;
-	const char *why = config_section_check(section, collector_sections, &mine);
+	struct collector_config *c = target;
+	char detail[400];
 
-	if (!why && !mine)
-		return 1; /* another program's section in a shared file */
-	if (why) {
-		/* A typo'd section would otherwise drop its settings silently. */
-		snprintf(st->err, st->size,
-			 "%s%s%s%s = %s: %s (the collector reads [collector], [probes], [files])",
-			 section[0] ? "[" : "", section, section[0] ? "] " : "", name, value, why);
+	if (pidscope_resolve(value, &c->scope_pidns, detail, sizeof(detail)) == 0)
 		return 0;
-	}
-	if (!strcmp(section, "probes")) {
-		int g = probe_group_by_name(name);
-		if (g < 0)
-			why = "unknown probe group";
-		else if (g == PROBE_PROCESS)
-			why = "the process probes cannot be turned off";
-		else if (parse_bool(value, &c->enabled[g]))
-			why = "expected on or off";
-	} else if (!strcmp(section, "collector")) {
-		if (config_key_is(name, "flush-ms")) {
-			if (parse_uint(value, 1, 10000, &c->flush_ms))
-				why = "expected 1..10000";
-		} else if (config_key_is(name, "ring-mb")) {
-			if (parse_uint(value, 1, 1024, &c->ring_mb) ||
-			    (c->ring_mb & (c->ring_mb - 1)))
-				why = "expected a power of two up to 1024";
-		} else if (config_key_is(name, "queue-mb")) {
-			if (parse_uint(value, 1, 65536, &c->queue_mb))
-				why = "expected 1..65536";
-		} else if (config_key_is(name, "scope-pidns")) {
-			char detail[400];
-			if (pidscope_resolve(value, &c->scope_pidns, detail, sizeof(detail)))
-				why =
-				    "no such PID namespace with its own /proc (a PID or an inode)";
-		} else if (config_key_is(name, "sample-ms") ||
-			   config_key_is(name, "sample-interval-ms")) { /* the older name */
-			if (parse_uint(value, 100, 3600000, &c->sample_ms))
-				why = "expected 100..3600000";
-		} else {
-			why = "unknown setting";
-		}
-	} else {
-		if (config_key_is(name, "exclude-prefixes")) {
-			if (collector_config_set_excludes(c, value))
-				why = "at most 16 prefixes of under 32 characters";
-		} else if (config_key_is(name, "exclude-shared-libraries")) {
-			if (parse_bool(value, &c->exclude_shared_libs))
-				why = "expected yes or no";
-		} else {
-			why = "unknown setting";
-		}
-	}
-	if (why) {
-		snprintf(st->err, st->size, "[%s] %s = %s: %s", section, name, value, why);
-		return 0;
-	}
-	return 1;
+	snprintf(why, size, "no such PID namespace with its own /proc (a PID or an inode)");
+	return -1;
 }
+
+static int parse_excludes(void *target, const struct opt *o, const char *value, char *why,
+			  size_t size)
+{
+	if (collector_config_set_excludes(target, value) == 0)
+		return 0;
+	snprintf(why, size, "at most 16 prefixes of under 32 characters");
+	return -1;
+}
+
+#define PROBE(group, key_, on, text)                                                               \
+	{                                                                                          \
+		.section = "probes", .key = key_, .kind = OPT_BOOL, .def = on,                     \
+		.offset = COLLECTOR_FIELD(enabled[group]), .help = text                            \
+	}
+
+static const struct opt collector_opts[] = {
+    {.name = "socket",
+     .arg = "PATH",
+     .kind = OPT_TEXT,
+     .def = TRACER_DEFAULT_SOCKET,
+     .offset = COLLECTOR_FIELD(socket_path),
+     .help = "the aggregator's socket"},
+    {.name = "user",
+     .arg = "NAME",
+     .kind = OPT_TEXT,
+     .offset = COLLECTOR_FIELD(user),
+     .shown = TRACER_COLLECTOR_USER ", else nobody",
+     .help = "user to become after loading BPF"},
+    {.name = "key-file",
+     .arg = "PATH",
+     .kind = OPT_TEXT,
+     .def = TRACER_DEFAULT_KEY,
+     .offset = COLLECTOR_FIELD(start.key_file),
+     .help = "the collector key, read before dropping root; the aggregator makes it"},
+    {.name = "key-fd",
+     .arg = "N",
+     .kind = OPT_FD,
+     .offset = COLLECTOR_FIELD(start.key_fd),
+     .help = "read the key from descriptor N instead (tracer run)"},
+    {.name = "aggregator-user",
+     .arg = "NAME",
+     .kind = OPT_TEXT,
+     .offset = COLLECTOR_FIELD(start.aggregator_user),
+     .shown = TRACER_AGGREGATOR_USER,
+     .help = "send only to a listener running as NAME (or root)"},
+    {.name = "aggregator-pid",
+     .arg = "PID",
+     .kind = OPT_UINT,
+     .min = 1,
+     .max = 4194304,
+     .offset = COLLECTOR_FIELD(start.aggregator_pid),
+     .help = "send only to a listener that is this process"},
+    {.name = "disable",
+     .arg = "GROUP",
+     .kind = OPT_CALL,
+     .parse = parse_switch,
+     .help = "turn a probe group off: scheduler, network, oom, reclaim, files, cgroups, "
+	     "samples (repeatable; the [probes] keys)"},
+    {.name = "enable",
+     .arg = "GROUP",
+     .kind = OPT_CALL,
+     .parse = parse_switch,
+     .help = "turn a group on; syscalls is off unless enabled"},
+    OPT_LOG_LEVEL,
+    {.name = "flush-ms",
+     .section = "collector",
+     .arg = "N",
+     .kind = OPT_UINT,
+     .min = 1,
+     .max = 10000,
+     .def = "200",
+     .offset = COLLECTOR_FIELD(flush_ms),
+     .help = "drain the kernel buffer and send a frame every N ms while events come"},
+    {.name = "sample-ms",
+     .section = "collector",
+     .alias = "sample-interval-ms",
+     .arg = "N",
+     .kind = OPT_UINT,
+     .min = 100,
+     .max = 3600000,
+     .def = "1000",
+     .offset = COLLECTOR_FIELD(sample_ms),
+     .help = "live samples of running processes every N ms"},
+    {.name = "ring-mb",
+     .section = "collector",
+     .arg = "N",
+     .kind = OPT_CALL,
+     .parse = parse_ring_mb,
+     .def = "16",
+     .help = "the kernel ring buffer in MiB, a power of two"},
+    {.name = "queue-mb",
+     .section = "collector",
+     .arg = "N",
+     .kind = OPT_UINT,
+     .min = 1,
+     .max = 65536,
+     .def = "64",
+     .offset = COLLECTOR_FIELD(queue_mb),
+     .help = "frames kept while the aggregator is unreachable, in MiB"},
+    {.name = "scope-pidns",
+     .section = "collector",
+     .arg = "PID|INODE",
+     .kind = OPT_CALL,
+     .parse = parse_pidns,
+     .example = "4026532190",
+     .help = "record only the processes of this PID namespace (a PID in it, or its inode) "
+	     "and those nested in it, numbered as it numbers them (docs/operations.md, "
+	     "\"Scope\"); unset: every process the collector can see"},
+    {.name = "ready-fd",
+     .arg = "N",
+     .kind = OPT_FD,
+     .offset = COLLECTOR_FIELD(start.ready_fd),
+     .help = "write \"ready\\n\" to fd N once attached and snapshotted"},
+    {.name = "exit-with-fd",
+     .arg = "N",
+     .kind = OPT_FD,
+     .offset = COLLECTOR_FIELD(start.lifeline_fd),
+     .help = "stop (as on SIGTERM) when fd N hangs up: the process that started us died "
+	     "(tracer run passes a pipe)"},
+    {.name = "redact-rules",
+     .arg = "PATH",
+     .kind = OPT_TEXT,
+     .offset = COLLECTOR_FIELD(start.redact_rules),
+     .shown = REDACT_RULES_DEFAULT " if present, else those built in",
+     .help = "per-tool redaction rules; SIGHUP rereads them"},
+    {.name = "force-tracepoints",
+     .kind = OPT_FLAG,
+     .offset = COLLECTOR_FIELD(force_tracepoints),
+     .help = "use classic tracepoints even where tp_btf exists"},
+    {.name = "force-no-kfunc",
+     .kind = OPT_FLAG,
+     .offset = COLLECTOR_FIELD(force_no_kfunc),
+     .help = "as on Linux 5.5-6.1 (no bpf_rdonly_cast kfunc): exec on its classic tracepoint, "
+	     "every open reads its path"},
+    {.name = "force-perfbuf",
+     .kind = OPT_FLAG,
+     .offset = COLLECTOR_FIELD(force_perfbuf),
+     .help = "use perf buffers even where ring buffers exist"},
+    {.name = "force-net-syscalls",
+     .kind = OPT_FLAG,
+     .offset = COLLECTOR_FIELD(force_net_syscalls),
+     .help = "count network bytes from socket syscalls (the fallback)"},
+    {.name = "test-forbidden-syscall",
+     .kind = OPT_FLAG,
+     .offset = COLLECTOR_FIELD(start.test_forbidden),
+     .help = "(tests) make a forbidden syscall once in the steady state: the allow-list must "
+	     "kill the process"},
+    {.section = "probes",
+     .key = "process",
+     .kind = OPT_CALL,
+     .parse = parse_process,
+     .def = "on",
+     .help = "fork, exec and exit: always on"},
+    PROBE(PROBE_SCHEDULER, "scheduler", "on", "I/O wait"),
+    PROBE(PROBE_SYSCALLS, "syscalls", "off",
+	  "syscall counts by class: a BPF call on every syscall, off by "
+	  "default"),
+    PROBE(PROBE_NETWORK, "network", "on", "bytes sent and received"),
+    PROBE(PROBE_OOM, "oom", "on", "OOM kill victims"),
+    PROBE(PROBE_RECLAIM, "reclaim", "on", "direct reclaim time"),
+    PROBE(PROBE_FILES, "files", "on", "files opened (paths only)"),
+    PROBE(PROBE_CGROUPS, "cgroups", "on", "cgroup creation and removal"),
+    PROBE(PROBE_SAMPLES, "samples", "on", "live per-process samples"),
+    {.section = "files",
+     .key = "exclude-prefixes",
+     .kind = OPT_CALL,
+     .parse = parse_excludes,
+     .def = "/proc/, /sys/, /dev/, /usr/lib/locale/, /usr/share/locale/",
+     .help = "paths starting with these are never reported (at most 16, each under 32 "
+	     "bytes); with /proc/, /sys/ or /dev/ here the kernel also tells such opens by the "
+	     "file (procfs, sysfs, a device node) wherever it is reached, without reading the "
+	     "path"},
+    {.section = "files",
+     .key = "exclude-shared-libraries",
+     .kind = OPT_BOOL,
+     .def = "yes",
+     .why = "expected yes or no",
+     .offset = COLLECTOR_FIELD(exclude_shared_libs),
+     .help = "shared libraries (*.so, *.so.N, ld.so.cache) are the loader's business: once one "
+	     "is seen, later opens of the same file are told apart without the path"},
+};
+
+static const struct opt_section collector_sections[] = {
+    {.name = "collector"},
+    {.name = "probes",
+     .comment = "Each group can be turned off; the process probes cannot.",
+     .unknown = "unknown probe group"},
+    {.name = "files"},
+};
+
+const struct opt_program collector_program = {
+    .name = "tracer-collector",
+    .usage = "tracer-collector [options]",
+    .version = TRACER_VERSION,
+    .opts = collector_opts,
+    .n_opts = sizeof(collector_opts) / sizeof(*collector_opts),
+    .sections = collector_sections,
+    .n_sections = sizeof(collector_sections) / sizeof(*collector_sections),
+    .target_size = sizeof(struct collector_config),
+    .default_config = "/etc/tracer/collector.conf",
+    .config_header = "# tracer-collector settings (/etc/tracer/collector.conf): what\n"
+		     "# `tracer-collector --print-config` prints. Command-line options override\n"
+		     "# what is here; keys are spelt as the options (flush-ms or flush_ms).\n"
+		     "# Unknown keys are errors.\n",
+};
 
 int collector_config_set(struct collector_config *c, const char *section, const char *name,
 			 const char *value, char *err, unsigned size)
 {
-	struct load_state st = {.c = c, .err = err, .size = size, .path = NULL};
-
-	err[0] = '\0';
-	return on_entry(&st, section, name, value) ? 0 : -1;
+	return options_set_key(&collector_program, section, name, value, c, err, size);
 }
 
 int collector_config_load(struct collector_config *c, const char *path, char *err, unsigned size)
 {
-	struct collector_config copy = *c;
-	struct load_state st = {.c = &copy, .err = err, .size = size, .path = path};
-	char detail[256] = "";
-	int line;
-
-	err[0] = '\0';
-	st.err = detail;
-	st.size = sizeof(detail);
-	line = ini_parse(path, on_entry, &st);
-	if (line < 0) {
-		snprintf(err, size, "%s: cannot read: %s", path, strerror(errno));
-		return -1;
-	}
-	if (line > 0) {
-		snprintf(err, size, "%s:%d: %s", path, line, detail[0] ? detail : "syntax error");
-		return -1;
-	}
-	*c = copy;
-	return 0;
+	return options_load_file(&collector_program, path, c, err, size);
 }

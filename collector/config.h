@@ -7,8 +7,11 @@
 
 #include <stdbool.h>
 
+#include <sys/types.h>
+
 #include "bpf/events.h"
 #include "collector/pidscope.h"
+#include "common/options.h"
 
 enum probe_group {
 	PROBE_PROCESS = 0, /* fork, exec, exit: always on */
@@ -27,6 +30,18 @@ const char *probe_group_name(enum probe_group g);
 /* -1 if unknown. */
 int probe_group_by_name(const char *name);
 
+/* How this collector was started: command-line options only. */
+struct collector_start {
+	const char *key_file;
+	int key_fd;
+	const char *aggregator_user; /* NULL: TRACER_AGGREGATOR_USER */
+	pid_t aggregator_pid;
+	int ready_fd;
+	int lifeline_fd; /* --exit-with-fd */
+	bool test_forbidden;
+	const char *redact_rules; /* --redact-rules */
+};
+
 struct collector_config {
 	const char *socket_path;
 	const char *user;
@@ -43,7 +58,11 @@ struct collector_config {
 	bool force_perfbuf;
 	bool force_net_syscalls; /* use the socket-syscall fallback even with sock tracepoints */
 	struct pidscope scope_pidns; /* record only this PID namespace (inode 0: all) */
+	struct collector_start start;
 };
+
+/* Every option and setting of the collector (common/options.h). */
+extern const struct opt_program collector_program;
 
 void collector_config_defaults(struct collector_config *c);
 /*

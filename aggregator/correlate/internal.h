@@ -1,6 +1,8 @@
 /*
  * What the files of correlate/ share, and nothing outside correlate/ may use:
  *   correlate.c  fork, exec, exit and samples: which run and step a process is in
+ *   exits.c      a member's exit: its step's and run's status and failed tool; Slurm's
+ *                own steps and jobs ending
  *   runs.c       runs: created, joined, weak or strong
  *   steps.c      steps: created, joined, named
  *   step_work.c  script steps: named by the tool that did their work; helpers dissolved
@@ -26,6 +28,10 @@
 #include "aggregator/correlate/correlate.h"
 #include "aggregator/correlate/engines.h"
 #include "aggregator/model/proctable.h"
+
+/* exits.c: p, a member of step s (run r), ended; failed: by its exit code or signal. */
+void correlate_step_exit(struct correlator *c, struct step *s, struct proc *p, bool failed);
+void correlate_run_exit(struct correlator *c, struct run *r, struct proc *p, bool failed);
 
 /* names.c: the id of a name, a new one if unseen (0: out of memory). */
 int64_t pipeline_id(struct correlator *c, const char *name);

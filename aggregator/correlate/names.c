@@ -103,7 +103,7 @@ int names_write(struct correlator *c)
 		/* Shipped too: the fleet's readers name tools as the host does. */
 		if (store_put_tool(c->store, t->id, t->name, program,
 				   tool_category(&c->lists, program)) != 0 ||
-		    store_ship(c->store, OUTBOX_TOOLS, t->id, 0, NULL) != 0)
+		    store_ship_tool(c->store, t->id) != 0)
 			return -1;
 	}
 	return 0;

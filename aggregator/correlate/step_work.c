@@ -48,20 +48,20 @@ static bool script_step(const struct step *s)
  */
 static struct step_tool_time *tally_of(struct step *s, const struct proc *p, uint64_t cpu_ns)
 {
-	for (unsigned i = 0; i < s->n_tools; i++)
-		if (s->tools[i].tool_id == p->row.tool_id)
-			return &s->tools[i];
+	for (unsigned i = 0; i < s->work.n_tools; i++)
+		if (s->work.tools[i].tool_id == p->row.tool_id)
+			return &s->work.tools[i];
 	struct step_tool_time *t;
-	if (s->n_tools == STEP_TOOLS_MAX) {
-		t = &s->tools[0];
-		for (unsigned i = 1; i < s->n_tools; i++)
-			if (s->tools[i].cpu_ns < t->cpu_ns)
-				t = &s->tools[i];
+	if (s->work.n_tools == STEP_TOOLS_MAX) {
+		t = &s->work.tools[0];
+		for (unsigned i = 1; i < s->work.n_tools; i++)
+			if (s->work.tools[i].cpu_ns < t->cpu_ns)
+				t = &s->work.tools[i];
 		if (t->cpu_ns >= cpu_ns)
 			return NULL; /* counted in the totals alone */
 		free(t->argv);
 	} else {
-		t = &s->tools[s->n_tools++];
+		t = &s->work.tools[s->work.n_tools++];
 	}
 	*t = (struct step_tool_time){.tool_id = p->row.tool_id, .name = p->in.tool_name};
 	t->argv = p->row.argv_json ? strdup(p->row.argv_json) : NULL;
@@ -89,8 +89,8 @@ void step_work_add(struct step *s, const struct proc *p, const struct process_ro
 		t->cpu_ns += cpu;
 		t->wall_ns += wall;
 	}
-	s->tools_cpu_ns += cpu;
-	s->tools_wall_ns += wall;
+	s->work.tools_cpu_ns += cpu;
+	s->work.tools_wall_ns += wall;
 }
 
 void step_work_tail(struct step *s, const struct proc *p, int64_t cpu_ns)
@@ -101,7 +101,7 @@ void step_work_tail(struct step *s, const struct proc *p, int64_t cpu_ns)
 		return;
 	if ((t = tally_of(s, p, (uint64_t)cpu_ns)))
 		t->cpu_ns += (uint64_t)cpu_ns;
-	s->tools_cpu_ns += (uint64_t)cpu_ns;
+	s->work.tools_cpu_ns += (uint64_t)cpu_ns;
 }
 
 void step_note_command(struct step *s, char *const *argv, size_t argc)
@@ -132,8 +132,8 @@ static void rank(struct step *s, bool by_cpu, struct step_tool_time **first,
 		 struct step_tool_time **second)
 {
 	*first = *second = NULL;
-	for (unsigned i = 0; i < s->n_tools; i++) {
-		struct step_tool_time *t = &s->tools[i];
+	for (unsigned i = 0; i < s->work.n_tools; i++) {
+		struct step_tool_time *t = &s->work.tools[i];
 		bool beats_first = !*first || measure(t, by_cpu) > measure(*first, by_cpu) ||
 				   (measure(t, by_cpu) == measure(*first, by_cpu) &&
 				    measure(t, !by_cpu) > measure(*first, !by_cpu));
@@ -148,7 +148,8 @@ static void rank(struct step *s, bool by_cpu, struct step_tool_time **first,
 
 bool step_named_by_exec(const struct step *s)
 {
-	return script_step(s) && s->status == GROUP_RUNNING && s->tools_cpu_ns < WORK_CPU_FLOOR_NS;
+	return script_step(s) && s->status == GROUP_RUNNING &&
+	       s->work.tools_cpu_ns < WORK_CPU_FLOOR_NS;
 }
 
 void step_name_by_work(struct step *s, bool final)
@@ -156,11 +157,11 @@ void step_name_by_work(struct step *s, bool final)
 	char name[sizeof(s->name)];
 	struct step_tool_time *first, *second;
 
-	if (!script_step(s) || s->dissolved || !s->n_tools || s->status != GROUP_RUNNING ||
+	if (!script_step(s) || s->dissolved || !s->work.n_tools || s->status != GROUP_RUNNING ||
 	    (!final && step_named_by_exec(s) && s->name[0]))
 		return;
-	bool by_cpu = s->tools_cpu_ns >= WORK_CPU_FLOOR_NS;
-	uint64_t total = by_cpu ? s->tools_cpu_ns : s->tools_wall_ns;
+	bool by_cpu = s->work.tools_cpu_ns >= WORK_CPU_FLOOR_NS;
+	uint64_t total = by_cpu ? s->work.tools_cpu_ns : s->work.tools_wall_ns;
 	rank(s, by_cpu, &first, &second);
 	/* Dominant: over half of the work, or twice the next tool's (a program among
 	 * many small ones, such as a version manager's dozens of shim scripts). */
@@ -173,8 +174,8 @@ void step_name_by_work(struct step *s, bool final)
 	else
 		snprintf(name, sizeof(name), "%s + %s", first->name, second->name);
 	s->main_tool_id = first->tool_id;
-	s->named = true;
-	s->named_by_tool = true;
+	s->naming.named = true;
+	s->naming.named_by_tool = true;
 	if (strcmp(name, s->name) != 0) {
 		copy_string(s->name, sizeof(s->name), name);
 		step_mark_dirty(s);
@@ -244,8 +245,8 @@ int steps_forget_write(struct correlator *c, const struct run *r)
 
 void step_free(struct step *s)
 {
-	for (unsigned i = 0; i < s->n_tools; i++)
-		free(s->tools[i].argv);
+	for (unsigned i = 0; i < s->work.n_tools; i++)
+		free(s->work.tools[i].argv);
 	free(s->signature);
 	free(s->identity);
 	free(s);

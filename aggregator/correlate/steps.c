@@ -92,13 +92,13 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 	copy_string(s->key, sizeof(s->key), spec->key);
 	copy_string(s->name, sizeof(s->name), spec->name);
 	copy_string(s->kind, sizeof(s->kind), spec->kind);
-	s->named = spec->name[0] != '\0';
+	s->naming.named = spec->name[0] != '\0';
 	s->root_process_id = root->row.id;
 	s->root_pid = root->pid;
 	s->root_start_boot_ns = root->start_boot_ns;
 	s->status = GROUP_RUNNING;
 	step_where(c, s, root);
-	if (s->named && root->row.argv_json)
+	if (s->naming.named && root->row.argv_json)
 		s->signature = strdup(root->row.argv_json);
 	copy_string(s->engine_job, sizeof(s->engine_job), spec->job);
 	s->identity = step_identity(spec, root);

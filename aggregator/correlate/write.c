@@ -53,7 +53,7 @@ int correlate_write(struct correlator *c)
 	if (names_write(c) != 0 || containers_write(c) != 0)
 		return -1;
 	for (struct run *r = c->runs; r; r = r->next) {
-		if (r->abandoned) {
+		if (r->tracer_run.abandoned) {
 			if (r->dirty && store_forget_run(c->store, r->row.id) != 0)
 				return -1;
 			continue;
@@ -66,15 +66,14 @@ int correlate_write(struct correlator *c)
 			struct step_row row;
 			fill_step_row(s, &row);
 			if (store_put_step(c->store, &row) != 0 ||
-			    (s->status != GROUP_RUNNING &&
-			     store_ship(c->store, OUTBOX_STEPS, s->id, 0, NULL) != 0))
+			    (s->status != GROUP_RUNNING && store_ship_step(c->store, s->id) != 0))
 				return -1;
 		}
 		if (r->dirty) {
 			fill_run_row(r);
 			if (store_put_run(c->store, &r->row) != 0 ||
 			    (r->status != GROUP_RUNNING &&
-			     store_ship(c->store, OUTBOX_RUNS, r->row.id, 0, NULL) != 0))
+			     store_ship_run(c->store, r->row.id) != 0))
 				return -1;
 		}
 	}

@@ -153,19 +153,14 @@ void ingest_committed(struct ingest *g, uint64_t now_boot_ns)
 	}
 	t->closed = NULL;
 	pending_clear(&g->pending, false);
-	for (struct proc *p = t->dirty; p;) {
-		struct proc *next = p->links.dirty_next;
-		p->links.dirty = false;
-		p->links.dirty_next = NULL;
+	for (struct proc *p; (p = proc_pop_dirty(t));) {
 		/* Written for good: the strings are no longer needed. The file ids
 		 * stay until the entry is freed: the counts follow the exit. */
 		if (p->life.exited) {
 			process_row_free_strings(&p->row);
 			p->life.row_final = true;
 		}
-		p = next;
 	}
-	t->dirty = NULL;
 	/* Free old entries first: they hold the references that keep runs alive. */
 	proctable_gc(t, now_boot_ns, EXITED_GRACE_NS);
 	correlate_committed(&g->corr);

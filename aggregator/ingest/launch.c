@@ -60,11 +60,11 @@ void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher
 	struct run *r = launcher->life.launched;
 
 	correlate_join(&g->corr, child, r);
-	if (!r->has_command) {
-		r->has_command = true;
-		r->command_pid = child->pid;
-		r->command_start_boot_ns = child->start_boot_ns;
-		r->command_coarse = child->start_coarse;
+	if (!r->tracer_run.has_command) {
+		r->tracer_run.has_command = true;
+		r->tracer_run.command_pid = child->pid;
+		r->tracer_run.command_start_boot_ns = child->start_boot_ns;
+		r->tracer_run.command_coarse = child->start_coarse;
 		r->row.command_process_id = child->row.id;
 		r->row.start_epoch_ns = child->row.start_epoch_ns;
 		r->dirty = true;
@@ -78,12 +78,12 @@ void launch_join_run(struct ingest *g, struct proc *child, struct proc *launcher
  */
 void launch_not_the_command(struct run *r, const struct proc *p)
 {
-	if (!r->has_command || r->command_pid != p->pid ||
-	    !proc_same_start(r->command_start_boot_ns, r->command_coarse, p->start_boot_ns,
-			     p->start_coarse))
+	if (!r->tracer_run.has_command || r->tracer_run.command_pid != p->pid ||
+	    !proc_same_start(r->tracer_run.command_start_boot_ns, r->tracer_run.command_coarse,
+			     p->start_boot_ns, p->start_coarse))
 		return;
-	r->has_command = false;
-	r->command_pid = 0;
+	r->tracer_run.has_command = false;
+	r->tracer_run.command_pid = 0;
 	r->row.command_process_id = 0;
 	r->dirty = true;
 }
@@ -116,11 +116,11 @@ void launch_note_launcher(struct ingest *g, struct proc *p, char *const *argv, s
 void launch_abandon(struct run *r)
 {
 	r->finished = true;
-	if (r->abandoned)
+	if (r->tracer_run.abandoned)
 		return;
 	log_info("run %lld '%s': its tracer run ended before starting a command; not kept",
 		 (long long)r->row.id, r->row.name ? r->row.name : "?");
-	r->abandoned = true;
+	r->tracer_run.abandoned = true;
 	r->dirty = true;
 }
 
@@ -150,7 +150,7 @@ void launch_end_launcher(struct ingest *g, struct proc *launcher)
 {
 	struct run *r = launcher->life.launched;
 
-	if (!r->has_command) {
+	if (!r->tracer_run.has_command) {
 		launch_abandon(r);
 		return;
 	}
@@ -159,7 +159,8 @@ void launch_end_launcher(struct ingest *g, struct proc *launcher)
 		return;
 	/* A launcher killed while its command runs on: the command's own end will come. */
 	struct proc *cmd =
-	    proc_find(&g->table, r->command_pid, r->command_start_boot_ns, r->command_coarse);
+	    proc_find(&g->table, r->tracer_run.command_pid, r->tracer_run.command_start_boot_ns,
+		      r->tracer_run.command_coarse);
 	if (cmd && !cmd->life.exited)
 		return;
 	end_with_launcher(g, r, launcher);
@@ -168,8 +169,9 @@ void launch_end_launcher(struct ingest *g, struct proc *launcher)
 void launch_finish_command(struct ingest *g, struct proc *p)
 {
 	for (struct run *r = g->corr.runs; r; r = r->next) {
-		if (!r->has_command || r->command_pid != p->pid ||
-		    !proc_same_start(r->command_start_boot_ns, r->command_coarse, p->start_boot_ns,
+		if (!r->tracer_run.has_command || r->tracer_run.command_pid != p->pid ||
+		    !proc_same_start(r->tracer_run.command_start_boot_ns,
+				     r->tracer_run.command_coarse, p->start_boot_ns,
 				     p->start_coarse))
 			continue;
 		failed_tool_settle(&r->failed, &r->last_failed, p->row.has_signal, p->row.signal,
@@ -194,7 +196,8 @@ void ingest_orphaned(struct ingest *g, int64_t now_epoch_ns)
 	if (!g->own_launcher)
 		return;
 	for (struct run *r = g->corr.runs; r; r = r->next) {
-		if (r->source != RUN_EXPLICIT || r->status != GROUP_RUNNING || r->abandoned)
+		if (r->source != RUN_EXPLICIT || r->status != GROUP_RUNNING ||
+		    r->tracer_run.abandoned)
 			continue;
 		log_warn("run %lld '%s': its tracer run was killed and our daemons stop with it; "
 			 "its command's end will not be seen: the run ends as unknown",

@@ -66,7 +66,7 @@ static int resume_step(void *ctx, const struct stored_step *row)
 	s->run = r;
 	copy_string(s->key, sizeof(s->key), row->key);
 	copy_string(s->name, sizeof(s->name), row->name);
-	s->named = s->name[0] != '\0';
+	s->naming.named = s->name[0] != '\0';
 	copy_string(s->kind, sizeof(s->kind), row->kind);
 	copy_string(s->engine_job, sizeof(s->engine_job), row->engine_job);
 	if (row->engine_job[0]) /* a retry after the restart is still known by its job */
@@ -96,10 +96,10 @@ static void find_run_processes(struct ingest *g, struct run *r, struct proc **en
 	}
 	*command = entry_with_row_id(g, r->row.command_process_id);
 	if (*command) {
-		r->has_command = true;
-		r->command_pid = (*command)->pid;
-		r->command_start_boot_ns = (*command)->start_boot_ns;
-		r->command_coarse = (*command)->start_coarse;
+		r->tracer_run.has_command = true;
+		r->tracer_run.command_pid = (*command)->pid;
+		r->tracer_run.command_start_boot_ns = (*command)->start_boot_ns;
+		r->tracer_run.command_coarse = (*command)->start_coarse;
 	}
 }
 

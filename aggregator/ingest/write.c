@@ -48,8 +48,7 @@ static int write_samples(struct ingest *g, bool held)
 		if (rc == 0 && held)
 			rc = store_hold_samples(g->store, r->process_id);
 		else if (rc == 0)
-			rc = store_ship(g->store, OUTBOX_SAMPLES, r->process_id, r->ts_epoch_ns,
-					NULL);
+			rc = store_ship_sample(g->store, r->process_id, r->ts_epoch_ns);
 		if (rc != 0)
 			return -1;
 	}
@@ -146,8 +145,7 @@ static int write_pending_rows(struct ingest *g)
 			return -1;
 	for (size_t i = 0; i < q->hosts.n; i++)
 		if (store_put_host_sample(g->store, &q->hosts.items[i]) != 0 ||
-		    store_ship(g->store, OUTBOX_HOST_SAMPLES, q->hosts.items[i].ts_epoch_ns, 0,
-			       NULL) != 0)
+		    store_ship_host_sample(g->store, q->hosts.items[i].ts_epoch_ns) != 0)
 			return -1;
 	return 0;
 }

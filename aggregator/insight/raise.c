@@ -77,7 +77,7 @@ int insight_write(struct insight *in)
 	for (size_t i = 0; i < in->n_pending; i++) {
 		const struct signal_row *s = &in->pending[i];
 		if (store_put_signal(in->store, s) != 0 ||
-		    (!s->active && store_ship(in->store, OUTBOX_SIGNALS, s->id, 0, NULL) != 0))
+		    (!s->active && store_ship_signal(in->store, s->id) != 0))
 			return -1;
 	}
 	return 0;

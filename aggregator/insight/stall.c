@@ -160,13 +160,13 @@ void insight_tick(struct insight *in, struct proctable *t, struct run *runs, uin
 	for (struct run *r = runs; r; r = r->next) {
 		for (struct step *st = r->steps; st; st = st->next) {
 			struct signal_row s;
-			if (st->status != GROUP_RUNNING || st->slow_signal_id ||
+			if (st->status != GROUP_RUNNING || st->watch.slow_signal_id ||
 			    !st->r.start_epoch_ns)
 				continue;
 			if (insight_slow(in, st, now_ns - st->r.start_epoch_ns, &s)) {
 				s.detected_epoch_ns = now_ns;
 				s.active = true;
-				st->slow_signal_id = insight_raise(in, &s);
+				st->watch.slow_signal_id = insight_raise(in, &s);
 			}
 		}
 	}

@@ -92,18 +92,18 @@ void insight_step_named(struct insight *in, struct step *s, int64_t now_ns)
 		snprintf(sig.message, sizeof(sig.message),
 			 "step '%.100s' is a retry of step %lld, which failed (%s)",
 			 s->name[0] ? s->name : s->key, (long long)o->id, was);
-		s->retry_signal_id = insight_raise(in, &sig);
+		s->watch.retry_signal_id = insight_raise(in, &sig);
 		return;
 	}
 }
 
 static void finish_retry(struct insight *in, struct step *s)
 {
-	struct signal_row *sig = insight_active(in, s->retry_signal_id);
+	struct signal_row *sig = insight_active(in, s->watch.retry_signal_id);
 	struct step *prev = step_by_id(s->run, s->retry_of);
 	char was[160], now[160];
 
-	s->retry_signal_id = 0;
+	s->watch.retry_signal_id = 0;
 	if (!sig)
 		return;
 	outcome(s, now, sizeof(now));
@@ -204,15 +204,15 @@ void insight_step_end(struct insight *in, struct step *s, int64_t now_ns)
 {
 	struct signal_row sig;
 
-	if (s->end_reported)
+	if (s->watch.end_reported)
 		return;
-	s->end_reported = true;
+	s->watch.end_reported = true;
 	if (group_failed(s->status))
 		tool_failed(in, s, now_ns);
 	insight_step_verdicts(in, s);
 	int64_t wall = s->r.end_epoch_ns - s->r.start_epoch_ns;
-	struct signal_row *slow = insight_active(in, s->slow_signal_id);
-	s->slow_signal_id = 0;
+	struct signal_row *slow = insight_active(in, s->watch.slow_signal_id);
+	s->watch.slow_signal_id = 0;
 	if (slow) {
 		if (insight_slow(in, s, wall, &sig)) {
 			sig.id = slow->id;
@@ -269,9 +269,9 @@ static void run_failed(struct insight *in, struct run *r, const struct step *cau
 
 void insight_run_end(struct insight *in, struct run *r, int64_t now_ns)
 {
-	if (r->end_reported)
+	if (r->watch.end_reported)
 		return;
-	r->end_reported = true;
+	r->watch.end_reported = true;
 	bool failed = group_failed(r->status);
 	if (failed)
 		insight_pipefail_cause(in, r, now_ns);

@@ -130,6 +130,36 @@ struct step_tool_time {
 };
 #define STEP_TOOLS_MAX 8
 
+/* Who named a step, and whether that holds. Writers: correlate/, ingest/resume.c. */
+struct step_naming {
+	bool named; /* name given by the engine (rule, process): keep it */
+	/* Named after a tool: a sibling forked earlier (the head of a shell pipeline
+	 * whose exec lost the race) takes the name over, so the name is stable. */
+	bool named_by_tool;
+	uint32_t namer_pid, namer_ppid;
+	uint64_t namer_fork_boot_ns;
+};
+
+/* Script steps: time by tool (beyond STEP_TOOLS_MAX, in the totals only).
+ * Writers: correlate/step_work.c. */
+struct step_work {
+	struct step_tool_time tools[STEP_TOOLS_MAX];
+	unsigned n_tools;
+	uint64_t tools_cpu_ns, tools_wall_ns;
+};
+
+/* What the insight layer keeps of a step it watches. Writers: insight/. */
+struct step_watch {
+	bool end_reported;	 /* the insight layer saw it finish */
+	int64_t slow_signal_id;	 /* an active slower_than_usual signal */
+	int64_t retry_signal_id; /* an active retried signal */
+};
+
+/*
+ * A step. correlate/ writes what is not in an owned sub-struct; ingest/resume.c
+ * rebuilds steps from the database at start, ingest/launch.c ends a `tracer run`'s
+ * (test/lint/owners.py checks the sub-structs only: these names are not unique).
+ */
 struct step {
 	struct step *next; /* in the run's list */
 	struct run *run;
@@ -137,12 +167,7 @@ struct step {
 	char key[96];
 	char name[256];
 	char kind[24];
-	bool named; /* name given by the engine (rule, process): keep it */
-	/* Named after a tool: a sibling forked earlier (the head of a shell pipeline
-	 * whose exec lost the race) takes the name over, so the name is stable. */
-	bool named_by_tool;
-	uint32_t namer_pid, namer_ppid;
-	uint64_t namer_fork_boot_ns;
+	struct step_naming naming;
 	int64_t root_process_id;
 	uint32_t root_pid;
 	uint64_t root_start_boot_ns;
@@ -162,18 +187,13 @@ struct step {
 	unsigned refs;
 	bool dirty;		 /* on its run's dirty_steps: step_mark_dirty() sets it */
 	struct step *dirty_next; /* on its run's dirty_steps */
-	bool end_reported;	 /* the insight layer saw it finish */
-	int64_t retry_of;	 /* the failed step this one repeats, 0 if none */
+	struct step_watch watch;
+	int64_t retry_of; /* the failed step this one repeats, 0 if none */
 	int64_t main_tool_id;
 	struct failed_tool failed; /* the tool that failed it (correlate.c) */
 	struct failed_tool last_failed;
-	int64_t slow_signal_id;	 /* an active slower_than_usual signal */
-	int64_t retry_signal_id; /* an active retried signal */
-	const char *character;	 /* compute, io, memory, network, contended, waiting */
-	/* Script steps: time by tool (beyond STEP_TOOLS_MAX, in the totals only). */
-	struct step_tool_time tools[STEP_TOOLS_MAX];
-	unsigned n_tools;
-	uint64_t tools_cpu_ns, tools_wall_ns;
+	const char *character; /* compute, io, memory, network, contended, waiting */
+	struct step_work work;
 	char command[72]; /* its root's argv, cut, if the root exec'd */
 	/* A helper that ended in a few ms ($(date)): its processes are the
 	 * script's own; the store forgets it (forget_pending), then it is freed. */
@@ -181,6 +201,24 @@ struct step {
 	bool linked; /* holds a batch submitter or container CLI: jobs and containers point at it */
 };
 
+/* What the insight layer keeps of a run it watches. Writers: insight/. */
+struct run_watch {
+	bool end_reported; /* the insight layer saw it finish */
+};
+
+/* The command a `tracer run` launcher started (runs of other sources have none).
+ * Writers: ingest/launch.c, ingest/resume.c. */
+struct run_command {
+	bool has_command;
+	/* Its launcher ended before starting a command (it refused, or was killed):
+	 * nothing ran, so no run is kept (correlate_write deletes a written row). */
+	bool abandoned;
+	uint32_t command_pid;
+	uint64_t command_start_boot_ns;
+	bool command_coarse;
+};
+
+/* A run. correlate/ writes what is not in an owned sub-struct (as for struct step). */
 struct run {
 	struct run *next;
 	struct run_row row;
@@ -212,14 +250,8 @@ struct run {
 	bool finished;		   /* launcher or engine gone: free once unreferenced */
 	struct failed_tool failed; /* the tool that failed it (correlate.c) */
 	struct failed_tool last_failed;
-	bool end_reported; /* the insight layer saw it finish */
-	bool has_command;
-	/* Its launcher ended before starting a command (it refused, or was killed):
-	 * nothing ran, so no run is kept (correlate_write deletes a written row). */
-	bool abandoned;
-	uint32_t command_pid;
-	uint64_t command_start_boot_ns;
-	bool command_coarse;
+	struct run_watch watch;
+	struct run_command tracer_run;
 };
 
 /* The step changed: the next commit writes it. */

@@ -165,6 +165,18 @@ void proc_mark_dirty(struct proctable *t, struct proc *p)
 	t->dirty = p;
 }
 
+struct proc *proc_pop_dirty(struct proctable *t)
+{
+	struct proc *p = t->dirty;
+
+	if (p) {
+		t->dirty = p->links.dirty_next;
+		p->links.dirty = false;
+		p->links.dirty_next = NULL;
+	}
+	return p;
+}
+
 void proc_retire(struct proctable *t, struct proc *p, uint64_t now_boot_ns)
 {
 	if (p->links.in_gc)

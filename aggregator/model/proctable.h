@@ -59,7 +59,7 @@ struct raw_counters {
 
 struct run;
 
-/* Where the table keeps an entry: proctable.c alone writes these. */
+/* Where the table keeps an entry. Writers: model/proctable.c, model/procslab.c. */
 struct proc_links {
 	struct proc *hash_next;
 	struct proc *dirty_next;
@@ -71,7 +71,7 @@ struct proc_links {
 	struct proc_slab *slab;	 /* the memory it lives in (procslab.c) */
 };
 
-/* The process's life as events tell it: ingest/ alone writes these. */
+/* The process's life as events tell it. Writers: ingest/. */
 struct proc_life {
 	bool execed; /* the current image came from an exec or the snapshot */
 	bool exited;
@@ -101,7 +101,7 @@ struct proc_life {
 	uint32_t n_file_ids;
 };
 
-/* What it belongs to: correlate/ alone writes these. */
+/* What it belongs to. Writers: correlate/. */
 struct proc_membership {
 	struct run *run; /* its run and step (counted references) */
 	struct step *step;
@@ -121,7 +121,7 @@ struct proc_membership {
 	uint64_t last_sample_cpu, last_sample_rss;
 };
 
-/* Whether it makes progress: insight/ alone writes these. */
+/* Whether it makes progress. Writers: insight/. */
 struct proc_activity {
 	uint64_t last_activity_boot_ns; /* last CPU, I/O, exec or fork seen */
 	int64_t stall_signal_id;	/* an active `stalled` signal, 0 if none */
@@ -181,6 +181,8 @@ struct proc *proc_add(struct proctable *t, uint32_t pid, uint64_t start_boot_ns,
 void proc_unhash(struct proctable *t, struct proc *p);
 
 void proc_mark_dirty(struct proctable *t, struct proc *p);
+/* Takes the next entry off the dirty list (written: clean again), NULL once none is left. */
+struct proc *proc_pop_dirty(struct proctable *t);
 /* Queues the entry for freeing once it is old enough; it leaves the live list. */
 void proc_retire(struct proctable *t, struct proc *p, uint64_t now_boot_ns);
 /* Keeps a finished image row (takes ownership of its strings). */

@@ -275,7 +275,8 @@ static int forget_delivered(struct outbox *o)
 	return 0;
 }
 
-int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
+/* The kind's statement binds (now, a, b, text): which key a, b and text are is the kind's. */
+static int add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
 	       int64_t now_ns)
 {
 	sqlite3_stmt *st = o->put[kind];
@@ -296,6 +297,46 @@ int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, co
 	}
 	o->queued++;
 	return 0;
+}
+
+int outbox_add_process(struct outbox *o, int64_t process_id, int64_t now_ns)
+{
+	return add(o, OUTBOX_PROCESSES, process_id, 0, NULL, now_ns);
+}
+
+int outbox_add_step(struct outbox *o, int64_t step_id, int64_t now_ns)
+{
+	return add(o, OUTBOX_STEPS, step_id, 0, NULL, now_ns);
+}
+
+int outbox_add_run(struct outbox *o, int64_t run_id, int64_t now_ns)
+{
+	return add(o, OUTBOX_RUNS, run_id, 0, NULL, now_ns);
+}
+
+int outbox_add_signal(struct outbox *o, int64_t signal_id, int64_t now_ns)
+{
+	return add(o, OUTBOX_SIGNALS, signal_id, 0, NULL, now_ns);
+}
+
+int outbox_add_tool(struct outbox *o, int64_t tool_id, int64_t now_ns)
+{
+	return add(o, OUTBOX_TOOLS, tool_id, 0, NULL, now_ns);
+}
+
+int outbox_add_sample(struct outbox *o, int64_t process_id, int64_t ts_epoch_ns, int64_t now_ns)
+{
+	return add(o, OUTBOX_SAMPLES, process_id, ts_epoch_ns, NULL, now_ns);
+}
+
+int outbox_add_host_sample(struct outbox *o, int64_t ts_epoch_ns, int64_t now_ns)
+{
+	return add(o, OUTBOX_HOST_SAMPLES, ts_epoch_ns, 0, NULL, now_ns);
+}
+
+int outbox_add_collector_stats(struct outbox *o, const char *stream_id, int64_t now_ns)
+{
+	return add(o, OUTBOX_COLLECTOR_STATS, 0, 0, stream_id, now_ns);
 }
 
 /* Runs a statement bound to one process id. */

@@ -48,9 +48,16 @@ struct outbox {
  * shipper_state: the shipper's state database (read only), or NULL. */
 int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *shipper_state);
 void outbox_close(struct outbox *o);
-/* Queues the row of that kind with that key (a, or a and b for samples; text for streams). */
-int outbox_add(struct outbox *o, enum outbox_kind kind, int64_t a, int64_t b, const char *text,
-	       int64_t now_ns);
+/* Queue one written row by its key, at now_ns (realtime). 0, or -1 logged. */
+int outbox_add_process(struct outbox *o, int64_t process_id, int64_t now_ns);
+int outbox_add_step(struct outbox *o, int64_t step_id, int64_t now_ns);
+int outbox_add_run(struct outbox *o, int64_t run_id, int64_t now_ns);
+int outbox_add_signal(struct outbox *o, int64_t signal_id, int64_t now_ns);
+int outbox_add_tool(struct outbox *o, int64_t tool_id, int64_t now_ns);
+/* A process's sample, keyed by the process and the sample's time. */
+int outbox_add_sample(struct outbox *o, int64_t process_id, int64_t ts_epoch_ns, int64_t now_ns);
+int outbox_add_host_sample(struct outbox *o, int64_t ts_epoch_ns, int64_t now_ns);
+int outbox_add_collector_stats(struct outbox *o, const char *stream_id, int64_t now_ns);
 /* A process row changed after it was queued (a late fact): its record, if still
  * queued, takes the row as it is now. */
 int outbox_refresh_process(struct outbox *o, int64_t process_id);

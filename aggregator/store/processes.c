@@ -444,7 +444,7 @@ static int write_one_process(struct store *s, struct process_row *r, bool ship)
 {
 	if (store_put_process(s, r) != 0)
 		return -1;
-	return ship ? store_ship(s, OUTBOX_PROCESSES, r->id, 0, NULL) : 0;
+	return ship ? store_ship_process(s, r->id) : 0;
 }
 
 /* The full batch in one statement; a row skipped as already there is written on its own. */
@@ -466,7 +466,7 @@ static int insert_batch(struct store *s)
 		r->stored = all;
 		if (!all && store_put_process(s, r) != 0)
 			return -1;
-		if (s->batch_ship[i] && store_ship(s, OUTBOX_PROCESSES, r->id, 0, NULL) != 0)
+		if (s->batch_ship[i] && store_ship_process(s, r->id) != 0)
 			return -1;
 	}
 	return 0;

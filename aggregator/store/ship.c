@@ -7,12 +7,47 @@
 #include "aggregator/outbox/outbox.h"
 #include "common/timeutil.h"
 
-int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text)
+/* Each is a no-op with shipping off; the time queued is the wall clock's. */
+#define NOW ((int64_t)now_realtime_ns())
+
+int store_ship_process(struct store *s, int64_t process_id)
 {
-	if (!s->outbox)
-		return 0;
-	return outbox_add(s->outbox, (enum outbox_kind)kind, a, b, text,
-			  (int64_t)now_realtime_ns());
+	return s->outbox ? outbox_add_process(s->outbox, process_id, NOW) : 0;
+}
+
+int store_ship_step(struct store *s, int64_t step_id)
+{
+	return s->outbox ? outbox_add_step(s->outbox, step_id, NOW) : 0;
+}
+
+int store_ship_run(struct store *s, int64_t run_id)
+{
+	return s->outbox ? outbox_add_run(s->outbox, run_id, NOW) : 0;
+}
+
+int store_ship_signal(struct store *s, int64_t signal_id)
+{
+	return s->outbox ? outbox_add_signal(s->outbox, signal_id, NOW) : 0;
+}
+
+int store_ship_tool(struct store *s, int64_t tool_id)
+{
+	return s->outbox ? outbox_add_tool(s->outbox, tool_id, NOW) : 0;
+}
+
+int store_ship_sample(struct store *s, int64_t process_id, int64_t ts_epoch_ns)
+{
+	return s->outbox ? outbox_add_sample(s->outbox, process_id, ts_epoch_ns, NOW) : 0;
+}
+
+int store_ship_host_sample(struct store *s, int64_t ts_epoch_ns)
+{
+	return s->outbox ? outbox_add_host_sample(s->outbox, ts_epoch_ns, NOW) : 0;
+}
+
+int store_ship_collector_stats(struct store *s, const char *stream_id)
+{
+	return s->outbox ? outbox_add_collector_stats(s->outbox, stream_id, NOW) : 0;
 }
 
 int store_hold_samples(struct store *s, int64_t process_id)
@@ -22,8 +57,7 @@ int store_hold_samples(struct store *s, int64_t process_id)
 
 int store_release_samples(struct store *s, int64_t process_id)
 {
-	return s->outbox ? outbox_release_samples(s->outbox, process_id, (int64_t)now_realtime_ns())
-			 : 0;
+	return s->outbox ? outbox_release_samples(s->outbox, process_id, NOW) : 0;
 }
 
 int store_refresh_shipped_process(struct store *s, int64_t process_id)

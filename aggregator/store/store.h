@@ -299,8 +299,15 @@ struct store {
 	struct outbox *outbox; /* NULL: shipping off */
 };
 
-/* Queues a written record for the shipper (no-op with shipping off). */
-int store_ship(struct store *s, int kind, int64_t a, int64_t b, const char *text);
+/* Queue a written row for the shipper, by its key (no-ops with shipping off). */
+int store_ship_process(struct store *s, int64_t process_id);
+int store_ship_step(struct store *s, int64_t step_id);
+int store_ship_run(struct store *s, int64_t run_id);
+int store_ship_signal(struct store *s, int64_t signal_id);
+int store_ship_tool(struct store *s, int64_t tool_id);
+int store_ship_sample(struct store *s, int64_t process_id, int64_t ts_epoch_ns);
+int store_ship_host_sample(struct store *s, int64_t ts_epoch_ns);
+int store_ship_collector_stats(struct store *s, const char *stream_id);
 /* Keeps a process's written samples from the shipper until released (the
  * outbox's sample hold; no-ops with shipping off). */
 /* A process row updated after it was queued: its queued record, if still

@@ -206,7 +206,7 @@ static void test_deny_listed_programs_in_a_run_are_helpers(void **state)
 	exec(http, apt, http_argv);
 	assert_true(http->row.helper);
 	assert_ptr_equal(http->in.step, s);
-	assert_false(s->named); /* never named after apt's helper */
+	assert_false(s->naming.named); /* never named after apt's helper */
 	copy_comm(apt, "apt-get");
 	finish(http, 100, 5, 0);
 	finish(apt, 110, 20, 0);
