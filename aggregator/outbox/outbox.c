@@ -339,6 +339,16 @@ int outbox_add_collector_stats(struct outbox *o, const char *stream_id, int64_t 
 	return add(o, OUTBOX_COLLECTOR_STATS, 0, 0, stream_id, now_ns);
 }
 
+int outbox_add_batch_submission(struct outbox *o, int64_t submission_id, int64_t now_ns)
+{
+	return add(o, OUTBOX_BATCH_SUBMISSIONS, submission_id, 0, NULL, now_ns);
+}
+
+int outbox_add_batch_job(struct outbox *o, int64_t rowid, int64_t now_ns)
+{
+	return add(o, OUTBOX_BATCH_JOBS, rowid, 0, NULL, now_ns);
+}
+
 /* Runs a statement bound to one process id. */
 static int step_with_id(struct outbox *o, sqlite3_stmt *st, int64_t process_id, const char *what)
 {

@@ -58,6 +58,9 @@ int outbox_add_tool(struct outbox *o, int64_t tool_id, int64_t now_ns);
 int outbox_add_sample(struct outbox *o, int64_t process_id, int64_t ts_epoch_ns, int64_t now_ns);
 int outbox_add_host_sample(struct outbox *o, int64_t ts_epoch_ns, int64_t now_ns);
 int outbox_add_collector_stats(struct outbox *o, const char *stream_id, int64_t now_ns);
+int outbox_add_batch_submission(struct outbox *o, int64_t submission_id, int64_t now_ns);
+/* A batch job by its rowid (INSERT OR REPLACE gives a rewritten row a new one). */
+int outbox_add_batch_job(struct outbox *o, int64_t rowid, int64_t now_ns);
 /* A process row changed after it was queued (a late fact): its record, if still
  * queued, takes the row as it is now. */
 int outbox_refresh_process(struct outbox *o, int64_t process_id);

@@ -21,9 +21,9 @@ static const char sql_put_job[] =
     "snakefile, engine_dir, engine_rule, engine_job_id) "
     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
-/* Writes the row and queues it for the shipper (each rewrite again: the newer copy wins
- * at the sink), so the fleet store holds both sides of every link. */
-static int finish(struct store *s, sqlite3_stmt *st, const char *what, int kind, int64_t key)
+/* Writes the row; the caller queues it for the shipper (each rewrite again: the newer
+ * copy wins at the sink), so the fleet store holds both sides of every link. */
+static int finish(struct store *s, sqlite3_stmt *st, const char *what)
 {
 	int rc = sqlite3_step(st);
 
@@ -32,7 +32,7 @@ static int finish(struct store *s, sqlite3_stmt *st, const char *what, int kind,
 		log_error("writing %s: %s", what, sqlite3_errmsg(s->db));
 		return -1;
 	}
-	return store_ship(s, kind, key ? key : sqlite3_last_insert_rowid(s->db), 0, NULL);
+	return 0;
 }
 
 static sqlite3_stmt *statement(struct store *s, const char *sql)
@@ -73,7 +73,9 @@ int store_put_batch_submission(struct store *s, const struct batch_submission_ro
 	bind_text_or_null(st, i++, r->engine_job_id);
 	sqlite3_bind_int64(st, i++, r->submit_ns);
 	sqlite3_bind_int64(st, i++, r->jobs);
-	return finish(s, st, "a batch submission", OUTBOX_BATCH_SUBMISSIONS, r->id);
+	if (finish(s, st, "a batch submission") != 0)
+		return -1;
+	return store_ship_batch_submission(s, r->id ? r->id : sqlite3_last_insert_rowid(s->db));
 }
 
 int store_put_batch_job(struct store *s, const struct batch_job_row *r)
@@ -102,5 +104,8 @@ int store_put_batch_job(struct store *s, const struct batch_job_row *r)
 	bind_text_or_null(st, i++, r->engine_dir);
 	bind_text_or_null(st, i++, r->engine_rule);
 	bind_text_or_null(st, i++, r->engine_job_id);
-	return finish(s, st, "a batch job", OUTBOX_BATCH_JOBS, 0);
+	if (finish(s, st, "a batch job") != 0)
+		return -1;
+	/* INSERT OR REPLACE gives the row a new rowid: the one it has now. */
+	return store_ship_batch_job(s, sqlite3_last_insert_rowid(s->db));
 }

@@ -50,6 +50,16 @@ int store_ship_collector_stats(struct store *s, const char *stream_id)
 	return s->outbox ? outbox_add_collector_stats(s->outbox, stream_id, NOW) : 0;
 }
 
+int store_ship_batch_submission(struct store *s, int64_t submission_id)
+{
+	return s->outbox ? outbox_add_batch_submission(s->outbox, submission_id, NOW) : 0;
+}
+
+int store_ship_batch_job(struct store *s, int64_t rowid)
+{
+	return s->outbox ? outbox_add_batch_job(s->outbox, rowid, NOW) : 0;
+}
+
 int store_hold_samples(struct store *s, int64_t process_id)
 {
 	return s->outbox ? outbox_hold_samples(s->outbox, process_id) : 0;

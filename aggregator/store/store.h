@@ -308,6 +308,8 @@ int store_ship_tool(struct store *s, int64_t tool_id);
 int store_ship_sample(struct store *s, int64_t process_id, int64_t ts_epoch_ns);
 int store_ship_host_sample(struct store *s, int64_t ts_epoch_ns);
 int store_ship_collector_stats(struct store *s, const char *stream_id);
+int store_ship_batch_submission(struct store *s, int64_t submission_id);
+int store_ship_batch_job(struct store *s, int64_t rowid);
 /* Keeps a process's written samples from the shipper until released (the
  * outbox's sample hold; no-ops with shipping off). */
 /* A process row updated after it was queued: its queued record, if still
