@@ -128,7 +128,7 @@ void fleet_quote(const char *s, char *out, size_t size)
 /* SELECT * FROM the store's table FINAL WHERE ... into local (ours of that name, or a
  * temporary copy of it): rows copied, or -1 said why. */
 long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const char *local,
-			   const char *where, const struct fleet_remap *m)
+			 const char *where, const struct fleet_remap *m)
 {
 	char sql[4096], err[1024];
 	long rows = 0;
@@ -160,4 +160,3 @@ long fleet_copy_rows(sqlite3 *db, const char *verb, const char *table, const cha
 {
 	return fleet_copy_remapped(db, verb, table, local, where, NULL);
 }
-

@@ -121,4 +121,3 @@ int fleet_has_batch_tables(const char *verb, const char *d)
 	json_decref(rows);
 	return n < 0 ? -1 : n == 2;
 }
-
