@@ -307,7 +307,9 @@ def previous_release_deb(ctx):
     ref = os.environ.get("TRACER_UPGRADE_FROM")
     if not ref:
         newest = sorted(f for f in os.listdir(os.path.join(REPO, "aggregator/schema")) if f.endswith(".sql"))[-1]
-        added = subprocess.run(["git", "-C", REPO, "log", "--format=%H", "--diff-filter=A", "--",
+        # -m --first-parent: a migration renumbered in a merge was added by that merge
+        added = subprocess.run(["git", "-C", REPO, "log", "-m", "--first-parent", "--format=%H",
+                                "--diff-filter=A", "--",
                                 f"aggregator/schema/{newest}"], capture_output=True, text=True).stdout.split()
         if not added:
             raise Failure(f"git history of aggregator/schema/{newest} not found (a shallow clone?)")
