@@ -198,16 +198,14 @@ all: $(PROGRAMS) $(if $(filter 1,$(SANITIZE)),,$(HELPERS))
 
 programs: $(PROGRAMS)
 
-# Man pages from the programs' own --help and --version (help2man).
-MANPAGES := $(BUILD)/man/tracer.1 $(BUILD)/man/tracer-collector.8 \
-            $(BUILD)/man/tracer-aggregator.8 $(BUILD)/man/tracer-shipper.8
-man: $(MANPAGES)
-$(BUILD)/man/tracer.1: $(BUILD)/tracer
-	@mkdir -p $(@D)
-	help2man -N -s 1 -n "execution-level observability: run, show, explain, report" -o $@ $<
-$(BUILD)/man/%.8: $(BUILD)/%
-	@mkdir -p $(@D)
-	help2man -N -s 8 -n "the $(patsubst tracer-%,%,$*) daemon of tracer" -o $@ $<
+# Man pages: hand-written roff in deploy/man/ (test/docs/test_man.py holds them to
+# --help). `make man` checks they render without a warning; install fills in the version
+# and the configured directories, as it does for the units.
+MANPAGES := deploy/man/tracer.1 deploy/man/tracer-collector.8 \
+            deploy/man/tracer-aggregator.8 deploy/man/tracer-shipper.8
+TRACER_VERSION := $(shell sed -n 's/.*define TRACER_VERSION "\(.*\)"/\1/p' common/version.h)
+man:
+	groff -man -ww -z $(MANPAGES)
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
@@ -285,6 +283,7 @@ unit: $(UNIT_TESTS) $(MANPAGES)
 	$(PYTHON) test/prices/test_build_table.py
 	$(PYTHON) test/docs/test_schema_doc.py
 	BUILD=$(BUILD) $(PYTHON) test/docs/test_completion.py
+	BUILD=$(BUILD) $(PYTHON) test/docs/test_man.py
 	BUILD=$(BUILD) $(PYTHON) test/docs/test_options.py
 
 # The shipped settings files are the daemons' option tables printed (test_options checks).
@@ -448,9 +447,12 @@ install: $(PROGRAMS) $(MANPAGES)
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR)/docs \
 		$(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(COMPLETIONDIR)
-	install -m 0644 $(BUILD)/man/tracer.1 $(DESTDIR)$(MANDIR)/man1/
+	for m in $(MANPAGES); do \
+		sed -e 's|@VERSION@|$(TRACER_VERSION)|' -e 's|/usr/libexec/tracer|$(LIBEXECDIR)|g' \
+			-e 's|/etc/tracer|$(SYSCONFDIR)|g' $$m \
+			> $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} && chmod 0644 $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
+	done
 	install -m 0644 deploy/bash-completion/tracer $(DESTDIR)$(COMPLETIONDIR)/tracer
-	install -m 0644 $(filter %.8,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0755 $(BUILD)/tracer $(DESTDIR)$(BINDIR)/tracer
 	install -m 0755 $(BUILD)/tracer-collector $(BUILD)/tracer-aggregator $(BUILD)/tracer-shipper \
 		$(DESTDIR)$(LIBEXECDIR)/
