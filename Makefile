@@ -235,6 +235,10 @@ $(BUILD)/helpers/%: test/helpers/ipc/%.c $(COMMON_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LIBS_CLI)
 
+# The collector's own sources, for the root-window lint (test/lint/root_window.py).
+print-collector-sources:
+	@echo $(COLLECTOR_SRCS) $(COMMON_SRCS)
+
 # --- tests ----------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/%.c,$(BUILD)/unit/%,$(wildcard test/unit/test_*.c))
 # Each program's objects (less main) in a static archive: a test binary links
