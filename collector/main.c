@@ -17,13 +17,13 @@
 
 #include <nng/nng.h>
 
-#include "collector/convert.h"
-#include "collector/drain.h"
-#include "collector/probes.h"
+#include "collector/convert/convert.h"
+#include "collector/send/drain.h"
+#include "collector/setup/probes.h"
 #include "collector/redact/rules_file.h"
-#include "collector/sandbox.h"
-#include "collector/sender.h"
-#include "collector/snapshot.h"
+#include "collector/setup/sandbox.h"
+#include "collector/send/sender.h"
+#include "collector/convert/snapshot.h"
 #include "common/fileutil.h"
 #include "common/log.h"
 #include "common/paths.h"

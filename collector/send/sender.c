@@ -1,4 +1,4 @@
-#include "collector/sender.h"
+#include "collector/send/sender.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "collector/snapshot.h"
+#include "collector/convert/snapshot.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,4 +1,4 @@
-#include "collector/probes.h"
+#include "collector/setup/probes.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,7 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 
-#include "collector/syscall_table.h"
+#include "collector/setup/syscall_table.h"
 #include "common/log.h"
 #include "tracer.skel.h"
 

@@ -14,7 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/events.h"
-#include "collector/config.h"
+#include "collector/setup/config.h"
 
 enum probe_state { PROBE_ACTIVE, PROBE_MISSING, PROBE_DISABLED };
 

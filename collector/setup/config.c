@@ -1,4 +1,4 @@
-#include "collector/config.h"
+#include "collector/setup/config.h"
 
 #include <errno.h>
 #include <stdio.h>

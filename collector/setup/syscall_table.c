@@ -1,4 +1,4 @@
-#include "collector/syscall_table.h"
+#include "collector/setup/syscall_table.h"
 
 #include "bpf/events.h"
 

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "collector/convert.h"
+#include "collector/convert/convert.h"
 #include "common/bytebuf.h"
 
 struct cgroup_mounts {

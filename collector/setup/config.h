@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "bpf/events.h"
-#include "collector/pidscope.h"
+#include "collector/setup/pidscope.h"
 
 enum probe_group {
 	PROBE_PROCESS = 0, /* fork, exec, exit: always on */

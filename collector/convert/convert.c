@@ -1,4 +1,4 @@
-#include "collector/convert.h"
+#include "collector/convert/convert.h"
 
 #include <string.h>
 

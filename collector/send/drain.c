@@ -1,4 +1,4 @@
-#include "collector/drain.h"
+#include "collector/send/drain.h"
 
 #include <errno.h>
 #include <poll.h>

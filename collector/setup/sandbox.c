@@ -1,4 +1,4 @@
-#include "collector/sandbox.h"
+#include "collector/setup/sandbox.h"
 
 #include <errno.h>
 #include <seccomp.h>

@@ -11,9 +11,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "collector/convert.h"
-#include "collector/probes.h"
-#include "collector/sender.h"
+#include "collector/convert/convert.h"
+#include "collector/setup/probes.h"
+#include "collector/send/sender.h"
 #include "common/eventtypes.h"
 
 #define DRAIN_FLUSH_BYTES (1u << 20)
