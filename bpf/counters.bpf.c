@@ -334,4 +334,3 @@ static __always_inline __u32 read_counters_of(struct task_struct *task, struct t
 		return read_counters_btf(task, c, rd, final_exit, start_ns);
 	return read_counters_tp(task, c, rd, final_exit, start_ns);
 }
-

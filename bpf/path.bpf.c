@@ -93,7 +93,8 @@ static long walk_step_tp(__u64 index, void *ctx)
  */
 static __always_inline __u32 walk_path_in(char *scratch, struct dentry *dentry,
 					  struct vfsmount *vfsmnt, char *out, __u32 out_size,
-					  __u32 *depth_out, __u32 *flags, __u32 trunc_flag, bool direct)
+					  __u32 *depth_out, __u32 *flags, __u32 trunc_flag,
+					  bool direct)
 {
 	struct path_walk w = {};
 

@@ -65,10 +65,10 @@ static __always_inline void snapshot_paths(struct task_struct *task, struct mm_s
 	if (!scratch)
 		return;
 	if (exe)
-		e->filename_len = walk_path_in(scratch, BPF_CORE_READ(exe, f_path.dentry),
-					       BPF_CORE_READ(exe, f_path.mnt), e->filename,
-					       sizeof(e->filename), &depth, &flags,
-					       TRACER_F_FILENAME_TRUNCATED, false);
+		e->filename_len =
+		    walk_path_in(scratch, BPF_CORE_READ(exe, f_path.dentry),
+				 BPF_CORE_READ(exe, f_path.mnt), e->filename, sizeof(e->filename),
+				 &depth, &flags, TRACER_F_FILENAME_TRUNCATED, false);
 	if (fs)
 		e->cwd_len = walk_path_in(scratch, BPF_CORE_READ(fs, pwd.dentry),
 					  BPF_CORE_READ(fs, pwd.mnt), e->cwd, sizeof(e->cwd),

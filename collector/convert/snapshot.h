@@ -1,8 +1,9 @@
 /*
- * Processes already running when the collector starts, read from /proc once
- * (after the BPF programs are attached, so nothing falls in between) and sent
- * as exec events marked from_snapshot. Start times from /proc have clock-tick
- * resolution; the aggregator matches them to kernel events within one tick.
+ * What exists when the collector starts, read after the privilege drop: the
+ * processes already running, from the task iterator root created
+ * (bpf/snapshot.bpf.c: exec records flagged TRACER_F_FROM_SNAPSHOT, converted
+ * like the ring buffer's), and the cgroups, walked in the cgroup file systems
+ * (readable by anyone; before the syscall allow-list, which has no open).
  */
 #ifndef TRACER_SNAPSHOT_H
 #define TRACER_SNAPSHOT_H
@@ -23,9 +24,11 @@ void cgroup_mounts_find(struct cgroup_mounts *m);
 /* Receives each snapshot event; returns 0 or -1 to stop. */
 typedef int (*snapshot_sink)(void *ctx, const Tracer__Event *ev);
 
-/* One exec event per user-space process, to sink. Returns processes or -1. */
-int snapshot_processes(const char *proc_root, const struct cgroup_mounts *mounts,
-		       snapshot_sink sink, void *ctx, struct convert_stats *st);
+/* Receives each iterator record; returns 0 or -1 to stop. */
+typedef int (*snapshot_record_sink)(void *ctx, const void *record, size_t size);
+
+/* Reads the snapshot iterator fd to its end, each record to sink. Records, or -1. */
+int snapshot_read_processes(int fd, snapshot_record_sink sink, void *ctx);
 
 /* Existing cgroups (v2, and the v1 memory hierarchy) as CgroupEvents. */
 int snapshot_cgroups(const struct cgroup_mounts *mounts, snapshot_sink sink, void *ctx);

@@ -357,6 +357,7 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 		bpf_map__set_max_entries(skel->maps.events, cfg->ring_mb << 20);
 	}
 	all_programs_off(skel);
+	bpf_program__set_autoload(skel->progs.snapshot_tasks, p->snapshot_iter);
 	for (int grp = 0; grp < PROBE_GROUPS; grp++) {
 		struct group_progs g;
 		if (!want[grp])
@@ -490,9 +491,36 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	probe_kernel_features(p, cfg);
 	if (choose_groups(p, cfg, want) != 0)
 		return -1;
+	p->snapshot_iter = true;
+	if (try_load(p, cfg, want, true) == 0)
+		return 0;
+	/* Perhaps only the sleepable snapshot iterator is new to this kernel. */
+	p->snapshot_iter = false;
 	if (try_load(p, cfg, want, false) != 0)
 		return load_group_by_group(p, cfg, want);
 	return 0;
+}
+
+int probes_snapshot_open(struct probes *p)
+{
+	int fd = -1;
+
+	if (p->snapshot_iter)
+		p->snapshot_link = bpf_program__attach_iter(p->skel->progs.snapshot_tasks, NULL);
+	if (p->snapshot_link)
+		fd = bpf_iter_create(bpf_link__fd(p->snapshot_link));
+	if (fd < 0)
+		log_warn("no snapshot of the processes already running: %s",
+			 p->snapshot_iter
+			     ? strerror(errno)
+			     : "its iterator does not load here (sleepable iterators: 5.18+)");
+	return fd;
+}
+
+void probes_snapshot_close(struct probes *p)
+{
+	bpf_link__destroy(p->snapshot_link);
+	p->snapshot_link = NULL;
 }
 
 int probes_attach(struct probes *p)
@@ -648,6 +676,7 @@ void probes_stop(struct probes *p)
 			bpf_link__destroy(p->links[i]);
 	}
 	bpf_link__destroy(p->iter_link);
+	probes_snapshot_close(p);
 	p->n_links = 0;
 	p->iter_link = NULL;
 	if (p->skel)

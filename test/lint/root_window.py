@@ -101,9 +101,11 @@ def definitions(path, text):
             head = code[start:i]
             close = find_close(code, i)
             tail = code[close + 1:close + 40]
-            yield from top_level(path, code, head, start, i, close, tail)
+            found = list(top_level(path, code, head, start, i, close, tail))
+            yield from found
             i = close + 1
-            if "=" in head or re.match(r"\s*;", tail) is None:
+            # After a function, a new definition; after a struct body, its declarator.
+            if any(d.kind == "function" for d in found):
                 start = i
             continue
         if c == ";" and depth == 0:
