@@ -1,4 +1,5 @@
 #include "collector/convert/convert.h"
+#include "collector/convert/internal.h"
 
 #include <string.h>
 

@@ -1,6 +1,8 @@
 #include "collector/convert/snapshot.h"
+#include "collector/convert/internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/timeutil.h"
+#include "common/vec.h"
 
 void cgroup_mounts_find(struct cgroup_mounts *m)
 {
@@ -124,33 +127,112 @@ int snapshot_cgroups(const struct cgroup_mounts *m, snapshot_sink sink, void *ct
 }
 
 /*
- * The iterator's records, whole: a read may end inside one (the kernel's
- * buffer holds a few), which the next read completes.
+ * The iterator goes by pid; parents must come first (the aggregator links a
+ * process to a parent it already knows). Records wait, compact (their fixed
+ * fields and the used bytes of their three strings: ~7 KiB each -> hundreds of
+ * bytes), to be sorted by start time.
  */
-int snapshot_read_processes(int fd, snapshot_record_sink sink, void *ctx)
+#define FIXED_PART offsetof(struct tracer_exec_event, filename)
+
+struct kept {
+	uint64_t start_ns;
+	uint32_t pid;
+	size_t at; /* in the arena */
+};
+
+struct snapshot_arena {
+	struct bytebuf bytes;
+	struct kept *kept;
+	size_t n, cap;
+};
+
+static size_t clamp(uint32_t len, size_t size)
 {
-	static char buf[8 * sizeof(struct tracer_exec_event)];
-	const size_t rec = sizeof(struct tracer_exec_event);
+	return len < size ? len : size;
+}
+
+static int keep_record(struct snapshot_arena *a, const struct tracer_exec_event *e)
+{
+	size_t fl = clamp(e->filename_len, sizeof(e->filename));
+	size_t cl = clamp(e->cwd_len, sizeof(e->cwd));
+	size_t al = clamp(e->argv_len, sizeof(e->argv));
+
+	if (!vec_grow(a->kept, a->cap, a->n + 1))
+		return -1;
+	a->kept[a->n] =
+	    (struct kept){.start_ns = e->h.start_ns, .pid = e->h.pid, .at = a->bytes.len};
+	if (bytebuf_append(&a->bytes, e, FIXED_PART) != 0 ||
+	    bytebuf_append(&a->bytes, e->filename, fl) != 0 ||
+	    bytebuf_append(&a->bytes, e->cwd, cl) != 0 ||
+	    bytebuf_append(&a->bytes, e->argv, al) != 0)
+		return -1;
+	a->n++;
+	return 0;
+}
+
+/* A kept record back to its kernel layout (the lengths say where each part ends). */
+static void expand_record(const struct snapshot_arena *a, const struct kept *k,
+			  struct tracer_exec_event *e)
+{
+	const uint8_t *p = a->bytes.data + k->at;
+
+	memcpy(e, p, FIXED_PART);
+	p += FIXED_PART;
+	memcpy(e->filename, p, clamp(e->filename_len, sizeof(e->filename)));
+	p += clamp(e->filename_len, sizeof(e->filename));
+	memcpy(e->cwd, p, clamp(e->cwd_len, sizeof(e->cwd)));
+	p += clamp(e->cwd_len, sizeof(e->cwd));
+	memcpy(e->argv, p, clamp(e->argv_len, sizeof(e->argv)));
+}
+
+static int by_start(const void *x, const void *y)
+{
+	const struct kept *a = x, *b = y;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* Reads the iterator to its end; a read may stop inside a record, the next completes it. */
+static int read_all(int fd, struct snapshot_arena *a)
+{
+	static struct tracer_exec_event buf[8];
+	const size_t rec = sizeof(buf[0]);
 	size_t have = 0;
-	int records = 0;
 
 	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+		ssize_t n = read(fd, (char *)buf + have, sizeof(buf) - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -1;
 		if (n == 0)
-			break;
+			return 0;
 		have += (size_t)n;
 		size_t whole = have / rec;
-		for (size_t i = 0; i < whole; i++) {
-			if (sink(ctx, buf + i * rec, rec) != 0)
+		for (size_t i = 0; i < whole; i++)
+			if (keep_record(a, &buf[i]) != 0)
 				return -1;
-			records++;
-		}
 		have -= whole * rec;
-		memmove(buf, buf + whole * rec, have);
+		memmove(buf, (char *)buf + whole * rec, have);
 	}
-	return records;
+}
+
+int snapshot_read_processes(int fd, snapshot_record_sink sink, void *ctx)
+{
+	static struct tracer_exec_event e;
+	struct snapshot_arena a = {0};
+	int rv = read_all(fd, &a);
+
+	if (rv == 0 && a.n > 1)
+		qsort(a.kept, a.n, sizeof(*a.kept), by_start);
+	for (size_t i = 0; rv == 0 && i < a.n; i++) {
+		expand_record(&a, &a.kept[i], &e);
+		if (sink(ctx, &e, sizeof(e)) != 0)
+			rv = -1;
+	}
+	bytebuf_free(&a.bytes);
+	free(a.kept);
+	return rv == 0 ? (int)a.n : -1;
 }

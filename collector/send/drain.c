@@ -1,4 +1,5 @@
 #include "collector/send/drain.h"
+#include "collector/send/internal.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,4 +1,5 @@
 #include "collector/send/sender.h"
+#include "collector/send/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

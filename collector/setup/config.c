@@ -1,4 +1,5 @@
 #include "collector/setup/config.h"
+#include "collector/setup/internal.h"
 
 #include <errno.h>
 #include <stdio.h>

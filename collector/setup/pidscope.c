@@ -7,6 +7,7 @@
  * mounts it), which numbers them as the kernel side does.
  */
 #include "collector/setup/pidscope.h"
+#include "collector/setup/internal.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #include "collector/setup/probes.h"
+#include "collector/setup/internal.h"
 
 #include <errno.h>
 #include <pthread.h>

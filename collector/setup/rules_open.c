@@ -3,6 +3,7 @@
  * collector reads it from the descriptor (the syscall allow-list has no open).
  */
 #include "collector/setup/rules_open.h"
+#include "collector/setup/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

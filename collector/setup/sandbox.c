@@ -1,4 +1,5 @@
 #include "collector/setup/sandbox.h"
+#include "collector/setup/internal.h"
 
 #include <errno.h>
 #include <seccomp.h>

@@ -213,8 +213,9 @@ def run():
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--report", action="store_true", help="list every reachable definition")
     ap.add_argument("--sources", help="space-separated sources instead of the Makefile's")
+    ap.add_argument("--root", help="another checkout to measure (with --sources)")
     args = ap.parse_args()
-    root = pathlib.Path(__file__).resolve().parents[2]
+    root = pathlib.Path(args.root) if args.root else pathlib.Path(__file__).resolve().parents[2]
     sources = args.sources.split() if args.sources else sources_from_make(root, args.build)
     graph = Graph(root, sources)
     m, before, main_lines = main_before_drop(graph)
