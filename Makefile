@@ -124,7 +124,7 @@ REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact
                collector/redact/tokens.c collector/redact/urls.c collector/redact/spans.c \
                $(BUILD)/redact_rules_default.c
 REDACT_SRCS := $(REDACT_CORE) common/fileutil.c
-COLLECTOR_SRCS := collector/main.c collector/setup/probes.c collector/send/drain.c collector/convert/snapshot.c \
+COLLECTOR_SRCS := collector/main.c collector/run.c collector/setup/probes.c collector/setup/probe_groups.c collector/send/drain.c collector/convert/snapshot.c \
                   collector/setup/config.c collector/setup/syscall_table.c \
                   collector/send/sender.c collector/convert/convert.c collector/setup/sandbox.c collector/setup/pidscope.c \
                   $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c

@@ -7,8 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +15,7 @@
 
 #include <nng/nng.h>
 
-#include "collector/convert/convert.h"
-#include "collector/send/drain.h"
-#include "collector/setup/probes.h"
-#include "collector/redact/rules_file.h"
-#include "collector/setup/sandbox.h"
-#include "collector/send/sender.h"
-#include "collector/convert/snapshot.h"
+#include "collector/run.h"
 #include "collector/setup/rules_open.h"
 #include "common/fileutil.h"
 #include "common/log.h"
@@ -33,29 +25,7 @@
 #include "common/timeutil.h"
 #include "common/version.h"
 
-/*
- * An empty frame still costs the aggregator a commit (~12 KiB written), so an
- * idle collector sends one a second. The tick after a frame with events sends
- * one too: its watermark says those events are complete (`tracer run` waits for
- * it) without waiting for the heartbeat.
- */
-#define HEARTBEAT_NS (1000 * NSEC_PER_MSEC)
-#define SHUTDOWN_GRACE_NS (5 * NSEC_PER_SEC)
-/* Our starter died: its aggregator takes our last frames for a second, then stops too. */
-#define ORPHAN_GRACE_NS (NSEC_PER_SEC)
-
 #define DEFAULT_CONFIG "/etc/tracer/collector.conf"
-
-static volatile sig_atomic_t stop_requested, hup_received, flush_requested;
-
-/* SIGHUP (e.g. `pkill -HUP tracer`) rereads the redaction rules; it must not
- * kill the collector, which holds no privilege to re-attach probes, so probe
- * settings change on restart; say so. */
-static void on_hup(int sig)
-{
-	(void)sig;
-	hup_received = 1;
-}
 
 /*
  * The redaction rules file, opened now, as root, and kept open; it is read
@@ -75,58 +45,6 @@ static int open_redact_rules(struct redact_rules_file *f, const char *given)
 		return -1;
 	}
 	return 0;
-}
-
-/* Unprivileged: the rules file opened before the drop, parsed now. It may not be broken. */
-static int load_redact_rules(struct redact_rules_file *f)
-{
-	char err[600];
-
-	if (f->fd < 0) {
-		log_warn("no %s: redacting with the %u rules built in", REDACT_RULES_DEFAULT,
-			 redact_rules_count(redact_rules_builtin()));
-		return 0;
-	}
-	int r = redact_rules_file_reload(f, err, sizeof(err));
-	if (r < 0) {
-		log_error("redaction rules: %s", err);
-		return -1;
-	}
-	log_info("redaction rules: %u from %s", redact_rules_count(f->rules), f->path);
-	return 0;
-}
-
-static void reload_redact_rules(struct redact_rules_file *f)
-{
-	char err[600];
-
-	if (f->fd < 0) {
-		log_info("SIGHUP: no redaction rules file to reread; probe settings apply on "
-			 "restart");
-		return;
-	}
-	int r = redact_rules_file_reload(f, err, sizeof(err));
-	if (r < 0)
-		log_error("SIGHUP: %s", err);
-	else if (r > 0)
-		log_warn("SIGHUP: %s", err);
-	if (r >= 0)
-		log_info("SIGHUP: %u redaction rules reread from %s; probe settings apply on "
-			 "restart",
-			 redact_rules_count(f->rules), f->path);
-}
-
-static void on_signal(int sig)
-{
-	stop_requested = sig;
-}
-
-/* SIGUSR1: send what the kernel has now, without waiting for the next flush
- * (`tracer run` asks when its command ended, to report sooner). */
-static void on_flush(int sig)
-{
-	(void)sig;
-	flush_requested = 1;
 }
 
 static void usage(FILE *out)
@@ -442,150 +360,6 @@ static void signal_ready(int fd)
 	close(fd);
 }
 
-struct collector {
-	struct collector_config cfg;
-	struct cli cli;
-	struct probes probes;
-	struct sender sender;
-	struct drain drain;
-	struct run_as who;
-	struct sender_trust trust;
-	struct redact_rules_file rules;
-	int snapshot_fd; /* the snapshot iterator, created as root, read after the drop */
-};
-
-/* Existing cgroups: walked unprivileged, before the allow-list (it has no open). */
-static void snapshot_existing_cgroups(struct collector *c)
-{
-	struct cgroup_mounts mounts;
-
-	if (c->probes.status[PROBE_CGROUPS].state != PROBE_ACTIVE)
-		return;
-	cgroup_mounts_find(&mounts);
-	int groups = snapshot_cgroups(&mounts, drain_add_event, &c->drain);
-	if (groups < 0)
-		log_warn("cannot walk the cgroup hierarchies");
-	else
-		log_info("snapshot: %d cgroups", groups);
-}
-
-/* The processes already running: the iterator root created, read now, converted as events. */
-static void snapshot_running_processes(struct collector *c)
-{
-	int n = c->snapshot_fd < 0
-		    ? 0
-		    : snapshot_read_processes(c->snapshot_fd, drain_add_record, &c->drain);
-	if (n < 0) {
-		log_warn("the snapshot of running processes failed: %s", strerror(errno));
-		n = 0;
-	}
-	if (c->snapshot_fd >= 0)
-		close(c->snapshot_fd);
-	c->snapshot_fd = -1;
-	probes_snapshot_close(&c->probes);
-	c->drain.snapshot_processes = (uint64_t)n;
-	log_info("snapshot: %d processes already running", n);
-}
-
-/*
- * After the privilege drop: connect, map the ring buffer, read the rules and
- * both snapshots, enter the allow-list. -1: the sender is not set up; -2 it is.
- */
-static int start_unprivileged(struct collector *c)
-{
-	int rc =
-	    sender_init(&c->sender, c->cfg.socket_path, (size_t)c->cfg.queue_mb << 20, &c->trust);
-	memset(&c->trust, 0, sizeof(c->trust));
-	if (rc != 0)
-		return -1;
-	if (drain_start(&c->drain) != 0)
-		return -2;
-	const struct probe_status *st = c->probes.status;
-	convert_set_groups((struct convert_groups){
-	    .scheduler = st[PROBE_SCHEDULER].state == PROBE_ACTIVE,
-	    .syscalls = st[PROBE_SYSCALLS].state == PROBE_ACTIVE,
-	    .network = st[PROBE_NETWORK].state == PROBE_ACTIVE,
-	    .reclaim = st[PROBE_RECLAIM].state == PROBE_ACTIVE,
-	});
-	/* Attached before the snapshots: a process can be in both, never in neither. */
-	drain_poll(&c->drain, 0, -1);
-	snapshot_existing_cgroups(c);
-	if (sandbox_enter() != 0) {
-		log_error("refusing to run without the syscall allow-list");
-		return -2;
-	}
-	log_info("running as %s (uid %u), syscall allow-list %s; sending to %s", c->who.name,
-		 (unsigned)c->who.uid, sandbox_active() ? "on" : "off", c->cfg.socket_path);
-	if (load_redact_rules(&c->rules) != 0)
-		return -2;
-	snapshot_running_processes(c);
-	drain_poll(&c->drain, 0, -1);
-	c->drain.snapshot_done_pending = true;
-	drain_flush(&c->drain, false);
-	return 0;
-}
-
-/* The steady state, until a signal or our starter's death. True if orphaned. */
-static bool run_loop(struct collector *c)
-{
-	struct drain *drain = &c->drain;
-	const uint64_t flush_ns = (uint64_t)c->cfg.flush_ms * NSEC_PER_MSEC;
-	uint64_t next_sample = now_boottime_ns();
-
-	while (!stop_requested) {
-		sdnotify_watchdog(now_boottime_ns());
-		if (fd_hung_up(c->cli.lifeline_fd)) {
-			log_warn("the process that started us is gone: stopping");
-			stop_requested = SIGTERM;
-			return true;
-		}
-		if (hup_received) {
-			hup_received = 0;
-			reload_redact_rules(&c->rules);
-		}
-		uint64_t now = now_boottime_ns();
-		if (drain_poll(drain, drain_wait_ms(drain, now, flush_ns),
-			       sender_wake_fd(&c->sender)) < 0) {
-			log_error("ring buffer poll failed");
-			break;
-		}
-		now = now_boottime_ns();
-		if (now >= next_sample) {
-			if (probes_sample(&c->probes, drain_add_sample, drain) < 0)
-				log_warn("process sampling failed: %s", strerror(errno));
-			next_sample = now + (uint64_t)c->cfg.sample_ms * NSEC_PER_MSEC;
-		}
-		bool asked = flush_requested;
-		flush_requested = 0;
-		if (asked || drain_flush_due(drain, now, flush_ns) ||
-		    now - drain->last_flush_ns >= HEARTBEAT_NS)
-			drain_flush(drain, false);
-		sender_pump(&c->sender);
-	}
-	return false;
-}
-
-/* The last frames out, acknowledged within the grace. The exit code. */
-static int flush_at_exit(struct collector *c, bool orphaned)
-{
-	struct sender *sender = &c->sender;
-
-	log_info("stopping (signal %d): flushing", (int)stop_requested);
-	sdnotify_stopping();
-	drain_poll(&c->drain, 0, -1);
-	drain_flush(&c->drain, true);
-	uint64_t deadline = now_boottime_ns() + (orphaned ? ORPHAN_GRACE_NS : SHUTDOWN_GRACE_NS);
-	while (!sender_all_acked(sender) && now_boottime_ns() < deadline) {
-		sender_pump(sender);
-		/* Back as soon as nng takes more of a backlog; else wait a little for acks. */
-		struct pollfd wake = {.fd = sender_wake_fd(sender), .events = POLLIN};
-		poll(&wake, 1, 5);
-	}
-	if (!sender_all_acked(sender))
-		log_warn("%zu frames not acknowledged at exit", sender->q_count);
-	return sender_all_acked(sender) ? 0 : 1;
-}
-
 /*
  * As root, until drop_privileges: the user to become, the key, the rules
  * file's descriptor, the BPF programs loaded and attached, the perf buffers
@@ -595,20 +369,18 @@ static int flush_at_exit(struct collector *c, bool orphaned)
 int main(int argc, char **argv)
 {
 	static struct collector c;
+	struct cli cli;
 	int exit_code = 1;
 
 	log_init("tracer-collector");
 	sdnotify_init();
-	if (parse_options(argc, argv, &c.cfg, &c.cli) != 0)
+	if (parse_options(argc, argv, &c.cfg, &cli) != 0)
 		return 2;
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_hup);
-	signal(SIGUSR1, on_flush);
-	if (resolve_user(c.cfg.user, &c.who) != 0 || resolve_trust(&c.cli, &c.trust) != 0)
+	c.lifeline_fd = cli.lifeline_fd;
+	collector_signals();
+	if (resolve_user(c.cfg.user, &c.who) != 0 || resolve_trust(&cli, &c.trust) != 0)
 		return 1;
-	if (open_redact_rules(&c.rules, c.cli.redact_rules) != 0)
+	if (open_redact_rules(&c.rules, cli.redact_rules) != 0)
 		return 1;
 	if (probes_start(&c.probes, &c.cfg) != 0)
 		return 1;
@@ -621,20 +393,20 @@ int main(int argc, char **argv)
 		log_error("refusing to run privileged: privilege drop to %s failed", c.who.name);
 		goto out_unsent;
 	}
-	int started = start_unprivileged(&c);
+	int started = collector_start_unprivileged(&c);
 	if (started == -1)
 		goto out_unsent;
 	if (started < 0)
 		goto out_drain;
-	signal_ready(c.cli.ready_fd);
+	signal_ready(cli.ready_fd);
 	sdnotify_ready();
-	if (c.cli.test_forbidden) {
+	if (cli.test_forbidden) {
 		/* Opening a file is not on the list: this must not return. */
 		int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
 		log_error("the forbidden open() returned %d: the allow-list is not enforced", fd);
 		goto out_drain;
 	}
-	exit_code = flush_at_exit(&c, run_loop(&c));
+	exit_code = collector_flush_at_exit(&c, collector_run(&c));
 out_drain:
 	drain_close(&c.drain);
 	if (sender_close(&c.sender) != 0) {

@@ -7,9 +7,11 @@
  *
  *   config.c        the settings file and the options' values (root's own file)
  *   pidscope.c      --scope-pidns: which PID namespace is recorded
- *   probes.c        the BPF programs: which this kernel offers, loading,
- *                   attaching, the snapshot iterator's fd, reading drop
- *                   counters and samples (the last two after the drop)
+ *   probe_groups.c  the programs of each probe group, and whether this
+ *                   kernel has their hooks
+ *   probes.c        the BPF programs: loading, attaching, the snapshot
+ *                   iterator's fd, reading drop counters and samples (the
+ *                   last two after the drop)
  *   syscall_table.c syscall number -> class, written into a BPF map at load
  *   rules_open.c    the redaction rules file: opened here, parsed by
  *                   redact/rules_file.c after the drop
@@ -22,6 +24,29 @@
 #ifndef TRACER_COLLECTOR_SETUP_INTERNAL_H
 #define TRACER_COLLECTOR_SETUP_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "collector/setup/config.h"
+#include "collector/setup/probes.h"
+
+struct tracer_bpf;
+struct bpf_program;
+
+/* probe_groups.c: the programs that make a probe group on this kernel. */
+#define MAX_GROUP_PROGS 10
+
+struct group_progs {
+	struct bpf_program *progs[MAX_GROUP_PROGS];
+	unsigned n;
+};
+
+/* The programs of a group this kernel can run; none (why says why): the group is missing. */
+void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_group grp,
+		    struct group_progs *g, char *why, size_t why_size);
+bool has_btf_tracepoint(const char *name);
+bool has_kernel_function(const char *name);
+/* Classic tracepoints need tracefs: mounted at its usual place if missing. */
+void ensure_tracefs(void);
 
 #endif
