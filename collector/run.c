@@ -113,9 +113,9 @@ static void snapshot_existing_cgroups(struct collector *c)
 /* The processes already running: the iterator root created, read now, converted as events. */
 static void snapshot_running_processes(struct collector *c)
 {
-	int n = c->snapshot_fd < 0
-		    ? 0
-		    : snapshot_read_processes(c->snapshot_fd, drain_add_record, &c->drain);
+	int n = c->snapshot_fd < 0 ? 0
+				   : snapshot_read_processes(c->snapshot_fd, c->probes.attached_ns,
+							     drain_add_record, &c->drain);
 	if (n < 0) {
 		log_warn("the snapshot of running processes failed: %s", strerror(errno));
 		n = 0;

@@ -141,6 +141,7 @@ struct kept {
 };
 
 struct snapshot_arena {
+	uint64_t attached_ns;
 	struct bytebuf bytes;
 	struct kept *kept;
 	size_t n, cap;
@@ -157,6 +158,10 @@ static int keep_record(struct snapshot_arena *a, const struct tracer_exec_event 
 	size_t cl = clamp(e->cwd_len, sizeof(e->cwd));
 	size_t al = clamp(e->argv_len, sizeof(e->argv));
 
+	/* Started once every probe was attached: its fork and exec are in the ring
+	 * buffer, which the snapshot must not precede (it would look unwatched). */
+	if (a->attached_ns && e->h.start_ns > a->attached_ns)
+		return 0;
 	if (!vec_grow(a->kept, a->cap, a->n + 1))
 		return -1;
 	a->kept[a->n] =
@@ -219,10 +224,10 @@ static int read_all(int fd, struct snapshot_arena *a)
 	}
 }
 
-int snapshot_read_processes(int fd, snapshot_record_sink sink, void *ctx)
+int snapshot_read_processes(int fd, uint64_t attached_ns, snapshot_record_sink sink, void *ctx)
 {
 	static struct tracer_exec_event e;
-	struct snapshot_arena a = {0};
+	struct snapshot_arena a = {.attached_ns = attached_ns};
 	int rv = read_all(fd, &a);
 
 	if (rv == 0 && a.n > 1)

@@ -27,8 +27,12 @@ typedef int (*snapshot_sink)(void *ctx, const Tracer__Event *ev);
 /* Receives each iterator record; returns 0 or -1 to stop. */
 typedef int (*snapshot_record_sink)(void *ctx, const void *record, size_t size);
 
-/* Reads the snapshot iterator fd to its end, each record to sink. Records, or -1. */
-int snapshot_read_processes(int fd, snapshot_record_sink sink, void *ctx);
+/*
+ * Reads the snapshot iterator fd to its end, each record to sink, parents
+ * first; processes started after attached_ns (the probes saw them start) are
+ * left to their own events. Records sent, or -1.
+ */
+int snapshot_read_processes(int fd, uint64_t attached_ns, snapshot_record_sink sink, void *ctx);
 
 /* Existing cgroups (v2, and the v1 memory hierarchy) as CgroupEvents. */
 int snapshot_cgroups(const struct cgroup_mounts *mounts, snapshot_sink sink, void *ctx);

@@ -17,6 +17,7 @@
 
 #include "collector/setup/syscall_table.h"
 #include "common/log.h"
+#include "common/timeutil.h"
 #include "tracer.skel.h"
 
 const char *probe_state_name(enum probe_state s)
@@ -389,6 +390,7 @@ int probes_attach(struct probes *p)
 		log_info("probes %-9s %-8s %s", probe_group_name(grp),
 			 probe_state_name(p->status[grp].state), p->status[grp].detail);
 	log_info("events via %s", p->using_perfbuf ? "perf buffers" : "ring buffer");
+	p->attached_ns = now_boottime_ns();
 	return 0;
 }
 

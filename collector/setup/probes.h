@@ -45,6 +45,7 @@ struct probes {
 	uint64_t samples_taken;
 	bool snapshot_iter;		/* snapshot.bpf.c loaded (sleepable iterators, 5.18+) */
 	struct bpf_link *snapshot_link; /* until the snapshot is read */
+	uint64_t attached_ns;		/* boot clock once every program was attached */
 };
 
 const char *probe_state_name(enum probe_state s);

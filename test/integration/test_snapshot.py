@@ -4,6 +4,7 @@ test itself while the processes run."""
 import json
 import os
 import pwd
+import shlex
 import subprocess
 import time
 
@@ -27,7 +28,7 @@ def proc_truth(pid):
 @test
 def snapshot_matches_proc_for_processes_already_running(ctx):
     """Three processes start before the collector: a shell in a directory whose name has a space,
-    its child `sleep` with an argument of 2,000 bytes, one with a space and one not ASCII, and a
+    its child shell with an argument of 2,000 bytes, one with a space and one not ASCII, and a
     `sleep` run as nobody. Each is stored once, from_snapshot = 1, with the argv, exe, cwd, uid,
     gid and ppid /proc shows, its start within one clock tick of /proc's (/proc's resolution;
     the iterator's is the nanosecond), and the child linked to its parent's row (parents are
@@ -35,7 +36,9 @@ def snapshot_matches_proc_for_processes_already_running(ctx):
     work = ctx.path("snap dir")
     os.makedirs(work)
     long_arg = "x" * 2000
-    shell = subprocess.Popen(["/bin/sh", "-c", f"/bin/sleep 60 'arg two' é {long_arg} & wait"], cwd=work)
+    # The child: a shell whose own argv carries the arguments (its sleep is a grandchild).
+    inner = shlex.join(["/bin/sh", "-c", "sleep 60; :", "kid", "arg two", "é", long_arg])
+    shell = subprocess.Popen(["/bin/sh", "-c", f"{inner} & wait"], cwd=work)
     nobody = pwd.getpwnam("nobody")
     other = subprocess.Popen(["/bin/sleep", "61"], cwd="/",
                              preexec_fn=lambda: (os.setgid(nobody.pw_gid), os.setuid(nobody.pw_uid)))

@@ -70,15 +70,13 @@ static void make_records(void)
 	}
 }
 
-static void test_records_come_parents_first_intact(void **state)
+/* Six records fill a pipe (64 KiB): a reader takes them in pieces, one cut mid-record. */
+static int read_through_pipe(uint64_t attached_ns, struct seen *s)
 {
 	int fds[2];
-	struct seen *s = calloc(1, sizeof(*s));
 
-	(void)state;
 	make_records();
 	assert_int_equal(pipe(fds), 0);
-	/* Six records fill a pipe (64 KiB): a reader takes them in pieces, one cut mid-record. */
 	if (fork() == 0) {
 		close(fds[0]);
 		const char *p = (const char *)written;
@@ -90,8 +88,17 @@ static void test_records_come_parents_first_intact(void **state)
 		_exit(0);
 	}
 	close(fds[1]);
-	assert_int_equal(snapshot_read_processes(fds[0], collect, s), N);
+	int n = snapshot_read_processes(fds[0], attached_ns, collect, s);
 	close(fds[0]);
+	return n;
+}
+
+static void test_records_come_parents_first_intact(void **state)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+
+	(void)state;
+	assert_int_equal(read_through_pipe(0, s), N);
 	assert_int_equal(s->n, N);
 	static const uint32_t order[N] = {14, 11, 12, 13, 10, 15}; /* by start, then pid */
 	for (int i = 0; i < N; i++) {
@@ -138,10 +145,25 @@ static void test_records_come_parents_first_intact(void **state)
 	free(s);
 }
 
+/* Started after the probes were attached: the ring buffer has them, the snapshot must not. */
+static void test_processes_the_probes_saw_start_are_left_out(void **state)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+
+	(void)state;
+	assert_int_equal(read_through_pipe(400, s), 4);
+	static const uint32_t order[4] = {14, 11, 12, 13};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(s->rec[i].h.pid, order[i]);
+	bytebuf_free(&s->frame);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_records_come_parents_first_intact),
+	    cmocka_unit_test(test_processes_the_probes_saw_start_are_left_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
