@@ -1,8 +1,9 @@
 /* argv redaction: any argv (NUL-separated input), any output size. The
  * redacted arguments fit in the output and never contain a value that follows
  * --password=, unless the value is a setting that says where the secret comes
- * from or that there is none (docs/security.md: on, off, stdin, -, ...). An input with a \x01 byte is a rules file's text up to it, then
- * the argv: the rules parser gets any text, and redaction any rules it accepts. */
+ * from or that there is none (docs/security.md: on, off, stdin, -, ...). An input with a \x01 byte
+ * is a rules file's text up to it, then the argv: the rules parser gets any text, and redaction any
+ * rules it accepts. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
