@@ -339,9 +339,8 @@ static int resolve_trust(const struct cli *cli, struct sender_trust *t)
 		}
 		t->listener_uid = agg.uid;
 	}
-	if ((cli->key_fd >= 0
-		 ? ipc_key_read_fd(cli->key_fd, t->key, err, sizeof(err))
-		 : ipc_key_load_file(cli->key_file, false, t->key, err, sizeof(err))) != 0) {
+	if ((cli->key_fd >= 0 ? ipc_key_read_fd(cli->key_fd, t->key, err, sizeof(err))
+			      : ipc_key_read_file(cli->key_file, t->key, err, sizeof(err))) != 0) {
 		/* Made by the aggregator, not here: the less root does, the better. */
 		log_error("%s (the aggregator makes it when it starts as root; or run "
 			  "`tracer-aggregator --make-key PATH`)",
@@ -373,7 +372,6 @@ int main(int argc, char **argv)
 	int exit_code = 1;
 
 	log_init("tracer-collector");
-	sdnotify_init();
 	if (parse_options(argc, argv, &c.cfg, &cli) != 0)
 		return 2;
 	c.lifeline_fd = cli.lifeline_fd;
@@ -384,19 +382,20 @@ int main(int argc, char **argv)
 		return 1;
 	if (probes_start(&c.probes, &c.cfg) != 0)
 		return 1;
-	if (drain_init(&c.drain, &c.probes, &c.sender) != 0)
+	int rc = sender_connect(&c.sender, c.cfg.socket_path, &c.trust);
+	memset(&c.trust, 0, sizeof(c.trust));
+	if (rc != 0)
 		goto out_probes;
+	if (drain_init(&c.drain, &c.probes, &c.sender) != 0)
+		goto out_sender;
 	if (probes_attach(&c.probes) != 0)
-		goto out_unsent;
+		goto out_drain;
 	c.snapshot_fd = probes_snapshot_open(&c.probes);
 	if (drop_privileges(&c.who) != 0) {
 		log_error("refusing to run privileged: privilege drop to %s failed", c.who.name);
-		goto out_unsent;
+		goto out_drain;
 	}
-	int started = collector_start_unprivileged(&c);
-	if (started == -1)
-		goto out_unsent;
-	if (started < 0)
+	if (collector_start_unprivileged(&c) != 0)
 		goto out_drain;
 	signal_ready(cli.ready_fd);
 	sdnotify_ready();
@@ -409,6 +408,7 @@ int main(int argc, char **argv)
 	exit_code = collector_flush_at_exit(&c, collector_run(&c));
 out_drain:
 	drain_close(&c.drain);
+out_sender:
 	if (sender_close(&c.sender) != 0) {
 		/* nng's threads still hold our memory: stop the probes and leave now. */
 		log_warn("the IPC socket did not close within %u ms (nng#1543); exiting without it",
@@ -416,9 +416,6 @@ out_drain:
 		probes_stop(&c.probes);
 		_exit(exit_code);
 	}
-	goto out_probes;
-out_unsent:
-	drain_close(&c.drain);
 out_probes:
 	probes_stop(&c.probes);
 	nng_fini(); /* pipes are torn down asynchronously: wait for them */

@@ -130,13 +130,12 @@ static void snapshot_running_processes(struct collector *c)
 
 int collector_start_unprivileged(struct collector *c)
 {
-	int rc =
-	    sender_init(&c->sender, c->cfg.socket_path, (size_t)c->cfg.queue_mb << 20, &c->trust);
-	memset(&c->trust, 0, sizeof(c->trust));
-	if (rc != 0)
+	sdnotify_init();
+	probes_describe(&c->probes);
+	if (sender_start(&c->sender, (size_t)c->cfg.queue_mb << 20) != 0)
 		return -1;
 	if (drain_start(&c->drain) != 0)
-		return -2;
+		return -1;
 	const struct probe_status *st = c->probes.status;
 	convert_set_groups((struct convert_groups){
 	    .scheduler = st[PROBE_SCHEDULER].state == PROBE_ACTIVE,
@@ -149,12 +148,12 @@ int collector_start_unprivileged(struct collector *c)
 	snapshot_existing_cgroups(c);
 	if (sandbox_enter() != 0) {
 		log_error("refusing to run without the syscall allow-list");
-		return -2;
+		return -1;
 	}
 	log_info("running as %s (uid %u), syscall allow-list %s; sending to %s", c->who.name,
 		 (unsigned)c->who.uid, sandbox_active() ? "on" : "off", c->cfg.socket_path);
 	if (load_redact_rules(&c->rules) != 0)
-		return -2;
+		return -1;
 	snapshot_running_processes(c);
 	drain_poll(&c->drain, 0, -1);
 	c->drain.snapshot_done_pending = true;

@@ -29,9 +29,8 @@ struct collector {
 /* SIGTERM and SIGINT stop, SIGHUP rereads the rules, SIGUSR1 flushes; SIGPIPE ignored. */
 void collector_signals(void);
 /*
- * After the privilege drop: connect, map the ring buffer, walk the cgroups,
- * enter the allow-list, parse the rules, read the process snapshot.
- * 0; -1 the sender is not set up; -2 it is.
+ * After the privilege drop: the sender's queue, the ring buffer, the cgroup
+ * walk, the allow-list, the rules parsed, the process snapshot. 0 or -1.
  */
 int collector_start_unprivileged(struct collector *c);
 /* The steady state, until a signal or our starter's death. True if orphaned. */

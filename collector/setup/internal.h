@@ -34,13 +34,6 @@ struct tracer_bpf;
 struct bpf_program;
 
 /* probe_groups.c: the programs that make a probe group on this kernel. */
-#define MAX_GROUP_PROGS 10
-
-struct group_progs {
-	struct bpf_program *progs[MAX_GROUP_PROGS];
-	unsigned n;
-};
-
 /* The programs of a group this kernel can run; none (why says why): the group is missing. */
 void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_group grp,
 		    struct group_progs *g, char *why, size_t why_size);

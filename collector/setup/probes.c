@@ -356,42 +356,50 @@ int probes_attach(struct probes *p)
 				p->links[p->n_links++] = link;
 			}
 		}
-		if (st->state == PROBE_ACTIVE && !st->detail[0]) {
-			/*
-			 * "tp_btf: sched_switch,sched_wakeup": the hooks, each kind of
-			 * attachment named where it changes.
-			 */
-			size_t o = 0;
-			int prev_kind_len = -1;
-			const char *prev_sec = "";
-			for (unsigned i = 0; i < g.n && o < sizeof(st->detail); i++) {
-				const char *sec = bpf_program__section_name(g.progs[i]);
-				const char *hook = strrchr(sec, '/');
-				const char *kind_end = strchr(sec, '/');
-				int kind_len = kind_end ? (int)(kind_end - sec) : 0;
-				hook = hook ? hook + 1 : sec;
-				if (!strncmp(hook, "sys_exit_", 9) && strncmp(sec, "tp_btf", 6))
-					hook += 9;
-				bool new_kind = kind_len != prev_kind_len ||
-						strncmp(sec, prev_sec, (size_t)kind_len) != 0;
-				if (new_kind)
-					o += (size_t)snprintf(st->detail + o,
-							      sizeof(st->detail) - o, "%s%.*s: %s",
-							      i ? "; " : "", kind_len, sec, hook);
-				else
-					o += (size_t)snprintf(st->detail + o,
-							      sizeof(st->detail) - o, ",%s", hook);
-				prev_kind_len = kind_len;
-				prev_sec = sec;
-			}
-		}
+		p->attached[grp] = g;
 	}
-	for (int grp = 0; grp < PROBE_GROUPS; grp++)
-		log_info("probes %-9s %-8s %s", probe_group_name(grp),
-			 probe_state_name(p->status[grp].state), p->status[grp].detail);
-	log_info("events via %s", p->using_perfbuf ? "perf buffers" : "ring buffer");
 	p->attached_ns = now_boottime_ns();
 	return 0;
+}
+
+/* "tp_btf: sched_switch,sched_wakeup": the hooks, each kind of attachment named where it changes.
+ */
+static void describe_hooks(struct probe_status *st, const struct group_progs *g)
+{
+	size_t o = 0;
+	int prev_kind_len = -1;
+	const char *prev_sec = "";
+
+	for (unsigned i = 0; i < g->n && o < sizeof(st->detail); i++) {
+		const char *sec = bpf_program__section_name(g->progs[i]);
+		const char *hook = strrchr(sec, '/');
+		const char *kind_end = strchr(sec, '/');
+		int kind_len = kind_end ? (int)(kind_end - sec) : 0;
+		hook = hook ? hook + 1 : sec;
+		if (!strncmp(hook, "sys_exit_", 9) && strncmp(sec, "tp_btf", 6))
+			hook += 9;
+		bool new_kind =
+		    kind_len != prev_kind_len || strncmp(sec, prev_sec, (size_t)kind_len) != 0;
+		if (new_kind)
+			o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o, "%s%.*s: %s",
+					      i ? "; " : "", kind_len, sec, hook);
+		else
+			o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o, ",%s", hook);
+		prev_kind_len = kind_len;
+		prev_sec = sec;
+	}
+}
+
+void probes_describe(struct probes *p)
+{
+	for (int grp = 0; grp < PROBE_GROUPS; grp++) {
+		struct probe_status *st = &p->status[grp];
+		if (st->state == PROBE_ACTIVE && !st->detail[0])
+			describe_hooks(st, &p->attached[grp]);
+		log_info("probes %-9s %-8s %s", probe_group_name(grp), probe_state_name(st->state),
+			 st->detail);
+	}
+	log_info("events via %s", p->using_perfbuf ? "perf buffers" : "ring buffer");
 }
 
 int probes_ringbuf_fd(const struct probes *p)

@@ -25,6 +25,13 @@ struct probe_status {
 
 #define PROBES_MAX_LINKS 48
 
+#define MAX_GROUP_PROGS 10
+
+struct group_progs {
+	struct bpf_program *progs[MAX_GROUP_PROGS];
+	unsigned n;
+};
+
 struct probes {
 	struct tracer_bpf *skel;
 	bool using_tp_btf;
@@ -45,7 +52,10 @@ struct probes {
 	uint64_t samples_taken;
 	bool snapshot_iter;		/* snapshot.bpf.c loaded (sleepable iterators, 5.18+) */
 	struct bpf_link *snapshot_link; /* until the snapshot is read */
-	uint64_t attached_ns;		/* boot clock once every program was attached */
+	uint64_t attached_ns;
+	struct group_progs attached[PROBE_GROUPS];
+	    /* what probes_attach attached, by group */ /* boot clock once every program was
+							   attached */
 };
 
 const char *probe_state_name(enum probe_state s);
@@ -54,6 +64,8 @@ const char *probe_state_name(enum probe_state s);
 int probes_start(struct probes *p, const struct collector_config *cfg);
 /* Attaches them: open the buffers first, or early events have nowhere to go. */
 int probes_attach(struct probes *p);
+/* After the drop: each group's status detail (its hooks) and the log lines saying them. */
+void probes_describe(struct probes *p);
 /*
  * The snapshot of the processes already running (bpf/snapshot.bpf.c): an
  * iterator created now, as root, after probes_attach, and read after the
