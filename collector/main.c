@@ -382,6 +382,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (probes_start(&c.probes, &c.cfg) != 0)
 		return 1;
+	/* nng's threads start with the dial: with an empty bounding set, as ours ends. */
+	privdrop_empty_bounding_set();
 	int rc = sender_connect(&c.sender, c.cfg.socket_path, &c.trust);
 	memset(&c.trust, 0, sizeof(c.trust));
 	if (rc != 0)

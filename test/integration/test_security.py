@@ -82,6 +82,9 @@ def collector_runs_unprivileged_and_confined(ctx):
     threads = {t: status_fields(f"{col.pid}/task/{t}") for t in os.listdir(f"/proc/{col.pid}/task")}
     unfiltered = [(t, f["Name"]) for t, f in threads.items() if f.get("Seccomp") != ("0" if sanitized else "2")]
     ctx.check(len(threads) > 1 and not unfiltered, f"{len(threads)} threads, outside the filter: {unfiltered}")
+    capable = [(t, f["Name"], cap) for t, f in threads.items() for cap in ("CapEff", "CapPrm", "CapBnd")
+               if int(f[cap], 16) != 0]
+    ctx.check(not capable, f"threads with a capability set not empty: {capable}")
     ctx.stop(col)
     ctx.stop(agg)
     agg = ctx.spawn([ctx.bin("tracer-aggregator"), "--socket", sock, "--db", db, "--user", "nobody"])
