@@ -54,8 +54,8 @@ struct probes {
 	struct bpf_link *snapshot_link; /* until the snapshot is read */
 	uint64_t attached_ns;
 	struct group_progs attached[PROBE_GROUPS];
-	    /* what probes_attach attached, by group */ /* boot clock once every program was
-							   attached */
+	/* what probes_attach attached, by group */ /* boot clock once every program was
+						       attached */
 };
 
 const char *probe_state_name(enum probe_state s);
