@@ -125,10 +125,10 @@ REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact
                collector/redact/tokens.c collector/redact/urls.c collector/redact/spans.c \
                $(BUILD)/redact_rules_default.c
 REDACT_SRCS := $(REDACT_CORE) common/fileutil.c
-COLLECTOR_SRCS := collector/main.c collector/probes.c collector/drain.c collector/snapshot.c \
-                  collector/config.c collector/syscall_table.c \
-                  collector/sender.c collector/convert.c collector/sandbox.c collector/pidscope.c \
-                  $(REDACT_CORE) collector/redact/rules_file.c
+COLLECTOR_SRCS := collector/main.c collector/run.c collector/setup/probes.c collector/setup/probe_groups.c collector/send/drain.c collector/convert/snapshot.c \
+                  collector/setup/config.c collector/setup/syscall_table.c \
+                  collector/send/sender.c collector/convert/convert.c collector/setup/sandbox.c collector/setup/pidscope.c \
+                  $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/receiver.c aggregator/receive/streams.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
@@ -249,6 +249,10 @@ $(BUILD)/helpers/%: test/helpers/ipc/%.c $(COMMON_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LIBS_CLI)
 
+# The collector's own sources, for the root-window lint (test/lint/root_window.py).
+print-collector-sources:
+	@echo $(COLLECTOR_SRCS) $(COMMON_SRCS)
+
 # --- tests ----------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/%.c,$(BUILD)/unit/%,$(wildcard test/unit/test_*.c))
 # Each program's objects (less main) in a static archive: a test binary links
@@ -317,7 +321,7 @@ FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -I. -I$(BUILD) -I$(BUILD)/proto \
 FUZZ_SRC_frame      := common/frame.c common/frame_arena.c $(PROTO_C) common/log.c common/timeutil.c
 FUZZ_LIB_frame      := -lprotobuf-c
 FUZZ_SRC_redact     := $(REDACT_SRCS)
-FUZZ_SRC_text_files := collector/config.c common/options.c collector/pidscope.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
+FUZZ_SRC_text_files := collector/setup/config.c common/options.c collector/setup/pidscope.c aggregator/correlate/tools.c common/fileutil.c common/strutil.c common/confkey.c \
                        common/log.c common/timeutil.c shipper/credentials.c
 FUZZ_LIB_text_files := -linih
 FUZZ_SRC_strings    := aggregator/correlate/cgroup_path.c aggregator/correlate/tools.c \

@@ -72,6 +72,7 @@ enum tracer_event_flags {
 	TRACER_F_PEAK_FROM_SIGNAL = 1 << 4, /* no mm at exit: peak is signal->maxrss */
 	TRACER_F_PREV_PEAK_KNOWN = 1 << 5,  /* prev_peak_rss_kb came from prepare_exec */
 	TRACER_F_FILENAME_TRUNCATED = 1 << 6,
+	TRACER_F_FROM_SNAPSHOT = 1 << 7, /* exec: already running at start-up (snapshot.bpf.c) */
 };
 
 /*

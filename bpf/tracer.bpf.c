@@ -9,6 +9,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #include "files.bpf.c"
+#include "counters.bpf.c"
+#include "path.bpf.c"
 #include "process.bpf.c"
 #include "cwd.bpf.c"
 #include "sched.bpf.c"
@@ -17,3 +19,4 @@ char LICENSE[] SEC("license") = "GPL";
 #include "mem.bpf.c"
 #include "cgroup.bpf.c"
 #include "iter.bpf.c"
+#include "snapshot.bpf.c"

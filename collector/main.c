@@ -6,8 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,47 +14,21 @@
 
 #include <nng/nng.h>
 
-#include "collector/convert.h"
-#include "collector/drain.h"
-#include "collector/probes.h"
-#include "collector/redact/rules_file.h"
-#include "collector/sandbox.h"
-#include "collector/sender.h"
-#include "collector/snapshot.h"
+#include "collector/run.h"
+#include "collector/setup/rules_open.h"
 #include "common/fileutil.h"
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/privdrop.h"
 #include "common/sdnotify.h"
 #include "common/timeutil.h"
+#include "common/version.h"
 
 /*
- * An empty frame still costs the aggregator a commit (~12 KiB written), so an
- * idle collector sends one a second. The tick after a frame with events sends
- * one too: its watermark says those events are complete (`tracer run` waits for
- * it) without waiting for the heartbeat.
- */
-#define HEARTBEAT_NS (1000 * NSEC_PER_MSEC)
-#define SHUTDOWN_GRACE_NS (5 * NSEC_PER_SEC)
-/* Our starter died: its aggregator takes our last frames for a second, then stops too. */
-#define ORPHAN_GRACE_NS (NSEC_PER_SEC)
-
-static volatile sig_atomic_t stop_requested, hup_received, flush_requested;
-
-/* SIGHUP (e.g. `pkill -HUP tracer`) rereads the redaction rules; it must not
- * kill the collector, which holds no privilege to re-attach probes, so probe
- * settings change on restart; say so. */
-static void on_hup(int sig)
-{
-	(void)sig;
-	hup_received = 1;
-}
-
-/*
- * The redaction rules, opened now, as root, and kept open: SIGHUP rereads them
- * from the same descriptor after the privilege drop (rules_file.c). Rules named
- * on the command line must load; the default file may be missing (the
- * built-in rules then apply) but not broken.
+ * The redaction rules file, opened now, as root, and kept open; it is read
+ * after the privilege drop (load_redact_rules), and SIGHUP rereads it from the
+ * same descriptor (rules_file.c). Rules named on the command line must open;
+ * the default file may be missing (the built-in rules then apply).
  */
 static int open_redact_rules(struct redact_rules_file *f, const char *given)
 {
@@ -65,50 +37,11 @@ static int open_redact_rules(struct redact_rules_file *f, const char *given)
 
 	f->fd = -1;
 	f->rules = NULL;
-	if (!path) {
-		log_warn("no %s: redacting with the %u rules built in", REDACT_RULES_DEFAULT,
-			 redact_rules_count(redact_rules_builtin()));
-		return 0;
-	}
-	if (redact_rules_file_open(f, path, err, sizeof(err)) < 0) {
+	if (path && redact_rules_file_open_fd(f, path, err, sizeof(err)) < 0) {
 		log_error("redaction rules: %s", err);
 		return -1;
 	}
-	log_info("redaction rules: %u from %s", redact_rules_count(f->rules), path);
 	return 0;
-}
-
-static void reload_redact_rules(struct redact_rules_file *f)
-{
-	char err[600];
-
-	if (f->fd < 0) {
-		log_info("SIGHUP: no redaction rules file to reread; probe settings apply on "
-			 "restart");
-		return;
-	}
-	int r = redact_rules_file_reload(f, err, sizeof(err));
-	if (r < 0)
-		log_error("SIGHUP: %s", err);
-	else if (r > 0)
-		log_warn("SIGHUP: %s", err);
-	if (r >= 0)
-		log_info("SIGHUP: %u redaction rules reread from %s; probe settings apply on "
-			 "restart",
-			 redact_rules_count(f->rules), f->path);
-}
-
-static void on_signal(int sig)
-{
-	stop_requested = sig;
-}
-
-/* SIGUSR1: send what the kernel has now, without waiting for the next flush
- * (`tracer run` asks when its command ended, to report sooner). */
-static void on_flush(int sig)
-{
-	(void)sig;
-	flush_requested = 1;
 }
 
 static int resolve_user(const char *requested, struct run_as *who)
@@ -145,9 +78,8 @@ static int resolve_trust(const struct collector_start *cli, struct sender_trust 
 		}
 		t->listener_uid = agg.uid;
 	}
-	if ((cli->key_fd >= 0
-		 ? ipc_key_read_fd(cli->key_fd, t->key, err, sizeof(err))
-		 : ipc_key_load_file(cli->key_file, false, t->key, err, sizeof(err))) != 0) {
+	if ((cli->key_fd >= 0 ? ipc_key_read_fd(cli->key_fd, t->key, err, sizeof(err))
+			      : ipc_key_read_file(cli->key_file, t->key, err, sizeof(err))) != 0) {
 		/* Made by the aggregator, not here: the less root does, the better. */
 		log_error("%s (the aggregator makes it when it starts as root; or run "
 			  "`tracer-aggregator --make-key PATH`)",
@@ -166,152 +98,68 @@ static void signal_ready(int fd)
 	close(fd);
 }
 
+/*
+ * As root, until drop_privileges: the user to become, the key, the rules
+ * file's descriptor, the BPF programs loaded and attached, the perf buffers
+ * and the snapshot iterator. Nothing here reads what another process wrote
+ * (test/lint/root_window.py checks it, and the lines it takes).
+ */
 int main(int argc, char **argv)
 {
-	struct collector_config cfg;
-	struct probes probes;
-	struct sender sender;
-	struct drain drain;
-	struct cgroup_mounts mounts;
-	struct run_as who;
-	struct sender_trust trust;
-	struct redact_rules_file rules;
+	static struct collector c;
 	int exit_code = 1;
 
 	log_init("tracer-collector");
-	sdnotify_init();
-	/* The options and /etc/tracer/collector.conf: collector/config.c's table. */
-	if (options_parse(&collector_program, argc, argv, &cfg) != 0)
+	/* The options and /etc/tracer/collector.conf: setup/config.c's table. */
+	if (options_parse(&collector_program, argc, argv, &c.cfg) != 0)
 		return 2;
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_hup);
-	signal(SIGUSR1, on_flush);
-	if (resolve_user(cfg.user, &who) != 0 || resolve_trust(&cfg.start, &trust) != 0)
+	const struct collector_start *start = &c.cfg.start;
+	c.lifeline_fd = start->lifeline_fd;
+	collector_signals();
+	if (resolve_user(c.cfg.user, &c.who) != 0 || resolve_trust(start, &c.trust) != 0)
 		return 1;
-	if (open_redact_rules(&rules, cfg.start.redact_rules) != 0)
+	if (open_redact_rules(&c.rules, start->redact_rules) != 0)
 		return 1;
-
-	if (probes_start(&probes, &cfg) != 0)
+	if (probes_start(&c.probes, &c.cfg) != 0)
 		return 1;
-	int rc = sender_init(&sender, cfg.socket_path, (size_t)cfg.queue_mb << 20, &trust);
-	memset(&trust, 0, sizeof(trust));
+	/* nng's threads start with the dial: with an empty bounding set, as ours ends. */
+	privdrop_empty_bounding_set();
+	int rc = sender_connect(&c.sender, c.cfg.socket_path, &c.trust);
+	memset(&c.trust, 0, sizeof(c.trust));
 	if (rc != 0)
 		goto out_probes;
-	if (drain_init(&drain, &probes, &sender) != 0)
+	if (drain_init(&c.drain, &c.probes, &c.sender) != 0)
 		goto out_sender;
-	if (probes_attach(&probes) != 0)
+	if (probes_attach(&c.probes) != 0)
 		goto out_drain;
-	convert_set_groups((struct convert_groups){
-	    .scheduler = probes.status[PROBE_SCHEDULER].state == PROBE_ACTIVE,
-	    .syscalls = probes.status[PROBE_SYSCALLS].state == PROBE_ACTIVE,
-	    .network = probes.status[PROBE_NETWORK].state == PROBE_ACTIVE,
-	    .reclaim = probes.status[PROBE_RECLAIM].state == PROBE_ACTIVE,
-	});
-
-	/* Attached first, then /proc: a process can be in both, never in neither. */
-	drain_poll(&drain, 0, -1);
-	cgroup_mounts_find(&mounts);
-	const char *proc = cfg.scope_pidns.inode ? cfg.scope_pidns.proc_root : "/proc";
-	int n = snapshot_processes(proc, &mounts, drain_add_event, &drain, &drain.conv);
-	if (n < 0) {
-		log_error("cannot read /proc: %s", strerror(errno));
+	c.snapshot_fd = probes_snapshot_open(&c.probes);
+	if (drop_privileges(&c.who) != 0) {
+		log_error("refusing to run privileged: privilege drop to %s failed", c.who.name);
 		goto out_drain;
 	}
-	drain.snapshot_processes = (uint64_t)n;
-	log_info("snapshot: %d processes already running", n);
-	if (probes.status[PROBE_CGROUPS].state == PROBE_ACTIVE) {
-		int groups = snapshot_cgroups(&mounts, drain_add_event, &drain);
-		if (groups < 0)
-			log_warn("cannot walk the cgroup hierarchies");
-		else
-			log_info("snapshot: %d cgroups", groups);
-	}
-	drain_poll(&drain, 0, -1);
-	drain.snapshot_done_pending = true;
-	drain_flush(&drain, false);
-
-	if (drop_privileges(&who) != 0) {
-		log_error("refusing to run privileged: privilege drop to %s failed", who.name);
+	if (collector_start_unprivileged(&c) != 0)
 		goto out_drain;
-	}
-	if (sandbox_enter() != 0) {
-		log_error("refusing to run without the syscall allow-list");
-		goto out_drain;
-	}
-	log_info("running as %s (uid %u), syscall allow-list %s; sending to %s", who.name,
-		 (unsigned)who.uid, sandbox_active() ? "on" : "off", cfg.socket_path);
-	signal_ready(cfg.start.ready_fd);
+	signal_ready(start->ready_fd);
 	sdnotify_ready();
-
-	uint64_t next_sample = now_boottime_ns();
-	bool orphaned = false;
-	if (cfg.start.test_forbidden) {
+	if (start->test_forbidden) {
 		/* Opening a file is not on the list: this must not return. */
 		int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
 		log_error("the forbidden open() returned %d: the allow-list is not enforced", fd);
 		goto out_drain;
 	}
-	const uint64_t flush_ns = (uint64_t)cfg.flush_ms * NSEC_PER_MSEC;
-	while (!stop_requested) {
-		sdnotify_watchdog(now_boottime_ns());
-		if (fd_hung_up(cfg.start.lifeline_fd)) {
-			log_warn("the process that started us is gone: stopping");
-			stop_requested = SIGTERM;
-			orphaned = true;
-			break;
-		}
-		if (hup_received) {
-			hup_received = 0;
-			reload_redact_rules(&rules);
-		}
-		uint64_t now = now_boottime_ns();
-		if (drain_poll(&drain, drain_wait_ms(&drain, now, flush_ns),
-			       sender_wake_fd(&sender)) < 0) {
-			log_error("ring buffer poll failed");
-			break;
-		}
-		now = now_boottime_ns();
-		if (now >= next_sample) {
-			if (probes_sample(&probes, drain_add_sample, &drain) < 0)
-				log_warn("process sampling failed: %s", strerror(errno));
-			next_sample = now + (uint64_t)cfg.sample_ms * NSEC_PER_MSEC;
-		}
-		bool asked = flush_requested;
-		flush_requested = 0;
-		if (asked || drain_flush_due(&drain, now, flush_ns) ||
-		    now - drain.last_flush_ns >= HEARTBEAT_NS)
-			drain_flush(&drain, false);
-		sender_pump(&sender);
-	}
-
-	log_info("stopping (signal %d): flushing", (int)stop_requested);
-	sdnotify_stopping();
-	drain_poll(&drain, 0, -1);
-	drain_flush(&drain, true);
-	uint64_t deadline = now_boottime_ns() + (orphaned ? ORPHAN_GRACE_NS : SHUTDOWN_GRACE_NS);
-	while (!sender_all_acked(&sender) && now_boottime_ns() < deadline) {
-		sender_pump(&sender);
-		/* Back as soon as nng takes more of a backlog; else wait a little for acks. */
-		struct pollfd wake = {.fd = sender_wake_fd(&sender), .events = POLLIN};
-		poll(&wake, 1, 5);
-	}
-	if (!sender_all_acked(&sender))
-		log_warn("%zu frames not acknowledged at exit", sender.q_count);
-	exit_code = sender_all_acked(&sender) ? 0 : 1;
+	exit_code = collector_flush_at_exit(&c, collector_run(&c));
 out_drain:
-	drain_close(&drain);
+	drain_close(&c.drain);
 out_sender:
-	if (sender_close(&sender) != 0) {
+	if (sender_close(&c.sender) != 0) {
 		/* nng's threads still hold our memory: stop the probes and leave now. */
 		log_warn("the IPC socket did not close within %u ms (nng#1543); exiting without it",
 			 SENDER_CLOSE_TIMEOUT_MS);
-		probes_stop(&probes);
+		probes_stop(&c.probes);
 		_exit(exit_code);
 	}
 out_probes:
-	probes_stop(&probes);
+	probes_stop(&c.probes);
 	nng_fini(); /* pipes are torn down asynchronously: wait for them */
 	return exit_code;
 }

@@ -84,11 +84,16 @@ static bool private_to_us(const struct stat *st)
 int ipc_key_load_file(const char *path, bool create, uint8_t key[IPC_KEY_LEN], char *err,
 		      size_t err_size)
 {
+	if (create && access(path, F_OK) != 0 && create_key(path, err, err_size) != 0)
+		return -1;
+	return ipc_key_read_file(path, key, err, err_size);
+}
+
+int ipc_key_read_file(const char *path, uint8_t key[IPC_KEY_LEN], char *err, size_t err_size)
+{
 	struct stat st;
 	int fd;
 
-	if (create && access(path, F_OK) != 0 && create_key(path, err, err_size) != 0)
-		return -1;
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		snprintf(err, err_size, "cannot read the collector key %s: %s", path,
 			 strerror(errno));

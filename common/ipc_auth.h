@@ -32,6 +32,8 @@ int ipc_key_read_fd(int fd, uint8_t key[IPC_KEY_LEN], char *err, size_t err_size
  */
 int ipc_key_load_file(const char *path, bool create, uint8_t key[IPC_KEY_LEN], char *err,
 		      size_t err_size);
+/* The same without ever creating it (the collector reads a key, never makes one). */
+int ipc_key_read_file(const char *path, uint8_t key[IPC_KEY_LEN], char *err, size_t err_size);
 /* The first message of a connection: the magic, then the key. */
 void ipc_auth_pack(const uint8_t key[IPC_KEY_LEN], uint8_t out[IPC_AUTH_LEN]);
 /* Whether buf is that message for key; compares in constant time. */

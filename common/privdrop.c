@@ -56,7 +56,7 @@ int run_as_lookup(const char *user, struct run_as *out)
  * capability. Needs CAP_SETPCAP; without it the set stays as it is, which
  * no_new_privs and the uid change already make harmless.
  */
-static void empty_bounding_set(void)
+void privdrop_empty_bounding_set(void)
 {
 	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++) {
 		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
@@ -95,7 +95,7 @@ int drop_privileges(const struct run_as *who)
 		log_error("cannot become %s: not running as root", who->name);
 		return -1;
 	}
-	empty_bounding_set();
+	privdrop_empty_bounding_set();
 	if (who->no_account ? setgroups(0, NULL) != 0 : initgroups(who->name, who->gid) != 0) {
 		log_error("initgroups(%s): %s", who->name, strerror(errno));
 		return -1;

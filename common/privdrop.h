@@ -23,5 +23,11 @@ struct run_as {
 int run_as_lookup(const char *user, struct run_as *out);
 /* Becomes that user with its own groups and no capabilities. 0 or -1. */
 int drop_privileges(const struct run_as *who);
+/*
+ * The capability bounding set emptied now (drop_privileges does it too): for a
+ * caller about to start threads as root, which then never hold one (the set
+ * is per thread). Root's effective capabilities are not changed.
+ */
+void privdrop_empty_bounding_set(void);
 
 #endif

@@ -12,8 +12,9 @@
  *                 is its value one (a path or a count is not)
  *   rules.c       per-tool rules: parsing deploy/etc/redact.rules, matching a
  *                 command's words against them
- *   rules_file.c  the collector's rules: opened before the privilege drop,
- *                 reread from the same open file on SIGHUP
+ *   rules_file.c  the collector's rules: the file setup/rules_open.c opened
+ *                 as root, parsed here after the privilege drop, reread from
+ *                 the same open file on SIGHUP
  *   pairs.c       NAME=VALUE, headers, Windows /name:value, user:secret@host,
  *                 Oracle's user/secret logins
  *   code.c        code strings (-c, -e, --eval): quoted keys, NAME = 'x',

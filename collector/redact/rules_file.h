@@ -6,21 +6,10 @@
 #include <stddef.h>
 
 #include "collector/redact/redact.h"
-
-#define REDACT_RULES_DEFAULT "/etc/tracer/redact.rules"
-
-struct redact_rules_file {
-	int fd;
-	char path[4096];
-	struct redact_rules *rules;
-};
+#include "collector/setup/rules_open.h"
 
 /* The rules redact_argv is given in the collector: the file's, or the built-in ones. */
 const struct redact_rules *redact_rules_active(void);
-
-/* REDACT_RULES_DEFAULT, else deploy/etc/redact.rules beside the program (a build
- * tree), into buf; NULL if neither is readable (the built-in rules apply). */
-const char *redact_rules_file_find(char *buf, size_t size);
 
 /* Opens and loads PATH; the rules become the active ones. 0, or -1 with the reason. */
 int redact_rules_file_open(struct redact_rules_file *f, const char *path, char *err,

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "aggregator/correlate/tools.h"
-#include "collector/config.h"
+#include "collector/setup/config.h"
 #include "shipper/credentials.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -53,6 +53,7 @@ while not os.path.exists(stop):
                 os.unlink(path)
                 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 srv.bind(path)
+                os.chmod(path, 0o777)  # any process may connect: the unprivileged collector too
                 srv.listen(16)
                 got["taken"].append(path)
                 threading.Thread(target=serve, args=(srv,), daemon=True).start()

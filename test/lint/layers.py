@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The layers of the aggregator and of the CLI, checked (docs/architecture.md has the maps):
+"""The layers of the aggregator, the collector and the CLI, checked (docs/architecture.md has the maps):
 a file includes only headers of its own layer or of the layers it may use, and no file
 outside a directory includes that directory's internal.h. In the CLI, each folder's
 internal.h names all its files, and render/ and launch/ never touch SQLite: render
@@ -10,8 +10,13 @@ import re
 import subprocess
 import sys
 
-# Highest first: each layer may include the ones after it.
-AGGREGATOR_LAYERS = ["main", "receive", "ingest", "correlate", "insight", "model", "store", "outbox"]
+# Highest first: each layer may include the ones after it. main is the folder's top level.
+ORDERED_LAYERS = {
+    "aggregator": ["main", "receive", "ingest", "correlate", "insight", "model", "store", "outbox"],
+    # setup/ is what runs as root: it may include no other layer of the collector (and
+    # test/lint/root_window.py checks what it calls before the privilege drop).
+    "collector": ["main", "send", "convert", "redact", "setup"],
+}
 
 # The CLI's layers and what each may include besides itself. main is cli/tracer.c.
 CLI_MAY_USE = {
@@ -30,7 +35,7 @@ SQLITE = re.compile(r'#include <sqlite3\.h>|\bsqlite3_[a-z_0-9]+\s*\(')
 def layer_of(path):
     """("aggregator" | "cli", layer) of a repository path, or (None, None)."""
     parts = pathlib.PurePath(path).parts
-    if len(parts) < 2 or parts[0] not in ("aggregator", "cli"):
+    if len(parts) < 2 or parts[0] not in ("aggregator", "collector", "cli"):
         return None, None
     return parts[0], "main" if len(parts) == 2 else parts[1]
 
@@ -38,10 +43,11 @@ def layer_of(path):
 def may_include(program, mine, theirs):
     if mine == theirs:
         return True
-    if program == "aggregator":
-        if mine not in AGGREGATOR_LAYERS or theirs not in AGGREGATOR_LAYERS:
+    if program in ORDERED_LAYERS:
+        order = ORDERED_LAYERS[program]
+        if mine not in order or theirs not in order:
             return True
-        return AGGREGATOR_LAYERS.index(theirs) > AGGREGATOR_LAYERS.index(mine)
+        return order.index(theirs) > order.index(mine)
     if mine not in CLI_MAY_USE:
         return True
     return theirs in CLI_MAY_USE[mine]
@@ -57,7 +63,7 @@ def check_file(root, f):
     for n, line in enumerate((root / f).read_text().splitlines(), 1):
         if program == "cli" and mine in NO_DATABASE and SQLITE.search(line):
             bad.append(f"{f}:{n}: {mine}/ touches SQLite: {line.strip()}")
-        m = re.match(r'#include "((?:aggregator|cli)/[^"]+)"', line)
+        m = re.match(r'#include "((?:aggregator|collector|cli)/[^"]+)"', line)
         if not m:
             continue
         target = m.group(1)
@@ -95,7 +101,8 @@ def unlisted(root, files):
 
 def main():
     root = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
-    files = subprocess.run(["git", "ls-files", "aggregator/*.c", "aggregator/*.h", "cli/*.c", "cli/*.h"],
+    files = subprocess.run(["git", "ls-files", "aggregator/*.c", "aggregator/*.h", "collector/*.c",
+                            "collector/*.h", "cli/*.c", "cli/*.h"],
                            cwd=root, capture_output=True, text=True, check=True).stdout.split()
     every_cli = subprocess.run(["git", "ls-files", "cli/*/*"], cwd=root, capture_output=True, text=True,
                                check=True).stdout.split()
@@ -105,8 +112,8 @@ def main():
             bad += check_file(root, f)
     for b in bad:
         print(b)
-    counts = {p: sum(1 for f in files if f.startswith(p + "/")) for p in ("aggregator", "cli")}
-    print(f"layers: {counts['aggregator']} aggregator and {counts['cli']} cli files, "
+    counts = {p: sum(1 for f in files if f.startswith(p + "/")) for p in ("aggregator", "collector", "cli")}
+    print(f"layers: {counts['aggregator']} aggregator, {counts['collector']} collector and {counts['cli']} cli files, "
           f"{len(bad)} finding(s)")
     return 1 if bad else 0
 

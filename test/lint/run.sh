@@ -15,6 +15,7 @@ python3 test/lint/layers.py || status=1
 python3 test/lint/test_layers.py || status=1
 python3 test/lint/call_loops.py "$build" || status=1
 python3 test/lint/owners.py || status=1
+python3 test/lint/root_window.py "$build" || status=1
 
 echo "== cppcheck $(cppcheck --version | cut -d' ' -f2)"
 # cppcheck takes two minutes over the BPF object embedded in the generated skeleton (3 MB

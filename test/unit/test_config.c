@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "collector/config.h"
+#include "collector/setup/config.h"
 
 static char path[64];
 

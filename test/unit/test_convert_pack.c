@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "collector/convert.h"
+#include "collector/convert/convert.h"
 
 /* What protobuf-c writes for the same entry: tag, length, packed Event. */
 static void reference_entry(const Tracer__Event *ev, struct bytebuf *out)

@@ -11,7 +11,7 @@
 
 #include "aggregator/ingest/cputime.h"
 #include "aggregator/ingest/runmark.h"
-#include "collector/convert.h"
+#include "collector/convert/convert.h"
 #include "common/jsonutil.h"
 #include "common/strutil.h"
 #include "common/timeutil.h"

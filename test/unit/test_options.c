@@ -16,7 +16,7 @@
 
 #include "aggregator/options.h"
 #include "aggregator/receive/receiver.h"
-#include "collector/config.h"
+#include "collector/setup/config.h"
 #include "common/options.h"
 #include "shipper/options.h"
 

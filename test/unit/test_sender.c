@@ -27,7 +27,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/pair1/pair.h>
 
-#include "collector/sender.h"
+#include "collector/send/sender.h"
 #include "common/frame.h"
 #include "common/hostinfo.h"
 #include "common/ipc.h"

@@ -1,4 +1,5 @@
-#include "collector/sandbox.h"
+#include "collector/setup/sandbox.h"
+#include "collector/setup/internal.h"
 
 #include <errno.h>
 #include <seccomp.h>
@@ -103,6 +104,10 @@ int sandbox_enter(void)
 #endif
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int rc = ctx ? 0 : -ENOMEM;
+
+	/* Every thread, not only ours: nng's, started before, read what the aggregator sends. */
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 
 	for (size_t i = 0; rc == 0 && i < sizeof(allowed) / sizeof(*allowed); i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);

@@ -1,4 +1,5 @@
-#include "collector/drain.h"
+#include "collector/send/drain.h"
+#include "collector/send/internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -37,6 +38,12 @@ static int on_record(void *ctx, void *data, size_t size)
 	/* Keep frames bounded even during a storm; the watermark waits. */
 	if (d->batch.len >= DRAIN_FLUSH_BYTES)
 		drain_flush(d, false);
+	return 0;
+}
+
+int drain_add_record(void *ctx, const void *data, size_t size)
+{
+	on_record(ctx, (void *)data, size);
 	return 0;
 }
 
@@ -110,8 +117,6 @@ static void on_perf_sample(void *ctx, int cpu, void *data, __u32 size)
 	d->staged[d->n_staged++] =
 	    (struct staged_record){.ts = h.ts_ns, .size = size, .data = copy};
 	d->staged_bytes += size;
-	if (d->staged_bytes >= 4 * DRAIN_FLUSH_BYTES)
-		flush_staged(d);
 }
 
 static void on_perf_lost(void *ctx, int cpu, __u64 count)
@@ -133,20 +138,27 @@ int drain_init(struct drain *d, struct probes *probes, struct sender *sender)
 		while (pages * 2 * (size_t)page * (size_t)(cpus > 0 ? cpus : 1) <=
 		       (size_t)probes->ring_mb << 20)
 			pages *= 2;
+		/* Its callbacks only copy: records are converted by drain_poll, after the drop. */
 		d->pb = perf_buffer__new(probes_perfbuf_fd(probes), pages, on_perf_sample,
 					 on_perf_lost, d, NULL);
 		if (!d->pb) {
 			log_error("cannot open the perf buffers: %s", strerror(errno));
 			return -1;
 		}
-	} else {
-		d->rb = ring_buffer__new(probes_ringbuf_fd(probes), on_record, d, NULL);
-		if (!d->rb) {
-			log_error("cannot map the ring buffer: %s", strerror(errno));
-			return -1;
-		}
 	}
 	d->last_flush_ns = now_boottime_ns();
+	return 0;
+}
+
+int drain_start(struct drain *d)
+{
+	if (d->pb)
+		return 0;
+	d->rb = ring_buffer__new(probes_ringbuf_fd(d->probes), on_record, d, NULL);
+	if (!d->rb) {
+		log_error("cannot map the ring buffer: %s", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 

@@ -98,6 +98,16 @@ struct sender {
 	bool send_blocked; /* the last pump left frames because nng's queue was full */
 };
 
+/*
+ * As root, before the privilege drop: dials the socket (the first connection
+ * is made with root's credentials: a socket of the caller's choosing may be
+ * closed to the unprivileged user); only the listener check and the key run
+ * on it until sender_start.
+ */
+int sender_connect(struct sender *s, const char *socket_path, const struct sender_trust *trust);
+/* After the drop: the stream's identity and the frame queue. */
+int sender_start(struct sender *s, size_t max_queue_bytes);
+/* Both at once (tests). */
 int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes,
 		const struct sender_trust *trust);
 /* Wraps the packed events in a frame with the next seq and queues it. */

@@ -1,4 +1,5 @@
-#include "collector/config.h"
+#include "collector/setup/config.h"
+#include "collector/setup/internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -6,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "collector/redact/rules_file.h"
+#include "collector/setup/rules_open.h"
 #include "common/paths.h"
 #include "common/version.h"
 

@@ -14,7 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/events.h"
-#include "collector/config.h"
+#include "collector/setup/config.h"
 
 enum probe_state { PROBE_ACTIVE, PROBE_MISSING, PROBE_DISABLED };
 
@@ -24,6 +24,13 @@ struct probe_status {
 };
 
 #define PROBES_MAX_LINKS 48
+
+#define MAX_GROUP_PROGS 10
+
+struct group_progs {
+	struct bpf_program *progs[MAX_GROUP_PROGS];
+	unsigned n;
+};
 
 struct probes {
 	struct tracer_bpf *skel;
@@ -43,6 +50,12 @@ struct probes {
 	unsigned n_links;
 	struct bpf_link *iter_link;
 	uint64_t samples_taken;
+	bool snapshot_iter;		/* snapshot.bpf.c loaded (sleepable iterators, 5.18+) */
+	struct bpf_link *snapshot_link; /* until the snapshot is read */
+	uint64_t attached_ns;
+	struct group_progs attached[PROBE_GROUPS];
+	/* what probes_attach attached, by group */ /* boot clock once every program was
+						       attached */
 };
 
 const char *probe_state_name(enum probe_state s);
@@ -51,6 +64,17 @@ const char *probe_state_name(enum probe_state s);
 int probes_start(struct probes *p, const struct collector_config *cfg);
 /* Attaches them: open the buffers first, or early events have nowhere to go. */
 int probes_attach(struct probes *p);
+/* After the drop: each group's status detail (its hooks) and the log lines saying them. */
+void probes_describe(struct probes *p);
+/*
+ * The snapshot of the processes already running (bpf/snapshot.bpf.c): an
+ * iterator created now, as root, after probes_attach, and read after the
+ * privilege drop (convert/snapshot.c). Its fd, or -1 (logged) where the kernel
+ * has no sleepable task iterators: no process is then known from before.
+ */
+int probes_snapshot_open(struct probes *p);
+/* Once the snapshot is read: its link goes. */
+void probes_snapshot_close(struct probes *p);
 int probes_ringbuf_fd(const struct probes *p);
 int probes_perfbuf_fd(const struct probes *p);
 /* Reads the drop counters into out[TRACER_DROP_SLOTS], by event type. */

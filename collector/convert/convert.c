@@ -1,4 +1,5 @@
-#include "collector/convert.h"
+#include "collector/convert/convert.h"
+#include "collector/convert/internal.h"
 
 #include <string.h>
 
@@ -158,8 +159,11 @@ static void copy_comm(char out[TRACER_COMM_LEN + 1], const char *comm)
 	out[TRACER_COMM_LEN] = '\0';
 }
 
-static int convert_fork(const struct tracer_fork_event *k, struct bytebuf *out)
+static int convert_fork(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_fork_event *k = record;
+
+	(void)st;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ForkEvent f = TRACER__FORK_EVENT__INIT;
 	char comm[TRACER_COMM_LEN + 1];
@@ -183,9 +187,9 @@ static int convert_fork(const struct tracer_fork_event *k, struct bytebuf *out)
 	return append_event(out, &ev);
 }
 
-static int convert_exec(const struct tracer_exec_event *k, struct bytebuf *out,
-			struct convert_stats *st)
+static int convert_exec(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_exec_event *k = record;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
 	Tracer__Counters at_exec;
@@ -200,7 +204,13 @@ static int convert_exec(const struct tracer_exec_event *k, struct bytebuf *out,
 	/* A truncated blob ends mid-argument: split_argv drops that partial one. */
 	memcpy(argv_blob, k->argv, argv_len);
 	argv_blob[argv_len] = '\0';
-	argc = split_argv(argv_blob, argv_len, argv, MAX_ARGS);
+	/* A running process may have rewritten its argv without its last NUL
+	 * (setproctitle): the whole area, not past it, is its last argument. */
+	bool snapshot = (k->h.flags & TRACER_F_FROM_SNAPSHOT) != 0;
+	bool whole = !(k->h.flags & TRACER_F_ARGV_TRUNCATED);
+	argc = split_argv(argv_blob,
+			  argv_len + (snapshot && whole && argv_len && argv_blob[argv_len - 1]),
+			  argv, MAX_ARGS);
 	unsigned redactions =
 	    redact_argv(redact_rules_active(), argv, argc, redacted, sizeof(redacted), safe_argv);
 	st->redactions += redactions;
@@ -233,7 +243,10 @@ static int convert_exec(const struct tracer_exec_event *k, struct bytebuf *out,
 	x.has_cgroup_id = x.has_cgroup1_id = 1;
 	x.cgroup_id = k->cgroup_id;
 	x.cgroup1_id = k->cgroup1_id;
-	x.at_exec = &at_exec;
+	/* Already running at start-up: what it used before is not its exec's. */
+	x.at_exec = snapshot ? NULL : &at_exec;
+	x.has_from_snapshot = snapshot;
+	x.from_snapshot = snapshot;
 	if (k->h.flags & TRACER_F_PREV_PEAK_KNOWN) {
 		x.has_prev_peak_rss_kb = 1;
 		x.prev_peak_rss_kb = k->prev_peak_rss_kb;
@@ -246,8 +259,11 @@ static int convert_exec(const struct tracer_exec_event *k, struct bytebuf *out,
 	return append_event(out, &ev);
 }
 
-static int convert_exit(const struct tracer_exit_event *k, struct bytebuf *out)
+static int convert_exit(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_exit_event *k = record;
+
+	(void)st;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
 	Tracer__Counters totals;
@@ -277,8 +293,11 @@ static int convert_exit(const struct tracer_exit_event *k, struct bytebuf *out)
 	return append_event(out, &ev);
 }
 
-static int convert_oom(const struct tracer_oom_event *k, struct bytebuf *out)
+static int convert_oom(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_oom_event *k = record;
+
+	(void)st;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__OomEvent x = TRACER__OOM_EVENT__INIT;
 	char comm[TRACER_COMM_LEN + 1];
@@ -306,8 +325,11 @@ static int convert_oom(const struct tracer_oom_event *k, struct bytebuf *out)
 	return append_event(out, &ev);
 }
 
-static int convert_file(const struct tracer_file_event *k, struct bytebuf *out)
+static int convert_file(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_file_event *k = record;
+
+	(void)st;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__FileEvent x = TRACER__FILE_EVENT__INIT;
 	char path[TRACER_PATH_MAX + 1];
@@ -332,8 +354,11 @@ static int convert_file(const struct tracer_file_event *k, struct bytebuf *out)
 	return append_event(out, &ev);
 }
 
-static int convert_file_counts(const struct tracer_file_counts_event *k, struct bytebuf *out)
+static int convert_file_counts(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_file_counts_event *k = record;
+
+	(void)st;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__FileCountsEvent x = TRACER__FILE_COUNTS_EVENT__INIT;
 	size_t n = k->n < TRACER_FILES_PER_PROC ? k->n : TRACER_FILES_PER_PROC;
@@ -352,8 +377,11 @@ static int convert_file_counts(const struct tracer_file_counts_event *k, struct 
 	return append_event(out, &ev);
 }
 
-static int convert_cgroup(const struct tracer_cgroup_event *k, struct bytebuf *out)
+static int convert_cgroup(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_cgroup_event *k = record;
+
+	(void)st;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__CgroupEvent x = TRACER__CGROUP_EVENT__INIT;
 	char path[TRACER_PATH_MAX + 1];
@@ -373,8 +401,11 @@ static int convert_cgroup(const struct tracer_cgroup_event *k, struct bytebuf *o
 	return append_event(out, &ev);
 }
 
-static int convert_exit_tail(const struct tracer_exit_tail_event *k, struct bytebuf *out)
+static int convert_exit_tail(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_exit_tail_event *k = record;
+
+	(void)st;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExitTailEvent x = TRACER__EXIT_TAIL_EVENT__INIT;
 
@@ -392,8 +423,11 @@ static int convert_exit_tail(const struct tracer_exit_tail_event *k, struct byte
 	return append_event(out, &ev);
 }
 
-static int convert_cwd(const struct tracer_cwd_event *k, struct bytebuf *out)
+static int convert_cwd(const void *record, struct bytebuf *out, struct convert_stats *st)
 {
+	const struct tracer_cwd_event *k = record;
+
+	(void)st;
 	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__CwdEvent x = TRACER__CWD_EVENT__INIT;
 	static char cwd[sizeof(k->cwd) + 8];
@@ -443,55 +477,38 @@ int convert_sample(const struct tracer_sample *k, struct bytebuf *out)
 	return append_event(out, &ev);
 }
 
+/* Each ring-buffer record type: its least size and its converter. */
+static const struct converter {
+	size_t size;
+	int (*convert)(const void *record, struct bytebuf *out, struct convert_stats *st);
+} converters[TRACER_EV_COUNT] = {
+    [TRACER_EV_FORK] = {sizeof(struct tracer_fork_event), convert_fork},
+    [TRACER_EV_EXEC] = {sizeof(struct tracer_exec_event), convert_exec},
+    [TRACER_EV_EXIT] = {sizeof(struct tracer_exit_event), convert_exit},
+    [TRACER_EV_OOM] = {sizeof(struct tracer_oom_event), convert_oom},
+    [TRACER_EV_FILE] = {sizeof(struct tracer_file_event), convert_file},
+    [TRACER_EV_FILE_COUNTS] = {sizeof(struct tracer_file_counts_event), convert_file_counts},
+    [TRACER_EV_CGROUP] = {sizeof(struct tracer_cgroup_event), convert_cgroup},
+    [TRACER_EV_EXIT_TAIL] = {sizeof(struct tracer_exit_tail_event), convert_exit_tail},
+    [TRACER_EV_CWD] = {sizeof(struct tracer_cwd_event), convert_cwd},
+};
+
 int convert_record(const void *data, size_t size, struct bytebuf *out, struct convert_stats *st,
 		   int *type)
 {
 	const struct tracer_event_header *h = data;
+	const struct converter *c = NULL;
 
 	st->records++;
 	*type = 0;
-	if (size < sizeof(*h))
-		goto bad;
-	*type = (int)h->type;
-	switch (h->type) {
-	case TRACER_EV_FORK:
-		if (size < sizeof(struct tracer_fork_event))
-			goto bad;
-		return convert_fork(data, out);
-	case TRACER_EV_EXEC:
-		if (size < sizeof(struct tracer_exec_event))
-			goto bad;
-		return convert_exec(data, out, st);
-	case TRACER_EV_EXIT:
-		if (size < sizeof(struct tracer_exit_event))
-			goto bad;
-		return convert_exit(data, out);
-	case TRACER_EV_OOM:
-		if (size < sizeof(struct tracer_oom_event))
-			goto bad;
-		return convert_oom(data, out);
-	case TRACER_EV_FILE:
-		if (size < sizeof(struct tracer_file_event))
-			goto bad;
-		return convert_file(data, out);
-	case TRACER_EV_FILE_COUNTS:
-		if (size < sizeof(struct tracer_file_counts_event))
-			goto bad;
-		return convert_file_counts(data, out);
-	case TRACER_EV_CGROUP:
-		if (size < sizeof(struct tracer_cgroup_event))
-			goto bad;
-		return convert_cgroup(data, out);
-	case TRACER_EV_EXIT_TAIL:
-		if (size < sizeof(struct tracer_exit_tail_event))
-			goto bad;
-		return convert_exit_tail(data, out);
-	case TRACER_EV_CWD:
-		if (size < sizeof(struct tracer_cwd_event))
-			goto bad;
-		return convert_cwd(data, out);
+	if (size >= sizeof(*h)) {
+		*type = (int)h->type;
+		if (h->type < TRACER_EV_COUNT && converters[h->type].convert)
+			c = &converters[h->type];
 	}
-bad:
-	st->bad_records++;
-	return 1;
+	if (!c || size < c->size) {
+		st->bad_records++;
+		return 1;
+	}
+	return c->convert(data, out, st);
 }

@@ -1,4 +1,5 @@
-#include "collector/syscall_table.h"
+#include "collector/setup/syscall_table.h"
+#include "collector/setup/internal.h"
 
 #include "bpf/events.h"
 

@@ -6,7 +6,8 @@
  * procfs (/proc/PID/root/proc, as `unshare -fp --mount-proc` or a container
  * mounts it), which numbers them as the kernel side does.
  */
-#include "collector/pidscope.h"
+#include "collector/setup/pidscope.h"
+#include "collector/setup/internal.h"
 
 #include <dirent.h>
 #include <stdio.h>

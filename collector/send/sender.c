@@ -1,4 +1,5 @@
-#include "collector/sender.h"
+#include "collector/send/sender.h"
+#include "collector/send/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,14 +68,29 @@ static void track_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	}
 }
 
-int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes,
-		const struct sender_trust *trust)
+int sender_connect(struct sender *s, const char *socket_path, const struct sender_trust *trust)
 {
 	int rv;
 
 	memset(s, 0, sizeof(*s));
 	s->trust = *trust;
 	s->send_fd = -1;
+	rv = ipc_dial(&s->ipc, socket_path, track_pipe, s);
+	if (rv != 0) {
+		log_error("cannot set up the connection to %s: %s", socket_path, nng_strerror(rv));
+		return -1;
+	}
+	/* Asked for now: nng makes the descriptor on first use, which the sandbox may refuse. */
+	if ((rv = nng_socket_get_int(s->ipc.sock, NNG_OPT_SENDFD, &s->send_fd)) != 0) {
+		log_warn("no send descriptor from nng (%s): a backlog goes out once per tick",
+			 nng_strerror(rv));
+		s->send_fd = -1;
+	}
+	return 0;
+}
+
+int sender_start(struct sender *s, size_t max_queue_bytes)
+{
 	if (getrandom(s->stream_id, sizeof(s->stream_id), 0) != sizeof(s->stream_id))
 		return -1;
 	if (read_boot_id(s->boot_id) != 0)
@@ -88,20 +104,15 @@ int sender_init(struct sender *s, const char *socket_path, size_t max_queue_byte
 	s->q_max_bytes = max_queue_bytes;
 	s->q_cap = QUEUE_MAX_FRAMES;
 	s->q = calloc(s->q_cap, sizeof(*s->q));
-	if (!s->q)
+	return s->q ? 0 : -1;
+}
+
+int sender_init(struct sender *s, const char *socket_path, size_t max_queue_bytes,
+		const struct sender_trust *trust)
+{
+	if (sender_connect(s, socket_path, trust) != 0)
 		return -1;
-	rv = ipc_dial(&s->ipc, socket_path, track_pipe, s);
-	if (rv != 0) {
-		log_error("cannot set up the connection to %s: %s", socket_path, nng_strerror(rv));
-		return -1;
-	}
-	/* Asked for now: nng makes the descriptor on first use, which the sandbox may refuse. */
-	if ((rv = nng_socket_get_int(s->ipc.sock, NNG_OPT_SENDFD, &s->send_fd)) != 0) {
-		log_warn("no send descriptor from nng (%s): a backlog goes out once per tick",
-			 nng_strerror(rv));
-		s->send_fd = -1;
-	}
-	return 0;
+	return sender_start(s, max_queue_bytes);
 }
 
 static struct queued_frame *slot(struct sender *s, size_t i)

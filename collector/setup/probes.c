@@ -1,4 +1,5 @@
-#include "collector/probes.h"
+#include "collector/setup/probes.h"
+#include "collector/setup/internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,16 +15,10 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 
-#include "collector/syscall_table.h"
+#include "collector/setup/syscall_table.h"
 #include "common/log.h"
+#include "common/timeutil.h"
 #include "tracer.skel.h"
-
-#define MAX_GROUP_PROGS 10
-
-struct group_progs {
-	struct bpf_program *progs[MAX_GROUP_PROGS];
-	unsigned n;
-};
 
 const char *probe_state_name(enum probe_state s)
 {
@@ -66,210 +61,6 @@ static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list
 	}
 	free(msg);
 	return 0;
-}
-
-static bool has_btf_tracepoint(const char *name)
-{
-	return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0;
-}
-
-/* A kernel function by name in vmlinux BTF (how kfuncs are found). */
-static bool has_kernel_function(const char *name)
-{
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool found;
-
-	if (!vmlinux)
-		return false;
-	found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
-	btf__free(vmlinux);
-	return found;
-}
-
-static bool has_syscall_tracepoint(const char *name)
-{
-	char path[256];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/syscalls/%s", name);
-	if (stat(path, &st) == 0)
-		return true;
-	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/syscalls/%s", name);
-	return stat(path, &st) == 0;
-}
-
-/*
- * Classic tracepoints are attached by their tracefs id. Where tracefs is not
- * mounted (minimal hosts and containers), mount it at its usual place.
- */
-static void ensure_tracefs(void)
-{
-	struct stat st;
-
-	if (stat("/sys/kernel/tracing/events", &st) == 0 ||
-	    stat("/sys/kernel/debug/tracing/events", &st) == 0)
-		return;
-	if (mount("nodev", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) == 0)
-		log_info("mounted tracefs on /sys/kernel/tracing for classic tracepoints");
-	else
-		log_warn("tracefs is not mounted and mounting it failed: %s", strerror(errno));
-}
-
-static void add(struct group_progs *g, struct bpf_program *prog)
-{
-	if (g->n < MAX_GROUP_PROGS)
-		g->progs[g->n++] = prog;
-}
-
-/* The programs of a group that this kernel can run (empty: the group is missing). */
-static void process_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			     char *why, size_t why_size)
-{
-	if (p->using_tp_btf) {
-		add(g, s->progs.fork_btf);
-		add(g, s->progs.exit_btf);
-		if (p->prepare_exec)
-			add(g, s->progs.prepare_exec_btf);
-		add(g, p->exec_btf ? s->progs.exec_btf : s->progs.exec_tp);
-		/* Who sent a killing signal (signal:signal_generate, in every kernel
-		 * with BTF tracepoints; looking it up would parse vmlinux BTF again). */
-		add(g, s->progs.signal_btf);
-	} else {
-		if (p->prepare_exec)
-			add(g, s->progs.prepare_exec_btf);
-		add(g, s->progs.fork_tp);
-		add(g, s->progs.exec_tp);
-		add(g, s->progs.exit_tp);
-	}
-}
-
-static void scheduler_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			       char *why, size_t why_size)
-{
-	if (has_btf_tracepoint("sched_switch") && has_btf_tracepoint("sched_wakeup")) {
-		add(g, s->progs.iowait_switch);
-		add(g, s->progs.iowait_wakeup);
-	} else {
-		snprintf(why, why_size, "no BTF tracepoints sched_switch/sched_wakeup");
-	}
-}
-
-static void syscalls_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			      char *why, size_t why_size)
-{
-	if (has_btf_tracepoint("sys_exit"))
-		add(g, s->progs.count_syscall);
-	else
-		snprintf(why, why_size, "no BTF tracepoint raw_syscalls:sys_exit");
-}
-
-static void network_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			     char *why, size_t why_size)
-{
-	if (!p->force_net_syscalls && has_btf_tracepoint("sock_send_length") &&
-	    has_btf_tracepoint("sock_recv_length")) {
-		add(g, s->progs.net_send);
-		add(g, s->progs.net_recv);
-		/* TCP reads by what they consume: splice and zero-copy receives too. */
-		p->tcp_by_consumption = has_btf_tracepoint("tcp_rcv_space_adjust") &&
-					has_btf_tracepoint("inet_sock_set_state");
-		if (p->tcp_by_consumption) {
-			add(g, s->progs.net_tcp_read);
-			add(g, s->progs.net_tcp_state);
-		}
-	} else {
-		snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
-	}
-}
-
-static void oom_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
-			 size_t why_size)
-{
-	if (has_btf_tracepoint("mark_victim"))
-		add(g, s->progs.oom_victim);
-	else
-		snprintf(why, why_size, "no BTF tracepoint oom:mark_victim");
-}
-
-static void reclaim_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			     char *why, size_t why_size)
-{
-	if (has_btf_tracepoint("mm_vmscan_direct_reclaim_begin") &&
-	    has_btf_tracepoint("mm_vmscan_direct_reclaim_end")) {
-		add(g, s->progs.reclaim_direct_begin);
-		add(g, s->progs.reclaim_direct_end);
-		if (has_btf_tracepoint("mm_vmscan_memcg_reclaim_begin") &&
-		    has_btf_tracepoint("mm_vmscan_memcg_reclaim_end")) {
-			add(g, s->progs.reclaim_memcg_begin);
-			add(g, s->progs.reclaim_memcg_end);
-		}
-	} else {
-		snprintf(why, why_size, "no vmscan direct reclaim tracepoints");
-	}
-}
-
-static void files_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
-			   size_t why_size)
-{
-	/*
-	 * Syscall tracepoints, not a raw sys_exit hook: the kernel runs our
-	 * programs for the open family only, other syscalls pay a bit test.
-	 */
-	ensure_tracefs();
-	if (has_syscall_tracepoint("sys_exit_openat")) {
-		add(g, p->rdonly_cast ? s->progs.file_openat_exit : s->progs.file_openat_uncached);
-		if (has_syscall_tracepoint("sys_exit_openat2"))
-			add(g, s->progs.file_openat2_exit);
-		if (has_syscall_tracepoint("sys_exit_open"))
-			add(g, s->progs.file_open_exit);
-		if (has_syscall_tracepoint("sys_exit_creat"))
-			add(g, s->progs.file_creat_exit);
-		/* A relative open after a chdir is relative to the new cwd. */
-		if (has_syscall_tracepoint("sys_exit_chdir"))
-			add(g, s->progs.cwd_chdir_exit);
-		if (has_syscall_tracepoint("sys_exit_fchdir"))
-			add(g, s->progs.cwd_fchdir_exit);
-	} else {
-		snprintf(why, why_size, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
-	}
-}
-
-static void cgroups_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			     char *why, size_t why_size)
-{
-	if (has_btf_tracepoint("cgroup_mkdir") && has_btf_tracepoint("cgroup_rmdir")) {
-		add(g, s->progs.cgroup_mkdir);
-		add(g, s->progs.cgroup_rmdir);
-	} else {
-		snprintf(why, why_size, "no BTF tracepoints cgroup:cgroup_mkdir/rmdir");
-	}
-}
-
-static void samples_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			     char *why, size_t why_size)
-{
-	add(g, s->progs.sample_processes);
-}
-
-/* The programs of each group, and why a group cannot load here (why set, none added). */
-static void (*const group_program_fns[PROBE_GROUPS])(struct probes *p, struct tracer_bpf *s,
-						     struct group_progs *g, char *why,
-						     size_t why_size) = {
-    [PROBE_PROCESS] = process_programs,	  [PROBE_SCHEDULER] = scheduler_programs,
-    [PROBE_SYSCALLS] = syscalls_programs, [PROBE_NETWORK] = network_programs,
-    [PROBE_OOM] = oom_programs,		  [PROBE_RECLAIM] = reclaim_programs,
-    [PROBE_FILES] = files_programs,	  [PROBE_CGROUPS] = cgroups_programs,
-    [PROBE_SAMPLES] = samples_programs,
-};
-
-static void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_group grp,
-			   struct group_progs *g, char *why, size_t why_size)
-{
-	g->n = 0;
-	why[0] = '\0';
-	if ((unsigned)grp < PROBE_GROUPS && group_program_fns[grp])
-		group_program_fns[grp](p, s, g, why, why_size);
 }
 
 /* The host's PID namespace (PROC_PID_INIT_INO in the kernel). */
@@ -357,6 +148,7 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 		bpf_map__set_max_entries(skel->maps.events, cfg->ring_mb << 20);
 	}
 	all_programs_off(skel);
+	bpf_program__set_autoload(skel->progs.snapshot_tasks, p->snapshot_iter);
 	for (int grp = 0; grp < PROBE_GROUPS; grp++) {
 		struct group_progs g;
 		if (!want[grp])
@@ -490,9 +282,36 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	probe_kernel_features(p, cfg);
 	if (choose_groups(p, cfg, want) != 0)
 		return -1;
+	p->snapshot_iter = true;
+	if (try_load(p, cfg, want, true) == 0)
+		return 0;
+	/* Perhaps only the sleepable snapshot iterator is new to this kernel. */
+	p->snapshot_iter = false;
 	if (try_load(p, cfg, want, false) != 0)
 		return load_group_by_group(p, cfg, want);
 	return 0;
+}
+
+int probes_snapshot_open(struct probes *p)
+{
+	int fd = -1;
+
+	if (p->snapshot_iter)
+		p->snapshot_link = bpf_program__attach_iter(p->skel->progs.snapshot_tasks, NULL);
+	if (p->snapshot_link)
+		fd = bpf_iter_create(bpf_link__fd(p->snapshot_link));
+	if (fd < 0)
+		log_warn("no snapshot of the processes already running: %s",
+			 p->snapshot_iter
+			     ? strerror(errno)
+			     : "its iterator does not load here (sleepable iterators: 5.18+)");
+	return fd;
+}
+
+void probes_snapshot_close(struct probes *p)
+{
+	bpf_link__destroy(p->snapshot_link);
+	p->snapshot_link = NULL;
 }
 
 int probes_attach(struct probes *p)
@@ -537,41 +356,50 @@ int probes_attach(struct probes *p)
 				p->links[p->n_links++] = link;
 			}
 		}
-		if (st->state == PROBE_ACTIVE && !st->detail[0]) {
-			/*
-			 * "tp_btf: sched_switch,sched_wakeup": the hooks, each kind of
-			 * attachment named where it changes.
-			 */
-			size_t o = 0;
-			int prev_kind_len = -1;
-			const char *prev_sec = "";
-			for (unsigned i = 0; i < g.n && o < sizeof(st->detail); i++) {
-				const char *sec = bpf_program__section_name(g.progs[i]);
-				const char *hook = strrchr(sec, '/');
-				const char *kind_end = strchr(sec, '/');
-				int kind_len = kind_end ? (int)(kind_end - sec) : 0;
-				hook = hook ? hook + 1 : sec;
-				if (!strncmp(hook, "sys_exit_", 9) && strncmp(sec, "tp_btf", 6))
-					hook += 9;
-				bool new_kind = kind_len != prev_kind_len ||
-						strncmp(sec, prev_sec, (size_t)kind_len) != 0;
-				if (new_kind)
-					o += (size_t)snprintf(st->detail + o,
-							      sizeof(st->detail) - o, "%s%.*s: %s",
-							      i ? "; " : "", kind_len, sec, hook);
-				else
-					o += (size_t)snprintf(st->detail + o,
-							      sizeof(st->detail) - o, ",%s", hook);
-				prev_kind_len = kind_len;
-				prev_sec = sec;
-			}
-		}
+		p->attached[grp] = g;
 	}
-	for (int grp = 0; grp < PROBE_GROUPS; grp++)
-		log_info("probes %-9s %-8s %s", probe_group_name(grp),
-			 probe_state_name(p->status[grp].state), p->status[grp].detail);
-	log_info("events via %s", p->using_perfbuf ? "perf buffers" : "ring buffer");
+	p->attached_ns = now_boottime_ns();
 	return 0;
+}
+
+/* "tp_btf: sched_switch,sched_wakeup": the hooks, each kind of attachment named where it changes.
+ */
+static void describe_hooks(struct probe_status *st, const struct group_progs *g)
+{
+	size_t o = 0;
+	int prev_kind_len = -1;
+	const char *prev_sec = "";
+
+	for (unsigned i = 0; i < g->n && o < sizeof(st->detail); i++) {
+		const char *sec = bpf_program__section_name(g->progs[i]);
+		const char *hook = strrchr(sec, '/');
+		const char *kind_end = strchr(sec, '/');
+		int kind_len = kind_end ? (int)(kind_end - sec) : 0;
+		hook = hook ? hook + 1 : sec;
+		if (!strncmp(hook, "sys_exit_", 9) && strncmp(sec, "tp_btf", 6))
+			hook += 9;
+		bool new_kind =
+		    kind_len != prev_kind_len || strncmp(sec, prev_sec, (size_t)kind_len) != 0;
+		if (new_kind)
+			o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o, "%s%.*s: %s",
+					      i ? "; " : "", kind_len, sec, hook);
+		else
+			o += (size_t)snprintf(st->detail + o, sizeof(st->detail) - o, ",%s", hook);
+		prev_kind_len = kind_len;
+		prev_sec = sec;
+	}
+}
+
+void probes_describe(struct probes *p)
+{
+	for (int grp = 0; grp < PROBE_GROUPS; grp++) {
+		struct probe_status *st = &p->status[grp];
+		if (st->state == PROBE_ACTIVE && !st->detail[0])
+			describe_hooks(st, &p->attached[grp]);
+		log_info("probes %-9s %-8s %s", probe_group_name(grp), probe_state_name(st->state),
+			 st->detail);
+	}
+	log_info("events via %s", p->using_perfbuf ? "perf buffers" : "ring buffer");
 }
 
 int probes_ringbuf_fd(const struct probes *p)
@@ -648,6 +476,7 @@ void probes_stop(struct probes *p)
 			bpf_link__destroy(p->links[i]);
 	}
 	bpf_link__destroy(p->iter_link);
+	probes_snapshot_close(p);
 	p->n_links = 0;
 	p->iter_link = NULL;
 	if (p->skel)

@@ -11,9 +11,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "collector/convert.h"
-#include "collector/probes.h"
-#include "collector/sender.h"
+#include "collector/convert/convert.h"
+#include "collector/setup/probes.h"
+#include "collector/send/sender.h"
 #include "common/eventtypes.h"
 
 #define DRAIN_FLUSH_BYTES (1u << 20)
@@ -45,7 +45,13 @@ struct drain {
 	bool snapshot_done_pending; /* mark the next frame */
 };
 
+/*
+ * As root: perf buffers need perf_event_open (their callbacks only copy the
+ * records). No conversion before drain_start.
+ */
 int drain_init(struct drain *d, struct probes *probes, struct sender *sender);
+/* After the privilege drop: maps the ring buffer, whose callback converts. */
+int drain_start(struct drain *d);
 /*
  * Waits up to timeout_ms for the kernel's wake-up (or for wake_fd, if not -1,
  * to turn readable), then reads everything.
@@ -64,7 +70,9 @@ int drain_wait_ms(const struct drain *d, uint64_t now_ns, uint64_t interval_ns);
  * frames a second, each with its own header, send, decode and ack.
  */
 bool drain_flush_due(const struct drain *d, uint64_t now_ns, uint64_t interval_ns);
-/* Adds an event built in user space (snapshot); flushes when the batch is big. */
+/* Adds a kernel record read elsewhere (the snapshot iterator's), as drain_poll does. */
+int drain_add_record(void *drain, const void *data, size_t size);
+/* Adds an event built in user space (cgroup snapshot); flushes when the batch is big. */
 int drain_add_event(void *drain, const Tracer__Event *ev);
 /* Adds a live sample from the task iterator (probes_sample's sink). */
 int drain_add_sample(void *drain, const struct tracer_sample *s);

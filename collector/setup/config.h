@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "bpf/events.h"
-#include "collector/pidscope.h"
+#include "collector/setup/pidscope.h"
 #include "common/options.h"
 
 enum probe_group {

@@ -1,0 +1,222 @@
+/*
+ * The programs of each probe group, and whether this kernel has their hooks
+ * (BTF tracepoints, syscall tracepoints, kfuncs): probes.c loads and attaches
+ * what this says.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "collector/setup/internal.h"
+#include "collector/setup/probes.h"
+#include "common/log.h"
+#include "tracer.skel.h"
+
+bool has_btf_tracepoint(const char *name)
+{
+	return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0;
+}
+
+/* A kernel function by name in vmlinux BTF (how kfuncs are found). */
+bool has_kernel_function(const char *name)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!vmlinux)
+		return false;
+	found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return found;
+}
+
+static bool has_syscall_tracepoint(const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/syscalls/%s", name);
+	if (stat(path, &st) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/syscalls/%s", name);
+	return stat(path, &st) == 0;
+}
+
+/*
+ * Classic tracepoints are attached by their tracefs id. Where tracefs is not
+ * mounted (minimal hosts and containers), mount it at its usual place.
+ */
+void ensure_tracefs(void)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0 ||
+	    stat("/sys/kernel/debug/tracing/events", &st) == 0)
+		return;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) == 0)
+		log_info("mounted tracefs on /sys/kernel/tracing for classic tracepoints");
+	else
+		log_warn("tracefs is not mounted and mounting it failed: %s", strerror(errno));
+}
+
+static void add(struct group_progs *g, struct bpf_program *prog)
+{
+	if (g->n < MAX_GROUP_PROGS)
+		g->progs[g->n++] = prog;
+}
+
+/* The programs of a group that this kernel can run (empty: the group is missing). */
+static void process_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	if (p->using_tp_btf) {
+		add(g, s->progs.fork_btf);
+		add(g, s->progs.exit_btf);
+		if (p->prepare_exec)
+			add(g, s->progs.prepare_exec_btf);
+		add(g, p->exec_btf ? s->progs.exec_btf : s->progs.exec_tp);
+		/* Who sent a killing signal (signal:signal_generate, in every kernel
+		 * with BTF tracepoints; looking it up would parse vmlinux BTF again). */
+		add(g, s->progs.signal_btf);
+	} else {
+		if (p->prepare_exec)
+			add(g, s->progs.prepare_exec_btf);
+		add(g, s->progs.fork_tp);
+		add(g, s->progs.exec_tp);
+		add(g, s->progs.exit_tp);
+	}
+}
+
+static void scheduler_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			       char *why, size_t why_size)
+{
+	if (has_btf_tracepoint("sched_switch") && has_btf_tracepoint("sched_wakeup")) {
+		add(g, s->progs.iowait_switch);
+		add(g, s->progs.iowait_wakeup);
+	} else {
+		snprintf(why, why_size, "no BTF tracepoints sched_switch/sched_wakeup");
+	}
+}
+
+static void syscalls_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			      char *why, size_t why_size)
+{
+	if (has_btf_tracepoint("sys_exit"))
+		add(g, s->progs.count_syscall);
+	else
+		snprintf(why, why_size, "no BTF tracepoint raw_syscalls:sys_exit");
+}
+
+static void network_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	if (!p->force_net_syscalls && has_btf_tracepoint("sock_send_length") &&
+	    has_btf_tracepoint("sock_recv_length")) {
+		add(g, s->progs.net_send);
+		add(g, s->progs.net_recv);
+		/* TCP reads by what they consume: splice and zero-copy receives too. */
+		p->tcp_by_consumption = has_btf_tracepoint("tcp_rcv_space_adjust") &&
+					has_btf_tracepoint("inet_sock_set_state");
+		if (p->tcp_by_consumption) {
+			add(g, s->progs.net_tcp_read);
+			add(g, s->progs.net_tcp_state);
+		}
+	} else {
+		snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
+	}
+}
+
+static void oom_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
+			 size_t why_size)
+{
+	if (has_btf_tracepoint("mark_victim"))
+		add(g, s->progs.oom_victim);
+	else
+		snprintf(why, why_size, "no BTF tracepoint oom:mark_victim");
+}
+
+static void reclaim_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	if (has_btf_tracepoint("mm_vmscan_direct_reclaim_begin") &&
+	    has_btf_tracepoint("mm_vmscan_direct_reclaim_end")) {
+		add(g, s->progs.reclaim_direct_begin);
+		add(g, s->progs.reclaim_direct_end);
+		if (has_btf_tracepoint("mm_vmscan_memcg_reclaim_begin") &&
+		    has_btf_tracepoint("mm_vmscan_memcg_reclaim_end")) {
+			add(g, s->progs.reclaim_memcg_begin);
+			add(g, s->progs.reclaim_memcg_end);
+		}
+	} else {
+		snprintf(why, why_size, "no vmscan direct reclaim tracepoints");
+	}
+}
+
+static void files_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
+			   size_t why_size)
+{
+	/*
+	 * Syscall tracepoints, not a raw sys_exit hook: the kernel runs our
+	 * programs for the open family only, other syscalls pay a bit test.
+	 */
+	ensure_tracefs();
+	if (has_syscall_tracepoint("sys_exit_openat")) {
+		add(g, p->rdonly_cast ? s->progs.file_openat_exit : s->progs.file_openat_uncached);
+		if (has_syscall_tracepoint("sys_exit_openat2"))
+			add(g, s->progs.file_openat2_exit);
+		if (has_syscall_tracepoint("sys_exit_open"))
+			add(g, s->progs.file_open_exit);
+		if (has_syscall_tracepoint("sys_exit_creat"))
+			add(g, s->progs.file_creat_exit);
+		/* A relative open after a chdir is relative to the new cwd. */
+		if (has_syscall_tracepoint("sys_exit_chdir"))
+			add(g, s->progs.cwd_chdir_exit);
+		if (has_syscall_tracepoint("sys_exit_fchdir"))
+			add(g, s->progs.cwd_fchdir_exit);
+	} else {
+		snprintf(why, why_size, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS, tracefs)");
+	}
+}
+
+static void cgroups_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	if (has_btf_tracepoint("cgroup_mkdir") && has_btf_tracepoint("cgroup_rmdir")) {
+		add(g, s->progs.cgroup_mkdir);
+		add(g, s->progs.cgroup_rmdir);
+	} else {
+		snprintf(why, why_size, "no BTF tracepoints cgroup:cgroup_mkdir/rmdir");
+	}
+}
+
+static void samples_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
+			     char *why, size_t why_size)
+{
+	add(g, s->progs.sample_processes);
+}
+
+/* The programs of each group, and why a group cannot load here (why set, none added). */
+static void (*const group_program_fns[PROBE_GROUPS])(struct probes *p, struct tracer_bpf *s,
+						     struct group_progs *g, char *why,
+						     size_t why_size) = {
+    [PROBE_PROCESS] = process_programs,	  [PROBE_SCHEDULER] = scheduler_programs,
+    [PROBE_SYSCALLS] = syscalls_programs, [PROBE_NETWORK] = network_programs,
+    [PROBE_OOM] = oom_programs,		  [PROBE_RECLAIM] = reclaim_programs,
+    [PROBE_FILES] = files_programs,	  [PROBE_CGROUPS] = cgroups_programs,
+    [PROBE_SAMPLES] = samples_programs,
+};
+
+void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_group grp,
+		    struct group_progs *g, char *why, size_t why_size)
+{
+	g->n = 0;
+	why[0] = '\0';
+	if ((unsigned)grp < PROBE_GROUPS && group_program_fns[grp])
+		group_program_fns[grp](p, s, g, why, why_size);
+}
