@@ -11,6 +11,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "files.bpf.c"
 #include "process.bpf.c"
 #include "cwd.bpf.c"
+#include "netwait.bpf.c"
 #include "sched.bpf.c"
 #include "syscalls.bpf.c"
 #include "net.bpf.c"
