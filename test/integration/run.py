@@ -41,6 +41,7 @@ import test_containers  # noqa: F401
 import test_batch  # noqa: F401
 import test_scope  # noqa: F401
 import test_fleet  # noqa: F401
+import test_netwait  # noqa: F401
 
 
 def run_suite(build, selected):
