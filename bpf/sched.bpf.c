@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * I/O wait: time a thread spends blocked in io_schedule(), from switching out
- * to being woken; network wait (netwait.bpf.c) likewise, for sleeps on a socket. Run-queue delay needs no hook at all: the kernel keeps it
- * per thread in sched_info.run_delay, read at exit and in samples.
+ * to being woken; network wait (netwait.bpf.c) likewise, for sleeps on a socket. Run-queue delay
+ * needs no hook at all: the kernel keeps it per thread in sched_info.run_delay, read at exit and in
+ * samples.
  */
 #include "common.bpf.h"
 

@@ -30,7 +30,8 @@ static const char step_columns[] =
     "SELECT s.id, s.name, s.kind, s.key, s.status, s.exit_code, s.signal, s.start_ns, s.end_ns,"
     " s.end_ns - s.start_ns AS wall_ns, s.cpu_ns, s.iowait_ns, s.runq_ns, s.reclaim_ns, s.sleep_ns,"
     " s.net_wait_ns, s.net_wait_recv_ns, s.net_wait_send_ns, s.net_wait_connect_ns,"
-    " s.net_wait_accept_ns, s.net_wait_poll_ns, s.avg_cores, s.peak_cores, s.peak_rss_kb, s.memory_limit_kb, s.cpu_limit, s.read_bytes,"
+    " s.net_wait_accept_ns, s.net_wait_poll_ns, s.avg_cores, s.peak_cores, s.peak_rss_kb, "
+    "s.memory_limit_kb, s.cpu_limit, s.read_bytes,"
     " s.write_bytes, s.net_tx_bytes, s.net_rx_bytes, s.character, s.processes FROM steps s";
 
 static void print_signal(const struct cli_query *q, json_t *g, const char *indent)
@@ -120,7 +121,8 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	    "SELECT id, name, pipeline, engine, status, exit_code, signal, start_ns, end_ns,"
 	    " end_ns - start_ns AS wall_ns, cpu_ns, iowait_ns, runq_ns, reclaim_ns, sleep_ns,"
 	    " net_wait_ns, net_wait_recv_ns, net_wait_send_ns, net_wait_connect_ns,"
-	    " net_wait_accept_ns, net_wait_poll_ns, avg_cores, peak_cores, peak_rss_kb, read_bytes, write_bytes, net_tx_bytes,"
+	    " net_wait_accept_ns, net_wait_poll_ns, avg_cores, peak_cores, peak_rss_kb, "
+	    "read_bytes, write_bytes, net_tx_bytes,"
 	    " net_rx_bytes, steps, processes, failed_processes," RUN_UNFINISHED_COLUMNS
 	    " FROM runs WHERE id = ?1",
 	    run);

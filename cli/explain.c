@@ -11,10 +11,11 @@
 /* What the network wait was mostly for: "mostly receiving" and the like. */
 static const char *net_wait_what(json_t *s)
 {
-	static const char *const kinds[][2] = {
-	    {"net_wait_recv_ns", "mostly receiving"}, {"net_wait_send_ns", "mostly sending"},
-	    {"net_wait_connect_ns", "mostly connecting"}, {"net_wait_accept_ns", "mostly accepting"},
-	    {"net_wait_poll_ns", "mostly polling sockets"}};
+	static const char *const kinds[][2] = {{"net_wait_recv_ns", "mostly receiving"},
+					       {"net_wait_send_ns", "mostly sending"},
+					       {"net_wait_connect_ns", "mostly connecting"},
+					       {"net_wait_accept_ns", "mostly accepting"},
+					       {"net_wait_poll_ns", "mostly polling sockets"}};
 	const char *what = "kind unknown";
 	json_int_t most = 0;
 
@@ -45,9 +46,9 @@ void explain_time(json_t *s)
 		return;
 	}
 	json_object_set_new(s, "shares",
-			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "cpu", cpu / total, "io_wait",
-				      io / total, "network_wait", net / total, "cpu_wait",
-				      runq / total, "reclaim", reclaim / total, "sleep",
+			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "cpu", cpu / total,
+				      "io_wait", io / total, "network_wait", net / total,
+				      "cpu_wait", runq / total, "reclaim", reclaim / total, "sleep",
 				      sleep / total));
 	if (!strcmp(character, "io")) {
 		format_bytes((uint64_t)jint(s, "read_bytes"), a, sizeof(a));

@@ -40,7 +40,8 @@ json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 	    " sum(s.end_ns - s.start_ns) AS wall_ns, max(s.memory_limit_kb) AS memory_limit_kb,"
 	    " max(s.cpu_limit) AS cpu_limit, sum(s.read_bytes + s.write_bytes) AS io_bytes,"
 	    " max(s.character) AS character, max(s.reclaim_ns) AS reclaim_ns,"
-	    " max((SELECT max(p.oom_killed) FROM processes p WHERE p.step_id = s.id)) AS oom_killed,"
+	    " max((SELECT max(p.oom_killed) FROM processes p WHERE p.step_id = s.id)) AS "
+	    "oom_killed,"
 	    " sum(s.net_wait_ns) AS net_wait_ns"
 	    " FROM steps s JOIN runs r ON r.id = s.run_id"
 	    " WHERE s.end_ns IS NOT NULL AND s.name IS NOT NULL AND %s GROUP BY "
@@ -89,8 +90,9 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	int rec_cpus = cores <= 1.05 ? 1 : (int)ceil(cores * (1 + headroom) - 1e-9);
 	if (cap->cpus > 0 && rec_cpus > cap->cpus)
 		rec_cpus = cap->cpus;
-	bool network_bound = jnum(s, "net_wait_ns") >= RIGHTSIZE_NET_WAIT_SHARE * jnum(s, "wall_ns") &&
-			     jnum(s, "net_wait_ns") > 0;
+	bool network_bound =
+	    jnum(s, "net_wait_ns") >= RIGHTSIZE_NET_WAIT_SHARE * jnum(s, "wall_ns") &&
+	    jnum(s, "net_wait_ns") > 0;
 	if (network_bound && rec_cpus < (int)ceil(cpu_given - 1e-9))
 		rec_cpus = (int)ceil(cpu_given - 1e-9);
 	json_object_set_new(s, "memory_given_gib", json_real(mem_given));

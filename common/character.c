@@ -16,8 +16,8 @@ const char *time_character(const struct time_parts *t)
 {
 	uint64_t cpu = t->cpu, io = t->io, net = t->net, runq = t->runq, reclaim = t->reclaim,
 		 sleep = t->sleep;
-	double total = (double)cpu + (double)io + (double)net + (double)runq + (double)reclaim +
-		       (double)sleep;
+	double total =
+	    (double)cpu + (double)io + (double)net + (double)runq + (double)reclaim + (double)sleep;
 
 	if (total <= 0)
 		return NULL;

@@ -286,7 +286,7 @@ void insight_run_end(struct insight *in, struct run *r, int64_t now_ns)
 /* Where the step's process time went (common/character.c has the rule). */
 const char *insight_character(const struct rollup *r)
 {
-	struct time_parts t = {r->cpu_ns,   r->iowait_ns,  r->net_wait_ns,
+	struct time_parts t = {r->cpu_ns,  r->iowait_ns,  r->net_wait_ns,
 			       r->runq_ns, r->reclaim_ns, r->sleep_ns};
 
 	return time_character(&t);

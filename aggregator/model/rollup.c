@@ -68,8 +68,8 @@ void rollup_add_image(struct rollup *r, const struct process_row *image, int64_t
 #undef ADD_NET_WAIT
 	if (leaf && image->end_epoch_ns > image->start_epoch_ns) {
 		uint64_t wall = (uint64_t)(image->end_epoch_ns - image->start_epoch_ns);
-		uint64_t busy =
-		    m->cpu_user_ns + m->cpu_sys_ns + m->iowait_ns + m->runq_ns + m->reclaim_ns + m->net_wait_ns;
+		uint64_t busy = m->cpu_user_ns + m->cpu_sys_ns + m->iowait_ns + m->runq_ns +
+				m->reclaim_ns + m->net_wait_ns;
 		if (wall > busy)
 			r->sleep_ns += wall - busy;
 	}

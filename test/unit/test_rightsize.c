@@ -66,14 +66,15 @@ static void test_network_wait_keeps_its_cpus(void **state)
 	/* 0.3 cores of 8 for 100 s: shrunk to one CPU when it waited on nothing we
 	 * measure; kept at 8 when 40 s of it was blocked on the network (0.4 >= 0.3). */
 	for (int i = 0; i < 2; i++) {
-		json_t *s = json_pack("{s:f, s:f, s:f, s:f}", "peak_rss_kb", 100.0 * 1024,
-				      "peak_cores", 0.3, "wall_ns", 100e9, "net_wait_ns",
-				      i ? 40e9 : 0.0);
+		json_t *s =
+		    json_pack("{s:f, s:f, s:f, s:f}", "peak_rss_kb", 100.0 * 1024, "peak_cores",
+			      0.3, "wall_ns", 100e9, "net_wait_ns", i ? 40e9 : 0.0);
 
 		rightsize_step(s, 0.2, &host);
 		assert_int_equal(json_integer_value(json_object_get(s, "cpus_recommended")),
 				 i ? 8 : 1);
-		assert_string_equal(str(s, "cpu_verdict"), i ? "network-bound" : "over-provisioned");
+		assert_string_equal(str(s, "cpu_verdict"),
+				    i ? "network-bound" : "over-provisioned");
 		/* Its memory is sized as ever: waiting does not change its peak. */
 		assert_string_equal(str(s, "memory_verdict"), "over-provisioned");
 		json_decref(s);
