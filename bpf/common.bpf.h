@@ -132,10 +132,15 @@ struct wait_mark {
 	__u32 port;
 };
 
-/* Since when a thread sleeps in io_schedule() or on the network / is in direct reclaim. */
+/*
+ * Since when a thread sleeps in io_schedule() or on the network / is in direct
+ * reclaim. Network sleeps can be long (an idle server's threads): room for
+ * 65536 sleeping threads at once; beyond that the oldest marks are evicted and
+ * their waits not counted.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, struct wait_mark);
 } wait_since SEC(".maps");

@@ -584,10 +584,12 @@ int probes_perfbuf_fd(const struct probes *p)
 	return bpf_map__fd(p->skel->maps.perf_events);
 }
 
-int probes_read_drops(const struct probes *p, uint64_t *out)
+int probes_read_drops(const struct probes *p, uint64_t *out, uint64_t *net_wait)
 {
 	for (int i = 0; i < TRACER_DROP_SLOTS; i++)
 		out[i] = __atomic_load_n(&p->skel->bss->drop_counts[i], __ATOMIC_RELAXED);
+	for (int i = 0; i < TRACER_NETW_STATS; i++)
+		net_wait[i] = __atomic_load_n(&p->skel->bss->net_wait_stats[i], __ATOMIC_RELAXED);
 	return 0;
 }
 
