@@ -51,7 +51,9 @@ class Daemons:
         while not os.path.exists(self.sock):
             time.sleep(0.02)
         r, w = os.pipe()
+        # The aggregator runs as nobody: the collector sends only to the listener it expects.
         self.col = subprocess.Popen([f"{self.build}/tracer-collector", "--socket", self.sock,
+                                     "--aggregator-user", "nobody",
                                      "--log-level", "warn", "--ready-fd", str(w), *self.extra_col],
                                     pass_fds=(w,))
         os.close(w)
@@ -566,6 +568,8 @@ def main():
         "What recording real, normalised file paths costs: [paths.md](paths.md). "
         "What argv redaction costs the collector per exec: [redaction.md](redaction.md). "
         "The database kept within its bounds on a busy host: [retention.md](retention.md). "
+        "What the scheduler hooks cost with network-wait tracking, against the build before it: "
+        "[sched-cost.md](sched-cost.md). "
         "The HTML report's size and load time in Chromium, with screenshots: [report.md](report.md)"
         + ("." if report_ok else " (a target missed: see there)."),
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.nodename} "
