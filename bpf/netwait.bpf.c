@@ -118,12 +118,16 @@ static __always_inline struct sock *inet_sock_of(struct file *file)
 	return family == NETW_AF_INET || family == NETW_AF_INET6 ? sk : NULL;
 }
 
-/* The file of descriptor fd; *ok false when the table could not be read. */
+/*
+ * The file of descriptor fd; *ok false when the table could not be read. fdt
+ * comes from the switch's BTF task pointer: plain loads; the slot array is an
+ * array of pointers, which the verifier cannot index, so it is copied.
+ */
 static __always_inline struct file *file_of_fd(struct fdtable *fdt, long fd, bool *ok)
 {
-	struct file *file = NULL, **slots = BPF_CORE_READ(fdt, fd);
+	struct file *file = NULL, **slots = fdt->fd;
 
-	*ok = fd >= 0 && fd < BPF_CORE_READ(fdt, max_fds) &&
+	*ok = fd >= 0 && fd < fdt->max_fds &&
 	      bpf_probe_read_kernel(&file, sizeof(file), &slots[fd]) == 0;
 	return file;
 }
@@ -140,7 +144,7 @@ static __always_inline void mark_peer(struct wait_mark *m, struct sock *sk)
 /* An IPv4/IPv6 socket among the first NETW_FDS_LOOKED open descriptors. */
 static __always_inline struct sock *first_inet_socket(struct fdtable *fdt)
 {
-	unsigned long *open_bits = BPF_CORE_READ(fdt, open_fds), bits = 0;
+	unsigned long *open_bits = fdt->open_fds, bits = 0;
 
 	if (bpf_probe_read_kernel(&bits, sizeof(bits), open_bits) != 0)
 		return NULL;
@@ -178,7 +182,7 @@ static __always_inline bool net_sleep_mark(struct task_struct *t, struct wait_ma
 	kind = net_syscall_kind(NETW_SYSCALL_NR(regs));
 	if (kind < 0)
 		return false;
-	fdt = BPF_CORE_READ(t, files, fdt);
+	fdt = t->files ? t->files->fdt : NULL;
 	if (!fdt) {
 		__sync_fetch_and_add(&net_wait_stats[TRACER_NETW_FD_UNREADABLE], 1);
 		return false;

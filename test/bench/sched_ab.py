@@ -12,7 +12,7 @@ ping-pong (test/helpers/pingpong.c), where every round puts both sides to sleep 
 read: the switch and wake-up hooks run four times a round, the TCP one taking the
 network-wait path (a socket behind the descriptor) every time.
 
-Usage: sudo test/bench/sched_ab.py BUILD_A BUILD_B [--rounds N]
+Usage: sudo test/bench/sched_ab.py BUILD_A BUILD_B [--rounds N] (0: the BPF run times alone)
 """
 import argparse
 import os
@@ -26,10 +26,9 @@ from stats import quartiles  # noqa: E402
 SCHED_PROGRAMS = ("iowait_switch", "iowait_wakeup")
 
 
-def workloads(helpers, work):
+def workloads(helpers, work, size=True):
     def sized(label, make, count):
-        n = long_enough(label, make, count, work, 2.0)
-        return label, make(n)
+        return label, make(long_enough(label, make, count, work, 2.0) if size else count)
     return [sized("exec storm", lambda n: f"{helpers}/storm {n} 2 /bin/true", 1000),
             sized("TCP ping-pong", lambda n: f"{helpers}/pingpong tcp {n}", 50000),
             sized("pipe ping-pong", lambda n: f"{helpers}/pingpong pipe {n}", 150000)]
@@ -51,7 +50,7 @@ def main():
     builds = [os.path.abspath(args.a), os.path.abspath(args.b)]
     helpers = f"{builds[1]}/helpers"  # one workload binary for both
     rows = []
-    for label, cmd in workloads(helpers, work):
+    for label, cmd in workloads(helpers, work, args.rounds > 0):
         ratios = {b: {"ratios": [], "cpu_ratios": []} for b in builds + ["A/A"]}
         for r in range(args.rounds):
             for b in (builds if r % 2 == 0 else builds[::-1]):
@@ -62,22 +61,23 @@ def main():
             for k in ratios["A/A"]:
                 ratios["A/A"][k] += got[k]
         rows.append((label, cmd, ratios))
-    tcp_cmd = rows[1][1]
-    costs = {b: kernel_cost(tcp_cmd, work, Daemons(b, work))[0] for b in builds}
+    costs = {(label, b): kernel_cost(cmd, work, Daemons(b, work))[0]
+             for label, cmd, _ in rows[1:] for b in builds}
     print(f"\n{args.rounds} pairs per cell; A = {builds[0]}, B = {builds[1]}\n")
-    for key, what in (("ratios", "wall time"), ("cpu_ratios", "CPU time, the workload's and the daemons'")):
+    for key, what in () if not args.rounds else (("ratios", "wall time"), ("cpu_ratios", "CPU time, the workload's and the daemons'")):
         print(f"\n{what}, median ratio observed/bare:\n")
         print("| workload | A (before) | B (after) | A/A (bare against bare) |\n|---|---|---|---|")
         for label, cmd, ratios in rows:
             print(f"| {label} (`{os.path.basename(cmd.split()[0])} {' '.join(cmd.split()[1:])}`) | "
                   f"{cell(ratios[builds[0]][key])} | {cell(ratios[builds[1]][key])} | {cell(ratios['A/A'][key])} |")
-    print("\n| program | A: calls, ns per call | B: calls, ns per call |\n|---|---|---|")
-    for prog in SCHED_PROGRAMS:
-        cells = []
-        for b in builds:
-            hit = [(cnt, ns) for name, cnt, ns in costs[b] if name == prog]
-            cells.append(f"{hit[0][0]:,}, {hit[0][1]:.0f}" if hit else "not run")
-        print(f"| {prog} | {cells[0]} | {cells[1]} |")
+    print("\n| workload | program | A: calls, ns per call | B: calls, ns per call |\n|---|---|---|---|")
+    for label, _, _ in rows[1:]:
+        for prog in SCHED_PROGRAMS:
+            cells = []
+            for b in builds:
+                hit = [(cnt, ns) for name, cnt, ns in costs[(label, b)] if name == prog]
+                cells.append(f"{hit[0][0]:,}, {hit[0][1]:.0f}" if hit else "not run")
+            print(f"| {label} | {prog} | {cells[0]} | {cells[1]} |")
     return 0
 
 
