@@ -72,7 +72,12 @@ int BPF_PROG(iowait_switch, bool preempt, struct task_struct *prev, struct task_
 		return 0;
 	tid = prev->pid;
 	m.since = bpf_ktime_get_ns();
-	bpf_map_update_elem(&wait_since, &tid, &m, BPF_ANY);
+	/* A thread's mark is reused in place: an update takes the map's lock, a lookup none. */
+	struct wait_mark *old = bpf_map_lookup_elem(&wait_since, &tid);
+	if (old)
+		*old = m;
+	else
+		bpf_map_update_elem(&wait_since, &tid, &m, BPF_ANY);
 	return 0;
 }
 
@@ -98,11 +103,12 @@ int BPF_PROG(iowait_wakeup, struct task_struct *p)
 	struct proc_acc *a;
 	__u64 waited;
 
-	if (!m)
+	if (!m || !m->since)
 		return 0;
 	mark = *m;
 	waited = bpf_ktime_get_ns() - mark.since;
-	bpf_map_delete_elem(&wait_since, &tid);
+	m->since =
+	    0; /* woken: kept for the thread's next sleep (LRU: a dead thread's goes first) */
 	if (group_ended(p))
 		return 0;
 	a = proc_acc_get(p->tgid);
