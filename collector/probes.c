@@ -339,7 +339,7 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	skel->rodata->nr_cpus = cpus > 0 ? (uint32_t)cpus : 1;
 	/* Per-CPU LRU maps are preallocated: keep them near 64 MiB on big hosts. */
 	uint32_t entries = (uint32_t)((64u << 20) / ((cpus > 0 ? (unsigned)cpus : 1u) *
-						   bpf_map__value_size(skel->maps.proc_accs)));
+						     bpf_map__value_size(skel->maps.proc_accs)));
 	bpf_map__set_max_entries(skel->maps.proc_accs,
 				 entries < 65536 ? (entries > 4096 ? entries : 4096) : 65536);
 	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
