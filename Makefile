@@ -395,6 +395,11 @@ $(BUILD)/bench/redactbench: test/bench/redactbench.c $(REDACT_SRCS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS)
 
+# The scheduler hooks' cost against an older build (docs/performance.md, Scheduler hooks):
+# sudo make bench-sched OLD=../base/build BENCH_ARGS="--rounds 8".
+bench-sched: all
+	$(PYTHON) test/bench/sched_ab.py $(OLD) $(BUILD) $(BENCH_ARGS)
+
 # The aggregator's instructions per ingested process, under callgrind (OLD=BUILD_DIR compares a build).
 bench-instructions: all
 	@deploy/install-deps.sh bench
@@ -427,7 +432,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man configs deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

@@ -97,6 +97,10 @@ struct proc_acc {
 	__u64 net_rx_bytes;
 	__u64 sys[TRACER_SYS_CLASSES];
 	__u64 sys_failed;
+	__u64 net_wait_ns[TRACER_NET_WAIT_KINDS]; /* blocked on the network, by kind */
+	__u64 net_wait_max_ns;			  /* the longest single network wait ... */
+	__u32 net_wait_max_peer;		  /* ... its peer: family << 16 | port */
+	__u32 pad;
 };
 
 struct {
@@ -117,13 +121,32 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __weak __ksym;
 const volatile __u32 nr_cpus = 1;
 #define TRACER_MAX_CPUS 4096
 
-/* Since when a thread sleeps in io_schedule() / is in direct reclaim. */
+/* What a sleeping thread waits for (sched.bpf.c, netwait.bpf.c). */
+enum wait_kind { TRACER_WAIT_IO = 0, TRACER_WAIT_NET = 1 /* + tracer_net_wait_kind */ };
+
+struct wait_mark {
+	__u64 since;
+	__u8 kind; /* wait_kind */
+	__u8 pad;
+	__u16 family; /* network waits: the peer's address family and port */
+	__u32 port;
+};
+
+/*
+ * Since when a thread sleeps in io_schedule() or on the network / is in direct
+ * reclaim. Network sleeps can be long (an idle server's threads): room for
+ * 65536 sleeping threads at once; beyond that the oldest marks are evicted and
+ * their waits not counted.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 65536);
 	__type(key, __u32);
-	__type(value, __u64);
-} iowait_since SEC(".maps");
+	__type(value, struct wait_mark);
+} wait_since SEC(".maps");
+
+/* Network waits that could not be attributed (TRACER_NETW_*); read by the collector. */
+__u64 net_wait_stats[TRACER_NETW_STATS];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -376,6 +399,12 @@ static long add_cpu_slot(__u64 cpu, void *ctx)
 		for (int i = 0; i < TRACER_SYS_CLASSES; i++)
 			s->total.sys[i] += a->sys[i];
 		s->total.sys_failed += a->sys_failed;
+		for (int i = 0; i < TRACER_NET_WAIT_KINDS; i++)
+			s->total.net_wait_ns[i] += a->net_wait_ns[i];
+		if (a->net_wait_max_ns > s->total.net_wait_max_ns) {
+			s->total.net_wait_max_ns = a->net_wait_max_ns;
+			s->total.net_wait_max_peer = a->net_wait_max_peer;
+		}
 	}
 	return 0;
 }

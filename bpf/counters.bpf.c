@@ -224,6 +224,10 @@ static __always_inline void add_acc(struct tracer_counters *c, const struct proc
 	for (int i = 0; i < TRACER_SYS_CLASSES; i++)
 		c->sys[i] += a->sys[i];
 	c->sys_failed += a->sys_failed;
+	for (int i = 0; i < TRACER_NET_WAIT_KINDS; i++)
+		c->net_wait_ns[i] += a->net_wait_ns[i];
+	c->net_wait_max_ns = a->net_wait_max_ns;
+	c->net_wait_max_peer = a->net_wait_max_peer;
 }
 
 /* What read_counters says beside the counters. */
@@ -299,6 +303,8 @@ static __always_inline __u32 read_counters(struct task_struct *task, struct trac
 	c->iowait_ns = c->reclaim_ns = c->net_tx_bytes = c->net_rx_bytes = c->sys_failed = 0;
 	for (int i = 0; i < TRACER_SYS_CLASSES; i++)
 		c->sys[i] = 0;
+	for (int i = 0; i < TRACER_NET_WAIT_KINDS; i++)
+		c->net_wait_ns[i] = 0;
 	add_acc(c, &acc);
 
 	c->signal_maxrss_kb = KREAD(direct, sig, maxrss) * page_kb;

@@ -50,6 +50,20 @@ enum tracer_sys_class {
 };
 #define TRACER_SYSCALL_MAX 512
 
+/* What a thread blocked on the network waited for (netwait.bpf.c). */
+enum tracer_net_wait_kind {
+	TRACER_NET_WAIT_RECV = 0,
+	TRACER_NET_WAIT_SEND = 1,
+	TRACER_NET_WAIT_CONNECT = 2,
+	TRACER_NET_WAIT_ACCEPT = 3,
+	TRACER_NET_WAIT_POLL = 4, /* poll/select/epoll with an internet socket open */
+	TRACER_NET_WAIT_KINDS = 5,
+};
+/* Network waits not attributed, host-wide (net_wait_stats slots). */
+#define TRACER_NETW_FD_UNREADABLE 0 /* a socket-capable syscall's descriptor table unreadable */
+#define TRACER_NETW_NO_ACC 1	    /* no room for the process's accumulator */
+#define TRACER_NETW_STATS 2
+
 #define TRACER_PATH_MAX 512	  /* file paths from open(): longer ones are cut */
 #define TRACER_FILES_PER_PROC 256 /* distinct files tracked per process */
 #define TRACER_FILE_PREFIXES 16	  /* configurable excluded prefixes */
@@ -106,6 +120,11 @@ struct tracer_counters {
 	__u64 net_rx_bytes;
 	__u64 sys[TRACER_SYS_CLASSES];
 	__u64 sys_failed;
+	/* Blocked on the network (netwait.bpf.c), by tracer_net_wait_kind. */
+	__u64 net_wait_ns[TRACER_NET_WAIT_KINDS];
+	__u64 net_wait_max_ns;	 /* the longest single network wait ... */
+	__u32 net_wait_max_peer; /* ... its peer: address family << 16 | port */
+	__u32 pad;
 };
 
 struct tracer_event_header {
@@ -263,11 +282,11 @@ struct tracer_sample {
  * These structs are read by both sides as raw bytes: the sizes are asserted
  * so a change that makes the BPF and user-space layouts differ cannot build.
  */
-_Static_assert(sizeof(struct tracer_counters) == 216, "tracer_counters layout");
+_Static_assert(sizeof(struct tracer_counters) == 272, "tracer_counters layout");
 _Static_assert(sizeof(struct tracer_event_header) == 32, "tracer_event_header layout");
 _Static_assert(sizeof(struct tracer_fork_event) == 88, "tracer_fork_event layout");
-_Static_assert(sizeof(struct tracer_exec_event) == 6984, "tracer_exec_event layout");
-_Static_assert(sizeof(struct tracer_exit_event) == 296, "tracer_exit_event layout");
+_Static_assert(sizeof(struct tracer_exec_event) == 7040, "tracer_exec_event layout");
+_Static_assert(sizeof(struct tracer_exit_event) == 352, "tracer_exit_event layout");
 _Static_assert(sizeof(struct tracer_oom_event) == 120, "tracer_oom_event layout");
 _Static_assert(sizeof(struct tracer_exit_tail_event) == 64, "tracer_exit_tail_event layout");
 _Static_assert(sizeof(struct tracer_cwd_event) == 1320, "tracer_cwd_event layout");

@@ -13,6 +13,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "path.bpf.c"
 #include "process.bpf.c"
 #include "cwd.bpf.c"
+#include "netwait.bpf.c"
 #include "sched.bpf.c"
 #include "syscalls.bpf.c"
 #include "net.bpf.c"

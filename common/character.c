@@ -9,13 +9,15 @@
  * Memory pressure (10%) and CPU contention (30%) are called out when they take
  * a real part. Otherwise the largest share decides, if it is a real part of
  * the time (40%): a step at 16% on a CPU is not compute-bound, whatever the
- * other shares are. Sleep on the network counts when data moved at 1 MiB/s or
- * more.
+ * other shares are. Network-bound is measured time blocked on the network,
+ * never inferred from bytes moved.
  */
-const char *time_character(uint64_t cpu, uint64_t io, uint64_t runq, uint64_t reclaim,
-			   uint64_t sleep, double net_bytes_per_s)
+const char *time_character(const struct time_parts *t)
 {
-	double total = (double)cpu + (double)io + (double)runq + (double)reclaim + (double)sleep;
+	uint64_t cpu = t->cpu, io = t->io, net = t->net, runq = t->runq, reclaim = t->reclaim,
+		 sleep = t->sleep;
+	double total =
+	    (double)cpu + (double)io + (double)net + (double)runq + (double)reclaim + (double)sleep;
 
 	if (total <= 0)
 		return NULL;
@@ -26,6 +28,8 @@ const char *time_character(uint64_t cpu, uint64_t io, uint64_t runq, uint64_t re
 	uint64_t largest = cpu;
 	if (io > largest)
 		largest = io;
+	if (net > largest)
+		largest = net;
 	if (sleep > largest)
 		largest = sleep;
 	if ((double)largest < DOMINANT_SHARE * total)
@@ -34,5 +38,5 @@ const char *time_character(uint64_t cpu, uint64_t io, uint64_t runq, uint64_t re
 		return "compute";
 	if (io == largest)
 		return "io";
-	return net_bytes_per_s >= 1048576.0 ? "network" : "waiting";
+	return net == largest ? "network" : "waiting";
 }

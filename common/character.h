@@ -5,12 +5,16 @@
 #include <stdint.h>
 
 /*
- * cpu, io (disk I/O wait), runq (waiting for a CPU), reclaim (direct memory
- * reclaim), sleep (leaf processes off the CPU for anything else), in ns;
- * net_bytes_per_s over the wall time. Returns compute, io, memory, network,
- * contended, waiting, mixed (no part reaches 40%); NULL if nothing was measured.
+ * Where a group's process time went, in ns: cpu, io (disk I/O wait), net
+ * (blocked on the network), runq (waiting for a CPU), reclaim (direct memory
+ * reclaim), sleep (leaf processes off the CPU for anything else).
  */
-const char *time_character(uint64_t cpu, uint64_t io, uint64_t runq, uint64_t reclaim,
-			   uint64_t sleep, double net_bytes_per_s);
+struct time_parts {
+	uint64_t cpu, io, net, runq, reclaim, sleep;
+};
+
+/* compute, io, network, memory, contended, waiting, mixed (no part reaches
+ * 40%); NULL if nothing was measured. */
+const char *time_character(const struct time_parts *t);
 
 #endif

@@ -29,6 +29,9 @@ void metrics_set_presence(struct proc_metrics *m, const Tracer__Counters *c)
 	m->has_reclaim = c && c->has_reclaim_ns;
 	m->has_net = c && c->has_net_tx_bytes;
 	m->has_sys = c && c->has_sys_file;
+	m->has_net_wait = c && c->has_net_wait_ns;
+	m->net_wait_peer_family = c ? c->net_wait_peer_family : 0;
+	m->net_wait_peer_port = c ? c->net_wait_peer_port : 0;
 }
 
 void metrics_between(const struct raw_counters *end, const struct raw_counters *base,

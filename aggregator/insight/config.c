@@ -21,6 +21,8 @@ static const struct threshold thresholds[] = {
     {"stall-seconds", SECONDS, AT(stall_ns)},
     {"io-wait-seconds", SECONDS, AT(io_wait_min_ns)},
     {"io-wait-share", SHARE, AT(io_wait_share)},
+    {"network-wait-seconds", SECONDS, AT(net_wait_min_ns)},
+    {"network-wait-share", SHARE, AT(net_wait_share)},
     {"runq-seconds", SECONDS, AT(runq_min_ns)},
     {"runq-share", SHARE, AT(runq_share)},
     {"reclaim-seconds", SECONDS, AT(reclaim_min_ns)},

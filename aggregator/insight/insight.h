@@ -18,6 +18,8 @@ struct insight_config {
 	uint64_t stall_ns;	    /* alive with no CPU, I/O or children this long: stalled */
 	uint64_t io_wait_min_ns;    /* a process waited on I/O at least this long ... */
 	double io_wait_share;	    /* ... and for at least this share of its wall time */
+	uint64_t net_wait_min_ns;   /* blocked on the network at least this long ... */
+	double net_wait_share;	    /* ... and for at least this share of its wall time */
 	uint64_t runq_min_ns;	    /* waited for a CPU at least this long ... */
 	double runq_share;	    /* ... and for this share of its CPU + waiting time */
 	uint64_t reclaim_min_ns;    /* time in direct reclaim that means memory pressure */

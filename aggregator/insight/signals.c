@@ -20,6 +20,8 @@ void insight_config_defaults(struct insight_config *cfg)
 	cfg->stall_ns = 60 * NSEC_PER_SEC;
 	cfg->io_wait_min_ns = 10 * NSEC_PER_SEC;
 	cfg->io_wait_share = 0.3;
+	cfg->net_wait_min_ns = 10 * NSEC_PER_SEC;
+	cfg->net_wait_share = 0.3;
 	cfg->runq_min_ns = 10 * NSEC_PER_SEC;
 	cfg->runq_share = 0.3;
 	cfg->reclaim_min_ns = 1 * NSEC_PER_SEC;
@@ -180,6 +182,61 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 	}
 }
 
+/* The peer of the longest wait, as "IPv4 port 443", or "" when not known. */
+static void peer_text(const struct proc_metrics *m, char *out, size_t size)
+{
+	const char *family = m->net_wait_peer_family == 2    ? "IPv4"
+			     : m->net_wait_peer_family == 10 ? "IPv6"
+							     : NULL;
+
+	if (family && m->net_wait_peer_port)
+		snprintf(out, size, ", longest wait on %s port %u", family, m->net_wait_peer_port);
+	else
+		out[0] = '\0';
+}
+
+static void check_network_wait(struct insight *in, const struct proc *p, int64_t now_ns)
+{
+	const struct process_row *r = &p->row;
+	const struct proc_metrics *m = &r->m;
+	const struct insight_config *cfg = &in->cfg;
+	char prog[64], peer[64];
+	struct signal_row s;
+
+	if (!r->has_metrics || r->helper || r->end_epoch_ns <= r->start_epoch_ns ||
+	    !m->has_net_wait)
+		return;
+	uint64_t wall = (uint64_t)(r->end_epoch_ns - r->start_epoch_ns);
+	if (m->net_wait_ns < cfg->net_wait_min_ns ||
+	    (double)m->net_wait_ns < cfg->net_wait_share * (double)wall)
+		return;
+	proc_program_name(p, prog, sizeof(prog));
+	peer_text(m, peer, sizeof(peer));
+	base_row(&s, "network_wait", "warning", p, now_ns);
+	s.at_epoch_ns = r->end_epoch_ns;
+	s.has_value = s.has_threshold = true;
+	s.value = (double)m->net_wait_ns / (double)wall;
+	s.threshold = cfg->net_wait_share;
+	s.unit = "share of wall time";
+	snprintf(s.message, sizeof(s.message),
+		 "%s (pid %u) spent %.0f%% of its wall time (%.1f s) blocked on the network "
+		 "(received %.1f MiB, sent %.1f MiB%s)",
+		 prog, r->pid, 100.0 * s.value, secs(m->net_wait_ns),
+		 (double)m->net_rx_bytes / 1048576.0, (double)m->net_tx_bytes / 1048576.0, peer);
+	json_t *d = json_pack(
+	    "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "net_wait_s", secs(m->net_wait_ns),
+	    "wall_s", secs(wall), "receive_s", secs(m->net_wait_recv_ns), "send_s",
+	    secs(m->net_wait_send_ns), "connect_s", secs(m->net_wait_connect_ns), "accept_s",
+	    secs(m->net_wait_accept_ns), "poll_s", secs(m->net_wait_poll_ns), "rx_bytes",
+	    (json_int_t)m->net_rx_bytes, "tx_bytes", (json_int_t)m->net_tx_bytes);
+	if (d && m->net_wait_peer_family)
+		json_object_set_new(d, "peer",
+				    json_pack("{s:i, s:i}", "family", (int)m->net_wait_peer_family,
+					      "port", (int)m->net_wait_peer_port));
+	set_details(&s, d);
+	insight_raise(in, &s);
+}
+
 void insight_process_exit(struct insight *in, struct proc *p, int64_t now_ns)
 {
 	if (!p->row.run_id)
@@ -187,6 +244,7 @@ void insight_process_exit(struct insight *in, struct proc *p, int64_t now_ns)
 	insight_stall_end(in, p, now_ns);
 	check_killed(in, p, now_ns);
 	check_waits(in, p, now_ns);
+	check_network_wait(in, p, now_ns);
 }
 
 void insight_oom(struct insight *in, const struct oom_row *oom, const struct proc *p,

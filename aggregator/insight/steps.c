@@ -286,11 +286,8 @@ void insight_run_end(struct insight *in, struct run *r, int64_t now_ns)
 /* Where the step's process time went (common/character.c has the rule). */
 const char *insight_character(const struct rollup *r)
 {
-	double wall_s = r->end_epoch_ns > r->start_epoch_ns
-			    ? (double)(r->end_epoch_ns - r->start_epoch_ns) / 1e9
-			    : 0;
-	double net_rate = wall_s > 0 ? (double)(r->net_tx_bytes + r->net_rx_bytes) / wall_s : 0;
+	struct time_parts t = {r->cpu_ns,  r->iowait_ns,  r->net_wait_ns,
+			       r->runq_ns, r->reclaim_ns, r->sleep_ns};
 
-	return time_character(r->cpu_ns, r->iowait_ns, r->runq_ns, r->reclaim_ns, r->sleep_ns,
-			      net_rate);
+	return time_character(&t);
 }

@@ -27,9 +27,10 @@ struct rollup {
 	uint64_t cpu_ns, rchar, wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes,
 	    iowait_ns, runq_ns;
 	uint64_t reclaim_ns;
+	NET_WAIT_COUNTERS(NET_WAIT_FIELD)
 	/* Wall time leaf processes (those that started no children) spent neither
-	 * on a CPU nor waiting for one, for I/O or for memory: sleeping on
-	 * something else (a lock, a pipe, the network, a timer). */
+	 * on a CPU nor waiting for one, for I/O, for memory or on the
+	 * network: sleeping on something else (a lock, a pipe, a timer, a child). */
 	uint64_t sleep_ns;
 	uint64_t max_process_rss_kb;
 	/* Peak of the sum over concurrent processes, from samples. */

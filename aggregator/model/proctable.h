@@ -46,7 +46,8 @@
 	X(sys_mem)                                                                                 \
 	X(sys_proc)                                                                                \
 	X(sys_other)                                                                               \
-	X(sys_failed)
+	X(sys_failed)                                                                              \
+	NET_WAIT_COUNTERS(X)
 
 /* The kernel's totals at the start of the current image (exec in place). The
  * CPU clocks are raw: cputime_adjust() splits runtime_ns like getrusage. */

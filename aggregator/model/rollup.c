@@ -63,10 +63,13 @@ void rollup_add_image(struct rollup *r, const struct process_row *image, int64_t
 	r->iowait_ns += m->iowait_ns;
 	r->runq_ns += m->runq_ns;
 	r->reclaim_ns += m->reclaim_ns;
+#define ADD_NET_WAIT(name) r->name += m->name;
+	NET_WAIT_COUNTERS(ADD_NET_WAIT)
+#undef ADD_NET_WAIT
 	if (leaf && image->end_epoch_ns > image->start_epoch_ns) {
 		uint64_t wall = (uint64_t)(image->end_epoch_ns - image->start_epoch_ns);
-		uint64_t busy =
-		    m->cpu_user_ns + m->cpu_sys_ns + m->iowait_ns + m->runq_ns + m->reclaim_ns;
+		uint64_t busy = m->cpu_user_ns + m->cpu_sys_ns + m->iowait_ns + m->runq_ns +
+				m->reclaim_ns + m->net_wait_ns;
 		if (wall > busy)
 			r->sleep_ns += wall - busy;
 	}
@@ -156,6 +159,12 @@ void rollup_totals(const struct rollup *r, struct totals_row *t)
 	    .runq_ns = r->runq_ns,
 	    .reclaim_ns = r->reclaim_ns,
 	    .sleep_ns = r->sleep_ns,
+	    .net_wait_ns = r->net_wait_ns,
+	    .net_wait_recv_ns = r->net_wait_recv_ns,
+	    .net_wait_send_ns = r->net_wait_send_ns,
+	    .net_wait_connect_ns = r->net_wait_connect_ns,
+	    .net_wait_accept_ns = r->net_wait_accept_ns,
+	    .net_wait_poll_ns = r->net_wait_poll_ns,
 	};
 }
 

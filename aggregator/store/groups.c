@@ -10,20 +10,25 @@ static const char sql_put_run[] =
     "exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
     "pipeline_id, engine, engine_process_id, status, steps, processes, failed_processes, cpu_ns, "
     "avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, read_bytes, "
-    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns, images, "
-    "arch, toil_job_store) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, sleep_ns, "
+    "net_wait_ns, net_wait_recv_ns, net_wait_send_ns, net_wait_connect_ns, net_wait_accept_ns, "
+    "net_wait_poll_ns, images, arch, toil_job_store) "
+    "VALUES "
+    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 #define STEP_COLUMNS                                                                               \
 	"id, run_id, key, name, kind, start_ns, end_ns, status, exit_code, signal, "               \
 	"root_process_id, container_id, slurm_job, slurm_step, processes, failed_processes, "      \
 	"cpu_ns, avg_cores, peak_cores, peak_rss_kb, max_process_rss_kb, rchar, wchar, "           \
 	"read_bytes, write_bytes, net_tx_bytes, net_rx_bytes, iowait_ns, runq_ns, reclaim_ns, "    \
-	"sleep_ns, character, memory_limit_kb, cpu_limit, signature, images, engine_job"
+	"sleep_ns, net_wait_ns, net_wait_recv_ns, net_wait_send_ns, net_wait_connect_ns, "         \
+	"net_wait_accept_ns, net_wait_poll_ns, character, memory_limit_kb, cpu_limit, signature, " \
+	"images, engine_job"
 #define STEP_KEY_COLUMNS 3 /* id, run_id, key: fixed for a step's life */
 static const char sql_put_step[] =
     "INSERT OR REPLACE INTO steps (" STEP_COLUMNS ") "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "VALUES "
+    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static const char sql_put_tool[] =
     "INSERT INTO tools (id, name, program, category) VALUES (?,?,?,?) "
@@ -62,6 +67,9 @@ static int bind_totals(sqlite3_stmt *st, int i, const struct totals_row *r)
 	bind_u64(st, i++, r->runq_ns);
 	bind_u64(st, i++, r->reclaim_ns);
 	bind_u64(st, i++, r->sleep_ns);
+#define BIND_NET_WAIT(name) bind_u64(st, i++, r->name);
+	NET_WAIT_COUNTERS(BIND_NET_WAIT)
+#undef BIND_NET_WAIT
 	return i;
 }
 

@@ -64,6 +64,9 @@
 	X(sys_proc)                                                                                \
 	X(sys_other)                                                                               \
 	X(sys_failed)                                                                              \
+	NET_WAIT_COUNTERS(X)                                                                       \
+	X(net_wait_peer_family)                                                                    \
+	X(net_wait_peer_port)                                                                      \
 	X(oom_killed)                                                                              \
 	X(files_overflow)                                                                          \
 	X(step_id)                                                                                 \
@@ -390,6 +393,13 @@ static void bind_process_metrics(const struct binder *b, int base, const struct 
 	put_int_if(b, PARAM(sys_proc), all && m->has_sys, (int64_t)m->sys_proc);
 	put_int_if(b, PARAM(sys_other), all && m->has_sys, (int64_t)m->sys_other);
 	put_int_if(b, PARAM(sys_failed), all && m->has_sys, (int64_t)m->sys_failed);
+#define PUT_NET_WAIT(name) put_int_if(b, PARAM(name), all && m->has_net_wait, (int64_t)m->name);
+	NET_WAIT_COUNTERS(PUT_NET_WAIT)
+#undef PUT_NET_WAIT
+	put_int_if(b, PARAM(net_wait_peer_family), all && m->net_wait_peer_family,
+		   (int64_t)m->net_wait_peer_family);
+	put_int_if(b, PARAM(net_wait_peer_port), all && m->net_wait_peer_family,
+		   (int64_t)m->net_wait_peer_port);
 }
 
 /* Where it belongs: run, step, tool, container, Slurm job, systemd unit. */

@@ -14,6 +14,19 @@
 
 #include <sqlite3.h>
 
+/*
+ * Time blocked on the network: in all, then by what for (docs/schema.md).
+ * One name from the protobuf Counters to the SQLite columns.
+ */
+#define NET_WAIT_COUNTERS(X)                                                                       \
+	X(net_wait_ns)                                                                             \
+	X(net_wait_recv_ns)                                                                        \
+	X(net_wait_send_ns)                                                                        \
+	X(net_wait_connect_ns)                                                                     \
+	X(net_wait_accept_ns)                                                                      \
+	X(net_wait_poll_ns)
+#define NET_WAIT_FIELD(name) uint64_t name;
+
 struct proc_metrics {
 	uint64_t cpu_user_ns, cpu_sys_ns;
 	uint64_t max_rss_kb, ru_maxrss_kb;
@@ -22,8 +35,11 @@ struct proc_metrics {
 	uint64_t vol_ctxsw, invol_ctxsw, min_faults, maj_faults;
 	uint64_t runq_ns, iowait_ns, reclaim_ns, net_tx_bytes, net_rx_bytes;
 	uint64_t sys_file, sys_net, sys_mem, sys_proc, sys_other, sys_failed;
+	NET_WAIT_COUNTERS(NET_WAIT_FIELD)
+	/* The longest single network wait's peer: AF_INET/AF_INET6 and port (0: none). */
+	uint32_t net_wait_peer_family, net_wait_peer_port;
 	/* Which probe groups reported: absent ones are stored as NULL. */
-	bool has_iowait, has_reclaim, has_net, has_sys;
+	bool has_iowait, has_reclaim, has_net, has_sys, has_net_wait;
 };
 
 struct process_row {
@@ -159,6 +175,7 @@ struct totals_row {
 	uint64_t max_process_rss_kb;
 	uint64_t rchar, wchar, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes;
 	uint64_t iowait_ns, runq_ns, reclaim_ns, sleep_ns;
+	NET_WAIT_COUNTERS(NET_WAIT_FIELD)
 };
 
 struct run_row {

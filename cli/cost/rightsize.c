@@ -22,7 +22,8 @@
 	" max((SELECT max(o.memcg_limit_kb) FROM oom_kills o JOIN processes p ON"                  \
 	" p.id = o.process_id WHERE p.run_id = r.id)), NULL, sum(r.read_bytes + r.write_bytes),"   \
 	" NULL, max(r.reclaim_ns),"                                                                \
-	" max((SELECT max(p.oom_killed) FROM processes p WHERE p.run_id = r.id))"                  \
+	" max((SELECT max(p.oom_killed) FROM processes p WHERE p.run_id = r.id)),"                 \
+	" sum(r.net_wait_ns)"                                                                      \
 	" FROM runs r WHERE r.end_ns IS NOT NULL AND %s"                                           \
 	" AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id) GROUP BY 1"
 
@@ -39,7 +40,9 @@ json_t *rightsize_steps(sqlite3 *db, bool pipeline, int64_t scope)
 	    " sum(s.end_ns - s.start_ns) AS wall_ns, max(s.memory_limit_kb) AS memory_limit_kb,"
 	    " max(s.cpu_limit) AS cpu_limit, sum(s.read_bytes + s.write_bytes) AS io_bytes,"
 	    " max(s.character) AS character, max(s.reclaim_ns) AS reclaim_ns,"
-	    " max((SELECT max(p.oom_killed) FROM processes p WHERE p.step_id = s.id)) AS oom_killed"
+	    " max((SELECT max(p.oom_killed) FROM processes p WHERE p.step_id = s.id)) AS "
+	    "oom_killed,"
+	    " sum(s.net_wait_ns) AS net_wait_ns"
 	    " FROM steps s JOIN runs r ON r.id = s.run_id"
 	    " WHERE s.end_ns IS NOT NULL AND s.name IS NOT NULL AND %s GROUP BY "
 	    "s.name" WHOLE_RUNS_SQL " ORDER BY wall_ns DESC",
@@ -57,6 +60,10 @@ static const char *verdict(double used, double given, double recommended)
 		return "over-provisioned";
 	return "fits";
 }
+
+/* A step blocked on the network this share of its wall time (summed over its
+ * processes) used few cores because it waited: fewer would not make it cheaper. */
+#define RIGHTSIZE_NET_WAIT_SHARE 0.3
 
 /* Memory reclaim a step may spend before it counts as short of memory. */
 #define RIGHTSIZE_RECLAIM_NS 1000000000LL
@@ -83,6 +90,11 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	int rec_cpus = cores <= 1.05 ? 1 : (int)ceil(cores * (1 + headroom) - 1e-9);
 	if (cap->cpus > 0 && rec_cpus > cap->cpus)
 		rec_cpus = cap->cpus;
+	bool network_bound =
+	    jnum(s, "net_wait_ns") >= RIGHTSIZE_NET_WAIT_SHARE * jnum(s, "wall_ns") &&
+	    jnum(s, "net_wait_ns") > 0;
+	if (network_bound && rec_cpus < (int)ceil(cpu_given - 1e-9))
+		rec_cpus = (int)ceil(cpu_given - 1e-9);
 	json_object_set_new(s, "memory_given_gib", json_real(mem_given));
 	json_object_set_new(s, "memory_given_from",
 			    json_string(mem_limited ? "cgroup limit" : "host"));
@@ -96,6 +108,8 @@ void rightsize_step(json_t *s, double headroom, const struct host_capacity *cap)
 	const char *cpu_v = verdict(cores, cpu_given, (double)rec_cpus);
 	if (!strcmp(cpu_v, "fits") && rec_cpus > cpu_given)
 		cpu_v = "under-provisioned";
+	if (network_bound && strcmp(cpu_v, "under-provisioned"))
+		cpu_v = "network-bound";
 	json_object_set_new(s, "cpu_verdict", json_string(cpu_v));
 	/* Too short to be worth sizing: no advice to act on; but a step short of
 	 * memory fails again however short it was, so it gets its advice. */

@@ -22,6 +22,8 @@
 static const char run_columns[] =
     "SELECT id, name, pipeline, engine, status, hostname, arch, exit_code, signal, start_ns,"
     " end_ns, end_ns - start_ns AS wall_ns, cpu_ns, iowait_ns, runq_ns, reclaim_ns, sleep_ns,"
+    " net_wait_ns, net_wait_recv_ns, net_wait_send_ns, net_wait_connect_ns, net_wait_accept_ns,"
+    " net_wait_poll_ns,"
     " avg_cores, peak_cores, peak_rss_kb, read_bytes, write_bytes, net_tx_bytes, net_rx_bytes,"
     " steps, processes, failed_processes,"
     /* The command as it ran (argv redacted), for the header. */

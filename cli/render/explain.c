@@ -8,13 +8,33 @@
 
 #include "cli/render/format.h"
 
+/* What the network wait was mostly for: "mostly receiving" and the like. */
+static const char *net_wait_what(json_t *s)
+{
+	static const char *const kinds[][2] = {{"net_wait_recv_ns", "mostly receiving"},
+					       {"net_wait_send_ns", "mostly sending"},
+					       {"net_wait_connect_ns", "mostly connecting"},
+					       {"net_wait_accept_ns", "mostly accepting"},
+					       {"net_wait_poll_ns", "mostly polling sockets"}};
+	const char *what = "kind unknown";
+	json_int_t most = 0;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (jint(s, kinds[i][0]) > most) {
+			most = jint(s, kinds[i][0]);
+			what = kinds[i][1];
+		}
+	}
+	return what;
+}
+
 /* Shares of the step's process time and the sentence that explains it. */
 void explain_time(json_t *s)
 {
 	double cpu = (double)jint(s, "cpu_ns"), io = (double)jint(s, "iowait_ns");
 	double runq = (double)jint(s, "runq_ns"), reclaim = (double)jint(s, "reclaim_ns");
-	double sleep = (double)jint(s, "sleep_ns");
-	double total = cpu + io + runq + reclaim + sleep;
+	double sleep = (double)jint(s, "sleep_ns"), net = (double)jint(s, "net_wait_ns");
+	double total = cpu + io + net + runq + reclaim + sleep;
 	const char *character = jstr(s, "character");
 	const char *name = jstr(s, "name_for_text")[0] ? jstr(s, "name_for_text")
 			   : jstr(s, "name")[0]	       ? jstr(s, "name")
@@ -26,9 +46,10 @@ void explain_time(json_t *s)
 		return;
 	}
 	json_object_set_new(s, "shares",
-			    json_pack("{s:f, s:f, s:f, s:f, s:f}", "cpu", cpu / total, "io_wait",
-				      io / total, "cpu_wait", runq / total, "reclaim",
-				      reclaim / total, "sleep", sleep / total));
+			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "cpu", cpu / total,
+				      "io_wait", io / total, "network_wait", net / total,
+				      "cpu_wait", runq / total, "reclaim", reclaim / total, "sleep",
+				      sleep / total));
 	if (!strcmp(character, "io")) {
 		format_bytes((uint64_t)jint(s, "read_bytes"), a, sizeof(a));
 		format_bytes((uint64_t)jint(s, "write_bytes"), b, sizeof(b));
@@ -54,9 +75,9 @@ void explain_time(json_t *s)
 		format_bytes((uint64_t)(jint(s, "net_rx_bytes") + jint(s, "net_tx_bytes")), a,
 			     sizeof(a));
 		snprintf(text, sizeof(text),
-			 "%s was network-bound: asleep %.0f%% of its time while moving %s over the "
-			 "network",
-			 name, 100 * sleep / total, a);
+			 "%s was network-bound: blocked on the network %.0f%% of its time (%s), "
+			 "moving %s",
+			 name, 100 * net / total, net_wait_what(s), a);
 	} else if (!strcmp(character, "mixed")) {
 		snprintf(
 		    text, sizeof(text),

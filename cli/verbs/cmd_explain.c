@@ -30,7 +30,9 @@ static const char usage[] =
 static const char step_columns[] =
     "SELECT s.id, s.name, s.kind, s.key, s.status, s.exit_code, s.signal, s.start_ns, s.end_ns,"
     " s.end_ns - s.start_ns AS wall_ns, s.cpu_ns, s.iowait_ns, s.runq_ns, s.reclaim_ns, s.sleep_ns,"
-    " s.avg_cores, s.peak_cores, s.peak_rss_kb, s.memory_limit_kb, s.cpu_limit, s.read_bytes,"
+    " s.net_wait_ns, s.net_wait_recv_ns, s.net_wait_send_ns, s.net_wait_connect_ns,"
+    " s.net_wait_accept_ns, s.net_wait_poll_ns, s.avg_cores, s.peak_cores, s.peak_rss_kb, "
+    "s.memory_limit_kb, s.cpu_limit, s.read_bytes,"
     " s.write_bytes, s.net_tx_bytes, s.net_rx_bytes, s.character, s.processes FROM steps s";
 
 static void print_signal(const struct cli_query *q, json_t *g, const char *indent)
@@ -119,7 +121,9 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	    db,
 	    "SELECT id, name, pipeline, engine, status, exit_code, signal, start_ns, end_ns,"
 	    " end_ns - start_ns AS wall_ns, cpu_ns, iowait_ns, runq_ns, reclaim_ns, sleep_ns,"
-	    " avg_cores, peak_cores, peak_rss_kb, read_bytes, write_bytes, net_tx_bytes,"
+	    " net_wait_ns, net_wait_recv_ns, net_wait_send_ns, net_wait_connect_ns,"
+	    " net_wait_accept_ns, net_wait_poll_ns, avg_cores, peak_cores, peak_rss_kb, "
+	    "read_bytes, write_bytes, net_tx_bytes,"
 	    " net_rx_bytes, steps, processes, failed_processes," RUN_UNFINISHED_COLUMNS
 	    " FROM runs WHERE id = ?1",
 	    run);
@@ -131,12 +135,10 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	if (json_is_null(json_object_get(r, "end_ns")))
 		health_add_liveness(db, r);
 	/* The run as a whole, told the same way as a step. */
-	double wall_s = (double)jint(r, "wall_ns") / 1e9;
-	const char *c = time_character(
-	    (uint64_t)jint(r, "cpu_ns"), (uint64_t)jint(r, "iowait_ns"),
-	    (uint64_t)jint(r, "runq_ns"), (uint64_t)jint(r, "reclaim_ns"),
-	    (uint64_t)jint(r, "sleep_ns"),
-	    wall_s > 0 ? (double)(jint(r, "net_tx_bytes") + jint(r, "net_rx_bytes")) / wall_s : 0);
+	struct time_parts t = {(uint64_t)jint(r, "cpu_ns"),	 (uint64_t)jint(r, "iowait_ns"),
+			       (uint64_t)jint(r, "net_wait_ns"), (uint64_t)jint(r, "runq_ns"),
+			       (uint64_t)jint(r, "reclaim_ns"),	 (uint64_t)jint(r, "sleep_ns")};
+	const char *c = time_character(&t);
 	json_object_set_new(r, "character", c ? json_string(c) : json_null());
 	json_object_set_new(r, "name_for_text", json_string("the run"));
 	explain_time(r);

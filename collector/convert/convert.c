@@ -107,6 +107,24 @@ void convert_set_groups(struct convert_groups g)
 	active = g;
 }
 
+/* Network wait: the total always (its presence says it was measured), the rest if non-zero. */
+static void set_net_wait(Tracer__Counters *out, const struct tracer_counters *in)
+{
+	const __u64 *w = in->net_wait_ns;
+
+	SET_FIELD(out, net_wait_ns,
+		  w[TRACER_NET_WAIT_RECV] + w[TRACER_NET_WAIT_SEND] + w[TRACER_NET_WAIT_CONNECT] +
+		      w[TRACER_NET_WAIT_ACCEPT] + w[TRACER_NET_WAIT_POLL]);
+	SET_NONZERO(out, net_wait_recv_ns, w[TRACER_NET_WAIT_RECV]);
+	SET_NONZERO(out, net_wait_send_ns, w[TRACER_NET_WAIT_SEND]);
+	SET_NONZERO(out, net_wait_connect_ns, w[TRACER_NET_WAIT_CONNECT]);
+	SET_NONZERO(out, net_wait_accept_ns, w[TRACER_NET_WAIT_ACCEPT]);
+	SET_NONZERO(out, net_wait_poll_ns, w[TRACER_NET_WAIT_POLL]);
+	SET_NONZERO(out, net_wait_max_ns, in->net_wait_max_ns);
+	SET_NONZERO(out, net_wait_peer_family, in->net_wait_max_peer >> 16);
+	SET_NONZERO(out, net_wait_peer_port, in->net_wait_max_peer & 0xffff);
+}
+
 void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *out,
 			  int peak_from_signal)
 {
@@ -135,8 +153,10 @@ void counters_from_kernel(const struct tracer_counters *in, Tracer__Counters *ou
 	SET_NONZERO(out, signal_maxrss_kb, in->signal_maxrss_kb);
 	SET_NONZERO(out, peak_from_signal, peak_from_signal != 0);
 	SET_NONZERO(out, runq_ns, in->runq_ns); /* kept by the kernel: no probe needed */
-	if (active.scheduler)
+	if (active.scheduler) {
 		SET_FIELD(out, iowait_ns, in->iowait_ns);
+		set_net_wait(out, in);
+	}
 	if (active.reclaim)
 		SET_FIELD(out, reclaim_ns, in->reclaim_ns);
 	if (active.network) {

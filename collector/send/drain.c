@@ -209,13 +209,15 @@ int drain_wait_ms(const struct drain *d, uint64_t now_ns, uint64_t interval_ns)
 int drain_flush(struct drain *d, bool final)
 {
 	Tracer__CollectorStats st = TRACER__COLLECTOR_STATS__INIT;
-	uint64_t drops[TRACER_DROP_SLOTS] = {0};
+	uint64_t drops[TRACER_DROP_SLOTS] = {0}, net_wait[TRACER_NETW_STATS] = {0};
+	static const char *const net_wait_names[TRACER_NETW_STATS] = {
+	    [TRACER_NETW_FD_UNREADABLE] = "fd_unreadable", [TRACER_NETW_NO_ACC] = "no_accumulator"};
 	Tracer__ProbeStatus probes[PROBE_GROUPS], *probe_ptrs[PROBE_GROUPS];
-	Tracer__LossCount losses[TRACER_DROP_SLOTS + TRACER_EV_COUNT],
-	    *loss_ptrs[TRACER_DROP_SLOTS + TRACER_EV_COUNT];
+	Tracer__LossCount losses[TRACER_DROP_SLOTS + TRACER_EV_COUNT + TRACER_NETW_STATS],
+	    *loss_ptrs[TRACER_DROP_SLOTS + TRACER_EV_COUNT + TRACER_NETW_STATS];
 	size_t n_losses = 0;
 
-	probes_read_drops(d->probes, drops);
+	probes_read_drops(d->probes, drops, net_wait);
 	st.has_events_read = st.has_kernel_drops_fork = st.has_kernel_drops_exec = 1;
 	st.has_kernel_drops_exit = st.has_snapshot_processes = st.has_decode_errors = 1;
 	st.events_read = d->conv.records;
@@ -249,6 +251,14 @@ int drain_flush(struct drain *d, bool final)
 		losses[n_losses].hop = "collector";
 		losses[n_losses].event_type = (char *)event_type_name(t);
 		n_losses++; /* the sender fills the count, after making room for this frame */
+	}
+	/* Network waits seen but not attributed: hop "net_wait" (docs/schema.md, event_loss). */
+	for (int t = 0; t < TRACER_NETW_STATS; t++) {
+		tracer__loss_count__init(&losses[n_losses]);
+		losses[n_losses].hop = "net_wait";
+		losses[n_losses].event_type = (char *)net_wait_names[t];
+		losses[n_losses].count = net_wait[t];
+		n_losses++;
 	}
 	for (size_t i = 0; i < n_losses; i++)
 		loss_ptrs[i] = &losses[i];

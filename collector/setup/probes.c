@@ -129,7 +129,8 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	int cpus = libbpf_num_possible_cpus();
 	skel->rodata->nr_cpus = cpus > 0 ? (uint32_t)cpus : 1;
 	/* Per-CPU LRU maps are preallocated: keep them near 64 MiB on big hosts. */
-	uint32_t entries = (uint32_t)((64u << 20) / ((cpus > 0 ? (unsigned)cpus : 1u) * 80u));
+	uint32_t entries = (uint32_t)((64u << 20) / ((cpus > 0 ? (unsigned)cpus : 1u) *
+						     bpf_map__value_size(skel->maps.proc_accs)));
 	bpf_map__set_max_entries(skel->maps.proc_accs,
 				 entries < 65536 ? (entries > 4096 ? entries : 4096) : 65536);
 	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
@@ -412,10 +413,12 @@ int probes_perfbuf_fd(const struct probes *p)
 	return bpf_map__fd(p->skel->maps.perf_events);
 }
 
-int probes_read_drops(const struct probes *p, uint64_t *out)
+int probes_read_drops(const struct probes *p, uint64_t *out, uint64_t *net_wait)
 {
 	for (int i = 0; i < TRACER_DROP_SLOTS; i++)
 		out[i] = __atomic_load_n(&p->skel->bss->drop_counts[i], __ATOMIC_RELAXED);
+	for (int i = 0; i < TRACER_NETW_STATS; i++)
+		net_wait[i] = __atomic_load_n(&p->skel->bss->net_wait_stats[i], __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -77,8 +77,9 @@ int probes_snapshot_open(struct probes *p);
 void probes_snapshot_close(struct probes *p);
 int probes_ringbuf_fd(const struct probes *p);
 int probes_perfbuf_fd(const struct probes *p);
-/* Reads the drop counters into out[TRACER_DROP_SLOTS], by event type. */
-int probes_read_drops(const struct probes *p, uint64_t *out);
+/* Reads the drop counters into out[TRACER_DROP_SLOTS], by event type, and the
+ * network waits not attributed into net_wait[TRACER_NETW_STATS]. */
+int probes_read_drops(const struct probes *p, uint64_t *out, uint64_t *net_wait);
 /*
  * Runs the sampling iterator once; calls sink per process record.
  * Returns records read, or -1.

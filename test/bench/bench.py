@@ -9,6 +9,7 @@ traced/bare. An A/A run (bare against bare, same method) shows the noise floor.
 group on, recording every process on the host, as in production.
 """
 import argparse
+import glob
 import json
 import os
 import random
@@ -51,7 +52,9 @@ class Daemons:
         while not os.path.exists(self.sock):
             time.sleep(0.02)
         r, w = os.pipe()
+        # The aggregator runs as nobody: the collector sends only to the listener it expects.
         self.col = subprocess.Popen([f"{self.build}/tracer-collector", "--socket", self.sock,
+                                     "--aggregator-user", "nobody",
                                      "--log-level", "warn", "--ready-fd", str(w), *self.extra_col],
                                     pass_fds=(w,))
         os.close(w)
@@ -154,9 +157,25 @@ def pairs(label, cmd, cwd, daemons, n, aa=False):
             "observer_shares": observer_shares, "daemon_cpu_s": split, "daemon_shares": daemon_shares}
 
 
-def bpf_program_stats():
+def program_ids(pid):
+    """The BPF programs a process holds (its link and program fds' fdinfo)."""
+    ids = set()
+    for path in glob.glob(f"/proc/{pid}/fdinfo/*"):
+        try:
+            with open(path) as f:
+                ids |= {int(line.split()[1]) for line in f if line.startswith("prog_id:")}
+        except OSError:
+            pass
+    return ids
+
+
+def bpf_program_stats(pid=None):
+    """Run count and time by program name; with pid, only that process's programs: on a
+    shared host other collectors load programs of the same names."""
     out = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True).stdout
-    return {p["name"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0)) for p in json.loads(out or "[]")}
+    mine = program_ids(pid) if pid else None
+    return {p["name"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0)) for p in json.loads(out or "[]")
+            if mine is None or p.get("id") in mine}
 
 
 def file_open_stats():
@@ -182,9 +201,11 @@ def kernel_cost(cmd, cwd, daemons):
         f.write("1")
     try:
         daemons.start()
-        before, files_before = bpf_program_stats(), file_open_stats()
+        col = getattr(daemons, "col", None)
+        pid = col.pid if col else None
+        before, files_before = bpf_program_stats(pid), file_open_stats()
         _, workload_cpu, _ = timed(cmd, cwd)
-        after, files_after = bpf_program_stats(), file_open_stats()
+        after, files_after = bpf_program_stats(pid), file_open_stats()
         daemons.stop()
     finally:
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
@@ -566,6 +587,8 @@ def main():
         "What recording real, normalised file paths costs: [paths.md](paths.md). "
         "What argv redaction costs the collector per exec: [redaction.md](redaction.md). "
         "The database kept within its bounds on a busy host: [retention.md](retention.md). "
+        "What the scheduler hooks cost with network-wait tracking, against the build before it: "
+        "[sched-cost.md](sched-cost.md). "
         "The HTML report's size and load time in Chromium, with screenshots: [report.md](report.md)"
         + ("." if report_ok else " (a target missed: see there)."),
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {uname.nodename} "

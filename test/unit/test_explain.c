@@ -53,6 +53,25 @@ static void test_contended_and_compute_steps(void **state)
 	json_decref(s);
 }
 
+static void test_network_bound_step(void **state)
+{
+	/* 1 s CPU, 7 s blocked on the network (6 receiving, 1 connecting), 2 s asleep. */
+	json_t *s = step("network", 1 * S, 0, 0, 2 * S);
+
+	json_object_set_new(s, "net_wait_ns", json_integer(7 * S));
+	json_object_set_new(s, "net_wait_recv_ns", json_integer(6 * S));
+	json_object_set_new(s, "net_wait_connect_ns", json_integer(1 * S));
+	json_object_set_new(s, "net_rx_bytes", json_integer(5 << 20));
+	explain_time(s);
+	json_t *shares = json_object_get(s, "shares");
+	assert_float_equal(jnum(shares, "network_wait"), 0.7, 1e-12);
+	assert_float_equal(jnum(shares, "sleep"), 0.2, 1e-12);
+	assert_non_null(strstr(jstr(s, "explanation"),
+			       "align was network-bound: blocked on the network 70% of its time "
+			       "(mostly receiving), moving 5.0 MiB"));
+	json_decref(s);
+}
+
 static void test_nothing_measured(void **state)
 {
 	json_t *s = step("compute", 0, 0, 0, 0);
@@ -84,6 +103,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_exit_meanings),
 	    cmocka_unit_test(test_io_bound_step),
+	    cmocka_unit_test(test_network_bound_step),
 	    cmocka_unit_test(test_contended_and_compute_steps),
 	    cmocka_unit_test(test_nothing_measured),
 	};

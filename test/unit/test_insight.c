@@ -21,6 +21,12 @@ static void test_thresholds(void **state)
 	assert_int_equal(cfg.stall_ns, 2500000000ULL);
 	assert_int_equal(insight_config_set(&cfg, "io-wait-share=0.4", err, sizeof(err)), 0);
 	assert_true(cfg.io_wait_share > 0.39 && cfg.io_wait_share < 0.41);
+	assert_int_equal(cfg.net_wait_min_ns, 10000000000ULL);
+	assert_int_equal(insight_config_set(&cfg, "network-wait-seconds=2", err, sizeof(err)), 0);
+	assert_int_equal(cfg.net_wait_min_ns, 2000000000ULL);
+	assert_int_equal(insight_config_set(&cfg, "network-wait-share=0.5", err, sizeof(err)), 0);
+	assert_true(cfg.net_wait_share > 0.49 && cfg.net_wait_share < 0.51);
+	assert_int_equal(insight_config_set(&cfg, "network-wait-share=2", err, sizeof(err)), -1);
 	assert_int_equal(insight_config_set(&cfg, "slow-min-history=5", err, sizeof(err)), 0);
 	assert_int_equal(cfg.slow_min_history, 5);
 	/* Bad input: named, and nothing changes. */
@@ -58,13 +64,16 @@ static void test_character(void **state)
 	assert_string_equal(insight_character(&r), "mixed");
 	r.sleep_ns = 55 * s; /* 55 of 120: asleep is the largest and over 40% */
 	assert_string_equal(insight_character(&r), "waiting");
-	/* Mostly asleep: waiting, unless it moved data over the network at a real rate. */
+	/* Mostly asleep: waiting, whatever bytes moved; network only from measured wait. */
 	memset(&r, 0, sizeof(r));
 	r.cpu_ns = 1 * s, r.sleep_ns = 9 * s, r.start_epoch_ns = 1,
 	r.end_epoch_ns = 1 + 10 * (int64_t)s;
-	assert_string_equal(insight_character(&r), "waiting");
 	r.net_rx_bytes = 100ULL << 20;
+	assert_string_equal(insight_character(&r), "waiting");
+	r.sleep_ns = 2 * s, r.net_wait_ns = 7 * s;
 	assert_string_equal(insight_character(&r), "network");
+	r.iowait_ns = 8 * s; /* the larger wait names it */
+	assert_string_equal(insight_character(&r), "io");
 }
 
 int main(void)

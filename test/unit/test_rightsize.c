@@ -59,6 +59,28 @@ static void test_single_core_and_near_the_limit(void **state)
 	json_decref(s);
 }
 
+static void test_network_wait_keeps_its_cpus(void **state)
+{
+	struct host_capacity host = {.cpus = 8, .memory_gib = 32};
+
+	/* 0.3 cores of 8 for 100 s: shrunk to one CPU when it waited on nothing we
+	 * measure; kept at 8 when 40 s of it was blocked on the network (0.4 >= 0.3). */
+	for (int i = 0; i < 2; i++) {
+		json_t *s =
+		    json_pack("{s:f, s:f, s:f, s:f}", "peak_rss_kb", 100.0 * 1024, "peak_cores",
+			      0.3, "wall_ns", 100e9, "net_wait_ns", i ? 40e9 : 0.0);
+
+		rightsize_step(s, 0.2, &host);
+		assert_int_equal(json_integer_value(json_object_get(s, "cpus_recommended")),
+				 i ? 8 : 1);
+		assert_string_equal(str(s, "cpu_verdict"),
+				    i ? "network-bound" : "over-provisioned");
+		/* Its memory is sized as ever: waiting does not change its peak. */
+		assert_string_equal(str(s, "memory_verdict"), "over-provisioned");
+		json_decref(s);
+	}
+}
+
 static void test_oom_killed_step_gets_more_than_its_limit(void **state)
 {
 	struct host_capacity host = {.cpus = 8, .memory_gib = 32};
@@ -188,6 +210,7 @@ int main(void)
 	    cmocka_unit_test(test_memory_and_cpus_from_peaks),
 	    cmocka_unit_test(test_single_core_and_near_the_limit),
 	    cmocka_unit_test(test_oom_killed_step_gets_more_than_its_limit),
+	    cmocka_unit_test(test_network_wait_keeps_its_cpus),
 	    cmocka_unit_test(test_cpus_never_above_the_host_and_short_steps),
 	    cmocka_unit_test(test_cheapest_instance_that_fits),
 	    cmocka_unit_test(test_instance_advice_keeps_the_architecture),
