@@ -73,11 +73,26 @@ static void add_failures(sqlite3 *db, json_t *s)
 	json_object_set_new(s, "failures", rows);
 }
 
-/* Per step: how many distinct files its processes opened, and the most opened. */
-static void add_files(sqlite3 *db, int64_t run, json_t *steps)
+/* A path's index in paths (file_paths of the page: a path many steps opened, such as
+ * a shared cache, is written once), added if new. */
+static json_int_t path_index(json_t *paths, json_t *index, const char *path)
+{
+	json_t *known = json_object_get(index, path);
+
+	if (known)
+		return json_integer_value(known);
+	json_int_t at = (json_int_t)json_array_size(paths);
+	json_array_append_new(paths, json_string(path));
+	json_object_set_new(index, path, json_integer(at));
+	return at;
+}
+
+/* Per step: how many distinct files its processes opened, and the most opened (by their
+ * index in paths). */
+static void add_files(sqlite3 *db, int64_t run, json_t *steps, json_t *paths)
 {
 	sqlite3_stmt *st;
-	json_t *by_step = json_object();
+	json_t *by_step = json_object(), *index = json_object();
 
 	if (sqlite3_prepare_v2(
 		db,
@@ -98,10 +113,12 @@ static void add_files(sqlite3 *db, int64_t run, json_t *steps)
 			json_t *top = json_object_get(f, "top");
 			if (json_array_size(top) < FILES_PER_STEP)
 				json_array_append_new(
-				    top, json_pack("[s, I, s?]",
-						   (const char *)sqlite3_column_text(st, 1),
-						   (json_int_t)sqlite3_column_int64(st, 2),
-						   (const char *)sqlite3_column_text(st, 3)));
+				    top,
+				    json_pack("[I, I, s?]",
+					      path_index(paths, index,
+							 (const char *)sqlite3_column_text(st, 1)),
+					      (json_int_t)sqlite3_column_int64(st, 2),
+					      (const char *)sqlite3_column_text(st, 3)));
 		}
 		sqlite3_finalize(st);
 	}
@@ -115,6 +132,7 @@ static void add_files(sqlite3 *db, int64_t run, json_t *steps)
 		json_object_set(s, "files", f ? f : json_null());
 	}
 	json_decref(by_step);
+	json_decref(index);
 }
 
 /*
@@ -302,7 +320,8 @@ json_t *report_data(sqlite3 *db, int64_t run_id, double headroom)
 		if (!strcmp(jstr(s, "status"), "failed") || !strcmp(jstr(s, "status"), "killed"))
 			add_failures(db, s);
 	}
-	add_files(db, run_id, steps);
+	json_t *paths = json_array();
+	add_files(db, run_id, steps, paths);
 	json_t *signals = cli_rows_json(
 	    db,
 	    "SELECT g.kind, g.severity, g.message, g.active, g.step_id, s.name AS step FROM signals"
@@ -331,5 +350,6 @@ json_t *report_data(sqlite3 *db, int64_t run_id, double headroom)
 		      "host_memory_gib", cap.memory_gib, "generated_at", now);
 	add_processes(db, run_id, jint(run, "start_ns"), steps, doc);
 	json_object_set_new(doc, "steps", as_columns(steps, doc, "step_columns"));
+	json_object_set_new(doc, "file_paths", paths);
 	return doc;
 }

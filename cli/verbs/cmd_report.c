@@ -73,6 +73,37 @@ static int write_page(const char *path, const char *data, bool quiet)
  * The run's cost by step name, as `tracer cost RUN` computes it; unpriced, the
  * shares alone. false for a bad price option or config line (said why).
  */
+/* The page shows of each part of the energy its key, processes, CPU, Wh and CO2e: those,
+ * as rows of part_columns, not an object each (a step each on large runs). */
+static json_t *energy_parts_as_rows(json_t *energy)
+{
+	static const char *const shown[] = {"key", "processes", "cpu_ns", "energy_wh", "co2e_g"};
+	json_t *parts = json_object_get(energy, "parts"), *rows = json_array(),
+	       *columns = json_array();
+	size_t i;
+	json_t *part;
+
+	if (!json_is_array(parts)) {
+		json_decref(rows);
+		json_decref(columns);
+		return energy;
+	}
+	for (size_t c = 0; c < sizeof(shown) / sizeof(*shown); c++)
+		json_array_append_new(columns, json_string(shown[c]));
+	json_array_foreach(parts, i, part)
+	{
+		json_t *row = json_array();
+		for (size_t c = 0; c < sizeof(shown) / sizeof(*shown); c++) {
+			json_t *v = json_object_get(part, shown[c]);
+			json_array_append(row, v ? v : json_null());
+		}
+		json_array_append_new(rows, row);
+	}
+	json_object_set_new(energy, "part_columns", columns);
+	json_object_set_new(energy, "parts", rows);
+	return energy;
+}
+
 static bool add_cost(sqlite3 *db, int64_t run, const struct price_options *po, json_t *doc)
 {
 	struct cost_query cq = {.by = "step"};
@@ -127,7 +158,7 @@ int cmd_report(int argc, char **argv)
 	}
 	json_decref(crate);
 	if (doc)
-		json_object_set_new(doc, "energy", energy_run_json(db, run));
+		json_object_set_new(doc, "energy", energy_parts_as_rows(energy_run_json(db, run)));
 	if (doc && !add_cost(db, run, &po, doc)) {
 		json_decref(doc);
 		sqlite3_close(db);
