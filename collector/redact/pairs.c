@@ -69,7 +69,9 @@ void find_pairs(const char *arg, size_t len, struct spans *sp)
 			v++; /* httpie's api_key==X */
 		/* auth=('u', 'x'), password='x', auth=HTTPBasicAuth('u', 'x'): code.c
 		 * reads code's literals */
-		if (v < len && k > 0 && arg[k - 1] != '-' && is_code_value(arg, v, len))
+		/* An option (--password=) is given a value, never code. */
+		if (v < len && k > 0 && arg[k - 1] != '-' && arg[k] != '-' &&
+		    is_code_value(arg, v, len))
 			continue;
 		if (!key_hides_value(arg + k, eq - k, arg + v, end > v ? end - v : 0)) {
 			/* --header=Authorization: Bearer X */

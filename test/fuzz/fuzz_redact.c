@@ -41,7 +41,7 @@ static bool value_leaks(const char *after)
 {
 	while (*after == '\'' || *after == '"' || *after == '\\')
 		after++;
-	size_t len = strcspn(after, " \t\n\"'\\;&|<>()`");
+	size_t len = strcspn(after, " \t\n\"'\\;&|<>()`,?"); /* and a pair's end: a=1,b=2 */
 
 	return len && strncmp(after, REDACTED, 3) != 0 && !password_is_setting(after, len);
 }
