@@ -1,6 +1,6 @@
 /* argv redaction: any argv (NUL-separated input), any output size. The redacted
- * arguments fit in the output and never keep a secret after --password= (what the
- * design keeps there is a setting or a path: docs/redaction.md). An input with a
+ * arguments fit in the output and never keep a secret after a --password= option
+ * (what the design keeps there is a setting or a path: docs/redaction.md). An input with a
  * \x01 byte is a rules file's text up to it, then the argv: the rules parser gets
  * any text, and redaction any rules it accepts. */
 #include <stdbool.h>
@@ -46,6 +46,17 @@ static bool value_leaks(const char *after)
 	return len && strncmp(after, REDACTED, 3) != 0 && !password_is_setting(after, len);
 }
 
+/* The first --password= that is an option: the argument's start, or a word's in a
+ * shell string (after a blank or a quote). Glued to other letters (num--password=,
+ * x--password=) it is part of another name, which the name rules judge whole. */
+static const char *password_option(const char *arg)
+{
+	for (const char *at = strstr(arg, "--password="); at; at = strstr(at + 1, "--password="))
+		if (at == arg || strchr(" \t\n\"'", at[-1]))
+			return at;
+	return NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct redact_rules *rules = NULL;
@@ -83,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (inside && memchr(out_argv[i], '\0',
 					     (size_t)(out + out_size - out_argv[i])) == NULL)
 				abort();
-			const char *eq = strstr(out_argv[i], "--password=");
+			const char *eq = password_option(out_argv[i]);
 			if (eq && value_leaks(eq + 11)) {
 				fprintf(stderr, "LEAK arg %u: in [%s] out [%s]\n", i, argv[i],
 					out_argv[i]);
