@@ -191,8 +191,15 @@ def three_units_under_real_systemd(ctx):
               f"data permissions: {ls}")
 
     # The metrics file the Prometheus recipe links (docs/operations.md): 0644 under UMask=0027.
-    prom = box.run("sh", "-c", "stat -c %a /run/tracer-metrics/tracer.prom && "
-                   "grep -c '^tracer_build_info{version=' /run/tracer-metrics/tracer.prom").stdout.split()
+    # Written every 10 s (the first at start, unless /run/tracer-metrics was not there
+    # yet): within one period and a little.
+    deadline = time.time() + 12
+    while True:
+        prom = box.run("sh", "-c", "stat -c %a /run/tracer-metrics/tracer.prom && "
+                       "grep -c '^tracer_build_info{version=' /run/tracer-metrics/tracer.prom").stdout.split()
+        if prom == ["644", "1"] or time.time() > deadline:
+            break
+        time.sleep(0.5)
     ctx.check(prom == ["644", "1"], f"the metrics file, world-readable, with build info: {prom}")
     db = os.path.join(root, "var/lib/tracer/tracer.db")
 
