@@ -150,7 +150,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    (strcmp(argv[1], "help") == 0 && argc == 2)) {
+	    (strcmp(argv[1], "help") == 0 &&
+	     (argc == 2 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") ||
+	      !strcmp(argv[2], "help")))) {
 		usage(stdout);
 		return 0;
 	}

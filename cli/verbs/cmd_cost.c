@@ -27,12 +27,11 @@
 static const char usage_text[] =
     "usage: tracer cost [--db PATH] [--json] [RUN]\n"
     "                   [--since DURATION [--whole-window]] [--by "
-    "run|pipeline|step|tool|user|costcenter]\n"
-    "                   [--rate USD_PER_HOUR | --instance-type T [--region R] [--lifecycle L]]\n"
-    "                   [--prices FILE] [--cost-conf FILE] [--detect | --no-detect]\n"
-    "                   [--imds-endpoint URL]\n"
-    "                   [--cpu-weight W] [--cost-centers FILE] [--format tsv|csv|json]\n"
-    "  a run's cost by step (default: the latest run), or --since 24h by run\n";
+    "run|pipeline|step|tool|user|costcenter]\n" PRICE_USAGE(
+	"                   ") "                   [--cpu-weight W] [--cost-centers FILE] "
+			       "[--format tsv|csv|json]\n"
+			       "  a run's cost by step (default: the latest run), or --since 24h "
+			       "by run\n";
 
 static int center_line(void *user, const char *section, const char *name, const char *value)
 {

@@ -20,10 +20,8 @@
 
 static const char usage_text[] =
     "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min "
-    "DURATION]\n"
-    "                   [--rate USD_PER_HOUR | --instance-type T [--region R]] [--prices FILE]\n"
-    "                   [--cost-conf FILE] [--detect | --no-detect] [--imds-endpoint URL]\n"
-    "  idle periods of the host (default: the last 24h, CPU under 5%, at least 5m)\n";
+    "DURATION]\n" PRICE_USAGE("                   ") "  idle periods of the host (default: the "
+						     "last 24h, CPU under 5%, at least 5m)\n";
 
 static int64_t duration_ns(const char *s, int64_t fallback)
 {
