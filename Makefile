@@ -400,6 +400,11 @@ $(BUILD)/bench/redactbench: test/bench/redactbench.c $(REDACT_SRCS)
 bench-sched: all
 	$(PYTHON) test/bench/sched_ab.py $(OLD) $(BUILD) $(BENCH_ARGS)
 
+# The exec storm as a service runs it: a long-lived aggregator over a 100,000-process
+# history against fresh daemons and an A/A control (docs/performance-deployed.md).
+bench-deployed: all
+	$(PYTHON) test/bench/deployed.py --build $(BUILD) $(BENCH_ARGS)
+
 # The aggregator's instructions per ingested process, under callgrind (OLD=BUILD_DIR compares a build).
 bench-instructions: all
 	@deploy/install-deps.sh bench
@@ -432,7 +437,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man configs deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-deployed clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local
