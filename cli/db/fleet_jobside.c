@@ -15,7 +15,6 @@
 #include "cli/db/fleet_join.h"
 
 #define DAY_NS INT64_C(86400000000000)
-#define MAX_ROWS 2000
 
 static void remember(sqlite3 *db, const char *job, const char *link, int candidates,
 		     const struct fleet_sub *s)
@@ -45,11 +44,7 @@ static int place(sqlite3 *db, const char *verb, const char *host, const char *sc
 {
 	char subs_where[2048], jobs_where[2048], lit_cwd[1200], lit_sched[64];
 	struct fleet_batch b;
-	struct fleet_batch_query q = {.subs_where = subs_where,
-				      .subs_order = "submit_ns",
-				      .jobs_where = jobs_where,
-				      .jobs_order = "first_ns",
-				      .max = MAX_ROWS};
+	struct fleet_batch_query q = {.subs_where = subs_where, .jobs_where = jobs_where};
 	int rc = -1;
 
 	fleet_quote(cwd, lit_cwd, sizeof(lit_cwd));

@@ -18,7 +18,6 @@
 #include "cli/render/clierror.h"
 
 #define DAY_NS INT64_C(86400000000000)
-#define MAX_ROWS 2000
 /* Each joined job's process ids move past every id a host gives out. */
 #define ID_OFFSET (INT64_C(1) << 40)
 
@@ -146,13 +145,8 @@ static int join(sqlite3 *db, const char *verb, const char *host, const struct sc
 {
 	char subs[2048], jobs[2048];
 	struct fleet_batch b;
-	struct fleet_batch_query q = {.subs_where = subs,
-				      .subs_order = "submit_ns",
-				      .jobs_where = jobs,
-				      .jobs_order = "first_ns",
-				      .max = MAX_ROWS,
-				      .host = host,
-				      .run = w->run};
+	struct fleet_batch_query q = {
+	    .subs_where = subs, .jobs_where = jobs, .host = host, .run = w->run};
 	int rc = -1;
 
 	subs_where(w, subs, sizeof(subs));

@@ -58,8 +58,10 @@ int fleet_fill_jobs(struct fleet_job *jobs, json_t *rows, json_t *procs);
 int fleet_has_batch_tables(const char *verb, const char *d);
 
 /* Which of the fleet's batch rows a join reads: the submissions and the jobs each
- * where selects (SQL over the store's table), in order, at most max of each; ours
- * marks the submissions of host's run (every one when host is NULL). */
+ * where selects (SQL over the store's table), in order (oldest first when NULL), at most
+ * max of each (FLEET_BATCH_MAX when 0); ours marks the submissions of host's run (every
+ * one when host is NULL). */
+#define FLEET_BATCH_MAX 2000
 struct fleet_batch_query {
 	const char *subs_where, *subs_order;
 	const char *jobs_where, *jobs_order;

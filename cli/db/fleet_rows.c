@@ -13,22 +13,29 @@
 #include "cli/db/fleet_join.h"
 #include "cli/render/clierror.h"
 
-/* The store's answer to sql as an array of row objects; NULL said why. */
-json_t *fleet_rows_of(const char *verb, const char *sql)
+json_t *fleet_json_rows(const char *sql, char *err, size_t size)
 {
-	char err[1024];
-	char *text = fleet_query(sql, err, sizeof(err));
-	json_t *rows = json_array(), *r;
+	char *text = fleet_query(sql, err, size);
+	json_t *rows, *r;
 
-	if (!text) {
-		cli_error(verb, "%s\n", err);
-		json_decref(rows);
+	if (!text)
 		return NULL;
-	}
+	rows = json_array();
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 		if ((r = json_loads(line, 0, NULL)))
 			json_array_append_new(rows, r);
 	free(text);
+	return rows;
+}
+
+/* The store's answer to sql as an array of row objects; NULL said why. */
+json_t *fleet_rows_of(const char *verb, const char *sql)
+{
+	char err[1024];
+	json_t *rows = fleet_json_rows(sql, err, sizeof(err));
+
+	if (!rows)
+		cli_error(verb, "%s\n", err);
 	return rows;
 }
 
@@ -142,11 +149,15 @@ static int load_side(const char *verb, const char *table, const char *id_column,
 
 int fleet_batch_load(struct fleet_batch *b, const char *verb, const struct fleet_batch_query *q)
 {
+	int max = q->max ? q->max : FLEET_BATCH_MAX;
+
 	*b = (struct fleet_batch){0};
-	if (load_side(verb, "batch_submissions", "id", q->subs_where, q->subs_order, q->max,
-		      &b->sub_rows, &b->sub_procs) < 0 ||
-	    load_side(verb, "batch_jobs", "first_process_id", q->jobs_where, q->jobs_order, q->max,
-		      &b->job_rows, &b->job_procs) < 0)
+	if (load_side(verb, "batch_submissions", "id", q->subs_where,
+		      q->subs_order ? q->subs_order : "submit_ns", max, &b->sub_rows,
+		      &b->sub_procs) < 0 ||
+	    load_side(verb, "batch_jobs", "first_process_id", q->jobs_where,
+		      q->jobs_order ? q->jobs_order : "first_ns", max, &b->job_rows,
+		      &b->job_procs) < 0)
 		return -1;
 	b->subs = calloc(json_array_size(b->sub_rows) + 1, sizeof(*b->subs));
 	b->jobs = calloc(json_array_size(b->job_rows) + 1, sizeof(*b->jobs));

@@ -15,7 +15,6 @@
 #include "cli/db/fleet_join.h"
 
 #define DAY_NS INT64_C(86400000000000)
-#define MAX_ROWS 2000
 
 static int by_first_ns(const void *a, const void *b)
 {
@@ -86,8 +85,7 @@ int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max)
 	struct fleet_batch_query q = {.subs_where = subs_where,
 				      .subs_order = "submit_ns DESC",
 				      .jobs_where = jobs_where,
-				      .jobs_order = "first_ns DESC",
-				      .max = MAX_ROWS};
+				      .jobs_order = "first_ns DESC"};
 	int rc = -1;
 
 	if (tables <= 0)

@@ -93,15 +93,23 @@ static void process_programs(struct probes *p, struct tracer_bpf *s, struct grou
 	}
 }
 
+/* A begin/end or send/receive pair: both programs when both BTF tracepoints exist. */
+static bool add_pair(struct group_progs *g, const char *tp_a, struct bpf_program *a,
+		     const char *tp_b, struct bpf_program *b)
+{
+	if (!has_btf_tracepoint(tp_a) || !has_btf_tracepoint(tp_b))
+		return false;
+	add(g, a);
+	add(g, b);
+	return true;
+}
+
 static void scheduler_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
 			       char *why, size_t why_size)
 {
-	if (has_btf_tracepoint("sched_switch") && has_btf_tracepoint("sched_wakeup")) {
-		add(g, s->progs.iowait_switch);
-		add(g, s->progs.iowait_wakeup);
-	} else {
+	if (!add_pair(g, "sched_switch", s->progs.iowait_switch, "sched_wakeup",
+		      s->progs.iowait_wakeup))
 		snprintf(why, why_size, "no BTF tracepoints sched_switch/sched_wakeup");
-	}
 }
 
 static void syscalls_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
@@ -116,20 +124,13 @@ static void syscalls_programs(struct probes *p, struct tracer_bpf *s, struct gro
 static void network_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
 			     char *why, size_t why_size)
 {
-	if (!p->force_net_syscalls && has_btf_tracepoint("sock_send_length") &&
-	    has_btf_tracepoint("sock_recv_length")) {
-		add(g, s->progs.net_send);
-		add(g, s->progs.net_recv);
+	if (!p->force_net_syscalls && add_pair(g, "sock_send_length", s->progs.net_send,
+					       "sock_recv_length", s->progs.net_recv))
 		/* TCP reads by what they consume: splice and zero-copy receives too. */
-		p->tcp_by_consumption = has_btf_tracepoint("tcp_rcv_space_adjust") &&
-					has_btf_tracepoint("inet_sock_set_state");
-		if (p->tcp_by_consumption) {
-			add(g, s->progs.net_tcp_read);
-			add(g, s->progs.net_tcp_state);
-		}
-	} else {
+		p->tcp_by_consumption = add_pair(g, "tcp_rcv_space_adjust", s->progs.net_tcp_read,
+						 "inet_sock_set_state", s->progs.net_tcp_state);
+	else
 		snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
-	}
 }
 
 static void oom_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
@@ -144,18 +145,12 @@ static void oom_programs(struct probes *p, struct tracer_bpf *s, struct group_pr
 static void reclaim_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
 			     char *why, size_t why_size)
 {
-	if (has_btf_tracepoint("mm_vmscan_direct_reclaim_begin") &&
-	    has_btf_tracepoint("mm_vmscan_direct_reclaim_end")) {
-		add(g, s->progs.reclaim_direct_begin);
-		add(g, s->progs.reclaim_direct_end);
-		if (has_btf_tracepoint("mm_vmscan_memcg_reclaim_begin") &&
-		    has_btf_tracepoint("mm_vmscan_memcg_reclaim_end")) {
-			add(g, s->progs.reclaim_memcg_begin);
-			add(g, s->progs.reclaim_memcg_end);
-		}
-	} else {
+	if (add_pair(g, "mm_vmscan_direct_reclaim_begin", s->progs.reclaim_direct_begin,
+		     "mm_vmscan_direct_reclaim_end", s->progs.reclaim_direct_end))
+		add_pair(g, "mm_vmscan_memcg_reclaim_begin", s->progs.reclaim_memcg_begin,
+			 "mm_vmscan_memcg_reclaim_end", s->progs.reclaim_memcg_end);
+	else
 		snprintf(why, why_size, "no vmscan direct reclaim tracepoints");
-	}
 }
 
 static void files_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
@@ -187,12 +182,9 @@ static void files_programs(struct probes *p, struct tracer_bpf *s, struct group_
 static void cgroups_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
 			     char *why, size_t why_size)
 {
-	if (has_btf_tracepoint("cgroup_mkdir") && has_btf_tracepoint("cgroup_rmdir")) {
-		add(g, s->progs.cgroup_mkdir);
-		add(g, s->progs.cgroup_rmdir);
-	} else {
+	if (!add_pair(g, "cgroup_mkdir", s->progs.cgroup_mkdir, "cgroup_rmdir",
+		      s->progs.cgroup_rmdir))
 		snprintf(why, why_size, "no BTF tracepoints cgroup:cgroup_mkdir/rmdir");
-	}
 }
 
 static void samples_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
