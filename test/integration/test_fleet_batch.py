@@ -13,7 +13,7 @@ import subprocess
 import time
 import uuid
 
-from harness import Failure, Skip, plain_build_only, start_daemons, test
+from harness import Failure, Skip, plain_build_only, remove_cgroup, start_daemons, test
 from slurm_cluster import SlurmCluster
 from test_batch import build_burn
 from test_fleet import clickhouse, private_file, tracer
@@ -49,6 +49,21 @@ def ship(ctx, host, db, state, sink, cred):
                        capture_output=True, text=True, timeout=300)
     ctx.check(p.returncode == 0, f"{host}: shipped: {p.returncode} {p.stderr[-300:]}")
 
+
+
+def stop_hosts(ctx, cluster, hosts, group):
+    """The cluster and every host's daemons stopped, their cgroup removed."""
+    cluster.stop()
+    for sock, db, state, (agg, col) in hosts.values():
+        ctx.stop(col)
+        ctx.stop(agg)
+    remove_cgroup(f"{MEMCG}/{group}")
+
+
+def ship_hosts(ctx, hosts, sink, cred):
+    """Each host's records shipped to the one store, as its shipper would."""
+    for host, (sock, db, state, _) in hosts.items():
+        ship(ctx, host, db, state, sink, cred)
 
 @test
 @plain_build_only("CI time: a private Slurm and ClickHouse; the fleet reader's code runs under ASan in test_fleet")
@@ -112,18 +127,8 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
             wait_job_runs_end(ctx, hosts[host][1])
         time.sleep(1.5)
     finally:
-        cluster.stop()
-        for sock, db, state, (agg, col) in hosts.values():
-            ctx.stop(col)
-            ctx.stop(agg)
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
-    for host, (sock, db, state, _) in hosts.items():
-        ship(ctx, host, db, state, sink, cred)
+        stop_hosts(ctx, cluster, hosts, group)
+    ship_hosts(ctx, hosts, sink, cred)
     db_a = hosts["fleet-a"][1]
     rid = ctx.one("SELECT id FROM runs WHERE name = 'head'", db=db_a)
     truth = {jid: json.load(open(f"{work}/{d}.json")) for d, jid in zip(("a", "b", "other"), job_ids)}
@@ -277,20 +282,10 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
         wait_job_runs_end(ctx, hosts["fleet-b"][1])
         time.sleep(1.5)
     finally:
-        cluster.stop()
-        for sock, db, state, (agg, col) in hosts.values():
-            ctx.stop(col)
-            ctx.stop(agg)
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
+        stop_hosts(ctx, cluster, hosts, group)
     ctx.check(len(truth) == 3 and sorted(r for r, _ in truth.values()) == ["align", "align", "merge"],
               f"Snakemake's log names three jobs: {truth}")
-    for host, (sock, db, state, _) in hosts.items():
-        ship(ctx, host, db, state, sink, cred)
+    ship_hosts(ctx, hosts, sink, cred)
     db_a, db_b = hosts["fleet-a"][1], hosts["fleet-b"][1]
     runs = ctx.query("SELECT id, cpu_ns FROM runs WHERE engine = 'snakemake'", db=db_a)
     if len(runs) != 1:

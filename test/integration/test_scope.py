@@ -8,7 +8,7 @@ import subprocess
 import time
 import uuid
 
-from harness import Failure, start_daemons, test, write_script
+from harness import Failure, remove_cgroup, start_daemons, test, write_script
 
 MEMCG = "/sys/fs/cgroup/memory"
 
@@ -97,12 +97,7 @@ def scope_cgroup_records_only_the_subtree(ctx):
         print(f"  inside run {run}: {cpu / 1e6:.1f} ms CPU, wait4 {truth / 1e6:.1f} ms; "
               f"{len(shown.get('steps', []))} steps")
     finally:
-        for _ in range(50):
-            try:
-                os.rmdir(group)
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(group)
 
 
 @test

@@ -4,7 +4,7 @@ import os
 import subprocess
 import time
 
-from harness import Failure, load_json, start_daemons, test
+from harness import Failure, load_json, remove_cgroup, start_daemons, test
 
 
 # --- kernel telemetry depth (issue 3) ----------------------------------------------
@@ -36,12 +36,7 @@ class MemoryCgroup:
         return ["bash", "-c", f"echo $$ > {self.path}/cgroup.procs; exec \"$0\" \"$@\"", *cmd]
 
     def remove(self):
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(self.path)
 
 
 @test

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 
+from test_layers import tree  # a git tree of the given files
+
 SIZES = pathlib.Path(__file__).resolve().parent / "sizes.py"
 
 
@@ -19,12 +21,8 @@ def function(name, lines, sec=False):
     return head + body + ["\treturn a;", "}"]
 
 
-def tree(root, files):
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    for path, lines in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text("\n".join(lines) + "\n")
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+def text(files):
+    return {path: "\n".join(lines) + "\n" for path, lines in files.items()}
 
 
 def sizes(root):
@@ -46,11 +44,11 @@ def main():
     }
     failures = []
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        tree(pathlib.Path(a), clean)
+        tree(pathlib.Path(a), text(clean))
         rc, out = sizes(pathlib.Path(a))
         if rc != 0:
             failures.append(f"a clean tree fails: {out}")
-        tree(pathlib.Path(b), broken)
+        tree(pathlib.Path(b), text(broken))
         rc, out = sizes(pathlib.Path(b))
         first = 3 + 80 + 1 + len(table) + 1 + 1
         expected = [f"a/ok.c:{first}: too_long is 81 lines (at most 80)",
