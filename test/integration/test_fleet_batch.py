@@ -51,6 +51,18 @@ def ship(ctx, host, db, state, sink, cred):
 
 
 
+def fleet_store(ctx):
+    """A ClickHouse for the hosts to ship to: the shippers' credentials file, the sink's
+    URL, and the reader's fleet.conf (its own credentials file)."""
+    ch = clickhouse(ctx)
+    secret = f"user = {ch.user}\npassword = {ch.password}\n"
+    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
+    mine = private_file(ctx, "reader.cred", secret)
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    return cred, sink, conf
+
+
 def stop_hosts(ctx, cluster, hosts, group):
     """The cluster and every host's daemons stopped, their cgroup removed."""
     cluster.stop()
@@ -76,12 +88,7 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
     explain, timeline and report read the joined run."""
     if not SlurmCluster.available():
         raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
-    ch = clickhouse(ctx)
-    secret = f"user = {ch.user}\npassword = {ch.password}\n"
-    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
-    mine = private_file(ctx, "reader.cred", secret)
-    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
-    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    cred, sink, conf = fleet_store(ctx)
     burn = build_burn(ctx)
     work = ctx.path("work")
     os.mkdir(work)
@@ -252,12 +259,7 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
         raise Skip("TRACER_FLEET_SNAKEMAKE=1 runs it (30 s more than CI has)")
     if not SlurmCluster.available():
         raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
-    ch = clickhouse(ctx)
-    secret = f"user = {ch.user}\npassword = {ch.password}\n"
-    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
-    mine = private_file(ctx, "reader.cred", secret)
-    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
-    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    cred, sink, conf = fleet_store(ctx)
     burn = build_burn(ctx)
     work = ctx.path("sm")
     os.mkdir(work)
