@@ -20,6 +20,8 @@
 #include "common/frame.h"
 #include "aggregator/receive/receiver.h"
 #include "common/ipc.h"
+#include "common/ipc_auth.h"
+#include "common/paths.h"
 
 #define EVENTS_PER_FRAME 128
 /*
@@ -151,6 +153,19 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 30000);
+	/* A collector's first message proves it is one (common/ipc_auth.h): the key the
+	 * aggregator made at its default place, readable by root, who runs the benches. */
+	uint8_t key[IPC_KEY_LEN], auth[IPC_AUTH_LEN];
+	char err[256];
+	if (ipc_key_read_file(TRACER_DEFAULT_KEY, key, err, sizeof(err)) != 0) {
+		fprintf(stderr, "ingestbench: %s\n", err);
+		return 3;
+	}
+	ipc_auth_pack(key, auth);
+	if (nng_send(s, auth, sizeof(auth), 0) != 0) {
+		fprintf(stderr, "ingestbench: cannot send the key\n");
+		return 3;
+	}
 	double t0 = now_s();
 	while (acked < frames) {
 		while (sent < frames && sent - acked < WINDOW) {
