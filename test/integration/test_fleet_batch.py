@@ -63,6 +63,18 @@ def fleet_store(ctx):
     return cred, sink, conf
 
 
+def fleet_setup(ctx, name):
+    """What both tests start from: Slurm here, the fleet's store, the CPU burner the jobs
+    run and an empty work directory NAME: (cred, sink, conf, burn, work)."""
+    if not SlurmCluster.available():
+        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
+    cred, sink, conf = fleet_store(ctx)
+    burn = build_burn(ctx)
+    work = ctx.path(name)
+    os.mkdir(work)
+    return cred, sink, conf, burn, work
+
+
 def stop_hosts(ctx, cluster, hosts, group):
     """The cluster and every host's daemons stopped, their cgroup removed."""
     cluster.stop()
@@ -86,12 +98,7 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
     recorded it (exact) and the job's getrusage within 1% or 20 ms; the job's processes are
     in the run; a per-host breakdown; a third job no host recorded is listed as not joined;
     explain, timeline and report read the joined run."""
-    if not SlurmCluster.available():
-        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
-    cred, sink, conf = fleet_store(ctx)
-    burn = build_burn(ctx)
-    work = ctx.path("work")
-    os.mkdir(work)
+    cred, sink, conf, burn, work = fleet_setup(ctx, "work")
     job_py = os.path.join(work, "job.py")
     with open(job_py, "w") as f:
         f.write(JOB_PY.format(burn=burn))
@@ -257,12 +264,7 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
     rule; the run's CPU is A's plus the jobs' runs as B recorded them (exact)."""
     if os.environ.get("TRACER_FLEET_SNAKEMAKE") != "1":
         raise Skip("TRACER_FLEET_SNAKEMAKE=1 runs it (30 s more than CI has)")
-    if not SlurmCluster.available():
-        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
-    cred, sink, conf = fleet_store(ctx)
-    burn = build_burn(ctx)
-    work = ctx.path("sm")
-    os.mkdir(work)
+    cred, sink, conf, burn, work = fleet_setup(ctx, "sm")
     with open(os.path.join(work, "Snakefile"), "w") as f:
         f.write(SNAKEFILE.format(burn=burn))
     cluster = SlurmCluster(ctx.path("slurm"))
