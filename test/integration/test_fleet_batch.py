@@ -75,6 +75,13 @@ def fleet_setup(ctx, name):
     return cred, sink, conf, burn, work
 
 
+def cluster_and_group(ctx, prefix):
+    """A Slurm cluster (not started) and a new memory cgroup PREFIX-xxxxxxxx for the hosts."""
+    group = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    os.mkdir(f"{MEMCG}/{group}")
+    return SlurmCluster(ctx.path("slurm")), group
+
+
 def stop_hosts(ctx, cluster, hosts, group):
     """The cluster and every host's daemons stopped, their cgroup removed."""
     cluster.stop()
@@ -103,9 +110,7 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
     with open(job_py, "w") as f:
         f.write(JOB_PY.format(burn=burn))
     os.chmod(job_py, 0o755)
-    cluster = SlurmCluster(ctx.path("slurm"))
-    group = f"tracer-fleetjob-{uuid.uuid4().hex[:8]}"
-    os.mkdir(f"{MEMCG}/{group}")
+    cluster, group = cluster_and_group(ctx, "tracer-fleetjob")
     hosts = {}
     try:
         cluster.start()
@@ -267,9 +272,7 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
     cred, sink, conf, burn, work = fleet_setup(ctx, "sm")
     with open(os.path.join(work, "Snakefile"), "w") as f:
         f.write(SNAKEFILE.format(burn=burn))
-    cluster = SlurmCluster(ctx.path("slurm"))
-    group = f"tracer-fleetsm-{uuid.uuid4().hex[:8]}"
-    os.mkdir(f"{MEMCG}/{group}")
+    cluster, group = cluster_and_group(ctx, "tracer-fleetsm")
     hosts = {}
     try:
         cluster.start()

@@ -124,9 +124,20 @@ static inline int64_t query_int(const char *sql)
 	return v;
 }
 
-static inline void fork_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart)
+/* One event of kind, its message msg (any member of the kind union: all are pointers
+ * to structs, which share a representation), at ts, through ingest. */
+static inline void ingest_as(Tracer__Event__KindCase kind, void *msg, uint64_t ts)
 {
 	Tracer__Event ev = TRACER__EVENT__INIT;
+
+	ev.ts_ns = ts;
+	ev.kind_case = kind;
+	ev.fork = msg;
+	ingest_event(&g, &ev);
+}
+
+static inline void fork_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart)
+{
 	Tracer__ForkEvent f = TRACER__FORK_EVENT__INIT;
 
 	f.pid = pid;
@@ -135,17 +146,13 @@ static inline void fork_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t
 	f.parent_pid = ppid;
 	f.parent_start_ns = pstart;
 	f.comm = "parent";
-	ev.ts_ns = start;
-	ev.kind_case = TRACER__EVENT__KIND_FORK;
-	ev.fork = &f;
-	ingest_event(&g, &ev);
+	ingest_as(TRACER__EVENT__KIND_FORK, &f, start);
 }
 
 static inline void exec_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart,
 			   uint64_t ts, char **argv, size_t argc, const Tracer__Counters *at,
 			   bool snap, int64_t prev_peak)
 {
-	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
 
 	x.pid = pid;
@@ -162,17 +169,13 @@ static inline void exec_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t
 	x.from_snapshot = snap;
 	x.has_prev_peak_rss_kb = prev_peak >= 0;
 	x.prev_peak_rss_kb = prev_peak >= 0 ? (uint64_t)prev_peak : 0;
-	ev.ts_ns = ts;
-	ev.kind_case = TRACER__EVENT__KIND_EXEC;
-	ev.exec = &x;
-	ingest_event(&g, &ev);
+	ingest_as(TRACER__EVENT__KIND_EXEC, &x, ts);
 }
 
 /* An exit whose read of the totals was stamped walk_seq (-1: no stamp, as older collectors). */
 static inline void exit_ev_stamped(uint32_t pid, uint64_t start, uint64_t ts, int status,
 				   const Tracer__Counters *tot, int64_t walk_seq)
 {
-	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
 
 	x.pid = pid;
@@ -182,10 +185,7 @@ static inline void exit_ev_stamped(uint32_t pid, uint64_t start, uint64_t ts, in
 	x.comm = "x";
 	x.has_walk_seq = walk_seq >= 0;
 	x.walk_seq = walk_seq >= 0 ? (uint32_t)walk_seq : 0;
-	ev.ts_ns = ts;
-	ev.kind_case = TRACER__EVENT__KIND_EXIT;
-	ev.exit = &x;
-	ingest_event(&g, &ev);
+	ingest_as(TRACER__EVENT__KIND_EXIT, &x, ts);
 }
 
 static inline void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status,
@@ -197,7 +197,6 @@ static inline void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status
 /* A sample at ts, busy since the last one. */
 static inline void sample_ev(uint32_t pid, uint64_t start, uint64_t ts)
 {
-	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__SampleEvent x = TRACER__SAMPLE_EVENT__INIT;
 
 	x.pid = pid;
@@ -206,10 +205,7 @@ static inline void sample_ev(uint32_t pid, uint64_t start, uint64_t ts)
 	x.runtime_ns = x.utime_ns = (ts - start) / 2;
 	x.has_rss_kb = 1;
 	x.rss_kb = 1000;
-	ev.ts_ns = ts;
-	ev.kind_case = TRACER__EVENT__KIND_SAMPLE;
-	ev.sample = &x;
-	ingest_event(&g, &ev);
+	ingest_as(TRACER__EVENT__KIND_SAMPLE, &x, ts);
 }
 
 static inline Tracer__Counters counters(uint64_t cpu_ns, uint64_t wchar, uint64_t peak)
@@ -228,7 +224,6 @@ static inline Tracer__Counters counters(uint64_t cpu_ns, uint64_t wchar, uint64_
 static inline void tail_ev_stamped(uint32_t pid, uint64_t start, uint64_t runtime_ns,
 				   int64_t walk_seq)
 {
-	Tracer__Event ev = TRACER__EVENT__INIT;
 	Tracer__ExitTailEvent x = TRACER__EXIT_TAIL_EVENT__INIT;
 
 	x.pid = pid;
@@ -237,10 +232,7 @@ static inline void tail_ev_stamped(uint32_t pid, uint64_t start, uint64_t runtim
 	x.runtime_ns = x.stime_ns = runtime_ns;
 	x.has_walk_seq = walk_seq >= 0;
 	x.walk_seq = walk_seq >= 0 ? (uint32_t)walk_seq : 0;
-	ev.ts_ns = start + 1;
-	ev.kind_case = TRACER__EVENT__KIND_EXIT_TAIL;
-	ev.exit_tail = &x;
-	ingest_event(&g, &ev);
+	ingest_as(TRACER__EVENT__KIND_EXIT_TAIL, &x, start + 1);
 }
 
 static inline void tail_ev(uint32_t pid, uint64_t start, uint64_t runtime_ns)
