@@ -26,6 +26,29 @@
 	X(net_wait_accept_ns)                                                                      \
 	X(net_wait_poll_ns)
 #define NET_WAIT_FIELD(name) uint64_t name;
+/* A process's I/O as the kernel accounts it (task_io_accounting), a column each. */
+#define IO_COUNTERS(X)                                                                             \
+	X(rchar)                                                                                   \
+	X(wchar)                                                                                   \
+	X(syscr)                                                                                   \
+	X(syscw)                                                                                   \
+	X(read_bytes)                                                                              \
+	X(write_bytes)                                                                             \
+	X(cancelled_write_bytes)
+/* What our hooks add up for a process (bpf proc_accs) and its run delay, a column each. */
+#define HOOK_COUNTERS(X)                                                                           \
+	X(runq_ns)                                                                                 \
+	X(iowait_ns)                                                                               \
+	X(reclaim_ns)                                                                              \
+	X(net_tx_bytes)                                                                            \
+	X(net_rx_bytes)                                                                            \
+	X(sys_file)                                                                                \
+	X(sys_net)                                                                                 \
+	X(sys_mem)                                                                                 \
+	X(sys_proc)                                                                                \
+	X(sys_other)                                                                               \
+	X(sys_failed)                                                                              \
+	NET_WAIT_COUNTERS(X)
 
 struct proc_metrics {
 	uint64_t cpu_user_ns, cpu_sys_ns;

@@ -9,20 +9,31 @@
 
 #include "cli/db/fleet.h"
 
-int fleet_load_window(sqlite3 *db, const char *verb, const char *host, int64_t id)
+void fleet_run_span(sqlite3 *db, int64_t *start, int64_t *end)
 {
-	char where[2048], alive[1024], h[300];
-	const char *d = fleet_database();
 	sqlite3_stmt *st;
-	int64_t start = 0, end = 0;
 
+	*start = *end = 0;
 	if (sqlite3_prepare_v2(db, "SELECT start_ns, coalesce(end_ns, start_ns) FROM runs", -1, &st,
 			       NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW) {
-		start = sqlite3_column_int64(st, 0);
-		end = sqlite3_column_int64(st, 1);
+		*start = sqlite3_column_int64(st, 0);
+		*end = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
+}
+
+int fleet_load_window(sqlite3 *db, const char *verb, const char *host, int64_t id)
+{
+	/* The rows the window's processes name: table, its key, the processes' column. */
+	static const char *const named[][3] = {{"runs", "id", "run_id"},
+					       {"steps", "id", "step_id"},
+					       {"tools", "id", "tool_id"},
+					       {"samples", "process_id", "id"}};
+	char where[2048], alive[1024], h[300];
+	int64_t start, end;
+
+	fleet_run_span(db, &start, &end);
 	fleet_quote(host, h, sizeof(h));
 	snprintf(alive, sizeof(alive),
 		 "_host = %s AND start_ns <= %" PRId64 " AND (end_ns IS NULL OR end_ns >= %" PRId64
@@ -30,23 +41,12 @@ int fleet_load_window(sqlite3 *db, const char *verb, const char *host, int64_t i
 		 h, end, start, id);
 	if (fleet_copy_rows(db, verb, "processes", "processes", alive) < 0)
 		return -1;
-	snprintf(where, sizeof(where),
-		 "_host = %s AND id IN (SELECT run_id FROM `%s`.processes FINAL WHERE %s)", h, d,
-		 alive);
-	if (fleet_copy_rows(db, verb, "runs", "runs", where) < 0)
-		return -1;
-	snprintf(where, sizeof(where),
-		 "_host = %s AND id IN (SELECT step_id FROM `%s`.processes FINAL WHERE %s)", h, d,
-		 alive);
-	if (fleet_copy_rows(db, verb, "steps", "steps", where) < 0)
-		return -1;
-	snprintf(where, sizeof(where),
-		 "_host = %s AND id IN (SELECT tool_id FROM `%s`.processes FINAL WHERE %s)", h, d,
-		 alive);
-	if (fleet_copy_rows(db, verb, "tools", "tools", where) < 0)
-		return -1;
-	snprintf(where, sizeof(where),
-		 "_host = %s AND process_id IN (SELECT id FROM `%s`.processes FINAL WHERE %s)", h,
-		 d, alive);
-	return fleet_copy_rows(db, verb, "samples", "samples", where) < 0 ? -1 : 0;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		snprintf(where, sizeof(where),
+			 "_host = %s AND %s IN (SELECT %s FROM `%s`.processes FINAL WHERE %s)", h,
+			 named[i][1], named[i][2], fleet_database(), alive);
+		if (fleet_copy_rows(db, verb, named[i][0], named[i][0], where) < 0)
+			return -1;
+	}
+	return 0;
 }

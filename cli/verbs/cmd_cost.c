@@ -40,19 +40,6 @@ static int center_line(void *user, const char *section, const char *name, const 
 	return cost_centers_add(&cq->centers, section, name, value) ? 1 : 0;
 }
 
-/* "24h", "90m", "2d", "3600s" -> ns; 0 if unreadable. */
-static int64_t parse_duration(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double unit = !strcmp(end, "s") || !*end ? 1
-		      : !strcmp(end, "m")	 ? 60
-		      : !strcmp(end, "h")	 ? 3600
-		      : !strcmp(end, "d")	 ? 86400
-						 : 0;
-	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : 0;
-}
-
 /* --format's columns (docs/export.md): add, never rename. */
 static const char *const cost_columns[] = {
     "by", "key", "processes", "cpu_seconds", "memory_gib_hours", "usd", "share", "cpu_ns", NULL,
@@ -205,7 +192,7 @@ static int load_centers(const char *path, struct cost_query *cq)
 static int cost_window(sqlite3 *db, struct cli_query *q, const char *since, struct cost_report *r)
 {
 	if (since) {
-		int64_t d = parse_duration(since);
+		int64_t d = format_parse_duration(since);
 		if (!d) {
 			cli_error("cost", "--since is like 90m, 24h, 7d\n");
 			return -1;

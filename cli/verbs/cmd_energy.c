@@ -57,18 +57,6 @@ static void print_text(json_t *m, json_t *parts, json_t *total, const char *titl
 	}
 }
 
-static int64_t parse_duration(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double unit = !*end || !strcmp(end, "s") ? 1
-		      : !strcmp(end, "m")	 ? 60
-		      : !strcmp(end, "h")	 ? 3600
-		      : !strcmp(end, "d")	 ? 86400
-						 : 0;
-	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : 0;
-}
-
 struct energy_args {
 	const char *since, *by, *format, *conf, *region, *cost_conf;
 };
@@ -83,7 +71,7 @@ static int report(sqlite3 *db, struct cli_query *q, const struct energy_args *a,
 	struct energy_options o = {.conf_path = a->conf, .region = a->region};
 
 	if (a->since) {
-		int64_t d = parse_duration(a->since);
+		int64_t d = format_parse_duration(a->since);
 		if (!d) {
 			cli_error("energy", "--since is like 90m, 24h, 30d");
 			return 2;

@@ -10,7 +10,7 @@ import time
 import uuid
 
 from clickhouse import ClickHouse
-from harness import Failure, plain_build_only, start_daemons, test
+from harness import Failure, plain_build_only, remove_cgroup, start_daemons, test
 
 MEMCG = "/sys/fs/cgroup/memory"
 HOSTS = ("fleet-a", "fleet-b")
@@ -132,12 +132,7 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     try:
         recorded = {host: record_host(ctx, host, group, sink, cred) for host in HOSTS}
     finally:
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(f"{MEMCG}/{group}")
     conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
     for host, (db, rid) in recorded.items():
         name = f"{host}:{rid}"

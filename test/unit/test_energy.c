@@ -14,22 +14,9 @@
 
 #include <cmocka.h>
 
+#include "test/unit/tmpdir.h"
+
 #include "cli/cost/energy.h"
-
-static char dir[] = "/tmp/tracer-energy-XXXXXX";
-
-static const char *write_file(const char *name, const char *text)
-{
-	static char path[4][256];
-	static int next;
-	char *p = path[next++ % 4];
-	snprintf(p, 256, "%s/%s", dir, name);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	return p;
-}
 
 static void test_arithmetic(void **state)
 {
@@ -51,9 +38,9 @@ static void test_configured(void **state)
 	struct energy_model m;
 	char err[600];
 	const char *cpuinfo =
-	    write_file("cpuinfo", "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) "
-				  "Gold 6148 CPU @ 2.40GHz\n");
-	const char *conf = write_file("e.conf", "[energy]\npue = 1.1\nregion = europe-west4\n");
+	    tmpdir_write("cpuinfo", "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) "
+				    "Gold 6148 CPU @ 2.40GHz\n");
+	const char *conf = tmpdir_write("e.conf", "[energy]\npue = 1.1\nregion = europe-west4\n");
 	struct energy_options o = {
 	    .conf_path = conf, .cpuinfo_path = cpuinfo, .cpu_is_this_host = true};
 
@@ -82,15 +69,15 @@ static void test_bad_files(void **state)
 {
 	struct energy_model m;
 	char err[600];
-	struct energy_options o = {.conf_path = write_file("bad.conf", "[energy]\npue = 0.9\n")};
+	struct energy_options o = {.conf_path = tmpdir_write("bad.conf", "[energy]\npue = 0.9\n")};
 
 	(void)state;
 	assert_int_equal(energy_model_resolve(&o, &m, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "pue"));
-	o.conf_path = write_file("bad2.conf", "[energy]\nwatts = 3\n");
+	o.conf_path = tmpdir_write("bad2.conf", "[energy]\nwatts = 3\n");
 	assert_int_equal(energy_model_resolve(&o, &m, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unknown setting 'watts'"));
-	o.conf_path = write_file("bad3.conf", "[cost]\nrate = 1\n");
+	o.conf_path = tmpdir_write("bad3.conf", "[cost]\nrate = 1\n");
 	assert_int_equal(energy_model_resolve(&o, &m, err, sizeof(err)), -1);
 	o.conf_path = "/nonexistent/energy.conf"; /* named, so it must exist */
 	assert_int_equal(energy_model_resolve(&o, &m, err, sizeof(err)), -1);
@@ -103,12 +90,7 @@ int main(void)
 	    cmocka_unit_test(test_configured),
 	    cmocka_unit_test(test_bad_files),
 	};
-	if (!mkdtemp(dir))
+	if (tmpdir_make("energy") != 0)
 		return 1;
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		return 1;
-	return rc;
+	return tmpdir_done(cmocka_run_group_tests(tests, NULL, NULL));
 }
