@@ -128,7 +128,8 @@ REDACT_SRCS := $(REDACT_CORE) common/fileutil.c
 COLLECTOR_SRCS := collector/main.c collector/run.c collector/setup/probes.c collector/setup/probe_groups.c collector/send/drain.c collector/convert/snapshot.c \
                   collector/setup/config.c collector/setup/syscall_table.c \
                   collector/send/sender.c collector/convert/convert.c collector/setup/sandbox.c collector/setup/pidscope.c \
-                  $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c
+                  $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c \
+                  collector/setup/rapl.c collector/convert/energy.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/receiver.c aggregator/receive/streams.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
