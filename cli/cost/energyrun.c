@@ -8,12 +8,35 @@
 #include "cli/cost/costconf.h"
 #include "cli/render/jsonfield.h"
 #include "cli/db/rows.h"
+#include "cli/cost/energymeasure.h"
 #include "cli/cost/usage.h"
 
 struct gather {
 	const char *by;
-	json_t *parts; /* key -> {processes, cpu_s, mem_gib_s, step_id} */
+	const struct energy_model *m;
+	json_t *measured; /* run id -> its RAPL measurement (energymeasure.h) */
+	json_t *parts;	  /* key -> {processes, cpu_s, cpu_j, measured, mem_gib_s, step_id} */
 };
+
+/* Joules per CPU-second of the process's run where RAPL measured it, else 0. */
+static double measured_watts(json_t *measured, int64_t run_id)
+{
+	char id[24];
+
+	if (!run_id || !measured)
+		return 0;
+	snprintf(id, sizeof(id), "%lld", (long long)run_id);
+	json_t *r = json_object_get(measured, id);
+	return r ? jnum(r, "watts_per_cpu_second") : 0;
+}
+
+static bool is_measured(json_t *measured, int64_t run_id)
+{
+	char id[24];
+
+	snprintf(id, sizeof(id), "%lld", (long long)run_id);
+	return run_id && measured && json_object_get(measured, id);
+}
 
 static void bucket_key(const char *by, const struct process_usage *u, char *key, size_t size)
 {
@@ -47,7 +70,8 @@ static void add(const struct process_usage *u, void *ctx)
 	bucket_key(g->by, u, key, sizeof(key));
 	json_t *p = json_object_get(g->parts, key);
 	if (!p) {
-		p = json_pack("{s:i, s:f, s:f}", "processes", 0, "cpu_s", 0.0, "mem_gib_s", 0.0);
+		p = json_pack("{s:i, s:i, s:f, s:f, s:f}", "processes", 0, "measured", 0, "cpu_s",
+			      0.0, "cpu_j", 0.0, "mem_gib_s", 0.0);
 		if (!strcmp(g->by, "step") && u->step_id)
 			json_object_set_new(p, "step_id", json_integer(u->step_id));
 		json_object_set_new(g->parts, key, p);
@@ -55,18 +79,36 @@ static void add(const struct process_usage *u, void *ctx)
 	json_object_set_new(p, "processes", json_integer(jint(p, "processes") + 1));
 	json_object_set_new(p, "cpu_s", json_real(jnum(p, "cpu_s") + u->cpu_s));
 	json_object_set_new(p, "mem_gib_s", json_real(jnum(p, "mem_gib_s") + u->mem_gib_s));
+	bool measured = is_measured(g->measured, u->run_id);
+	double w = measured ? measured_watts(g->measured, u->run_id) : g->m->cpu_w_per_core;
+	json_object_set_new(p, "cpu_j", json_real(jnum(p, "cpu_j") + u->cpu_s * w));
+	json_object_set_new(p, "measured", json_integer(jint(p, "measured") + measured));
+}
+
+/* How a part's CPU energy is known: by RAPL, estimated, or both (some runs measured). */
+static const char *cpu_how(const struct energy_model *m, json_t *sums, char *buf, size_t size)
+{
+	int64_t n = jint(sums, "processes"), measured = jint(sums, "measured");
+
+	if (n && measured == n)
+		return "measured (RAPL)";
+	snprintf(buf, size, "%sestimated (%s)", measured ? "measured (RAPL) and " : "",
+		 m->cpu_kind);
+	return buf;
 }
 
 static json_t *part_json(const struct energy_model *m, const char *by, const char *key,
 			 json_t *sums)
 {
 	struct energy_figures f;
+	char how[64];
 	double cpu_s = jnum(sums, "cpu_s"), mem = jnum(sums, "mem_gib_s");
-	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:f}", "by", by, "key", key, "processes",
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:f, s:s}", "by", by, "key", key, "processes",
 			      (json_int_t)jint(sums, "processes"), "cpu_ns",
-			      (json_int_t)(cpu_s * 1e9 + 0.5), "memory_gib_hours", mem / 3600.0);
+			      (json_int_t)(cpu_s * 1e9 + 0.5), "memory_gib_hours", mem / 3600.0,
+			      "cpu", cpu_how(m, sums, how, sizeof(how)));
 
-	energy_of(m, cpu_s, mem, &f);
+	energy_of_joules(m, jnum(sums, "cpu_j"), mem, &f);
 	energy_set_json(o, &f);
 	if (json_object_get(sums, "step_id"))
 		json_object_set(o, "step_id", json_object_get(sums, "step_id"));
@@ -98,6 +140,10 @@ static json_t *sorted_parts(const struct energy_model *m, const char *by, json_t
 				    json_real(jnum(total, "cpu_s") + jnum(s, "cpu_s")));
 		json_object_set_new(total, "mem_gib_s",
 				    json_real(jnum(total, "mem_gib_s") + jnum(s, "mem_gib_s")));
+		json_object_set_new(total, "cpu_j",
+				    json_real(jnum(total, "cpu_j") + jnum(s, "cpu_j")));
+		json_object_set_new(total, "measured",
+				    json_integer(jint(total, "measured") + jint(s, "measured")));
 	}
 	qsort(items, n, sizeof(*items), by_energy);
 	for (i = 0; i < n; i++)
@@ -110,21 +156,26 @@ json_t *energy_document(sqlite3 *db, int64_t run, int64_t from, int64_t to, cons
 			const struct energy_options *o, char *err, size_t err_size)
 {
 	struct energy_model m;
-	struct gather g = {.by = by, .parts = json_object()};
+	struct gather g = {.by = by, .m = &m, .parts = json_object()};
 
 	if (energy_model_resolve(o, &m, err, err_size) != 0) {
 		json_decref(g.parts);
 		return NULL;
 	}
+	g.measured = o->no_rapl ? json_object() : rapl_runs(db, run, from, to);
 	if (usage_scan(db, from, to, run, add, &g) != 0) {
 		snprintf(err, err_size, "%s", sqlite3_errmsg(db));
 		json_decref(g.parts);
+		json_decref(g.measured);
 		return NULL;
 	}
-	json_t *sums = json_pack("{s:i, s:f, s:f}", "processes", 0, "cpu_s", 0.0, "mem_gib_s", 0.0);
+	json_t *sums = json_pack("{s:i, s:i, s:f, s:f, s:f}", "processes", 0, "measured", 0,
+				 "cpu_s", 0.0, "cpu_j", 0.0, "mem_gib_s", 0.0);
 	json_t *parts = sorted_parts(&m, by, g.parts, sums);
-	json_t *doc = json_pack("{s:o, s:s, s:o, s:o}", "model", energy_model_json(&m), "by", by,
-				"parts", parts, "total", part_json(&m, by, "total", sums));
+	json_t *model = energy_model_json(&m);
+	json_object_set_new(model, "cpu_measured", g.measured);
+	json_t *doc = json_pack("{s:o, s:s, s:o, s:o}", "model", model, "by", by, "parts", parts,
+				"total", part_json(&m, by, "total", sums));
 	json_decref(sums);
 	json_decref(g.parts);
 	return doc;
@@ -157,6 +208,7 @@ static void default_options(sqlite3 *db, int64_t run, struct energy_options *o,
 
 struct per_process {
 	struct energy_model m;
+	json_t *measured;
 	json_t *by_id; /* process id -> figures */
 };
 
@@ -166,7 +218,9 @@ static void add_process(const struct process_usage *u, void *ctx)
 	struct energy_figures f;
 	char id[24];
 
-	energy_of(&pp->m, u->cpu_s, u->mem_gib_s, &f);
+	double w = is_measured(pp->measured, u->run_id) ? measured_watts(pp->measured, u->run_id)
+							: pp->m.cpu_w_per_core;
+	energy_of_joules(&pp->m, u->cpu_s * w, u->mem_gib_s, &f);
 	snprintf(id, sizeof(id), "%lld", (long long)u->process_id);
 	json_object_set_new(pp->by_id, id,
 			    json_pack("{s:f, s:f}", "energy_wh", f.energy_wh, "co2e_g", f.co2e_g));
@@ -182,6 +236,7 @@ void energy_add_to_process_rows(sqlite3 *db, int64_t run, json_t *rows)
 	json_t *row;
 
 	default_options(db, run, &o, &cc);
+	pp.measured = rapl_runs(db, run, 0, INT64_MAX / 2);
 	if (energy_model_resolve(&o, &pp.m, err, sizeof(err)) == 0 &&
 	    usage_scan(db, 0, INT64_MAX / 2, run, add_process, &pp) == 0) {
 		json_array_foreach(rows, i, row)
@@ -191,6 +246,7 @@ void energy_add_to_process_rows(sqlite3 *db, int64_t run, json_t *rows)
 		}
 	}
 	json_decref(pp.by_id);
+	json_decref(pp.measured);
 }
 
 json_t *energy_run_json(sqlite3 *db, int64_t run)
