@@ -207,6 +207,13 @@ static int event_ok(const Tracer__Event *ev, const char **what)
 			return 0;
 		}
 		return 1;
+	case TRACER__EVENT__KIND_ENERGY:
+		if (ev->energy->zone >= FRAME_MAX_ENERGY_ZONES ||
+		    !string_ok(ev->energy->name, FRAME_MAX_ENERGY_NAME)) {
+			*what = "energy counter of a zone out of range, or name too long";
+			return 0;
+		}
+		return 1;
 	default:
 		*what = "event of unknown kind";
 		return 0;
