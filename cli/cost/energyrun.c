@@ -1,6 +1,7 @@
 #include "cli/cost/energyrun.h"
 
 #include <pwd.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,33 +153,89 @@ static json_t *sorted_parts(const struct energy_model *m, const char *by, json_t
 	return out;
 }
 
+struct energy_gather {
+	struct energy_model m;
+	struct gather g;
+	bool no_rapl;
+	json_t *measured; /* every database's runs measured, by (label) run id */
+};
+
+struct energy_gather *energy_gather_new(const struct energy_options *o, const char *by, char *err,
+					size_t err_size)
+{
+	struct energy_gather *e = calloc(1, sizeof(*e));
+
+	if (!e || energy_model_resolve(o, &e->m, err, err_size) != 0) {
+		if (e == NULL)
+			snprintf(err, err_size, "out of memory");
+		free(e);
+		return NULL;
+	}
+	e->g = (struct gather){.by = by, .m = &e->m, .parts = json_object()};
+	e->no_rapl = o->no_rapl;
+	e->measured = json_object();
+	return e;
+}
+
+int energy_gather_db(struct energy_gather *e, sqlite3 *db, const char *label, int64_t run,
+		     int64_t from, int64_t to, char *err, size_t err_size)
+{
+	const char *id;
+	json_t *r;
+	char key[400];
+
+	e->g.measured = e->no_rapl ? json_object() : rapl_runs(db, run, from, to);
+	int rc = usage_scan(db, from, to, run, add, &e->g);
+	if (rc != 0)
+		snprintf(err, err_size, "%s", sqlite3_errmsg(db));
+	json_object_foreach(e->g.measured, id, r)
+	{
+		snprintf(key, sizeof(key), "%s%s", label ? label : "", id);
+		json_object_set(e->measured, key, r);
+	}
+	json_decref(e->g.measured);
+	e->g.measured = NULL;
+	return rc;
+}
+
+json_t *energy_gather_finish(struct energy_gather *e)
+{
+	const char *by = e->g.by;
+	json_t *sums = json_pack("{s:i, s:i, s:f, s:f, s:f}", "processes", 0, "measured", 0,
+				 "cpu_s", 0.0, "cpu_j", 0.0, "mem_gib_s", 0.0);
+	json_t *parts = sorted_parts(&e->m, by, e->g.parts, sums);
+	json_t *model = energy_model_json(&e->m);
+
+	json_object_set_new(model, "cpu_measured", e->measured);
+	json_t *doc = json_pack("{s:o, s:s, s:o, s:o}", "model", model, "by", by, "parts", parts,
+				"total", part_json(&e->m, by, "total", sums));
+	json_decref(sums);
+	json_decref(e->g.parts);
+	free(e);
+	return doc;
+}
+
+void energy_gather_free(struct energy_gather *e)
+{
+	if (!e)
+		return;
+	json_decref(e->g.parts);
+	json_decref(e->measured);
+	free(e);
+}
+
 json_t *energy_document(sqlite3 *db, int64_t run, int64_t from, int64_t to, const char *by,
 			const struct energy_options *o, char *err, size_t err_size)
 {
-	struct energy_model m;
-	struct gather g = {.by = by, .m = &m, .parts = json_object()};
+	struct energy_gather *e = energy_gather_new(o, by, err, err_size);
 
-	if (energy_model_resolve(o, &m, err, err_size) != 0) {
-		json_decref(g.parts);
+	if (!e)
+		return NULL;
+	if (energy_gather_db(e, db, NULL, run, from, to, err, err_size) != 0) {
+		energy_gather_free(e);
 		return NULL;
 	}
-	g.measured = o->no_rapl ? json_object() : rapl_runs(db, run, from, to);
-	if (usage_scan(db, from, to, run, add, &g) != 0) {
-		snprintf(err, err_size, "%s", sqlite3_errmsg(db));
-		json_decref(g.parts);
-		json_decref(g.measured);
-		return NULL;
-	}
-	json_t *sums = json_pack("{s:i, s:i, s:f, s:f, s:f}", "processes", 0, "measured", 0,
-				 "cpu_s", 0.0, "cpu_j", 0.0, "mem_gib_s", 0.0);
-	json_t *parts = sorted_parts(&m, by, g.parts, sums);
-	json_t *model = energy_model_json(&m);
-	json_object_set_new(model, "cpu_measured", g.measured);
-	json_t *doc = json_pack("{s:o, s:s, s:o, s:o}", "model", model, "by", by, "parts", parts,
-				"total", part_json(&m, by, "total", sums));
-	json_decref(sums);
-	json_decref(g.parts);
-	return doc;
+	return energy_gather_finish(e);
 }
 
 bool energy_recorded_here(sqlite3 *db, int64_t run)

@@ -12,7 +12,9 @@
 #include "cli/render/clierror.h"
 #include "cli/verbs/commands.h"
 #include "cli/cost/costconf.h"
+#include "cli/cost/energyfleet.h"
 #include "cli/cost/energyrun.h"
+#include "cli/db/fleet.h"
 #include "common/cloudmeta.h"
 #include "cli/render/export.h"
 #include "cli/render/format.h"
@@ -127,16 +129,40 @@ static void instance_of(const struct energy_args *a, const struct cost_conf *cc,
 	o->cloud_region = f->region[0] ? f->region : NULL;
 }
 
+/* The document: of db's run or window, or of the fleet's window (db NULL). */
+static json_t *document(sqlite3 *db, int64_t run, int64_t from, int64_t to, const char *by,
+			const struct energy_args *a, struct energy_options *o, char *err,
+			size_t err_size)
+{
+	struct cost_conf cc;
+	struct instance_facts facts = {0};
+	json_t *hosts = NULL;
+
+	if (cost_conf_load(&cc, a->cost_conf, err, err_size) != 0)
+		memset(&cc, 0, sizeof(cc));
+	if (cc.region[0])
+		o->cost_region = cc.region;
+	if (db) {
+		o->cpu_is_this_host = energy_recorded_here(db, run);
+	} else if (!(hosts = energy_fleet_hosts(from, to, &o->cpu_is_this_host))) {
+		err[0] = '\0'; /* said */
+		return NULL;
+	}
+	instance_of(a, &cc, o, &facts);
+	json_t *doc = db ? energy_document(db, run, from, to, by, o, err, err_size)
+			 : energy_fleet_document(hosts, from, to, by, o, err, err_size);
+	json_decref(hosts);
+	return doc;
+}
+
 static int report(sqlite3 *db, struct cli_query *q, const struct energy_args *a,
 		  enum export_format fmt)
 {
 	const char *by = a->by ? a->by : (a->since ? "run" : "step");
 	int64_t run = 0, from = 0, to = INT64_MAX / 2;
-	struct cost_conf cc;
 	char err[600];
 	struct energy_options o = {
 	    .conf_path = a->conf, .region = a->region, .no_rapl = a->no_rapl != NULL};
-	struct instance_facts facts = {0};
 
 	if (a->since) {
 		int64_t d = parse_duration(a->since);
@@ -149,15 +175,10 @@ static int report(sqlite3 *db, struct cli_query *q, const struct energy_args *a,
 	} else if (!(run = cli_run(q, db))) {
 		return 1;
 	}
-	if (cost_conf_load(&cc, a->cost_conf, err, sizeof(err)) != 0)
-		memset(&cc, 0, sizeof(cc));
-	if (cc.region[0])
-		o.cost_region = cc.region;
-	o.cpu_is_this_host = energy_recorded_here(db, run);
-	instance_of(a, &cc, &o, &facts);
-	json_t *doc = energy_document(db, run, from, to, by, &o, err, sizeof(err));
+	json_t *doc = document(db, run, from, to, by, a, &o, err, sizeof(err));
 	if (!doc) {
-		cli_error("energy", "%s", err);
+		if (err[0])
+			cli_error("energy", "%s", err);
 		return 1;
 	}
 	char title[300];
@@ -219,6 +240,8 @@ int cmd_energy(int argc, char **argv)
 		cli_error("energy", "--by is run, pipeline, step, tool or user");
 		return 2;
 	}
+	if (fleet_active() && a.since)
+		return report(NULL, &q, &a, fmt); /* every host's window, one at a time */
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;
