@@ -1,6 +1,7 @@
 """Energy and carbon (docs/energy.md): `tracer energy --json` against the documented model
 computed independently in Python from the database's own rows, on a recorded run, with the
 default coefficients and with an energy.conf of other ones."""
+import http.server
 import json
 import os
 import subprocess
@@ -8,6 +9,7 @@ import threading
 import time
 
 from harness import Failure, Skip, plain_build_only, start_daemons, test
+from test_cost import FakeImds
 
 GIB_KB = 1024.0 * 1024.0
 GB_PER_GIB = 1.073741824
@@ -111,6 +113,25 @@ def energy_matches_the_documented_model(ctx):
     ctx.check(m["cpu_watts_per_core"] == 20 and conf in m["cpu_source"] and m["grid_gco2e_per_kwh"] == 335.99
               and "IE" in m["grid_source"], f"configured model: {m}")
     compare(ctx, doc, expected(usage, 20, 0.5, 1.2, 335.99), "configured")
+
+    # The instance type from the cloud's metadata service (a local IMDSv2): m5.xlarge is the
+    # m5 family, 4.19 W per vCPU in the documented table, and its region us-east-1 (US-VA,
+    # 308 gCO2e/kWh) names the grid when no file does.
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeImds)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        FakeImds.mode, FakeImds.tokens_issued, FakeImds.tokens = "ok", 0, set()
+        doc = energy_json(ctx, "energy", "--energy-conf", empty, "--cost-conf", empty, "--imds-endpoint",
+                          f"http://127.0.0.1:{server.server_address[1]}", "--gcp-endpoint", "http://127.0.0.1:9")
+    finally:
+        server.shutdown()
+    m = doc["model"]
+    ctx.check(m["cpu_watts_per_core"] == 4.19 and m["cpu_estimate"] == "instance-type table" and
+              "m5.xlarge (IMDSv2)" in m["cpu_source"] and m["grid_gco2e_per_kwh"] == 308.0 and
+              m["region"] == "us-east-1", f"from the metadata service: {m}")
+    compare(ctx, doc, expected(usage, 4.19, 0.3725, 1.67, 308.0), "instance type")
+    ctx.check(all(p["cpu"] == "estimated (instance-type table)" for p in doc["parts"]),
+              f"each part says how: {[p['cpu'] for p in doc['parts']]}")
 
     # A bad line is refused, naming it.
     with open(conf, "a") as f:
