@@ -31,7 +31,8 @@ static const char usage_text[] =
     "  by run. CPU energy: measured (RAPL) where the collector recorded it, else W per\n"
     "  core from /etc/tracer/energy.conf, the instance type's family (--instance-type, the\n"
     "  cloud's metadata service), the CPU model, or a default; the output says which\n"
-    "  (docs/energy.md). --no-rapl: the estimate even where RAPL measured\n";
+    "  (docs/energy.md). --no-rapl: the estimate even where RAPL measured. With\n"
+    "  tracer --fleet URL, --since covers every host of the fleet store\n";
 
 static const char *const energy_columns[] = {
     "by",     "key",	   "processes", "cpu_ns", "memory_gib_hours",
