@@ -211,7 +211,6 @@ class FakePowercap:
 
 
 @test
-@plain_build_only("arithmetic over recorded rows in the CLI; the collector's reads run under ASan in the unit test")
 def rapl_measured_from_a_fake_powercap_tree(ctx):
     """The RAPL path end to end, with a fake powercap tree (--test-powercap-root, a test-only
     flag): the collector opens the root-only counters before its drop and records them every
