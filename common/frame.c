@@ -179,6 +179,11 @@ static const char *event_fault(const Tracer__Event *ev)
 		if (ev->sample->pid == 0 || ev->sample->start_ns == 0)
 			return "sample without pid or start time";
 		return NULL;
+	case TRACER__EVENT__KIND_ENERGY:
+		if (ev->energy->zone >= FRAME_MAX_ENERGY_ZONES ||
+		    !string_ok(ev->energy->name, FRAME_MAX_ENERGY_NAME))
+			return "energy counter of a zone out of range, or name too long";
+		return NULL;
 	default:
 		return "event of unknown kind";
 	}

@@ -294,12 +294,9 @@ static int load_host(sqlite3 *db, const char *verb, const char *host)
 	return copy_rows(db, verb, "collector_stats", where, NULL) < 0 ? -1 : 0;
 }
 
-sqlite3 *fleet_open(struct cli_query *q)
+sqlite3 *fleet_memory_db(const char *verb)
 {
-	static char id_text[32];
 	sqlite3 *db;
-	char host[300];
-	int64_t id;
 
 	/* Our migrations build the copy; their progress lines are no news to the reader. */
 	enum log_level level = log_get_level();
@@ -307,10 +304,22 @@ sqlite3 *fleet_open(struct cli_query *q)
 	int made = sqlite3_open(":memory:", &db) == SQLITE_OK && schema_migrate(db) == 0;
 	log_set_level(level);
 	if (!made) {
-		cli_error(q->verb, "cannot create the in-memory database for the fleet store\n");
+		cli_error(verb, "cannot create the in-memory database for the fleet store\n");
 		sqlite3_close(db);
 		return NULL;
 	}
+	return db;
+}
+
+sqlite3 *fleet_open(struct cli_query *q)
+{
+	static char id_text[32];
+	sqlite3 *db = fleet_memory_db(q->verb);
+	char host[300];
+	int64_t id;
+
+	if (!db)
+		return NULL;
 	if (!strcmp(q->verb, "runs")) {
 		if (load_runs_list(db, q->verb) == 0)
 			return db;
@@ -330,7 +339,7 @@ sqlite3 *fleet_open(struct cli_query *q)
 	} else {
 		cli_error(q->verb,
 			  "not available over the fleet yet (runs, show, signals, explain, "
-			  "report, timeline, cost, recommend, energy of a run and idle are)\n");
+			  "report, timeline, cost, recommend, energy and idle are)\n");
 	}
 	sqlite3_close(db);
 	return NULL;

@@ -39,7 +39,8 @@ struct collector_start {
 	int ready_fd;
 	int lifeline_fd; /* --exit-with-fd */
 	bool test_forbidden;
-	const char *redact_rules; /* --redact-rules */
+	const char *test_powercap_root; /* (tests) a fake /sys/class/powercap */
+	const char *redact_rules;	/* --redact-rules */
 };
 
 struct collector_config {
