@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test/helpers/procstatus.h"
+#include "procstatus.h"
 
 int main(int argc, char **argv)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "test/helpers/procstatus.h"
+#include "procstatus.h"
 
 int main(int argc, char **argv)
 {
