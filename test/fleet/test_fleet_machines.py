@@ -1,0 +1,225 @@
+"""make fleet-test: one pipeline across three machines, read with the fleet verbs.
+
+The fleet (machines.py): h1, h2, h3 booted with systemd in systemd-nspawn, tracer from
+our .deb in each, one ClickHouse on the host, Slurm across them. Two pipelines run on
+h1 with their jobs on h2 and h3:
+  (a) a script whose steps hold `sbatch --wait` (one job pinned to each node);
+  (b) Snakemake with --cluster sbatch (three jobs; Slurm places them).
+Each is asserted through `tracer --fleet CONF show RUN --json` and `runs --json`, run on
+h1 with the packaged tracer: one run whose jobs are linked to the steps that submitted
+them, on the hosts Slurm says, with a per-host breakdown; the jobs' CPU (the run's
+total less h1's own part) equals the sum of sacct's TotalCPU over the jobs' step lines
+within 1% (sacct on the host, from slurmdbd: Slurm's own account of the jobs, taken by
+slurmstepd, independent of ours). Each job's CPU as the fleet shows its own run is
+compared with its sacct line the same way, and printed. Scope: each host's shipped
+processes are its own machine's only (slurmctld only from h1, slurmd only from h2/h3,
+each job's burn only from the node Slurm ran it on)."""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+from clickhouse import ClickHouse
+from harness import Failure, test
+from machines import Fleet
+from test_batch import build_burn, sacct_jobs
+
+JOB_SH = "#!/bin/bash\n/fleet/bin/burn \"$1\"\n/fleet/bin/burn 0.1\n"
+
+HEAD_SH = """#!/bin/bash
+# Two steps at once, each waiting for its job; submitted 0.3 s apart.
+cd /fleet
+mkdir -p /fleet/a/j2 /fleet/a/j3
+sbatch --parsable --wait -w h2 --mem=100M --chdir /fleet/a/j2 -o /fleet/a/j2.out /fleet/job.sh 1.5 > /fleet/a/j2.id &
+sleep 0.3
+sbatch --parsable --wait -w h3 --mem=100M --chdir /fleet/a/j3 -o /fleet/a/j3.out /fleet/job.sh 1.0 > /fleet/a/j3.id &
+wait
+/fleet/bin/burn 0.2
+"""
+
+SNAKEFILE = """rule all:
+    input: "a.align", "b.align", "merged.txt"
+rule align:
+    output: "{x}.align"
+    shell: "/fleet/bin/burn 1.2 && echo {wildcards.x} > {output}"
+rule merge:
+    input: "a.align", "b.align"
+    output: "merged.txt"
+    shell: "/fleet/bin/burn 0.6 && cat {input} > {output}"
+"""
+
+
+def fleet_json(ctx, h1, conf, *args):
+    p = h1.run("tracer", "--fleet", conf, *args, "--json", timeout=120)
+    if p.returncode != 0:
+        raise Failure(f"tracer --fleet {' '.join(args)} --json: {p.returncode} {p.stderr[-600:]}")
+    return json.loads(p.stdout)
+
+
+def wait_joined(ctx, h1, conf, run, job_ids, timeout=120):
+    """The pipeline's run as the fleet store shows it, once every job is there and linked
+    and every job's own run has ended (the shippers deliver ended images within seconds)."""
+    end = time.time() + timeout
+    doc = {}
+    while time.time() < end:
+        try:
+            doc = fleet_json(ctx, h1, conf, "show", run)
+        except Failure:
+            doc = {}
+        jobs = {j["job_id_raw"]: j for j in doc.get("batch_jobs") or []}
+        hosts = doc.get("hosts") or []
+        if set(jobs) >= set(job_ids) and all(j.get("link") in ("linked", "ordered") for j in jobs.values()) \
+                and sum(h.get("jobs") or 0 for h in hosts) >= len(job_ids) and (doc.get("run") or {}).get("end_ns"):
+            return doc
+        time.sleep(2)
+    raise Failure(f"{run}: the jobs {job_ids} never all joined: {doc.get('batch_jobs')} hosts {doc.get('hosts')} "
+                  f"elsewhere {doc.get('batch_elsewhere')}")
+
+
+def check_pipeline(ctx, fleet, h1, conf, ch, label, run, local_host_id, truth):
+    """The fleet's view of one pipeline against sacct (TRUTH: {job id: sacct job})."""
+    job_ids = sorted(truth)
+    doc = wait_joined(ctx, h1, conf, run, job_ids)
+    jobs = {j["job_id_raw"]: j for j in doc["batch_jobs"]}
+    steps = {s["id"]: s for s in doc.get("steps") or []}
+    ctx.check(set(jobs) == set(job_ids), f"{label}: the run's jobs are sacct's: {sorted(jobs)} vs {job_ids}")
+    for jid, j in jobs.items():
+        ctx.check(j.get("link") in ("linked", "ordered") and j.get("step_id") in steps,
+                  f"{label}: job {jid} linked to a step of the run: {j.get('link')} step {j.get('step_id')}")
+        ctx.check(fleet.host_of(j["host"]) == truth[jid]["node"],
+                  f"{label}: job {jid} on {fleet.host_of(j['host'])}, Slurm ran it on {truth[jid]['node']}")
+    hosts = {fleet.host_of(h["host"]): h for h in doc.get("hosts") or []}
+    want_hosts = {"h1"} | {t["node"] for t in truth.values()}
+    ctx.check(set(hosts) == want_hosts, f"{label}: per-host breakdown {sorted(hosts)}, want {sorted(want_hosts)}")
+    for node in want_hosts - {"h1"}:
+        n = sum(1 for t in truth.values() if t["node"] == node)
+        ctx.check((hosts.get(node) or {}).get("jobs") == n,
+                  f"{label}: {node} holds {n} job(s): {(hosts.get(node) or {}).get('jobs')}")
+    total = (doc.get("run") or {}).get("cpu_ns") or 0
+    head = (hosts.get("h1") or {}).get("cpu_ns") or 0
+    jobs_cpu = sum((hosts.get(h) or {}).get("cpu_ns") or 0 for h in want_hosts - {"h1"})
+    sacct_cpu = sum(t["cpu_ns"] for t in truth.values())
+    ctx.check(total == head + jobs_cpu, f"{label}: the run's CPU {total} is the hosts' sum {head} + {jobs_cpu}")
+    ctx.close(jobs_cpu, sacct_cpu, sacct_cpu // 100, f"{label}: the jobs' CPU (hosts 2 and 3) vs sacct TotalCPU (ns)")
+    print(f"    {label}: run {run}: CPU {total / 1e6:.1f} ms = h1 {head / 1e6:.1f} ms + jobs "
+          f"{jobs_cpu / 1e6:.1f} ms; sacct TotalCPU of the jobs {sacct_cpu / 1e6:.1f} ms "
+          f"({(jobs_cpu - sacct_cpu) / max(sacct_cpu, 1) * 100:+.2f}%)", flush=True)
+    # Each job's own run on its host (the job side), against its sacct lines.
+    for jid in job_ids:
+        rows = ch.rows(f"SELECT _host, run_id FROM tracer.batch_jobs FINAL WHERE job_id = '{jid}'")
+        if len(rows) != 1:
+            ctx.check(False, f"{label}: job {jid} recorded once in the fleet store: {rows}")
+            continue
+        own = fleet_json(ctx, h1, conf, "show", f"{rows[0][0]}:{rows[0][1]}")
+        cpu = (own.get("run") or {}).get("cpu_ns") or 0
+        want = truth[jid]["cpu_ns"]
+        ctx.close(cpu, want, want // 100, f"{label}: job {jid}'s run on {fleet.host_of(rows[0][0])} vs sacct (ns)")
+        print(f"      job {jid} on {fleet.host_of(rows[0][0])}: ours {cpu / 1e6:.1f} ms, "
+              f"sacct {want / 1e6:.1f} ms ({(cpu - want) / max(want, 1) * 100:+.2f}%)", flush=True)
+    # runs: the pipeline is one row (its jobs' runs folded in), with the whole CPU.
+    rows = [r for r in fleet_json(ctx, h1, conf, "runs")["runs"] if f"{r['host']}:{r['id']}" == run]
+    ctx.check(len(rows) == 1 and rows[0]["cpu_ns"] == total,
+              f"{label}: fleet runs lists the pipeline once with its CPU {total}: {rows}")
+    job_hosts = {fleet.machines[t["node"]].machine_id for t in truth.values()}
+    folded = [r for r in fleet_json(ctx, h1, conf, "runs")["runs"] if r["host"] in job_hosts]
+    ctx.check(not folded, f"{label}: no job's run of hosts 2 and 3 is a row of its own: {folded}")
+    text = h1.run("tracer", "--fleet", conf, "show", run)
+    ctx.check(text.returncode == 0 and "Hosts of this run" in text.stdout,
+              f"{label}: fleet show text: {text.returncode} {text.stderr[-300:]}")
+
+
+def sacct_truth(ctx, slurm, workdirs, expect):
+    """{job id: {"cpu_ns": sum of its step lines' TotalCPU, "node": NodeList}} from slurmdbd."""
+    jobs = {}
+    for wd in workdirs:
+        jobs.update(sacct_jobs(slurm, wd, expect=expect.get(wd, 1), timeout=90))
+    nodes = {}
+    p = subprocess.run(["sacct", "-a", "-X", "-P", "-n", "--format=JobIDRaw,NodeList", "-j", ",".join(jobs)],
+                       env=slurm.env, capture_output=True, text=True, timeout=60)
+    for line in p.stdout.splitlines():
+        raw, node = (line.split("|") + [""])[:2]
+        nodes[raw] = node
+    return {raw: {"cpu_ns": j["cpu_ns"], "node": nodes.get(raw), "state": j["state"]} for raw, j in jobs.items()}
+
+
+def check_scope(ctx, fleet, ch, placed):
+    """Each host shipped its own machine's processes only: the burns of a job's work dir
+    (two per job of (a), one per Snakemake job) from the node sacct ran it on, the
+    submitting sbatch and the head's own burn from h1, each under its machine id.
+    PLACED: {work dir: {host: burns expected}}."""
+    got = {}
+    for host, cwd, n in ch.rows("SELECT _host, cwd, count() FROM tracer.processes FINAL "
+                                "WHERE exe = '/fleet/bin/burn' GROUP BY _host, cwd"):
+        got.setdefault(cwd, {})[fleet.host_of(host)] = int(n)
+    ctx.check(got == placed, f"each job's burns recorded by its own node alone: {got}, want {placed}")
+    sbatch = {fleet.host_of(h): int(n) for h, n in ch.rows(
+        "SELECT _host, count() FROM tracer.processes FINAL WHERE exe = '/usr/bin/sbatch' GROUP BY _host")}
+    ctx.check(sbatch == {"h1": 5}, f"the five sbatch recorded by h1 alone: {sbatch}")
+    hosts = {fleet.host_of(h) for (h,) in ch.rows("SELECT DISTINCT _host FROM tracer.processes")}
+    ctx.check(hosts == {"h1", "h2", "h3"}, f"three hosts shipped, each under its machine id: {hosts}")
+    print(f"    scope: burns by work dir and host {got}; sbatch by host {sbatch}", flush=True)
+
+
+@test
+def fleet_one_run_across_three_machines(ctx):
+    deb = os.environ.get("TRACER_FLEET_DEB")
+    if not deb or not os.path.exists(deb):
+        raise Failure(f"TRACER_FLEET_DEB={deb!r}: make fleet-test builds the package first")
+    t0 = time.time()
+    ch = ClickHouse(ctx.path("ch"))
+    ch.start()
+    ctx.cleanups.append(ch.stop)
+    fleet = Fleet(ctx)
+    fleet.prepare(deb)
+    os.makedirs(os.path.join(fleet.shared, "bin"))
+    shutil.copy(build_burn(ctx), os.path.join(fleet.shared, "bin/burn"))
+    for name, text in (("job.sh", JOB_SH), ("head.sh", HEAD_SH)):
+        with open(os.path.join(fleet.shared, name), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(fleet.shared, name), 0o755)
+    os.makedirs(os.path.join(fleet.shared, "sm"))
+    with open(os.path.join(fleet.shared, "sm/Snakefile"), "w") as f:
+        f.write(SNAKEFILE)
+    fleet.boot(ch)
+    for m in fleet.machines.values():
+        active = m.run("systemctl", "is-active", "tracer-collector", "tracer-aggregator", "tracer-shipper").stdout.split()
+        enabled = m.run("systemctl", "is-enabled", "tracer.target").stdout.strip()
+        ident = m.run("sh", "-c", "hostname; cat /etc/machine-id").stdout.split()
+        ctx.check(active == ["active"] * 3 and enabled == "enabled" and ident == [m.host, m.machine_id],
+                  f"{m.host}: units {active}, tracer.target {enabled}, hostname and id {ident}")
+    slurm = fleet.start_slurm()
+    conf = fleet.fleet_config(ch)
+    h1 = fleet.machines["h1"]
+    print(f"    fleet up in {time.time() - t0:.0f} s", flush=True)
+
+    # (a) the script: two steps waiting on sbatch --wait, one job on each node.
+    h1.sh("tracer run --run fleet-sbatch -- /fleet/head.sh")
+    rid = h1.run("tracer", "runs", "--json").stdout
+    rid = [r["id"] for r in json.loads(rid)["runs"] if r.get("name") == "fleet-sbatch"]
+    if len(rid) != 1:
+        raise Failure(f"h1 recorded the script's run once: {rid}")
+    truth = sacct_truth(ctx, slurm, ["/fleet/a/j2", "/fleet/a/j3"], {})
+    ids = {open(os.path.join(fleet.shared, f"a/{n}.id")).read().strip(): n for n in ("j2", "j3")}
+    ctx.check(set(ids) == set(truth) and all(truth[j]["node"] == "h" + ids[j][1:] for j in ids),
+              f"sbatch's ids {ids} are sacct's jobs on the nodes asked for: {truth}")
+    placed = {"/fleet": {"h1": 1}, "/fleet/a/j2": {"h2": 2}, "/fleet/a/j3": {"h3": 2}}
+    check_pipeline(ctx, fleet, h1, conf, ch, "sbatch --wait", f"{fleet.machines['h1'].machine_id}:{rid[0]}",
+                   h1.machine_id, truth)
+
+    # (b) Snakemake --cluster sbatch from h1; Slurm places the three jobs.
+    h1.sh("cd /fleet/sm && snakemake -j2 --scheduler greedy --latency-wait 10 "
+          "--cluster 'sbatch --mem=100M -o /fleet/sm/slurm-%j.out' > /fleet/sm/sm.log 2>&1")
+    runs = [r for r in json.loads(h1.run("tracer", "runs", "--json").stdout)["runs"] if r.get("engine") == "snakemake"]
+    if len(runs) != 1:
+        raise Failure(f"h1 recorded one Snakemake run: {runs}")
+    truth = sacct_truth(ctx, slurm, ["/fleet/sm"], {"/fleet/sm": 3})
+    ctx.check(len(truth) == 3 and all(t["state"] == "COMPLETED" for t in truth.values()),
+              f"sacct: Snakemake's three jobs completed: {truth}")
+    check_pipeline(ctx, fleet, h1, conf, ch, "snakemake --cluster", f"{h1.machine_id}:{runs[0]['id']}",
+                   h1.machine_id, truth)
+    placed["/fleet/sm"] = {}
+    for t in truth.values():
+        placed["/fleet/sm"][t["node"]] = placed["/fleet/sm"].get(t["node"], 0) + 1
+    check_scope(ctx, fleet, ch, placed)
+    print(f"    fleet test body {time.time() - t0:.0f} s", flush=True)
