@@ -118,7 +118,7 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
                common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c \
-               common/options.c
+               common/options.c common/taskdir.c
 # Argv redaction: a pure function of (argv, rules), what the fuzzer and the bench link.
 REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact/inside.c \
                collector/redact/keys.c collector/redact/rules.c \

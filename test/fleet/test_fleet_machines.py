@@ -4,7 +4,10 @@ The fleet (machines.py): h1, h2, h3 booted with systemd in systemd-nspawn, trace
 our .deb in each, one ClickHouse on the host, Slurm across them. Two pipelines run on
 h1 with their jobs on h2 and h3:
   (a) a script whose steps hold `sbatch --wait` (one job pinned to each node);
-  (b) Snakemake with --cluster sbatch (three jobs; Slurm places them).
+  (b) Snakemake with --cluster sbatch (three jobs; Slurm places them);
+  (c) the Nextflow-shaped launcher (test/integration/fixtures/nextflow: Nextflow is not
+      installable here) with its slurm executor: `sbatch .command.run` from each task's
+      work dir <work>/<2 hex>/<30 hex>, polled for .exitcode (two tasks).
 Each is asserted through `tracer --fleet CONF show RUN --json` and `runs --json`, run on
 h1 with the packaged tracer: one run whose jobs are linked to the steps that submitted
 them, on the hosts Slurm says, with a per-host breakdown; the jobs' CPU (the run's
@@ -37,6 +40,9 @@ sbatch --parsable --wait -w h3 --mem=100M --chdir /fleet/a/j3 -o /fleet/a/j3.out
 wait
 /fleet/bin/burn 0.2
 """
+
+NEXTFLOW = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration", "fixtures", "nextflow")
+MAIN_NF = "ALIGN: /fleet/bin/burn 1.2\nCALL: /fleet/bin/burn 0.8\n"
 
 SNAKEFILE = """rule all:
     input: "a.align", "b.align", "merged.txt"
@@ -145,7 +151,7 @@ def sacct_truth(ctx, slurm, workdirs, expect):
 
 def check_scope(ctx, fleet, ch, placed):
     """Each host shipped its own machine's processes only: the burns of a job's work dir
-    (two per job of (a), one per Snakemake job) from the node sacct ran it on, the
+    (two per job of (a), one per Snakemake job or Nextflow task) from the node sacct ran it on, the
     submitting sbatch and the head's own burn from h1, each under its machine id.
     PLACED: {work dir: {host: burns expected}}."""
     got = {}
@@ -155,7 +161,7 @@ def check_scope(ctx, fleet, ch, placed):
     ctx.check(got == placed, f"each job's burns recorded by its own node alone: {got}, want {placed}")
     sbatch = {fleet.host_of(h): int(n) for h, n in ch.rows(
         "SELECT _host, count() FROM tracer.processes FINAL WHERE exe = '/usr/bin/sbatch' GROUP BY _host")}
-    ctx.check(sbatch == {"h1": 5}, f"the five sbatch recorded by h1 alone: {sbatch}")
+    ctx.check(sbatch == {"h1": 7}, f"the seven sbatch recorded by h1 alone: {sbatch}")
     hosts = {fleet.host_of(h) for (h,) in ch.rows("SELECT DISTINCT _host FROM tracer.processes")}
     ctx.check(hosts == {"h1", "h2", "h3"}, f"three hosts shipped, each under its machine id: {hosts}")
     print(f"    scope: burns by work dir and host {got}; sbatch by host {sbatch}", flush=True)
@@ -181,6 +187,11 @@ def fleet_one_run_across_three_machines(ctx):
     os.makedirs(os.path.join(fleet.shared, "sm"))
     with open(os.path.join(fleet.shared, "sm/Snakefile"), "w") as f:
         f.write(SNAKEFILE)
+    os.makedirs(os.path.join(fleet.shared, "nf"))
+    for f in ("nextflow", "command.run.in"):
+        shutil.copy(os.path.join(NEXTFLOW, f), os.path.join(fleet.shared, "bin", f))
+    with open(os.path.join(fleet.shared, "nf/main.nf"), "w") as f:
+        f.write(MAIN_NF)
     fleet.boot(ch)
     for m in fleet.machines.values():
         active = m.run("systemctl", "is-active", "tracer-collector", "tracer-aggregator", "tracer-shipper").stdout.split()
@@ -221,5 +232,23 @@ def fleet_one_run_across_three_machines(ctx):
     placed["/fleet/sm"] = {}
     for t in truth.values():
         placed["/fleet/sm"][t["node"]] = placed["/fleet/sm"].get(t["node"], 0) + 1
+
+    # (c) Nextflow's slurm executor's shapes: each task a job started in its work dir.
+    h1.sh("cd /fleet/nf && /fleet/bin/nextflow run main.nf -process.executor slurm > /fleet/nf/nf.log 2>&1")
+    runs = [r for r in json.loads(h1.run("tracer", "runs", "--json").stdout)["runs"] if r.get("engine") == "nextflow"]
+    if len(runs) != 1:
+        raise Failure(f"h1 recorded one Nextflow run: {runs}")
+    tasks = dict(line.split() for line in open(os.path.join(fleet.shared, "nf/work/tasks.txt")))
+    truth = sacct_truth(ctx, slurm, sorted(tasks.values()), {})
+    ctx.check(len(truth) == 2, f"sacct: a job per task: {truth}")
+    check_pipeline(ctx, fleet, h1, conf, ch, "nextflow slurm", f"{h1.machine_id}:{runs[0]['id']}",
+                   h1.machine_id, truth)
+    by_dir = {}
+    for raw, t in truth.items():
+        out = subprocess.run(["sacct", "-X", "-P", "-n", "--format=WorkDir", "-j", raw], env=slurm.env,
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+        by_dir[out] = t["node"]
+    for d in tasks.values():
+        placed[d] = {by_dir.get(d): 1}
     check_scope(ctx, fleet, ch, placed)
     print(f"    fleet test body {time.time() - t0:.0f} s", flush=True)
