@@ -27,6 +27,7 @@ from clickhouse import ClickHouse
 from harness import Failure, test
 from machines import Fleet
 from test_batch import build_burn, sacct_jobs
+from test_fleet_batch import snakemake_job_rules
 
 JOB_SH = "#!/bin/bash\n/fleet/bin/burn \"$1\"\n/fleet/bin/burn 0.1\n"
 
@@ -133,6 +134,14 @@ def check_pipeline(ctx, fleet, h1, conf, ch, label, run, local_host_id, truth):
     text = h1.run("tracer", "--fleet", conf, "show", run)
     ctx.check(text.returncode == 0 and "Hosts of this run" in text.stdout,
               f"{label}: fleet show text: {text.returncode} {text.stderr[-300:]}")
+    return {jid: steps.get(j.get("step_id")) or {} for jid, j in jobs.items()}
+
+
+def check_steps(ctx, label, got, want):
+    """Each job under the step its own engine says (WANT: {job id: (field, value)})."""
+    for jid, (field, value) in want.items():
+        ctx.check((got.get(jid) or {}).get(field) == value,
+                  f"{label}: job {jid}'s step has {field} {value!r}: {(got.get(jid) or {}).get(field)!r}")
 
 
 def sacct_truth(ctx, slurm, workdirs, expect):
@@ -220,8 +229,9 @@ def fleet_one_run_across_three_machines(ctx):
     ctx.check(set(ids) == set(truth) and all(truth[j]["node"] == "h" + ids[j][1:] for j in ids),
               f"sbatch's ids {ids} are sacct's jobs on the nodes asked for: {truth}")
     placed = {"/fleet": {"h1": 1}, "/fleet/a/j2": {"h2": 2}, "/fleet/a/j3": {"h3": 2}}
-    check_pipeline(ctx, fleet, h1, conf, ch, "sbatch --wait", f"{fleet.machines['h1'].machine_id}:{rid[0]}",
-                   h1.machine_id, truth)
+    steps = check_pipeline(ctx, fleet, h1, conf, ch, "sbatch --wait", f"{h1.machine_id}:{rid[0]}",
+                           h1.machine_id, truth)
+    ctx.check(len({s.get("id") for s in steps.values()}) == 2, f"each job under the step of its own sbatch: {steps}")
 
     # (b) Snakemake --cluster sbatch from h1; Slurm places the three jobs.
     h1.sh("cd /fleet/sm && snakemake -j2 --scheduler greedy --latency-wait 10 "
@@ -232,8 +242,11 @@ def fleet_one_run_across_three_machines(ctx):
     truth = sacct_truth(ctx, slurm, ["/fleet/sm"], {"/fleet/sm": 3})
     ctx.check(len(truth) == 3 and all(t["state"] == "COMPLETED" for t in truth.values()),
               f"sacct: Snakemake's three jobs completed: {truth}")
-    check_pipeline(ctx, fleet, h1, conf, ch, "snakemake --cluster", f"{h1.machine_id}:{runs[0]['id']}",
-                   h1.machine_id, truth)
+    steps = check_pipeline(ctx, fleet, h1, conf, ch, "snakemake --cluster", f"{h1.machine_id}:{runs[0]['id']}",
+                           h1.machine_id, truth)
+    rules = snakemake_job_rules(open(os.path.join(fleet.shared, "sm/sm.log")).read())
+    ctx.check(set(rules) == set(truth), f"Snakemake's log names sacct's jobs: {rules}")
+    check_steps(ctx, "snakemake --cluster", steps, {jid: ("name", rule) for jid, (rule, _) in rules.items()})
     placed["/fleet/sm"] = {}
     for t in truth.values():
         placed["/fleet/sm"][t["node"]] = placed["/fleet/sm"].get(t["node"], 0) + 1
@@ -246,13 +259,15 @@ def fleet_one_run_across_three_machines(ctx):
     tasks = dict(line.split() for line in open(os.path.join(fleet.shared, "nf/work/tasks.txt")))
     truth = sacct_truth(ctx, slurm, sorted(tasks.values()), {})
     ctx.check(len(truth) == 2, f"sacct: a job per task: {truth}")
-    check_pipeline(ctx, fleet, h1, conf, ch, "nextflow slurm", f"{h1.machine_id}:{runs[0]['id']}",
-                   h1.machine_id, truth)
-    by_dir = {}
+    steps = check_pipeline(ctx, fleet, h1, conf, ch, "nextflow slurm", f"{h1.machine_id}:{runs[0]['id']}",
+                           h1.machine_id, truth)
+    by_dir, keys = {}, {}
     for raw, t in truth.items():
         out = subprocess.run(["sacct", "-X", "-P", "-n", "--format=WorkDir", "-j", raw], env=slurm.env,
                              capture_output=True, text=True, timeout=60).stdout.strip()
         by_dir[out] = t["node"]
+        keys[raw] = ("key", "/".join(out.split("/")[-2:]))  # the task's hash, as Nextflow names its dir
+    check_steps(ctx, "nextflow slurm", steps, keys)
     for d in tasks.values():
         placed[d] = {by_dir.get(d): 1}
     check_scope(ctx, fleet, ch, placed)
