@@ -84,7 +84,7 @@ def wait_joined(ctx, h1, conf, run, job_ids, timeout=120):
                   f"elsewhere {doc.get('batch_elsewhere')}")
 
 
-def check_pipeline(ctx, fleet, h1, conf, ch, label, run, local_host_id, truth):
+def check_pipeline(ctx, fleet, h1, conf, ch, label, run, truth):
     """The fleet's view of one pipeline against sacct (TRUTH: {job id: sacct job})."""
     job_ids = sorted(truth)
     doc = wait_joined(ctx, h1, conf, run, job_ids)
@@ -176,12 +176,7 @@ def check_scope(ctx, fleet, ch, placed):
     print(f"    scope: burns by work dir and host {got}; sbatch by host {sbatch}", flush=True)
 
 
-@test
-def fleet_one_run_across_three_machines(ctx):
-    deb = os.environ.get("TRACER_FLEET_DEB")
-    if not deb or not os.path.exists(deb):
-        raise Failure(f"TRACER_FLEET_DEB={deb!r}: make fleet-test builds the package first")
-    t0 = time.time()
+def start_clickhouse(ctx):
     # ClickHouse's data on a tmpfs: its tens of thousands of part files take minutes to
     # delete on this machine's disk (ext4 with discard), an unmount no time.
     os.makedirs(ctx.path("ch"))
@@ -190,22 +185,92 @@ def fleet_one_run_across_three_machines(ctx):
     ch = ClickHouse(ctx.path("ch"))
     ch.start()
     ctx.cleanups.append(ch.stop)
+    return ch
+
+
+def write_workloads(ctx, shared):
+    """The pipelines' files in /fleet, which every machine sees."""
+    os.makedirs(os.path.join(shared, "bin"))
+    shutil.copy(build_burn(ctx), os.path.join(shared, "bin/burn"))
+    for f in ("nextflow", "command.run.in"):
+        shutil.copy(os.path.join(NEXTFLOW, f), os.path.join(shared, "bin", f))
+    for name, text, mode in (("job.sh", JOB_SH, 0o755), ("head.sh", HEAD_SH, 0o755),
+                             ("sm/Snakefile", SNAKEFILE, 0o644), ("nf/main.nf", MAIN_NF, 0o644)):
+        path = os.path.join(shared, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+
+
+def engine_run(h1, engine):
+    runs = [r for r in json.loads(h1.run("tracer", "runs", "--json").stdout)["runs"] if r.get("engine") == engine]
+    if len(runs) != 1:
+        raise Failure(f"h1 recorded one {engine} run: {runs}")
+    return f"{h1.machine_id}:{runs[0]['id']}"
+
+
+def script_pipeline(ctx, fleet, h1, conf, ch, slurm, placed):
+    """(a) the script: two steps waiting on sbatch --wait, one job on each node."""
+    h1.sh("tracer run --run fleet-sbatch -- /fleet/head.sh")
+    rid = [r["id"] for r in json.loads(h1.run("tracer", "runs", "--json").stdout)["runs"]
+           if r.get("name") == "fleet-sbatch"]
+    if len(rid) != 1:
+        raise Failure(f"h1 recorded the script's run once: {rid}")
+    truth = sacct_truth(ctx, slurm, ["/fleet/a/j2", "/fleet/a/j3"], {})
+    ids = {open(os.path.join(fleet.shared, f"a/{n}.id")).read().strip(): n for n in ("j2", "j3")}
+    ctx.check(set(ids) == set(truth) and all(truth[j]["node"] == "h" + ids[j][1:] for j in ids),
+              f"sbatch's ids {ids} are sacct's jobs on the nodes asked for: {truth}")
+    placed.update({"/fleet": {"h1": 1}, "/fleet/a/j2": {"h2": 2}, "/fleet/a/j3": {"h3": 2}})
+    steps = check_pipeline(ctx, fleet, h1, conf, ch, "sbatch --wait", f"{h1.machine_id}:{rid[0]}", truth)
+    ctx.check(len({s.get("id") for s in steps.values()}) == 2, f"each job under the step of its own sbatch: {steps}")
+
+
+def snakemake_pipeline(ctx, fleet, h1, conf, ch, slurm, placed):
+    """(b) Snakemake --cluster sbatch from h1; Slurm places the three jobs."""
+    h1.sh("cd /fleet/sm && snakemake -j2 --scheduler greedy --latency-wait 10 "
+          "--cluster 'sbatch --mem=100M -o /fleet/sm/slurm-%j.out' > /fleet/sm/sm.log 2>&1")
+    run = engine_run(h1, "snakemake")
+    truth = sacct_truth(ctx, slurm, ["/fleet/sm"], {"/fleet/sm": 3})
+    ctx.check(len(truth) == 3 and all(t["state"] == "COMPLETED" for t in truth.values()),
+              f"sacct: Snakemake's three jobs completed: {truth}")
+    steps = check_pipeline(ctx, fleet, h1, conf, ch, "snakemake --cluster", run, truth)
+    rules = snakemake_job_rules(open(os.path.join(fleet.shared, "sm/sm.log")).read())
+    ctx.check(set(rules) == set(truth), f"Snakemake's log names sacct's jobs: {rules}")
+    check_steps(ctx, "snakemake --cluster", steps, {jid: ("name", rule) for jid, (rule, _) in rules.items()})
+    placed["/fleet/sm"] = {}
+    for t in truth.values():
+        placed["/fleet/sm"][t["node"]] = placed["/fleet/sm"].get(t["node"], 0) + 1
+
+
+def nextflow_pipeline(ctx, fleet, h1, conf, ch, slurm, placed):
+    """(c) Nextflow's slurm executor's shapes: each task a job started in its work dir."""
+    h1.sh("cd /fleet/nf && /fleet/bin/nextflow run main.nf -process.executor slurm > /fleet/nf/nf.log 2>&1")
+    run = engine_run(h1, "nextflow")
+    tasks = dict(line.split() for line in open(os.path.join(fleet.shared, "nf/work/tasks.txt")))
+    truth = sacct_truth(ctx, slurm, sorted(tasks.values()), {})
+    ctx.check(len(truth) == 2, f"sacct: a job per task: {truth}")
+    steps = check_pipeline(ctx, fleet, h1, conf, ch, "nextflow slurm", run, truth)
+    keys = {}
+    for raw, t in truth.items():
+        wd = subprocess.run(["sacct", "-X", "-P", "-n", "--format=WorkDir", "-j", raw], env=slurm.env,
+                            capture_output=True, text=True, timeout=60).stdout.strip()
+        placed[wd] = {t["node"]: 1}
+        keys[raw] = ("key", "/".join(wd.split("/")[-2:]))  # the task's hash, as Nextflow names its dir
+    check_steps(ctx, "nextflow slurm", steps, keys)
+    ctx.check(set(tasks.values()) <= set(placed), f"sacct's work dirs are the tasks': {sorted(placed)}")
+
+
+@test
+def fleet_one_run_across_three_machines(ctx):
+    deb = os.environ.get("TRACER_FLEET_DEB")
+    if not deb or not os.path.exists(deb):
+        raise Failure(f"TRACER_FLEET_DEB={deb!r}: make fleet-test builds the package first")
+    t0 = time.time()
+    ch = start_clickhouse(ctx)
     fleet = Fleet(ctx)
     fleet.prepare(deb)
-    os.makedirs(os.path.join(fleet.shared, "bin"))
-    shutil.copy(build_burn(ctx), os.path.join(fleet.shared, "bin/burn"))
-    for name, text in (("job.sh", JOB_SH), ("head.sh", HEAD_SH)):
-        with open(os.path.join(fleet.shared, name), "w") as f:
-            f.write(text)
-        os.chmod(os.path.join(fleet.shared, name), 0o755)
-    os.makedirs(os.path.join(fleet.shared, "sm"))
-    with open(os.path.join(fleet.shared, "sm/Snakefile"), "w") as f:
-        f.write(SNAKEFILE)
-    os.makedirs(os.path.join(fleet.shared, "nf"))
-    for f in ("nextflow", "command.run.in"):
-        shutil.copy(os.path.join(NEXTFLOW, f), os.path.join(fleet.shared, "bin", f))
-    with open(os.path.join(fleet.shared, "nf/main.nf"), "w") as f:
-        f.write(MAIN_NF)
+    write_workloads(ctx, fleet.shared)
     fleet.boot(ch)
     for m in fleet.machines.values():
         active = m.run("systemctl", "is-active", "tracer-collector", "tracer-aggregator", "tracer-shipper").stdout.split()
@@ -217,58 +282,8 @@ def fleet_one_run_across_three_machines(ctx):
     conf = fleet.fleet_config(ch)
     h1 = fleet.machines["h1"]
     print(f"    fleet up in {time.time() - t0:.0f} s", flush=True)
-
-    # (a) the script: two steps waiting on sbatch --wait, one job on each node.
-    h1.sh("tracer run --run fleet-sbatch -- /fleet/head.sh")
-    rid = h1.run("tracer", "runs", "--json").stdout
-    rid = [r["id"] for r in json.loads(rid)["runs"] if r.get("name") == "fleet-sbatch"]
-    if len(rid) != 1:
-        raise Failure(f"h1 recorded the script's run once: {rid}")
-    truth = sacct_truth(ctx, slurm, ["/fleet/a/j2", "/fleet/a/j3"], {})
-    ids = {open(os.path.join(fleet.shared, f"a/{n}.id")).read().strip(): n for n in ("j2", "j3")}
-    ctx.check(set(ids) == set(truth) and all(truth[j]["node"] == "h" + ids[j][1:] for j in ids),
-              f"sbatch's ids {ids} are sacct's jobs on the nodes asked for: {truth}")
-    placed = {"/fleet": {"h1": 1}, "/fleet/a/j2": {"h2": 2}, "/fleet/a/j3": {"h3": 2}}
-    steps = check_pipeline(ctx, fleet, h1, conf, ch, "sbatch --wait", f"{h1.machine_id}:{rid[0]}",
-                           h1.machine_id, truth)
-    ctx.check(len({s.get("id") for s in steps.values()}) == 2, f"each job under the step of its own sbatch: {steps}")
-
-    # (b) Snakemake --cluster sbatch from h1; Slurm places the three jobs.
-    h1.sh("cd /fleet/sm && snakemake -j2 --scheduler greedy --latency-wait 10 "
-          "--cluster 'sbatch --mem=100M -o /fleet/sm/slurm-%j.out' > /fleet/sm/sm.log 2>&1")
-    runs = [r for r in json.loads(h1.run("tracer", "runs", "--json").stdout)["runs"] if r.get("engine") == "snakemake"]
-    if len(runs) != 1:
-        raise Failure(f"h1 recorded one Snakemake run: {runs}")
-    truth = sacct_truth(ctx, slurm, ["/fleet/sm"], {"/fleet/sm": 3})
-    ctx.check(len(truth) == 3 and all(t["state"] == "COMPLETED" for t in truth.values()),
-              f"sacct: Snakemake's three jobs completed: {truth}")
-    steps = check_pipeline(ctx, fleet, h1, conf, ch, "snakemake --cluster", f"{h1.machine_id}:{runs[0]['id']}",
-                           h1.machine_id, truth)
-    rules = snakemake_job_rules(open(os.path.join(fleet.shared, "sm/sm.log")).read())
-    ctx.check(set(rules) == set(truth), f"Snakemake's log names sacct's jobs: {rules}")
-    check_steps(ctx, "snakemake --cluster", steps, {jid: ("name", rule) for jid, (rule, _) in rules.items()})
-    placed["/fleet/sm"] = {}
-    for t in truth.values():
-        placed["/fleet/sm"][t["node"]] = placed["/fleet/sm"].get(t["node"], 0) + 1
-
-    # (c) Nextflow's slurm executor's shapes: each task a job started in its work dir.
-    h1.sh("cd /fleet/nf && /fleet/bin/nextflow run main.nf -process.executor slurm > /fleet/nf/nf.log 2>&1")
-    runs = [r for r in json.loads(h1.run("tracer", "runs", "--json").stdout)["runs"] if r.get("engine") == "nextflow"]
-    if len(runs) != 1:
-        raise Failure(f"h1 recorded one Nextflow run: {runs}")
-    tasks = dict(line.split() for line in open(os.path.join(fleet.shared, "nf/work/tasks.txt")))
-    truth = sacct_truth(ctx, slurm, sorted(tasks.values()), {})
-    ctx.check(len(truth) == 2, f"sacct: a job per task: {truth}")
-    steps = check_pipeline(ctx, fleet, h1, conf, ch, "nextflow slurm", f"{h1.machine_id}:{runs[0]['id']}",
-                           h1.machine_id, truth)
-    by_dir, keys = {}, {}
-    for raw, t in truth.items():
-        out = subprocess.run(["sacct", "-X", "-P", "-n", "--format=WorkDir", "-j", raw], env=slurm.env,
-                             capture_output=True, text=True, timeout=60).stdout.strip()
-        by_dir[out] = t["node"]
-        keys[raw] = ("key", "/".join(out.split("/")[-2:]))  # the task's hash, as Nextflow names its dir
-    check_steps(ctx, "nextflow slurm", steps, keys)
-    for d in tasks.values():
-        placed[d] = {by_dir.get(d): 1}
+    placed = {}  # {work dir: {host: burns}}: where each pipeline's work ran
+    for pipeline in (script_pipeline, snakemake_pipeline, nextflow_pipeline):
+        pipeline(ctx, fleet, h1, conf, ch, slurm, placed)
     check_scope(ctx, fleet, ch, placed)
     print(f"    fleet test body {time.time() - t0:.0f} s", flush=True)
