@@ -6,6 +6,7 @@ Usage: test/fleet/main.py --build build --deb ../tracer_VERSION_ARCH.deb
 """
 import argparse
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,6 +28,9 @@ def main():
         return 2
     os.environ["TRACER_FLEET_DEB"] = os.path.abspath(args.deb)
     harness.HELPERS = os.path.abspath(os.path.join(args.build, "helpers"))
+    # The collector key the daemons started on the host share (run.py does the same).
+    subprocess.run([os.path.join(args.build, "tracer-aggregator"), "--make-key", "/etc/tracer/collector.key"],
+                   capture_output=True)
     print(f"fleet test with {args.deb}:", flush=True)
     failed = integration.run_suite(args.build, ["fleet_one_run_across_three_machines"])
     if failed:

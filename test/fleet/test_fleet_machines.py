@@ -15,8 +15,10 @@ total less h1's own part) equals the sum of sacct's TotalCPU over the jobs' step
 within 1% (sacct on the host, from slurmdbd: Slurm's own account of the jobs, taken by
 slurmstepd, independent of ours). Each job's CPU as the fleet shows its own run is
 compared with its sacct line the same way, and printed. Scope: each host's shipped
-processes are its own machine's only (slurmctld only from h1, slurmd only from h2/h3,
-each job's burn only from the node Slurm ran it on)."""
+processes are its own machine's only (each job's burn only from the node Slurm ran it
+on, every sbatch from h1); and a collector and aggregator on the host with
+--scope-cgroup set to h2's cgroup (/machine.slice/machine-NAME.scope/payload) record
+h2's burns and no other machine's."""
 import json
 import os
 import shutil
@@ -24,7 +26,7 @@ import subprocess
 import time
 
 from clickhouse import ClickHouse
-from harness import Failure, test
+from harness import Failure, start_daemons, test
 from machines import Fleet
 from test_batch import build_burn, sacct_jobs
 from test_fleet_batch import snakemake_job_rules
@@ -261,6 +263,27 @@ def nextflow_pipeline(ctx, fleet, h1, conf, ch, slurm, placed):
     ctx.check(set(tasks.values()) <= set(placed), f"sacct's work dirs are the tasks': {sorted(placed)}")
 
 
+def host_view(ctx, m):
+    """A collector and aggregator on the host (this build's), scoped by --scope-cgroup to
+    the cgroup nspawn put machine M in: the other scope, from outside the machine."""
+    sock, db = ctx.path("hostview.sock"), ctx.path("hostview.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--scope-cgroup", f"/{m.cgroup}/payload"))
+    return db, agg, col
+
+
+def check_host_view(ctx, fleet, view, placed, name):
+    """The host's view of machine NAME recorded the burns that machine ran, and no other's."""
+    db, agg, col = view
+    time.sleep(1.5)
+    ctx.stop(col)
+    ctx.stop(agg)
+    got = dict(ctx.query("SELECT cwd, count(*) FROM processes WHERE exe = '/fleet/bin/burn' GROUP BY cwd", db=db))
+    want = {d: hosts[name] for d, hosts in placed.items() if name in hosts}
+    ctx.check(got == want, f"the host's aggregator scoped to {fleet.machines[name].cgroup}/payload recorded "
+              f"{name}'s burns alone: {got}, want {want}")
+    print(f"    on the host, --scope-cgroup /{fleet.machines[name].cgroup}/payload: burns {got}", flush=True)
+
+
 @test
 def fleet_one_run_across_three_machines(ctx):
     deb = os.environ.get("TRACER_FLEET_DEB")
@@ -282,8 +305,10 @@ def fleet_one_run_across_three_machines(ctx):
     conf = fleet.fleet_config(ch)
     h1 = fleet.machines["h1"]
     print(f"    fleet up in {time.time() - t0:.0f} s", flush=True)
+    view = host_view(ctx, fleet.machines["h2"])
     placed = {}  # {work dir: {host: burns}}: where each pipeline's work ran
     for pipeline in (script_pipeline, snakemake_pipeline, nextflow_pipeline):
         pipeline(ctx, fleet, h1, conf, ch, slurm, placed)
     check_scope(ctx, fleet, ch, placed)
+    check_host_view(ctx, fleet, view, placed, "h2")
     print(f"    fleet test body {time.time() - t0:.0f} s", flush=True)
