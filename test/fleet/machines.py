@@ -20,8 +20,8 @@ What this host allows, and so how the machines are made:
 - Scope: each collector runs in its machine's PID namespace, and the kernel side records
   only the tasks of the namespace the collector runs in (docs/operations.md, "Scope";
   scope-pidns points it elsewhere), so each host records only its own machine. The
-  cgroup scope of the aggregator would name the same set ("/" inside the machine's
-  cgroup namespace); the test checks what each host shipped instead.
+  aggregator's cgroup scope cannot name the machine from inside ("/" in the machine's
+  cgroup namespace); from the host it can, and the test checks that too.
 - The tree: debootstrap's base plus slurm-wlm, munge and snakemake from Debian, cached
   in /var/cache/tracer-it/bookworm-fleet (about 2 GB, 90 s the first time); each
   machine is an overlay on it, so booting three costs no copy.
