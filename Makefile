@@ -10,6 +10,7 @@
 #   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
 #   make lint       cppcheck + clang-tidy + clang-format
 #   make soak       the soak test for SOAK_SECONDS (default 1800) per build
+#   make fleet-test three nspawn machines, Slurm across them, one run (minutes)
 #   make install    PREFIX=/usr/local DESTDIR=
 
 BUILD    ?= build
@@ -117,7 +118,7 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
                common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c \
-               common/options.c
+               common/options.c common/taskdir.c
 # Argv redaction: a pure function of (argv, rules), what the fuzzer and the bench link.
 REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact/inside.c \
                collector/redact/keys.c collector/redact/rules.c \
@@ -437,7 +438,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lbpf -lelf -lz
 
 .SECONDARY:
-.PHONY: programs man configs deb package-test
+.PHONY: programs man configs deb package-test fleet-test
 .PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-deployed clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
@@ -540,5 +541,15 @@ deb:
 # booted with systemd (test/integration/test_systemd.py; minutes, so not in CI).
 package-test: deb all
 	TRACER_PACKAGE_TEST=1 python3 test/integration/run.py --build $(BUILD) -k debian_package
+
+# Builds the package, then boots three Debian 12 machines with systemd-nspawn, installs it
+# in each, runs Slurm across them and pipelines whose jobs run on the other two, and
+# reads them with tracer --fleet (test/fleet/; docs/shipping.md: minutes, so not in CI).
+# The package is copied at once: ../ is shared with whatever else builds one there.
+FLEET_DEB = $(BUILD)/fleet/tracer.deb
+fleet-test: deb all
+	@mkdir -p $(BUILD)/fleet
+	cp ../tracer_$$(dpkg-parsechangelog -S Version)_$$(dpkg --print-architecture).deb $(FLEET_DEB)
+	$(PYTHON) test/fleet/main.py --build $(BUILD) --deb $(FLEET_DEB)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

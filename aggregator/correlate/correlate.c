@@ -14,8 +14,7 @@
 #include "aggregator/insight/insight.h"
 #include "common/fileutil.h"
 #include "common/strutil.h"
-
-bool nextflow_task_key(const char *dir, char *key, size_t size);
+#include "common/taskdir.h"
 
 /* Docker-mode Nextflow tasks run outside the launcher's tree: find them by work dir. */
 static bool join_nextflow_task(struct correlator *c, struct proc *p)

@@ -73,7 +73,7 @@ static const char *jobs_where(const struct scope *w, char *out, size_t size)
 
 /* The job's row in our batch_jobs, as the run's (joined, or ambiguous: not joined). */
 static void record_job(sqlite3 *db, const struct fleet_job *j, const struct fleet_sub *s,
-		       int64_t run, int64_t offset)
+		       int64_t run, int64_t step, int64_t offset)
 {
 	sqlite3_stmt *st;
 
@@ -88,7 +88,6 @@ static void record_job(sqlite3 *db, const struct fleet_job *j, const struct flee
 		-1, &st, NULL) != SQLITE_OK)
 		return;
 	json_t *r = j->row;
-	int64_t step = s ? fleet_int(s->row, "step_id") : 0;
 	sqlite3_bind_text(st, 1, fleet_text(r, "_host"), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, fleet_text(r, "scheduler"), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, fleet_text(r, "job_id"), -1, SQLITE_STATIC);
@@ -129,13 +128,12 @@ static int apply(sqlite3 *db, const char *verb, struct fleet_sub *subs, struct f
 		struct fleet_job *j = &jobs[k];
 		struct fleet_sub *s = j->sub >= 0 ? &subs[j->sub] : NULL;
 		if (s && s->ours) {
-			int64_t offset = ++joined * ID_OFFSET;
-			if (fleet_merge_job(db, verb, j, head, run, fleet_int(s->row, "step_id"),
-					    offset))
+			int64_t offset = ++joined * ID_OFFSET, step = fleet_int(s->row, "step_id");
+			if (fleet_merge_job(db, verb, j, head, run, &step, offset))
 				return -1;
-			record_job(db, j, s, run, offset);
+			record_job(db, j, s, run, step, offset);
 		} else if (!s && j->ours) {
-			record_job(db, j, NULL, run, 0);
+			record_job(db, j, NULL, run, 0, 0);
 		}
 	}
 	return 0;

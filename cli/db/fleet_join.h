@@ -87,10 +87,11 @@ void fleet_batch_free(struct fleet_batch *b);
 /* fleet_merge.c: run's totals grown by those of the run row in fj_runs (which exists). */
 int fleet_grow_run(sqlite3 *db, int64_t run);
 
-/* Copies the job's own run (on its host) under run and step of db: its processes,
+/* Copies the job's own run (on its host) under run and *step of db: its processes,
  * samples, signals and tools, ids moved by offset (head: the run's own host); the step's and run's
- * totals grow by the job run's. 0, or -1 said why. */
+ * totals grow by the job run's. No *step and a Nextflow run: the task's step of the job's work
+ * dir, found or made, is *step. 0, or -1 said why. */
 int fleet_merge_job(sqlite3 *db, const char *verb, const struct fleet_job *j, const char *head,
-		    int64_t run, int64_t step, int64_t offset);
+		    int64_t run, int64_t *step, int64_t offset);
 
 #endif

@@ -321,3 +321,84 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
     want = local_cpu + sum(job_cpu.get(j, 0) for j in truth)
     ctx.check((doc.get("run") or {}).get("cpu_ns") == want,
               f"the run's CPU: A's {local_cpu} + B's jobs: {(doc.get('run') or {}).get('cpu_ns')} vs {want}")
+
+
+@test
+@plain_build_only("CI time: a private Slurm and ClickHouse; the fleet reader's code runs under ASan in test_fleet")
+def fleet_puts_nextflow_slurm_tasks_of_other_hosts_under_their_task_steps(ctx):
+    """The Nextflow-shaped launcher (fixtures/nextflow) with its slurm executor on host A,
+    every job recorded on host B (scoped to the Slurm cgroups): A's `sbatch .command.run`
+    ran outside any step, so `tracer --fleet show --json A:RUN` puts each job under its
+    task's step (nextflow-task, keyed by the hash of the work dir the launcher's tasks.txt
+    names), whose CPU is the job's run as B recorded it; the run's CPU is A's plus those."""
+    if not SlurmCluster.available():
+        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
+    ch = clickhouse(ctx)
+    secret = f"user = {ch.user}\npassword = {ch.password}\n"
+    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
+    mine = private_file(ctx, "reader.cred", secret)
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    burn = build_burn(ctx)
+    work = ctx.path("nf")
+    os.mkdir(work)
+    with open(os.path.join(work, "main.nf"), "w") as f:
+        f.write(f"ALIGN: {burn} 0.3\nCALL: {burn} 0.2\n")
+    launcher = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nextflow", "nextflow")
+    cluster = SlurmCluster(ctx.path("slurm"))
+    group = f"tracer-fleetnf-{uuid.uuid4().hex[:8]}"
+    os.mkdir(f"{MEMCG}/{group}")
+    hosts = {}
+    try:
+        cluster.start()
+        for host, scope in (("fleet-a", f"/{group}"), ("fleet-b", f"/slurm_{cluster.node}")):
+            sock, db, state = ctx.path(f"{host}.sock"), ctx.path(f"{host}.db"), ctx.path(f"{host}-ship.db")
+            hosts[host] = (sock, db, state, start_daemons(ctx, sock, db, extra_agg=(
+                "--outbox-mib", "64", "--shipper-state", state, "--scope-cgroup", scope)))
+        p = subprocess.run(["sh", "-c", f"echo $$ > {MEMCG}/{group}/cgroup.procs; cd {work} && exec {launcher} "
+                            "run main.nf -process.executor slurm"], env=cluster.env, capture_output=True,
+                           text=True, timeout=300)
+        ctx.check(p.returncode == 0, f"the launcher: {p.returncode} {p.stderr[-600:]}")
+        wait_job_runs_end(ctx, hosts["fleet-b"][1])
+        time.sleep(1.5)
+    finally:
+        cluster.stop()
+        for sock, db, state, (agg, col) in hosts.values():
+            ctx.stop(col)
+            ctx.stop(agg)
+        for _ in range(50):
+            try:
+                os.rmdir(f"{MEMCG}/{group}")
+                break
+            except OSError:
+                time.sleep(0.1)
+    tasks = dict(line.split() for line in open(os.path.join(work, "work", "tasks.txt")))
+    for host, (sock, db, state, _) in hosts.items():
+        ship(ctx, host, db, state, sink, cred)
+    db_a, db_b = hosts["fleet-a"][1], hosts["fleet-b"][1]
+    runs = ctx.query("SELECT id, cpu_ns FROM runs WHERE engine = 'nextflow'", db=db_a)
+    if len(runs) != 1:
+        raise Failure(f"one Nextflow run on A: {runs}")
+    rid, local_cpu = runs[0]
+    ctx.check(ctx.one("SELECT count(*) FROM batch_submissions WHERE run_id = ? AND step_id IS NULL", rid,
+                      db=db_a) == 2, "A's two sbatch .command.run ran outside any step")
+    on_b = dict(ctx.query("SELECT b.cwd, r.cpu_ns FROM batch_jobs b JOIN runs r ON r.id = b.run_id", db=db_b))
+    code, out, err = tracer(ctx, "--fleet", conf, "show", "--json", f"fleet-a:{rid}")
+    if code != 0:
+        raise Failure(f"fleet show: {code} {err[-400:]}")
+    doc = json.loads(out)
+    steps = {s["id"]: s for s in doc.get("steps") or []}
+    jobs = doc.get("batch_jobs") or []
+    got = {j.get("cwd"): (j.get("link"), (steps.get(j.get("step_id")) or {}).get("key"),
+                          (steps.get(j.get("step_id")) or {}).get("kind")) for j in jobs}
+    want = {d: ("linked", "/".join(d.split("/")[-2:]), "nextflow-task") for d in tasks.values()}
+    ctx.check(got == want, f"each task's job linked under the step of its work dir's hash: {got} vs {want}")
+    ctx.check(set(on_b) == set(tasks.values()), f"B recorded both tasks' jobs: {sorted(on_b)}")
+    for d in tasks.values():
+        step = next((s for s in steps.values() if s.get("key") == "/".join(d.split("/")[-2:])), {})
+        ctx.check(step.get("cpu_ns") == on_b.get(d) and step.get("status") == "ok",
+                  f"task {d}: its step's CPU is its job's run on B: {step.get('cpu_ns')} vs {on_b.get(d)}, "
+                  f"status {step.get('status')}")
+    want_cpu = local_cpu + sum(on_b.values())
+    ctx.check((doc.get("run") or {}).get("cpu_ns") == want_cpu,
+              f"the run's CPU: A's {local_cpu} + B's jobs: {(doc.get('run') or {}).get('cpu_ns')} vs {want_cpu}")
