@@ -1,5 +1,7 @@
 #include "aggregator/outbox/outbox.h"
 
+#include "aggregator/outbox/internal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,7 @@ const char *outbox_table(enum outbox_kind kind)
  */
 #define COLUMNS_PER_CALL 50
 
-static char *json_of_columns(sqlite3 *db, const char *table)
+char *outbox_row_json(sqlite3 *db, const char *table)
 {
 	char sql[128];
 	sqlite3_stmt *st;
@@ -89,7 +91,7 @@ static char *json_of_columns(sqlite3 *db, const char *table)
 static int prepare_put(sqlite3 *db, const struct kind_spec *k, const char *where,
 		       sqlite3_stmt **out)
 {
-	char *json = json_of_columns(db, k->table);
+	char *json = outbox_row_json(db, k->table);
 	size_t len = (json ? strlen(json) : 0) + strlen(where) + 512;
 	char *sql = json ? malloc(len) : NULL;
 	int rc;
@@ -116,7 +118,7 @@ static int prepare_put(sqlite3 *db, const struct kind_spec *k, const char *where
 /* "UPDATE outbox SET payload = <the process row as JSON> WHERE it is that row's record". */
 static int prepare_refresh(sqlite3 *db, sqlite3_stmt **out)
 {
-	char *json = json_of_columns(db, "processes");
+	char *json = outbox_row_json(db, "processes");
 	size_t len = (json ? strlen(json) : 0) + 512;
 	char *sql = json ? malloc(len) : NULL;
 	int rc = SQLITE_NOMEM;
@@ -187,7 +189,8 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 		}
 	}
 	if (prepare_put(db, &kinds[OUTBOX_SAMPLES], "process_id = ?2", &o->put_samples_of) != 0 ||
-	    prepare_refresh(db, &o->refresh_process) != 0 || outbox_release_held(o) != 0) {
+	    prepare_refresh(db, &o->refresh_process) != 0 || outbox_release_held(o) != 0 ||
+	    outbox_live_open(o) != 0) {
 		outbox_close(o);
 		return -1;
 	}
@@ -200,7 +203,8 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 	    sqlite3_prepare_v2(
 		db,
 		"DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY priority, "
-		"id LIMIT 256) RETURNING kind, length(payload)",
+		"id LIMIT 256) RETURNING CASE WHEN priority = 1 AND kind IN ('processes', "
+		"'steps', 'runs') THEN kind || ' (live)' ELSE kind END, length(payload)",
 		-1, &o->trim, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 		db,
@@ -226,13 +230,15 @@ void outbox_close(struct outbox *o)
 	sqlite3_finalize(o->size);
 	sqlite3_finalize(o->trim);
 	sqlite3_finalize(o->count_drop);
+	outbox_live_close(o);
 	if (o->state)
 		sqlite3_close(o->state);
 	memset(o, 0, sizeof(*o));
 }
 
-/* The shipper's watermark: every outbox id up to it was delivered (or set aside). */
-static int64_t delivered_through(struct outbox *o)
+/* delivered_through: every outbox id up to it was delivered (or set aside);
+ * attempt_through: the last id of the batch being sent (fixed until acknowledged). */
+int64_t outbox_shipper_mark(struct outbox *o, const char *key)
 {
 	sqlite3_stmt *st;
 	int64_t through = -1;
@@ -246,13 +252,13 @@ static int64_t delivered_through(struct outbox *o)
 		return -1;
 	}
 	if (sqlite3_prepare_v2(o->state,
-			       "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = "
-			       "'delivered_through'",
+			       "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = ?1",
 			       -1, &st, NULL) != SQLITE_OK) {
 		sqlite3_close(o->state);
 		o->state = NULL;
 		return -1;
 	}
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		through = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -261,7 +267,7 @@ static int64_t delivered_through(struct outbox *o)
 
 static int forget_delivered(struct outbox *o)
 {
-	int64_t through = delivered_through(o);
+	int64_t through = outbox_shipper_mark(o, "delivered_through");
 	char sql[128];
 
 	if (through <= o->forgotten_through)

@@ -118,7 +118,7 @@ static int health_run_liveness(sqlite3 *db, int64_t run_id, int64_t now_epoch_ns
 		-1, &q, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(q, 1, run_id);
-	sqlite3_bind_int64(q, 2, now_epoch_ns - HEALTH_STALE_NS);
+	sqlite3_bind_int64(q, 2, now_epoch_ns - liveness_stale_ns());
 	if (sqlite3_step(q) == SQLITE_ROW) {
 		out->watched = sqlite3_column_int(q, 0) != 0;
 		out->last_heard_ns = sqlite3_column_int64(q, 1);

@@ -53,7 +53,7 @@ static json_t *load_runs(sqlite3 *db, const char *pipeline, long limit)
 	if (pipeline)
 		sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, limit > 0 ? limit : 20);
-	sqlite3_bind_int64(st, 3, (int64_t)now_realtime_ns() - HEALTH_STALE_NS);
+	sqlite3_bind_int64(st, 3, (int64_t)now_realtime_ns() - liveness_stale_ns());
 	json_t *rows = json_array();
 	while (sqlite3_step(st) == SQLITE_ROW)
 		json_array_append_new(rows, cli_row_object(st));
