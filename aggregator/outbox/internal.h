@@ -3,6 +3,7 @@
  *   outbox.c  finished records: queueing, the sample hold, the size limit
  *   live.c    what runs now (live copies) and what the aggregator takes back
  *             (tombstones): docs/shipping.md, "Live rows and tombstones"
+ *   sql.c     what both build on: a row as JSON, the shipper's progress
  */
 #ifndef TRACER_OUTBOX_INTERNAL_H
 #define TRACER_OUTBOX_INTERNAL_H
@@ -11,9 +12,9 @@
 
 #include "aggregator/outbox/outbox.h"
 
-/* outbox.c: SQL for one table's row as a JSON object of every column (malloc'd). */
+/* sql.c: SQL for one table's row as a JSON object of every column (malloc'd). */
 char *outbox_row_json(sqlite3 *db, const char *table);
-/* outbox.c: a number from the shipper's state ('delivered_through', 'attempt_through'),
+/* sql.c: a number from the shipper's state ('delivered_through', 'attempt_through'),
  * -1 when there is none (no shipper ran yet). */
 int64_t outbox_shipper_mark(struct outbox *o, const char *key);
 
