@@ -98,8 +98,9 @@ def running_work_is_live_at_the_sink_and_taken_back_rows_are_withdrawn(ctx):
     A `tracer run` held (strace delays its fork) and killed before its command is a run
     the aggregator takes back: at the sink it is withdrawn and no verb lists it. At the
     end each record is one row under FINAL, equal to the host's row, and the sink holds
-    exactly the host's runs, steps and processes. A host that stopped reporting: top says
-    whose records are missing, idle names it; ClickHouse stopped: one line, exit 1."""
+    exactly the host's runs, steps and processes. A host that stopped reporting: top, runs
+    and show say whose records are missing, idle names it; ClickHouse stopped: one line,
+    exit 1."""
     ch = clickhouse(ctx)
     secret = f"user = {ch.user}\npassword = {ch.password}\n"
     cred = private_file(ctx, "ch.cred", secret, owner="nobody")
@@ -231,6 +232,17 @@ def host_stopped_reporting(ctx, ch, conf):
     line = [ln for ln in out.splitlines() if "left-behind" in ln]
     ctx.check(code == 0 and line and "stopped reporting" in line[0] and "records of gone-b-name are missing"
               in line[0], f"--fleet top says whose records are missing: {line or out}")
+    for verb in (("runs",), ("show", "gone-b:1")):
+        code, out, err = tracer(ctx, "--fleet", conf, *verb)
+        said = " ".join(ln for ln in out.splitlines() if verb[0] == "show" or "left-behind" in ln
+                        or "records of" in ln)
+        ctx.check(code == 0 and "records of gone-b-name are missing" in " ".join(said.split())
+                  and "unknown" in said and " ok " not in said,
+                  f"--fleet {verb[0]}: the run is unknown, gone-b-name's records missing: {code} {out[-600:]} {err}")
+    code, out, err = tracer(ctx, "--fleet", conf, "show", "--json", "gone-b:1")
+    doc = json.loads(out) if code == 0 else {}
+    ctx.check(doc.get("run", {}).get("records_missing") == "gone-b-name",
+              f"--fleet show --json: records_missing names the host: {out[:400]} {err}")
     code, out, err = tracer(ctx, "--fleet", conf, "idle", "--json")
     hosts = {h["host"]: h for h in json.loads(out)["hosts"]} if code == 0 else {}
     ctx.check(hosts.get("gone-b", {}).get("silent") is True and hosts.get(HOST, {}).get("silent") is True,
