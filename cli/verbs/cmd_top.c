@@ -209,7 +209,8 @@ static void print_view(const struct cli_query *q, json_t *runs)
 	printf("tracer top  %s  %zu running run%s", now + 11, json_array_size(runs) - unwatched,
 	       json_array_size(runs) - unwatched == 1 ? "" : "s");
 	if (unwatched)
-		printf(", %zu whose collector stopped", unwatched);
+		printf(", %zu whose %s", unwatched,
+		       fleet_active() ? "host stopped reporting" : "collector stopped");
 	printf("\n");
 	for (size_t i = 0; i < json_array_size(runs); i++) {
 		json_t *r = json_array_get(runs, i);

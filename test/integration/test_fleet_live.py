@@ -121,7 +121,7 @@ def running_work_is_live_at_the_sink_and_taken_back_rows_are_withdrawn(ctx):
     with open(script, "w") as f:
         # A tool that grows by 8 MiB every 0.7 s for 14 s: its step's and run's peak
         # memory change while it runs, so their live rows do.
-        f.write("#!/bin/bash\npython3 -c 'import time\nb = []\nfor i in range(20):\n"
+        f.write("#!/bin/bash\n/usr/bin/python3 -c 'import time\nb = []\nfor i in range(20):\n"
                 "    b.append(bytearray(8 << 20)); time.sleep(0.7)'\n")
     os.chmod(script, 0o755)
     enter = f"echo $$ > {MEMCG}/{group}/cgroup.procs; exec "
