@@ -73,43 +73,37 @@ int outbox_live_open(struct outbox *o)
 	for (int k = 0; k < 3; k++)
 		if (prepare_running(db, k, &o->live_now[k]) != 0)
 			return -1;
-	/* ?1: the shipper's attempt_through: a batch being sent stays as it is. */
-	return prepare(db, "DELETE FROM temp.live_now", &o->live_clear) ||
-		       prepare(db,
-			       "DELETE FROM outbox WHERE id > ?1 AND priority = 1 AND " LIVE_KINDS
-			       " AND (kind, record_key) IN (SELECT kind, record_key FROM "
-			       "temp.live_now n "
-			       "WHERE " CHANGED ")",
-			       &o->live_coalesce) ||
-		       prepare(
-			   db,
-			   "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) "
-			   "SELECT kind, record_key, 1, ?1, payload FROM temp.live_now n "
-			   "WHERE " CHANGED " ORDER BY kind, CAST(record_key AS INTEGER)",
-			   &o->live_put) ||
-		       prepare(
-			   db,
-			   "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) "
-			   "SELECT ?2, CAST(?3 AS TEXT), 3, ?1, json_object('id', ?3, "
-			   "'_withdrawn', 1) "
-			   "WHERE ?2 != 'processes' OR EXISTS (SELECT 1 FROM temp.live_sent WHERE "
-			   "kind "
-			   "= ?2 AND record_key = CAST(?3 AS TEXT)) OR EXISTS (SELECT 1 FROM "
-			   "processes "
-			   "WHERE id = ?3 AND run_id IS NOT NULL)",
-			   &o->withdraw) ||
-		       prepare(
-			   db,
-			   "DELETE FROM outbox WHERE id > ?1 AND priority = 1 AND kind = ?2 AND "
-			   "record_key = CAST(?3 AS TEXT)",
-			   &o->withdraw_live) ||
-		       prepare(
-			   db,
-			   "DELETE FROM temp.live_sent WHERE kind = ?2 AND record_key = CAST(?3 AS "
-			   "TEXT)",
-			   &o->live_remember)
-		   ? -1
-		   : 0;
+	/* ?1 of the DELETEs: the shipper's attempt_through (a batch being sent stays as
+	 * it is); of the INSERTs: now. ?2, ?3: a withdrawn row's table and id. */
+	const struct {
+		const char *sql;
+		sqlite3_stmt **st;
+	} statements[] = {
+	    {"DELETE FROM temp.live_now", &o->live_clear},
+	    {"DELETE FROM outbox WHERE id > ?1 AND priority = 1 AND " LIVE_KINDS
+	     " AND (kind, record_key) IN (SELECT kind, record_key FROM temp.live_now n "
+	     "WHERE " CHANGED ")",
+	     &o->live_coalesce},
+	    {"INSERT INTO outbox (kind, record_key, priority, created_ns, payload) SELECT kind, "
+	     "record_key, 1, ?1, payload FROM temp.live_now n WHERE " CHANGED
+	     " ORDER BY kind, CAST(record_key AS INTEGER)",
+	     &o->live_put},
+	    {"INSERT INTO outbox (kind, record_key, priority, created_ns, payload) SELECT ?2, "
+	     "CAST(?3 AS TEXT), 3, ?1, json_object('id', ?3, '_withdrawn', 1) WHERE ?2 != "
+	     "'processes' OR EXISTS (SELECT 1 FROM temp.live_sent WHERE kind = ?2 AND record_key = "
+	     "CAST(?3 AS TEXT)) OR EXISTS (SELECT 1 FROM processes WHERE id = ?3 AND run_id IS NOT "
+	     "NULL)",
+	     &o->withdraw},
+	    {"DELETE FROM outbox WHERE id > ?1 AND priority = 1 AND kind = ?2 AND record_key = "
+	     "CAST(?3 AS TEXT)",
+	     &o->withdraw_live},
+	    {"DELETE FROM temp.live_sent WHERE kind = ?2 AND record_key = CAST(?3 AS TEXT)",
+	     &o->live_forget},
+	};
+	for (size_t i = 0; i < sizeof(statements) / sizeof(*statements); i++)
+		if (prepare(db, statements[i].sql, statements[i].st) != 0)
+			return -1;
+	return 0;
 }
 
 void outbox_live_close(struct outbox *o)
@@ -121,7 +115,7 @@ void outbox_live_close(struct outbox *o)
 	sqlite3_finalize(o->live_put);
 	sqlite3_finalize(o->withdraw);
 	sqlite3_finalize(o->withdraw_live);
-	sqlite3_finalize(o->live_remember);
+	sqlite3_finalize(o->live_forget);
 }
 
 /* Steps st bound to (now or the attempt mark, kind, id); 0 or -1 logged. */
@@ -180,7 +174,7 @@ int outbox_withdraw(struct outbox *o, enum outbox_kind kind, int64_t id, int64_t
 		return -1;
 	o->queued += (uint64_t)sqlite3_changes(o->db);
 	return run(o, o->withdraw_live, outbox_shipper_mark(o, "attempt_through"), table, id) ||
-		       run(o, o->live_remember, 0, table, id)
+		       run(o, o->live_forget, 0, table, id)
 		   ? -1
 		   : 0;
 }

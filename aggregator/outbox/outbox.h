@@ -41,8 +41,8 @@ struct outbox {
 	sqlite3_stmt *refresh_process;
 	sqlite3_stmt *size, *trim, *count_drop;
 	/* live.c: what runs now, and the tombstones of what was taken back */
-	sqlite3_stmt *live_clear, *live_now[3], *live_coalesce, *live_put, *live_remember;
-	sqlite3_stmt *withdraw, *withdraw_live;
+	sqlite3_stmt *live_clear, *live_now[3], *live_coalesce, *live_put;
+	sqlite3_stmt *withdraw, *withdraw_live, *live_forget;
 	uint64_t queued, dropped;
 };
 
