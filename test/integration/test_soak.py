@@ -124,7 +124,8 @@ def soak_mixed_load_restarts_and_a_flapping_sink(ctx):
                                   "ON p.run_id = r.id WHERE r.name = ?", name, db=db)[0]
         ctx.check(status == "ok" and tools >= 5, f"{name}: status {status}, {tools} programs")
     lost = ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss", db=db)
-    ctx.check(lost == 0, f"no event lost: {lost}: {ctx.query('SELECT hop, event_type, count FROM event_loss WHERE count > 0', db=db)}")
+    which = ctx.query("SELECT hop, event_type, count FROM event_loss WHERE count > 0", db=db)
+    ctx.check(lost == 0, f"no event lost: {lost}: {which}")
 
     # Memory: the collector (never restarted) and the aggregator since its last restart.
     sanitized = ctx.sanitized  # ASan's quarantine and shadow memory grow by design
