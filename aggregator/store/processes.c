@@ -299,6 +299,9 @@ int store_forget_process(struct store *s, int64_t id)
 {
 	char sql[256];
 
+	if (store_withdraw_process(s, id) != 0)
+		return -1;
+
 	snprintf(
 	    sql, sizeof(sql),
 	    "DELETE FROM samples WHERE process_id = %lld; DELETE FROM outbox_held WHERE "

@@ -365,6 +365,13 @@ int store_ship_batch_job(struct store *s, int64_t rowid);
 /* A process row updated after it was queued: its queued record, if still
  * there, takes the row as it is now (no-op without an outbox). */
 int store_refresh_shipped_process(struct store *s, int64_t process_id);
+/* What runs now, queued as live copies (at most every few seconds: the receiver's). */
+int store_ship_live(struct store *s);
+/* A row taken back (forgotten) after it may have been shipped: its tombstone. The
+ * store's own forget functions call these before deleting. */
+int store_withdraw_process(struct store *s, int64_t process_id);
+int store_withdraw_step(struct store *s, int64_t step_id);
+int store_withdraw_run(struct store *s, int64_t run_id);
 int store_hold_samples(struct store *s, int64_t process_id);
 int store_release_samples(struct store *s, int64_t process_id);
 

@@ -91,6 +91,12 @@ sqlite3 *fleet_memory_db(const char *verb);
  * (fleet_runs maps the rows to their hosts' runs). 0, or -1 said why. */
 int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max);
 
+/* fleet_live.c, for tracer --fleet top: the hosts with a running run in the store
+ * (_host, hostname), NULL said why; and one host's running work, with what top reads
+ * beside it (the usual times, its collector rows), NULL said why. */
+json_t *fleet_live_hosts(const char *verb);
+sqlite3 *fleet_open_live(const char *verb, const char *host);
+
 /* fleet_hosts.c: the hosts of a run whose batch jobs were joined from other hosts
  * (host, hostname, head, jobs, processes, cpu_ns, peak_rss_kb); NULL for a run whole on
  * its host, and outside fleet mode. */

@@ -11,13 +11,11 @@
 #include <string.h>
 
 #include "cli/db/fleet.h"
+#include "cli/db/liveness.h"
 #include "cli/render/clierror.h"
 #include "cli/render/format.h"
 #include "cli/verbs/commands.h"
 #include "common/timeutil.h"
-
-/* Collector rows ship once a minute while it runs: three missed is silence. */
-#define FLEET_SILENT_NS (180LL * 1000000000LL)
 
 static int64_t number(json_t *r, const char *name)
 {
