@@ -40,16 +40,18 @@ static void usage(FILE *out)
 	fprintf(out, "usage: tracer VERB [options]\n\n");
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].help);
-	fprintf(out,
-		"\n'tracer VERB --help' (or 'tracer help VERB') for a verb's options; 'tracer "
-		"--version' (or "
-		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
-		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
-		".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
-		"store (runs, show, signals, explain, report, timeline, energy, idle; "
-		"docs/shipping.md).\n"
-		"Times are local (the zone named); --utc, with any "
-		"verb, prints them in UTC.\n");
+	fprintf(
+	    out,
+	    "\n'tracer VERB --help' (or 'tracer help VERB') for a verb's options; 'tracer "
+	    "--version' (or "
+	    "'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
+	    "'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
+	    ".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
+	    "store (runs, show, signals, explain, report, timeline, top, cost, recommend, energy, "
+	    "idle; "
+	    "docs/shipping.md).\n"
+	    "Times are local (the zone named); --utc, with any "
+	    "verb, prints them in UTC.\n");
 }
 
 /* Tracer's own arguments: for run only those before its "--" (never CMD's). */
@@ -183,13 +185,11 @@ int main(int argc, char **argv)
 			argv[i] = argv[i + drop];
 		argc -= drop;
 		if (!fleet_reads(argv[1])) {
-			/* top shows what runs now, and running work is not shipped yet. */
 			fprintf(stderr,
-				"tracer %s: not available over the fleet yet%s (runs, show, "
-				"signals, explain, report, timeline, cost, recommend, energy and "
-				"idle are)\n",
-				argv[1],
-				!strcmp(argv[1], "top") ? ": running work is not shipped yet" : "");
+				"tracer %s: not available over the fleet (runs, show, signals, "
+				"explain, report, timeline, top, cost, recommend, energy and idle "
+				"are)\n",
+				argv[1]);
 			return 1;
 		}
 		/* idle with no host: which hosts stopped reporting (with one: its idle). */
