@@ -175,7 +175,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* tracer --fleet [URL|CONFIG] VERB ARGS...: the verbs read the fleet store. */
-	bool fleet_hosts = false;
 	if (argc >= 3 && !strcmp(argv[1], "--fleet")) {
 		bool given = argc >= 4 && !is_verb(argv[2]);
 		if (fleet_select(given ? argv[2] : NULL) != 0)
@@ -192,9 +191,6 @@ int main(int argc, char **argv)
 				argv[1]);
 			return 1;
 		}
-		/* idle with no host: which hosts stopped reporting (with one: its idle). */
-		fleet_hosts = !strcmp(argv[1], "idle") &&
-			      (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")));
 	}
 	/* tracer --db PATH VERB ARGS... : the verb first, --db PATH among its options. */
 	if ((!strcmp(argv[1], "--db") && argc >= 4) ||
@@ -219,8 +215,6 @@ int main(int argc, char **argv)
 		if (safe)
 			stdout = safe;
 	}
-	if (fleet_hosts)
-		return cli_error_finish("idle", fleet_idle_hosts(wants_json(argc, argv)));
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
 			return cli_error_finish(verbs[i].name,

@@ -85,6 +85,9 @@ json_t *fleet_window_hosts(const char *verb, int64_t from, int64_t to);
  * into db (one host's ids are unique). 0, or -1 said why. */
 int fleet_load_host_window(sqlite3 *db, const char *verb, const char *host, int64_t from,
 			   int64_t to);
+/* fleet_load.c: for `idle`, the host's samples of its last FLEET_IDLE_DAYS, its runs
+ * then and its collector rows, into db. 0, or -1 said why. */
+int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host);
 /* fleet_load.c: an empty database of our schema, in memory; NULL said why. */
 sqlite3 *fleet_memory_db(const char *verb);
 /* fleet_runs_join.c: for `runs`, each joined job's run folded into its submitter's row

@@ -271,8 +271,7 @@ static int resolve_host(const struct cli_query *q, char *host, size_t size)
 	return r ? 0 : -1;
 }
 
-/* `idle HOST`: the host's samples of its last FLEET_IDLE_DAYS, its runs then, its collector. */
-static int load_host(sqlite3 *db, const char *verb, const char *host)
+int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host)
 {
 	char where[1024], since[512], h[300];
 	const char *d = fleet_database();
@@ -334,7 +333,8 @@ sqlite3 *fleet_open(struct cli_query *q)
 			return db;
 		}
 	} else if (!strcmp(q->verb, "idle")) {
-		if (resolve_host(q, host, sizeof(host)) == 0 && load_host(db, q->verb, host) == 0)
+		if (resolve_host(q, host, sizeof(host)) == 0 &&
+		    fleet_load_idle_host(db, q->verb, host) == 0)
 			return db;
 	} else {
 		cli_error(q->verb,
