@@ -20,10 +20,13 @@
 #include "common/timeutil.h"
 #include "common/vec.h"
 
+/* clang-format off */
 static const char usage_text[] =
-    "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min "
-    "DURATION]\n" PRICE_USAGE("                   ") "  idle periods of the host (default: the "
-						     "last 24h, CPU under 5%, at least 5m)\n";
+    "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min DURATION]\n"
+    PRICE_USAGE("                   ")
+    "  idle periods of the host (default: the last 24h, CPU under 5%, at least 5m);\n"
+    "  tracer --fleet idle [HOST]: every host's (or one host's), read from the fleet store\n";
+/* clang-format on */
 
 /* --since and --min: fallback when not given, -1 when unreadable. */
 static int64_t duration_ns(const char *s, int64_t fallback)
