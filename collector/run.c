@@ -134,6 +134,7 @@ int collector_start_unprivileged(struct collector *c)
 	probes_describe(&c->probes);
 	if (sender_start(&c->sender, (size_t)c->cfg.queue_mb << 20) != 0)
 		return -1;
+	handover_begin(&c->sender, probes_handover(&c->probes), c->probes.reusing);
 	if (drain_start(&c->drain) != 0)
 		return -1;
 	const struct probe_status *st = c->probes.status;

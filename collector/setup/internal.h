@@ -12,6 +12,8 @@
  *   probes.c        the BPF programs: loading, attaching, the snapshot
  *                   iterator's fd, reading drop counters and samples (the
  *                   last two after the drop)
+ *   pins.c          --keep-pinned: the maps and links pinned in bpffs, and
+ *                   reused by the next collector of the same socket
  *   syscall_table.c syscall number -> class, written into a BPF map at load
  *   rules_open.c    the redaction rules file: opened here, parsed by
  *                   redact/rules_file.c after the drop
@@ -41,5 +43,14 @@ bool has_btf_tracepoint(const char *name);
 bool has_kernel_function(const char *name);
 /* Classic tracepoints need tracefs: mounted at its usual place if missing. */
 void ensure_tracefs(void);
+
+/* pins.c: the pin set. bpffs mounted and our root made; p->pin_inst set. */
+bool pins_ready(struct probes *p, const char *socket_path);
+/* Before a load: the set's name from the object and settings, each map's pin path. */
+void pins_name_maps(struct probes *p, struct tracer_bpf *skel);
+/* After attaching: the links pinned, so the programs outlive us. */
+void pins_links(struct probes *p);
+/* This socket's sets other than p->pin_dir removed (why: logged). How many. */
+int pins_remove(const struct probes *p, const char *why);
 
 #endif

@@ -160,6 +160,8 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	}
 	/* Set by the network group's choice just above. */
 	skel->rodata->tcp_by_consumption = want[PROBE_NETWORK] && p->tcp_by_consumption;
+	if (p->pinning)
+		pins_name_maps(p, skel);
 	if (quiet)
 		libbpf_set_print(NULL);
 	err = tracer_bpf__load(skel);
@@ -283,14 +285,22 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	probe_kernel_features(p, cfg);
 	if (choose_groups(p, cfg, want) != 0)
 		return -1;
+	/* Perf buffers are their reader's: nothing would wait for the next one. */
+	p->pinning = cfg->keep_pinned && !p->using_perfbuf && pins_ready(p, cfg->socket_path);
 	p->snapshot_iter = true;
-	if (try_load(p, cfg, want, true) == 0)
-		return 0;
-	/* Perhaps only the sleepable snapshot iterator is new to this kernel. */
-	p->snapshot_iter = false;
-	if (try_load(p, cfg, want, false) != 0)
-		return load_group_by_group(p, cfg, want);
-	return 0;
+	/* Else perhaps only the sleepable snapshot iterator is new to this kernel. */
+	int rc = try_load(p, cfg, want, true) == 0
+		     ? 0
+		     : (p->snapshot_iter = false, try_load(p, cfg, want, false));
+	if (rc != 0)
+		rc = load_group_by_group(p, cfg, want);
+	if (rc == 0 && p->pinning)
+		pins_remove(p, "made by another BPF object or with other settings");
+	if (rc == 0 && p->reusing)
+		log_info(
+		    "reusing the pin set %s: its programs stayed attached; draining what waited",
+		    p->pin_dir);
+	return rc;
 }
 
 int probes_snapshot_open(struct probes *p)
@@ -332,7 +342,8 @@ int probes_attach(struct probes *p)
 				if (bpf_link__fd(p->links[k]) >= 0 &&
 				    p->link_progs[k] == g.progs[i])
 					attached = true;
-			if (attached)
+			/* A reused pin set's links hold its programs attached. */
+			if (attached || (p->reusing && grp != PROBE_SAMPLES))
 				continue;
 			struct bpf_link *link = grp == PROBE_SAMPLES
 						    ? bpf_program__attach_iter(g.progs[i], NULL)
@@ -359,6 +370,8 @@ int probes_attach(struct probes *p)
 		}
 		p->attached[grp] = g;
 	}
+	if (p->pinning && !p->reusing)
+		pins_links(p);
 	p->attached_ns = now_boottime_ns();
 	return 0;
 }
@@ -420,6 +433,11 @@ int probes_read_drops(const struct probes *p, uint64_t *out, uint64_t *net_wait)
 	for (int i = 0; i < TRACER_NETW_STATS; i++)
 		net_wait[i] = __atomic_load_n(&p->skel->bss->net_wait_stats[i], __ATOMIC_RELAXED);
 	return 0;
+}
+
+struct tracer_handover *probes_handover(const struct probes *p)
+{
+	return p->pinning ? &p->skel->bss->handover : NULL;
 }
 
 int probes_sample(struct probes *p, int (*sink)(void *ctx, const struct tracer_sample *s),

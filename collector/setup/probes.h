@@ -52,6 +52,10 @@ struct probes {
 	uint64_t samples_taken;
 	bool snapshot_iter;		/* snapshot.bpf.c loaded (sleepable iterators, 5.18+) */
 	struct bpf_link *snapshot_link; /* until the snapshot is read */
+	bool pinning;			/* --keep-pinned, and bpffs there (setup/pins.c) */
+	bool reusing;	   /* the pin set of a collector before us: not attached again */
+	char pin_inst[17]; /* the socket's hash */
+	char pin_dir[64];  /* PIN_ROOT/<pin_inst>-<the object's and settings' hash> */
 	uint64_t attached_ns;
 	struct group_progs attached[PROBE_GROUPS];
 	/* what probes_attach attached, by group */ /* boot clock once every program was
@@ -80,6 +84,8 @@ int probes_perfbuf_fd(const struct probes *p);
 /* Reads the drop counters into out[TRACER_DROP_SLOTS], by event type, and the
  * network waits not attributed into net_wait[TRACER_NETW_STATS]. */
 int probes_read_drops(const struct probes *p, uint64_t *out, uint64_t *net_wait);
+/* With a pin set, the stream's handover in its .bss (bpf/events.h); else NULL. */
+struct tracer_handover *probes_handover(const struct probes *p);
 /*
  * Runs the sampling iterator once; calls sink per process record.
  * Returns records read, or -1.
@@ -87,5 +93,7 @@ int probes_read_drops(const struct probes *p, uint64_t *out, uint64_t *net_wait)
 int probes_sample(struct probes *p, int (*sink)(void *ctx, const struct tracer_sample *s),
 		  void *ctx);
 void probes_stop(struct probes *p);
+/* --unpin: the pin sets of this socket's collector removed (their programs detach). Exit code. */
+int probes_unpin(const char *socket_path);
 
 #endif
