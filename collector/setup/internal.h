@@ -50,7 +50,7 @@ bool pins_ready(struct probes *p, const char *socket_path);
 void pins_name_maps(struct probes *p, struct tracer_bpf *skel);
 /* After attaching: the links pinned, so the programs outlive us. */
 void pins_links(struct probes *p);
-/* This socket's sets other than p->pin_dir removed (why: logged). How many. */
-int pins_remove(const struct probes *p, const char *why);
+/* This socket's sets, but p->pin_dir if keep_ours, removed (why: logged). How many. */
+int pins_remove(const struct probes *p, bool keep_ours, const char *why);
 
 #endif

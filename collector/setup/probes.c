@@ -28,36 +28,27 @@ const char *probe_state_name(enum probe_state s)
 /* A failed load's verifier log runs to thousands of lines, the reason last. */
 #define LIBBPF_LOG_TAIL 6000
 
-/* libbpf's messages into our log, a line at a time; of a long one, its end. */
+/* libbpf's messages into our log, a line at a time; of a long one, its end. BPF
+ * memory is memcg-accounted on 5.11+: the memlock limit's warning does not apply. */
 static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LVL_DEBUG)
-		return 0;
-	va_list count_ap;
-	va_copy(count_ap, ap);
-	int len = vsnprintf(NULL, 0, fmt, count_ap);
-	va_end(count_ap);
+	char *msg = NULL, *line, *end;
+	int len = level == LIBBPF_DEBUG && log_get_level() < LOG_LVL_DEBUG
+		      ? -1
+		      : vasprintf(&msg, fmt, ap);
+
 	if (len < 0)
 		return 0;
-	char *msg = malloc((size_t)len + 1);
-	if (!msg)
-		return 0;
-	vsnprintf(msg, (size_t)len + 1, fmt, ap);
-	/* BPF memory is memcg-accounted on 5.11+; the memlock limit does not apply. */
-	if (strstr(msg, "RLIMIT_MEMLOCK"))
-		level = LIBBPF_DEBUG;
-	enum log_level ours = level == LIBBPF_WARN ? LOG_LVL_WARN : LOG_LVL_DEBUG;
-	char *line = msg;
-	if (len > LIBBPF_LOG_TAIL) {
-		line = strchr(msg + len - LIBBPF_LOG_TAIL, '\n');
+	enum log_level ours =
+	    level == LIBBPF_WARN && !strstr(msg, "RLIMIT_MEMLOCK") ? LOG_LVL_WARN : LOG_LVL_DEBUG;
+	line = len > LIBBPF_LOG_TAIL ? strchr(msg + len - LIBBPF_LOG_TAIL, '\n') : msg;
+	if (line != msg) {
 		line = line ? line + 1 : msg + len;
 		log_msg(ours, "libbpf: (%td bytes of its log left out)", line - msg);
 	}
-	while (*line) {
-		char *end = strchr(line, '\n');
-		int n = end ? (int)(end - line) : (int)strlen(line);
-		log_msg(ours, "libbpf: %.*s", n, line);
-		line += n + (end != NULL);
+	for (; *line; line = end ? end + 1 : line + strlen(line)) {
+		end = strchr(line, '\n');
+		log_msg(ours, "libbpf: %.*s", end ? (int)(end - line) : (int)strlen(line), line);
 	}
 	free(msg);
 	return 0;
@@ -288,19 +279,13 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	/* Perf buffers are their reader's: nothing would wait for the next one. */
 	p->pinning = cfg->keep_pinned && !p->using_perfbuf && pins_ready(p, cfg->socket_path);
 	p->snapshot_iter = true;
-	/* Else perhaps only the sleepable snapshot iterator is new to this kernel. */
-	int rc = try_load(p, cfg, want, true) == 0
-		     ? 0
-		     : (p->snapshot_iter = false, try_load(p, cfg, want, false));
-	if (rc != 0)
-		rc = load_group_by_group(p, cfg, want);
-	if (rc == 0 && p->pinning)
-		pins_remove(p, "made by another BPF object or with other settings");
-	if (rc == 0 && p->reusing)
-		log_info(
-		    "reusing the pin set %s: its programs stayed attached; draining what waited",
-		    p->pin_dir);
-	return rc;
+	if (try_load(p, cfg, want, true) == 0)
+		return 0;
+	/* Perhaps only the sleepable snapshot iterator is new to this kernel. */
+	p->snapshot_iter = false;
+	if (try_load(p, cfg, want, false) != 0)
+		return load_group_by_group(p, cfg, want);
+	return 0;
 }
 
 int probes_snapshot_open(struct probes *p)
@@ -414,6 +399,9 @@ void probes_describe(struct probes *p)
 			 st->detail);
 	}
 	log_info("events via %s", p->using_perfbuf ? "perf buffers" : "ring buffer");
+	if (p->pinning)
+		log_info("%s the pin set %s: the programs stay attached when we exit",
+			 p->reusing ? "reusing" : "made", p->pin_dir);
 }
 
 int probes_ringbuf_fd(const struct probes *p)

@@ -887,3 +887,52 @@ def a_collector_killed_mid_storm_leaves_its_programs_pinned(ctx):
     check_accounted(ctx, n, tally, exec_lost, "exec")
     check_accounted(ctx, n, tally, exit_lost, "exit")
     ctx.check(tally["child_exec"] >= n * 0.99, f"nearly all received: {tally['child_exec']} of {n}")
+
+
+def pin_sets(sock):
+    """The pin sets of the collector of this socket (setup/pins.c names them by its hash)."""
+    h = 0xcbf29ce484222325
+    for b in sock.encode():
+        h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
+    root = "/sys/fs/bpf/tracer"
+    return sorted(d for d in (os.listdir(root) if os.path.isdir(root) else ()) if d.startswith(f"{h:016x}-"))
+
+
+@test
+def a_pin_set_of_other_settings_is_replaced(ctx):
+    """A collector with --keep-pinned is SIGKILLed; the next one of the same socket has another
+    ring size (so other .rodata, another set): it removes the old set (its programs detach with
+    its links) and says so, makes its own, and records what runs; its stream is a new one. A
+    clean stop leaves the set (--keep-pinned), --unpin removes it."""
+    sock, db = ctx.path("mis.sock"), ctx.path("mis.db")
+    ctx.cleanups.append(lambda: subprocess.run([ctx.bin("tracer-collector"), "--socket", sock, "--unpin"],
+                                               capture_output=True, timeout=30))
+    agg, col = start_daemons(ctx, sock, db, extra_col=("--keep-pinned", "yes"))
+    first = pin_sets(sock)
+    ctx.check(len(first) == 1, f"one pin set made: {first}")
+    col.kill()
+    col.wait(timeout=10)
+    ctx.check(pin_sets(sock) == first, f"the set outlives a SIGKILL: {pin_sets(sock)}")
+    col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody", "--keep-pinned", "yes",
+                     "--ring-mb", "32"])
+    end = time.time() + 40
+    while time.time() < end and ctx.one("SELECT count(DISTINCT stream_id) FROM collector_stats WHERE "
+                                        "snapshot_processes > 0", db=db) < 2:
+        time.sleep(0.05)
+    second = pin_sets(sock)
+    ctx.check(len(second) == 1 and second != first, f"the old set replaced: {first} -> {second}")
+    ctx.check(any(f"removed the pin set /sys/fs/bpf/tracer/{first[0]}" in line for line in col._lines)
+              if first else False, f"the removal is logged: {col._lines[-12:]}")
+    ctx.check(any("made the pin set" in line for line in col._lines), f"a new set made: {col._lines[-12:]}")
+    marker = subprocess.run([TRUE, "pin-mismatch-marker"])
+    time.sleep(1.0)
+    ctx.stop(col)
+    ctx.check(ctx.one("SELECT count(*) FROM processes WHERE exe = ? AND argv LIKE '%pin-mismatch-marker%'",
+                      TRUE, db=db) == 1,
+              f"the new collector records a process once (exit {marker.returncode})")
+    ctx.check(pin_sets(sock) == second, f"a clean stop with --keep-pinned leaves the set: {pin_sets(sock)}")
+    r = subprocess.run([ctx.bin("tracer-collector"), "--socket", sock, "--unpin"], capture_output=True, text=True,
+                       timeout=30)
+    ctx.check(r.returncode == 0 and pin_sets(sock) == [] and "removed the pin set" in r.stderr,
+              f"--unpin removes it: rc {r.returncode} {r.stderr[-300:]} {pin_sets(sock)}")
+    ctx.stop(agg)
