@@ -840,9 +840,12 @@ def status_gives_every_reader_the_same_answer(ctx):
               f"other {other.get('listening')} {other.get('problem')!r}")
 
 
-def kill_collector_mid_storm(ctx, name, extra_col):
+def kill_collector_mid_storm(ctx, name, extra_col, freeze=False):
     """An exec storm of n processes; the collector SIGKILLed a third of the way in and a
-    new one started a second later with the same options. Returns (n, tally, losses)."""
+    new one started a second later with the same options. freeze: the aggregator is
+    stopped (SIGSTOP) for the half second before the kill and continued after it, so the
+    collector dies holding frames it could not get acknowledged. Returns (n, tally,
+    losses, the new collector)."""
     sock, db = ctx.path(f"{name}.sock"), ctx.path(f"{name}.db")
     ctx.cleanups.append(lambda: subprocess.run([ctx.bin("tracer-collector"), "--socket", sock, "--unpin"],
                                                capture_output=True, timeout=30))
@@ -853,8 +856,13 @@ def kill_collector_mid_storm(ctx, name, extra_col):
     while time.time() < end and ctx.one("SELECT count(*) FROM processes WHERE exe = ? AND start_ns >= ?",
                                         TRUE, since, db=db) < n // 3:
         time.sleep(0.02)
+    if freeze:
+        os.kill(agg.pid, signal.SIGSTOP)
+        time.sleep(0.5)
     col.kill()
     col.wait(timeout=10)
+    if freeze:
+        os.kill(agg.pid, signal.SIGCONT)
     time.sleep(1.0)
     col = ctx.spawn([ctx.bin("tracer-collector"), "--socket", sock, "--user", "nobody", *extra_col])
     ran = wait_storm(p)
@@ -936,3 +944,27 @@ def a_pin_set_of_other_settings_is_replaced(ctx):
     ctx.check(r.returncode == 0 and pin_sets(sock) == [] and "removed the pin set" in r.stderr,
               f"--unpin removes it: rc {r.returncode} {r.stderr[-300:]} {pin_sets(sock)}")
     ctx.stop(agg)
+
+
+
+@test
+def a_collector_killed_holding_unacknowledged_frames_counts_them(ctx):
+    """As above, with the aggregator stopped for the half second before the kill: the dead
+    collector held frames nobody acknowledged (some already in the socket, which the
+    aggregator still commits, some not). The next collector resumes the stream, learns from
+    the aggregator the last frame it committed, and counts as lost (hop collector) exactly the
+    events the dead one held beyond it: received + counted lost == what the storm ran, for
+    execs and exits."""
+    n, tally, lost, col = kill_collector_mid_storm(ctx, "held", ("--keep-pinned", "yes", "--ring-mb", "64"),
+                                                   freeze=True)
+    print(f"  {tally['child_exec']} of {n} execs and {tally['child_exit']} exits received; lost "
+          f"{ {k: v for k, v in lost.items() if v} }")
+    for line in col._lines:
+        if "has the stream" in line:
+            print("  " + line.split(": ", 1)[1].strip())
+    ctx.check(any("has the stream up to frame" in line for line in col._lines),
+              f"the resumed stream heard what the aggregator committed: {col._lines[-12:]}")
+    exec_lost = sum(v for (hop, kind), v in lost.items() if kind == "exec" and hop in ("kernel", "collector"))
+    exit_lost = sum(v for (hop, kind), v in lost.items() if kind == "exit" and hop in ("kernel", "collector"))
+    check_accounted(ctx, n, tally, exec_lost, "exec")
+    check_accounted(ctx, n, tally, exit_lost, "exit")
