@@ -883,7 +883,8 @@ def a_collector_killed_mid_storm_leaves_its_programs_pinned(ctx):
     the truth (the storm helper counts its forks). On main's code (no pins) about a third
     of the storm is missing and no counter holds it."""
     n, tally, lost, col = kill_collector_mid_storm(ctx, "pin", ("--keep-pinned", "yes", "--ring-mb", "64"))
-    print(f"  {tally['child_exec']} of {n} execs and {tally['child_exit']} exits received; lost "
+    print(f"  {tally['child_exec']} of {n} execs and {tally['child_exit']} exits received "
+          f"({tally['background']} background processes seen); lost "
           f"{ {k: v for k, v in lost.items() if v} }")
     for line in col._lines:
         if "resuming" in line or "has the stream" in line or "reusing" in line:
@@ -957,7 +958,8 @@ def a_collector_killed_holding_unacknowledged_frames_counts_them(ctx):
     execs and exits."""
     n, tally, lost, col = kill_collector_mid_storm(ctx, "held", ("--keep-pinned", "yes", "--ring-mb", "64"),
                                                    freeze=True)
-    print(f"  {tally['child_exec']} of {n} execs and {tally['child_exit']} exits received; lost "
+    print(f"  {tally['child_exec']} of {n} execs and {tally['child_exit']} exits received "
+          f"({tally['background']} background processes seen); lost "
           f"{ {k: v for k, v in lost.items() if v} }")
     for line in col._lines:
         if "has the stream" in line:
