@@ -44,13 +44,11 @@ bool has_kernel_function(const char *name);
 /* Classic tracepoints need tracefs: mounted at its usual place if missing. */
 void ensure_tracefs(void);
 
-/* pins.c: the pin set. bpffs mounted and our root made; p->pin_inst set. */
-bool pins_ready(struct probes *p, const char *socket_path);
-/* Before a load: the set's name from the object and settings, each map's pin path. */
+/* pins.c: the pin set. Before a load: the set's name from the object and settings,
+ * each map's pin path, p->reusing; any other set of the socket removed. */
 void pins_name_maps(struct probes *p, struct tracer_bpf *skel);
-/* After attaching: the links pinned, so the programs outlive us. */
-void pins_links(struct probes *p);
-/* This socket's sets, but p->pin_dir if keep_ours, removed (why: logged). How many. */
-int pins_remove(const struct probes *p, bool keep_ours, const char *why);
+/* A link pinned in the set as link<i>, or (i < 0) as "whole", the mark of a set whose
+ * every link is pinned; false (logged) if it cannot be. */
+bool pins_link(struct probes *p, struct bpf_link *link, int i);
 
 #endif

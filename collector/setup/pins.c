@@ -1,6 +1,6 @@
 /*
  * The pin set (--keep-pinned): the maps and links under
- * /sys/fs/bpf/tracer/<socket hash>-<object hash>/. Pinned, the programs stay
+ * /sys/fs/bpf/tracer/<socket hash>/<object hash>/. Pinned, the programs stay
  * attached and events wait in the ring buffer while no collector runs; the
  * next collector of the same socket, made from the same object with the same
  * settings (the second hash), reuses the maps and attaches nothing. Any other
@@ -8,15 +8,16 @@
  */
 #include "collector/setup/internal.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "common/log.h"
 #include "tracer.skel.h"
@@ -32,50 +33,51 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n)
 	return h;
 }
 
-/* bpffs there (mounted if need be) and our root in it; p->pin_inst named. */
 bool pins_ready(struct probes *p, const char *socket_path)
 {
 	struct statfs fs;
+	int n = snprintf(p->pin_dir, sizeof(p->pin_dir), PIN_ROOT "/%016llx",
+			 (unsigned long long)fnv(FNV_BASIS, socket_path, strlen(socket_path)));
 
-	snprintf(p->pin_inst, sizeof(p->pin_inst), "%016llx",
-		 (unsigned long long)fnv(FNV_BASIS, socket_path, strlen(socket_path)));
+	p->pin_inst = (unsigned)n;
 	if ((statfs("/sys/fs/bpf", &fs) != 0 || fs.f_type != BPF_FS_MAGIC) &&
 	    mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700"))
 		log_warn("not pinning: no bpffs on /sys/fs/bpf: %s", strerror(errno));
-	else if (mkdir(PIN_ROOT, 0700) == 0 || errno == EEXIST)
+	else if ((mkdir(PIN_ROOT, 0700) == 0 || errno == EEXIST) &&
+		 (mkdir(p->pin_dir, 0700) == 0 || errno == EEXIST))
 		return true;
 	return false;
 }
 
-/* This socket's sets, but p->pin_dir if kept: their pins, then the directory. How many. */
-int pins_remove(const struct probes *p, bool keep_ours, const char *why)
-{
-	DIR *root = opendir(PIN_ROOT), *set;
-	int n = 0;
+/* The set pins_remove keeps (a path), or NULL; and why the others go. */
+static const char *keeping, *removing_why;
 
-	for (struct dirent *e, *f; root && (e = readdir(root));) {
-		if (strncmp(e->d_name, p->pin_inst, 16) ||
-		    !strcmp(p->pin_dir + sizeof(PIN_ROOT), e->d_name) ||
-		    !(set = fdopendir(openat(dirfd(root), e->d_name, O_RDONLY | O_DIRECTORY))))
-			continue;
-		while ((f = readdir(set)))
-			unlinkat(dirfd(set), f->d_name, 0);
-		closedir(set);
-		n += unlinkat(dirfd(root), e->d_name, AT_REMOVEDIR) == 0;
-		log_info("removed the pin set " PIN_ROOT "/%s: %s", e->d_name, why);
-	}
-	if (root)
-		closedir(root);
-	return n;
+static int remove_pin(const char *path, const struct stat *st, int type, struct FTW *at)
+{
+	if (at->level > 0 && (!keeping || strncmp(path, keeping, strlen(keeping))) &&
+	    !remove(path) && at->level == 1)
+		log_info("removed the pin set %s: %s", path, removing_why);
+	return 0;
+}
+
+void pins_remove(const struct probes *p, const char *keep, const char *why)
+{
+	char dir[sizeof(p->pin_dir)];
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)p->pin_inst, p->pin_dir);
+	keeping = keep;
+	removing_why = why;
+	nftw(dir, remove_pin, 4, FTW_DEPTH | FTW_PHYS);
 }
 
 /*
  * The set's name hashes the object, its settings (.rodata: ring size, CPUs,
  * switches) and which programs load. Maps are pinned by their index (bpffs
  * refuses the dots of tracer_b.bss), .rodata not (frozen: no writable fd
- * comes from its pin; the programs' own copy is the same). link0, pinned
- * last, says the set is whole; any other set of this socket is removed (a
- * fallback load on an older kernel may so remove the one it would reuse).
+ * comes from its pin; the programs' own copy is the same). "whole", a second
+ * pin of a link made once all are pinned, says the set can be reused; any
+ * other set of this socket is removed (a fallback load on an older kernel may
+ * so remove the one it would have reused).
  */
 void pins_name_maps(struct probes *p, struct tracer_bpf *skel)
 {
@@ -90,11 +92,12 @@ void pins_name_maps(struct probes *p, struct tracer_bpf *skel)
 
 	bpf_object__for_each_program(prog, skel->obj) h =
 	    fnv(h, &"01"[bpf_program__autoload(prog)], 1);
-	snprintf(p->pin_dir, sizeof(p->pin_dir), PIN_ROOT "/%s-%016llx", p->pin_inst,
+	snprintf(p->pin_dir + p->pin_inst, sizeof(p->pin_dir) - p->pin_inst, "/%016llx",
 		 (unsigned long long)h);
-	snprintf(path, sizeof(path), "%s/link0", p->pin_dir);
+	snprintf(path, sizeof(path), "%s/whole", p->pin_dir);
 	p->reusing = access(path, F_OK) == 0;
-	pins_remove(p, p->reusing, "not whole, or made by another object or with other settings");
+	pins_remove(p, p->reusing ? p->pin_dir : NULL,
+		    "not whole, or another build's or settings'");
 	bpf_object__for_each_map(map, skel->obj)
 	{
 		snprintf(path, sizeof(path), "%s/map%u", p->pin_dir, i++);
@@ -103,23 +106,16 @@ void pins_name_maps(struct probes *p, struct tracer_bpf *skel)
 	}
 }
 
-/* After attaching, link0 last. A link that cannot be pinned: nothing is left to reuse. */
-void pins_links(struct probes *p)
+bool pins_link(struct probes *p, struct bpf_link *link, int i)
 {
 	char path[sizeof(p->pin_dir) + 16];
 
-	for (unsigned i = p->n_links; i-- > 0;) {
-		snprintf(path, sizeof(path), "%s/link%u", p->pin_dir, i);
-		if (bpf_link__pin(p->links[i], path) != 0) {
-			log_warn("cannot pin %s: %s", path, strerror(errno));
-			break;
-		}
-	}
-}
-
-int probes_unpin(const char *socket_path)
-{
-	static struct probes p;
-
-	return pins_ready(&p, socket_path) ? (pins_remove(&p, false, "--unpin"), 0) : 1;
+	if (i < 0)
+		snprintf(path, sizeof(path), "%s/whole", p->pin_dir);
+	else
+		snprintf(path, sizeof(path), "%s/link%d", p->pin_dir, i);
+	if (bpf_obj_pin(bpf_link__fd(link), path) == 0)
+		return true;
+	log_warn("cannot pin %s: %s", path, strerror(errno));
+	return false;
 }

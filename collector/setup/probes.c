@@ -348,15 +348,18 @@ int probes_attach(struct probes *p)
 			}
 			if (grp == PROBE_SAMPLES)
 				p->iter_link = link;
-			else if (p->n_links < PROBES_MAX_LINKS) {
+			else if (p->pinning && !pins_link(p, link, (int)p->n_links))
+				p->pinning =
+				    false; /* no "whole" pin: the next collector starts afresh */
+			if (grp != PROBE_SAMPLES && p->n_links < PROBES_MAX_LINKS) {
 				p->link_progs[p->n_links] = g.progs[i];
 				p->links[p->n_links++] = link;
 			}
 		}
 		p->attached[grp] = g;
 	}
-	if (p->pinning && !p->reusing)
-		pins_links(p);
+	if (p->pinning && !p->reusing && p->n_links)
+		pins_link(p, p->links[0], -1);
 	p->attached_ns = now_boottime_ns();
 	return 0;
 }

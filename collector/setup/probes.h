@@ -54,8 +54,8 @@ struct probes {
 	struct bpf_link *snapshot_link; /* until the snapshot is read */
 	bool pinning;			/* --keep-pinned, and bpffs there (setup/pins.c) */
 	bool reusing;	   /* the pin set of a collector before us: not attached again */
-	char pin_inst[17]; /* the socket's hash */
-	char pin_dir[64];  /* PIN_ROOT/<pin_inst>-<the object's and settings' hash> */
+	unsigned pin_inst; /* pin_dir's length up to the socket's hash */
+	char pin_dir[64];  /* PIN_ROOT/<the socket's hash>/<the object's and settings'> */
 	uint64_t attached_ns;
 	struct group_progs attached[PROBE_GROUPS];
 	/* what probes_attach attached, by group */ /* boot clock once every program was
@@ -93,7 +93,9 @@ struct tracer_handover *probes_handover(const struct probes *p);
 int probes_sample(struct probes *p, int (*sink)(void *ctx, const struct tracer_sample *s),
 		  void *ctx);
 void probes_stop(struct probes *p);
-/* --unpin: the pin sets of this socket's collector removed (their programs detach). Exit code. */
-int probes_unpin(const char *socket_path);
+/* setup/pins.c. bpffs there (mounted if need be), p->pin_dir the socket's; false: not
+ * pinning (logged). Then removes the socket's sets but keep (a set's path, or NULL). */
+bool pins_ready(struct probes *p, const char *socket_path);
+void pins_remove(const struct probes *p, const char *keep, const char *why);
 
 #endif
