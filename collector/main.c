@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		goto out_sender;
 	if (probes_attach(&c.probes) != 0)
 		goto out_drain;
-	c.snapshot_fd = probes_snapshot_open(&c.probes);
+	probes_snapshot_attach(&c.probes);
 	if (drop_privileges(&c.who) != 0) {
 		log_error("refusing to run privileged: privilege drop to %s failed", c.who.name);
 		goto out_drain;

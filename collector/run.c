@@ -113,6 +113,7 @@ static void snapshot_existing_cgroups(struct collector *c)
 /* The processes already running: the iterator root created, read now, converted as events. */
 static void snapshot_running_processes(struct collector *c)
 {
+	c->snapshot_fd = probes_snapshot_open(&c->probes);
 	int n = c->snapshot_fd < 0 ? 0
 				   : snapshot_read_processes(c->snapshot_fd, c->probes.attached_ns,
 							     drain_add_record, &c->drain);

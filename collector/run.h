@@ -22,7 +22,7 @@ struct collector {
 	struct run_as who;
 	struct sender_trust trust;
 	struct redact_rules_file rules;
-	int snapshot_fd; /* the snapshot iterator, created as root, read after the drop */
+	int snapshot_fd; /* the snapshot iterator's, made and read after the drop */
 	int lifeline_fd; /* --exit-with-fd */
 };
 

@@ -288,19 +288,24 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	return 0;
 }
 
+void probes_snapshot_attach(struct probes *p)
+{
+	if (p->snapshot_iter &&
+	    !(p->snapshot_link = bpf_program__attach_iter(p->skel->progs.snapshot_tasks, NULL)))
+		p->snapshot_errno = errno;
+}
+
 int probes_snapshot_open(struct probes *p)
 {
-	int fd = -1;
+	int fd = p->snapshot_link ? bpf_iter_create(bpf_link__fd(p->snapshot_link)) : -1;
 
-	if (p->snapshot_iter)
-		p->snapshot_link = bpf_program__attach_iter(p->skel->progs.snapshot_tasks, NULL);
-	if (p->snapshot_link)
-		fd = bpf_iter_create(bpf_link__fd(p->snapshot_link));
 	if (fd < 0)
 		log_warn("no snapshot of the processes already running: %s",
-			 p->snapshot_iter
-			     ? strerror(errno)
-			     : "its iterator does not load here (sleepable iterators: 5.18+)");
+			 !p->snapshot_iter
+			     ? "its iterator does not load here (sleepable iterators: "
+			       "5.18+)"
+			 : p->snapshot_link ? strerror(errno)
+					    : strerror(p->snapshot_errno));
 	return fd;
 }
 

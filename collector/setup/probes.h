@@ -52,6 +52,7 @@ struct probes {
 	uint64_t samples_taken;
 	bool snapshot_iter;		/* snapshot.bpf.c loaded (sleepable iterators, 5.18+) */
 	struct bpf_link *snapshot_link; /* until the snapshot is read */
+	int snapshot_errno;		/* why it did not attach */
 	bool pinning;			/* --keep-pinned, and bpffs there (setup/pins.c) */
 	bool reusing;	   /* the pin set of a collector before us: not attached again */
 	unsigned pin_inst; /* pin_dir's length up to the socket's hash */
@@ -71,11 +72,13 @@ int probes_attach(struct probes *p);
 /* After the drop: each group's status detail (its hooks) and the log lines saying them. */
 void probes_describe(struct probes *p);
 /*
- * The snapshot of the processes already running (bpf/snapshot.bpf.c): an
- * iterator created now, as root, after probes_attach, and read after the
- * privilege drop (convert/snapshot.c). Its fd, or -1 (logged) where the kernel
- * has no sleepable task iterators: no process is then known from before.
+ * The snapshot of the processes already running (bpf/snapshot.bpf.c): its
+ * iterator attached as root, after probes_attach; after the privilege drop
+ * (as the samples' iterator) open gives its fd, read by convert/snapshot.c,
+ * or -1 (logged) where the kernel has no sleepable task iterators: no process
+ * is then known from before.
  */
+void probes_snapshot_attach(struct probes *p);
 int probes_snapshot_open(struct probes *p);
 /* Once the snapshot is read: its link goes. */
 void probes_snapshot_close(struct probes *p);
