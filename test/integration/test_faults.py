@@ -971,3 +971,9 @@ def a_collector_killed_holding_unacknowledged_frames_counts_them(ctx):
     exit_lost = sum(v for (hop, kind), v in lost.items() if kind == "exit" and hop in ("kernel", "collector"))
     check_accounted(ctx, n, tally, exec_lost, "exec")
     check_accounted(ctx, n, tally, exit_lost, "exit")
+    st = subprocess.run([ctx.bin("tracer"), "status", "--db", ctx.path("held.db"), "--json"],
+                        capture_output=True, text=True, timeout=60)
+    doc = json.loads(st.stdout or "{}")
+    shown = {(x["hop"], x["event_type"]): x["count"] for x in doc.get("losses", [])}
+    ctx.check(st.returncode == 3 and shown.get(("collector", "exec")) == lost.get(("collector", "exec")),
+              f"tracer status is degraded with the number lost: exit {st.returncode}, {shown}")
