@@ -114,10 +114,10 @@ int main(int argc, char **argv)
 	if (options_parse(&collector_program, argc, argv, &c.cfg) != 0)
 		return 2;
 	const struct collector_start *start = &c.cfg.start;
-	if (start->unpin) /* every set of this socket's collector */
+	if (start->unpin) /* every set of this socket's collector, then exit */
 		return pins_ready(&c.probes, c.cfg.socket_path)
-		       ? pins_remove(&c.probes, NULL, "--unpin"),
-		       0 : 1;
+			   ? pins_remove(&c.probes, NULL, "--unpin")
+			   : 1;
 	c.lifeline_fd = start->lifeline_fd;
 	collector_signals();
 	if (resolve_user(c.cfg.user, &c.who) != 0 || resolve_trust(start, &c.trust) != 0)

@@ -60,14 +60,14 @@ static int remove_pin(const char *path, const struct stat *st, int type, struct 
 	return 0;
 }
 
-void pins_remove(const struct probes *p, const char *keep, const char *why)
+int pins_remove(const struct probes *p, const char *keep, const char *why)
 {
 	char dir[sizeof(p->pin_dir)];
 
 	snprintf(dir, sizeof(dir), "%.*s", (int)p->pin_inst, p->pin_dir);
 	keeping = keep;
 	removing_why = why;
-	nftw(dir, remove_pin, 4, FTW_DEPTH | FTW_PHYS);
+	return nftw(dir, remove_pin, 4, FTW_DEPTH | FTW_PHYS) != 0;
 }
 
 /*

@@ -99,6 +99,6 @@ void probes_stop(struct probes *p);
 /* setup/pins.c. bpffs there (mounted if need be), p->pin_dir the socket's; false: not
  * pinning (logged). Then removes the socket's sets but keep (a set's path, or NULL). */
 bool pins_ready(struct probes *p, const char *socket_path);
-void pins_remove(const struct probes *p, const char *keep, const char *why);
+int pins_remove(const struct probes *p, const char *keep, const char *why); /* 0, or 1 */
 
 #endif
