@@ -1,6 +1,6 @@
 /*
  * The pin set (--keep-pinned): the maps and links under
- * /sys/fs/bpf/tracer/<socket hash>/<object hash>/. Pinned, the programs stay
+ * /sys/fs/bpf/tracer/<socket hash>-<object hash>/. Pinned, the programs stay
  * attached and events wait in the ring buffer while no collector runs; the
  * next collector of the same socket, made from the same object with the same
  * settings (the second hash), reuses the maps and attaches nothing. Any other
@@ -43,31 +43,31 @@ bool pins_ready(struct probes *p, const char *socket_path)
 	if ((statfs("/sys/fs/bpf", &fs) != 0 || fs.f_type != BPF_FS_MAGIC) &&
 	    mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700"))
 		log_warn("not pinning: no bpffs on /sys/fs/bpf: %s", strerror(errno));
-	else if ((mkdir(PIN_ROOT, 0700) == 0 || errno == EEXIST) &&
-		 (mkdir(p->pin_dir, 0700) == 0 || errno == EEXIST))
+	else if (mkdir(PIN_ROOT, 0700) == 0 || errno == EEXIST)
 		return true;
 	return false;
 }
 
-/* The set pins_remove keeps (a path), or NULL; and why the others go. */
-static const char *keeping, *removing_why;
+/* What pins_remove removes (paths starting so), what it keeps (a set's path, or NULL), why. */
+static const char *removing, *keeping, *removing_why;
+static size_t removing_len;
 
 static int remove_pin(const char *path, const struct stat *st, int type, struct FTW *at)
 {
-	if (at->level > 0 && (!keeping || strncmp(path, keeping, strlen(keeping))) &&
-	    !remove(path) && at->level == 1)
+	if (at->level > 0 && !strncmp(path, removing, removing_len) &&
+	    (!keeping || strncmp(path, keeping, strlen(keeping))) && !remove(path) &&
+	    at->level == 1)
 		log_info("removed the pin set %s: %s", path, removing_why);
 	return 0;
 }
 
 int pins_remove(const struct probes *p, const char *keep, const char *why)
 {
-	char dir[sizeof(p->pin_dir)];
-
-	snprintf(dir, sizeof(dir), "%.*s", (int)p->pin_inst, p->pin_dir);
+	removing = p->pin_dir;
+	removing_len = p->pin_inst;
 	keeping = keep;
 	removing_why = why;
-	return nftw(dir, remove_pin, 4, FTW_DEPTH | FTW_PHYS) != 0;
+	return nftw(PIN_ROOT, remove_pin, 8, FTW_DEPTH | FTW_PHYS) != 0;
 }
 
 /*
@@ -92,7 +92,7 @@ void pins_name_maps(struct probes *p, struct tracer_bpf *skel)
 
 	bpf_object__for_each_program(prog, skel->obj) h =
 	    fnv(h, &"01"[bpf_program__autoload(prog)], 1);
-	snprintf(p->pin_dir + p->pin_inst, sizeof(p->pin_dir) - p->pin_inst, "/%016llx",
+	snprintf(p->pin_dir + p->pin_inst, sizeof(p->pin_dir) - p->pin_inst, "-%016llx",
 		 (unsigned long long)h);
 	snprintf(path, sizeof(path), "%s/whole", p->pin_dir);
 	p->reusing = access(path, F_OK) == 0;

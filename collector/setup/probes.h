@@ -56,7 +56,7 @@ struct probes {
 	bool pinning;			/* --keep-pinned, and bpffs there (setup/pins.c) */
 	bool reusing;	   /* the pin set of a collector before us: not attached again */
 	unsigned pin_inst; /* pin_dir's length up to the socket's hash */
-	char pin_dir[64];  /* PIN_ROOT/<the socket's hash>/<the object's and settings'> */
+	char pin_dir[64];  /* PIN_ROOT/<the socket's hash>-<the object's and settings'> */
 	uint64_t attached_ns;
 	struct group_progs attached[PROBE_GROUPS];
 	/* what probes_attach attached, by group */ /* boot clock once every program was

@@ -910,8 +910,7 @@ def pin_sets(sock):
     for b in sock.encode():
         h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
     root = "/sys/fs/bpf/tracer"
-    inst = os.path.join(root, f"{h:016x}")
-    return sorted(os.listdir(inst)) if os.path.isdir(inst) else []
+    return sorted(d for d in (os.listdir(root) if os.path.isdir(root) else ()) if d.startswith(f"{h:016x}-"))
 
 
 @test
