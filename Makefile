@@ -128,7 +128,8 @@ REDACT_SRCS := $(REDACT_CORE) common/fileutil.c
 COLLECTOR_SRCS := collector/main.c collector/run.c collector/setup/probes.c collector/setup/probe_groups.c collector/setup/pins.c collector/send/drain.c collector/convert/snapshot.c \
                   collector/setup/config.c collector/setup/syscall_table.c \
                   collector/send/sender.c collector/send/handover.c collector/convert/convert.c collector/setup/sandbox.c collector/setup/pidscope.c \
-                  $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c
+                  $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c \
+                  collector/setup/rapl.c collector/convert/energy.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/receiver.c aggregator/receive/streams.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
@@ -166,7 +167,7 @@ CLI_MODEL  := cli/model/runreport.c cli/model/reportdata.c cli/model/health.c cl
               cli/model/provpath.c cli/model/pkgowner.c
 CLI_COST   := cli/cost/usage.c cli/cost/prices.c cli/cost/hostprice.c cli/cost/costconf.c cli/cost/costrun.c \
               cli/cost/rightsize.c cli/cost/idle.c cli/cost/costsplit.c \
-              cli/cost/energy.c cli/cost/energytable.c cli/cost/energyrun.c
+              cli/cost/energy.c cli/cost/energytable.c cli/cost/energyrun.c cli/cost/energymeasure.c cli/cost/energyfleet.c
 CLI_DB     := cli/db/clidb.c cli/db/findrun.c cli/db/rows.c cli/db/dbkind.c cli/db/fleet.c cli/db/fleet_load.c cli/db/fleet_copy.c \
               cli/db/fleet_join.c cli/db/fleet_rows.c cli/db/fleet_match.c cli/db/fleet_merge.c cli/db/fleet_hosts.c \
               cli/db/fleet_runs_join.c cli/db/fleet_window.c cli/db/fleet_jobside.c
@@ -400,6 +401,11 @@ $(BUILD)/bench/redactbench: test/bench/redactbench.c $(REDACT_SRCS)
 bench-sched: all
 	$(PYTHON) test/bench/sched_ab.py $(OLD) $(BUILD) $(BENCH_ARGS)
 
+# The exec storm as a service runs it: a long-lived aggregator over a 100,000-process
+# history against fresh daemons and an A/A control (docs/performance-deployed.md).
+bench-deployed: all
+	$(PYTHON) test/bench/deployed.py --build $(BUILD) $(BENCH_ARGS)
+
 # The aggregator's instructions per ingested process, under callgrind (OLD=BUILD_DIR compares a build).
 bench-instructions: all
 	@deploy/install-deps.sh bench
@@ -432,7 +438,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man configs deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-deployed clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

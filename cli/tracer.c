@@ -143,14 +143,22 @@ static bool is_verb(const char *name)
 	return false;
 }
 
+/* tracer --help, -h, help, and help's own help (help --help, help -h, help help). */
+static bool asks_usage(int argc, char **argv)
+{
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return true;
+	return !strcmp(argv[1], "help") && (argc == 2 || !strcmp(argv[2], "--help") ||
+					    !strcmp(argv[2], "-h") || !strcmp(argv[2], "help"));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    (strcmp(argv[1], "help") == 0 && argc == 2)) {
+	if (asks_usage(argc, argv)) {
 		usage(stdout);
 		return 0;
 	}

@@ -137,6 +137,7 @@ int main(int argc, char **argv)
 	if (probes_attach(&c.probes) != 0)
 		goto out_drain;
 	probes_snapshot_attach(&c.probes);
+	rapl_open(&c.rapl, start->test_powercap_root);
 	if (drop_privileges(&c.who) != 0) {
 		log_error("refusing to run privileged: privilege drop to %s failed", c.who.name);
 		goto out_drain;
@@ -153,6 +154,7 @@ int main(int argc, char **argv)
 	}
 	exit_code = collector_flush_at_exit(&c, collector_run(&c));
 out_drain:
+	rapl_close(&c.rapl);
 	drain_close(&c.drain);
 out_sender:
 	if (sender_close(&c.sender) != 0) {

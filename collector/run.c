@@ -148,6 +148,9 @@ int collector_start_unprivileged(struct collector *c)
 	/* Attached before the snapshots: a process can be in both, never in neither. */
 	drain_poll(&c->drain, 0, -1);
 	snapshot_existing_cgroups(c);
+	c->energy.rapl = &c->rapl;
+	if (!c->rapl.n)
+		log_info("RAPL: no powercap energy counters (energy is estimated: docs/energy.md)");
 	if (sandbox_enter() != 0) {
 		log_error("refusing to run without the syscall allow-list");
 		return -1;
@@ -190,6 +193,7 @@ bool collector_run(struct collector *c)
 		if (now >= next_sample) {
 			if (probes_sample(&c->probes, drain_add_sample, drain) < 0)
 				log_warn("process sampling failed: %s", strerror(errno));
+			energy_sample(&c->energy, now, drain_add_event, drain);
 			next_sample = now + (uint64_t)c->cfg.sample_ms * NSEC_PER_MSEC;
 		}
 		bool asked = flush_requested;

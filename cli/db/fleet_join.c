@@ -18,7 +18,6 @@
 #include "cli/render/clierror.h"
 
 #define DAY_NS INT64_C(86400000000000)
-#define MAX_ROWS 2000
 /* Each joined job's process ids move past every id a host gives out. */
 #define ID_OFFSET (INT64_C(1) << 40)
 
@@ -144,47 +143,19 @@ static int apply(sqlite3 *db, const char *verb, struct fleet_sub *subs, struct f
 
 static int join(sqlite3 *db, const char *verb, const char *host, const struct scope *w)
 {
-	char where[2048], select[2400];
-	json_t *sub_rows, *job_rows = NULL, *sub_procs = NULL, *job_procs = NULL;
+	char subs[2048], jobs[2048];
+	struct fleet_batch b;
+	struct fleet_batch_query q = {
+	    .subs_where = subs, .jobs_where = jobs, .host = host, .run = w->run};
 	int rc = -1;
 
-	subs_where(w, where, sizeof(where));
-	snprintf(select, sizeof(select),
-		 "SELECT * FROM `%s`.batch_submissions FINAL WHERE %s ORDER BY submit_ns LIMIT %d "
-		 "FORMAT JSONEachRow",
-		 w->d, where, MAX_ROWS);
-	if (!(sub_rows = fleet_rows_of(verb, select)))
-		return -1;
-	snprintf(select, sizeof(select),
-		 "SELECT _host, id FROM `%s`.batch_submissions FINAL WHERE %s", w->d, where);
-	if (!(sub_procs = fleet_processes_by_key(verb, select)))
-		goto out;
-	jobs_where(w, where, sizeof(where));
-	snprintf(select, sizeof(select),
-		 "SELECT * FROM `%s`.batch_jobs FINAL WHERE %s ORDER BY first_ns LIMIT %d "
-		 "FORMAT JSONEachRow",
-		 w->d, where, MAX_ROWS);
-	if (!(job_rows = fleet_rows_of(verb, select)))
-		goto out;
-	snprintf(select, sizeof(select),
-		 "SELECT _host, first_process_id FROM `%s`.batch_jobs FINAL WHERE %s", w->d, where);
-	if (!(job_procs = fleet_processes_by_key(verb, select)))
-		goto out;
-	struct fleet_sub *subs = calloc(json_array_size(sub_rows) + 1, sizeof(*subs));
-	struct fleet_job *jobs = calloc(json_array_size(job_rows) + 1, sizeof(*jobs));
-	if (subs && jobs) {
-		int n_subs = fleet_fill_subs(subs, sub_rows, sub_procs, host, w->run);
-		int n_jobs = fleet_fill_jobs(jobs, job_rows, job_procs);
-		fleet_match(subs, n_subs, jobs, n_jobs);
-		rc = apply(db, verb, subs, jobs, n_jobs, host, w->run);
+	subs_where(w, subs, sizeof(subs));
+	jobs_where(w, jobs, sizeof(jobs));
+	if (fleet_batch_load(&b, verb, &q) == 0) {
+		fleet_match(b.subs, b.n_subs, b.jobs, b.n_jobs);
+		rc = apply(db, verb, b.subs, b.jobs, b.n_jobs, host, w->run);
 	}
-	free(subs);
-	free(jobs);
-out:
-	json_decref(sub_rows);
-	json_decref(job_rows);
-	json_decref(sub_procs);
-	json_decref(job_procs);
+	fleet_batch_free(&b);
 	return rc;
 }
 

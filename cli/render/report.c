@@ -104,7 +104,9 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 			jint(t, "failed_processes") ? ", FAILED: " : "",
 			jint(t, "failed_processes") ? "some exited non-zero" : "");
 		if (json_is_true(json_object_get(t, "helper")))
-			fprintf(out, "%s  (engine instrumentation, not counted as work)\n", indent);
+			fprintf(out,
+				"%s  (helpers: counted in the totals, not as the step's work)\n",
+				indent);
 		json_array_foreach(json_object_get(t, "process_list"), k, p)
 		{
 			char status[32], wall[32], pcpu[32], prss[32], cmd[512];

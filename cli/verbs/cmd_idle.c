@@ -20,23 +20,16 @@
 
 static const char usage_text[] =
     "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min "
-    "DURATION]\n"
-    "                   [--rate USD_PER_HOUR | --instance-type T [--region R]] [--prices FILE]\n"
-    "                   [--cost-conf FILE] [--detect | --no-detect] [--imds-endpoint URL]\n"
-    "  idle periods of the host (default: the last 24h, CPU under 5%, at least 5m)\n";
+    "DURATION]\n" PRICE_USAGE("                   ") "  idle periods of the host (default: the "
+						     "last 24h, CPU under 5%, at least 5m)\n";
 
+/* --since and --min: fallback when not given, -1 when unreadable. */
 static int64_t duration_ns(const char *s, int64_t fallback)
 {
 	if (!s)
 		return fallback;
-	char *end;
-	double v = strtod(s, &end);
-	double unit = !*end || !strcmp(end, "s") ? 1
-		      : !strcmp(end, "m")	 ? 60
-		      : !strcmp(end, "h")	 ? 3600
-		      : !strcmp(end, "d")	 ? 86400
-						 : 0;
-	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : -1;
+	int64_t ns = format_parse_duration(s);
+	return ns > 0 ? ns : -1;
 }
 
 struct idle_window {

@@ -41,17 +41,7 @@ static json_t *host_rows(char *err, size_t size)
 		 "UNION ALL SELECT _host, '', toInt64(0), toInt64(0), max(ifNull(ts_ns, 0)) FROM "
 		 "`%s`.host_samples GROUP BY _host) GROUP BY h ORDER BY h FORMAT JSONEachRow",
 		 d, d);
-	char *text = fleet_query(sql, err, size);
-	if (!text)
-		return NULL;
-	json_t *rows = json_array();
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		json_t *r = json_loads(line, 0, NULL);
-		if (r)
-			json_array_append_new(rows, r);
-	}
-	free(text);
-	return rows;
+	return fleet_json_rows(sql, err, size);
 }
 
 /* The host's newest word, whether it is silent, and why. */

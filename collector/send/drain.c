@@ -54,8 +54,9 @@ int drain_add_event(void *ctx, const Tracer__Event *ev)
 
 	if (append_event(&d->batch, ev) != 0)
 		return -1;
-	count_type(d,
-		   ev->kind_case == TRACER__EVENT__KIND_CGROUP ? TRACER_EV_CGROUP : TRACER_EV_EXEC);
+	count_type(d, ev->kind_case == TRACER__EVENT__KIND_CGROUP   ? TRACER_EV_CGROUP
+		      : ev->kind_case == TRACER__EVENT__KIND_ENERGY ? TRACER_EV_SAMPLE
+								    : TRACER_EV_EXEC);
 	if (d->batch.len >= DRAIN_FLUSH_BYTES)
 		drain_flush(d, false);
 	return 0;

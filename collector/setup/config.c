@@ -294,6 +294,12 @@ static const struct opt collector_opts[] = {
      .offset = COLLECTOR_FIELD(start.test_forbidden),
      .help = "(tests) make a forbidden syscall once in the steady state: the allow-list must "
 	     "kill the process"},
+    {.name = "test-powercap-root",
+     .arg = "DIR",
+     .kind = OPT_TEXT,
+     .offset = COLLECTOR_FIELD(start.test_powercap_root),
+     .help = "(tests) read RAPL counters from DIR/intel-rapl:N instead of "
+	     "/sys/class/powercap"},
     {.section = "probes",
      .key = "process",
      .kind = OPT_CALL,

@@ -39,8 +39,9 @@ struct collector_start {
 	int ready_fd;
 	int lifeline_fd; /* --exit-with-fd */
 	bool test_forbidden;
-	const char *redact_rules; /* --redact-rules */
-	bool unpin;		  /* --unpin: remove the pin set and exit */
+	const char *test_powercap_root; /* (tests) a fake /sys/class/powercap */
+	const char *redact_rules;	/* --redact-rules */
+	bool unpin;			/* --unpin: remove the pin set and exit */
 };
 
 struct collector_config {

@@ -18,6 +18,8 @@
  *   rules_open.c    the redaction rules file: opened here, parsed by
  *                   redact/rules_file.c after the drop
  *   sandbox.c       the syscall allow-list entered after the drop
+ *   rapl.c          the RAPL powercap counters: opened here, read by
+ *                   convert/energy.c after the drop
  *
  * May touch: the kernel (bpf(), tracefs), root-owned files (settings, rules,
  * the key via common/ipc_auth.c). Must not touch: /proc of other processes,

@@ -13,7 +13,7 @@ import subprocess
 import time
 import uuid
 
-from harness import Failure, Skip, plain_build_only, start_daemons, test
+from harness import Failure, Skip, plain_build_only, remove_cgroup, start_daemons, test
 from slurm_cluster import SlurmCluster
 from test_batch import build_burn
 from test_fleet import clickhouse, private_file, tracer
@@ -50,6 +50,52 @@ def ship(ctx, host, db, state, sink, cred):
     ctx.check(p.returncode == 0, f"{host}: shipped: {p.returncode} {p.stderr[-300:]}")
 
 
+
+def fleet_store(ctx):
+    """A ClickHouse for the hosts to ship to: the shippers' credentials file, the sink's
+    URL, and the reader's fleet.conf (its own credentials file)."""
+    ch = clickhouse(ctx)
+    secret = f"user = {ch.user}\npassword = {ch.password}\n"
+    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
+    mine = private_file(ctx, "reader.cred", secret)
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    return cred, sink, conf
+
+
+def fleet_setup(ctx, name):
+    """What both tests start from: Slurm here, the fleet's store, the CPU burner the jobs
+    run and an empty work directory NAME: (cred, sink, conf, burn, work)."""
+    if not SlurmCluster.available():
+        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
+    cred, sink, conf = fleet_store(ctx)
+    burn = build_burn(ctx)
+    work = ctx.path(name)
+    os.mkdir(work)
+    return cred, sink, conf, burn, work
+
+
+def cluster_and_group(ctx, prefix):
+    """A Slurm cluster (not started) and a new memory cgroup PREFIX-xxxxxxxx for the hosts."""
+    group = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    os.mkdir(f"{MEMCG}/{group}")
+    return SlurmCluster(ctx.path("slurm")), group
+
+
+def stop_hosts(ctx, cluster, hosts, group):
+    """The cluster and every host's daemons stopped, their cgroup removed."""
+    cluster.stop()
+    for sock, db, state, (agg, col) in hosts.values():
+        ctx.stop(col)
+        ctx.stop(agg)
+    remove_cgroup(f"{MEMCG}/{group}")
+
+
+def ship_hosts(ctx, hosts, sink, cred):
+    """Each host's records shipped to the one store, as its shipper would."""
+    for host, (sock, db, state, _) in hosts.items():
+        ship(ctx, host, db, state, sink, cred)
+
 @test
 @plain_build_only("CI time: a private Slurm and ClickHouse; the fleet reader's code runs under ASan in test_fleet")
 def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
@@ -59,24 +105,12 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
     recorded it (exact) and the job's getrusage within 1% or 20 ms; the job's processes are
     in the run; a per-host breakdown; a third job no host recorded is listed as not joined;
     explain, timeline and report read the joined run."""
-    if not SlurmCluster.available():
-        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
-    ch = clickhouse(ctx)
-    secret = f"user = {ch.user}\npassword = {ch.password}\n"
-    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
-    mine = private_file(ctx, "reader.cred", secret)
-    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
-    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
-    burn = build_burn(ctx)
-    work = ctx.path("work")
-    os.mkdir(work)
+    cred, sink, conf, burn, work = fleet_setup(ctx, "work")
     job_py = os.path.join(work, "job.py")
     with open(job_py, "w") as f:
         f.write(JOB_PY.format(burn=burn))
     os.chmod(job_py, 0o755)
-    cluster = SlurmCluster(ctx.path("slurm"))
-    group = f"tracer-fleetjob-{uuid.uuid4().hex[:8]}"
-    os.mkdir(f"{MEMCG}/{group}")
+    cluster, group = cluster_and_group(ctx, "tracer-fleetjob")
     hosts = {}
     try:
         cluster.start()
@@ -112,18 +146,8 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
             wait_job_runs_end(ctx, hosts[host][1])
         time.sleep(1.5)
     finally:
-        cluster.stop()
-        for sock, db, state, (agg, col) in hosts.values():
-            ctx.stop(col)
-            ctx.stop(agg)
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
-    for host, (sock, db, state, _) in hosts.items():
-        ship(ctx, host, db, state, sink, cred)
+        stop_hosts(ctx, cluster, hosts, group)
+    ship_hosts(ctx, hosts, sink, cred)
     db_a = hosts["fleet-a"][1]
     rid = ctx.one("SELECT id FROM runs WHERE name = 'head'", db=db_a)
     truth = {jid: json.load(open(f"{work}/{d}.json")) for d, jid in zip(("a", "b", "other"), job_ids)}
@@ -245,22 +269,10 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
     rule; the run's CPU is A's plus the jobs' runs as B recorded them (exact)."""
     if os.environ.get("TRACER_FLEET_SNAKEMAKE") != "1":
         raise Skip("TRACER_FLEET_SNAKEMAKE=1 runs it (30 s more than CI has)")
-    if not SlurmCluster.available():
-        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
-    ch = clickhouse(ctx)
-    secret = f"user = {ch.user}\npassword = {ch.password}\n"
-    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
-    mine = private_file(ctx, "reader.cred", secret)
-    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
-    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
-    burn = build_burn(ctx)
-    work = ctx.path("sm")
-    os.mkdir(work)
+    cred, sink, conf, burn, work = fleet_setup(ctx, "sm")
     with open(os.path.join(work, "Snakefile"), "w") as f:
         f.write(SNAKEFILE.format(burn=burn))
-    cluster = SlurmCluster(ctx.path("slurm"))
-    group = f"tracer-fleetsm-{uuid.uuid4().hex[:8]}"
-    os.mkdir(f"{MEMCG}/{group}")
+    cluster, group = cluster_and_group(ctx, "tracer-fleetsm")
     hosts = {}
     try:
         cluster.start()
@@ -277,20 +289,10 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
         wait_job_runs_end(ctx, hosts["fleet-b"][1])
         time.sleep(1.5)
     finally:
-        cluster.stop()
-        for sock, db, state, (agg, col) in hosts.values():
-            ctx.stop(col)
-            ctx.stop(agg)
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
+        stop_hosts(ctx, cluster, hosts, group)
     ctx.check(len(truth) == 3 and sorted(r for r, _ in truth.values()) == ["align", "align", "merge"],
               f"Snakemake's log names three jobs: {truth}")
-    for host, (sock, db, state, _) in hosts.items():
-        ship(ctx, host, db, state, sink, cred)
+    ship_hosts(ctx, hosts, sink, cred)
     db_a, db_b = hosts["fleet-a"][1], hosts["fleet-b"][1]
     runs = ctx.query("SELECT id, cpu_ns FROM runs WHERE engine = 'snakemake'", db=db_a)
     if len(runs) != 1:
