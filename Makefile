@@ -126,9 +126,9 @@ REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact
                collector/redact/tokens.c collector/redact/urls.c collector/redact/spans.c \
                $(BUILD)/redact_rules_default.c
 REDACT_SRCS := $(REDACT_CORE) common/fileutil.c
-COLLECTOR_SRCS := collector/main.c collector/run.c collector/setup/probes.c collector/setup/probe_groups.c collector/send/drain.c collector/convert/snapshot.c \
+COLLECTOR_SRCS := collector/main.c collector/run.c collector/setup/probes.c collector/setup/probe_groups.c collector/setup/pins.c collector/send/drain.c collector/convert/snapshot.c \
                   collector/setup/config.c collector/setup/syscall_table.c \
-                  collector/send/sender.c collector/convert/convert.c collector/setup/sandbox.c collector/setup/pidscope.c \
+                  collector/send/sender.c collector/send/handover.c collector/convert/convert.c collector/setup/sandbox.c collector/setup/pidscope.c \
                   $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c \
                   collector/setup/rapl.c collector/convert/energy.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/receiver.c aggregator/receive/streams.c aggregator/model/proctable.c aggregator/model/procslab.c \

@@ -113,6 +113,7 @@ static void snapshot_existing_cgroups(struct collector *c)
 /* The processes already running: the iterator root created, read now, converted as events. */
 static void snapshot_running_processes(struct collector *c)
 {
+	c->snapshot_fd = probes_snapshot_open(&c->probes);
 	int n = c->snapshot_fd < 0 ? 0
 				   : snapshot_read_processes(c->snapshot_fd, c->probes.attached_ns,
 							     drain_add_record, &c->drain);
@@ -134,6 +135,7 @@ int collector_start_unprivileged(struct collector *c)
 	probes_describe(&c->probes);
 	if (sender_start(&c->sender, (size_t)c->cfg.queue_mb << 20) != 0)
 		return -1;
+	handover_begin(&c->sender, probes_handover(&c->probes), c->probes.reusing);
 	if (drain_start(&c->drain) != 0)
 		return -1;
 	const struct probe_status *st = c->probes.status;

@@ -26,7 +26,7 @@ struct collector {
 	struct redact_rules_file rules;
 	struct rapl rapl; /* RAPL counters opened as root, read after the drop */
 	struct energy_reader energy;
-	int snapshot_fd; /* the snapshot iterator, created as root, read after the drop */
+	int snapshot_fd; /* the snapshot iterator's, made and read after the drop */
 	int lifeline_fd; /* --exit-with-fd */
 };
 

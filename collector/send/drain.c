@@ -21,6 +21,7 @@ static void count_type(struct drain *d, int type)
 {
 	d->batch_events++;
 	d->batch_types[type >= 0 && type < TRACER_EV_COUNT ? type : 0]++;
+	handover_read(d->sender, type >= 0 && type < TRACER_EV_COUNT ? type : 0);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
