@@ -167,14 +167,13 @@ static void test_array_specs(void **state)
 	assert_int_equal(batch_array_tasks("5-1"), 0);
 }
 
+/* How a Snakemake cluster jobscript starts the inner snakemake of one job. */
+#define INNER_SNAKEMAKE "/usr/bin/python3", "-m", "snakemake", "--snakefile", "/w/Snakefile"
+
 static void test_job_hints(void **state)
 {
 	/* The inner snakemake of Snakemake 7's cluster jobscript (executors/__init__.py). */
-	const char *const inner[] = {"/usr/bin/python3",
-				     "-m",
-				     "snakemake",
-				     "--snakefile",
-				     "/w/Snakefile",
+	const char *const inner[] = {INNER_SNAKEMAKE,
 				     "--target-jobs",
 				     "align:x=a",
 				     "--allowed-rules",
@@ -426,16 +425,8 @@ static void test_inner_snakemake_tells_the_step(void **state)
 	job_link("60", link, sizeof(link), &n);
 	assert_string_equal(link, "ambiguous"); /* so far: the run, no step */
 	assert_int_equal(n, 2);
-	const char *const inner[] = {"/usr/bin/python3",
-				     "-m",
-				     "snakemake",
-				     "--snakefile",
-				     "/w/Snakefile",
-				     "--target-jobs",
-				     "count:",
-				     "--wait-for-files",
-				     "/w/.snakemake/tmp.k2",
-				     NULL};
+	const char *const inner[] = {INNER_SNAKEMAKE,	 "--target-jobs",	 "count:",
+				     "--wait-for-files", "/w/.snakemake/tmp.k2", NULL};
 	struct proc *smk_inner = run_process(job, 5010, "/w", 1000, 930, inner);
 	assert_ptr_equal(smk_inner->in.step, steps[1]);
 	job_link("60", link, sizeof(link), &n);
