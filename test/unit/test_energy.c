@@ -219,7 +219,7 @@ static void test_cpu_precedence(void **state)
 	assert_float_equal(m.cpu_w_per_core, 1.69, 1e-9);
 	assert_non_null(strstr(m.cpu_source, "energy.conf"));
 	o.conf_path = tmpdir_write("w.conf", "[energy]\ninstance-type = c7g.large\n"
-					   "cpu-watts-per-core = 9\n");
+					     "cpu-watts-per-core = 9\n");
 	assert_int_equal(energy_model_resolve(&o, &m, err, sizeof(err)), 0);
 	assert_float_equal(m.cpu_w_per_core, 9, 1e-9);
 	assert_string_equal(m.cpu_kind, "config");
