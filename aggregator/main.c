@@ -127,13 +127,10 @@ static int prepare_directory(const char *file, const struct run_as *who, mode_t 
 static int become_user(const struct aggregator_options *opt)
 {
 	struct run_as who;
+	int needed = run_as_needed(opt->user);
 
-	if (geteuid() != 0)
-		return 0;
-	if (!opt->user) {
-		log_error("refusing to run as root: pass --user NAME");
-		return -1;
-	}
+	if (needed <= 0)
+		return needed;
 	if (run_as_lookup(opt->user, &who) != 0) {
 		log_error("unknown user '%s'", opt->user);
 		return -1;

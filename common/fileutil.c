@@ -83,6 +83,28 @@ void path_dirname(const char *path, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)(slash - path), path);
 }
 
+const char *path_find_shipped(const char *installed, const char *name, char *buf, size_t size)
+{
+	static const char *const beside[] = {"../deploy/etc", "../../deploy/etc",
+					     "../share/tracer"};
+	char exe[4096], dir[4096];
+
+	snprintf(buf, size, "%s", installed);
+	if (access(buf, R_OK) == 0)
+		return buf;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	path_dirname(exe, dir, sizeof(dir));
+	for (size_t i = 0; i < sizeof(beside) / sizeof(*beside); i++) {
+		int len = snprintf(buf, size, "%s/%s/%s", dir, beside[i], name);
+		if (len > 0 && (size_t)len < size && access(buf, R_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
 const char *path_basename(const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -15,6 +15,13 @@ int mkdir_parents(const char *path, mode_t mode);
 /* The directory part of path, in out. */
 void path_dirname(const char *path, char *out, size_t size);
 const char *path_basename(const char *path);
+/*
+ * A data file tracer ships: installed when readable, else the copy a build
+ * tree or a relocated install keeps beside the program (../deploy/etc,
+ * ../../deploy/etc or ../share/tracer from its folder, by name). The path is
+ * in buf; NULL when none is readable.
+ */
+const char *path_find_shipped(const char *installed, const char *name, char *buf, size_t size);
 /* Whether fd, a pipe's read end, has no writer left (without blocking); never for -1. */
 bool fd_hung_up(int fd);
 

@@ -84,6 +84,17 @@ static int add_group(gid_t extra)
 	return 0;
 }
 
+int run_as_needed(const char *user)
+{
+	if (geteuid() != 0)
+		return 0;
+	if (!user) {
+		log_error("refusing to run as root: pass --user NAME");
+		return -1;
+	}
+	return 1;
+}
+
 int drop_privileges(const struct run_as *who)
 {
 	uid_t ruid, euid, suid;

@@ -21,6 +21,11 @@ struct run_as {
 
 /* Resolves a user name, a numeric uid, or "UID:GID" (ids no account has). 0, or -1. */
 int run_as_lookup(const char *user, struct run_as *out);
+/*
+ * Whether a daemon has a user to become: 1 as root with --user NAME, 0 when not
+ * root (nothing to drop), -1 as root without one (said so: it must not run).
+ */
+int run_as_needed(const char *user);
 /* Becomes that user with its own groups and no capabilities. 0 or -1. */
 int drop_privileges(const struct run_as *who);
 /*

@@ -153,13 +153,10 @@ static void note_error(struct outbox_reader *o, const char *what, const struct s
 static int become_user(const struct shipper_options *opt)
 {
 	struct run_as who;
+	int needed = run_as_needed(opt->user);
 
-	if (geteuid() != 0)
-		return 0;
-	if (!opt->user) {
-		log_error("refusing to run as root: pass --user NAME");
-		return -1;
-	}
+	if (needed <= 0)
+		return needed;
 	bool known = run_as_lookup(opt->user, &who) == 0;
 	if (known)
 		make_state_dir(opt->state_path, &who);

@@ -9,27 +9,6 @@
 #include "common/fileutil.h"
 #include "common/vec.h"
 
-static const char *default_path(char *buf, size_t size)
-{
-	char exe[1024], dir[1024];
-	const char *rel[] = {"../deploy/etc", "../../deploy/etc", "../share/tracer"};
-
-	snprintf(buf, size, "/etc/tracer/prices.tsv");
-	if (access(buf, R_OK) == 0)
-		return buf;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	path_dirname(exe, dir, sizeof(dir));
-	for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
-		int n_written = snprintf(buf, size, "%s/%s/prices.tsv", dir, rel[i]);
-		if (n_written > 0 && (size_t)n_written < size && access(buf, R_OK) == 0)
-			return buf;
-	}
-	return NULL;
-}
-
 int prices_load(struct price_table *t, const char *path, char *err, size_t err_size)
 {
 	char buf[4096], line[1024];
@@ -37,7 +16,8 @@ int prices_load(struct price_table *t, const char *path, char *err, size_t err_s
 	int lineno = 0;
 
 	memset(t, 0, sizeof(*t));
-	if (!path && !(path = default_path(buf, sizeof(buf)))) {
+	if (!path &&
+	    !(path = path_find_shipped("/etc/tracer/prices.tsv", "prices.tsv", buf, sizeof(buf)))) {
 		snprintf(err, err_size,
 			 "no price table (/etc/tracer/prices.tsv); pass --prices FILE");
 		return -1;

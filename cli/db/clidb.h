@@ -54,6 +54,9 @@ sqlite3 *cli_open(struct cli_query *q);
 /* findrun.c: RUN is an id, a name, or NULL: the asking user's newest run (root: the
  * newest of all). Returns the id, 0 if none, -1 on error. */
 int64_t cli_find_run(sqlite3 *db, const char *spec);
+/* findrun.c: the first column of a prepared, bound query's first row (an id), 0
+ * when it has none. Finalizes st. */
+int64_t cli_first_id(sqlite3_stmt *st);
 /* The run named by q->arg (id or name; NULL: latest): id, or 0 with the reason printed. */
 int64_t cli_run(const struct cli_query *q, sqlite3 *db);
 /* cli_open and cli_run together: the database, or NULL (said why; nothing to close). */

@@ -15,11 +15,20 @@ static uid_t asking_uid(void)
 	return getuid();
 }
 
+int64_t cli_first_id(sqlite3_stmt *st)
+{
+	int64_t id = 0;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
 /* The newest run whose command ran as uid; 0 if none. */
 static int64_t newest_run_of(sqlite3 *db, uid_t uid)
 {
 	sqlite3_stmt *st;
-	int64_t id = 0;
 
 	if (sqlite3_prepare_v2(db,
 			       "SELECT r.id FROM runs r JOIN processes p ON p.id = "
@@ -27,16 +36,13 @@ static int64_t newest_run_of(sqlite3 *db, uid_t uid)
 			       -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(st, 1, uid);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return id;
+	return cli_first_id(st);
 }
 
 int64_t cli_find_run(sqlite3 *db, const char *spec)
 {
 	sqlite3_stmt *st;
-	int64_t id = 0;
+	int64_t id;
 	bool numeric = spec && *spec;
 
 	/* No run named: yours, on a host others trace too; root's default is the newest. */
@@ -52,8 +58,5 @@ int64_t cli_find_run(sqlite3 *db, const char *spec)
 		return -1;
 	if (spec)
 		sqlite3_bind_text(st, 1, spec, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return id;
+	return cli_first_id(st);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/db/clidb.h"
 #include "cli/db/fleet.h"
 #include "cli/db/fleet_join.h"
 
@@ -28,17 +29,13 @@ static int by_first_ns(const void *a, const void *b)
 static int64_t listed(sqlite3 *db, const char *host, int64_t host_run)
 {
 	sqlite3_stmt *st;
-	int64_t id = 0;
 
 	if (sqlite3_prepare_v2(db, "SELECT id FROM fleet_runs WHERE host = ?1 AND host_run_id = ?2",
 			       -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, host_run);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return id;
+	return cli_first_id(st);
 }
 
 static int fold(sqlite3 *db, int64_t head, int64_t job_run)

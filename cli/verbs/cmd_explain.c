@@ -51,7 +51,6 @@ static int64_t step_of(sqlite3 *db, const char *arg, const char *run_arg)
 {
 	const char *colon = strrchr(arg, ':');
 	sqlite3_stmt *st;
-	int64_t id = 0;
 	char run[256];
 
 	if (!colon && !run_arg) {
@@ -74,10 +73,7 @@ static int64_t step_of(sqlite3 *db, const char *arg, const char *run_arg)
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_text(st, 2, colon ? colon + 1 : arg, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 3, !colon);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return id;
+	return cli_first_id(st);
 }
 
 /* The run to explain: the step's, or the one named (default: the latest). 0: none (said). */

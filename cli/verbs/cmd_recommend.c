@@ -38,9 +38,7 @@ static int64_t pipeline_scope(sqlite3 *db, const char *pipeline)
 	if (sqlite3_prepare_v2(db, "SELECT id FROM pipelines WHERE name = ?1", -1, &st, NULL) ==
 	    SQLITE_OK) {
 		sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			id = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+		id = cli_first_id(st);
 	}
 	if (!id)
 		cli_error("recommend", "no pipeline '%s'\n", pipeline);

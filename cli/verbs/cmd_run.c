@@ -218,7 +218,6 @@ static int wait_committed(const char *db_path, uint64_t until, int64_t since)
 static int64_t find_my_run(sqlite3 *db)
 {
 	sqlite3_stmt *st;
-	int64_t id = 0;
 
 	if (sqlite3_prepare_v2(db,
 			       "SELECT id FROM runs WHERE launcher_pid = ?1 AND "
@@ -227,10 +226,7 @@ static int64_t find_my_run(sqlite3 *db)
 		return 0;
 	sqlite3_bind_int64(st, 1, getpid());
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)own_start_boot_ns());
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return id;
+	return cli_first_id(st);
 }
 
 /*

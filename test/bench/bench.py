@@ -21,14 +21,13 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import paths
 import peers
 import retention
 import startup
-from stats import quartiles
+from stats import quartiles, workdir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -475,8 +474,7 @@ def main():
         print("make bench needs root (BPF)", file=sys.stderr)
         return 2
     build = os.path.abspath(args.build)
-    work = tempfile.mkdtemp(prefix="tracer-bench-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-bench-")
     daemons = Daemons(build, work)
     print("preparing the bioinformatics workload data...", flush=True)
     bio_cmd = prepare_bio(work)

@@ -24,12 +24,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Daemons, long_enough, thread_cpu_s, timed  # noqa: E402
-from stats import publish, quartiles  # noqa: E402
+from stats import publish, quartiles, workdir  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -108,8 +107,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance-deployed.md"))
     args = ap.parse_args()
     build = os.path.abspath(args.build)
-    work = tempfile.mkdtemp(prefix="tracer-deployed-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-deployed-")
     t_start = time.time()
 
     storm = long_enough("exec storm", lambda n: f"{build}/helpers/storm {n} 2 /bin/true", args.storm, work,

@@ -17,11 +17,10 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Daemons, pairs  # noqa: E402
-from stats import quartiles  # noqa: E402
+from stats import quartiles, workdir  # noqa: E402
 import peers  # noqa: E402
 
 
@@ -34,8 +33,7 @@ def main():
     ap.add_argument("--storm", type=int, default=6000)  # about 2 s a run here
     args = ap.parse_args()
     build = os.path.abspath(args.build)
-    work = tempfile.mkdtemp(prefix="tracer-files-ab-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-files-ab-")
     cmd = f"{build}/helpers/storm {args.storm} 2 /bin/true"
     variants = [
         ("default groups", Daemons(build, work), False),

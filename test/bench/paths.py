@@ -16,12 +16,11 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from stats import publish, quartiles  # noqa: E402
+from stats import publish, quartiles, workdir  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -51,8 +50,7 @@ def daemons_cpu_per_chdir(daemons, build, a, b, n=20000, window=3.0):
 
 def measure(build, pairs, n):
     from bench import Daemons  # bench imports this module
-    work = tempfile.mkdtemp(prefix="tracer-paths-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-paths-")
     a, b = os.path.join(work, "one", "deeper", "still"), os.path.join(work, "two")
     os.makedirs(a)
     os.makedirs(b)

@@ -17,11 +17,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stats import publish, quartiles  # noqa: E402
+from stats import publish, quartiles, workdir  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIG_SCRIPT = """#!/bin/bash
@@ -87,8 +86,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "report.md"))
     args = ap.parse_args()
     build = os.path.abspath(args.build)
-    work = tempfile.mkdtemp(prefix="tracer-report-bench-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-report-bench-")
     big = os.path.join(work, "big.sh")
     failing = os.path.join(work, "failing.sh")
     for path, text in ((big, BIG_SCRIPT), (failing, FAILING_SCRIPT)):

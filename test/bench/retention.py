@@ -12,11 +12,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stats import publish  # noqa: E402
+from stats import publish, workdir  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -56,8 +55,7 @@ def feed(build, work, name, milestones, extra):
 
 
 def measure(build, milestones, bound_mib):
-    work = tempfile.mkdtemp(prefix="tracer-retention-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-retention-")
     keep = feed(build, work, "keep", milestones, ("--retain-days", "0", "--retain-mib", "0"))
     bounded = feed(build, work, "bounded", milestones,
                    ("--retain-days", "0", "--retain-mib", str(bound_mib), "--retain-check-s", "2"))

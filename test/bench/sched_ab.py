@@ -17,11 +17,10 @@ Usage: sudo test/bench/sched_ab.py BUILD_A BUILD_B [--rounds N] (0: the BPF run 
 import argparse
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Daemons, kernel_cost, long_enough, pairs  # noqa: E402
-from stats import quartiles  # noqa: E402
+from stats import quartiles, workdir  # noqa: E402
 
 SCHED_PROGRAMS = ("iowait_switch", "iowait_wakeup")
 
@@ -45,8 +44,7 @@ def main():
     ap.add_argument("b")
     ap.add_argument("--rounds", type=int, default=8)
     args = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="tracer-sched-ab-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-sched-ab-")
     builds = [os.path.abspath(args.a), os.path.abspath(args.b)]
     helpers = f"{builds[1]}/helpers"  # one workload binary for both
     rows = []

@@ -14,11 +14,10 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stats import publish, quartiles  # noqa: E402
+from stats import publish, quartiles, workdir  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GROUPS = ("scheduler", "network", "oom", "reclaim", "files", "cgroups", "samples")
@@ -58,8 +57,7 @@ def collector_ready(build, work, disabled):
 
 
 def measure(build, reps):
-    work = tempfile.mkdtemp(prefix="tracer-startup-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-startup-")
     tracer = f"{build}/tracer"
     # Per group: the process probes alone, then with each group added.
     loads = {"process probes only": []}

@@ -1,5 +1,15 @@
-"""The summary every bench prints: a median with its interquartile range."""
+"""What every bench shares: its scratch directory, and the summary it prints (a median with its
+interquartile range)."""
+import os
 import statistics
+import tempfile
+
+
+def workdir(prefix):
+    """A fresh scratch directory that the daemons' unprivileged users can write too."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(work, 0o777)
+    return work
 
 
 def quartiles(xs):

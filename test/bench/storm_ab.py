@@ -9,11 +9,10 @@ Usage: sudo test/bench/storm_ab.py BUILD_A BUILD_B [--rounds N] [--storm N]
 import argparse
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Daemons, pairs  # noqa: E402
-from stats import quartiles  # noqa: E402
+from stats import quartiles, workdir  # noqa: E402
 
 
 
@@ -25,8 +24,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--storm", type=int, default=4000)
     args = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="tracer-storm-ab-")
-    os.chmod(work, 0o777)
+    work = workdir("tracer-storm-ab-")
     builds = [os.path.abspath(args.a), os.path.abspath(args.b)]
     ratios = {b: [] for b in builds}
     for r in range(args.rounds):

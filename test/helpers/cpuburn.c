@@ -4,21 +4,14 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "spin.h"
 
 int main(int argc, char **argv)
 {
 	long ms = argc > 1 ? atol(argv[1]) : 500;
-	struct timespec ts;
-	volatile unsigned long x = 0;
+	unsigned long x = spin_cpu_ms(ms);
 
-	for (;;) {
-		for (int i = 0; i < 100000; i++)
-			x += (unsigned long)i * 2654435761u;
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-		if (ts.tv_sec * 1000L + ts.tv_nsec / 1000000L >= ms)
-			break;
-	}
 	if (argc > 2) {
 		unsigned long long run_ns = 0, run_delay = 0;
 		FILE *f = fopen("/proc/self/schedstat", "r");

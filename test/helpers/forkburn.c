@@ -7,22 +7,9 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static void spin(long ms)
-{
-	struct timespec ts;
-	volatile unsigned long x = 0;
-
-	for (;;) {
-		for (int i = 0; i < 100000; i++)
-			x += (unsigned long)i * 2654435761u;
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-		if (ts.tv_sec * 1000L + ts.tv_nsec / 1000000L >= ms)
-			return;
-	}
-}
+#include "spin.h"
 
 int main(int argc, char **argv)
 {
@@ -37,7 +24,7 @@ int main(int argc, char **argv)
 		if (p < 0)
 			return 1;
 		if (p == 0) {
-			spin(ms);
+			spin_cpu_ms(ms);
 			_exit(0);
 		}
 	}

@@ -180,6 +180,12 @@ def write_script(ctx, name, body):
     return path
 
 
+def run_script(ctx, name, body):
+    """Such a script run under tracer run, which must exit 0; returns the run's id."""
+    ctx.tracer_run([write_script(ctx, name, body)], expect=0)
+    return ctx.latest_run()
+
+
 def load_json(path):
     with open(path) as f:
         return json.load(f)

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import time
 
-from harness import (Failure, load_json, plain_build_only, scan_sanitizers, start_daemons, test,
+from harness import (Failure, load_json, plain_build_only, run_script, scan_sanitizers, start_daemons, test,
                      wait_for_socket, write_script)
 
 
@@ -149,12 +149,10 @@ def step_and_run_totals_hold_every_image(ctx):
     execs after burning CPU: each step's and the run's CPU hold every image of every
     process, against wait4 of each step's work (measure), and every verb reads the same
     total (runs --json, show --json)."""
-    script = write_script(ctx, "images.sh", "set -e\n"
-                          f"{ctx.helper('measure')} {ctx.path('a.json')} -- {ctx.helper('reexec')} 4 120\n"
-                          f"{ctx.helper('measure')} {ctx.path('b.json')} -- "
-                          f"{ctx.helper('threadexec')} {ctx.helper('cpuburn')} 150\n")
-    ctx.tracer_run([script], expect=0)
-    run = ctx.latest_run()
+    run = run_script(ctx, "images.sh", "set -e\n"
+                     f"{ctx.helper('measure')} {ctx.path('a.json')} -- {ctx.helper('reexec')} 4 120\n"
+                     f"{ctx.helper('measure')} {ctx.path('b.json')} -- "
+                     f"{ctx.helper('threadexec')} {ctx.helper('cpuburn')} 150\n")
     steps = ctx.query("SELECT id, cpu_ns, processes FROM steps WHERE run_id = ? ORDER BY start_ns", run)
     ctx.check(len(steps) == 2, f"two steps, one per line of the script: {steps}")
     for (step, cpu, procs), name in zip(steps, ("a.json", "b.json")):

@@ -41,6 +41,25 @@ def build_burn(ctx):
     return exe
 
 
+def snakefile(burn, count=False):
+    """Two align jobs and a merge of theirs (with count, a third job on its own), each
+    burning CPU for a set time through burn."""
+    count_rule = f"""rule count:
+    output: "reads.count"
+    shell: "{burn} 0.3 && echo 1 > {{output}}"
+""" if count else ""
+    return f"""rule all:
+    input: "a.align", "b.align", "merged.txt"{', "reads.count"' if count else ""}
+{count_rule}rule align:
+    output: "{{x}}.align"
+    shell: "{burn} 0.4 && echo {{wildcards.x}} > {{output}}"
+rule merge:
+    input: "a.align", "b.align"
+    output: "merged.txt"
+    shell: "{burn} 0.25 && cat {{input}} > {{output}}"
+"""
+
+
 def workdir(ctx, name):
     d = ctx.path(name)
     os.mkdir(d)
@@ -153,19 +172,7 @@ def snakemake_cluster_jobs_are_the_runs_steps(ctx):
     burn = build_burn(ctx)
     d = workdir(ctx, "sm")
     with open(os.path.join(d, "Snakefile"), "w") as f:
-        f.write(f"""rule all:
-    input: "a.align", "b.align", "merged.txt", "reads.count"
-rule count:
-    output: "reads.count"
-    shell: "{burn} 0.3 && echo 1 > {{output}}"
-rule align:
-    output: "{{x}}.align"
-    shell: "{burn} 0.4 && echo {{wildcards.x}} > {{output}}"
-rule merge:
-    input: "a.align", "b.align"
-    output: "merged.txt"
-    shell: "{burn} 0.25 && cat {{input}} > {{output}}"
-""")
+        f.write(snakefile(burn, count=True))
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
     agg, col = start_daemons(ctx, sock, db)
     cluster = SlurmCluster(ctx.path("slurm"), accounting=True)

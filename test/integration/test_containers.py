@@ -51,6 +51,20 @@ def show_json(ctx, run_id, db=None):
     return json.loads(p.stdout)
 
 
+def measured_container_run(ctx, engine, name, burn_ms):
+    """`tracer run --run NAME -- measure CLI.json -- ENGINE run IMAGE`, the container measuring
+    a cpuburn of burn_ms inside it: (the run's id, the container's wait4, the CLI's wait4 file)."""
+    out = ctx.path("out")
+    os.makedirs(out)
+    host = ctx.path("cli.json")
+    ctx.tracer_run([ctx.helper("measure"), host, "--",
+                    *engine.run(IMAGE, "/bin/measure", "/out/truth.json", "--", "/bin/cpuburn", str(burn_ms),
+                                out=out)],
+                   "--run", name, expect=0)
+    run_id = ctx.one("SELECT id FROM runs WHERE name = ?", name)
+    return run_id, truth(os.path.join(out, "truth.json")), host
+
+
 def check_container_run(ctx, run_id, inside, cli_truth=None, db=None, engine="docker"):
     """The run holds the container: one link by argv, the container's processes in the
     run, the burner's CPU equal to wait4 inside, the run's total the sum of its rows and
@@ -101,14 +115,8 @@ def docker_run_under_tracer_run_holds_the_container(ctx):
     """`tracer run -- docker run IMAGE ...` (the CLI under `measure` for its own wait4):
     the container, a child of containerd-shim, is part of the run."""
     d = Docker(ctx)
-    out = ctx.path("out")
-    os.makedirs(out)
-    host = ctx.path("cli.json")
-    ctx.tracer_run([ctx.helper("measure"), host, "--",
-                    *d.run(IMAGE, "/bin/measure", "/out/truth.json", "--", "/bin/cpuburn", "1000", out=out)],
-                   "--run", "ctr-docker", expect=0)
-    run_id = ctx.one("SELECT id FROM runs WHERE name = 'ctr-docker'")
-    check_container_run(ctx, run_id, truth(os.path.join(out, "truth.json")), truth(host))
+    run_id, inside, host = measured_container_run(ctx, d, "ctr-docker", 1000)
+    check_container_run(ctx, run_id, inside, truth(host))
     ctx.check(show_json(ctx, run_id).get("containers_unlinked_clis") == 0, "no CLI left unlinked")
 
     # The image's own command (CMD, nothing after the image): nothing in argv tells its
@@ -168,17 +176,10 @@ def script_docker_runs_are_steps_named_by_their_tools(ctx):
 @plain_build_only("CI time: a private dockerd and podman per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def podman_run_holds_its_container(ctx):
     """`tracer run -- podman run IMAGE ...`: the container, a child of conmon, is part of the run."""
-    pm = Podman(ctx)
-    out = ctx.path("out")
-    os.makedirs(out)
-    host = ctx.path("cli.json")
-    ctx.tracer_run([ctx.helper("measure"), host, "--",
-                    *pm.run(IMAGE, "/bin/measure", "/out/truth.json", "--", "/bin/cpuburn", "800", out=out)],
-                   "--run", "ctr-podman", expect=0)
-    run_id = ctx.one("SELECT id FROM runs WHERE name = 'ctr-podman'")
+    run_id, inside, _ = measured_container_run(ctx, Podman(ctx), "ctr-podman", 800)
     # podman's CLI forks conmon, runc and podman's own helpers: the CLI's wait4 holds
     # those too, so the run is checked against the container's wait4 alone.
-    link, _ = check_container_run(ctx, run_id, truth(os.path.join(out, "truth.json")), engine="podman")
+    link, _ = check_container_run(ctx, run_id, inside, engine="podman")
     ctx.check(link is None or link["runtime"] == "podman", f"runtime from the cgroup path: {link}")
 
 

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from harness import Failure, load_json, plain_build_only, start_daemons, test, write_script
+from harness import Failure, load_json, plain_build_only, run_script, start_daemons, test, write_script
 from slurm_cluster import SlurmCluster
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -401,12 +401,10 @@ def script_subshells_and_loops_are_steps(ctx):
     (9 ms + 1%), and the CPU outside steps is the script's own. The pipeline's builtin
     `printf` side ends in a few ms having started nothing: no step, the script's own."""
     m, burn = ctx.helper("measure"), ctx.helper("cpuburn")
-    script = write_script(ctx, "loops.sh",
-                          f"( {m} {ctx.path('a.json')} -- {burn} 300; : )\n"
-                          f"printf '1\\n2\\n' | while read i; do {m} {ctx.path('b')}$i.json -- {burn} 150; done\n"
-                          f"{m} {ctx.path('c.json')} -- {burn} 100\n")
-    ctx.tracer_run([script], expect=0)
-    run = ctx.latest_run()
+    run = run_script(ctx, "loops.sh",
+                     f"( {m} {ctx.path('a.json')} -- {burn} 300; : )\n"
+                     f"printf '1\\n2\\n' | while read i; do {m} {ctx.path('b')}$i.json -- {burn} 150; done\n"
+                     f"{m} {ctx.path('c.json')} -- {burn} 100\n")
     named = ctx.query("SELECT id, cpu_ns, name FROM steps WHERE run_id = ? ORDER BY start_ns, id", run)
     steps = [(sid, cpu) for sid, cpu, _ in named]
     # The subshell, the loop side of the pipeline, and the last command.

@@ -10,7 +10,7 @@ import time
 import uuid
 
 from clickhouse import ClickHouse
-from harness import Failure, plain_build_only, remove_cgroup, start_daemons, test
+from harness import Failure, plain_build_only, remove_cgroup, start_daemons, test, write_script
 
 MEMCG = "/sys/fs/cgroup/memory"
 HOSTS = ("fleet-a", "fleet-b")
@@ -41,15 +41,12 @@ def record_host(ctx, host, group, sink, cred):
     sock, db, state = ctx.path(f"{host}.sock"), ctx.path(f"{host}.db"), ctx.path(f"{host}-ship.db")
     agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state,
                                                         "--scope", "runs", "--scope-cgroup", f"/{group}"))
-    script = ctx.path(f"{host}.sh")
-    with open(script, "w") as f:
-        f.write("#!/bin/bash\n"
-                f"{ctx.helper('cpuburn')} 300\n"
-                f"{ctx.helper('cpuburn')} 150 &\n"
-                "gzip -c /etc/services > /dev/null\n"
-                "wait\n"
-                "bash -c 'exit 3'\n")
-    os.chmod(script, 0o755)
+    script = write_script(ctx, f"{host}.sh",
+                          f"{ctx.helper('cpuburn')} 300\n"
+                          f"{ctx.helper('cpuburn')} 150 &\n"
+                          "gzip -c /etc/services > /dev/null\n"
+                          "wait\n"
+                          "bash -c 'exit 3'\n")
     run = subprocess.run(["sh", "-c", f"echo $$ > {MEMCG}/{group}/cgroup.procs; exec {ctx.bin('tracer')} run "
                           f"--socket {sock} --db {db} --run run-{host} -- {script}"],
                          capture_output=True, text=True, timeout=120)

@@ -15,7 +15,7 @@ import uuid
 
 from harness import Failure, Skip, plain_build_only, remove_cgroup, start_daemons, test
 from slurm_cluster import SlurmCluster
-from test_batch import build_burn
+from test_batch import build_burn, snakefile
 from test_fleet import clickhouse, private_file, tracer
 
 MEMCG = "/sys/fs/cgroup/memory"
@@ -230,18 +230,6 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
         ctx.check(code == 0, f"fleet {verb[0]} of the joined run: {code} {err[-300:]}")
 
 
-SNAKEFILE = """rule all:
-    input: "a.align", "b.align", "merged.txt"
-rule align:
-    output: "{{x}}.align"
-    shell: "{burn} 0.4 && echo {{wildcards.x}} > {{output}}"
-rule merge:
-    input: "a.align", "b.align"
-    output: "merged.txt"
-    shell: "{burn} 0.25 && cat {{input}} > {{output}}"
-"""
-
-
 def snakemake_job_rules(log):
     """{Slurm job id: rule} from Snakemake's own log: each `rule R:` block's `jobid: N`, and
     its `Submitted job N with external jobid 'Submitted batch job X'`."""
@@ -271,7 +259,7 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
         raise Skip("TRACER_FLEET_SNAKEMAKE=1 runs it (30 s more than CI has)")
     cred, sink, conf, burn, work = fleet_setup(ctx, "sm")
     with open(os.path.join(work, "Snakefile"), "w") as f:
-        f.write(SNAKEFILE.format(burn=burn))
+        f.write(snakefile(burn))
     cluster, group = cluster_and_group(ctx, "tracer-fleetsm")
     hosts = {}
     try:

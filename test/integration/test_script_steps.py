@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-from harness import Failure, load_json, test, write_script
+from harness import Failure, load_json, run_script, test
 
 # A step's CPU against its work's wait4: 9 ms + 1% (the collector's accounting, as in
 # test_correlation.py), plus 20 ms for each process wrapping the work (measure, shells).
@@ -59,7 +59,7 @@ def script_steps_are_named_by_their_work_and_helpers_are_not_steps(ctx):
     t, out = ctx.path("t"), ctx.path("out")
     # wc counts words too (tens of ms): wc -l's 2 ms of a 13 MB file came within a busy
     # host's noise of measure's own fork and wait, and the step was named measure.
-    script = write_script(ctx, "align-samples.sh", f"""cd {reads}
+    run = run_script(ctx, "align-samples.sh", f"""cd {reads}
 for fq in $(ls *.fq); do
     s=$(basename $fq .fq)
     {m} {t}/gzip_$s.json -- gzip -c $fq > {out}/$s.fq.gz
@@ -70,8 +70,6 @@ for i in $(seq 3); do {m} {t}/md5_$i.json -- md5sum s1.fq > /dev/null; done > /d
 n=$(date +%s)
 wait
 """)
-    ctx.tracer_run([script], expect=0)
-    run = ctx.latest_run()
     doc = show_json(ctx, run)
     steps = sorted(doc["steps"], key=lambda s: (s["start_ns"], s["id"]))
     names = [s["name"] for s in steps]
@@ -130,12 +128,10 @@ def script_steps_no_tool_dominates_are_named_by_their_command(ctx):
     data = ctx.path("data.bin")
     with open(data, "wb") as f:
         f.write(os.urandom(6 << 20))
-    script = write_script(ctx, "mixed.sh",
-                          f"bash -c '{burn} 120 & {spin} 120 & {churn} 120 & wait'\n"
-                          f"( {burn} 120; {spin} 120; {churn} 120 )\n"
-                          f"( cp {data} {ctx.path('copy.bin')}; gzip -c {ctx.path('copy.bin')} > /dev/null )\n")
-    ctx.tracer_run([script], expect=0)
-    run = ctx.latest_run()
+    run = run_script(ctx, "mixed.sh",
+                     f"bash -c '{burn} 120 & {spin} 120 & {churn} 120 & wait'\n"
+                     f"( {burn} 120; {spin} 120; {churn} 120 )\n"
+                     f"( cp {data} {ctx.path('copy.bin')}; gzip -c {ctx.path('copy.bin')} > /dev/null )\n")
     steps = sorted(show_json(ctx, run)["steps"], key=lambda s: (s["start_ns"], s["id"]))
     names = [s["name"] for s in steps]
     ctx.check(len(steps) == 3, f"three steps: {names}")
@@ -161,10 +157,8 @@ def script_step_of_a_forking_program_is_named_by_it(ctx):
     is named forkburn: a fork child's CPU is its parent program's. Ground truth: forkburn's
     wait4 of its children; the step's CPU the sum of its rows (1 ms)."""
     out = ctx.path("fork.json")
-    script = write_script(ctx, "forking.sh",
-                          f"( {ctx.helper('cpuburn')} 60; {ctx.helper('forkburn')} {out} 2 150 )\n")
-    ctx.tracer_run([script], expect=0)
-    run = ctx.latest_run()
+    run = run_script(ctx, "forking.sh",
+                     f"( {ctx.helper('cpuburn')} 60; {ctx.helper('forkburn')} {out} 2 150 )\n")
     steps = show_json(ctx, run)["steps"]
     with open(out) as f:
         children = json.load(f)["children_cpu_ns"]

@@ -15,7 +15,7 @@ import threading
 import time
 
 from clickhouse import ClickHouse
-from harness import Failure, plain_build_only, start_daemons, test, wait_for_socket
+from harness import Failure, plain_build_only, start_daemons, test, wait_for_socket, write_script
 
 # Finished records per shipped table, as the local database has them.
 FINISHED = {
@@ -48,15 +48,12 @@ def clickhouse(ctx, name="ch"):
 
 
 def workload(ctx, sock, db, name, burn_ms=1500, storm=200):
-    script = ctx.path(f"{name}.sh")
-    with open(script, "w") as f:
-        f.write("#!/bin/bash\n"
-                f"{ctx.helper('cpuburn')} {burn_ms} &\n"
-                f"{ctx.helper('storm')} {storm} 2 /bin/true > /dev/null\n"
-                "gzip -c /etc/services > /dev/null\n"
-                "bash -c 'exit 3' || true\n"
-                "wait\n")
-    os.chmod(script, 0o755)
+    script = write_script(ctx, f"{name}.sh",
+                          f"{ctx.helper('cpuburn')} {burn_ms} &\n"
+                          f"{ctx.helper('storm')} {storm} 2 /bin/true > /dev/null\n"
+                          "gzip -c /etc/services > /dev/null\n"
+                          "bash -c 'exit 3' || true\n"
+                          "wait\n")
     p = subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", name, "--", script],
                        capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
@@ -381,12 +378,9 @@ def outbox_full_drops_least_valuable_first_and_counts(ctx):
     was written."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
     agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "1", "--shipper-state", state_db(ctx)))
-    script = ctx.path("fill.sh")
-    with open(script, "w") as f:
-        f.write("#!/bin/bash\n"
-                + "".join(f"{ctx.helper('cpuburn')} 4000 &\n" for _ in range(4))
-                + f"{ctx.helper('storm')} 1500 2 /bin/true > /dev/null\nwait\n")
-    os.chmod(script, 0o755)
+    script = write_script(ctx, "fill.sh",
+                          "".join(f"{ctx.helper('cpuburn')} 4000 &\n" for _ in range(4))
+                          + f"{ctx.helper('storm')} 1500 2 /bin/true > /dev/null\nwait\n")
     subprocess.run([ctx.bin("tracer"), "run", "--socket", sock, "--db", db, "--run", "fill", "--", script],
                    capture_output=True, timeout=120)
     stop_daemons(ctx, agg, col)

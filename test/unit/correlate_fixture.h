@@ -114,6 +114,17 @@ static inline struct proc *process(uint32_t pid, struct proc *parent, uint64_t s
 	return p;
 }
 
+/* p, its row as the caller set it (argv "[]"), forked from parent into the
+ * correlator, then execing argv at its start. */
+static inline struct proc *fork_exec(struct proc *p, struct proc *parent, const char *const *argv)
+{
+	p->row.argv_json = strdup("[]");
+	correlate_fork(&corr, p, parent);
+	correlate_exec(&corr, p, parent, (char *const *)argv, argv_count(argv),
+		       p->row.start_epoch_ns);
+	return p;
+}
+
 /* The process exits after cpu_ms of CPU with the exit code. */
 static inline void finish(struct proc *p, uint64_t end_ms, uint64_t cpu_ms, int code)
 {

@@ -93,6 +93,17 @@ static void test_slurm_submitters(void **state)
 	assert_string_equal(s.submitter, "salloc");
 }
 
+/* The waiting array job of ten tasks named align that PBS's and LSF's tests submit. */
+static void assert_waiting_align_array(const struct batch_submit *s, const char *scheduler,
+				       const char *work_dir)
+{
+	assert_string_equal(s->scheduler, scheduler);
+	assert_string_equal(s->job_name, "align");
+	assert_int_equal(s->array_tasks, 10);
+	assert_true(s->waits);
+	assert_string_equal(s->work_dir, work_dir);
+}
+
 static void test_pbs_lsf_aws_submitters(void **state)
 {
 	/* PBS Pro: -J array, -W block=true waits; the job starts in $HOME unless told. */
@@ -100,11 +111,7 @@ static void test_pbs_lsf_aws_submitters(void **state)
 	    "qsub", "-N",	  "align",   "-J", "1-10", "-l", "select=1:ncpus=4",
 	    "-W",   "block=true", "job.pbs", NULL};
 	struct batch_submit s = parse("qsub", "/w", pro);
-	assert_string_equal(s.scheduler, "pbs");
-	assert_string_equal(s.job_name, "align");
-	assert_int_equal(s.array_tasks, 10);
-	assert_true(s.waits);
-	assert_string_equal(s.work_dir, "");
+	assert_waiting_align_array(&s, "pbs", "");
 	assert_string_equal(s.script, "/w/job.pbs");
 	const char *const cmd[] = {"qsub", "-q", "short", "--", "/bin/sleep", "10", NULL};
 	s = parse("qsub", "/w", cmd);
@@ -120,12 +127,8 @@ static void test_pbs_lsf_aws_submitters(void **state)
 	const char *const lsf[] = {"bsub",     "-J", "align[1-10]", "-n", "4", "-cwd",
 				   "/scratch", "-K", "./run.sh",    "-o", "x", NULL};
 	s = parse("bsub", "/w", lsf);
-	assert_string_equal(s.scheduler, "lsf");
-	assert_string_equal(s.job_name, "align");
+	assert_waiting_align_array(&s, "lsf", "/scratch");
 	assert_string_equal(s.array, "1-10");
-	assert_int_equal(s.array_tasks, 10);
-	assert_true(s.waits);
-	assert_string_equal(s.work_dir, "/scratch");
 	assert_string_equal(s.command, "./run.sh -o x");
 
 	const char *const aws[] = {"/usr/bin/python3",
@@ -164,14 +167,13 @@ static void test_array_specs(void **state)
 	assert_int_equal(batch_array_tasks("5-1"), 0);
 }
 
+/* How a Snakemake cluster jobscript starts the inner snakemake of one job. */
+#define INNER_SNAKEMAKE "/usr/bin/python3", "-m", "snakemake", "--snakefile", "/w/Snakefile"
+
 static void test_job_hints(void **state)
 {
 	/* The inner snakemake of Snakemake 7's cluster jobscript (executors/__init__.py). */
-	const char *const inner[] = {"/usr/bin/python3",
-				     "-m",
-				     "snakemake",
-				     "--snakefile",
-				     "/w/Snakefile",
+	const char *const inner[] = {INNER_SNAKEMAKE,
 				     "--target-jobs",
 				     "align:x=a",
 				     "--allowed-rules",
@@ -239,13 +241,9 @@ static struct proc *run_process(struct proc *parent, uint64_t start_ms, const ch
 {
 	struct proc *p = proc_entry((uint32_t)(101 + n_procs), parent, start_ms, argv[0], cwd);
 
-	p->row.argv_json = strdup("[]");
 	p->row.uid = uid;
 	p->row.cgroup1_id = cg;
-	correlate_fork(&corr, p, parent);
-	correlate_exec(&corr, p, parent, (char *const *)argv, argv_count(argv),
-		       p->row.start_epoch_ns);
-	return p;
+	return fork_exec(p, parent, argv);
 }
 
 /* The process exits with the code, its use never measured. */
@@ -427,16 +425,8 @@ static void test_inner_snakemake_tells_the_step(void **state)
 	job_link("60", link, sizeof(link), &n);
 	assert_string_equal(link, "ambiguous"); /* so far: the run, no step */
 	assert_int_equal(n, 2);
-	const char *const inner[] = {"/usr/bin/python3",
-				     "-m",
-				     "snakemake",
-				     "--snakefile",
-				     "/w/Snakefile",
-				     "--target-jobs",
-				     "count:",
-				     "--wait-for-files",
-				     "/w/.snakemake/tmp.k2",
-				     NULL};
+	const char *const inner[] = {INNER_SNAKEMAKE,	 "--target-jobs",	 "count:",
+				     "--wait-for-files", "/w/.snakemake/tmp.k2", NULL};
 	struct proc *smk_inner = run_process(job, 5010, "/w", 1000, 930, inner);
 	assert_ptr_equal(smk_inner->in.step, steps[1]);
 	job_link("60", link, sizeof(link), &n);

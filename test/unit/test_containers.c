@@ -44,13 +44,9 @@ static struct proc *run_prog(uint32_t pid, struct proc *parent, uint64_t start_m
 {
 	struct proc *p = proc_entry(pid, parent, start_ms, argv[0], "/w");
 
-	p->row.argv_json = strdup("[]");
 	p->row.has_ids = true;
 	p->row.cgroup1_id = cgroup1;
-	correlate_fork(&corr, p, parent);
-	correlate_exec(&corr, p, parent, (char *const *)argv, argv_count(argv),
-		       p->row.start_epoch_ns);
-	return p;
+	return fork_exec(p, parent, argv);
 }
 
 static const char *const shell_argv[] = {"/usr/bin/bash", NULL};

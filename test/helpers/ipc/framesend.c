@@ -265,24 +265,15 @@ static int send_until_acked(nng_socket s, enum acked_mode mode)
 
 int main(int argc, char **argv)
 {
-	char url[512];
 	nng_socket s;
-	const char *key = TRACER_DEFAULT_KEY;
+	const char *key = take_key_option(&argc, &argv, TRACER_DEFAULT_KEY);
 
-	if (argc > 2 && strcmp(argv[1], "--key") == 0) {
-		key = argv[2];
-		argc -= 2;
-		argv += 2;
-	}
 	if (argc < 3)
 		return 2;
 	getrandom(stream_id, sizeof(stream_id), 0);
 	getrandom(boot_id, sizeof(boot_id), 0);
-	snprintf(url, sizeof(url), "ipc://%s", argv[1]);
-	if (nng_pair1_open(&s) != 0 || nng_dial(s, url, NULL, 0) != 0) {
-		fprintf(stderr, "framesend: cannot connect to %s\n", argv[1]);
+	if (dial_aggregator("framesend", argv[1], &s) != 0)
 		return 3;
-	}
 	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 2000);
 	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 3000);
 	prove_collector(s, key);

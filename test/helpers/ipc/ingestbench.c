@@ -137,15 +137,9 @@ static int send_frame(nng_socket s, uint64_t seq, uint64_t first_event, uint64_t
 
 int main(int argc, char **argv)
 {
-	char url[512];
 	nng_socket s;
-	const char *key = TRACER_DEFAULT_KEY;
+	const char *key = take_key_option(&argc, &argv, TRACER_DEFAULT_KEY);
 
-	if (argc > 2 && strcmp(argv[1], "--key") == 0) {
-		key = argv[2];
-		argc -= 2;
-		argv += 2;
-	}
 	if (argc != 4)
 		return 2;
 	uint32_t first_pid = (uint32_t)strtoul(argv[2], NULL, 10);
@@ -154,11 +148,8 @@ int main(int argc, char **argv)
 
 	getrandom(stream_id, sizeof(stream_id), 0);
 	getrandom(boot_id, sizeof(boot_id), 0);
-	snprintf(url, sizeof(url), "ipc://%s", argv[1]);
-	if (nng_pair1_open(&s) != 0 || nng_dial(s, url, NULL, 0) != 0) {
-		fprintf(stderr, "ingestbench: cannot connect to %s\n", argv[1]);
+	if (dial_aggregator("ingestbench", argv[1], &s) != 0)
 		return 3;
-	}
 	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 30000);
 	prove_collector(s, key);
 	double t0 = now_s();

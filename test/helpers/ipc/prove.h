@@ -3,10 +3,12 @@
 #define TRACER_TEST_PROVE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include <nng/nng.h>
+#include <nng/protocol/pair1/pair.h>
 
 #include "common/ipc_auth.h"
 
@@ -25,6 +27,33 @@ static inline void prove_collector(nng_socket s, const char *how)
 		return;
 	ipc_auth_pack(key, auth);
 	nng_send(s, auth, sizeof(auth), 0);
+}
+
+/* A leading "--key PATH" names the key to prove with; it is taken off argv so
+ * the helper's own arguments start at argv[1] either way. */
+static inline const char *take_key_option(int *argc, char ***argv, const char *dflt)
+{
+	if (*argc > 2 && strcmp((*argv)[1], "--key") == 0) {
+		const char *key = (*argv)[2];
+		*argc -= 2;
+		*argv += 2;
+		return key;
+	}
+	return dflt;
+}
+
+/* Dials the aggregator's socket at path as a collector would; name says who
+ * could not connect. */
+static inline int dial_aggregator(const char *name, const char *path, nng_socket *s)
+{
+	char url[512];
+
+	snprintf(url, sizeof(url), "ipc://%s", path);
+	if (nng_pair1_open(s) != 0 || nng_dial(*s, url, NULL, 0) != 0) {
+		fprintf(stderr, "%s: cannot connect to %s\n", name, path);
+		return -1;
+	}
+	return 0;
 }
 
 #endif
