@@ -227,30 +227,54 @@ def toil_retry_is_known_by_its_job_id(ctx):
 @test
 @plain_build_only("CI time: real Toil, Snakemake and cwltool take minutes; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def snakemake_retry_is_known_by_the_job(ctx):
-    """`snakemake --retries 1`: a rule whose first attempt runs `touch` on a marker and
-    fails, whose second runs the real tool. The retry is recognised by the job (its command
+    """`snakemake --retries 1`: a rule whose first attempt runs `mkdir` and fails (exit 3),
+    whose second runs the real tool (gzip). The retry is recognised by the job (its command
     and work dir), not by the program it ran first: one `retried` signal on the second
-    attempt's step, naming the first."""
+    attempt's step, naming the first; and both attempts carry one name, the tool's that
+    the retry ran, in the steps table, the first attempt's failure signal and the outbox
+    (its rewrite queued again for the shipper). Recorded by the daemons, whose outbox is
+    on; ground truth: the programs in each step's process rows."""
     d = ctx.path("smkretry")
     os.makedirs(d)
+    os.chmod(ctx.tmp, 0o777)
     with open(os.path.join(d, "Snakefile"), "w") as f:
         f.write("rule all:\n    input: 'out.txt'\n\n"
                 "rule work:\n    output: 'out.txt'\n    shell:\n"
-                "        'if [ ! -e marker ]; then touch marker; exit 3; fi; gzip -c /etc/services > {output}'\n")
-    p = ctx.tracer_run(["snakemake", "--cores", "1", "--retries", "1", "--scheduler", "greedy", "-s",
-                        os.path.join(d, "Snakefile"), "-d", d], "--run", "smkretry")
+                "        'if [ ! -e marker ]; then touch marker; mkdir -p x; exit 3; fi; "
+                "gzip -c /etc/services > {output}'\n")
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "16"))
+    p, run_id = ctx.daemon_run(sock, db, ["snakemake", "--cores", "1", "--retries", "1", "--scheduler",
+                                          "greedy", "-s", os.path.join(d, "Snakefile"), "-d", d],
+                               "--run", "smkretry", timeout=300)
+    ctx.stop(col)
+    ctx.stop(agg)
     ctx.check(p.returncode == 0 and os.path.exists(os.path.join(d, "out.txt")),
               f"snakemake succeeded on its retry: {p.returncode} {p.stderr[-1500:]}")
-    run_id = ctx.one("SELECT id FROM runs WHERE name = 'smkretry'")
-    steps = ctx.query("SELECT id, name, status FROM steps WHERE run_id = ? ORDER BY start_ns", run_id)
-    ctx.check([(s[1], s[2]) for s in steps] == [("touch", "failed"), ("gzip", "ok")],
-              f"two attempts: {steps}")
-    sigs = ctx.query("SELECT step_id, message, details FROM signals WHERE run_id = ? AND kind = 'retried'", run_id)
+    steps = ctx.query("SELECT id, name, status FROM steps WHERE run_id = ? ORDER BY start_ns", run_id, db=db)
+    ran = {sid: {os.path.basename(json.loads(a)[0]) for (a,) in
+                 ctx.query("SELECT argv FROM processes WHERE step_id = ? AND argv IS NOT NULL", sid, db=db)}
+           for sid, _, _ in steps}
+    ctx.check(len(steps) == 2 and [s[2] for s in steps] == ["failed", "ok"] and "mkdir" in ran[steps[0][0]]
+              and "gzip" not in ran[steps[0][0]] and "gzip" in ran[steps[1][0]],
+              f"two attempts, the first ran mkdir, the second gzip: {steps} {ran}")
+    ctx.check(len(steps) == 2 and steps[0][1] == steps[1][1] == "gzip",
+              f"both attempts named after the tool of the retry: {steps}")
+    sigs = ctx.query("SELECT step_id, message, details FROM signals WHERE run_id = ? AND kind = 'retried'", run_id,
+                     db=db)
     ctx.check(len(sigs) == 1 and len(steps) == 2 and sigs[0][0] == steps[1][0],
               f"one retried signal on the second attempt: {sigs}")
     if sigs and len(steps) == 2:
         ctx.check(json.loads(sigs[0][2] or "{}").get("previous_step") == steps[0][0],
                   f"it names the failed attempt: {sigs[0]}")
+        failed = ctx.query("SELECT message FROM signals WHERE step_id = ? AND kind = 'tool_failed'", steps[0][0],
+                           db=db)
+        ctx.check(len(failed) == 1 and "step 'gzip'" in failed[0][0] and "'mkdir'" not in failed[0][0],
+                  f"the first attempt's failure says the job's name: {failed}")
+        shipped = ctx.query("SELECT payload FROM outbox WHERE kind = 'steps' AND record_key = ? ORDER BY id",
+                            str(steps[0][0]), db=db)
+        ctx.check(shipped and json.loads(shipped[-1][0]).get("name") == "gzip",
+                  f"the rewrite is queued for the shipper, newest last: {[json.loads(x[0]).get('name') for x in shipped]}")
 
 
 @test
