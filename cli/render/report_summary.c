@@ -10,6 +10,7 @@
 #include "cli/render/format.h"
 #include "cli/render/internal.h"
 #include "cli/render/jsonfield.h"
+#include "cli/render/sections.h"
 
 /* Steps listed (the longest), tools named per step, failed processes listed. */
 #define SUMMARY_STEPS 8
@@ -180,6 +181,7 @@ void report_summary_print(FILE *out, json_t *run, json_t *totals, const struct r
 		fprintf(out, "  outside any step (the engine, the launcher):\n");
 		tools_line(out, outside, "    ");
 	}
+	batch_summary_print(out, structure);
 	print_failed(out, structure, o);
 	fprintf(out,
 		"\n%lld %s in all: the whole tree and every step with `tracer show --db %s %lld`\n",
