@@ -69,6 +69,8 @@ void set_step(struct proc *p, struct step *s);
 struct step *find_step(struct run *r, const char *key);
 struct step *new_step(struct correlator *c, struct run *r, const struct step_spec *spec,
 		      struct proc *root);
+/* Before writing: each dirty retry's name goes to the job's earlier attempts. */
+void steps_share_retry_names(struct correlator *c, struct run *r);
 
 /* step_work.c: a finished image (or exit tail) of p adds to its script step's tally. */
 void step_work_add(struct step *s, const struct proc *p, const struct process_row *image);

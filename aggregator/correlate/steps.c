@@ -113,6 +113,41 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 	return s;
 }
 
+/*
+ * The attempts of one job carry one name: the latest attempt's, once it has one.
+ * An attempt that failed early ran other programs (`mkdir`, then exit) than the
+ * one that did the job's work, and a user looks for the job, not for its first
+ * program. The earlier attempts' rows are rewritten (and shipped again).
+ */
+void steps_share_retry_names(struct correlator *c, struct run *r)
+{
+	for (struct step *s = r->dirty_steps; s; s = s->dirty_next) {
+		if (!s->retry_of || !s->name[0])
+			continue;
+		/* retry_of points to an earlier step, so the walk ends. */
+		for (struct step *at = s; at->retry_of;) {
+			struct step *prev = NULL;
+			for (struct step *o = r->steps; o && !prev; o = o->next)
+				if (o->id == at->retry_of && o->id < at->id)
+					prev = o;
+			if (!prev || prev->dissolved)
+				break;
+			if (strcmp(prev->name, s->name) != 0) {
+				char old[sizeof(prev->name)];
+				copy_string(old, sizeof(old), prev->name);
+				copy_string(prev->name, sizeof(prev->name), s->name);
+				step_mark_dirty(prev);
+				if (c->insight)
+					insight_step_renamed(c->insight, prev, old);
+			}
+			/* Named by its job now: no later program of it renames it. */
+			prev->naming.named = true;
+			prev->naming.named_by_tool = false;
+			at = prev;
+		}
+	}
+}
+
 void correlate_resume_step(struct proc *p, struct step *s)
 {
 	p->in.step = s;

@@ -61,6 +61,7 @@ int correlate_write(struct correlator *c)
 		/* Forgotten first: the next step may reuse a forgotten one's number. */
 		if (steps_forget_write(c, r) != 0)
 			return -1;
+		steps_share_retry_names(c, r);
 		for (struct step *s = r->dirty_steps; s; s = s->dirty_next) {
 			s->character = insight_character(&s->r);
 			struct step_row row;

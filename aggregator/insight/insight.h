@@ -68,6 +68,9 @@ void insight_oom(struct insight *in, const struct oom_row *oom, const struct pro
 /* A step started with the job's identity, or was named after its main tool:
  * is it a retry of a failed attempt of the same job? */
 void insight_step_named(struct insight *in, struct step *s, int64_t now_ns);
+/* Step s, an earlier attempt of a job, took its retry's name: its signals
+ * that are still open say the new name. */
+void insight_step_renamed(struct insight *in, const struct step *s, const char *old_name);
 /* A run finished: what failed it, and the verdict on its processes' kills. */
 void insight_run_end(struct insight *in, struct run *r, int64_t now_ns);
 /* A step finished: which tool failed it, was it slower than usual, what a retry changed. */

@@ -10,6 +10,7 @@
 #include "aggregator/insight/insight.h"
 #include "aggregator/insight/raise.h"
 #include "common/character.h"
+#include "common/strutil.h"
 
 static struct step *step_by_id(struct run *r, int64_t id)
 {
@@ -101,6 +102,25 @@ void insight_step_named(struct insight *in, struct step *s, int64_t now_ns)
 			 s->name[0] ? s->name : s->key, (long long)o->id, was);
 		s->watch.retry_signal_id = insight_raise(in, &sig);
 		return;
+	}
+}
+
+void insight_step_renamed(struct insight *in, const struct step *s, const char *old_name)
+{
+	char old[300];
+
+	snprintf(old, sizeof(old), "step '%s'", old_name);
+	for (size_t i = 0; i < in->n_active; i++) {
+		struct signal_row *sig = &in->active[i];
+		char *at = sig->step_id == s->id ? strstr(sig->message, old) : NULL;
+		if (!at)
+			continue;
+		char was[sizeof(sig->message)];
+		copy_string(was, sizeof(was), sig->message);
+		snprintf(sig->message + (at - sig->message),
+			 sizeof(sig->message) - (size_t)(at - sig->message), "step '%s'%s", s->name,
+			 was + (at - sig->message) + strlen(old));
+		insight_update(in, sig); /* still active: it stays in the list */
 	}
 }
 

@@ -18,8 +18,9 @@ static bool json_text_column(const char *name)
 static bool flag_column(const char *name)
 {
 	static const char *const names[] = {
-	    "helper",	      "oom_killed", "core_dumped", "argv_truncated", "from_snapshot",
-	    "path_truncated", "active",	    "watched",	   "final",	     NULL};
+	    "helper",	     "oom_killed",     "core_dumped", "argv_truncated",
+	    "from_snapshot", "path_truncated", "active",      "watched",
+	    "final",	     "exec_failed",    NULL};
 
 	for (const char *const *n = names; *n; n++)
 		if (!strcmp(name, *n))

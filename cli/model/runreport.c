@@ -14,6 +14,18 @@
 #include "cli/model/containers.h"
 #include "cli/model/health.h"
 
+/*
+ * A fork that could not start a program: Python's subprocess forks, and when
+ * the exec fails (the program is not installed: Toil's `nvidia-smi` probe) the
+ * child writes the errno to its parent ("OSError:2:", a few bytes) and exits
+ * 255, never having run a program of its own (its argv and exe are its
+ * parent's). The parent gets the error (FileNotFoundError) and decides.
+ */
+#define EXEC_FAILED_SQL                                                                            \
+	"(p.exit_code = 255 AND p.signal IS NULL AND p.image = 0 AND p.wchar <= 64 AND "           \
+	"EXISTS (SELECT 1 FROM processes q WHERE q.id = p.parent_id AND q.argv IS p.argv AND "     \
+	"q.exe = p.exe AND q.exe GLOB '*/python*')) AS exec_failed"
+
 /* Processes without an end a run's header names (pid and program), at most. */
 #define UNFINISHED_NAMED 3
 
@@ -23,10 +35,14 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 	sqlite3_stmt *st;
 	json_t *by_id = json_object(), *all = json_array(), *roots = json_array();
 	int64_t cpu = 0, peak = 0, rchar = 0, wchar = 0, count = 0, images = 0, failed = 0;
+	int64_t exec_failed = 0;
 	int64_t running = 0, lost = 0;
 	json_t *unfinished = json_array();
 
-	if (sqlite3_prepare_v2(db, "SELECT * FROM processes WHERE run_id = ? ORDER BY start_ns, id",
+	if (sqlite3_prepare_v2(db,
+			       "SELECT p.*, " EXEC_FAILED_SQL
+			       " FROM processes p WHERE p.run_id = ? "
+			       "ORDER BY p.start_ns, p.id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return roots;
 	sqlite3_bind_int64(st, 1, run_id);
@@ -46,6 +62,7 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 		wchar += jint(p, "wchar");
 		if (report_process_failed(p))
 			failed++;
+		exec_failed += cli_flag(p, "exec_failed");
 		/* Images with no end: their use is in no total (print_unfinished). */
 		const char *state = json_string_value(json_object_get(p, "state"));
 		bool is_running = state && !strcmp(state, "running");
@@ -80,6 +97,7 @@ static json_t *load_tree(sqlite3 *db, int64_t run_id, json_t *totals)
 	json_object_set_new(totals, "processes", json_integer(count));
 	json_object_set_new(totals, "images", json_integer(images));
 	json_object_set_new(totals, "failed_processes", json_integer(failed));
+	json_object_set_new(totals, "exec_failed_processes", json_integer(exec_failed));
 	json_object_set_new(totals, "cpu_ns", json_integer(cpu));
 	json_object_set_new(totals, "max_process_rss_kb", json_integer(peak));
 	json_object_set_new(totals, "rchar", json_integer(rchar));
@@ -103,7 +121,7 @@ static json_t *load_steps(sqlite3 *db, int64_t run_id)
 	    "SELECT p.id, p.pid, p.step_id, p.helper, p.state, p.start_ns, p.end_ns, p.exit_code, "
 	    "p.signal, "
 	    "p.cpu_user_ns, p.cpu_sys_ns, p.max_rss_kb, p.rchar, p.wchar, p.argv, p.comm, "
-	    "coalesce(t.name, p.comm) AS tool, t.category FROM processes p "
+	    "coalesce(t.name, p.comm) AS tool, t.category, " EXEC_FAILED_SQL " FROM processes p "
 	    "LEFT JOIN tools t ON t.id = p.tool_id WHERE p.run_id = ? ORDER BY p.start_ns, p.id",
 	    run_id);
 	json_t *outside = json_object();

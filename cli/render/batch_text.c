@@ -1,6 +1,7 @@
 /* A run's batch jobs and the work it handed elsewhere, as lines of show and the run report. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/render/format.h"
@@ -106,4 +107,69 @@ void batch_print(FILE *out, json_t *doc)
 		json_array_foreach(elsewhere, i, j) print_elsewhere(out, j, fleet);
 	}
 	print_hosts(out, json_object_get(doc, "hosts"));
+}
+
+/* Jobs the run report's summary lists: the longest waits. */
+#define SUMMARY_JOBS 4
+
+static int64_t wait_of(json_t *j)
+{
+	json_t *w = json_object_get(j, "queue_wait_ns");
+
+	return json_is_integer(w) ? json_integer_value(w) : -1;
+}
+
+static int by_wait_desc(const void *a, const void *b)
+{
+	int64_t wa = wait_of(*(json_t *const *)a), wb = wait_of(*(json_t *const *)b);
+
+	return wa < wb ? 1 : wa > wb ? -1 : 0;
+}
+
+/* "81200_3   queued 3.20s  step 4: align", for the summary. */
+static void summary_job(FILE *out, json_t *j)
+{
+	char wait[32] = "-";
+	const char *link = text_of(j, "link");
+
+	if (wait_of(j) >= 0)
+		format_duration(wait_of(j), wait, sizeof(wait));
+	fprintf(out, "  %-12s queued %-8s ", text_of(j, "job"), wait);
+	if (json_is_integer(json_object_get(j, "step_id")))
+		fprintf(out, "step %lld: %s",
+			(long long)json_integer_value(json_object_get(j, "step_id")),
+			text_of(j, "step"));
+	else
+		fprintf(out, "(no step)");
+	if (strcmp(link, "linked") != 0 && strcmp(link, "ordered") != 0)
+		fprintf(out, "  (%s)", link);
+	fputc('\n', out);
+}
+
+void batch_summary_print(FILE *out, json_t *doc)
+{
+	json_t *jobs = json_object_get(doc, "batch_jobs");
+	size_t n = json_array_size(jobs), waited = 0;
+	json_t **order = n ? calloc(n, sizeof(*order)) : NULL;
+	char median[32], longest[32];
+
+	if (!order)
+		return;
+	for (size_t i = 0; i < n; i++)
+		order[i] = json_array_get(jobs, i);
+	qsort(order, n, sizeof(*order), by_wait_desc);
+	while (waited < n && wait_of(order[waited]) >= 0)
+		waited++;
+	fprintf(out, "\nBatch jobs on this host (%zu%s", n,
+		n > SUMMARY_JOBS ? "; the longest waits" : "");
+	if (waited) {
+		format_duration(wait_of(order[waited / 2]), median, sizeof(median));
+		format_duration(wait_of(order[0]), longest, sizeof(longest));
+		fprintf(out, "; queue wait, submission to first process: median %s, longest %s",
+			median, longest);
+	}
+	fprintf(out, "):\n");
+	for (size_t i = 0; i < n && i < SUMMARY_JOBS; i++)
+		summary_job(out, order[i]);
+	free(order);
 }

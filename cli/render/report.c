@@ -35,7 +35,7 @@ static void cut_to_columns(const char *text, int cols, char *out, size_t size)
 static void print_process(FILE *out, json_t *p, const char *prefix, bool last, bool root,
 			  int64_t run_start, const struct report_opts *o)
 {
-	char status[32], wall[32], cpu[32], rss[32], rd[32], wr[32], cmd[512], tree[1100];
+	char status[32], wall[32], cpu[32], rss[32], rd[32], wr[32], cmd[512], tree[1140];
 	char start[32];
 	int64_t end = jint(p, "end_ns");
 
@@ -55,7 +55,8 @@ static void print_process(FILE *out, json_t *p, const char *prefix, bool last, b
 	char *argv_text = json_dumps(json_object_get(p, "argv"), JSON_COMPACT | JSON_ENCODE_ANY);
 	format_command(argv_text, json_string_value(json_object_get(p, "comm")), cmd, sizeof(cmd));
 	free(argv_text);
-	snprintf(tree, sizeof(tree), "%s%s%s", prefix, root ? "" : (last ? "└─ " : "├─ "), cmd);
+	snprintf(tree, sizeof(tree), "%s%s%s%s", prefix, root ? "" : (last ? "└─ " : "├─ "),
+		 report_command_prefix(p), cmd);
 	/* Cut the tree and command at the terminal's edge (or 200 columns); JSON has it all. */
 	char shown[1024];
 	if (narrow(o)) {
@@ -101,8 +102,12 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 			json_string_value(json_object_get(t, "name")), cat ? " (" : "",
 			cat ? cat : "", cat ? ")" : "", (long long)jint(t, "processes"),
 			jint(t, "processes") == 1 ? "" : "es", cpu, rss,
-			jint(t, "failed_processes") ? ", FAILED: " : "",
-			jint(t, "failed_processes") ? "some exited non-zero" : "");
+			!jint(t, "failed_processes") ? ""
+			: o->run_ok		     ? ", some failed: "
+						     : ", FAILED: ",
+			!jint(t, "failed_processes") ? ""
+			: o->run_ok		     ? "handled, the run succeeded"
+						     : "some exited non-zero");
 		if (json_is_true(json_object_get(t, "helper")))
 			fprintf(out,
 				"%s  (helpers: counted in the totals, not as the step's work)\n",
@@ -135,8 +140,9 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 					   ? 160
 					   : o->width - (int)strlen(indent) - TOOL_PROCESS_COLUMNS,
 				       shown, sizeof(shown));
-			fprintf(out, "%s  pid %-7lld %-7s %8s %8s %9s  %s\n", indent,
-				(long long)jint(p, "pid"), status, wall, pcpu, prss, shown);
+			fprintf(out, "%s  pid %-7lld %-7s %8s %8s %9s  %s%s\n", indent,
+				(long long)jint(p, "pid"), status, wall, pcpu, prss,
+				report_command_prefix(p), shown);
 		}
 	}
 }
@@ -333,11 +339,13 @@ static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,
 		snprintf(images, sizeof(images), "%lld images, ",
 			 (long long)jint(totals, "images"));
 	fprintf(out,
-		", wall %s, %lld %s (%s%lld failed), CPU %s, largest process %s, "
+		", wall %s, %lld %s (%s%lld failed%s), CPU %s, largest process %s, "
 		"read %s, written %s (all read/write calls, not only storage)\n",
 		wall, (long long)jint(totals, "processes"),
 		plural(jint(totals, "processes"), "process", "processes"), images,
-		(long long)jint(totals, "failed_processes"), cpu, peak, rd, wr);
+		(long long)jint(totals, "failed_processes"),
+		o->run_ok && jint(totals, "failed_processes") ? ", handled: the run succeeded" : "",
+		cpu, peak, rd, wr);
 	if (jhas(run, "signal") || jhas(run, "exit_code"))
 		print_unfinished(out, totals, o);
 	if (o->structure)
@@ -431,6 +439,7 @@ static void print_report(const struct run_report *r, const struct report_opts *o
 	struct report_opts local = *o;
 
 	local.structure = r->structure;
+	local.run_ok = !strcmp(jstr(r->run, "status"), "ok");
 	/* A tree has a line per image: past the screenful it cannot fit. */
 	local.summarise = o->max_lines > 0 && jint(r->totals, "images") > o->max_lines;
 	if (jhas(r->run, "so_far_ns")) {

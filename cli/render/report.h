@@ -24,6 +24,7 @@ struct report_opts {
 	/* internal, a run not ended: its open steps' time runs to here (0: unknown) */
 	int64_t open_until_ns;
 	bool unwatched; /* internal: ... and no collector watches it now */
+	bool run_ok;	/* internal: the run succeeded, so it handled every failure in it */
 };
 
 /* A run as the report reads it (model/runreport.c loads it from the database). */
@@ -43,5 +44,8 @@ void report_print(const struct run_report *r, const struct report_opts *o, FILE 
 /* report_outcome.c: failed as the aggregator counts it (a non-zero exit, or a signal
  * but SIGPIPE). */
 bool report_process_failed(json_t *p);
+/* What goes before a process's command: "" or, for a fork that could not start a program
+ * (model/runreport.c: exec_failed), a word that says the command is its parent's. */
+const char *report_command_prefix(json_t *p);
 
 #endif

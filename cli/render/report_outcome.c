@@ -20,6 +20,11 @@ bool report_process_failed(json_t *p)
 	return jhas(p, "exit_code") && json_integer_value(json_object_get(p, "exit_code")) != 0;
 }
 
+const char *report_command_prefix(json_t *p)
+{
+	return cli_flag(p, "exec_failed") ? "[exec failed in a fork of] " : "";
+}
+
 void report_status_text(json_t *p, char *out, size_t size)
 {
 	const char *state = json_string_value(json_object_get(p, "state"));

@@ -10,6 +10,7 @@
 #include "cli/render/format.h"
 #include "cli/render/internal.h"
 #include "cli/render/jsonfield.h"
+#include "cli/render/sections.h"
 
 /* Steps listed (the longest), tools named per step, failed processes listed. */
 #define SUMMARY_STEPS 8
@@ -35,7 +36,7 @@ static int by_wall_desc(const void *a, const void *b)
 }
 
 /* "gzip: 1000 processes, CPU 2.10s; wc: 1 process, CPU 4ms; and 2 more tools", by CPU. */
-static void tools_line(FILE *out, json_t *tools, const char *indent)
+static void tools_line(FILE *out, json_t *tools, const char *indent, bool run_ok)
 {
 	size_t n = json_array_size(tools);
 	json_t **order = calloc(n ? n : 1, sizeof(*order));
@@ -61,7 +62,9 @@ static void tools_line(FILE *out, json_t *tools, const char *indent)
 		fprintf(out, "%s%s: %lld %s, CPU %s%s", i ? "; " : "", jstr(order[i], "name"),
 			(long long)jint(order[i], "processes"),
 			plural(jint(order[i], "processes"), "process", "processes"), cpu,
-			jint(order[i], "failed_processes") ? ", some FAILED" : "");
+			!jint(order[i], "failed_processes") ? ""
+			: run_ok			    ? ", some failed (handled)"
+							    : ", some FAILED");
 	}
 	if (n > SUMMARY_TOOLS)
 		fprintf(out, "; and %zu more %s", n - SUMMARY_TOOLS,
@@ -102,7 +105,7 @@ static void print_longest_steps(FILE *out, json_t *steps, const struct report_op
 			    ? "unknown"
 			    : jstr(s, "status"),
 			wall, cpu, rss);
-		tools_line(out, json_object_get(s, "tools"), "    ");
+		tools_line(out, json_object_get(s, "tools"), "    ", o->run_ok);
 	}
 	free(order);
 }
@@ -148,8 +151,9 @@ static void print_failed(FILE *out, json_t *structure, const struct report_opts 
 			order[i] = json_array_get(failed, i);
 		if (order)
 			qsort(order, n, sizeof(*order), by_start);
-		fprintf(out, "\nFailed (%lld %s%s):\n", (long long)count,
-			plural(count, "process", "processes"),
+		fprintf(out, "\n%s (%lld %s%s%s):\n", o->run_ok ? "Failed and handled" : "Failed",
+			(long long)count, plural(count, "process", "processes"),
+			o->run_ok ? "; the run went on and succeeded" : "",
 			count > SUMMARY_FAILED ? "; the first" : "");
 		for (i = 0; order && i < n && i < SUMMARY_FAILED; i++) {
 			char status[32], cmd[512], shown[600];
@@ -162,8 +166,9 @@ static void print_failed(FILE *out, json_t *structure, const struct report_opts 
 			format_column(cmd, o->width > 0 ? o->width : 200, shown, sizeof(shown));
 			for (size_t e = strlen(shown); e > 0 && shown[e - 1] == ' '; e--)
 				shown[e - 1] = '\0';
-			fprintf(out, "  pid %-7lld exit %-7s %s\n",
-				(long long)jint(order[i], "pid"), status, shown);
+			fprintf(out, "  pid %-7lld exit %-7s %s%s\n",
+				(long long)jint(order[i], "pid"), status,
+				report_command_prefix(order[i]), shown);
 		}
 		free(order);
 	}
@@ -178,8 +183,9 @@ void report_summary_print(FILE *out, json_t *run, json_t *totals, const struct r
 	print_longest_steps(out, json_object_get(structure, "steps"), o);
 	if (json_array_size(outside)) {
 		fprintf(out, "  outside any step (the engine, the launcher):\n");
-		tools_line(out, outside, "    ");
+		tools_line(out, outside, "    ", o->run_ok);
 	}
+	batch_summary_print(out, structure);
 	print_failed(out, structure, o);
 	fprintf(out,
 		"\n%lld %s in all: the whole tree and every step with `tracer show --db %s %lld`\n",

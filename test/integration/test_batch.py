@@ -6,6 +6,7 @@ JobIDRaw, and Submit/Start for the queue wait. The workloads burn CPU with
 /work/shared/acceptance/burn.c's shape (compiled by the test from its own copy)."""
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -139,6 +140,45 @@ def check_show_total(ctx, doc, run_id, acct, db):
               "show --json: the run's CPU less its processes outside jobs vs sacct's jobs (ns)")
 
 
+def shown_duration_s(text):
+    """Seconds of a duration as the report writes it: 850us, 268ms, 9.45s, 1m06s."""
+    m = re.fullmatch(r"(?:(\d+)m)?([\d.]+)(us|ms|s)?", text)
+    if not m:
+        raise Failure(f"not a duration: {text!r}")
+    scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0, None: 1.0}[m.group(3)]
+    return int(m.group(1) or 0) * 60 + float(m.group(2)) * scale
+
+
+def check_run_report_jobs(ctx, report, acct):
+    """tracer run's end-of-run report (the summary of a run past a screenful) names the run's
+    batch jobs as sacct does (JOB_TASK) with their queue wait: how many, the longest wait, and
+    each job listed against sacct's Start - Submit (1.5 s: sacct's whole seconds); and it
+    stays within a screenful (40 lines)."""
+    lines = report[report.find("Run "):report.find("tracer run: run ")].splitlines()
+    ctx.check(0 < len(lines) <= 40, f"the report fits a screenful: {len(lines)} lines")
+    head = [ln for ln in lines if ln.startswith("Batch jobs on this host (")]
+    ctx.check(len(head) == 1, f"the report has its batch jobs: {report[-2500:]}")
+    if not head:
+        return
+    by_name = {t["id"]: slurm_time_s(t["start"]) - slurm_time_s(t["submit"]) for t in acct.values()}
+    count = re.match(r"Batch jobs on this host \((\d+)", head[0])
+    longest = re.search(r"longest (\S+)\)", head[0])
+    ctx.check(count and int(count.group(1)) == len(acct), f"the report counts sacct's {len(acct)} jobs: {head[0]}")
+    ctx.check(longest and abs(shown_duration_s(longest.group(1)) - max(by_name.values())) <= 1.5,
+              f"the longest queue wait vs sacct's {max(by_name.values()):.0f} s: {head[0]}")
+    listed = []
+    for ln in lines[lines.index(head[0]) + 1:]:
+        m = re.match(r"\s+(\S+)\s+queued (\S+)\s+step \d+: ", ln)
+        if not m:
+            break
+        listed.append(m)
+    ctx.check(min(len(acct), 4) == len(listed), f"the jobs that waited longest listed: {head[0]} {listed}")
+    for m in listed:
+        want = by_name.get(m.group(1))
+        ctx.check(want is not None and abs(shown_duration_s(m.group(2)) - want) <= 1.5,
+                  f"the report's job {m.group(1)} (sacct's JobID) queued {m.group(2)} vs sacct {want} s")
+
+
 def check_run_total_is_its_rows(ctx, run_id, db):
     """What `show` reads as the run's CPU is the sum of the rows it lists (1% or 10 ms: exit tails)."""
     run_cpu = ctx.one("SELECT cpu_ns FROM runs WHERE id = ?", run_id, db=db)
@@ -232,7 +272,8 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
     """`tracer run -- ./submit.sh` where the script runs `sbatch --wait job.sh`, an array of
     three tasks with `sbatch --wait --array=1-3`, and `srun burn`: every job is part of the
     script's run (sacct's TotalCPU of each within 1% or 10 ms) and of the step that submitted
-    it; `show --json` names the array tasks JOB_TASK as sacct's JobID does."""
+    it; `show --json` and tracer run's own report name the array tasks JOB_TASK as sacct's
+    JobID does, with their queue wait."""
     if not SlurmCluster.available(accounting=True):
         raise Failure("slurm-wlm, slurmdbd and mariadb-server are not installed (deploy/install-deps.sh tests)")
     burn = build_burn(ctx)
@@ -273,6 +314,7 @@ def script_sbatch_wait_array_and_srun_are_the_scripts_run(ctx):
     print(f"  sacct: {[(raw, t['id'], t['cpu_ns'] / 1e6) for raw, t in acct.items()]}")
     ctx.check(len(acct) == 5 and sum("_" in i for i in ids) == 3,
               f"sacct: one job, three array tasks and srun's job: {ids}")
+    check_run_report_jobs(ctx, p.stderr, acct)
     check_jobs_against_sacct(ctx, run_id, acct, ctx.db)
     check_run_total_is_its_rows(ctx, run_id, ctx.db)
     check_show_total(ctx, doc, run_id, acct, ctx.db)

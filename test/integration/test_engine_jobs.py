@@ -4,6 +4,7 @@ installed daemons recording the same runs and steps as `tracer run`."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 
@@ -188,6 +189,22 @@ def toil_python_workflow_is_a_run_with_its_jobs(ctx):
     run_id, log, wait4_s = toil_run(ctx, ["/usr/bin/python3", flow, os.path.join(d, "js")], "toilpy")
     steps = check_toil(ctx, run_id, log, wait4_s, lambda j: j[0])
     ctx.check(sorted(s[0] for s in steps) == ["burn", "burn", "burn", "root"], f"steps {steps}")
+    # Toil's leader probes for GPUs by running nvidia-smi: where it is not installed, that
+    # fork's exec fails (exit 255). The run succeeded: a handled failure, not a failed tool.
+    doc = json.loads(subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--json", str(run_id)],
+                                    capture_output=True, text=True, timeout=60, check=True).stdout)
+
+    def flat(prs):
+        for pr in prs:
+            yield pr
+            yield from flat(pr.get("children") or [])
+    failed = [(pr["pid"], pr.get("exit_code"), pr.get("exec_failed")) for pr in flat(doc["processes"])
+              if pr.get("exit_code") or pr.get("signal")]
+    if shutil.which("nvidia-smi") is None:
+        ctx.check(failed and all(f[1] == 255 and f[2] for f in failed),
+                  f"the failures of the ok run are forks whose exec failed (nvidia-smi is not installed): {failed}")
+        ctx.check(f"{len(failed)} failed, handled: the run succeeded" in log,
+                  f"tracer run's header calls them handled: {log[log.find('Run '):][:400]}")
     pipeline = ctx.one("SELECT pipeline FROM runs WHERE id = ?", run_id)
     ctx.check(pipeline == "flow", f"pipeline named after the workflow script: {pipeline}")
 
@@ -227,30 +244,121 @@ def toil_retry_is_known_by_its_job_id(ctx):
 @test
 @plain_build_only("CI time: real Toil, Snakemake and cwltool take minutes; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def snakemake_retry_is_known_by_the_job(ctx):
-    """`snakemake --retries 1`: a rule whose first attempt runs `touch` on a marker and
-    fails, whose second runs the real tool. The retry is recognised by the job (its command
+    """`snakemake --retries 1`: a rule whose first attempt runs `mkdir` and fails (exit 3),
+    whose second runs the real tool (gzip). The retry is recognised by the job (its command
     and work dir), not by the program it ran first: one `retried` signal on the second
-    attempt's step, naming the first."""
+    attempt's step, naming the first; and both attempts carry one name, the tool's that
+    the retry ran, in the steps table, the first attempt's failure signal and the outbox
+    (its rewrite queued again for the shipper). Recorded by the daemons, whose outbox is
+    on; ground truth: the programs in each step's process rows."""
     d = ctx.path("smkretry")
     os.makedirs(d)
+    os.chmod(ctx.tmp, 0o777)
     with open(os.path.join(d, "Snakefile"), "w") as f:
         f.write("rule all:\n    input: 'out.txt'\n\n"
                 "rule work:\n    output: 'out.txt'\n    shell:\n"
-                "        'if [ ! -e marker ]; then touch marker; exit 3; fi; gzip -c /etc/services > {output}'\n")
-    p = ctx.tracer_run(["snakemake", "--cores", "1", "--retries", "1", "--scheduler", "greedy", "-s",
-                        os.path.join(d, "Snakefile"), "-d", d], "--run", "smkretry")
+                "        'if [ ! -e marker ]; then touch marker; mkdir -p x; exit 3; fi; "
+                "gzip -c /etc/services > {output}'\n")
+    sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "16"))
+    p, run_id = ctx.daemon_run(sock, db, ["snakemake", "--cores", "1", "--retries", "1", "--scheduler",
+                                          "greedy", "-s", os.path.join(d, "Snakefile"), "-d", d],
+                               "--run", "smkretry", timeout=300)
+    ctx.stop(col)
+    ctx.stop(agg)
     ctx.check(p.returncode == 0 and os.path.exists(os.path.join(d, "out.txt")),
               f"snakemake succeeded on its retry: {p.returncode} {p.stderr[-1500:]}")
-    run_id = ctx.one("SELECT id FROM runs WHERE name = 'smkretry'")
-    steps = ctx.query("SELECT id, name, status FROM steps WHERE run_id = ? ORDER BY start_ns", run_id)
-    ctx.check([(s[1], s[2]) for s in steps] == [("touch", "failed"), ("gzip", "ok")],
-              f"two attempts: {steps}")
-    sigs = ctx.query("SELECT step_id, message, details FROM signals WHERE run_id = ? AND kind = 'retried'", run_id)
+    steps = ctx.query("SELECT id, name, status FROM steps WHERE run_id = ? ORDER BY start_ns", run_id, db=db)
+    ran = {sid: {os.path.basename(json.loads(a)[0]) for (a,) in
+                 ctx.query("SELECT argv FROM processes WHERE step_id = ? AND argv IS NOT NULL", sid, db=db)}
+           for sid, _, _ in steps}
+    ctx.check(len(steps) == 2 and [s[2] for s in steps] == ["failed", "ok"] and "mkdir" in ran[steps[0][0]]
+              and "gzip" not in ran[steps[0][0]] and "gzip" in ran[steps[1][0]],
+              f"two attempts, the first ran mkdir, the second gzip: {steps} {ran}")
+    ctx.check(len(steps) == 2 and steps[0][1] == steps[1][1] == "gzip",
+              f"both attempts named after the tool of the retry: {steps}")
+    sigs = ctx.query("SELECT step_id, message, details FROM signals WHERE run_id = ? AND kind = 'retried'", run_id,
+                     db=db)
     ctx.check(len(sigs) == 1 and len(steps) == 2 and sigs[0][0] == steps[1][0],
               f"one retried signal on the second attempt: {sigs}")
     if sigs and len(steps) == 2:
         ctx.check(json.loads(sigs[0][2] or "{}").get("previous_step") == steps[0][0],
                   f"it names the failed attempt: {sigs[0]}")
+        failed = ctx.query("SELECT message FROM signals WHERE step_id = ? AND kind = 'tool_failed'", steps[0][0],
+                           db=db)
+        ctx.check(len(failed) == 1 and "step 'gzip'" in failed[0][0] and "'mkdir'" not in failed[0][0],
+                  f"the first attempt's failure says the job's name: {failed}")
+        shipped = ctx.query("SELECT payload FROM outbox WHERE kind = 'steps' AND record_key = ? ORDER BY id",
+                            str(steps[0][0]), db=db)
+        ctx.check(shipped and json.loads(shipped[-1][0]).get("name") == "gzip",
+                  f"the rewrite is queued for the shipper, newest last: {[json.loads(x[0]).get('name') for x in shipped]}")
+
+
+PROBES = r"""
+import os, subprocess, sys
+# As engines probe for optional programs (Toil's nvidia-smi): the ones that are not there.
+caught = 0
+for name in ("tracer-no-such-gpu-probe", "tracer-no-such-runtime", "tracer-no-such-helper"):
+    try:
+        subprocess.run([name, "--version"], stdout=subprocess.DEVNULL)
+    except FileNotFoundError:
+        caught += 1
+# A real failure beside them: a fork that ran and wrote, then exited 255 (not an exec error).
+pid = os.fork()
+if pid == 0:
+    with open(os.devnull, "w") as f:
+        f.write("x" * 4096)
+    os._exit(255)
+os.waitpid(pid, 0)
+subprocess.run(["gzip", "-c", "/etc/services"], stdout=subprocess.DEVNULL, check=True)
+print(caught, pid)
+sys.exit(int(sys.argv[1]))
+"""
+
+
+@test
+def programs_python_could_not_start_are_handled_failures(ctx):
+    """A Python program probes three programs that are not installed (subprocess forks; each
+    child's exec fails, it reports the errno to the parent and exits 255) and catches the
+    FileNotFoundError, forks one real failure (a child that writes 4 KiB and exits 255),
+    runs gzip and exits 0, then the same exiting 1. Ground truth: the errors the program
+    caught and the pid it forked. In the ok run, the report's header counts the 4 failures
+    as handled; each probe's row is marked exec_failed (show --json) and shown as a fork of
+    its parent that could not start a program, the real failure is not; in the failed
+    run the failures are not called handled, the probes are still marked."""
+    script = ctx.path("probes.py")
+    with open(script, "w") as f:
+        f.write(PROBES)
+    for code in (0, 1):
+        p = ctx.tracer_run(["/usr/bin/python3", script, str(code)], "--run", f"probes-{code}", expect=code)
+        caught, forked = (int(x) for x in p.stdout.split())
+        ctx.check(caught == 3, f"the program caught 3 exec errors: {p.stdout}")
+        run_id = ctx.one("SELECT id FROM runs WHERE name = ?", f"probes-{code}")
+        doc = json.loads(subprocess.run([ctx.bin("tracer"), "show", "--db", ctx.db, "--json", str(run_id)],
+                                        capture_output=True, text=True, timeout=60, check=True).stdout)
+
+        def flat(prs):
+            for pr in prs:
+                yield pr
+                yield from flat(pr.get("children") or [])
+        procs = list(flat(doc["processes"]))
+        failed = [pr for pr in procs if pr.get("exit_code")]
+        probes = [pr for pr in procs if pr.get("exec_failed")]
+        n_failed = caught + 1 + code  # and the program itself, when it exits 1
+        ctx.check(len(failed) == n_failed and doc["totals"]["failed_processes"] == n_failed,
+                  f"run exit {code}: the probes and the real failure failed: {[(f['pid'], f['exit_code']) for f in failed]}")
+        ctx.check(len(probes) == caught == doc["totals"].get("exec_failed_processes") and
+                  all(pr["exit_code"] == 255 and pr["argv"] == ["/usr/bin/python3", script, str(code)]
+                      for pr in probes) and forked not in [pr["pid"] for pr in probes],
+                  f"run exit {code}: the {caught} probes marked exec_failed, the real failure (pid {forked}) not: "
+                  f"{[(pr['pid'], pr.get('wchar')) for pr in failed]}")
+        header = re.search(r"\d+ processes \(([^)]*)\)", p.stderr)
+        want = f"{n_failed} failed, handled: the run succeeded" if code == 0 else f"{n_failed} failed"
+        ctx.check(header and header.group(1) == want, f"run exit {code}: the header says {want!r}: "
+                  f"{header.group(0) if header else p.stderr[:600]}")
+        marked = [ln for ln in p.stderr.splitlines() if "[exec failed in a fork of]" in ln]
+        ctx.check(len(marked) == caught and not any(re.match(rf"\S*\s*{forked}\b", ln.strip()) for ln in marked),
+                  f"run exit {code}: the report marks the {caught} probes and not pid {forked}: {marked}")
 
 
 @test
