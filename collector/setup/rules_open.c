@@ -11,25 +11,24 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/fileutil.h" /* path_dirname */
-
 const char *redact_rules_file_find(char *buf, size_t size)
 {
 	static const char *const beside[] = {"../deploy/etc", "../../deploy/etc",
 					     "../share/tracer"};
-	char exe[4096], dir[4096];
+	char exe[4096];
 
 	snprintf(buf, size, "%s", REDACT_RULES_DEFAULT);
 	if (access(buf, R_OK) == 0)
 		return buf;
 	/* A build tree's or a relocated install's own copy, beside the program. */
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	exe[n > 0 ? n : 0] = '\0';
+	char *slash = strrchr(exe, '/'); /* the kernel's path is absolute */
+	if (!slash)
 		return NULL;
-	exe[n] = '\0';
-	path_dirname(exe, dir, sizeof(dir));
+	*slash = '\0';
 	for (size_t i = 0; i < sizeof(beside) / sizeof(*beside); i++) {
-		snprintf(buf, size, "%s/%s/redact.rules", dir, beside[i]);
+		snprintf(buf, size, "%s/%s/redact.rules", exe, beside[i]);
 		if (access(buf, R_OK) == 0)
 			return buf;
 	}
