@@ -87,18 +87,18 @@ const char *path_find_shipped(const char *installed, const char *name, char *buf
 {
 	static const char *const beside[] = {"../deploy/etc", "../../deploy/etc",
 					     "../share/tracer"};
-	char exe[4096], dir[4096];
+	char exe[4096];
 
 	snprintf(buf, size, "%s", installed);
 	if (access(buf, R_OK) == 0)
 		return buf;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (n <= 0 || exe[0] != '/') /* the kernel's path is absolute: cut at its last '/' */
 		return NULL;
 	exe[n] = '\0';
-	path_dirname(exe, dir, sizeof(dir));
+	*strrchr(exe, '/') = '\0';
 	for (size_t i = 0; i < sizeof(beside) / sizeof(*beside); i++) {
-		int len = snprintf(buf, size, "%s/%s/%s", dir, beside[i], name);
+		int len = snprintf(buf, size, "%s/%s/%s", exe, beside[i], name);
 		if (len > 0 && (size_t)len < size && access(buf, R_OK) == 0)
 			return buf;
 	}

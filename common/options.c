@@ -22,29 +22,23 @@
 #define VAL_BASE 256
 enum { VAL_HELP = 1, VAL_VERSION, VAL_PRINT_CONFIG, VAL_CONFIG };
 
+/* At the field's own width (1, 2, 4 or 8 bytes): a union's members all begin at its start. */
 static void store_uint(void *target, const struct opt *o, uint64_t v)
 {
-	char *field = (char *)target + o->offset;
+	union {
+		uint8_t u8;
+		uint16_t u16;
+		uint32_t u32;
+		uint64_t u64;
+	} x = {.u64 = v};
 
-	switch (o->size) {
-	case 1: {
-		uint8_t x = (uint8_t)v;
-		memcpy(field, &x, 1);
-		break;
-	}
-	case 2: {
-		uint16_t x = (uint16_t)v;
-		memcpy(field, &x, 2);
-		break;
-	}
-	case 4: {
-		uint32_t x = (uint32_t)v;
-		memcpy(field, &x, 4);
-		break;
-	}
-	default:
-		memcpy(field, &v, sizeof(v));
-	}
+	if (o->size == 1)
+		x.u8 = (uint8_t)v;
+	else if (o->size == 2)
+		x.u16 = (uint16_t)v;
+	else if (o->size == 4)
+		x.u32 = (uint32_t)v;
+	memcpy((char *)target + o->offset, &x, o->size < sizeof(x) ? o->size : sizeof(x));
 }
 
 static int parse_bool(const char *v, bool *out)

@@ -15,17 +15,16 @@
 
 #define QUEUE_MAX_FRAMES 65536
 
-/* Is the listener the aggregator we expect? Asked before a byte is sent. */
-static bool listener_trusted(const struct sender *s, nng_pipe pipe)
+/* Is the listener the aggregator we expect? Asked before a byte is sent; its pid and uid
+ * are left in *pid and *uid (unchanged when the kernel did not give them). */
+static bool listener_trusted(const struct sender *s, nng_pipe pipe, uint64_t *pid, uint64_t *uid)
 {
-	uint64_t pid = 0, uid = UINT64_MAX;
-
-	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &pid) != 0 ||
-	    nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) != 0)
+	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, pid) != 0 ||
+	    nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, uid) != 0)
 		return false;
 	if (s->trust.listener_pid)
-		return pid == (uint64_t)s->trust.listener_pid;
-	return uid == 0 || uid == (uint64_t)s->trust.listener_uid;
+		return *pid == (uint64_t)s->trust.listener_pid;
+	return *uid == 0 || *uid == (uint64_t)s->trust.listener_uid;
 }
 
 /* The key goes first on a new pipe; 0 once nng took it (it may be full, then the pump retries). */
@@ -46,11 +45,9 @@ static void track_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct sender *s = arg;
 	uint32_t id = nng_pipe_id(pipe);
+	uint64_t pid = 0, uid = 0;
 
-	if (ev == NNG_PIPE_EV_ADD_PRE && !listener_trusted(s, pipe)) {
-		uint64_t pid = 0, uid = 0;
-		nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &pid);
-		nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid);
+	if (ev == NNG_PIPE_EV_ADD_PRE && !listener_trusted(s, pipe, &pid, &uid)) {
 		uint64_t n = __atomic_add_fetch(&s->refused_listeners, 1, __ATOMIC_RELAXED);
 		if (n <= 10 || n % 1000 == 0)
 			log_warn("%s is held by pid %llu (uid %llu), not the aggregator we expect: "

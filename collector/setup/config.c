@@ -126,12 +126,8 @@ static int parse_ring_mb(void *target, const struct opt *o, const char *value, c
 static int parse_pidns(void *target, const struct opt *o, const char *value, char *why, size_t size)
 {
 	struct collector_config *c = target;
-	char detail[400];
 
-	if (pidscope_resolve(value, &c->scope_pidns, detail, sizeof(detail)) == 0)
-		return 0;
-	snprintf(why, size, "no such PID namespace with its own /proc (a PID or an inode)");
-	return -1;
+	return pidscope_resolve(value, &c->scope_pidns, why, size);
 }
 
 static int parse_excludes(void *target, const struct opt *o, const char *value, char *why,

@@ -6,11 +6,10 @@
 #include <stdint.h>
 
 struct pidscope {
-	uint32_t inode;	     /* 0: none set */
-	char proc_root[300]; /* the namespace's procfs, for the snapshot */
+	uint32_t inode; /* 0: none set */
 };
 
-/* A PID (its namespace) or a namespace inode. 0, or -1 with the reason in err. */
-int pidscope_resolve(const char *value, struct pidscope *s, char *err, size_t size);
+/* A PID (its namespace) or a namespace inode. 0, or -1 with the reason in why. */
+int pidscope_resolve(const char *value, struct pidscope *s, char *why, size_t size);
 
 #endif

@@ -117,11 +117,11 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	skel->rodata->n_exclude = cfg->n_file_exclude;
 	memcpy((void *)skel->rodata->file_exclude, cfg->file_exclude, sizeof(cfg->file_exclude));
 	skel->rodata->skip_kinds = file_skip_kinds(cfg);
-	int cpus = libbpf_num_possible_cpus();
-	skel->rodata->nr_cpus = cpus > 0 ? (uint32_t)cpus : 1;
+	int n_cpus = libbpf_num_possible_cpus();
+	uint32_t cpus = n_cpus > 0 ? (uint32_t)n_cpus : 1;
+	skel->rodata->nr_cpus = cpus;
 	/* Per-CPU LRU maps are preallocated: keep them near 64 MiB on big hosts. */
-	uint32_t entries = (uint32_t)((64u << 20) / ((cpus > 0 ? (unsigned)cpus : 1u) *
-						     bpf_map__value_size(skel->maps.proc_accs)));
+	uint32_t entries = (64u << 20) / (cpus * bpf_map__value_size(skel->maps.proc_accs));
 	bpf_map__set_max_entries(skel->maps.proc_accs,
 				 entries < 65536 ? (entries > 4096 ? entries : 4096) : 65536);
 	skel->rodata->exclude_shared_libs = cfg->exclude_shared_libs;
@@ -328,10 +328,8 @@ int probes_attach(struct probes *p)
 		for (unsigned i = 0; i < g.n; i++) {
 			/* One program can serve two groups (sys_exit): attach it once. */
 			bool attached = false;
-			for (unsigned k = 0; k < p->n_links; k++)
-				if (bpf_link__fd(p->links[k]) >= 0 &&
-				    p->link_progs[k] == g.progs[i])
-					attached = true;
+			for (unsigned k = 0; k < p->n_links; k++) /* each link is attached */
+				attached |= p->link_progs[k] == g.progs[i];
 			/* A reused pin set's links hold its programs attached. */
 			if (attached || (p->reusing && grp != PROBE_SAMPLES))
 				continue;
@@ -339,15 +337,13 @@ int probes_attach(struct probes *p)
 						    ? bpf_program__attach_iter(g.progs[i], NULL)
 						    : bpf_program__attach(g.progs[i]);
 			if (!link) {
-				int err = errno;
+				snprintf(st->detail, sizeof(st->detail), "cannot attach %s: %s",
+					 bpf_program__name(g.progs[i]), strerror(errno));
 				if (grp == PROBE_PROCESS) {
-					log_error("cannot attach %s: %s",
-						  bpf_program__name(g.progs[i]), strerror(err));
+					log_error("%s", st->detail);
 					return -1;
 				}
 				st->state = PROBE_MISSING;
-				snprintf(st->detail, sizeof(st->detail), "cannot attach %s: %s",
-					 bpf_program__name(g.progs[i]), strerror(err));
 				log_warn("probe group %s: %s", probe_group_name(grp), st->detail);
 				break;
 			}

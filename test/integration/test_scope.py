@@ -172,3 +172,21 @@ def scope_pidns_records_only_the_namespace(ctx):
         if init:
             os.kill(init, signal.SIGKILL)  # a namespace's pid 1 ignores SIGTERM
         holder.wait(timeout=30)
+
+
+@test
+def scope_pidns_refuses_a_namespace_with_no_process(ctx):
+    """--scope-pidns with a number that is neither a live PID nor the inode of a PID
+    namespace any process is in (ground truth: /proc/*/ns/pid, read here) stops the
+    collector at start, exit 2, naming that namespace: it would record nothing."""
+    inodes = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            inodes.add(os.stat(f"/proc/{pid}/ns/pid").st_ino)
+        except OSError:
+            pass  # gone meanwhile
+    unused = next(n for n in range(min(inodes) - 1, 0, -1) if n not in inodes and not os.path.exists(f"/proc/{n}"))
+    p = subprocess.run([ctx.bin("tracer-collector"), "--socket", ctx.path("p.sock"), "--user", "nobody",
+                        "--scope-pidns", str(unused)], capture_output=True, text=True, timeout=30)
+    ctx.check(p.returncode == 2 and f"no process is in PID namespace {unused}" in p.stderr,
+              f"exit {p.returncode}: {p.stderr}")

@@ -180,6 +180,61 @@ static void test_aggregator_options(void **state)
 	unlink(path);
 }
 
+/* Each number lands at its field's own width, its neighbours untouched (store_uint). */
+struct widths {
+	uint8_t before, u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+	uint8_t after;
+};
+
+static void test_numbers_fill_their_field_alone(void **state)
+{
+	(void)state;
+	static const struct opt opts[] = {
+	    {.name = "a",
+	     .kind = OPT_UINT,
+	     .max = 255,
+	     .offset = OPT_FIELD(struct widths, u8),
+	     .help = "a"},
+	    {.name = "b",
+	     .kind = OPT_UINT,
+	     .max = 65535,
+	     .offset = OPT_FIELD(struct widths, u16),
+	     .help = "b"},
+	    {.name = "c",
+	     .kind = OPT_UINT,
+	     .max = 4294967295ul,
+	     .offset = OPT_FIELD(struct widths, u32),
+	     .help = "c"},
+	    {.name = "d",
+	     .kind = OPT_UINT,
+	     .max = ~0ul,
+	     .offset = OPT_FIELD(struct widths, u64),
+	     .help = "d"},
+	};
+	static const struct opt_program p = {.name = "t",
+					     .usage = "t",
+					     .version = "0",
+					     .opts = opts,
+					     .n_opts = 4,
+					     .target_size = sizeof(struct widths)};
+	/* Widest first: a store too wide for a later field would clobber the one after it. */
+	char *argv[] = {
+	    "t",   "--d", "18446744073709551614", "--c", "4294967294", "--b", "65534", "--a",
+	    "254", NULL};
+	struct widths w;
+
+	assert_int_equal(options_parse(&p, 9, argv, &w), 0);
+	assert_int_equal(w.before, 0);
+	assert_int_equal(w.u8, 254);
+	assert_int_equal(w.u16, 65534);
+	assert_int_equal(w.u32, 4294967294u);
+	assert_true(w.u64 == 18446744073709551614ull);
+	assert_int_equal(w.after, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +243,7 @@ int main(void)
 	    cmocka_unit_test(test_shipped_files_are_the_tables),
 	    cmocka_unit_test(test_precedence),
 	    cmocka_unit_test(test_aggregator_options),
+	    cmocka_unit_test(test_numbers_fill_their_field_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
