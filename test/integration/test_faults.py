@@ -678,14 +678,15 @@ def a_collector_restart_counts_its_blind_window(ctx):
     """The collector is killed (SIGKILL) and a new one starts 2 s later. Eight sleepers started
     in between, which no probe saw start: the new stream records the blind window (about the
     2 s, from the old stream's last watermark to the new one's first frame) and the eight
-    processes its snapshot found began in it (up to 6 more: whatever else this host started
-    meanwhile); tracer status is degraded and names it. A first collector of a boot, or one
+    processes its snapshot found began in it (and whatever else this host started meanwhile,
+    at most the tasks the kernel created, /proc/stat); tracer status is degraded and names it. A first collector of a boot, or one
     started on a fresh database, has no window."""
     sock, db = ctx.path("s.sock"), ctx.path("blind.db")
     agg, col = start_daemons(ctx, sock, db)
     first = ctx.query("SELECT blind_ns, blind_processes FROM collector_stats", db=db)
     ctx.check(first == [(None, None)], f"the first collector of this database has no window: {first}")
     time.sleep(0.5)
+    forks_before = forks_since_boot()
     col.kill()
     col.wait(timeout=10)
     killed_at = time.monotonic()
@@ -709,7 +710,11 @@ def a_collector_restart_counts_its_blind_window(ctx):
         # From the last watermark (at most a flush, 200 ms, before the kill) to the new stream's
         # first frame (after the new collector loaded its programs: seconds under ASan).
         ctx.check(2.0 <= blind_ns / 1e9 < 2.0 + 15, f"window {blind_ns / 1e9:.2f} s for a 2 s gap")
-        ctx.check(8 <= blind_processes <= 8 + 6, f"{blind_processes} processes for the 8 sleepers")
+        # At least the sleepers; at most every task the kernel created from the kill to now
+        # (/proc/stat: a busy host starts others in the window, and the snapshot finds them).
+        forked = forks_since_boot() - forks_before
+        ctx.check(8 <= blind_processes <= forked,
+                  f"{blind_processes} processes for the 8 sleepers ({forked} tasks created meanwhile)")
     r = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--socket", sock],
                        capture_output=True, text=True, timeout=60)
     ctx.check(r.returncode == 3 and "blind window" in r.stdout.splitlines()[0],
