@@ -372,6 +372,12 @@ bench-startup: all
 bench-retention: all
 	$(PYTHON) test/bench/retention.py --build $(BUILD) $(BENCH_ARGS)
 
+# The fleet store (docs/performance.md, Fleet store): rows and bytes shipped per host per day
+# (the storm, the demo on a loop), 100 hosts x 1 day in ClickHouse, the fleet verbs' time on it.
+# Root, clickhouse-server; about 25 minutes. Not part of make check.
+bench-fleet: all
+	$(PYTHON) test/bench/fleet_bench.py --build $(BUILD) $(BENCH_ARGS)
+
 # tracer report's page at three sizes in headless Chromium (docs/report.md, screenshots).
 bench-report: all
 	$(PYTHON) test/bench/report_bench.py --build $(BUILD) $(BENCH_ARGS)
@@ -432,7 +438,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man configs deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-fleet clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local
