@@ -159,7 +159,8 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/rec
 CLI_VERBS  := cli/verbs/cmd_run.c cli/verbs/cmd_show.c cli/verbs/cmd_status.c cli/verbs/cmd_runs.c \
               cli/verbs/cmd_signals.c cli/verbs/cmd_explain.c cli/verbs/cmd_cost.c cli/verbs/cmd_recommend.c \
               cli/verbs/cmd_idle.c cli/verbs/cmd_report.c cli/verbs/cmd_timeline.c cli/verbs/cmd_top.c \
-              cli/verbs/fleet_idle.c cli/verbs/cmd_export.c cli/verbs/cmd_energy.c
+              cli/verbs/fleet_idle.c cli/verbs/cmd_export.c cli/verbs/cmd_energy.c \
+              cli/verbs/cmd_retention.c
 CLI_LAUNCH := cli/launch/selfhosted.c cli/launch/launch.c cli/launch/command.c cli/launch/runuser.c
 CLI_MODEL  := cli/model/runreport.c cli/model/reportdata.c cli/model/health.c cli/model/containers.c cli/model/batchjobs.c \
               cli/model/rocrate.c cli/model/rocrate_actions.c cli/model/rocrate_files.c cli/model/rocrate_write.c \

@@ -33,6 +33,7 @@ static const struct verb verbs[] = {
     {"export", cmd_export, "a run's provenance as an RO-Crate (--ro-crate DIR)"},
     {"report", cmd_report, "a self-contained HTML report of a run (--html FILE)"},
     {"status", cmd_status, "probes, losses and daemon health"},
+    {"retention", cmd_retention, "with --fleet: drop the fleet store's days older than --days N"},
 };
 
 static void usage(FILE *out)

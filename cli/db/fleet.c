@@ -31,8 +31,9 @@ bool fleet_active(void)
 
 bool fleet_reads(const char *verb)
 {
-	static const char *const verbs[] = {"runs",	"show", "signals", "explain",	"report",
-					    "timeline", "idle", "cost",	   "recommend", "energy"};
+	static const char *const verbs[] = {"runs",	 "show",     "signals",	 "explain",
+					    "report",	 "timeline", "idle",	 "cost",
+					    "recommend", "energy",   "retention"};
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
 		if (!strcmp(verb, verbs[i]))
