@@ -376,6 +376,11 @@ def report(args, shipped, sim, verbs, when=None, load=None):
         t = v["times"]
         lines.append(f"| `{name}` | "
                      f"{statistics.median(t):.3f} s | {min(t):.3f} s | {max(t):.3f} s | {len(t)} | {v['lines']} |")
+    before = verbs.get("idle HOST", {}).get("times_before_fix")
+    if before:
+        lines += ["", f"`idle HOST` was timed again after the sweep fix to `tracer idle` (same store, same "
+                  f"`--json`): before it, median {statistics.median(before):.1f} s over {len(before)} runs "
+                  "(a query per host sample)."]
     lines += ["", "<!-- bench-fleet:end -->"]
     return lines
 
