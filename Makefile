@@ -10,6 +10,7 @@
 #   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
 #   make lint       cppcheck + clang-tidy + clang-format
 #   make soak       the soak test for SOAK_SECONDS (default 1800) per build
+#   make fleet-test three nspawn machines, Slurm across them, one run (minutes)
 #   make install    PREFIX=/usr/local DESTDIR=
 
 BUILD    ?= build
@@ -117,7 +118,7 @@ $(PROTO_C) $(PROTO_H): proto/tracer.proto
 COMMON_SRCS := common/log.c common/timeutil.c common/frame.c common/frame_arena.c common/ipc.c common/privdrop.c \
                common/hostinfo.c common/exitstatus.c common/bytebuf.c common/fileutil.c common/paths.c \
                common/sdnotify.c common/strutil.c common/confkey.c common/strmap.c common/ipc_auth.c \
-               common/options.c
+               common/options.c common/taskdir.c
 # Argv redaction: a pure function of (argv, rules), what the fuzzer and the bench link.
 REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact/inside.c \
                collector/redact/keys.c collector/redact/rules.c \
@@ -125,10 +126,11 @@ REDACT_CORE := collector/redact/argv.c collector/redact/words.c collector/redact
                collector/redact/tokens.c collector/redact/urls.c collector/redact/spans.c \
                $(BUILD)/redact_rules_default.c
 REDACT_SRCS := $(REDACT_CORE) common/fileutil.c
-COLLECTOR_SRCS := collector/main.c collector/run.c collector/setup/probes.c collector/setup/probe_groups.c collector/send/drain.c collector/convert/snapshot.c \
+COLLECTOR_SRCS := collector/main.c collector/run.c collector/setup/probes.c collector/setup/probe_groups.c collector/setup/pins.c collector/send/drain.c collector/convert/snapshot.c \
                   collector/setup/config.c collector/setup/syscall_table.c \
-                  collector/send/sender.c collector/convert/convert.c collector/setup/sandbox.c collector/setup/pidscope.c \
-                  $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c
+                  collector/send/sender.c collector/send/handover.c collector/convert/convert.c collector/setup/sandbox.c collector/setup/pidscope.c \
+                  $(REDACT_CORE) collector/redact/rules_file.c collector/setup/rules_open.c \
+                  collector/setup/rapl.c collector/convert/energy.c
 AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/receiver.c aggregator/receive/streams.c aggregator/model/proctable.c aggregator/model/procslab.c \
                    aggregator/store/store.c aggregator/store/sql.c aggregator/store/processes.c \
                    aggregator/store/groups.c aggregator/store/telemetry.c aggregator/store/streams.c \
@@ -147,7 +149,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/rec
                    aggregator/correlate/correlate.c aggregator/correlate/exits.c aggregator/correlate/runs.c \
                    aggregator/correlate/steps.c aggregator/correlate/step_work.c aggregator/correlate/names.c \
                    aggregator/correlate/cgroups.c aggregator/correlate/scope.c aggregator/correlate/write.c \
-                   aggregator/correlate/setup.c aggregator/outbox/outbox.c \
+                   aggregator/correlate/setup.c aggregator/outbox/outbox.c aggregator/outbox/live.c aggregator/outbox/sql.c \
                    aggregator/correlate/containers.c aggregator/correlate/container_cli.c \
                    aggregator/store/containers.c aggregator/correlate/batch.c \
                    aggregator/correlate/batch_argv.c aggregator/store/batch.c \
@@ -167,10 +169,10 @@ CLI_MODEL  := cli/model/runreport.c cli/model/reportdata.c cli/model/health.c cl
               cli/model/provpath.c cli/model/pkgowner.c
 CLI_COST   := cli/cost/usage.c cli/cost/prices.c cli/cost/hostprice.c cli/cost/costconf.c cli/cost/costrun.c \
               cli/cost/rightsize.c cli/cost/idle.c cli/cost/costsplit.c \
-              cli/cost/energy.c cli/cost/energytable.c cli/cost/energyrun.c
+              cli/cost/energy.c cli/cost/energytable.c cli/cost/energyrun.c cli/cost/energymeasure.c cli/cost/energyfleet.c
 CLI_DB     := cli/db/clidb.c cli/db/findrun.c cli/db/rows.c cli/db/dbkind.c cli/db/fleet.c cli/db/fleet_load.c cli/db/fleet_copy.c \
               cli/db/fleet_join.c cli/db/fleet_rows.c cli/db/fleet_match.c cli/db/fleet_merge.c cli/db/fleet_hosts.c \
-              cli/db/fleet_runs_join.c cli/db/fleet_window.c cli/db/fleet_jobside.c
+              cli/db/fleet_runs_join.c cli/db/fleet_window.c cli/db/fleet_jobside.c cli/db/fleet_live.c
 CLI_RENDER := cli/render/report.c cli/render/report_summary.c cli/render/report_outcome.c \
               cli/render/clierror.c cli/render/export.c cli/render/explain.c cli/render/format.c \
               cli/render/termsafe.c cli/render/containers_text.c cli/render/batch_text.c \
@@ -407,6 +409,11 @@ $(BUILD)/bench/redactbench: test/bench/redactbench.c $(REDACT_SRCS)
 bench-sched: all
 	$(PYTHON) test/bench/sched_ab.py $(OLD) $(BUILD) $(BENCH_ARGS)
 
+# The exec storm as a service runs it: a long-lived aggregator over a 100,000-process
+# history against fresh daemons and an A/A control (docs/performance-deployed.md).
+bench-deployed: all
+	$(PYTHON) test/bench/deployed.py --build $(BUILD) $(BENCH_ARGS)
+
 # The aggregator's instructions per ingested process, under callgrind (OLD=BUILD_DIR compares a build).
 bench-instructions: all
 	@deploy/install-deps.sh bench
@@ -438,8 +445,8 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lbpf -lelf -lz
 
 .SECONDARY:
-.PHONY: programs man configs deb package-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-fleet clean install uninstall format prices fuzz lint soak
+.PHONY: programs man configs deb package-test fleet-test
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-deployed bench-fleet clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local
@@ -541,5 +548,15 @@ deb:
 # booted with systemd (test/integration/test_systemd.py; minutes, so not in CI).
 package-test: deb all
 	TRACER_PACKAGE_TEST=1 python3 test/integration/run.py --build $(BUILD) -k debian_package
+
+# Builds the package, then boots three Debian 12 machines with systemd-nspawn, installs it
+# in each, runs Slurm across them and pipelines whose jobs run on the other two, and
+# reads them with tracer --fleet (test/fleet/; docs/shipping.md: minutes, so not in CI).
+# The package is copied at once: ../ is shared with whatever else builds one there.
+FLEET_DEB = $(BUILD)/fleet/tracer.deb
+fleet-test: deb all
+	@mkdir -p $(BUILD)/fleet
+	cp ../tracer_$$(dpkg-parsechangelog -S Version)_$$(dpkg --print-architecture).deb $(FLEET_DEB)
+	$(PYTHON) test/fleet/main.py --build $(BUILD) --deb $(FLEET_DEB)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

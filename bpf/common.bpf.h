@@ -82,6 +82,8 @@ struct {
 /* Failed reservations per event type; .bss is mmap'ed, so the collector reads
  * it without a bpf() syscall after dropping privileges. */
 __u64 drop_counts[TRACER_DROP_SLOTS]; /* by event type */
+/* The collector's, for the next collector of a pin set (events.h). */
+struct tracer_handover handover;
 
 /*
  * Counters the hot hooks keep per process: a per-CPU LRU hash keyed by tgid.

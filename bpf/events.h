@@ -39,6 +39,25 @@ enum tracer_event_type {
 /* The kernel's drop counters, by ring-buffer event type (1 .. TRACER_EV_CWD). */
 #define TRACER_DROP_SLOTS TRACER_EV_SAMPLE
 
+/*
+ * What a collector leaves in a pinned .bss for the next one (--keep-pinned):
+ * written by the collector only, never by the programs. The next collector
+ * resumes the stream and counts as lost the events held here that the
+ * aggregator did not commit (collector/send/handover.c).
+ */
+#define TRACER_HANDOVER_FRAMES 64
+struct tracer_handover {
+	__u8 stream_id[16];
+	__u64 next_seq;		     /* 0: nothing to resume */
+	__u64 lost[TRACER_EV_COUNT]; /* the collector hop's counts, by type */
+	__u64 held[TRACER_EV_COUNT]; /* read from the ring, neither acked nor counted lost */
+	struct {
+		__u64 seq; /* 0: free */
+		__u32 types[TRACER_EV_COUNT];
+		__u32 pad;
+	} sent[TRACER_HANDOVER_FRAMES]; /* by seq: frames sent, maybe committed */
+};
+
 /* Syscall classes counted per process (collector fills the table per arch). */
 enum tracer_sys_class {
 	TRACER_SYS_OTHER = 0,

@@ -19,23 +19,37 @@ struct {
 	__type(value, __u64);
 } prev_peak SEC(".maps");
 
-static __always_inline void read_argv(struct task_struct *task, struct tracer_exec_event *e)
+/*
+ * How many bytes of argv to read (arg_start..arg_end, at most TRACER_ARGV_MAX,
+ * truncation flagged), and from where; 0 (flagged) when the span is empty or
+ * inverted. Also snapshot.bpf.c's, which reads it with another helper.
+ */
+static __always_inline __u64 argv_span(struct mm_struct *mm, struct tracer_exec_event *e,
+				       unsigned long *start)
 {
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
-	unsigned long start = BPF_CORE_READ(mm, arg_start);
 	unsigned long end = BPF_CORE_READ(mm, arg_end);
-	__u64 len = end - start;
+	__u64 len;
 
-	if (end <= start) {
+	*start = BPF_CORE_READ(mm, arg_start);
+	if (end <= *start) {
 		e->h.flags |= TRACER_F_ARGV_ERROR;
-		return;
+		return 0;
 	}
+	len = end - *start;
 	if (len > TRACER_ARGV_MAX) {
 		len = TRACER_ARGV_MAX;
 		e->h.flags |= TRACER_F_ARGV_TRUNCATED;
 	}
+	return len;
+}
+
+static __always_inline void read_argv(struct task_struct *task, struct tracer_exec_event *e)
+{
+	unsigned long start;
+	__u64 len = argv_span(BPF_CORE_READ(task, mm), e, &start);
+
 	barrier_var(len);
-	if (len > TRACER_ARGV_MAX)
+	if (len == 0 || len > TRACER_ARGV_MAX)
 		return;
 	if (bpf_probe_read_user(e->argv, len, (void *)start) < 0) {
 		e->h.flags |= TRACER_F_ARGV_ERROR;

@@ -30,21 +30,12 @@ struct {
 static __always_inline void snapshot_argv(struct task_struct *task, struct mm_struct *mm,
 					  struct tracer_exec_event *e)
 {
-	unsigned long start = BPF_CORE_READ(mm, arg_start);
-	unsigned long end = BPF_CORE_READ(mm, arg_end);
-	__u64 len = end - start;
+	unsigned long start;
+	__u64 len = argv_span(mm, e, &start);
 
 	e->argv_len = 0;
-	if (end <= start) {
-		e->h.flags |= TRACER_F_ARGV_ERROR;
-		return;
-	}
-	if (len > TRACER_ARGV_MAX) {
-		len = TRACER_ARGV_MAX;
-		e->h.flags |= TRACER_F_ARGV_TRUNCATED;
-	}
 	barrier_var(len);
-	if (len > TRACER_ARGV_MAX)
+	if (len == 0 || len > TRACER_ARGV_MAX)
 		return;
 	if (bpf_copy_from_user_task(e->argv, len, (void *)start, task, 0) != 0) {
 		e->h.flags |= TRACER_F_ARGV_ERROR;

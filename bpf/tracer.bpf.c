@@ -9,6 +9,10 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #include "files.bpf.c"
+#include "files_filter.bpf.c"
+#include "files_recent.bpf.c"
+#include "files_slots.bpf.c"
+#include "files_open.bpf.c"
 #include "counters.bpf.c"
 #include "path.bpf.c"
 #include "process.bpf.c"

@@ -42,16 +42,18 @@ static void usage(FILE *out)
 	fprintf(out, "usage: tracer VERB [options]\n\n");
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].help);
-	fprintf(out,
-		"\n'tracer VERB --help' (or 'tracer help VERB') for a verb's options; 'tracer "
-		"--version' (or "
-		"'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
-		"'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
-		".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
-		"store (runs, show, signals, explain, report, timeline, energy, idle, retention; "
-		"docs/shipping.md).\n"
-		"Times are local (the zone named); --utc, with any "
-		"verb, prints them in UTC.\n");
+	fprintf(
+	    out,
+	    "\n'tracer VERB --help' (or 'tracer help VERB') for a verb's options; 'tracer "
+	    "--version' (or "
+	    "'tracer version', '-V') for the version.\n'tracer --db PATH VERB ...' is "
+	    "'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
+	    ".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
+	    "store (runs, show, signals, explain, report, timeline, top, cost, recommend, energy, "
+	    "idle, retention; "
+	    "docs/shipping.md).\n"
+	    "Times are local (the zone named); --utc, with any "
+	    "verb, prints them in UTC.\n");
 }
 
 /* Tracer's own arguments: for run only those before its "--" (never CMD's). */
@@ -145,14 +147,22 @@ static bool is_verb(const char *name)
 	return false;
 }
 
+/* tracer --help, -h, help, and help's own help (help --help, help -h, help help). */
+static bool asks_usage(int argc, char **argv)
+{
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return true;
+	return !strcmp(argv[1], "help") && (argc == 2 || !strcmp(argv[2], "--help") ||
+					    !strcmp(argv[2], "-h") || !strcmp(argv[2], "help"));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    (strcmp(argv[1], "help") == 0 && argc == 2)) {
+	if (asks_usage(argc, argv)) {
 		usage(stdout);
 		return 0;
 	}
@@ -167,7 +177,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* tracer --fleet [URL|CONFIG] VERB ARGS...: the verbs read the fleet store. */
-	bool fleet_hosts = false;
 	if (argc >= 3 && !strcmp(argv[1], "--fleet")) {
 		bool given = argc >= 4 && !is_verb(argv[2]);
 		if (fleet_select(given ? argv[2] : NULL) != 0)
@@ -177,18 +186,13 @@ int main(int argc, char **argv)
 			argv[i] = argv[i + drop];
 		argc -= drop;
 		if (!fleet_reads(argv[1])) {
-			/* top shows what runs now, and running work is not shipped yet. */
 			fprintf(stderr,
-				"tracer %s: not available over the fleet yet%s (runs, show, "
-				"signals, explain, report, timeline, cost, recommend, energy and "
-				"idle are)\n",
-				argv[1],
-				!strcmp(argv[1], "top") ? ": running work is not shipped yet" : "");
+				"tracer %s: not available over the fleet (runs, show, signals, "
+				"explain, report, timeline, top, cost, recommend, energy and idle "
+				"are)\n",
+				argv[1]);
 			return 1;
 		}
-		/* idle with no host: which hosts stopped reporting (with one: its idle). */
-		fleet_hosts = !strcmp(argv[1], "idle") &&
-			      (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")));
 	}
 	/* tracer --db PATH VERB ARGS... : the verb first, --db PATH among its options. */
 	if ((!strcmp(argv[1], "--db") && argc >= 4) ||
@@ -213,8 +217,6 @@ int main(int argc, char **argv)
 		if (safe)
 			stdout = safe;
 	}
-	if (fleet_hosts)
-		return cli_error_finish("idle", fleet_idle_hosts(wants_json(argc, argv)));
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
 			return cli_error_finish(verbs[i].name,

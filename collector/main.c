@@ -114,6 +114,10 @@ int main(int argc, char **argv)
 	if (options_parse(&collector_program, argc, argv, &c.cfg) != 0)
 		return 2;
 	const struct collector_start *start = &c.cfg.start;
+	if (start->unpin) /* every set of this socket's collector, then exit */
+		return pins_ready(&c.probes, c.cfg.socket_path)
+			   ? pins_remove(&c.probes, NULL, "--unpin")
+			   : 1;
 	c.lifeline_fd = start->lifeline_fd;
 	collector_signals();
 	if (resolve_user(c.cfg.user, &c.who) != 0 || resolve_trust(start, &c.trust) != 0)
@@ -132,7 +136,8 @@ int main(int argc, char **argv)
 		goto out_sender;
 	if (probes_attach(&c.probes) != 0)
 		goto out_drain;
-	c.snapshot_fd = probes_snapshot_open(&c.probes);
+	probes_snapshot_attach(&c.probes);
+	rapl_open(&c.rapl, start->test_powercap_root);
 	if (drop_privileges(&c.who) != 0) {
 		log_error("refusing to run privileged: privilege drop to %s failed", c.who.name);
 		goto out_drain;
@@ -149,6 +154,7 @@ int main(int argc, char **argv)
 	}
 	exit_code = collector_flush_at_exit(&c, collector_run(&c));
 out_drain:
+	rapl_close(&c.rapl);
 	drain_close(&c.drain);
 out_sender:
 	if (sender_close(&c.sender) != 0) {

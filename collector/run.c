@@ -113,6 +113,7 @@ static void snapshot_existing_cgroups(struct collector *c)
 /* The processes already running: the iterator root created, read now, converted as events. */
 static void snapshot_running_processes(struct collector *c)
 {
+	c->snapshot_fd = probes_snapshot_open(&c->probes);
 	int n = c->snapshot_fd < 0 ? 0
 				   : snapshot_read_processes(c->snapshot_fd, c->probes.attached_ns,
 							     drain_add_record, &c->drain);
@@ -134,6 +135,7 @@ int collector_start_unprivileged(struct collector *c)
 	probes_describe(&c->probes);
 	if (sender_start(&c->sender, (size_t)c->cfg.queue_mb << 20) != 0)
 		return -1;
+	handover_begin(&c->sender, probes_handover(&c->probes), c->probes.reusing);
 	if (drain_start(&c->drain) != 0)
 		return -1;
 	const struct probe_status *st = c->probes.status;
@@ -146,6 +148,9 @@ int collector_start_unprivileged(struct collector *c)
 	/* Attached before the snapshots: a process can be in both, never in neither. */
 	drain_poll(&c->drain, 0, -1);
 	snapshot_existing_cgroups(c);
+	c->energy.rapl = &c->rapl;
+	if (!c->rapl.n)
+		log_info("RAPL: no powercap energy counters (energy is estimated: docs/energy.md)");
 	if (sandbox_enter() != 0) {
 		log_error("refusing to run without the syscall allow-list");
 		return -1;
@@ -188,6 +193,7 @@ bool collector_run(struct collector *c)
 		if (now >= next_sample) {
 			if (probes_sample(&c->probes, drain_add_sample, drain) < 0)
 				log_warn("process sampling failed: %s", strerror(errno));
+			energy_sample(&c->energy, now, drain_add_event, drain);
 			next_sample = now + (uint64_t)c->cfg.sample_ms * NSEC_PER_MSEC;
 		}
 		bool asked = flush_requested;

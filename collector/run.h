@@ -7,10 +7,12 @@
 
 #include <stdbool.h>
 
+#include "collector/convert/energy.h"
 #include "collector/send/drain.h"
 #include "collector/send/sender.h"
 #include "collector/setup/config.h"
 #include "collector/setup/probes.h"
+#include "collector/setup/rapl.h"
 #include "collector/setup/rules_open.h"
 #include "common/privdrop.h"
 
@@ -22,7 +24,9 @@ struct collector {
 	struct run_as who;
 	struct sender_trust trust;
 	struct redact_rules_file rules;
-	int snapshot_fd; /* the snapshot iterator, created as root, read after the drop */
+	struct rapl rapl; /* RAPL counters opened as root, read after the drop */
+	struct energy_reader energy;
+	int snapshot_fd; /* the snapshot iterator's, made and read after the drop */
 	int lifeline_fd; /* --exit-with-fd */
 };
 

@@ -128,89 +128,77 @@ static uint64_t event_clock(const Tracer__Event *ev)
 	}
 }
 
+/* What is wrong with an event of a kind other than exec, or NULL. */
+static const char *event_fault(const Tracer__Event *ev)
+{
+	switch (ev->kind_case) {
+	case TRACER__EVENT__KIND_FORK:
+		if (ev->fork->pid == 0)
+			return "fork without pid";
+		if (!string_ok(ev->fork->comm, FRAME_MAX_COMM))
+			return "fork comm too long";
+		return NULL;
+	case TRACER__EVENT__KIND_EXIT:
+		if (ev->exit->pid == 0 || ev->exit->start_ns == 0)
+			return "exit without pid or start time";
+		if (!string_ok(ev->exit->comm, FRAME_MAX_COMM) ||
+		    !string_ok(ev->exit->killer_comm, FRAME_MAX_COMM))
+			return "exit comm or killer comm too long";
+		return NULL;
+	case TRACER__EVENT__KIND_OOM:
+		if (ev->oom->pid == 0 || !string_ok(ev->oom->comm, FRAME_MAX_COMM))
+			return "oom event without pid, or comm too long";
+		return NULL;
+	case TRACER__EVENT__KIND_FILE:
+		if (ev->file->pid == 0 || !ev->file->path || !ev->file->path[0] ||
+		    !string_ok(ev->file->path, FRAME_MAX_PATH) || ev->file->slot >= FRAME_MAX_FILES)
+			return "file event without pid or path, path too long, or slot out of "
+			       "range";
+		return NULL;
+	case TRACER__EVENT__KIND_FILE_COUNTS:
+		if (ev->file_counts->pid == 0 || ev->file_counts->n_count > FRAME_MAX_FILES ||
+		    ev->file_counts->n_failed > FRAME_MAX_FILES ||
+		    ev->file_counts->n_flags_union > FRAME_MAX_FILES)
+			return "file counts without pid or with too many files";
+		return NULL;
+	case TRACER__EVENT__KIND_CGROUP:
+		if (!string_ok(ev->cgroup->path, FRAME_MAX_PATH) ||
+		    !string_ok(ev->cgroup->controllers, FRAME_MAX_COMM))
+			return "cgroup path or controllers too long";
+		return NULL;
+	case TRACER__EVENT__KIND_CWD:
+		if (ev->cwd->pid == 0 || ev->cwd->start_ns == 0 ||
+		    !string_ok(ev->cwd->cwd, FRAME_MAX_PATH))
+			return "cwd event without pid or start time, or path too long";
+		return NULL;
+	case TRACER__EVENT__KIND_EXIT_TAIL:
+		if (ev->exit_tail->pid == 0 || ev->exit_tail->start_ns == 0)
+			return "exit tail without pid or start time";
+		return NULL;
+	case TRACER__EVENT__KIND_SAMPLE:
+		if (ev->sample->pid == 0 || ev->sample->start_ns == 0)
+			return "sample without pid or start time";
+		return NULL;
+	case TRACER__EVENT__KIND_ENERGY:
+		if (ev->energy->zone >= FRAME_MAX_ENERGY_ZONES ||
+		    !string_ok(ev->energy->name, FRAME_MAX_ENERGY_NAME))
+			return "energy counter of a zone out of range, or name too long";
+		return NULL;
+	default:
+		return "event of unknown kind";
+	}
+}
+
 static int event_ok(const Tracer__Event *ev, const char **what)
 {
 	if (event_clock(ev) >= FRAME_MAX_CLOCK_NS) {
 		*what = "a time past 2^62 ns of uptime";
 		return 0;
 	}
-	switch (ev->kind_case) {
-	case TRACER__EVENT__KIND_FORK:
-		if (ev->fork->pid == 0) {
-			*what = "fork without pid";
-			return 0;
-		}
-		if (!string_ok(ev->fork->comm, FRAME_MAX_COMM)) {
-			*what = "fork comm too long";
-			return 0;
-		}
-		return 1;
-	case TRACER__EVENT__KIND_EXEC:
+	if (ev->kind_case == TRACER__EVENT__KIND_EXEC)
 		return exec_ok(ev->exec, what);
-	case TRACER__EVENT__KIND_EXIT:
-		if (ev->exit->pid == 0 || ev->exit->start_ns == 0) {
-			*what = "exit without pid or start time";
-			return 0;
-		}
-		if (!string_ok(ev->exit->comm, FRAME_MAX_COMM) ||
-		    !string_ok(ev->exit->killer_comm, FRAME_MAX_COMM)) {
-			*what = "exit comm or killer comm too long";
-			return 0;
-		}
-		return 1;
-	case TRACER__EVENT__KIND_OOM:
-		if (ev->oom->pid == 0 || !string_ok(ev->oom->comm, FRAME_MAX_COMM)) {
-			*what = "oom event without pid, or comm too long";
-			return 0;
-		}
-		return 1;
-	case TRACER__EVENT__KIND_FILE:
-		if (ev->file->pid == 0 || !ev->file->path || !ev->file->path[0] ||
-		    !string_ok(ev->file->path, FRAME_MAX_PATH) ||
-		    ev->file->slot >= FRAME_MAX_FILES) {
-			*what =
-			    "file event without pid or path, path too long, or slot out of range";
-			return 0;
-		}
-		return 1;
-	case TRACER__EVENT__KIND_FILE_COUNTS:
-		if (ev->file_counts->pid == 0 || ev->file_counts->n_count > FRAME_MAX_FILES ||
-		    ev->file_counts->n_failed > FRAME_MAX_FILES ||
-		    ev->file_counts->n_flags_union > FRAME_MAX_FILES) {
-			*what = "file counts without pid or with too many files";
-			return 0;
-		}
-		return 1;
-	case TRACER__EVENT__KIND_CGROUP:
-		if (!string_ok(ev->cgroup->path, FRAME_MAX_PATH) ||
-		    !string_ok(ev->cgroup->controllers, FRAME_MAX_COMM)) {
-			*what = "cgroup path or controllers too long";
-			return 0;
-		}
-		return 1;
-	case TRACER__EVENT__KIND_CWD:
-		if (ev->cwd->pid == 0 || ev->cwd->start_ns == 0 ||
-		    !string_ok(ev->cwd->cwd, FRAME_MAX_PATH)) {
-			*what = "cwd event without pid or start time, or path too long";
-			return 0;
-		}
-		return 1;
-	case TRACER__EVENT__KIND_EXIT_TAIL:
-		if (ev->exit_tail->pid == 0 || ev->exit_tail->start_ns == 0) {
-			*what = "exit tail without pid or start time";
-			return 0;
-		}
-		return 1;
-	case TRACER__EVENT__KIND_SAMPLE:
-		if (ev->sample->pid == 0 || ev->sample->start_ns == 0) {
-			*what = "sample without pid or start time";
-			return 0;
-		}
-		return 1;
-	default:
-		*what = "event of unknown kind";
-		return 0;
-	}
+	*what = event_fault(ev);
+	return *what == NULL;
 }
 
 enum frame_error frame_decode(struct frame_arena *arena, const uint8_t *buf, size_t len,

@@ -16,6 +16,8 @@
 #define FRAME_MAX_EVENTS 100000u
 #define FRAME_MAX_PATH 8192u
 #define FRAME_MAX_COMM 64u
+#define FRAME_MAX_ENERGY_ZONES 64u /* intel-rapl:N; the collector reads N < 8 */
+#define FRAME_MAX_ENERGY_NAME 31u  /* powercap zone names: package-0, psys */
 #define FRAME_MAX_ARGS 8192u
 #define FRAME_MAX_ARGV_BYTES 65536u
 #define FRAME_ID_LEN 16u

@@ -1,10 +1,11 @@
 /*
  * ClickHouse over its HTTP interface. Each shipped table becomes a table of
  * the same name and columns (types from the local schema) plus `_host`,
- * `_key` (the record's key) and `_version` (its outbox id), in a
- * ReplacingMergeTree ordered by (_host, _key): a batch delivered twice, or a
- * record queued again, leaves one row per record once merged, and queries
- * with FINAL never see duplicates (docs/clickhouse.md).
+ * `_key` (the record's key), `_version` (its outbox id) and `_withdrawn` (1: a
+ * tombstone, the host took the row back), in a ReplacingMergeTree ordered by
+ * (_host, _key): a batch delivered twice, or a record queued again, leaves one
+ * row per record once merged, and queries with FINAL never see duplicates
+ * (docs/shipping.md); readers skip withdrawn rows after FINAL.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -146,13 +147,14 @@ static void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct s
 		sqlite3_stmt *st;
 		size_t n = 0, len = (size_t)snprintf(sql, sizeof(sql),
 						     "CREATE TABLE IF NOT EXISTS `%s`.`%s` (_host "
-						     "String, _key String, _version UInt64",
+						     "String, _key String, _version UInt64, "
+						     "_withdrawn UInt8 DEFAULT 0",
 						     ch(s)->database, shipped[t]);
 		char pragma[128];
 		snprintf(pragma, sizeof(pragma), "PRAGMA table_info(%s)", shipped[t]);
 		if (sqlite3_prepare_v2(o->db, pragma, -1, &st, NULL) != SQLITE_OK)
 			continue;
-		while (sqlite3_step(st) == SQLITE_ROW && n < 256 && len < sizeof(sql) - 256) {
+		while (sqlite3_step(st) == SQLITE_ROW && n < 255 && len < sizeof(sql) - 256) {
 			snprintf(names[n], sizeof(names[n]), "%s",
 				 (const char *)sqlite3_column_text(st, 1));
 			types[n] = ch_type((const char *)sqlite3_column_text(st, 2));
@@ -161,6 +163,9 @@ static void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct s
 			n++;
 		}
 		sqlite3_finalize(st);
+		/* A table made before tombstones gains their flag too (old rows read 0). */
+		snprintf(names[n], sizeof(names[n]), "_withdrawn");
+		types[n++] = "UInt8 DEFAULT 0";
 		snprintf(sql + len, sizeof(sql) - len,
 			 ") ENGINE = ReplacingMergeTree(_version)%s ORDER BY (_host, _key)",
 			 partition_of(shipped[t]));

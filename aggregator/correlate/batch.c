@@ -23,6 +23,7 @@
 #include "aggregator/store/batch.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "common/taskdir.h"
 
 /* Bounds: the oldest waiting submission or job record is let go beyond these. */
 #define MAX_WAITING 2048
@@ -275,8 +276,6 @@ static bool decide(struct batch_state *b, struct batch_job *j, const struct cand
 	}
 	return true;
 }
-
-bool nextflow_task_key(const char *dir, char *key, size_t size);
 
 /*
  * Nextflow's grid executors submit `sbatch .command.run` from the task's work

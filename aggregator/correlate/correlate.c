@@ -14,8 +14,7 @@
 #include "aggregator/insight/insight.h"
 #include "common/fileutil.h"
 #include "common/strutil.h"
-
-bool nextflow_task_key(const char *dir, char *key, size_t size);
+#include "common/taskdir.h"
 
 /* Docker-mode Nextflow tasks run outside the launcher's tree: find them by work dir. */
 static bool join_nextflow_task(struct correlator *c, struct proc *p)
@@ -80,6 +79,11 @@ void correlate_fork(struct correlator *c, struct proc *child, struct proc *paren
 	child->row.helper = parent->row.helper;
 	child->in.noise = parent->in.noise;
 	child->row.tool_id = parent->row.tool_id;
+	/* A fork child runs its parent's program: its CPU is that tool's work (a
+	 * program's forked workers name its step). A shell's, a script's or a
+	 * launcher's fork is a subshell or the start of a command: not a tool's. */
+	if (!parent->in.plumbing && !parent->in.script && !parent->in.launcher)
+		child->in.tool_name = parent->in.tool_name;
 	if (child->row.cgroup_id != parent->row.cgroup_id ||
 	    child->row.cgroup1_id != parent->row.cgroup1_id) {
 		/* The parent moved since its exec (a scope, a job step): the child's own context.

@@ -9,12 +9,12 @@
  * The process name (NFCORE_X:ALIGN) appears only inside .command.run, a
  * file's contents, which we never read: the main tool names the step.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "aggregator/correlate/engines.h"
 #include "common/strutil.h"
+#include "common/taskdir.h"
 
 static bool is_run(const struct process_view *v, char *pipeline, size_t size)
 {
@@ -32,27 +32,6 @@ static bool is_run(const struct process_view *v, char *pipeline, size_t size)
 		return true;
 	}
 	return false;
-}
-
-static bool all_hex(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)s[i]))
-			return false;
-	return true;
-}
-
-/* ".../work/ab/cdef0123456789abcdef0123456789" -> "ab/cdef..." */
-bool nextflow_task_key(const char *dir, char *key, size_t size);
-bool nextflow_task_key(const char *dir, char *key, size_t size)
-{
-	size_t n = dir ? strlen(dir) : 0;
-
-	if (n < 34 || dir[n - 31] != '/' || dir[n - 34] != '/' || !all_hex(dir + n - 33, 2) ||
-	    !all_hex(dir + n - 30, 30))
-		return false;
-	snprintf(key, size, "%.2s/%.30s", dir + n - 33, dir + n - 30);
-	return true;
 }
 
 /* The script a shell runs (bash -ue .command.sh), not an argument naming it

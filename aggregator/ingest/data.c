@@ -1,4 +1,4 @@
-/* OOM kills, files, cgroups and samples: events about a process, not its life. */
+/* OOM kills, files, cgroups, samples and RAPL counters: events about a process or the host. */
 #include "aggregator/ingest/internal.h"
 
 #include <stdio.h>
@@ -224,5 +224,21 @@ void on_sample(struct ingest *g, uint64_t ts_boot_ns, const Tracer__SampleEvent 
 void ingest_host_sample(struct ingest *g, const struct host_sample_row *row)
 {
 	if (!vec_push(&g->pending.hosts, *row))
+		g->stats.oom++;
+}
+
+/* A RAPL counter as the collector read it: the differences are taken when read back. */
+void on_energy(struct ingest *g, uint64_t ts_boot_ns, const Tracer__EnergyEvent *x)
+{
+	struct energy_sample_row r = {0};
+
+	r.ts_epoch_ns = frame_epoch_ns(g, ts_boot_ns);
+	copy_string(r.host_id, sizeof(r.host_id), g->host_id);
+	r.zone = x->zone;
+	copy_string(r.name, sizeof(r.name), x->name ? x->name : "");
+	r.energy_uj = x->energy_uj;
+	r.has_max_range = x->has_max_energy_range_uj;
+	r.max_range_uj = x->max_energy_range_uj;
+	if (!vec_push(&g->pending.energy, r))
 		g->stats.oom++;
 }

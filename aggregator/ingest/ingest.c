@@ -88,6 +88,9 @@ void ingest_event(struct ingest *g, const Tracer__Event *ev)
 	case TRACER__EVENT__KIND_SAMPLE:
 		on_sample(g, ev->ts_ns, ev->sample);
 		break;
+	case TRACER__EVENT__KIND_ENERGY:
+		on_energy(g, ev->ts_ns, ev->energy);
+		break;
 	default:
 		break;
 	}
@@ -138,7 +141,7 @@ bool ingest_has_pending(const struct ingest *g)
 
 	return g->table.dirty || g->table.closed || q->files.n || q->file_updates.n || q->ooms.n ||
 	       q->row_updates.n || q->cgroups.n || q->samples.n || q->releases.n || q->hosts.n ||
-	       correlate_has_pending(&g->corr) || insight_has_pending(&g->insight);
+	       q->energy.n || correlate_has_pending(&g->corr) || insight_has_pending(&g->insight);
 }
 
 void ingest_committed(struct ingest *g, uint64_t now_boot_ns)

@@ -46,6 +46,7 @@ struct pending {
 	VEC(struct pending_sample) samples;
 	VEC(int64_t) releases; /* processes whose held samples go to the outbox */
 	VEC(struct host_sample_row) hosts;
+	VEC(struct energy_sample_row) energy;
 	VEC(struct process_update) row_updates; /* rows written before these facts came */
 	VEC(struct row_to_write) rows; /* scratch, rebuilt by each write: its rows in id order */
 };

@@ -5,7 +5,7 @@
  *   process.c  fork, exec and exit: process entries and their image rows
  *   launch.c   runs started by a `tracer run` launcher
  *   counters.c kernel totals to per-image metrics
- *   data.c     OOM kills, files, cgroups and samples
+ *   data.c     OOM kills, files, cgroups, samples and RAPL energy counters
  *   clock.c    the wall clock of the frame and of each process
  *   hold.c     the outbox's hold on a fork child's samples until its exec
  *   write.c    the batch writer (inside the receiver's transaction)
@@ -70,6 +70,7 @@ void on_file(struct ingest *g, uint64_t ts_boot_ns, const Tracer__FileEvent *x);
 void on_file_counts(struct ingest *g, const Tracer__FileCountsEvent *x);
 void on_cgroup(struct ingest *g, uint64_t ts_boot_ns, const Tracer__CgroupEvent *x);
 void on_sample(struct ingest *g, uint64_t ts_boot_ns, const Tracer__SampleEvent *x);
+void on_energy(struct ingest *g, uint64_t ts_boot_ns, const Tracer__EnergyEvent *x);
 
 /* hold.c */
 /* Whether the process is recorded is now known: its held samples are queued

@@ -20,7 +20,8 @@ void pending_clear(struct pending *q, bool release)
 		free(q->cgroups.items[i].path);
 		free(q->cgroups.items[i].controllers);
 	}
-	q->files.n = q->file_updates.n = q->ooms.n = q->cgroups.n = q->samples.n = q->hosts.n = 0;
+	q->files.n = q->file_updates.n = q->ooms.n = q->cgroups.n = q->samples.n = q->hosts.n =
+	    q->energy.n = 0;
 	q->releases.n = q->row_updates.n = q->rows.n = 0;
 	if (release) {
 		vec_free(&q->rows);
@@ -32,6 +33,7 @@ void pending_clear(struct pending *q, bool release)
 		vec_free(&q->cgroups);
 		vec_free(&q->samples);
 		vec_free(&q->hosts);
+		vec_free(&q->energy);
 	}
 }
 
@@ -146,6 +148,9 @@ static int write_pending_rows(struct ingest *g)
 	for (size_t i = 0; i < q->hosts.n; i++)
 		if (store_put_host_sample(g->store, &q->hosts.items[i]) != 0 ||
 		    store_ship_host_sample(g->store, q->hosts.items[i].ts_epoch_ns) != 0)
+			return -1;
+	for (size_t i = 0; i < q->energy.n; i++)
+		if (store_put_energy_sample(g->store, &q->energy.items[i]) != 0)
 			return -1;
 	return 0;
 }

@@ -78,6 +78,31 @@ static void base_row(struct signal_row *s, const char *kind, const char *severit
 	}
 }
 
+/* A warning about a process that has ended: its value against the threshold, in unit. */
+static void measured_row(struct signal_row *s, const char *kind, const struct proc *p,
+			 int64_t now_ns, double value, double threshold, const char *unit)
+{
+	base_row(s, kind, "warning", p, now_ns);
+	s->at_epoch_ns = p->row.end_epoch_ns;
+	s->has_value = s->has_threshold = true;
+	s->value = value;
+	s->threshold = threshold;
+	s->unit = unit;
+}
+
+/* A wait that took share or more of a process's wall time: "prog (pid) spent N% of its
+ * wall time (S s) doing (moved)". */
+static void wall_share_row(struct signal_row *s, const char *kind, const struct proc *p,
+			   int64_t now_ns, uint64_t wait_ns, uint64_t wall, double share,
+			   const char *prog, const char *doing, const char *moved)
+{
+	measured_row(s, kind, p, now_ns, (double)wait_ns / (double)wall, share,
+		     "share of wall time");
+	snprintf(s->message, sizeof(s->message),
+		 "%s (pid %u) spent %.0f%% of its wall time (%.1f s) %s (%s)", prog, p->row.pid,
+		 100.0 * s->value, secs(wait_ns), doing, moved);
+}
+
 static void check_killed(struct insight *in, const struct proc *p, int64_t now_ns)
 {
 	const struct process_row *r = &p->row;
@@ -131,17 +156,11 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 
 	if (m->has_iowait && m->iowait_ns >= cfg->io_wait_min_ns &&
 	    (double)m->iowait_ns >= cfg->io_wait_share * (double)wall) {
-		base_row(&s, "io_wait", "warning", p, now_ns);
-		s.at_epoch_ns = r->end_epoch_ns;
-		s.has_value = s.has_threshold = true;
-		s.value = (double)m->iowait_ns / (double)wall;
-		s.threshold = cfg->io_wait_share;
-		s.unit = "share of wall time";
-		snprintf(s.message, sizeof(s.message),
-			 "%s (pid %u) spent %.0f%% of its wall time (%.1f s) waiting on disk I/O "
-			 "(read %.1f MiB, wrote %.1f MiB from storage)",
-			 prog, r->pid, 100.0 * s.value, secs(m->iowait_ns),
+		char moved[96];
+		snprintf(moved, sizeof(moved), "read %.1f MiB, wrote %.1f MiB from storage",
 			 (double)m->read_bytes / 1048576.0, (double)m->write_bytes / 1048576.0);
+		wall_share_row(&s, "io_wait", p, now_ns, m->iowait_ns, wall, cfg->io_wait_share,
+			       prog, "waiting on disk I/O", moved);
 		set_details(&s,
 			    json_pack("{s:f, s:f, s:I, s:I}", "iowait_s", secs(m->iowait_ns),
 				      "wall_s", secs(wall), "read_bytes", (json_int_t)m->read_bytes,
@@ -150,12 +169,9 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 	}
 	if (m->runq_ns >= cfg->runq_min_ns &&
 	    (double)m->runq_ns >= cfg->runq_share * (double)(m->runq_ns + cpu)) {
-		base_row(&s, "cpu_contention", "warning", p, now_ns);
-		s.at_epoch_ns = r->end_epoch_ns;
-		s.has_value = s.has_threshold = true;
-		s.value = (double)m->runq_ns / (double)(m->runq_ns + cpu);
-		s.threshold = cfg->runq_share;
-		s.unit = "share of runnable time";
+		measured_row(&s, "cpu_contention", p, now_ns,
+			     (double)m->runq_ns / (double)(m->runq_ns + cpu), cfg->runq_share,
+			     "share of runnable time");
 		snprintf(
 		    s.message, sizeof(s.message),
 		    "%s (pid %u) waited %.1f s for a CPU while runnable (%.0f%% of the time it "
@@ -166,12 +182,8 @@ static void check_waits(struct insight *in, const struct proc *p, int64_t now_ns
 		insight_raise(in, &s);
 	}
 	if (m->has_reclaim && m->reclaim_ns >= cfg->reclaim_min_ns) {
-		base_row(&s, "memory_pressure", "warning", p, now_ns);
-		s.at_epoch_ns = r->end_epoch_ns;
-		s.has_value = s.has_threshold = true;
-		s.value = secs(m->reclaim_ns);
-		s.threshold = secs(cfg->reclaim_min_ns);
-		s.unit = "s";
+		measured_row(&s, "memory_pressure", p, now_ns, secs(m->reclaim_ns),
+			     secs(cfg->reclaim_min_ns), "s");
 		snprintf(s.message, sizeof(s.message),
 			 "%s (pid %u) spent %.1f s reclaiming memory before it could allocate "
 			 "(peak %.0f MiB): memory pressure",
@@ -212,17 +224,11 @@ static void check_network_wait(struct insight *in, const struct proc *p, int64_t
 		return;
 	proc_program_name(p, prog, sizeof(prog));
 	peer_text(m, peer, sizeof(peer));
-	base_row(&s, "network_wait", "warning", p, now_ns);
-	s.at_epoch_ns = r->end_epoch_ns;
-	s.has_value = s.has_threshold = true;
-	s.value = (double)m->net_wait_ns / (double)wall;
-	s.threshold = cfg->net_wait_share;
-	s.unit = "share of wall time";
-	snprintf(s.message, sizeof(s.message),
-		 "%s (pid %u) spent %.0f%% of its wall time (%.1f s) blocked on the network "
-		 "(received %.1f MiB, sent %.1f MiB%s)",
-		 prog, r->pid, 100.0 * s.value, secs(m->net_wait_ns),
+	char moved[160];
+	snprintf(moved, sizeof(moved), "received %.1f MiB, sent %.1f MiB%s",
 		 (double)m->net_rx_bytes / 1048576.0, (double)m->net_tx_bytes / 1048576.0, peer);
+	wall_share_row(&s, "network_wait", p, now_ns, m->net_wait_ns, wall, cfg->net_wait_share,
+		       prog, "blocked on the network", moved);
 	json_t *d = json_pack(
 	    "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "net_wait_s", secs(m->net_wait_ns),
 	    "wall_s", secs(wall), "receive_s", secs(m->net_wait_recv_ns), "send_s",

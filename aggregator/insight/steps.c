@@ -19,6 +19,20 @@ static struct step *step_by_id(struct run *r, int64_t id)
 	return NULL;
 }
 
+/* A signal about step s at at_ns: its kind and severity, its run and step, its main tool. */
+static void step_row(struct signal_row *sig, const char *kind, const char *severity,
+		     const struct step *s, int64_t at_ns, int64_t now_ns)
+{
+	memset(sig, 0, sizeof(*sig));
+	sig->kind = kind;
+	sig->severity = severity;
+	sig->detected_epoch_ns = now_ns;
+	sig->at_epoch_ns = at_ns;
+	sig->run_id = s->run->row.id;
+	sig->step_id = s->id;
+	sig->tool_id = s->main_tool_id;
+}
+
 static void outcome(const struct step *s, char *out, size_t size)
 {
 	double wall = s->r.end_epoch_ns > s->r.start_epoch_ns
@@ -80,14 +94,7 @@ void insight_step_named(struct insight *in, struct step *s, int64_t now_ns)
 			continue;
 		s->retry_of = o->id;
 		outcome(o, was, sizeof(was));
-		memset(&sig, 0, sizeof(sig));
-		sig.kind = "retried";
-		sig.severity = "info";
-		sig.detected_epoch_ns = now_ns;
-		sig.at_epoch_ns = s->r.start_epoch_ns;
-		sig.run_id = s->run->row.id;
-		sig.step_id = s->id;
-		sig.tool_id = s->main_tool_id;
+		step_row(&sig, "retried", "info", s, s->r.start_epoch_ns, now_ns);
 		sig.active = true;
 		snprintf(sig.message, sizeof(sig.message),
 			 "step '%.100s' is a retry of step %lld, which failed (%s)",
@@ -131,13 +138,7 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 {
 	struct signal_row sig;
 
-	memset(&sig, 0, sizeof(sig));
-	sig.kind = "tool_failed";
-	sig.severity = "critical";
-	sig.detected_epoch_ns = now_ns;
-	sig.at_epoch_ns = s->r.end_epoch_ns;
-	sig.run_id = s->run->row.id;
-	sig.step_id = s->id;
+	step_row(&sig, "tool_failed", "critical", s, s->r.end_epoch_ns, now_ns);
 	if (s->failed.process_id) {
 		sig.process_id = s->failed.process_id;
 		sig.tool_id = s->failed.tool_id;
@@ -150,6 +151,7 @@ static void tool_failed(struct insight *in, struct step *s, int64_t now_ns)
 			 s->failed.code, s->name, s->kind, s->key);
 	} else {
 		sig.process_id = s->root_process_id;
+		sig.tool_id = 0; /* no tool ended it */
 		sig.has_value = true;
 		sig.value = s->has_signal ? s->signal : s->exit_code;
 		sig.unit = s->has_signal ? "signal" : "exit code";
@@ -178,14 +180,7 @@ static void near_limit(struct insight *in, struct step *s, int64_t now_ns)
 	if (s->memory_limit_kb <= 0 || peak <= 0 ||
 	    (double)peak < in->cfg.near_limit_share * (double)s->memory_limit_kb)
 		return;
-	memset(&sig, 0, sizeof(sig));
-	sig.kind = "memory_pressure";
-	sig.severity = "warning";
-	sig.detected_epoch_ns = now_ns;
-	sig.at_epoch_ns = s->r.end_epoch_ns;
-	sig.run_id = s->run->row.id;
-	sig.step_id = s->id;
-	sig.tool_id = s->main_tool_id;
+	step_row(&sig, "memory_pressure", "warning", s, s->r.end_epoch_ns, now_ns);
 	sig.has_value = sig.has_threshold = true;
 	sig.value = (double)peak / (double)s->memory_limit_kb;
 	sig.threshold = in->cfg.near_limit_share;

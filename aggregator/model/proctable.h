@@ -22,32 +22,16 @@
  * Counters whose per-image value is the difference of the kernel's running
  * totals at the image's end and start. Each has one name from the BPF record
  * to the SQLite column (bpf/events.h, proto/tracer.proto, struct proc_metrics,
- * the processes table): adding one means adding it to each of those and here.
+ * the processes table): adding one means adding it to each of those and here,
+ * or to store.h's IO_COUNTERS or HOOK_COUNTERS, which the table's columns share.
  */
 #define DELTA_COUNTERS(X)                                                                          \
 	X(vol_ctxsw)                                                                               \
 	X(invol_ctxsw)                                                                             \
 	X(min_faults)                                                                              \
 	X(maj_faults)                                                                              \
-	X(rchar)                                                                                   \
-	X(wchar)                                                                                   \
-	X(syscr)                                                                                   \
-	X(syscw)                                                                                   \
-	X(read_bytes)                                                                              \
-	X(write_bytes)                                                                             \
-	X(cancelled_write_bytes)                                                                   \
-	X(runq_ns)                                                                                 \
-	X(iowait_ns)                                                                               \
-	X(reclaim_ns)                                                                              \
-	X(net_tx_bytes)                                                                            \
-	X(net_rx_bytes)                                                                            \
-	X(sys_file)                                                                                \
-	X(sys_net)                                                                                 \
-	X(sys_mem)                                                                                 \
-	X(sys_proc)                                                                                \
-	X(sys_other)                                                                               \
-	X(sys_failed)                                                                              \
-	NET_WAIT_COUNTERS(X)
+	IO_COUNTERS(X)                                                                             \
+	HOOK_COUNTERS(X)
 
 /* The kernel's totals at the start of the current image (exec in place). The
  * CPU clocks are raw: cputime_adjust() splits runtime_ns like getrusage. */

@@ -1,5 +1,7 @@
 #include "aggregator/outbox/outbox.h"
 
+#include "aggregator/outbox/internal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,62 +36,11 @@ const char *outbox_table(enum outbox_kind kind)
 	return (unsigned)kind < OUTBOX_KINDS ? kinds[kind].table : "?";
 }
 
-/*
- * The row as one JSON object over every column of the table. SQLite functions
- * take at most 127 arguments (Debian's build), so past 50 columns the object
- * is built from several json_object() calls, each stripped of its braces and
- * joined: values are scalars (a text value ends in a quote), so exactly one
- * brace goes from each end, and NULLs stay (json_patch would drop them).
- */
-#define COLUMNS_PER_CALL 50
-
-static char *json_of_columns(sqlite3 *db, const char *table)
-{
-	char sql[128];
-	sqlite3_stmt *st;
-	size_t cap = 4096, n = 0, in_call = 0;
-	char *out = malloc(cap);
-
-	if (!out)
-		return NULL;
-	n = (size_t)snprintf(out, cap, "'{' || ltrim(rtrim(json_object(");
-	snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		free(out);
-		return NULL;
-	}
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *col = (const char *)sqlite3_column_text(st, 1);
-		size_t need = 2 * strlen(col) + 80;
-		if (n + need + 64 >= cap) {
-			cap = 2 * cap + need;
-			char *bigger = realloc(out, cap);
-			if (!bigger) {
-				free(out);
-				sqlite3_finalize(st);
-				return NULL;
-			}
-			out = bigger;
-		}
-		if (in_call == COLUMNS_PER_CALL) {
-			n += (size_t)snprintf(out + n, cap - n,
-					      "), '}'), '{') || ',' || ltrim(rtrim(json_object(");
-			in_call = 0;
-		}
-		n += (size_t)snprintf(out + n, cap - n, "%s'%s', \"%s\"", in_call ? ", " : "", col,
-				      col);
-		in_call++;
-	}
-	sqlite3_finalize(st);
-	snprintf(out + n, cap - n, "), '}'), '{') || '}'");
-	return out;
-}
-
 /* "INSERT INTO outbox ... SELECT <the row as JSON> FROM <table> WHERE <where>". */
 static int prepare_put(sqlite3 *db, const struct kind_spec *k, const char *where,
 		       sqlite3_stmt **out)
 {
-	char *json = json_of_columns(db, k->table);
+	char *json = outbox_row_json(db, k->table);
 	size_t len = (json ? strlen(json) : 0) + strlen(where) + 512;
 	char *sql = json ? malloc(len) : NULL;
 	int rc;
@@ -116,7 +67,7 @@ static int prepare_put(sqlite3 *db, const struct kind_spec *k, const char *where
 /* "UPDATE outbox SET payload = <the process row as JSON> WHERE it is that row's record". */
 static int prepare_refresh(sqlite3 *db, sqlite3_stmt **out)
 {
-	char *json = json_of_columns(db, "processes");
+	char *json = outbox_row_json(db, "processes");
 	size_t len = (json ? strlen(json) : 0) + 512;
 	char *sql = json ? malloc(len) : NULL;
 	int rc = SQLITE_NOMEM;
@@ -187,7 +138,8 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 		}
 	}
 	if (prepare_put(db, &kinds[OUTBOX_SAMPLES], "process_id = ?2", &o->put_samples_of) != 0 ||
-	    prepare_refresh(db, &o->refresh_process) != 0 || outbox_release_held(o) != 0) {
+	    prepare_refresh(db, &o->refresh_process) != 0 || outbox_release_held(o) != 0 ||
+	    outbox_live_open(o) != 0) {
 		outbox_close(o);
 		return -1;
 	}
@@ -200,7 +152,8 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 	    sqlite3_prepare_v2(
 		db,
 		"DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY priority, "
-		"id LIMIT 256) RETURNING kind, length(payload)",
+		"id LIMIT 256) RETURNING CASE WHEN priority = 1 AND kind IN ('processes', "
+		"'steps', 'runs') THEN kind || ' (live)' ELSE kind END, length(payload)",
 		-1, &o->trim, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 		db,
@@ -226,42 +179,15 @@ void outbox_close(struct outbox *o)
 	sqlite3_finalize(o->size);
 	sqlite3_finalize(o->trim);
 	sqlite3_finalize(o->count_drop);
+	outbox_live_close(o);
 	if (o->state)
 		sqlite3_close(o->state);
 	memset(o, 0, sizeof(*o));
 }
 
-/* The shipper's watermark: every outbox id up to it was delivered (or set aside). */
-static int64_t delivered_through(struct outbox *o)
-{
-	sqlite3_stmt *st;
-	int64_t through = -1;
-
-	if (!o->shipper_state)
-		return -1;
-	if (!o->state &&
-	    sqlite3_open_v2(o->shipper_state, &o->state, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		sqlite3_close(o->state); /* not there yet: no shipper has run */
-		o->state = NULL;
-		return -1;
-	}
-	if (sqlite3_prepare_v2(o->state,
-			       "SELECT CAST(value AS INTEGER) FROM shipper_state WHERE key = "
-			       "'delivered_through'",
-			       -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_close(o->state);
-		o->state = NULL;
-		return -1;
-	}
-	if (sqlite3_step(st) == SQLITE_ROW)
-		through = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return through;
-}
-
 static int forget_delivered(struct outbox *o)
 {
-	int64_t through = delivered_through(o);
+	int64_t through = outbox_shipper_mark(o, "delivered_through");
 	char sql[128];
 
 	if (through <= o->forgotten_through)

@@ -40,6 +40,9 @@ struct outbox {
 	sqlite3_stmt *put_samples_of, *hold, *unhold;
 	sqlite3_stmt *refresh_process;
 	sqlite3_stmt *size, *trim, *count_drop;
+	/* live.c: what runs now, and the tombstones of what was taken back */
+	sqlite3_stmt *live_clear, *live_now[3], *live_coalesce, *live_put;
+	sqlite3_stmt *withdraw, *withdraw_live, *live_forget;
 	uint64_t queued, dropped;
 };
 
@@ -75,6 +78,22 @@ int outbox_release_samples(struct outbox *o, int64_t process_id, int64_t now_ns)
 /* Queues every held sample, in its own transaction: at start (what a crashed
  * predecessor held) and at stop (a successor may never come). */
 int outbox_release_held(struct outbox *o);
+/*
+ * What runs now (docs/shipping.md, "Live rows and tombstones"): queues a live
+ * copy of each running process of a run, open step and open run whose row
+ * changed since its last live copy (priority 1; a pending live copy of the
+ * same row not yet sent is replaced, so one waits per row). The final row,
+ * queued later, supersedes them at the sink.
+ */
+int outbox_add_live(struct outbox *o, int64_t now_ns);
+/*
+ * A row the aggregator takes back (a process forgotten as noise, a script's
+ * helper step, an abandoned run), before it is deleted: a tombstone (the same
+ * key, {"id": ID, "_withdrawn": 1}) is queued when the sink may hold a copy
+ * (any step or run; a process of a run, or one shipped live). Its pending live
+ * copy goes.
+ */
+int outbox_withdraw(struct outbox *o, enum outbox_kind kind, int64_t id, int64_t now_ns);
 /* Inside the same transaction, after adding: forgets what the shipper delivered
  * (at most once a second) and applies the size limit. */
 int outbox_trim(struct outbox *o, int64_t now_ns);

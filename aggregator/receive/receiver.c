@@ -244,6 +244,9 @@ static void follow_outbox_gate(struct receiver *r)
 		 on ? "exists (a shipper is configured)" : "is gone (no shipper configured)");
 }
 
+/* How often what runs now goes to the outbox (docs/shipping.md, "Live rows"). */
+#define LIVE_EVERY_NS (5 * NSEC_PER_SEC)
+
 int receiver_commit(struct receiver *r)
 {
 	uint64_t refused = __atomic_load_n(&r->policy.refused, __ATOMIC_RELAXED) +
@@ -271,6 +274,12 @@ int receiver_commit(struct receiver *r)
 		goto fail;
 	if (ingest_write(r->ingest) != 0)
 		goto fail;
+	/* What runs now, every LIVE_EVERY_NS: within 10 s of its start at the sink. */
+	if (r->store->outbox && now_boottime_ns() >= r->next_live_ns) {
+		if (store_ship_live(r->store) != 0)
+			goto fail;
+		r->next_live_ns = now_boottime_ns() + LIVE_EVERY_NS;
+	}
 	for (struct stream_state *s = r->streams; s; s = s->next) {
 		if (s->dirty && store_put_stream(r->store, &s->row) != 0)
 			goto fail;

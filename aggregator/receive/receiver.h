@@ -89,6 +89,7 @@ struct receiver {
 	const char *metrics_path; /* NULL: no metrics file */
 	const char *shipper_state;
 	uint64_t next_metrics_ns;
+	uint64_t next_live_ns; /* when what runs now goes to the outbox again */
 	bool metrics_failing;
 };
 

@@ -132,6 +132,8 @@ int store_forget_run(struct store *s, int64_t id)
 {
 	char sql[64];
 
+	if (store_withdraw_run(s, id) != 0)
+		return -1;
 	snprintf(sql, sizeof(sql), "DELETE FROM runs WHERE id = %lld", (long long)id);
 	return exec_sql(s->db, sql);
 }
@@ -140,6 +142,8 @@ int store_forget_step(struct store *s, int64_t id)
 {
 	char sql[128];
 
+	if (store_withdraw_step(s, id) != 0)
+		return -1;
 	snprintf(sql, sizeof(sql),
 		 "UPDATE processes SET step_id = NULL WHERE step_id = %lld;"
 		 "DELETE FROM steps WHERE id = %lld",

@@ -41,30 +41,13 @@
 	X(cpu_sys_ns)                                                                              \
 	X(max_rss_kb)                                                                              \
 	X(ru_maxrss_kb)                                                                            \
-	X(rchar)                                                                                   \
-	X(wchar)                                                                                   \
-	X(syscr)                                                                                   \
-	X(syscw)                                                                                   \
-	X(read_bytes)                                                                              \
-	X(write_bytes)                                                                             \
-	X(cancelled_write_bytes)                                                                   \
+	IO_COUNTERS(X)                                                                             \
 	X(vol_ctxsw)                                                                               \
 	X(invol_ctxsw)                                                                             \
 	X(min_faults)                                                                              \
 	X(maj_faults)                                                                              \
 	X(from_snapshot)                                                                           \
-	X(runq_ns)                                                                                 \
-	X(iowait_ns)                                                                               \
-	X(reclaim_ns)                                                                              \
-	X(net_tx_bytes)                                                                            \
-	X(net_rx_bytes)                                                                            \
-	X(sys_file)                                                                                \
-	X(sys_net)                                                                                 \
-	X(sys_mem)                                                                                 \
-	X(sys_proc)                                                                                \
-	X(sys_other)                                                                               \
-	X(sys_failed)                                                                              \
-	NET_WAIT_COUNTERS(X)                                                                       \
+	HOOK_COUNTERS(X)                                                                           \
 	X(net_wait_peer_family)                                                                    \
 	X(net_wait_peer_port)                                                                      \
 	X(oom_killed)                                                                              \
@@ -315,6 +298,9 @@ int store_update_process(struct store *s, const struct process_update *u)
 int store_forget_process(struct store *s, int64_t id)
 {
 	char sql[256];
+
+	if (store_withdraw_process(s, id) != 0)
+		return -1;
 
 	snprintf(
 	    sql, sizeof(sql),

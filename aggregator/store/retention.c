@@ -91,6 +91,8 @@ static int prune_before(sqlite3 *db, int64_t cutoff, struct prune_result *out)
 	if ((n = run_with_cutoff(db, "DELETE FROM host_samples WHERE ts_ns < ?1", cutoff)) < 0)
 		return -1;
 	out->host_samples += n;
+	if (run_with_cutoff(db, "DELETE FROM energy_samples WHERE ts_ns < ?1", cutoff) < 0)
+		return -1;
 	return 0;
 }
 

@@ -74,3 +74,23 @@ int store_refresh_shipped_process(struct store *s, int64_t process_id)
 {
 	return s->outbox ? outbox_refresh_process(s->outbox, process_id) : 0;
 }
+
+int store_ship_live(struct store *s)
+{
+	return s->outbox ? outbox_add_live(s->outbox, NOW) : 0;
+}
+
+int store_withdraw_process(struct store *s, int64_t process_id)
+{
+	return s->outbox ? outbox_withdraw(s->outbox, OUTBOX_PROCESSES, process_id, NOW) : 0;
+}
+
+int store_withdraw_step(struct store *s, int64_t step_id)
+{
+	return s->outbox ? outbox_withdraw(s->outbox, OUTBOX_STEPS, step_id, NOW) : 0;
+}
+
+int store_withdraw_run(struct store *s, int64_t run_id)
+{
+	return s->outbox ? outbox_withdraw(s->outbox, OUTBOX_RUNS, run_id, NOW) : 0;
+}

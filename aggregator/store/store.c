@@ -88,6 +88,7 @@ void store_close(struct store *s)
 	sqlite3_finalize(s->put_cgroup);
 	sqlite3_finalize(s->put_sample);
 	sqlite3_finalize(s->put_host);
+	sqlite3_finalize(s->put_energy);
 	sqlite3_finalize(s->put_loss);
 	sqlite3_finalize(s->put_step);
 	sqlite3_finalize(s->update_step);

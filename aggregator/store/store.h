@@ -26,6 +26,29 @@
 	X(net_wait_accept_ns)                                                                      \
 	X(net_wait_poll_ns)
 #define NET_WAIT_FIELD(name) uint64_t name;
+/* A process's I/O as the kernel accounts it (task_io_accounting), a column each. */
+#define IO_COUNTERS(X)                                                                             \
+	X(rchar)                                                                                   \
+	X(wchar)                                                                                   \
+	X(syscr)                                                                                   \
+	X(syscw)                                                                                   \
+	X(read_bytes)                                                                              \
+	X(write_bytes)                                                                             \
+	X(cancelled_write_bytes)
+/* What our hooks add up for a process (bpf proc_accs) and its run delay, a column each. */
+#define HOOK_COUNTERS(X)                                                                           \
+	X(runq_ns)                                                                                 \
+	X(iowait_ns)                                                                               \
+	X(reclaim_ns)                                                                              \
+	X(net_tx_bytes)                                                                            \
+	X(net_rx_bytes)                                                                            \
+	X(sys_file)                                                                                \
+	X(sys_net)                                                                                 \
+	X(sys_mem)                                                                                 \
+	X(sys_proc)                                                                                \
+	X(sys_other)                                                                               \
+	X(sys_failed)                                                                              \
+	NET_WAIT_COUNTERS(X)
 
 struct proc_metrics {
 	uint64_t cpu_user_ns, cpu_sys_ns;
@@ -161,6 +184,16 @@ struct host_sample_row {
 	double cpu_busy_pct, cpu_user_pct, cpu_system_pct, cpu_iowait_pct, cpu_steal_pct, load1;
 	uint64_t mem_total_kb, mem_available_kb, swap_used_kb;
 	uint64_t disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes;
+};
+
+/* A RAPL counter as read (energy_samples). */
+struct energy_sample_row {
+	int64_t ts_epoch_ns;
+	char host_id[64];
+	uint32_t zone;
+	char name[32];
+	uint64_t energy_uj, max_range_uj;
+	bool has_max_range;
 };
 
 /* The totals columns runs and steps share (from correlate's rollups). */
@@ -300,7 +333,7 @@ struct store {
 	sqlite3_stmt *put_process, *insert_process, *insert_processes, *update_process, *put_run,
 	    *put_stream, *get_stream, *put_agg;
 	sqlite3_stmt *put_file, *update_file, *put_oom, *put_cgroup, *put_sample, *put_host,
-	    *put_loss;
+	    *put_energy, *put_loss;
 	sqlite3_stmt *put_step, *put_tool, *put_pipeline, *put_signal, *step_history;
 	sqlite3_stmt *update_step, *update_stream; /* in place, by key (update_or_insert) */
 	sqlite3_stmt *put_container_link, *put_container_candidate;
@@ -332,6 +365,13 @@ int store_ship_batch_job(struct store *s, int64_t rowid);
 /* A process row updated after it was queued: its queued record, if still
  * there, takes the row as it is now (no-op without an outbox). */
 int store_refresh_shipped_process(struct store *s, int64_t process_id);
+/* What runs now, queued as live copies (at most every few seconds: the receiver's). */
+int store_ship_live(struct store *s);
+/* A row taken back (forgotten) after it may have been shipped: its tombstone. The
+ * store's own forget functions call these before deleting. */
+int store_withdraw_process(struct store *s, int64_t process_id);
+int store_withdraw_step(struct store *s, int64_t step_id);
+int store_withdraw_run(struct store *s, int64_t run_id);
 int store_hold_samples(struct store *s, int64_t process_id);
 int store_release_samples(struct store *s, int64_t process_id);
 
@@ -392,6 +432,7 @@ int store_put_oom(struct store *s, const struct oom_row *r);
 int store_put_cgroup(struct store *s, const struct cgroup_row *r);
 int store_put_sample(struct store *s, const struct sample_row *r);
 int store_put_host_sample(struct store *s, const struct host_sample_row *r);
+int store_put_energy_sample(struct store *s, const struct energy_sample_row *r);
 int store_put_loss(struct store *s, const char *stream_id, const char *hop, const char *type,
 		   uint64_t count);
 int64_t store_max_id(struct store *s, const char *table);

@@ -36,6 +36,10 @@ static const char sql_put_host[] =
     "mem_available_kb, swap_used_kb, disk_read_bytes, disk_write_bytes, net_rx_bytes, "
     "net_tx_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
+static const char sql_put_energy[] =
+    "INSERT OR REPLACE INTO energy_samples (ts_ns, host_id, zone, name, energy_uj, "
+    "max_energy_range_uj) VALUES (?,?,?,?,?,?)";
+
 static const char sql_put_loss[] =
     "INSERT OR REPLACE INTO event_loss (stream_id, hop, event_type, count) VALUES (?,?,?,?)";
 
@@ -47,6 +51,7 @@ int store_prepare_telemetry(struct store *s)
 		       prepare(s, sql_put_cgroup, &s->put_cgroup) ||
 		       prepare(s, sql_put_sample, &s->put_sample) ||
 		       prepare(s, sql_put_host, &s->put_host) ||
+		       prepare(s, sql_put_energy, &s->put_energy) ||
 		       prepare(s, sql_put_loss, &s->put_loss)
 		   ? -1
 		   : 0;
@@ -185,6 +190,22 @@ int store_put_host_sample(struct store *s, const struct host_sample_row *r)
 	bind_u64(st, i++, r->disk_write_bytes);
 	bind_u64(st, i++, r->net_rx_bytes);
 	bind_u64(st, i++, r->net_tx_bytes);
+	return step_done(s, st);
+}
+
+int store_put_energy_sample(struct store *s, const struct energy_sample_row *r)
+{
+	sqlite3_stmt *st = s->put_energy;
+
+	sqlite3_bind_int64(st, 1, r->ts_epoch_ns);
+	sqlite3_bind_text(st, 2, r->host_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, r->zone);
+	bind_text_or_null(st, 4, r->name[0] ? r->name : NULL);
+	bind_u64(st, 5, r->energy_uj);
+	if (r->has_max_range)
+		bind_u64(st, 6, r->max_range_uj);
+	else
+		sqlite3_bind_null(st, 6);
 	return step_done(s, st);
 }
 

@@ -84,7 +84,7 @@ int64_t cost_observed_ns(sqlite3 *db, int64_t from_ns, int64_t to_ns)
 			       -1, &q, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(q, 1, now);
-	sqlite3_bind_int64(q, 2, HEALTH_STALE_NS);
+	sqlite3_bind_int64(q, 2, liveness_stale_ns());
 	/* Streams sorted by start: merge overlapping spans, add each merged one clipped. */
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		int64_t a = sqlite3_column_int64(q, 0), b = sqlite3_column_int64(q, 1);

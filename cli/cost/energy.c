@@ -19,7 +19,7 @@ struct conf_state {
 	const char *path;
 	char *err;
 	size_t err_size;
-	char region[64];
+	char region[64], instance_type[64];
 };
 
 static int set_number(struct conf_state *s, const char *name, const char *value, double min,
@@ -61,6 +61,10 @@ static int conf_line(void *user, const char *section, const char *name, const ch
 	if (config_key_is(name, "grid-gco2e-per-kwh"))
 		return set_number(s, name, value, 0, 5000, &m->grid_g_per_kwh, m->grid_source,
 				  sizeof(m->grid_source));
+	if (config_key_is(name, "instance-type")) {
+		snprintf(s->instance_type, sizeof(s->instance_type), "%s", value);
+		return 1;
+	}
 	if (config_key_is(name, "region")) {
 		snprintf(s->region, sizeof(s->region), "%s", value);
 		return 1;
@@ -90,13 +94,37 @@ static void cpu_model_name(const char *path, char *out, size_t size)
 		fclose(f);
 }
 
-static void resolve_cpu(const struct energy_options *o, struct energy_model *m)
+/* The instance type's family in the table: 1 if found. */
+static int resolve_instance(const char *type, const char *how, struct energy_model *m)
+{
+	const char *entry, *source;
+	double w = type && type[0] ? energy_instance_table(type, &entry, &source) : 0;
+
+	if (w <= 0)
+		return 0;
+	m->cpu_w_per_core = w;
+	snprintf(m->cpu_kind, sizeof(m->cpu_kind), "instance-type table");
+	snprintf(m->cpu_source, sizeof(m->cpu_source), "%s (%s): %s: %s", type, how, entry, source);
+	return 1;
+}
+
+static void resolve_cpu(const struct energy_options *o, const char *conf_type,
+			struct energy_model *m)
 {
 	char model[256];
 	const char *entry, *source;
 
-	if (m->cpu_source[0])
-		return; /* configured */
+	if (m->cpu_source[0]) {
+		snprintf(m->cpu_kind, sizeof(m->cpu_kind), "config");
+		return;
+	}
+	if (conf_type[0] && resolve_instance(conf_type, "energy.conf", m))
+		return;
+	if (o->instance_type &&
+	    resolve_instance(o->instance_type, o->instance_source ? o->instance_source : "given",
+			     m))
+		return;
+	snprintf(m->cpu_kind, sizeof(m->cpu_kind), "CPU model table");
 	cpu_model_name(o->cpuinfo_path, model, sizeof(model));
 	double w = o->cpu_is_this_host && model[0] ? energy_cpu_table(model, &entry, &source) : 0;
 	if (w > 0) {
@@ -105,6 +133,7 @@ static void resolve_cpu(const struct energy_options *o, struct energy_model *m)
 		return;
 	}
 	m->cpu_w_per_core = DEFAULT_W_PER_CORE;
+	snprintf(m->cpu_kind, sizeof(m->cpu_kind), "default");
 	snprintf(m->cpu_source, sizeof(m->cpu_source),
 		 "default (Green Algorithms' 'Any' CPU)%s%s%s",
 		 !o->cpu_is_this_host ? ": the runs' host is not this one"
@@ -160,12 +189,13 @@ int energy_model_resolve(const struct energy_options *o, struct energy_model *m,
 			return -1;
 		}
 	}
-	const char *region = o->region	      ? o->region
-			     : s.region[0]    ? s.region
-			     : o->cost_region ? o->cost_region
-					      : "";
+	const char *region = o->region	       ? o->region
+			     : s.region[0]     ? s.region
+			     : o->cost_region  ? o->cost_region
+			     : o->cloud_region ? o->cloud_region
+					       : "";
 	snprintf(m->region, sizeof(m->region), "%s", region);
-	resolve_cpu(o, m);
+	resolve_cpu(o, s.instance_type, m);
 	resolve_grid(m->region, m);
 	return 0;
 }
@@ -173,7 +203,13 @@ int energy_model_resolve(const struct energy_options *o, struct energy_model *m,
 void energy_of(const struct energy_model *m, double cpu_s, double mem_gib_s,
 	       struct energy_figures *out)
 {
-	out->cpu_wh = cpu_s * m->cpu_w_per_core / 3600.0;
+	energy_of_joules(m, cpu_s * m->cpu_w_per_core, mem_gib_s, out);
+}
+
+void energy_of_joules(const struct energy_model *m, double cpu_j, double mem_gib_s,
+		      struct energy_figures *out)
+{
+	out->cpu_wh = cpu_j / 3600.0;
 	out->memory_wh = mem_gib_s * GB_PER_GIB * m->mem_w_per_gb / 3600.0;
 	out->energy_wh = (out->cpu_wh + out->memory_wh) * m->pue;
 	out->co2e_g = out->energy_wh / 1000.0 * m->grid_g_per_kwh;
@@ -181,11 +217,12 @@ void energy_of(const struct energy_model *m, double cpu_s, double mem_gib_s,
 
 json_t *energy_model_json(const struct energy_model *m)
 {
-	return json_pack("{s:f, s:s, s:f, s:s, s:f, s:s, s:f, s:s, s:s?}", "cpu_watts_per_core",
-			 m->cpu_w_per_core, "cpu_source", m->cpu_source, "memory_watts_per_gb",
-			 m->mem_w_per_gb, "memory_source", m->mem_source, "pue", m->pue,
-			 "pue_source", m->pue_source, "grid_gco2e_per_kwh", m->grid_g_per_kwh,
-			 "grid_source", m->grid_source, "region", m->region[0] ? m->region : NULL);
+	return json_pack("{s:f, s:s, s:s, s:f, s:s, s:f, s:s, s:f, s:s, s:s?}",
+			 "cpu_watts_per_core", m->cpu_w_per_core, "cpu_source", m->cpu_source,
+			 "cpu_estimate", m->cpu_kind, "memory_watts_per_gb", m->mem_w_per_gb,
+			 "memory_source", m->mem_source, "pue", m->pue, "pue_source", m->pue_source,
+			 "grid_gco2e_per_kwh", m->grid_g_per_kwh, "grid_source", m->grid_source,
+			 "region", m->region[0] ? m->region : NULL);
 }
 
 void energy_set_json(json_t *o, const struct energy_figures *f)

@@ -22,6 +22,20 @@
 json_t *energy_document(sqlite3 *db, int64_t run, int64_t from, int64_t to, const char *by,
 			const struct energy_options *o, char *err, size_t err_size);
 
+/*
+ * The same document over several databases (the fleet: one per host, loaded in
+ * turn): parts with the same key summed. label prefixes the measured runs' ids
+ * ("HOST:"; NULL for none). NULL from new with the reason in err; gather_db -1 said
+ * in err (e is kept: free it); finish frees e.
+ */
+struct energy_gather;
+struct energy_gather *energy_gather_new(const struct energy_options *o, const char *by, char *err,
+					size_t err_size);
+int energy_gather_db(struct energy_gather *e, sqlite3 *db, const char *label, int64_t run,
+		     int64_t from, int64_t to, char *err, size_t err_size);
+json_t *energy_gather_finish(struct energy_gather *e);
+void energy_gather_free(struct energy_gather *e);
+
 /* The run by step with the default coefficients (energy.conf, cost.conf's region), as
  * show --json and the report carry it; {"unavailable": why} when it cannot be had. */
 json_t *energy_run_json(sqlite3 *db, int64_t run);

@@ -129,3 +129,97 @@ double energy_grid_table(const char *region, const char **location, const char *
 		}
 	return 0;
 }
+
+/*
+ * Cloud instance families: W per vCPU at full use, the maximum of Cloud Carbon
+ * Footprint's per-microarchitecture coefficients (github.com/cloud-carbon-footprint/
+ * cloud-carbon-coefficients, from SPECpower_ssj2008 results: max watts over
+ * threads). A family whose processor CCF has no row for takes its predecessor's,
+ * and says so. The processors are the providers' own instance-type pages.
+ */
+#define CCF "Cloud Carbon Footprint coefficients (SPECpower_ssj2008), max W per vCPU"
+#define SKYLAKE 4.19
+#define CASCADE 3.97
+#define BROADWELL 3.69
+#define HASWELL 6.01
+#define EPYC2 1.69
+#define GRAVITON 1.69
+
+static const struct {
+	const char *family, *cpu;
+	double w_per_vcpu;
+} families[] = {
+    {"c5", "Intel Skylake / Cascade Lake (Skylake's, the higher)", SKYLAKE},
+    {"m5", "Intel Skylake / Cascade Lake (Skylake's, the higher)", SKYLAKE},
+    {"r5", "Intel Skylake / Cascade Lake (Skylake's, the higher)", SKYLAKE},
+    {"c5a", "AMD EPYC 2nd Gen", EPYC2},
+    {"m5a", "AMD EPYC 1st/2nd Gen (2nd Gen's)", EPYC2},
+    {"r5a", "AMD EPYC 1st/2nd Gen (2nd Gen's)", EPYC2},
+    {"c6i", "Intel Ice Lake (no CCF row: Cascade Lake's)", CASCADE},
+    {"m6i", "Intel Ice Lake (no CCF row: Cascade Lake's)", CASCADE},
+    {"r6i", "Intel Ice Lake (no CCF row: Cascade Lake's)", CASCADE},
+    {"c6a", "AMD EPYC 3rd Gen (no CCF row: 2nd Gen's)", EPYC2},
+    {"m6a", "AMD EPYC 3rd Gen (no CCF row: 2nd Gen's)", EPYC2},
+    {"r6a", "AMD EPYC 3rd Gen (no CCF row: 2nd Gen's)", EPYC2},
+    {"c6g", "AWS Graviton2", GRAVITON},
+    {"m6g", "AWS Graviton2", GRAVITON},
+    {"r6g", "AWS Graviton2", GRAVITON},
+    {"c7g", "AWS Graviton3 (no CCF row: Graviton2's)", GRAVITON},
+    {"m7g", "AWS Graviton3 (no CCF row: Graviton2's)", GRAVITON},
+    {"r7g", "AWS Graviton3 (no CCF row: Graviton2's)", GRAVITON},
+    {"c4", "Intel Haswell", HASWELL},
+    {"m4", "Intel Broadwell / Haswell (Broadwell's)", BROADWELL},
+    {"r4", "Intel Broadwell", BROADWELL},
+    {"n1", "Intel Skylake .. Sandy Bridge (Skylake's)", SKYLAKE},
+    {"n2", "Intel Cascade Lake / Ice Lake (Cascade Lake's)", CASCADE},
+    {"c2", "Intel Cascade Lake", CASCADE},
+    {"n2d", "AMD EPYC 2nd/3rd Gen (2nd Gen's)", EPYC2},
+    {"c2d", "AMD EPYC 3rd Gen (no CCF row: 2nd Gen's)", EPYC2},
+    {"Dv3", "Intel Broadwell / Skylake (Broadwell's)", BROADWELL},
+    {"Ev3", "Intel Broadwell / Skylake (Broadwell's)", BROADWELL},
+    {"Dv4", "Intel Cascade Lake", CASCADE},
+    {"Ev4", "Intel Cascade Lake", CASCADE},
+    {"Dv5", "Intel Ice Lake (no CCF row: Cascade Lake's)", CASCADE},
+    {"Ev5", "Intel Ice Lake (no CCF row: Cascade Lake's)", CASCADE},
+    {"Dav4", "AMD EPYC 2nd Gen", EPYC2},
+    {"Eav4", "AMD EPYC 2nd Gen", EPYC2},
+    {"Dav5", "AMD EPYC 3rd Gen (no CCF row: 2nd Gen's)", EPYC2},
+    {"Eav5", "AMD EPYC 3rd Gen (no CCF row: 2nd Gen's)", EPYC2},
+    {"Fv2", "Intel Skylake / Cascade Lake (Skylake's)", SKYLAKE},
+};
+
+/*
+ * The family of a type: AWS c6i.4xlarge -> c6i; GCP n2-standard-4 (or
+ * .../machineTypes/n2-standard-4) -> n2; Azure Standard_D4as_v5 -> Dav5 (the
+ * series letters, an 'a' for AMD, the version; other modifiers dropped).
+ */
+static void family_of(const char *type, char *out, size_t size)
+{
+	const char *slash = strrchr(type, '/');
+	const char *t = slash ? slash + 1 : type;
+
+	if (!strncmp(t, "Standard_", 9)) {
+		const char *p = t + 9, *v = strstr(p, "_v");
+		size_t n = strcspn(p, "0123456789_");
+		const char *mods = p + n + strspn(p + n, "0123456789-");
+		size_t mods_n = strcspn(mods, "_");
+		bool amd = memchr(mods, 'a', mods_n) != NULL;
+		snprintf(out, size, "%.*s%s%s", (int)n, p, amd ? "a" : "", v ? v + 1 : "");
+		return;
+	}
+	snprintf(out, size, "%.*s", (int)strcspn(t, ".-"), t);
+}
+
+double energy_instance_table(const char *instance_type, const char **entry, const char **source)
+{
+	char family[64];
+
+	family_of(instance_type, family, sizeof(family));
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (!strcmp(family, families[i].family)) {
+			*entry = families[i].cpu;
+			*source = CCF;
+			return families[i].w_per_vcpu;
+		}
+	return 0;
+}

@@ -34,6 +34,12 @@ struct price_options {
 	{"gcp-endpoint", true, &(po).gcp_endpoint}
 /* clang-format on */
 
+/* Their usage lines, indented by the caller's prefix. */
+#define PRICE_USAGE(indent)                                                                        \
+	indent "[--rate USD_PER_HOUR | --instance-type T [--region R] [--lifecycle L]]\n" indent   \
+	       "[--prices FILE] [--cost-conf FILE] [--detect | --no-detect]\n" indent              \
+	       "[--imds-endpoint URL | --gcp-endpoint URL]\n"
+
 struct host_price {
 	double usd_per_hour;
 	char source[400]; /* how we know: "--rate", "m5.large on-demand us-east-1 (IMDSv2)" */

@@ -14,6 +14,8 @@
  *   energy.c     the energy model's coefficients: energy.conf, defaults (docs/energy.md)
  *   energytable.c  power per core by CPU model, grid intensity by region (sourced tables)
  *   energyrun.c  energy and CO2e of a run's steps, tools and processes, or of a window
+ *   energymeasure.c  RAPL package energy over a run's span, shared by CPU time
+ *   energyfleet.c  the energy of a window over every host of the fleet store
  * Each file's header is its door; nothing is private to the folder yet.
  */
 #ifndef TRACER_CLI_COST_INTERNAL_H
@@ -23,6 +25,8 @@
 #include "cli/cost/costrun.h"
 #include "cli/cost/costsplit.h"
 #include "cli/cost/energy.h"
+#include "cli/cost/energyfleet.h"
+#include "cli/cost/energymeasure.h"
 #include "cli/cost/energyrun.h"
 #include "cli/cost/hostprice.h"
 #include "cli/cost/idle.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <curl/curl.h>
 
+#include "cli/db/liveness.h"
 #include "common/confkey.h"
 #include "shipper/credentials.h"
 
@@ -31,14 +32,19 @@ bool fleet_active(void)
 
 bool fleet_reads(const char *verb)
 {
-	static const char *const verbs[] = {"runs",	 "show",     "signals",	 "explain",
-					    "report",	 "timeline", "idle",	 "cost",
-					    "recommend", "energy",   "retention"};
+	static const char *const verbs[] = {"runs",	 "show",     "signals", "explain",
+					    "report",	 "timeline", "idle",	"cost",
+					    "recommend", "energy",   "top",	"retention"};
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
 		if (!strcmp(verb, verbs[i]))
 			return true;
 	return false;
+}
+
+int64_t liveness_stale_ns(void)
+{
+	return fleet.active ? FLEET_SILENT_NS : HEALTH_STALE_NS;
 }
 
 const char *fleet_database(void)
@@ -188,20 +194,75 @@ static size_t on_data(char *data, size_t size, size_t n, void *user)
 	return more;
 }
 
-char *fleet_query(const char *sql, char *err, size_t size)
+/*
+ * The store's processes, steps and runs as the hosts hold them: each `DB`.T FINAL
+ * of those becomes (SELECT * FROM `DB`.T FINAL WHERE _withdrawn = 0), so a row
+ * its host took back (a tombstone, docs/shipping.md) is in no verb's answer. After
+ * FINAL, not before: PREWHERE (or WHERE inside a merge) would drop the tombstone
+ * and bring back the copy it withdrew. ClickHouse pushes the outer conditions
+ * into the subquery (enable_optimize_predicate_expression, set in the URL).
+ */
+static char *without_withdrawn(const char *sql)
 {
+	static const char *const tables[] = {".processes FINAL", ".`processes` FINAL",
+					     ".steps FINAL",	 ".`steps` FINAL",
+					     ".runs FINAL",	 ".`runs` FINAL"};
+	/* A match of 14 characters at least ("`d`.runs FINAL") grows by 37: under 4 times. */
+	size_t cap = strlen(sql) * 4 + 1024, n = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	for (const char *p = sql; *p;) {
+		const char *hit = NULL, *tail = NULL;
+		for (size_t t = 0; t < sizeof(tables) / sizeof(*tables); t++) {
+			const char *h = strstr(p, tables[t]);
+			if (h && (!hit || h < hit) && h > p && h[-1] == '`') {
+				hit = h;
+				tail = h + strlen(tables[t]);
+			}
+		}
+		/* FINAL PREWHERE (fleet_copy.c): the query filters _withdrawn itself. */
+		if (!hit || isalnum((unsigned char)*tail) || *tail == '_' ||
+		    !strncmp(tail, " PREWHERE ", 10)) {
+			size_t rest = hit ? (size_t)(tail - p) : strlen(p);
+			memcpy(out + n, p, rest);
+			n += rest;
+			p += rest;
+			continue;
+		}
+		const char *start = memrchr(p, '`', (size_t)(hit - 1 - p)); /* `DB`'s first quote */
+		if (!start)
+			start = hit;
+		memcpy(out + n, p, (size_t)(start - p));
+		n += (size_t)(start - p);
+		n += (size_t)snprintf(out + n, cap - n, "(SELECT * FROM %.*s WHERE _withdrawn = 0)",
+				      (int)(tail - start), start);
+		p = tail;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+char *fleet_query(const char *sql_in, char *err, size_t size)
+{
+	char *sql = without_withdrawn(sql_in);
+	char url[700];
 	CURL *c = curl_easy_init();
 	struct answer a = {calloc(1, 1), 0};
 	struct curl_slist *headers = NULL;
 	char auth[1100];
 	long status = 0;
 
-	if (!c || !a.text) {
+	if (!c || !a.text || !sql) {
 		snprintf(err, size, "out of memory");
 		free(a.text);
+		free(sql);
+		curl_easy_cleanup(c);
 		return NULL;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, fleet.base);
+	snprintf(url, sizeof(url), "%s?enable_optimize_predicate_expression=1", fleet.base);
+	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, sql);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
@@ -217,6 +278,7 @@ char *fleet_query(const char *sql, char *err, size_t size)
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 	}
 	CURLcode rc = curl_easy_perform(c);
+	free(sql);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(c);
 	curl_slist_free_all(headers);

@@ -40,6 +40,9 @@ int fleet_host_width(json_t *rows);
 /* fleet.c, for fleet_load.c: a query's answer (JSONEachRow lines), or NULL with
  * the reason in err. The caller frees it. */
 char *fleet_query(const char *sql, char *err, size_t size);
+/* fleet_rows.c: the answer to a FORMAT JSONEachRow query as an array of row objects
+ * (lines that are not JSON left out); NULL with err set when the query failed. */
+json_t *fleet_json_rows(const char *sql, char *err, size_t size);
 /* The database name in the URL (letters, digits, _). */
 const char *fleet_database(void);
 
@@ -83,9 +86,29 @@ void fleet_job_parents_add(sqlite3 *db, json_t *jobs);
 /* fleet_window.c: for `cost HOST:ID`, the host's other processes alive during run id
  * (loaded already), with their runs, steps, tools and samples. 0, or -1 said why. */
 int fleet_load_window(sqlite3 *db, const char *verb, const char *host, int64_t id);
+/* fleet_window.c: the loaded run's start and end (its start while running; 0 none). */
+void fleet_run_span(sqlite3 *db, int64_t *start, int64_t *end);
+/* fleet_window.c: for `energy --since`, the hosts with processes alive in [from, to]
+ * ([{"host", "hostnames": [their runs' hostnames]}]); NULL said why. */
+json_t *fleet_window_hosts(const char *verb, int64_t from, int64_t to);
+/* One host's processes alive in [from, to], with their runs, steps, tools and samples,
+ * into db (one host's ids are unique). 0, or -1 said why. */
+int fleet_load_host_window(sqlite3 *db, const char *verb, const char *host, int64_t from,
+			   int64_t to);
+/* fleet_load.c: for `idle`, the host's samples of its last FLEET_IDLE_DAYS, its runs
+ * then and its collector rows, into db. 0, or -1 said why. */
+int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host);
+/* fleet_load.c: an empty database of our schema, in memory; NULL said why. */
+sqlite3 *fleet_memory_db(const char *verb);
 /* fleet_runs_join.c: for `runs`, each joined job's run folded into its submitter's row
  * (fleet_runs maps the rows to their hosts' runs). 0, or -1 said why. */
 int fleet_join_runs_list(sqlite3 *db, const char *verb);
+
+/* fleet_live.c, for tracer --fleet top: the hosts with a running run in the store
+ * (_host, hostname), NULL said why; and one host's running work, with what top reads
+ * beside it (the usual times, its collector rows), NULL said why. */
+json_t *fleet_live_hosts(const char *verb);
+sqlite3 *fleet_open_live(const char *verb, const char *host);
 
 /* fleet_hosts.c: the hosts of a run whose batch jobs were joined from other hosts
  * (host, hostname, head, jobs, processes, cpu_ns, peak_rss_kb); NULL for a run whole on

@@ -151,13 +151,21 @@ static long copy_query(sqlite3 *db, const char *verb, const char *local, const c
 	return rows;
 }
 
+/* After FINAL: a live table's tombstones (the rows their hosts took back) in no answer. */
+static const char *not_withdrawn(const char *table)
+{
+	return !strcmp(table, "processes") || !strcmp(table, "steps") || !strcmp(table, "runs")
+		   ? " AND _withdrawn = 0"
+		   : "";
+}
+
 long fleet_copy_prewhere(sqlite3 *db, const char *verb, const char *table, const char *prewhere,
 			 const struct fleet_remap *m)
 {
 	char *sql = NULL;
 
-	if (asprintf(&sql, "SELECT * FROM `%s`.`%s` FINAL PREWHERE %s FORMAT JSONEachRow",
-		     fleet_database(), table, prewhere) < 0) {
+	if (asprintf(&sql, "SELECT * FROM `%s`.`%s` FINAL PREWHERE %s WHERE 1%s FORMAT JSONEachRow",
+		     fleet_database(), table, prewhere, not_withdrawn(table)) < 0) {
 		cli_error(verb, "out of memory\n");
 		return -1;
 	}
@@ -191,8 +199,8 @@ long fleet_copy_keyed(sqlite3 *db, const char *verb, const char *table, const ch
 
 	if (asprintf(&sql,
 		     "SELECT * FROM `%s`.`%s` FINAL PREWHERE _host = %s AND _key IN (SELECT _key "
-		     "FROM `%s`.`%s` WHERE _host = %s AND %s) WHERE %s FORMAT JSONEachRow",
-		     d, table, host, d, table, host, cond, cond) < 0) {
+		     "FROM `%s`.`%s` WHERE _host = %s AND %s) WHERE %s%s FORMAT JSONEachRow",
+		     d, table, host, d, table, host, cond, cond, not_withdrawn(table)) < 0) {
 		cli_error(verb, "out of memory\n");
 		return -1;
 	}

@@ -15,7 +15,6 @@
 #include "cli/db/fleet_join.h"
 
 #define DAY_NS INT64_C(86400000000000)
-#define MAX_ROWS 2000
 
 static void remember(sqlite3 *db, const char *job, const char *link, int candidates,
 		     const struct fleet_sub *s)
@@ -43,9 +42,9 @@ static void remember(sqlite3 *db, const char *job, const char *link, int candida
 static int place(sqlite3 *db, const char *verb, const char *host, const char *sched,
 		 const char *job, const char *cwd, int64_t first_ns)
 {
-	char subs_where[2048], jobs_where[2048], sql[2600], lit_cwd[1200], lit_sched[64];
-	const char *d = fleet_database();
-	json_t *sub_rows = NULL, *job_rows = NULL, *sub_procs = NULL, *job_procs = NULL;
+	char subs_where[2048], jobs_where[2048], lit_cwd[1200], lit_sched[64];
+	struct fleet_batch b;
+	struct fleet_batch_query q = {.subs_where = subs_where, .jobs_where = jobs_where};
 	int rc = -1;
 
 	fleet_quote(cwd, lit_cwd, sizeof(lit_cwd));
@@ -58,49 +57,18 @@ static int place(sqlite3 *db, const char *verb, const char *host, const char *sc
 		 "link = 'unmatched' AND scheduler = %s AND cwd = %s AND first_ns BETWEEN %" PRId64
 		 " AND %" PRId64,
 		 lit_sched, lit_cwd, first_ns - DAY_NS - FLEET_SKEW_NS, first_ns + DAY_NS);
-	snprintf(sql, sizeof(sql),
-		 "SELECT * FROM `%s`.batch_submissions FINAL WHERE %s ORDER BY submit_ns LIMIT %d "
-		 "FORMAT JSONEachRow",
-		 d, subs_where, MAX_ROWS);
-	if (!(sub_rows = fleet_rows_of(verb, sql)))
-		goto out;
-	snprintf(sql, sizeof(sql),
-		 "SELECT * FROM `%s`.batch_jobs FINAL WHERE %s ORDER BY first_ns LIMIT %d FORMAT "
-		 "JSONEachRow",
-		 d, jobs_where, MAX_ROWS);
-	if (!(job_rows = fleet_rows_of(verb, sql)))
-		goto out;
-	snprintf(sql, sizeof(sql), "SELECT _host, id FROM `%s`.batch_submissions FINAL WHERE %s", d,
-		 subs_where);
-	if (!(sub_procs = fleet_processes_by_key(verb, sql)))
-		goto out;
-	snprintf(sql, sizeof(sql),
-		 "SELECT _host, first_process_id FROM `%s`.batch_jobs FINAL WHERE %s", d,
-		 jobs_where);
-	if (!(job_procs = fleet_processes_by_key(verb, sql)))
-		goto out;
-	struct fleet_sub *subs = calloc(json_array_size(sub_rows) + 1, sizeof(*subs));
-	struct fleet_job *jobs = calloc(json_array_size(job_rows) + 1, sizeof(*jobs));
-	if (subs && jobs) {
-		int n_subs = fleet_fill_subs(subs, sub_rows, sub_procs, NULL, 0);
-		int n_jobs = fleet_fill_jobs(jobs, job_rows, job_procs);
-		fleet_match(subs, n_subs, jobs, n_jobs);
-		for (int k = 0; k < n_jobs; k++) {
-			const struct fleet_job *j = &jobs[k];
+	if (fleet_batch_load(&b, verb, &q) == 0) {
+		fleet_match(b.subs, b.n_subs, b.jobs, b.n_jobs);
+		for (int k = 0; k < b.n_jobs; k++) {
+			const struct fleet_job *j = &b.jobs[k];
 			if (!strcmp(fleet_text(j->row, "_host"), host) &&
 			    !strcmp(fleet_text(j->row, "job_id"), job))
 				remember(db, job, j->link, j->candidates,
-					 j->sub >= 0 ? &subs[j->sub] : NULL);
+					 j->sub >= 0 ? &b.subs[j->sub] : NULL);
 		}
 		rc = 0;
 	}
-	free(subs);
-	free(jobs);
-out:
-	json_decref(sub_rows);
-	json_decref(job_rows);
-	json_decref(sub_procs);
-	json_decref(job_procs);
+	fleet_batch_free(&b);
 	return rc;
 }
 

@@ -18,7 +18,6 @@
 #include "cli/render/clierror.h"
 
 #define DAY_NS INT64_C(86400000000000)
-#define MAX_ROWS 2000
 /* Each joined job's process ids move past every id a host gives out. */
 #define ID_OFFSET (INT64_C(1) << 40)
 
@@ -74,7 +73,7 @@ static const char *jobs_where(const struct scope *w, char *out, size_t size)
 
 /* The job's row in our batch_jobs, as the run's (joined, or ambiguous: not joined). */
 static void record_job(sqlite3 *db, const struct fleet_job *j, const struct fleet_sub *s,
-		       int64_t run, int64_t offset)
+		       int64_t run, int64_t step, int64_t offset)
 {
 	sqlite3_stmt *st;
 
@@ -89,7 +88,6 @@ static void record_job(sqlite3 *db, const struct fleet_job *j, const struct flee
 		-1, &st, NULL) != SQLITE_OK)
 		return;
 	json_t *r = j->row;
-	int64_t step = s ? fleet_int(s->row, "step_id") : 0;
 	sqlite3_bind_text(st, 1, fleet_text(r, "_host"), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, fleet_text(r, "scheduler"), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, fleet_text(r, "job_id"), -1, SQLITE_STATIC);
@@ -130,13 +128,12 @@ static int apply(sqlite3 *db, const char *verb, struct fleet_sub *subs, struct f
 		struct fleet_job *j = &jobs[k];
 		struct fleet_sub *s = j->sub >= 0 ? &subs[j->sub] : NULL;
 		if (s && s->ours) {
-			int64_t offset = ++joined * ID_OFFSET;
-			if (fleet_merge_job(db, verb, j, head, run, fleet_int(s->row, "step_id"),
-					    offset))
+			int64_t offset = ++joined * ID_OFFSET, step = fleet_int(s->row, "step_id");
+			if (fleet_merge_job(db, verb, j, head, run, &step, offset))
 				return -1;
-			record_job(db, j, s, run, offset);
+			record_job(db, j, s, run, step, offset);
 		} else if (!s && j->ours) {
-			record_job(db, j, NULL, run, 0);
+			record_job(db, j, NULL, run, 0, 0);
 		}
 	}
 	return 0;
@@ -144,47 +141,19 @@ static int apply(sqlite3 *db, const char *verb, struct fleet_sub *subs, struct f
 
 static int join(sqlite3 *db, const char *verb, const char *host, const struct scope *w)
 {
-	char where[2048], select[2400];
-	json_t *sub_rows, *job_rows = NULL, *sub_procs = NULL, *job_procs = NULL;
+	char subs[2048], jobs[2048];
+	struct fleet_batch b;
+	struct fleet_batch_query q = {
+	    .subs_where = subs, .jobs_where = jobs, .host = host, .run = w->run};
 	int rc = -1;
 
-	subs_where(w, where, sizeof(where));
-	snprintf(select, sizeof(select),
-		 "SELECT * FROM `%s`.batch_submissions FINAL WHERE %s ORDER BY submit_ns LIMIT %d "
-		 "FORMAT JSONEachRow",
-		 w->d, where, MAX_ROWS);
-	if (!(sub_rows = fleet_rows_of(verb, select)))
-		return -1;
-	snprintf(select, sizeof(select),
-		 "SELECT _host, id FROM `%s`.batch_submissions FINAL WHERE %s", w->d, where);
-	if (!(sub_procs = fleet_processes_by_key(verb, select)))
-		goto out;
-	jobs_where(w, where, sizeof(where));
-	snprintf(select, sizeof(select),
-		 "SELECT * FROM `%s`.batch_jobs FINAL WHERE %s ORDER BY first_ns LIMIT %d "
-		 "FORMAT JSONEachRow",
-		 w->d, where, MAX_ROWS);
-	if (!(job_rows = fleet_rows_of(verb, select)))
-		goto out;
-	snprintf(select, sizeof(select),
-		 "SELECT _host, first_process_id FROM `%s`.batch_jobs FINAL WHERE %s", w->d, where);
-	if (!(job_procs = fleet_processes_by_key(verb, select)))
-		goto out;
-	struct fleet_sub *subs = calloc(json_array_size(sub_rows) + 1, sizeof(*subs));
-	struct fleet_job *jobs = calloc(json_array_size(job_rows) + 1, sizeof(*jobs));
-	if (subs && jobs) {
-		int n_subs = fleet_fill_subs(subs, sub_rows, sub_procs, host, w->run);
-		int n_jobs = fleet_fill_jobs(jobs, job_rows, job_procs);
-		fleet_match(subs, n_subs, jobs, n_jobs);
-		rc = apply(db, verb, subs, jobs, n_jobs, host, w->run);
+	subs_where(w, subs, sizeof(subs));
+	jobs_where(w, jobs, sizeof(jobs));
+	if (fleet_batch_load(&b, verb, &q) == 0) {
+		fleet_match(b.subs, b.n_subs, b.jobs, b.n_jobs);
+		rc = apply(db, verb, b.subs, b.jobs, b.n_jobs, host, w->run);
 	}
-	free(subs);
-	free(jobs);
-out:
-	json_decref(sub_rows);
-	json_decref(job_rows);
-	json_decref(sub_procs);
-	json_decref(job_procs);
+	fleet_batch_free(&b);
 	return rc;
 }
 

@@ -46,7 +46,7 @@ const char *fleet_text(json_t *row, const char *column);
  * submissions of several runs or steps it cannot tell apart: ambiguous, never a guess. */
 void fleet_match(struct fleet_sub *subs, int n_subs, struct fleet_job *jobs, int n_jobs);
 
-/* fleet_join.c, for fleet_runs_join.c: the store's answer as row objects (NULL said why);
+/* fleet_rows.c, for the joins: the store's answer as row objects (NULL said why);
  * "host:id" -> processes row (uid, slurm_step, end_ns, exit_code, signal) for the
  * (_host, id) pairs select names; the structs filled from rows (ours: of the run
  * host:run, or every one when host is NULL); whether the store has the batch tables. */
@@ -57,13 +57,41 @@ int fleet_fill_subs(struct fleet_sub *subs, json_t *rows, json_t *procs, const c
 int fleet_fill_jobs(struct fleet_job *jobs, json_t *rows, json_t *procs);
 int fleet_has_batch_tables(const char *verb, const char *d);
 
+/* Which of the fleet's batch rows a join reads: the submissions and the jobs each
+ * where selects (SQL over the store's table), in order (oldest first when NULL), at most
+ * max of each (FLEET_BATCH_MAX when 0); ours marks the submissions of host's run (every
+ * one when host is NULL). */
+#define FLEET_BATCH_MAX 2000
+struct fleet_batch_query {
+	const char *subs_where, *subs_order;
+	const char *jobs_where, *jobs_order;
+	int max;
+	const char *host;
+	int64_t run;
+};
+
+/* What fleet_batch_load read: the rows (owned), their processes, and the structs
+ * fleet_match works on (borrowing the rows). */
+struct fleet_batch {
+	json_t *sub_rows, *job_rows, *sub_procs, *job_procs;
+	struct fleet_sub *subs;
+	struct fleet_job *jobs;
+	int n_subs, n_jobs;
+};
+
+/* fleet_rows.c: reads the rows q names and fills subs and jobs; 0, or -1 said why.
+ * fleet_batch_free after either. */
+int fleet_batch_load(struct fleet_batch *b, const char *verb, const struct fleet_batch_query *q);
+void fleet_batch_free(struct fleet_batch *b);
+
 /* fleet_merge.c: run's totals grown by those of the run row in fj_runs (which exists). */
 int fleet_grow_run(sqlite3 *db, int64_t run);
 
-/* Copies the job's own run (on its host) under run and step of db: its processes,
+/* Copies the job's own run (on its host) under run and *step of db: its processes,
  * samples, signals and tools, ids moved by offset (head: the run's own host); the step's and run's
- * totals grow by the job run's. 0, or -1 said why. */
+ * totals grow by the job run's. No *step and a Nextflow run: the task's step of the job's work
+ * dir, found or made, is *step. 0, or -1 said why. */
 int fleet_merge_job(sqlite3 *db, const char *verb, const struct fleet_job *j, const char *head,
-		    int64_t run, int64_t step, int64_t offset);
+		    int64_t run, int64_t *step, int64_t offset);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "aggregator/store/schema.h"
 #include "cli/db/fleet.h"
+#include "cli/db/fleet_join.h"
 #include "cli/render/clierror.h"
 #include "common/log.h"
 
@@ -62,7 +63,7 @@ static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 	/* The run's processes, found by their keys as fleet_copy_keyed finds them. */
 	snprintf(procs, sizeof(procs),
 		 "SELECT %%s FROM `%s`.processes FINAL PREWHERE _host = %s AND _key IN (SELECT "
-		 "_key FROM `%s`.processes WHERE _host = %s AND %s) WHERE %s",
+		 "_key FROM `%s`.processes WHERE _host = %s AND %s) WHERE %s AND _withdrawn = 0",
 		 db_name, h, db_name, h, cond, cond);
 	char sub[1100];
 	snprintf(sub, sizeof(sub), procs, "id");
@@ -74,15 +75,8 @@ static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 	snprintf(where, sizeof(where), "_host = %s AND id IN (%s)", h, sub);
 	if (copy_rows(db, verb, "tools", where, NULL) < 0)
 		return -1;
-	sqlite3_stmt *st;
-	int64_t start = 0, end = 0;
-	if (sqlite3_prepare_v2(db, "SELECT start_ns, coalesce(end_ns, start_ns) FROM runs", -1, &st,
-			       NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW) {
-		start = sqlite3_column_int64(st, 0);
-		end = sqlite3_column_int64(st, 1);
-	}
-	sqlite3_finalize(st);
+	int64_t start, end;
+	fleet_run_span(db, &start, &end);
 	snprintf(
 	    where, sizeof(where),
 	    "_host = %s AND ts_ns >= %" PRId64 " AND (ts_ns <= %" PRId64 " OR %" PRId64 " = 0)", h,
@@ -101,26 +95,13 @@ static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 /* The (host, id) pairs of the store's runs that sql selects, as JSON rows; NULL said why. */
 static json_t *run_candidates(const char *verb, const char *prewhere, const char *where)
 {
-	char sql[2700], err[1024];
-	json_t *rows = json_array();
+	char sql[2700];
 
 	snprintf(sql, sizeof(sql),
 		 "SELECT _host, toString(id) AS rid, hostname FROM `%s`.runs FINAL PREWHERE %s "
-		 "WHERE %s ORDER BY start_ns DESC LIMIT 20 FORMAT JSONEachRow",
+		 "WHERE (%s) AND _withdrawn = 0 ORDER BY start_ns DESC LIMIT 20 FORMAT JSONEachRow",
 		 fleet_database(), prewhere, where);
-	char *text = fleet_query(sql, err, sizeof(err));
-	if (!text) {
-		cli_error(verb, "%s\n", err);
-		json_decref(rows);
-		return NULL;
-	}
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		json_t *r = json_loads(line, 0, NULL);
-		if (r)
-			json_array_append_new(rows, r);
-	}
-	free(text);
-	return rows;
+	return fleet_rows_of(verb, sql);
 }
 
 static const char *field(json_t *r, const char *name)
@@ -354,37 +335,31 @@ static int resolve_host(const struct cli_query *q, char *host, size_t size)
 	return r ? 0 : -1;
 }
 
-/* `idle HOST`: the host's samples of its last FLEET_IDLE_DAYS, its runs then, its collector. */
-static int load_host(sqlite3 *db, const char *verb, const char *host)
+int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host)
 {
-	char where[1024], h[300];
+	char where[1024], since[512], h[300];
 	const char *d = fleet_database();
 
 	fleet_quote(host, h, sizeof(h));
-	snprintf(
-	    where, sizeof(where),
-	    "_host = %s AND ts_ns > (SELECT max(ts_ns) FROM `%s`.host_samples WHERE _host = %s) "
-	    "- %d * 86400000000000 ORDER BY ts_ns DESC LIMIT 2000000",
-	    h, d, h, FLEET_IDLE_DAYS);
+	/* FLEET_IDLE_DAYS back from the host's newest sample */
+	snprintf(since, sizeof(since),
+		 "(SELECT ifNull(max(ts_ns), 0) FROM `%s`.host_samples WHERE _host = %s) - %d * "
+		 "86400000000000",
+		 d, h, FLEET_IDLE_DAYS);
+	snprintf(where, sizeof(where),
+		 "_host = %s AND ts_ns > %s ORDER BY ts_ns DESC LIMIT 2000000", h, since);
 	if (copy_rows(db, verb, "host_samples", where, NULL) < 0)
 		return -1;
-	snprintf(
-	    where, sizeof(where),
-	    "_host = %s AND (end_ns IS NULL OR end_ns > (SELECT max(ts_ns) FROM `%s`.host_samples "
-	    "WHERE _host = %s) - %d * 86400000000000)",
-	    h, d, h, FLEET_IDLE_DAYS);
+	snprintf(where, sizeof(where), "_host = %s AND (end_ns IS NULL OR end_ns > %s)", h, since);
 	if (copy_rows(db, verb, "runs", where, NULL) < 0)
 		return -1;
 	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
 	return copy_rows(db, verb, "collector_stats", where, NULL) < 0 ? -1 : 0;
 }
 
-sqlite3 *fleet_open(struct cli_query *q)
+sqlite3 *fleet_memory_db(const char *verb)
 {
-	static char id_text[32];
 	sqlite3 *db;
-	char host[300];
-	int64_t id;
 
 	/* Our migrations build the copy; their progress lines are no news to the reader. */
 	enum log_level level = log_get_level();
@@ -392,10 +367,22 @@ sqlite3 *fleet_open(struct cli_query *q)
 	int made = sqlite3_open(":memory:", &db) == SQLITE_OK && schema_migrate(db) == 0;
 	log_set_level(level);
 	if (!made) {
-		cli_error(q->verb, "cannot create the in-memory database for the fleet store\n");
+		cli_error(verb, "cannot create the in-memory database for the fleet store\n");
 		sqlite3_close(db);
 		return NULL;
 	}
+	return db;
+}
+
+sqlite3 *fleet_open(struct cli_query *q)
+{
+	static char id_text[32];
+	sqlite3 *db = fleet_memory_db(q->verb);
+	char host[300];
+	int64_t id;
+
+	if (!db)
+		return NULL;
 	if (!strcmp(q->verb, "runs")) {
 		if (load_runs_list(db, q) == 0)
 			return db;
@@ -410,12 +397,13 @@ sqlite3 *fleet_open(struct cli_query *q)
 			return db;
 		}
 	} else if (!strcmp(q->verb, "idle")) {
-		if (resolve_host(q, host, sizeof(host)) == 0 && load_host(db, q->verb, host) == 0)
+		if (resolve_host(q, host, sizeof(host)) == 0 &&
+		    fleet_load_idle_host(db, q->verb, host) == 0)
 			return db;
 	} else {
 		cli_error(q->verb,
 			  "not available over the fleet yet (runs, show, signals, explain, "
-			  "report, timeline, cost, recommend, energy of a run and idle are)\n");
+			  "report, timeline, cost, recommend, energy and idle are)\n");
 	}
 	sqlite3_close(db);
 	return NULL;

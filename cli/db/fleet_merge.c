@@ -14,6 +14,7 @@
 
 #include "cli/db/fleet.h"
 #include "cli/db/fleet_join.h"
+#include "common/taskdir.h"
 
 static const char make_copies[] =
     "CREATE TEMP TABLE IF NOT EXISTS fj_runs AS SELECT * FROM main.runs WHERE 0;"
@@ -153,8 +154,50 @@ static int copy_job_run(sqlite3 *db, const char *verb, const char *host, int64_t
 	return fleet_copy_rows(db, verb, "tools", "fj_tools", where) < 0 ? -1 : 0;
 }
 
+/* ?1 run, ?2 key: the run's task step, if it is a Nextflow run's; else a new one with the
+ * job run's times and ending (its totals grow as any step's). */
+static const char find_task[] = "SELECT s.id FROM steps s JOIN runs r ON r.id = s.run_id "
+				"WHERE s.run_id = ?1 AND s.key = ?2 AND r.engine = 'nextflow'";
+static const char make_task[] =
+    "INSERT INTO steps (run_id, key, kind, status, start_ns, end_ns, exit_code, signal) "
+    "SELECT ?1, ?2, 'nextflow-task', coalesce(j.status, 'ok'), j.start_ns, j.end_ns, "
+    "j.exit_code, j.signal FROM fj_runs j JOIN runs r ON r.id = ?1 AND r.engine = 'nextflow'";
+
+/*
+ * The step of a Nextflow task whose job another host ran. Nextflow's grid executors
+ * submit `sbatch .command.run` from the task's work dir, outside any step; on one host
+ * the aggregator makes the task's step, keyed by the work dir's hash, when the job
+ * starts (correlate/batch.c). Across hosts the job meets its run only here, so it is
+ * made here the same way. 0 if the run is not Nextflow's or the dir is no task's.
+ */
+static int64_t task_step(sqlite3 *db, int64_t run, const char *cwd)
+{
+	char key[96];
+	int64_t id = 0;
+
+	if (!nextflow_task_key(cwd, key, sizeof(key)))
+		return 0;
+	for (int pass = 0; pass < 2 && !id; pass++) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(db, pass ? make_task : find_task, -1, &st, NULL) !=
+		    SQLITE_OK)
+			return -1;
+		sqlite3_bind_int64(st, 1, run);
+		sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+		int rc = sqlite3_step(st);
+		if (!pass && rc == SQLITE_ROW)
+			id = sqlite3_column_int64(st, 0);
+		else if (pass && rc == SQLITE_DONE && sqlite3_changes(db) == 1)
+			id = sqlite3_last_insert_rowid(db);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return -1;
+	}
+	return id;
+}
+
 int fleet_merge_job(sqlite3 *db, const char *verb, const struct fleet_job *j, const char *head,
-		    int64_t run, int64_t step, int64_t offset)
+		    int64_t run, int64_t *step, int64_t offset)
 {
 	char sql[4096];
 	const char *host = fleet_text(j->row, "_host");
@@ -165,11 +208,13 @@ int fleet_merge_job(sqlite3 *db, const char *verb, const struct fleet_job *j, co
 		return -1;
 	if (count_host(db, run, head, host) != 0)
 		return -1;
-	if (exec_bound(db, move_in, run, step, offset) != 0)
+	if (!*step && job_run && (*step = task_step(db, run, fleet_text(j->row, "cwd"))) < 0)
 		return -1;
-	if (step) {
+	if (exec_bound(db, move_in, run, *step, offset) != 0)
+		return -1;
+	if (*step) {
 		snprintf(sql, sizeof(sql), grow, "steps");
-		if (exec_bound(db, sql, step, 0, 0) != 0)
+		if (exec_bound(db, sql, *step, 0, 0) != 0)
 			return -1;
 	}
 	return fleet_grow_run(db, run);

@@ -13,22 +13,29 @@
 #include "cli/db/fleet_join.h"
 #include "cli/render/clierror.h"
 
-/* The store's answer to sql as an array of row objects; NULL said why. */
-json_t *fleet_rows_of(const char *verb, const char *sql)
+json_t *fleet_json_rows(const char *sql, char *err, size_t size)
 {
-	char err[1024];
-	char *text = fleet_query(sql, err, sizeof(err));
-	json_t *rows = json_array(), *r;
+	char *text = fleet_query(sql, err, size);
+	json_t *rows, *r;
 
-	if (!text) {
-		cli_error(verb, "%s\n", err);
-		json_decref(rows);
+	if (!text)
 		return NULL;
-	}
+	rows = json_array();
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 		if ((r = json_loads(line, 0, NULL)))
 			json_array_append_new(rows, r);
 	free(text);
+	return rows;
+}
+
+/* The store's answer to sql as an array of row objects; NULL said why. */
+json_t *fleet_rows_of(const char *verb, const char *sql)
+{
+	char err[1024];
+	json_t *rows = fleet_json_rows(sql, err, sizeof(err));
+
+	if (!rows)
+		cli_error(verb, "%s\n", err);
 	return rows;
 }
 
@@ -120,4 +127,56 @@ int fleet_has_batch_tables(const char *verb, const char *d)
 	int n = rows ? (int)json_array_size(rows) : -1;
 	json_decref(rows);
 	return n < 0 ? -1 : n == 2;
+}
+
+/* The rows of one batch table that where selects, ordered, and the processes they name. */
+static int load_side(const char *verb, const char *table, const char *id_column, const char *where,
+		     const char *order, int max, json_t **rows, json_t **procs)
+{
+	const char *d = fleet_database();
+	char sql[4096];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT * FROM `%s`.%s FINAL WHERE %s ORDER BY %s LIMIT %d FORMAT JSONEachRow", d,
+		 table, where, order, max);
+	if (!(*rows = fleet_rows_of(verb, sql)))
+		return -1;
+	snprintf(sql, sizeof(sql), "SELECT _host, %s FROM `%s`.%s FINAL WHERE %s", id_column, d,
+		 table, where);
+	*procs = fleet_processes_by_key(verb, sql);
+	return *procs ? 0 : -1;
+}
+
+int fleet_batch_load(struct fleet_batch *b, const char *verb, const struct fleet_batch_query *q)
+{
+	int max = q->max ? q->max : FLEET_BATCH_MAX;
+
+	*b = (struct fleet_batch){0};
+	if (load_side(verb, "batch_submissions", "id", q->subs_where,
+		      q->subs_order ? q->subs_order : "submit_ns", max, &b->sub_rows,
+		      &b->sub_procs) < 0 ||
+	    load_side(verb, "batch_jobs", "first_process_id", q->jobs_where,
+		      q->jobs_order ? q->jobs_order : "first_ns", max, &b->job_rows,
+		      &b->job_procs) < 0)
+		return -1;
+	b->subs = calloc(json_array_size(b->sub_rows) + 1, sizeof(*b->subs));
+	b->jobs = calloc(json_array_size(b->job_rows) + 1, sizeof(*b->jobs));
+	if (!b->subs || !b->jobs) {
+		cli_error(verb, "out of memory for the fleet's batch rows\n");
+		return -1;
+	}
+	b->n_subs = fleet_fill_subs(b->subs, b->sub_rows, b->sub_procs, q->host, q->run);
+	b->n_jobs = fleet_fill_jobs(b->jobs, b->job_rows, b->job_procs);
+	return 0;
+}
+
+void fleet_batch_free(struct fleet_batch *b)
+{
+	free(b->subs);
+	free(b->jobs);
+	json_decref(b->sub_rows);
+	json_decref(b->job_rows);
+	json_decref(b->sub_procs);
+	json_decref(b->job_procs);
+	*b = (struct fleet_batch){0};
 }

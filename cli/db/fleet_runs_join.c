@@ -15,7 +15,6 @@
 #include "cli/db/fleet_join.h"
 
 #define DAY_NS INT64_C(86400000000000)
-#define MAX_ROWS 2000
 
 static int by_first_ns(const void *a, const void *b)
 {
@@ -79,10 +78,14 @@ static int apply(sqlite3 *db, struct fleet_sub *subs, struct fleet_job *jobs, in
 
 int fleet_join_runs_list(sqlite3 *db, const char *verb)
 {
-	char since[512], sql[2048];
+	char since[512], subs_where[1024], jobs_where[1024];
 	const char *d = fleet_database();
 	int tables = fleet_has_batch_tables(verb, d);
-	json_t *sub_rows = NULL, *job_rows = NULL, *sub_procs = NULL, *job_procs = NULL;
+	struct fleet_batch b;
+	struct fleet_batch_query q = {.subs_where = subs_where,
+				      .subs_order = "submit_ns DESC",
+				      .jobs_where = jobs_where,
+				      .jobs_order = "first_ns DESC"};
 	int rc = -1;
 
 	if (tables <= 0)
@@ -97,46 +100,14 @@ int fleet_join_runs_list(sqlite3 *db, const char *verb)
 		oldest = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	snprintf(since, sizeof(since), "%" PRId64, oldest - DAY_NS);
-	snprintf(sql, sizeof(sql),
-		 "SELECT * FROM `%s`.batch_submissions FINAL WHERE jobs = 0 AND scheduler != "
-		 "'aws-batch' AND submit_ns >= %s ORDER BY submit_ns DESC LIMIT %d FORMAT "
-		 "JSONEachRow",
-		 d, since, MAX_ROWS);
-	if (!(sub_rows = fleet_rows_of(verb, sql)))
-		goto out;
-	snprintf(sql, sizeof(sql),
-		 "SELECT * FROM `%s`.batch_jobs FINAL WHERE link = 'unmatched' AND first_ns >= %s "
-		 "ORDER BY first_ns DESC LIMIT %d FORMAT JSONEachRow",
-		 d, since, MAX_ROWS);
-	if (!(job_rows = fleet_rows_of(verb, sql)))
-		goto out;
-	snprintf(sql, sizeof(sql),
-		 "SELECT _host, id FROM `%s`.batch_submissions FINAL WHERE jobs = 0 AND submit_ns "
-		 ">= %s",
-		 d, since);
-	if (!(sub_procs = fleet_processes_by_key(verb, sql)))
-		goto out;
-	snprintf(sql, sizeof(sql),
-		 "SELECT _host, first_process_id FROM `%s`.batch_jobs FINAL WHERE link = "
-		 "'unmatched' AND first_ns >= %s",
-		 d, since);
-	if (!(job_procs = fleet_processes_by_key(verb, sql)))
-		goto out;
-	struct fleet_sub *subs = calloc(json_array_size(sub_rows) + 1, sizeof(*subs));
-	struct fleet_job *jobs = calloc(json_array_size(job_rows) + 1, sizeof(*jobs));
-	if (subs && jobs) {
-		int n_subs = fleet_fill_subs(subs, sub_rows, sub_procs, NULL, 0);
-		int n_jobs = fleet_fill_jobs(jobs, job_rows, job_procs);
-		qsort(jobs, (size_t)n_jobs, sizeof(*jobs), by_first_ns);
-		fleet_match(subs, n_subs, jobs, n_jobs);
-		rc = apply(db, subs, jobs, n_jobs);
+	snprintf(subs_where, sizeof(subs_where),
+		 "jobs = 0 AND scheduler != 'aws-batch' AND submit_ns >= %s", since);
+	snprintf(jobs_where, sizeof(jobs_where), "link = 'unmatched' AND first_ns >= %s", since);
+	if (fleet_batch_load(&b, verb, &q) == 0) {
+		qsort(b.jobs, (size_t)b.n_jobs, sizeof(*b.jobs), by_first_ns);
+		fleet_match(b.subs, b.n_subs, b.jobs, b.n_jobs);
+		rc = apply(db, b.subs, b.jobs, b.n_jobs);
 	}
-	free(subs);
-	free(jobs);
-out:
-	json_decref(sub_rows);
-	json_decref(job_rows);
-	json_decref(sub_procs);
-	json_decref(job_procs);
+	fleet_batch_free(&b);
 	return rc;
 }

@@ -6,8 +6,15 @@
 #ifndef TRACER_CLI_LIVENESS_H
 #define TRACER_CLI_LIVENESS_H
 
+#include <stdint.h>
+
 /* How long a collector may stay silent before it counts as gone. */
 #define HEALTH_STALE_NS (60LL * 1000000000LL)
+/* Over the fleet: collector rows ship once a minute, so three missed is silence:
+ * the host stopped reporting and its records are missing (tracer --fleet idle). */
+#define FLEET_SILENT_NS (180LL * 1000000000LL)
+/* The one that applies: FLEET_SILENT_NS when reading the fleet store (fleet.c). */
+int64_t liveness_stale_ns(void);
 /*
  * A run with no end yet (a row `runs r` in the query), as seen now. Watched: a
  * collector of its host that has not stopped wrote here since the instant in

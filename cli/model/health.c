@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/db/fleet.h"
 #include "cli/render/jsonfield.h"
 #include "common/timeutil.h"
 
@@ -118,7 +119,7 @@ static int health_run_liveness(sqlite3 *db, int64_t run_id, int64_t now_epoch_ns
 		-1, &q, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(q, 1, run_id);
-	sqlite3_bind_int64(q, 2, now_epoch_ns - HEALTH_STALE_NS);
+	sqlite3_bind_int64(q, 2, now_epoch_ns - liveness_stale_ns());
 	if (sqlite3_step(q) == SQLITE_ROW) {
 		out->watched = sqlite3_column_int(q, 0) != 0;
 		out->last_heard_ns = sqlite3_column_int64(q, 1);
@@ -147,4 +148,10 @@ void health_add_liveness(sqlite3 *db, json_t *run)
 			    l.last_heard_ns ? json_integer(l.last_heard_ns) : json_null());
 	json_object_set_new(run, "so_far_ns",
 			    json_integer(health_so_far_ns(&l, jint(run, "start_ns"), now)));
+	/* Over the fleet an open run nobody watches is a host that stopped reporting:
+	 * the records missing are that host's. */
+	if (fleet_active() && !l.watched && !jhas(run, "end_ns"))
+		json_object_set_new(run, "records_missing",
+				    json_string(*jstr(run, "hostname") ? jstr(run, "hostname")
+								       : jstr(run, "host_id")));
 }

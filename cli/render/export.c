@@ -46,26 +46,12 @@ static char *value_text(json_t *v)
 	return json_dumps(v, JSON_COMPACT);
 }
 
-/* TSV as pandas' read_csv(sep="\t") and R's read.delim read it: a field with a tab,
- * a quote or a line end is quoted, its quotes doubled; backslashes stay as they are. */
-static void put_tsv(FILE *out, const char *s)
+/* A field of a CSV or TSV file as pandas' read_csv and R's read.csv/read.delim read it:
+ * a field with one of quoting (the separator, a quote, a line end) is quoted, its quotes
+ * doubled; backslashes stay as they are. */
+static void put_quoted(FILE *out, const char *s, const char *quoting)
 {
-	if (!strpbrk(s, "\t\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
-static void put_csv(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
+	if (!strpbrk(s, quoting)) {
 		fputs(s, out);
 		return;
 	}
@@ -82,10 +68,7 @@ static void put_field(FILE *out, enum export_format f, const char *s, bool first
 {
 	if (!first)
 		fputc(f == EXPORT_TSV ? '\t' : ',', out);
-	if (f == EXPORT_TSV)
-		put_tsv(out, s);
-	else
-		put_csv(out, s);
+	put_quoted(out, s, f == EXPORT_TSV ? "\t\"\r\n" : ",\"\r\n");
 }
 
 void export_rows(FILE *out, enum export_format f, const char *const *columns, json_t *rows)

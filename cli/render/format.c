@@ -9,6 +9,18 @@
 
 #include <jansson.h>
 
+int64_t format_parse_duration(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double unit = !*end || !strcmp(end, "s") ? 1
+		      : !strcmp(end, "m")	 ? 60
+		      : !strcmp(end, "h")	 ? 3600
+		      : !strcmp(end, "d")	 ? 86400
+						 : 0;
+	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : 0;
+}
+
 void format_duration(int64_t ns, char *out, size_t size)
 {
 	double s = (double)ns / 1e9;

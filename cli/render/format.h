@@ -8,6 +8,9 @@
 #include <stdio.h>
 
 void format_duration(int64_t ns, char *out, size_t size);
+/* The other way, for options: "24h", "90m", "2d", "3600s", "600" (seconds) -> ns; 0 if
+ * unreadable or not positive. */
+int64_t format_parse_duration(const char *s);
 void format_bytes(uint64_t bytes, char *out, size_t size);
 /*
  * s in exactly width terminal columns: padded with spaces, or cut with "…" as

@@ -104,7 +104,9 @@ static void print_tools(FILE *out, json_t *tools, const char *indent, int64_t ru
 			jint(t, "failed_processes") ? ", FAILED: " : "",
 			jint(t, "failed_processes") ? "some exited non-zero" : "");
 		if (json_is_true(json_object_get(t, "helper")))
-			fprintf(out, "%s  (engine instrumentation, not counted as work)\n", indent);
+			fprintf(out,
+				"%s  (helpers: counted in the totals, not as the step's work)\n",
+				indent);
 		json_array_foreach(json_object_get(t, "process_list"), k, p)
 		{
 			char status[32], wall[32], pcpu[32], prss[32], cmd[512];
@@ -274,10 +276,17 @@ static void print_unwatched(FILE *out, json_t *run)
 		return;
 	}
 	format_duration((int64_t)now_realtime_ns() - jint(run, "last_heard_ns"), ago, sizeof(ago));
-	fprintf(out,
-		"  unknown: not ended when a collector of its host last wrote here, %s ago; none "
-		"has since, so its end was not seen",
-		ago);
+	if (jhas(run, "records_missing")) /* read from the fleet store */
+		fprintf(out,
+			"  unknown: its host stopped reporting (last heard %s ago): the records of "
+			"%s are missing, so its end was not seen",
+			ago, jstr(run, "records_missing"));
+	else
+		fprintf(
+		    out,
+		    "  unknown: not ended when a collector of its host last wrote here, %s ago; "
+		    "none has since, so its end was not seen",
+		    ago);
 }
 
 static void print_text(FILE *out, json_t *run, json_t *roots, json_t *totals,

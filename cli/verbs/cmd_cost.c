@@ -27,31 +27,17 @@
 static const char usage_text[] =
     "usage: tracer cost [--db PATH] [--json] [RUN]\n"
     "                   [--since DURATION [--whole-window]] [--by "
-    "run|pipeline|step|tool|user|costcenter]\n"
-    "                   [--rate USD_PER_HOUR | --instance-type T [--region R] [--lifecycle L]]\n"
-    "                   [--prices FILE] [--cost-conf FILE] [--detect | --no-detect]\n"
-    "                   [--imds-endpoint URL]\n"
-    "                   [--cpu-weight W] [--cost-centers FILE] [--format tsv|csv|json]\n"
-    "  a run's cost by step (default: the latest run), or --since 24h by run\n";
+    "run|pipeline|step|tool|user|costcenter]\n" PRICE_USAGE(
+	"                   ") "                   [--cpu-weight W] [--cost-centers FILE] "
+			       "[--format tsv|csv|json]\n"
+			       "  a run's cost by step (default: the latest run), or --since 24h "
+			       "by run\n";
 
 static int center_line(void *user, const char *section, const char *name, const char *value)
 {
 	struct cost_query *cq = user;
 
 	return cost_centers_add(&cq->centers, section, name, value) ? 1 : 0;
-}
-
-/* "24h", "90m", "2d", "3600s" -> ns; 0 if unreadable. */
-static int64_t parse_duration(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double unit = !strcmp(end, "s") || !*end ? 1
-		      : !strcmp(end, "m")	 ? 60
-		      : !strcmp(end, "h")	 ? 3600
-		      : !strcmp(end, "d")	 ? 86400
-						 : 0;
-	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : 0;
 }
 
 /* --format's columns (docs/export.md): add, never rename. */
@@ -206,7 +192,7 @@ static int load_centers(const char *path, struct cost_query *cq)
 static int cost_window(sqlite3 *db, struct cli_query *q, const char *since, struct cost_report *r)
 {
 	if (since) {
-		int64_t d = parse_duration(since);
+		int64_t d = format_parse_duration(since);
 		if (!d) {
 			cli_error("cost", "--since is like 90m, 24h, 7d\n");
 			return -1;

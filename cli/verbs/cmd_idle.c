@@ -12,31 +12,29 @@
 #include "cli/cost/hostprice.h"
 #include "cli/cost/idle.h"
 #include "cli/db/clidb.h"
+#include "cli/db/fleet.h"
 #include "cli/render/clierror.h"
 #include "cli/render/format.h"
 #include "cli/verbs/commands.h"
+#include "cli/verbs/fleet_idle.h"
 #include "common/timeutil.h"
 #include "common/vec.h"
 
+/* clang-format off */
 static const char usage_text[] =
-    "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min "
-    "DURATION]\n"
-    "                   [--rate USD_PER_HOUR | --instance-type T [--region R]] [--prices FILE]\n"
-    "                   [--cost-conf FILE] [--detect | --no-detect] [--imds-endpoint URL]\n"
-    "  idle periods of the host (default: the last 24h, CPU under 5%, at least 5m)\n";
+    "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min DURATION]\n"
+    PRICE_USAGE("                   ")
+    "  idle periods of the host (default: the last 24h, CPU under 5%, at least 5m);\n"
+    "  tracer --fleet idle [HOST]: every host's (or one host's), read from the fleet store\n";
+/* clang-format on */
 
+/* --since and --min: fallback when not given, -1 when unreadable. */
 static int64_t duration_ns(const char *s, int64_t fallback)
 {
 	if (!s)
 		return fallback;
-	char *end;
-	double v = strtod(s, &end);
-	double unit = !*end || !strcmp(end, "s") ? 1
-		      : !strcmp(end, "m")	 ? 60
-		      : !strcmp(end, "h")	 ? 3600
-		      : !strcmp(end, "d")	 ? 86400
-						 : 0;
-	return v > 0 && unit > 0 ? (int64_t)(v * unit * 1e9) : -1;
+	int64_t ns = format_parse_duration(s);
+	return ns > 0 ? ns : -1;
 }
 
 struct idle_window {
@@ -197,9 +195,9 @@ static json_t *periods_json(const struct idle_periods *ps, double usd_per_hour)
 	return a;
 }
 
-static void print_json(const struct idle_window *w, const struct idle_periods *host,
-		       const struct idle_periods *gaps, double usd_per_hour, json_int_t samples,
-		       double covered_s)
+static json_t *idle_json(const struct idle_window *w, const struct idle_periods *host,
+			 const struct idle_periods *gaps, double usd_per_hour, json_int_t samples,
+			 double covered_s)
 {
 	json_t *doc = json_pack(
 	    "{s:I, s:I, s:f, s:I, s:o, s:o, s:I, s:I}", "from_ns", (json_int_t)w->from_epoch_ns,
@@ -212,8 +210,7 @@ static void print_json(const struct idle_window *w, const struct idle_periods *h
 	/* 0 samples: no data, which 0 periods alone cannot tell from a busy host. */
 	json_object_set_new(doc, "host_samples", json_integer(samples));
 	json_object_set_new(doc, "sampled_ns", json_integer((json_int_t)llround(covered_s * 1e9)));
-	cli_print_json(doc);
-	json_decref(doc);
+	return doc;
 }
 
 static void print_periods(const struct idle_periods *ps, double usd_per_hour)
@@ -293,6 +290,122 @@ static int find_idle(sqlite3 *db, const struct idle_window *w, struct idle_resul
 	return rc;
 }
 
+static void print_doc(json_t *doc)
+{
+	cli_print_json(doc);
+	json_decref(doc);
+}
+
+/* How many host samples the window holds and the time they cover. */
+static void sample_cover(sqlite3 *db, int64_t window, json_int_t *samples, double *covered_s)
+{
+	json_t *cover =
+	    cli_rows_json(db,
+			  "SELECT count(*) AS n, total(interval_ns) / 1e9 AS s FROM host_samples "
+			  "WHERE ts_ns > (SELECT max(ts_ns) FROM host_samples) - ?1",
+			  window);
+	*samples = json_integer_value(json_object_get(json_array_get(cover, 0), "n"));
+	*covered_s = json_number_value(json_object_get(json_array_get(cover, 0), "s"));
+	json_decref(cover);
+}
+
+/*
+ * One host's idle time in db over the window ending at its last sample: printed
+ * (text, or JSON when json and out is NULL), or its JSON document put in *out.
+ * 0, or 1 said why.
+ */
+static int idle_of(sqlite3 *db, struct idle_window *w, int64_t window, double usd, bool json,
+		   json_t **out)
+{
+	struct idle_result result = {0};
+	json_int_t samples;
+	double covered_s;
+
+	w->to_epoch_ns = window_end(db);
+	w->from_epoch_ns = w->to_epoch_ns - window;
+	int rc = find_idle(db, w, &result);
+	sample_cover(db, window, &samples, &covered_s);
+	if (rc != 0)
+		cli_error("idle", "out of memory\n");
+	else if (json && out)
+		*out = idle_json(w, &result.host, &result.gaps, usd, samples, covered_s);
+	else if (json)
+		print_doc(idle_json(w, &result.host, &result.gaps, usd, samples, covered_s));
+	else {
+		char d[32];
+		format_duration((int64_t)(covered_s * 1e9), d, sizeof(d));
+		if (samples)
+			printf("Host samples in the window: %lld, covering %s\n",
+			       (long long)samples, d);
+		else
+			printf("No host samples in the window: nothing to judge idle time by (a "
+			       "long-running tracer-aggregator samples the host; see "
+			       "--host-sample-ms)\n");
+		print_text(w, &result.host, &result.gaps, usd);
+	}
+	idle_result_free(&result);
+	return rc == 0 ? 0 : 1;
+}
+
+/* tracer --fleet idle: which hosts stopped reporting, then each host's idle time,
+ * read one host at a time from the fleet store and priced as on one host. */
+static int idle_sweep(struct idle_window *w, int64_t window, const struct price_options *po,
+		      bool json)
+{
+	struct price_table table = {0};
+	struct host_price hp = {0};
+	json_t *hosts = fleet_idle_verdicts(), *h;
+	size_t i;
+	int rc = 0;
+
+	if (!hosts)
+		return 1;
+	int priced = host_price_resolve("idle", po, &table, &hp);
+	if (priced == HOST_PRICE_ERROR) {
+		prices_free(&table);
+		json_decref(hosts);
+		return 1;
+	}
+	if (!json)
+		fleet_idle_print_hosts(hosts);
+	int64_t idle_ns = 0;
+	json_array_foreach(hosts, i, h)
+	{
+		const char *host = json_string_value(json_object_get(h, "host"));
+		sqlite3 *db = fleet_memory_db("idle");
+		json_t *doc = NULL;
+		if (!db || fleet_load_idle_host(db, "idle", host) != 0) {
+			sqlite3_close(db);
+			rc = 1;
+			break;
+		}
+		if (!json)
+			printf("\n%s (%s), %s:\n", host,
+			       json_string_value(json_object_get(h, "hostname")),
+			       json_string_value(json_object_get(h, "state")));
+		rc = idle_of(db, w, window, hp.usd_per_hour, json, json ? &doc : NULL);
+		sqlite3_close(db);
+		if (rc != 0)
+			break;
+		if (doc) {
+			idle_ns += json_integer_value(json_object_get(doc, "host_idle_ns"));
+			json_object_set_new(h, "idle", doc);
+		}
+	}
+	if (rc == 0 && json) {
+		json_t *all = json_pack("{s:o, s:I}", "hosts", json_incref(hosts), "host_idle_ns",
+					(json_int_t)idle_ns);
+		if (hp.usd_per_hour > 0)
+			json_object_set_new(all, "usd_per_hour", json_real(hp.usd_per_hour));
+		print_doc(all);
+	} else if (rc == 0 && !json_array_size(hosts)) {
+		printf("Nothing to sweep.\n");
+	}
+	json_decref(hosts);
+	prices_free(&table);
+	return rc;
+}
+
 int cmd_idle(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "idle"};
@@ -304,7 +417,6 @@ int cmd_idle(int argc, char **argv)
 	};
 	struct price_table table = {0};
 	struct host_price hp = {0};
-	struct idle_result result = {0};
 	bool done;
 	int rc = cli_parse(argc, argv, &q, usage_text, extra, &done);
 
@@ -319,6 +431,10 @@ int cmd_idle(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
+	if (fleet_active())
+		po.no_detect = "fleet"; /* this machine's cloud is not the hosts' */
+	if (fleet_active() && !q.arg)
+		return idle_sweep(&w, window, &po, q.json);
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;
@@ -330,36 +446,8 @@ int cmd_idle(int argc, char **argv)
 	}
 	if (priced != 0)
 		fprintf(stderr, "tracer idle: periods only, no cost\n");
-	w.to_epoch_ns = window_end(db);
-	w.from_epoch_ns = w.to_epoch_ns - window;
-	rc = find_idle(db, &w, &result);
-	json_t *cover =
-	    cli_rows_json(db,
-			  "SELECT count(*) AS n, total(interval_ns) / 1e9 AS s FROM host_samples "
-			  "WHERE ts_ns > (SELECT max(ts_ns) FROM host_samples) - ?1",
-			  window);
-	json_int_t samples = json_integer_value(json_object_get(json_array_get(cover, 0), "n"));
-	double covered_s = json_number_value(json_object_get(json_array_get(cover, 0), "s"));
-	json_decref(cover);
-	if (rc == 0 && !q.json) {
-		char d[32];
-		format_duration((int64_t)(covered_s * 1e9), d, sizeof(d));
-		if (samples)
-			printf("Host samples in the window: %lld, covering %s\n",
-			       (long long)samples, d);
-		else
-			printf("No host samples in the window: nothing to judge idle time by (a "
-			       "long-running tracer-aggregator samples the host; see "
-			       "--host-sample-ms)\n");
-	}
-	if (rc != 0)
-		cli_error("idle", "out of memory\n");
-	else if (q.json)
-		print_json(&w, &result.host, &result.gaps, hp.usd_per_hour, samples, covered_s);
-	else
-		print_text(&w, &result.host, &result.gaps, hp.usd_per_hour);
-	idle_result_free(&result);
+	rc = idle_of(db, &w, window, hp.usd_per_hour, q.json, NULL);
 	prices_free(&table);
 	sqlite3_close(db);
-	return rc == 0 ? 0 : 1;
+	return rc;
 }

@@ -25,12 +25,9 @@
 #include "cli/verbs/commands.h"
 
 static const char usage_text[] =
-    "usage: tracer recommend [--db PATH] [--json] [--pipeline P] [--headroom PCT] [RUN]\n"
-    "                        [--rate USD_PER_HOUR | --instance-type T [--region R]\n"
-    "                         [--lifecycle L]] [--prices FILE] [--cost-conf FILE]\n"
-    "                        [--detect | --no-detect]\n"
-    "                        [--imds-endpoint URL]\n"
-    "  right-sizing per step of a run (default: the latest) or of a pipeline's runs\n";
+    "usage: tracer recommend [--db PATH] [--json] [--pipeline P] [--headroom PCT] "
+    "[RUN]\n" PRICE_USAGE("                        ") "  right-sizing per step of a run (default: "
+						      "the latest) or of a pipeline's runs\n";
 
 /* The pipeline's id, or 0 (said why). */
 static int64_t pipeline_scope(sqlite3 *db, const char *pipeline)

@@ -16,6 +16,7 @@
 
 #include "cli/cost/costrun.h"
 #include "cli/cost/energyrun.h"
+#include "cli/cost/hostprice.h"
 #include "cli/db/clidb.h"
 #include "cli/model/reportdata.h"
 #include "cli/model/rocrate.h"
@@ -25,14 +26,17 @@
 extern const char report_template[];
 
 static const char usage_text[] =
-    "usage: tracer report [--db PATH] [--json] --html FILE [--headroom PCT] [RUN]\n"
-    "                     [--rate USD_PER_HOUR | --instance-type T [--region R] [--lifecycle L]]\n"
-    "                     [--prices FILE] [--cost-conf FILE] [--detect | --no-detect]\n"
-    "  a self-contained HTML report of a run (default: your latest) in FILE\n"
-    "  (- writes it to stdout); --headroom: right-sizing headroom, % (default 20);\n"
-    "  --json: say where it went as {html, run, bytes} instead of a line of text;\n"
-    "  the price options as for tracer cost (docs/cost.md): the cost section's price;\n"
-    "  --ro-crate DIR: also the run's provenance, as tracer export --ro-crate writes it\n";
+    "usage: tracer report [--db PATH] [--json] --html FILE [--headroom PCT] [RUN]\n" PRICE_USAGE(
+	"                     ") "  a self-contained HTML report of a run (default: your latest) "
+				 "in FILE\n"
+				 "  (- writes it to stdout); --headroom: right-sizing headroom, % "
+				 "(default 20);\n"
+				 "  --json: say where it went as {html, run, bytes} instead of a "
+				 "line of text;\n"
+				 "  the price options as for tracer cost (docs/cost.md): the cost "
+				 "section's price;\n"
+				 "  --ro-crate DIR: also the run's provenance, as tracer export "
+				 "--ro-crate writes it\n";
 
 /* The template with the data in place of @DATA@ ("-": stdout). 0, or 1 (said why). */
 static int write_page(const char *path, const char *data, bool quiet)

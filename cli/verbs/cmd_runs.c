@@ -53,7 +53,7 @@ static json_t *load_runs(sqlite3 *db, const char *pipeline, long limit)
 	if (pipeline)
 		sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, limit > 0 ? limit : 20);
-	sqlite3_bind_int64(st, 3, (int64_t)now_realtime_ns() - HEALTH_STALE_NS);
+	sqlite3_bind_int64(st, 3, (int64_t)now_realtime_ns() - liveness_stale_ns());
 	json_t *rows = json_array();
 	while (sqlite3_step(st) == SQLITE_ROW)
 		json_array_append_new(rows, cli_row_object(st));
@@ -131,6 +131,31 @@ static bool run_state_unknown(json_t *r)
 	return json_is_null(json_object_get(r, "end_ns")) && watched && !json_is_true(watched);
 }
 
+/* Over the fleet, an unknown run's host stopped reporting: whose records are missing. */
+static void print_missing_hosts(json_t *rows, const char *ago, int columns)
+{
+	/* hosts is ", a, b," while it grows: each name found whole as ", name,". */
+	char text[1024], hosts[640] = ",", item[300];
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(rows, i, r)
+	{
+		const char *h = *jstr(r, "hostname") ? jstr(r, "hostname") : jstr(r, "host");
+		snprintf(item, sizeof(item), " %s,", h);
+		if (run_state_unknown(r) && !strstr(hosts, item) &&
+		    strlen(hosts) + strlen(item) < sizeof(hosts))
+			strcat(hosts, item);
+	}
+	hosts[strlen(hosts) - 1] = '\0';
+	snprintf(text, sizeof(text),
+		 "unknown: not ended when its host last reported (the latest %s ago), and it "
+		 "stopped reporting: the records of%s are missing, so its end was not seen "
+		 "(tracer --fleet idle lists the hosts that stopped reporting).",
+		 ago, hosts + 1);
+	print_fitted(stdout, text, columns);
+}
+
 /* Why a run reads "unknown", once under the table, with when its collector was last heard. */
 static void print_unknown_note(json_t *rows, int columns)
 {
@@ -147,6 +172,10 @@ static void print_unknown_note(json_t *rows, int columns)
 	if (heard < 0)
 		return;
 	format_duration((int64_t)now_realtime_ns() - heard, ago, sizeof(ago));
+	if (fleet_active()) {
+		print_missing_hosts(rows, ago, columns);
+		return;
+	}
 	if (heard)
 		snprintf(
 		    text, sizeof(text),

@@ -15,14 +15,16 @@
 #include <unistd.h>
 
 #include "cli/db/clidb.h"
+#include "cli/db/fleet.h"
 #include "cli/model/health.h"
 #include "cli/render/format.h"
 #include "cli/verbs/commands.h"
 #include "common/timeutil.h"
 
 static const char usage_text[] =
-    "usage: tracer top [--db PATH] [--json] [--once] [--interval SECONDS]\n"
+    "usage: tracer [--fleet URL] top [--db PATH] [--json] [--once] [--interval SECONDS]\n"
     "  running runs, steps and tools, refreshed every --interval seconds (default 2)\n"
+    "  --fleet: every host's, from the fleet store (each run with its host)\n"
     "  --once: print one view and exit. Keys: q quits (so does Ctrl-C).\n";
 
 static volatile sig_atomic_t stop;
@@ -72,7 +74,7 @@ static json_t *snapshot(sqlite3 *db, int64_t now_ns)
 					     " FROM runs r WHERE r.end_ns IS NULL AND (r.status IS "
 					     "NULL OR r.status = 'running')"
 					     " ORDER BY r.id DESC",
-	    now_ns - HEALTH_STALE_NS);
+	    now_ns - liveness_stale_ns());
 	for (size_t i = 0; i < json_array_size(runs); i++) {
 		json_t *r = json_array_get(runs, i);
 		int64_t id = json_integer_value(json_object_get(r, "id"));
@@ -133,6 +135,69 @@ static json_t *snapshot(sqlite3 *db, int64_t now_ns)
 	return runs;
 }
 
+/* --fleet: every host's running runs, read one host at a time (ids repeat across
+ * hosts), each with its host (_host) and hostname. NULL: said why. */
+static json_t *fleet_snapshot(int64_t now_ns)
+{
+	json_t *hosts = fleet_live_hosts("top"), *all = hosts ? json_array() : NULL, *h, *r;
+	size_t i, k;
+
+	json_array_foreach(hosts, i, h)
+	{
+		const char *host = json_string_value(json_object_get(h, "_host"));
+		sqlite3 *db = host ? fleet_open_live("top", host) : NULL;
+		if (!db) {
+			json_decref(all);
+			all = NULL;
+			break;
+		}
+		json_t *runs = snapshot(db, now_ns);
+		sqlite3_close(db);
+		json_array_foreach(runs, k, r)
+		{
+			json_object_set_new(r, "host", json_string(host));
+			json_object_set(r, "hostname", json_object_get(h, "hostname"));
+		}
+		json_array_extend(all, runs);
+		json_decref(runs);
+	}
+	json_decref(hosts);
+	return all;
+}
+
+/* " on HOSTNAME" over the fleet; nothing on one host. */
+static const char *on_host(const json_t *r, char *buf, size_t size)
+{
+	const char *name = json_string_value(json_object_get(r, "hostname"));
+	const char *host = json_string_value(json_object_get(r, "host"));
+
+	if (!host)
+		return "";
+	snprintf(buf, size, " on %s", name && *name ? name : host);
+	return buf;
+}
+
+/* A run no collector watches now: its end was not seen. Over the fleet, its host
+ * stopped reporting, and the records of that host are what is missing. */
+static void print_unwatched(const json_t *r, const char *where)
+{
+	char a[32];
+	int64_t heard = json_integer_value(json_object_get(r, "last_heard_ns"));
+
+	format_duration((int64_t)now_realtime_ns() - heard, a, sizeof(a));
+	if (json_object_get(r, "host"))
+		printf("\nrun %lld '%s'%s  unknown: its host stopped reporting (last heard %s%s): "
+		       "the records of %s are missing, so its end was not seen\n",
+		       (long long)json_integer_value(json_object_get(r, "id")),
+		       json_string_value(json_object_get(r, "name")), where, heard ? a : "never",
+		       heard ? " ago" : "", where + 4);
+	else
+		printf("\nrun %lld '%s'  unknown: no collector heard from for %s, so its "
+		       "end was not seen\n",
+		       (long long)json_integer_value(json_object_get(r, "id")),
+		       json_string_value(json_object_get(r, "name")), heard ? a : "ever");
+}
+
 static void print_view(const struct cli_query *q, json_t *runs)
 {
 	char a[32], b[32], mem[32], now[40];
@@ -144,23 +209,21 @@ static void print_view(const struct cli_query *q, json_t *runs)
 	printf("tracer top  %s  %zu running run%s", now + 11, json_array_size(runs) - unwatched,
 	       json_array_size(runs) - unwatched == 1 ? "" : "s");
 	if (unwatched)
-		printf(", %zu whose collector stopped", unwatched);
+		printf(", %zu whose %s", unwatched,
+		       fleet_active() ? "host stopped reporting" : "collector stopped");
 	printf("\n");
 	for (size_t i = 0; i < json_array_size(runs); i++) {
 		json_t *r = json_array_get(runs, i);
+		char where[300];
+		on_host(r, where, sizeof(where));
 		if (!cli_flag(r, "watched")) {
-			int64_t heard = json_integer_value(json_object_get(r, "last_heard_ns"));
-			format_duration((int64_t)now_realtime_ns() - heard, a, sizeof(a));
-			printf("\nrun %lld '%s'  unknown: no collector heard from for %s, so its "
-			       "end was not seen\n",
-			       (long long)json_integer_value(json_object_get(r, "id")),
-			       json_string_value(json_object_get(r, "name")), heard ? a : "ever");
+			print_unwatched(r, where);
 			continue;
 		}
 		format_duration(json_integer_value(json_object_get(r, "elapsed_ns")), a, sizeof(a));
-		printf("\nrun %lld '%s'%s%s  running %s\n",
+		printf("\nrun %lld '%s'%s%s%s  running %s\n",
 		       (long long)json_integer_value(json_object_get(r, "id")),
-		       json_string_value(json_object_get(r, "name")),
+		       json_string_value(json_object_get(r, "name")), where,
 		       json_string_value(json_object_get(r, "engine")) ? "  " : "",
 		       json_string_value(json_object_get(r, "engine"))
 			   ? json_string_value(json_object_get(r, "engine"))
@@ -274,14 +337,19 @@ int cmd_top(int argc, char **argv)
 	double interval = 2.0;
 	if (cli_number("top", "interval", interval_arg, 0.2, 3600, &interval) != 0)
 		return 2;
-	sqlite3 *db = cli_open(&q);
-	if (!db)
+	sqlite3 *db = fleet_active() ? NULL : cli_open(&q);
+	if (!db && !fleet_active())
 		return 1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	bool loop = !once && !q.json;
 	do {
-		json_t *runs = snapshot(db, (int64_t)now_realtime_ns());
+		int64_t now = (int64_t)now_realtime_ns();
+		json_t *runs = db ? snapshot(db, now) : fleet_snapshot(now);
+		if (!runs) {
+			rc = 1;
+			break;
+		}
 		if (q.json) {
 			json_t *doc = json_pack("{s:o}", "runs", runs);
 			cli_print_json(doc);
@@ -299,5 +367,5 @@ int cmd_top(int argc, char **argv)
 			break;
 	} while (loop && !stop);
 	sqlite3_close(db);
-	return 0;
+	return rc;
 }

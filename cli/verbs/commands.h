@@ -19,8 +19,5 @@ int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_energy(int argc, char **argv);
 int cmd_retention(int argc, char **argv);
-/* tracer --fleet idle [--json]: each host's newest word in the fleet store and whether
- * it stopped reporting (fleet_idle.c). */
-int fleet_idle_hosts(bool json);
 
 #endif

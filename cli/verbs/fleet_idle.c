@@ -2,8 +2,8 @@
  * tracer --fleet idle: which hosts stopped reporting. Each host's newest word in
  * the fleet store (its collector's last row, its newest host sample); a host is
  * silent when that is older than FLEET_SILENT_NS, or its collector's last stream
- * ended (stopped) with none after it. tracer --fleet idle HOST is that host's own
- * `tracer idle` over the fleet store (fleet_load.c).
+ * ended (stopped) with none after it. cmd_idle.c sweeps every host with these
+ * (tracer --fleet idle) or reads one (tracer --fleet idle HOST) over the fleet store.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,13 +11,12 @@
 #include <string.h>
 
 #include "cli/db/fleet.h"
+#include "cli/db/liveness.h"
 #include "cli/render/clierror.h"
 #include "cli/render/format.h"
 #include "cli/verbs/commands.h"
+#include "cli/verbs/fleet_idle.h"
 #include "common/timeutil.h"
-
-/* Collector rows ship once a minute while it runs: three missed is silence. */
-#define FLEET_SILENT_NS (180LL * 1000000000LL)
 
 static int64_t number(json_t *r, const char *name)
 {
@@ -41,17 +40,7 @@ static json_t *host_rows(char *err, size_t size)
 		 "UNION ALL SELECT _host, '', toInt64(0), toInt64(0), max(ifNull(ts_ns, 0)) FROM "
 		 "`%s`.host_samples GROUP BY _host) GROUP BY h ORDER BY h FORMAT JSONEachRow",
 		 d, d);
-	char *text = fleet_query(sql, err, size);
-	if (!text)
-		return NULL;
-	json_t *rows = json_array();
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		json_t *r = json_loads(line, 0, NULL);
-		if (r)
-			json_array_append_new(rows, r);
-	}
-	free(text);
-	return rows;
+	return fleet_json_rows(sql, err, size);
 }
 
 /* The host's newest word, whether it is silent, and why. */
@@ -72,26 +61,30 @@ static json_t *verdict(json_t *r, int64_t now)
 			 "state", why);
 }
 
-int fleet_idle_hosts(bool json)
+json_t *fleet_idle_verdicts(void)
 {
-	char err[1024], when[40], ago[32];
+	char err[1024];
 	json_t *rows = host_rows(err, sizeof(err)), *r;
 	int64_t now = (int64_t)now_realtime_ns();
 	size_t i;
 
 	if (!rows) {
 		cli_error("idle", "%s\n", err);
-		return 1;
+		return NULL;
 	}
 	json_t *hosts = json_array();
 	json_array_foreach(rows, i, r) json_array_append_new(hosts, verdict(r, now));
 	json_decref(rows);
-	if (json) {
-		json_t *doc = json_pack("{s:o}", "hosts", hosts);
-		cli_print_json(doc);
-		json_decref(doc);
-		return 0;
-	}
+	return hosts;
+}
+
+void fleet_idle_print_hosts(json_t *hosts)
+{
+	char when[40], ago[32];
+	int64_t now = (int64_t)now_realtime_ns();
+	size_t i;
+	json_t *r;
+
 	printf("%-34s %-16s %-20s %9s  %s\n", "HOST", "HOSTNAME", "LAST HEARD", "AGO", "STATE");
 	json_array_foreach(hosts, i, r)
 	{
@@ -105,7 +98,4 @@ int fleet_idle_hosts(bool json)
 	}
 	if (!json_array_size(hosts))
 		printf("(no host has shipped to the fleet store)\n");
-	printf("Idle periods of one host: tracer --fleet idle HOST\n");
-	json_decref(hosts);
-	return 0;
 }

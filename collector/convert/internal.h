@@ -10,8 +10,10 @@
  *   snapshot.c  what exists at start-up: the snapshot iterator's exec records
  *               (bpf/snapshot.bpf.c, read from the fd setup/ created as root),
  *               and the cgroups, walked in the cgroup file systems
+ *   energy.c    the RAPL counters (descriptors setup/rapl.c opened as root) as
+ *               EnergyEvents, every sample period
  *
- * May touch: the records given, the cgroup file systems (snapshot.c, before
+ * May touch: the records given, the RAPL descriptors, the cgroup file systems (snapshot.c, before
  * the allow-list). Must not touch: the network, other processes' /proc.
  */
 #ifndef TRACER_COLLECTOR_CONVERT_INTERNAL_H

@@ -21,6 +21,7 @@ static void count_type(struct drain *d, int type)
 {
 	d->batch_events++;
 	d->batch_types[type >= 0 && type < TRACER_EV_COUNT ? type : 0]++;
+	handover_read(d->sender, type >= 0 && type < TRACER_EV_COUNT ? type : 0);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -53,8 +54,9 @@ int drain_add_event(void *ctx, const Tracer__Event *ev)
 
 	if (append_event(&d->batch, ev) != 0)
 		return -1;
-	count_type(d,
-		   ev->kind_case == TRACER__EVENT__KIND_CGROUP ? TRACER_EV_CGROUP : TRACER_EV_EXEC);
+	count_type(d, ev->kind_case == TRACER__EVENT__KIND_CGROUP   ? TRACER_EV_CGROUP
+		      : ev->kind_case == TRACER__EVENT__KIND_ENERGY ? TRACER_EV_SAMPLE
+								    : TRACER_EV_EXEC);
 	if (d->batch.len >= DRAIN_FLUSH_BYTES)
 		drain_flush(d, false);
 	return 0;

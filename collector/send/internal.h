@@ -8,6 +8,8 @@
  *             buffer after the drop (drain_start)
  *   sender.c  the frame queue, the nng connection, proving the key, checking
  *             who listens, acknowledgements and what was lost
+ *   handover.c the stream handed to the next collector of a pin set
+ *             (--keep-pinned): what the dead one held, counted lost
  *
  * May touch: the BPF buffers' fds, the aggregator's socket. Must not touch:
  * files (the allow-list has no open).

@@ -120,12 +120,13 @@ static struct queued_frame *slot(struct sender *s, size_t i)
 	return &s->q[(s->q_head + i) % s->q_cap];
 }
 
-static void count_lost(struct sender *s, uint32_t n_events, const uint32_t *types)
+static void count_lost(struct sender *s, uint64_t seq, uint32_t n_events, const uint32_t *types)
 {
 	s->queue_drops += n_events;
 	s->queue_drop_frames++;
 	for (int t = 0; t < TRACER_EV_COUNT; t++)
 		s->queue_drops_by_type[t] += types[t];
+	handover_settle(s, seq, types);
 }
 
 static struct unconfirmed_drop *unconfirmed(struct sender *s, size_t i)
@@ -137,10 +138,12 @@ static void pop_unconfirmed(struct sender *s, bool delivered)
 {
 	struct unconfirmed_drop *u = unconfirmed(s, 0);
 
-	if (delivered)
+	if (delivered) {
 		s->drops_confirmed_delivered++;
-	else
-		count_lost(s, u->n_events, u->types);
+		handover_settle(s, u->seq, u->types);
+	} else {
+		count_lost(s, u->seq, u->n_events, u->types);
+	}
 	s->unconfirmed_head = (s->unconfirmed_head + 1) % SENDER_UNCONFIRMED_MAX;
 	s->unconfirmed_count--;
 }
@@ -157,7 +160,7 @@ static void lose_unconfirmed_after(struct sender *s, uint64_t seq)
 {
 	while (s->unconfirmed_count > 0 && unconfirmed(s, s->unconfirmed_count - 1)->seq > seq) {
 		struct unconfirmed_drop *u = unconfirmed(s, s->unconfirmed_count - 1);
-		count_lost(s, u->n_events, u->types);
+		count_lost(s, u->seq, u->n_events, u->types);
 		s->unconfirmed_count--;
 	}
 }
@@ -191,7 +194,9 @@ static void drop_head(struct sender *s, bool delivered)
 		if (f->sent && f->sent_pipe != 0)
 			hold_unconfirmed(s, f);
 		else
-			count_lost(s, f->n_events, f->types);
+			count_lost(s, f->seq, f->n_events, f->types);
+	} else {
+		handover_settle(s, f->seq, f->types);
 	}
 	s->q_bytes -= f->len;
 	free(f->data);
@@ -270,6 +275,8 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 	make_room(s, tracer__frame__get_packed_size(&f) + events->len);
 	if (final) /* no later frame could report them: the doubtful count as lost */
 		lose_all_unconfirmed(s);
+	if (final)
+		handover_acked(s, 0);
 	fill_stats(s, stats);
 	if (frame_encode(&f, &head, &head_len) != 0)
 		return -1;
@@ -291,6 +298,8 @@ int sender_enqueue(struct sender *s, const struct bytebuf *events, const uint32_
 	s->q_count++;
 	s->q_bytes += q->len;
 	s->next_seq++;
+	if (s->handover)
+		s->handover->next_seq = s->next_seq;
 	return 0;
 }
 
@@ -312,6 +321,7 @@ static void take_acks(struct sender *s)
 			s->bad_acks++;
 			continue;
 		}
+		handover_acked(s, ack.seq);
 		if (ack.seq > s->acked_seq)
 			s->acked_seq = ack.seq;
 		while (s->q_count > 0 && slot(s, 0)->seq <= s->acked_seq)
@@ -374,7 +384,7 @@ static void watch_connection(struct sender *s)
 static int send_frame(struct sender *s, const struct queued_frame *f)
 {
 	uint8_t tail[FRAME_OLDEST_SEQ_TAIL];
-	size_t tail_len = frame_oldest_seq_tail(slot(s, 0)->seq, tail);
+	size_t tail_len = frame_oldest_seq_tail(handover_oldest(s, slot(s, 0)->seq), tail);
 	nng_msg *msg;
 	int rv;
 
@@ -423,6 +433,7 @@ void sender_pump(struct sender *s)
 			break;
 		}
 		f->sent = true;
+		handover_sent(s, f->seq, f->types);
 		/* A pipe that changed under the send cannot vouch for the frame. */
 		f->sent_pipe = pipe == __atomic_load_n(&s->pipe_id, __ATOMIC_ACQUIRE) ? pipe : 0;
 		s->frames_sent++;
@@ -442,6 +453,8 @@ bool sender_all_acked(const struct sender *s)
 
 int sender_close(struct sender *s)
 {
+	s->handover =
+	    NULL; /* what is still queued was not delivered: the next collector counts it */
 	while (s->q_count)
 		drop_head(s, true);
 	free(s->q);

@@ -21,6 +21,7 @@
 #include <nng/nng.h>
 
 #include "common/bytebuf.h"
+#include "bpf/events.h"
 #include "common/eventtypes.h"
 #include "common/hostinfo.h"
 #include "common/ipc.h"
@@ -94,6 +95,9 @@ struct sender {
 	uint64_t frames_sent;
 	uint64_t acked_seq;
 	uint64_t bad_acks;
+	struct tracer_handover *handover; /* in the pinned .bss (--keep-pinned), or NULL */
+	struct tracer_handover prev;	  /* what the collector before us left there */
+	bool resume_pending;		  /* its losses wait for the aggregator's first answer */
 	int send_fd;	   /* nng's: readable while the socket takes a frame, or -1 */
 	bool send_blocked; /* the last pump left frames because nng's queue was full */
 };
@@ -128,5 +132,19 @@ bool sender_all_acked(const struct sender *s);
 #define SENDER_CLOSE_TIMEOUT_MS 3000u
 /* Drops what is queued (counted) and closes; -1 if nng's close got stuck. */
 int sender_close(struct sender *s);
+
+/*
+ * handover.c: the stream handed to the next collector of a pin set. begin, after
+ * sender_start: resume what h holds (reusing) or start it. The rest keep it
+ * current: an event read, a frame sent, one settled (acked or counted lost).
+ */
+void handover_begin(struct sender *s, struct tracer_handover *h, bool reusing);
+void handover_read(struct sender *s, int type);
+void handover_sent(struct sender *s, uint64_t seq, const uint32_t *types);
+void handover_settle(struct sender *s, uint64_t seq, const uint32_t *types);
+/* The oldest seq a frame claims: 1 until the aggregator says what it committed. */
+uint64_t handover_oldest(const struct sender *s, uint64_t head_seq);
+/* An ack: on a resumed stream the first says the last frame committed. */
+void handover_acked(struct sender *s, uint64_t committed);
 
 #endif

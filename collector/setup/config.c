@@ -233,6 +233,19 @@ static const struct opt collector_opts[] = {
      .def = "64",
      .offset = COLLECTOR_FIELD(queue_mb),
      .help = "frames kept while the aggregator is unreachable, in MiB"},
+    {.name = "keep-pinned",
+     .section = "collector",
+     .kind = OPT_BOOL,
+     .def = "no",
+     .why = "expected yes or no",
+     .offset = COLLECTOR_FIELD(keep_pinned),
+     .help = "pin the programs and buffers under /sys/fs/bpf/tracer: they stay attached "
+	     "when this collector exits, the next one with this socket drains what waited "
+	     "and counts what overflowed (docs/operations.md, \"Restarts\")"},
+    {.name = "unpin",
+     .kind = OPT_FLAG,
+     .offset = COLLECTOR_FIELD(start.unpin),
+     .help = "remove the pinned programs and buffers of --socket's collector, then exit"},
     {.name = "scope-pidns",
      .section = "collector",
      .arg = "PID|INODE",
@@ -281,6 +294,12 @@ static const struct opt collector_opts[] = {
      .offset = COLLECTOR_FIELD(start.test_forbidden),
      .help = "(tests) make a forbidden syscall once in the steady state: the allow-list must "
 	     "kill the process"},
+    {.name = "test-powercap-root",
+     .arg = "DIR",
+     .kind = OPT_TEXT,
+     .offset = COLLECTOR_FIELD(start.test_powercap_root),
+     .help = "(tests) read RAPL counters from DIR/intel-rapl:N instead of "
+	     "/sys/class/powercap"},
     {.section = "probes",
      .key = "process",
      .kind = OPT_CALL,

@@ -39,7 +39,9 @@ struct collector_start {
 	int ready_fd;
 	int lifeline_fd; /* --exit-with-fd */
 	bool test_forbidden;
-	const char *redact_rules; /* --redact-rules */
+	const char *test_powercap_root; /* (tests) a fake /sys/class/powercap */
+	const char *redact_rules;	/* --redact-rules */
+	bool unpin;			/* --unpin: remove the pin set and exit */
 };
 
 struct collector_config {
@@ -57,6 +59,7 @@ struct collector_config {
 	bool force_no_kfunc; /* what Linux 5.5-6.1 get: no bpf_rdonly_cast kfunc */
 	bool force_perfbuf;
 	bool force_net_syscalls; /* use the socket-syscall fallback even with sock tracepoints */
+	bool keep_pinned;	 /* pin the BPF set, reuse it on start (setup/pins.c) */
 	struct pidscope scope_pidns; /* record only this PID namespace (inode 0: all) */
 	struct collector_start start;
 };

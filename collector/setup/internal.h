@@ -12,10 +12,14 @@
  *   probes.c        the BPF programs: loading, attaching, the snapshot
  *                   iterator's fd, reading drop counters and samples (the
  *                   last two after the drop)
+ *   pins.c          --keep-pinned: the maps and links pinned in bpffs, and
+ *                   reused by the next collector of the same socket
  *   syscall_table.c syscall number -> class, written into a BPF map at load
  *   rules_open.c    the redaction rules file: opened here, parsed by
  *                   redact/rules_file.c after the drop
  *   sandbox.c       the syscall allow-list entered after the drop
+ *   rapl.c          the RAPL powercap counters: opened here, read by
+ *                   convert/energy.c after the drop
  *
  * May touch: the kernel (bpf(), tracefs), root-owned files (settings, rules,
  * the key via common/ipc_auth.c). Must not touch: /proc of other processes,
@@ -41,5 +45,12 @@ bool has_btf_tracepoint(const char *name);
 bool has_kernel_function(const char *name);
 /* Classic tracepoints need tracefs: mounted at its usual place if missing. */
 void ensure_tracefs(void);
+
+/* pins.c: the pin set. Before a load: the set's name from the object and settings,
+ * each map's pin path, p->reusing; any other set of the socket removed. */
+void pins_name_maps(struct probes *p, struct tracer_bpf *skel);
+/* A link pinned in the set as link<i>, or (i < 0) as "whole", the mark of a set whose
+ * every link is pinned; false (logged) if it cannot be. */
+bool pins_link(struct probes *p, struct bpf_link *link, int i);
 
 #endif

@@ -4,6 +4,7 @@
  * what this says.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -93,69 +94,38 @@ static void process_programs(struct probes *p, struct tracer_bpf *s, struct grou
 	}
 }
 
-static void scheduler_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			       char *why, size_t why_size)
+/* A begin/end or send/receive pair: both programs when both BTF tracepoints exist. */
+static bool add_pair(struct group_progs *g, const char *tp_a, struct bpf_program *a,
+		     const char *tp_b, struct bpf_program *b)
 {
-	if (has_btf_tracepoint("sched_switch") && has_btf_tracepoint("sched_wakeup")) {
-		add(g, s->progs.iowait_switch);
-		add(g, s->progs.iowait_wakeup);
-	} else {
-		snprintf(why, why_size, "no BTF tracepoints sched_switch/sched_wakeup");
-	}
-}
-
-static void syscalls_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			      char *why, size_t why_size)
-{
-	if (has_btf_tracepoint("sys_exit"))
-		add(g, s->progs.count_syscall);
-	else
-		snprintf(why, why_size, "no BTF tracepoint raw_syscalls:sys_exit");
+	if (!has_btf_tracepoint(tp_a) || !has_btf_tracepoint(tp_b))
+		return false;
+	add(g, a);
+	add(g, b);
+	return true;
 }
 
 static void network_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
 			     char *why, size_t why_size)
 {
-	if (!p->force_net_syscalls && has_btf_tracepoint("sock_send_length") &&
-	    has_btf_tracepoint("sock_recv_length")) {
-		add(g, s->progs.net_send);
-		add(g, s->progs.net_recv);
+	if (!p->force_net_syscalls && add_pair(g, "sock_send_length", s->progs.net_send,
+					       "sock_recv_length", s->progs.net_recv))
 		/* TCP reads by what they consume: splice and zero-copy receives too. */
-		p->tcp_by_consumption = has_btf_tracepoint("tcp_rcv_space_adjust") &&
-					has_btf_tracepoint("inet_sock_set_state");
-		if (p->tcp_by_consumption) {
-			add(g, s->progs.net_tcp_read);
-			add(g, s->progs.net_tcp_state);
-		}
-	} else {
-		snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
-	}
-}
-
-static void oom_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
-			 size_t why_size)
-{
-	if (has_btf_tracepoint("mark_victim"))
-		add(g, s->progs.oom_victim);
+		p->tcp_by_consumption = add_pair(g, "tcp_rcv_space_adjust", s->progs.net_tcp_read,
+						 "inet_sock_set_state", s->progs.net_tcp_state);
 	else
-		snprintf(why, why_size, "no BTF tracepoint oom:mark_victim");
+		snprintf(why, why_size, "no sock:sock_send_length/sock_recv_length (Linux 6.3+)");
 }
 
 static void reclaim_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
 			     char *why, size_t why_size)
 {
-	if (has_btf_tracepoint("mm_vmscan_direct_reclaim_begin") &&
-	    has_btf_tracepoint("mm_vmscan_direct_reclaim_end")) {
-		add(g, s->progs.reclaim_direct_begin);
-		add(g, s->progs.reclaim_direct_end);
-		if (has_btf_tracepoint("mm_vmscan_memcg_reclaim_begin") &&
-		    has_btf_tracepoint("mm_vmscan_memcg_reclaim_end")) {
-			add(g, s->progs.reclaim_memcg_begin);
-			add(g, s->progs.reclaim_memcg_end);
-		}
-	} else {
+	if (add_pair(g, "mm_vmscan_direct_reclaim_begin", s->progs.reclaim_direct_begin,
+		     "mm_vmscan_direct_reclaim_end", s->progs.reclaim_direct_end))
+		add_pair(g, "mm_vmscan_memcg_reclaim_begin", s->progs.reclaim_memcg_begin,
+			 "mm_vmscan_memcg_reclaim_end", s->progs.reclaim_memcg_end);
+	else
 		snprintf(why, why_size, "no vmscan direct reclaim tracepoints");
-	}
 }
 
 static void files_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g, char *why,
@@ -184,31 +154,53 @@ static void files_programs(struct probes *p, struct tracer_bpf *s, struct group_
 	}
 }
 
-static void cgroups_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
-			     char *why, size_t why_size)
-{
-	if (has_btf_tracepoint("cgroup_mkdir") && has_btf_tracepoint("cgroup_rmdir")) {
-		add(g, s->progs.cgroup_mkdir);
-		add(g, s->progs.cgroup_rmdir);
-	} else {
-		snprintf(why, why_size, "no BTF tracepoints cgroup:cgroup_mkdir/rmdir");
-	}
-}
-
 static void samples_programs(struct probes *p, struct tracer_bpf *s, struct group_progs *g,
 			     char *why, size_t why_size)
 {
 	add(g, s->progs.sample_processes);
 }
 
-/* The programs of each group, and why a group cannot load here (why set, none added). */
+/* Groups whose programs need their BTF tracepoints and nothing else: one program per
+ * tracepoint (a group of one has a NULL second). */
+struct plain_group {
+	const char *tracepoints[2];
+	size_t programs[2]; /* where the skeleton keeps each: offsetof its progs member */
+	const char *missing;
+};
+
+#define PROG(name) offsetof(struct tracer_bpf, progs.name)
+static const struct plain_group plain_groups[PROBE_GROUPS] = {
+    [PROBE_SCHEDULER] = {{"sched_switch", "sched_wakeup"},
+			 {PROG(iowait_switch), PROG(iowait_wakeup)},
+			 "no BTF tracepoints sched_switch/sched_wakeup"},
+    [PROBE_SYSCALLS] = {{"sys_exit"},
+			{PROG(count_syscall)},
+			"no BTF tracepoint raw_syscalls:sys_exit"},
+    [PROBE_OOM] = {{"mark_victim"}, {PROG(oom_victim)}, "no BTF tracepoint oom:mark_victim"},
+    [PROBE_CGROUPS] = {{"cgroup_mkdir", "cgroup_rmdir"},
+		       {PROG(cgroup_mkdir), PROG(cgroup_rmdir)},
+		       "no BTF tracepoints cgroup:cgroup_mkdir/rmdir"},
+};
+
+static void plain_programs(const struct plain_group *pg, struct tracer_bpf *s,
+			   struct group_progs *g, char *why, size_t why_size)
+{
+	for (int i = 0; i < 2; i++)
+		if (pg->tracepoints[i] && !has_btf_tracepoint(pg->tracepoints[i])) {
+			snprintf(why, why_size, "%s", pg->missing);
+			return;
+		}
+	for (int i = 0; i < 2; i++)
+		if (pg->tracepoints[i])
+			add(g, *(struct bpf_program **)((char *)s + pg->programs[i]));
+}
+
+/* The programs of the other groups, and why a group cannot load here (why set, none added). */
 static void (*const group_program_fns[PROBE_GROUPS])(struct probes *p, struct tracer_bpf *s,
 						     struct group_progs *g, char *why,
 						     size_t why_size) = {
-    [PROBE_PROCESS] = process_programs,	  [PROBE_SCHEDULER] = scheduler_programs,
-    [PROBE_SYSCALLS] = syscalls_programs, [PROBE_NETWORK] = network_programs,
-    [PROBE_OOM] = oom_programs,		  [PROBE_RECLAIM] = reclaim_programs,
-    [PROBE_FILES] = files_programs,	  [PROBE_CGROUPS] = cgroups_programs,
+    [PROBE_PROCESS] = process_programs, [PROBE_NETWORK] = network_programs,
+    [PROBE_RECLAIM] = reclaim_programs, [PROBE_FILES] = files_programs,
     [PROBE_SAMPLES] = samples_programs,
 };
 
@@ -217,6 +209,10 @@ void group_programs(struct probes *p, struct tracer_bpf *s, enum probe_group grp
 {
 	g->n = 0;
 	why[0] = '\0';
-	if ((unsigned)grp < PROBE_GROUPS && group_program_fns[grp])
+	if ((unsigned)grp >= PROBE_GROUPS)
+		return;
+	if (plain_groups[grp].missing)
+		plain_programs(&plain_groups[grp], s, g, why, why_size);
+	else if (group_program_fns[grp])
 		group_program_fns[grp](p, s, g, why, why_size);
 }

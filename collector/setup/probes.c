@@ -28,36 +28,27 @@ const char *probe_state_name(enum probe_state s)
 /* A failed load's verifier log runs to thousands of lines, the reason last. */
 #define LIBBPF_LOG_TAIL 6000
 
-/* libbpf's messages into our log, a line at a time; of a long one, its end. */
+/* libbpf's messages into our log, a line at a time; of a long one, its end. BPF
+ * memory is memcg-accounted on 5.11+: the memlock limit's warning does not apply. */
 static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LVL_DEBUG)
-		return 0;
-	va_list count_ap;
-	va_copy(count_ap, ap);
-	int len = vsnprintf(NULL, 0, fmt, count_ap);
-	va_end(count_ap);
+	char *msg = NULL, *line, *end;
+	int len = level == LIBBPF_DEBUG && log_get_level() < LOG_LVL_DEBUG
+		      ? -1
+		      : vasprintf(&msg, fmt, ap);
+
 	if (len < 0)
 		return 0;
-	char *msg = malloc((size_t)len + 1);
-	if (!msg)
-		return 0;
-	vsnprintf(msg, (size_t)len + 1, fmt, ap);
-	/* BPF memory is memcg-accounted on 5.11+; the memlock limit does not apply. */
-	if (strstr(msg, "RLIMIT_MEMLOCK"))
-		level = LIBBPF_DEBUG;
-	enum log_level ours = level == LIBBPF_WARN ? LOG_LVL_WARN : LOG_LVL_DEBUG;
-	char *line = msg;
-	if (len > LIBBPF_LOG_TAIL) {
-		line = strchr(msg + len - LIBBPF_LOG_TAIL, '\n');
+	enum log_level ours =
+	    level == LIBBPF_WARN && !strstr(msg, "RLIMIT_MEMLOCK") ? LOG_LVL_WARN : LOG_LVL_DEBUG;
+	line = len > LIBBPF_LOG_TAIL ? strchr(msg + len - LIBBPF_LOG_TAIL, '\n') : msg;
+	if (line != msg) {
 		line = line ? line + 1 : msg + len;
 		log_msg(ours, "libbpf: (%td bytes of its log left out)", line - msg);
 	}
-	while (*line) {
-		char *end = strchr(line, '\n');
-		int n = end ? (int)(end - line) : (int)strlen(line);
-		log_msg(ours, "libbpf: %.*s", n, line);
-		line += n + (end != NULL);
+	for (; *line; line = end ? end + 1 : line + strlen(line)) {
+		end = strchr(line, '\n');
+		log_msg(ours, "libbpf: %.*s", end ? (int)(end - line) : (int)strlen(line), line);
 	}
 	free(msg);
 	return 0;
@@ -160,6 +151,8 @@ static int try_load(struct probes *p, const struct collector_config *cfg, const 
 	}
 	/* Set by the network group's choice just above. */
 	skel->rodata->tcp_by_consumption = want[PROBE_NETWORK] && p->tcp_by_consumption;
+	if (p->pinning)
+		pins_name_maps(p, skel);
 	if (quiet)
 		libbpf_set_print(NULL);
 	err = tracer_bpf__load(skel);
@@ -283,6 +276,8 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	probe_kernel_features(p, cfg);
 	if (choose_groups(p, cfg, want) != 0)
 		return -1;
+	/* Perf buffers are their reader's: nothing would wait for the next one. */
+	p->pinning = cfg->keep_pinned && !p->using_perfbuf && pins_ready(p, cfg->socket_path);
 	p->snapshot_iter = true;
 	if (try_load(p, cfg, want, true) == 0)
 		return 0;
@@ -293,19 +288,24 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	return 0;
 }
 
+void probes_snapshot_attach(struct probes *p)
+{
+	if (p->snapshot_iter &&
+	    !(p->snapshot_link = bpf_program__attach_iter(p->skel->progs.snapshot_tasks, NULL)))
+		p->snapshot_errno = errno;
+}
+
 int probes_snapshot_open(struct probes *p)
 {
-	int fd = -1;
+	int fd = p->snapshot_link ? bpf_iter_create(bpf_link__fd(p->snapshot_link)) : -1;
 
-	if (p->snapshot_iter)
-		p->snapshot_link = bpf_program__attach_iter(p->skel->progs.snapshot_tasks, NULL);
-	if (p->snapshot_link)
-		fd = bpf_iter_create(bpf_link__fd(p->snapshot_link));
 	if (fd < 0)
 		log_warn("no snapshot of the processes already running: %s",
-			 p->snapshot_iter
-			     ? strerror(errno)
-			     : "its iterator does not load here (sleepable iterators: 5.18+)");
+			 !p->snapshot_iter
+			     ? "its iterator does not load here (sleepable iterators: "
+			       "5.18+)"
+			 : p->snapshot_link ? strerror(errno)
+					    : strerror(p->snapshot_errno));
 	return fd;
 }
 
@@ -332,7 +332,8 @@ int probes_attach(struct probes *p)
 				if (bpf_link__fd(p->links[k]) >= 0 &&
 				    p->link_progs[k] == g.progs[i])
 					attached = true;
-			if (attached)
+			/* A reused pin set's links hold its programs attached. */
+			if (attached || (p->reusing && grp != PROBE_SAMPLES))
 				continue;
 			struct bpf_link *link = grp == PROBE_SAMPLES
 						    ? bpf_program__attach_iter(g.progs[i], NULL)
@@ -352,13 +353,18 @@ int probes_attach(struct probes *p)
 			}
 			if (grp == PROBE_SAMPLES)
 				p->iter_link = link;
-			else if (p->n_links < PROBES_MAX_LINKS) {
+			else if (p->pinning && !pins_link(p, link, (int)p->n_links))
+				p->pinning =
+				    false; /* no "whole" pin: the next collector starts afresh */
+			if (grp != PROBE_SAMPLES && p->n_links < PROBES_MAX_LINKS) {
 				p->link_progs[p->n_links] = g.progs[i];
 				p->links[p->n_links++] = link;
 			}
 		}
 		p->attached[grp] = g;
 	}
+	if (p->pinning && !p->reusing && p->n_links)
+		pins_link(p, p->links[0], -1);
 	p->attached_ns = now_boottime_ns();
 	return 0;
 }
@@ -401,6 +407,9 @@ void probes_describe(struct probes *p)
 			 st->detail);
 	}
 	log_info("events via %s", p->using_perfbuf ? "perf buffers" : "ring buffer");
+	if (p->pinning)
+		log_info("%s the pin set %s: the programs stay attached when we exit",
+			 p->reusing ? "reusing" : "made", p->pin_dir);
 }
 
 int probes_ringbuf_fd(const struct probes *p)
@@ -420,6 +429,11 @@ int probes_read_drops(const struct probes *p, uint64_t *out, uint64_t *net_wait)
 	for (int i = 0; i < TRACER_NETW_STATS; i++)
 		net_wait[i] = __atomic_load_n(&p->skel->bss->net_wait_stats[i], __ATOMIC_RELAXED);
 	return 0;
+}
+
+struct tracer_handover *probes_handover(const struct probes *p)
+{
+	return p->pinning ? &p->skel->bss->handover : NULL;
 }
 
 int probes_sample(struct probes *p, int (*sink)(void *ctx, const struct tracer_sample *s),

@@ -582,6 +582,10 @@ def main():
         "refresh this page. Every number below comes from that one run"
         + ("." if args.side_pages else "; the pages linked next were not rerun by it (each says when it was "
            "measured and has its own make target)."),
+        "**The figure users get** (a long-lived aggregator over a database holding history, as the "
+        "package runs, against fresh daemons and an A/A control in the same run): "
+        "[performance-deployed.md](performance-deployed.md); the tables below start fresh daemons "
+        "over an empty database for every traced run. "
         "What the numbers mean and where the cost goes: [performance-notes.md](performance-notes.md). "
         "Start-up (`tracer run -- true`, probe loading per group): [startup.md](startup.md). "
         "What recording real, normalised file paths costs: [paths.md](paths.md). "

@@ -49,6 +49,102 @@ static int write_seed(char **dirs, int n_dirs, const char *name, const Tracer__F
 	return 0;
 }
 
+/* A process's life: fork, exec (a workflow engine's task), files, a sample, exit; its
+ * cgroup and an OOM kill. */
+struct life {
+	Tracer__ForkEvent fork;
+	Tracer__Counters at_exec, totals;
+	Tracer__ExecEvent exec;
+	Tracer__FileEvent file;
+	uint32_t counts[1], failed[1], flags[1];
+	Tracer__FileCountsEvent fc;
+	Tracer__SampleEvent sample;
+	Tracer__ExitEvent exit_ev;
+	Tracer__CgroupEvent cg;
+	Tracer__OomEvent oom;
+};
+
+static char *snake_argv[] = {"bash", "-c", "set -euo pipefail; bwa mem ref.fa r.fq > out.sam"};
+
+static void life_fill(struct life *l)
+{
+	l->counts[0] = 3;
+	l->failed[0] = l->flags[0] = 0;
+	l->fork = (Tracer__ForkEvent)TRACER__FORK_EVENT__INIT;
+	l->fork.pid = 200;
+	l->fork.start_ns = 5000;
+	l->fork.parent_pid = 100;
+	l->fork.parent_start_ns = 1000;
+	l->fork.comm = "bash";
+
+	l->at_exec = (Tracer__Counters)TRACER__COUNTERS__INIT;
+	l->totals = (Tracer__Counters)TRACER__COUNTERS__INIT;
+	l->at_exec.utime_ns = 1000000;
+	l->at_exec.has_utime_ns = 1;
+	l->totals.utime_ns = 90000000;
+	l->totals.has_utime_ns = 1;
+	l->totals.peak_rss_kb = 40960;
+	l->totals.has_peak_rss_kb = 1;
+	l->totals.read_bytes = 1 << 20;
+	l->totals.has_read_bytes = 1;
+
+	l->exec = (Tracer__ExecEvent)TRACER__EXEC_EVENT__INIT;
+	l->exec.pid = 200;
+	l->exec.start_ns = 5000;
+	l->exec.ppid = 100;
+	l->exec.has_ppid = 1;
+	l->exec.exe = "/usr/bin/bash";
+	l->exec.comm = "bash";
+	l->exec.cwd = "/work/3f/0123456789abcdef0123456789abcd";
+	l->exec.argv = snake_argv;
+	l->exec.n_argv = 3;
+	l->exec.cgroup_id = 77;
+	l->exec.has_cgroup_id = 1;
+	l->exec.at_exec = &l->at_exec;
+
+	l->file = (Tracer__FileEvent)TRACER__FILE_EVENT__INIT;
+	l->file.pid = 200;
+	l->file.start_ns = 5000;
+	l->file.path = "ref.fa";
+	l->file.relative = 1;
+	l->file.has_relative = 1;
+
+	l->fc = (Tracer__FileCountsEvent)TRACER__FILE_COUNTS_EVENT__INIT;
+	l->fc.pid = 200;
+	l->fc.start_ns = 5000;
+	l->fc.count = l->counts;
+	l->fc.n_count = 1;
+	l->fc.failed = l->failed;
+	l->fc.n_failed = 1;
+	l->fc.flags_union = l->flags;
+	l->fc.n_flags_union = 1;
+
+	l->sample = (Tracer__SampleEvent)TRACER__SAMPLE_EVENT__INIT;
+	l->sample.pid = 200;
+	l->sample.start_ns = 5000;
+	l->sample.rss_kb = 20480;
+	l->sample.has_rss_kb = 1;
+
+	l->exit_ev = (Tracer__ExitEvent)TRACER__EXIT_EVENT__INIT;
+	l->exit_ev.pid = 200;
+	l->exit_ev.start_ns = 5000;
+	l->exit_ev.wait_status = 1 << 8;
+	l->exit_ev.totals = &l->totals;
+
+	l->cg = (Tracer__CgroupEvent)TRACER__CGROUP_EVENT__INIT;
+	l->cg.id = 77;
+	l->cg.path =
+	    "/system.slice/"
+	    "docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope";
+
+	l->oom = (Tracer__OomEvent)TRACER__OOM_EVENT__INIT;
+	l->oom.pid = 200;
+	l->oom.start_ns = 5000;
+	l->oom.comm = "bwa";
+	l->oom.anon_rss_kb = 1 << 20;
+	l->oom.has_anon_rss_kb = 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -58,91 +154,19 @@ int main(int argc, char **argv)
 	char **dirs = argv + 1;
 	int n_dirs = argc - 1;
 
-	/* A process's life: fork, exec (a workflow engine's task), files, a sample, exit. */
-	Tracer__ForkEvent fork = TRACER__FORK_EVENT__INIT;
-	fork.pid = 200;
-	fork.start_ns = 5000;
-	fork.parent_pid = 100;
-	fork.parent_start_ns = 1000;
-	fork.comm = "bash";
+	static struct life l;
 
-	Tracer__Counters at_exec = TRACER__COUNTERS__INIT, totals = TRACER__COUNTERS__INIT;
-	at_exec.utime_ns = 1000000;
-	at_exec.has_utime_ns = 1;
-	totals.utime_ns = 90000000;
-	totals.has_utime_ns = 1;
-	totals.peak_rss_kb = 40960;
-	totals.has_peak_rss_kb = 1;
-	totals.read_bytes = 1 << 20;
-	totals.has_read_bytes = 1;
-
-	char *snake_argv[] = {"bash", "-c", "set -euo pipefail; bwa mem ref.fa r.fq > out.sam"};
-	Tracer__ExecEvent exec = TRACER__EXEC_EVENT__INIT;
-	exec.pid = 200;
-	exec.start_ns = 5000;
-	exec.ppid = 100;
-	exec.has_ppid = 1;
-	exec.exe = "/usr/bin/bash";
-	exec.comm = "bash";
-	exec.cwd = "/work/3f/0123456789abcdef0123456789abcd";
-	exec.argv = snake_argv;
-	exec.n_argv = 3;
-	exec.cgroup_id = 77;
-	exec.has_cgroup_id = 1;
-	exec.at_exec = &at_exec;
-
-	Tracer__FileEvent file = TRACER__FILE_EVENT__INIT;
-	file.pid = 200;
-	file.start_ns = 5000;
-	file.path = "ref.fa";
-	file.relative = 1;
-	file.has_relative = 1;
-
-	uint32_t counts[] = {3}, failed[] = {0}, flags[] = {0};
-	Tracer__FileCountsEvent fc = TRACER__FILE_COUNTS_EVENT__INIT;
-	fc.pid = 200;
-	fc.start_ns = 5000;
-	fc.count = counts;
-	fc.n_count = 1;
-	fc.failed = failed;
-	fc.n_failed = 1;
-	fc.flags_union = flags;
-	fc.n_flags_union = 1;
-
-	Tracer__SampleEvent sample = TRACER__SAMPLE_EVENT__INIT;
-	sample.pid = 200;
-	sample.start_ns = 5000;
-	sample.rss_kb = 20480;
-	sample.has_rss_kb = 1;
-
-	Tracer__ExitEvent exit_ev = TRACER__EXIT_EVENT__INIT;
-	exit_ev.pid = 200;
-	exit_ev.start_ns = 5000;
-	exit_ev.wait_status = 1 << 8;
-	exit_ev.totals = &totals;
-
-	Tracer__CgroupEvent cg = TRACER__CGROUP_EVENT__INIT;
-	cg.id = 77;
-	cg.path = "/system.slice/"
-		  "docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope";
-
-	Tracer__OomEvent oom = TRACER__OOM_EVENT__INIT;
-	oom.pid = 200;
-	oom.start_ns = 5000;
-	oom.comm = "bwa";
-	oom.anon_rss_kb = 1 << 20;
-	oom.has_anon_rss_kb = 1;
-
+	life_fill(&l);
 	/* Every member of the event's kind union is a pointer to a message struct, and
 	 * C11 gives all of those the same representation: one table fills them all. */
 	const struct {
 		Tracer__Event__KindCase kind;
 		void *msg;
 	} kinds[] = {
-	    {TRACER__EVENT__KIND_CGROUP, &cg},	   {TRACER__EVENT__KIND_FORK, &fork},
-	    {TRACER__EVENT__KIND_EXEC, &exec},	   {TRACER__EVENT__KIND_FILE, &file},
-	    {TRACER__EVENT__KIND_SAMPLE, &sample}, {TRACER__EVENT__KIND_OOM, &oom},
-	    {TRACER__EVENT__KIND_EXIT, &exit_ev},  {TRACER__EVENT__KIND_FILE_COUNTS, &fc},
+	    {TRACER__EVENT__KIND_CGROUP, &l.cg},     {TRACER__EVENT__KIND_FORK, &l.fork},
+	    {TRACER__EVENT__KIND_EXEC, &l.exec},     {TRACER__EVENT__KIND_FILE, &l.file},
+	    {TRACER__EVENT__KIND_SAMPLE, &l.sample}, {TRACER__EVENT__KIND_OOM, &l.oom},
+	    {TRACER__EVENT__KIND_EXIT, &l.exit_ev},  {TRACER__EVENT__KIND_FILE_COUNTS, &l.fc},
 	};
 	Tracer__Event evs[8];
 	Tracer__Event *pevs[8];

@@ -21,26 +21,16 @@
 #include "aggregator/receive/receiver.h"
 #include "aggregator/store/store.h"
 #include "common/log.h"
+#include "test/unit/tmpdb.h"
 
 #include <sqlite3.h>
 
 static char template_path[128], db_path[128];
 
-static void remove_db(const char *path)
-{
-	char side[160];
-
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
-}
-
 static void cleanup(void)
 {
-	remove_db(template_path);
-	remove_db(db_path);
+	tmpdb_remove(template_path);
+	tmpdb_remove(db_path);
 }
 static void copy_file(const char *from, const char *to)
 {
@@ -125,8 +115,8 @@ static void open_once(void)
 	snprintf(template_path, sizeof(template_path), "%s/fuzz-ingest-%d-template.db", dir,
 		 (int)getpid());
 	snprintf(db_path, sizeof(db_path), "%s/fuzz-ingest-%d.db", dir, (int)getpid());
-	remove_db(template_path);
-	remove_db(db_path);
+	tmpdb_remove(template_path);
+	tmpdb_remove(db_path);
 	if (store_open(&st, template_path) != 0)
 		__builtin_trap();
 	store_close(&st); /* checkpoints the WAL into the file */

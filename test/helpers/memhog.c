@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "procstatus.h"
+
 int main(int argc, char **argv)
 {
 	if (argc != 4)
@@ -14,14 +16,7 @@ int main(int argc, char **argv)
 	char *p = malloc(bytes);
 	for (size_t i = 0; i < bytes; i += 4096)
 		p[i] = (char)i;
-	char line[256];
-	long hwm = -1;
-	FILE *st = fopen("/proc/self/status", "r");
-	while (st && fgets(line, sizeof(line), st))
-		if (strncmp(line, "VmHWM:", 6) == 0)
-			hwm = strtol(line + 6, NULL, 10);
-	if (st)
-		fclose(st);
+	long hwm = status_kb("VmHWM:");
 	FILE *out = fopen(argv[3], "w");
 	if (!out)
 		return 1;

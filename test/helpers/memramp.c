@@ -7,19 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-static long vmrss_kb(void)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmRSS:", 6) == 0)
-			v = strtol(line + 6, NULL, 10);
-	if (f)
-		fclose(f);
-	return v;
-}
+#include "procstatus.h"
 
 int main(int argc, char **argv)
 {
@@ -36,7 +24,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < steps; i++) {
 		char *p = malloc(chunk);
 		memset(p, i + 1, chunk); /* keep it: the ramp is the point */
-		fprintf(out, "%ld\n", vmrss_kb());
+		fprintf(out, "%ld\n", status_kb("VmRSS:"));
 		fflush(out);
 		nanosleep(&pause, NULL);
 	}

@@ -10,6 +10,7 @@ import time
 import urllib.error
 import urllib.request
 
+from harness import stop_process
 from ports import free_port
 
 STOCK = "/etc/clickhouse-server"
@@ -111,13 +112,8 @@ class ClickHouse:
             return ""
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            stop_process(self.proc)
         self.proc = None
 
     @property

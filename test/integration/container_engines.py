@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import Failure, Skip
+from harness import Failure, Skip, stop_process
 
 DOCKER, DOCKERD, PODMAN = "/usr/bin/docker", "/usr/sbin/dockerd", "/usr/bin/podman"
 IMAGE = "local/tracer-test:1"
@@ -84,13 +84,7 @@ class Docker:
         return self.cli("run", "--rm", "--network", "none", *vol, *args)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.log.close()
 
 

@@ -185,6 +185,28 @@ def load_json(path):
         return json.load(f)
 
 
+def stop_process(proc, timeout=30):
+    """A server the tests started, stopped: asked (SIGTERM), then told (SIGKILL)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def remove_cgroup(path):
+    """rmdir a cgroup its processes have left: the kernel lets go of it a moment after the
+    last one exits, so try for up to 5 s (a cgroup left behind is only litter)."""
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 def wait_for_socket(path, timeout=10):
     end = time.time() + timeout
     while time.time() < end:

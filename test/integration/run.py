@@ -44,6 +44,7 @@ import test_fleet  # noqa: F401
 import test_provenance  # noqa: F401
 import test_energy  # noqa: F401
 import test_fleet_batch  # noqa: F401
+import test_fleet_live  # noqa: F401
 import test_snapshot  # noqa: F401
 import test_netwait  # noqa: F401
 

@@ -91,28 +91,11 @@ class SlurmCluster:
         d = self.dir
         for sub in ("state", "spool"):
             os.makedirs(os.path.join(d, sub), exist_ok=True)
-        # munged refuses directories that others can write (the test dir is 0777).
-        self.munge_dir = tempfile.mkdtemp(prefix="tracer-munge-")
-        m = self.munge_dir
-        os.makedirs(os.path.join(m, "key"))
-        munge = pwd.getpwnam("munge")
-        key = os.path.join(m, "key/munge.key")
-        with open(key, "wb") as f:
-            f.write(os.urandom(1024))
-        for path, mode in ((m, 0o755), (os.path.join(m, "key"), 0o700), (key, 0o400)):
-            os.chown(path, munge.pw_uid, munge.pw_gid)
-            os.chmod(path, mode)
-        self.munge_sock = os.path.join(m, "munge.socket")
-        self.procs.append(subprocess.Popen(
-            ["runuser", "-u", "munge", "--", "munged", "--foreground", "--key-file", key,
-             "--socket", self.munge_sock, "--pid-file", os.path.join(m, "munged.pid"),
-             "--log-file", os.path.join(m, "munged.log"), "--seed-file", os.path.join(m, "munged.seed")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        self._wait(lambda: os.path.exists(self.munge_sock), timeout, "munged")
+        self.start_munge(timeout=timeout)
         accounting = NO_ACCOUNTING
         if self.accounting:
             dbd_port = free_port()
-            self._start_accounting(dbd_port, timeout)
+            self.start_accounting(dbd_port, timeout)
             accounting = ACCOUNTING.format(dbd_port=dbd_port, munge_sock=self.munge_sock)
         with open(os.path.join(d, "slurm.conf"), "w") as f:
             f.write(SLURM_CONF.format(node=self.node, ctld_port=free_port(), slurmd_port=free_port(),
@@ -128,7 +111,28 @@ class SlurmCluster:
                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         self._wait(self._node_idle, timeout, "slurm node to become idle")
 
-    def _start_accounting(self, dbd_port, timeout):
+    def start_munge(self, key=None, timeout=60):
+        """munged with KEY (random if None) on a socket of its own (self.munge_sock)."""
+        # munged refuses directories that others can write (the test dir is 0777).
+        self.munge_dir = tempfile.mkdtemp(prefix="tracer-munge-")
+        m = self.munge_dir
+        os.makedirs(os.path.join(m, "key"))
+        munge = pwd.getpwnam("munge")
+        key_file = os.path.join(m, "key/munge.key")
+        with open(key_file, "wb") as f:
+            f.write(key or os.urandom(1024))
+        for path, mode in ((m, 0o755), (os.path.join(m, "key"), 0o700), (key_file, 0o400)):
+            os.chown(path, munge.pw_uid, munge.pw_gid)
+            os.chmod(path, mode)
+        self.munge_sock = os.path.join(m, "munge.socket")
+        self.procs.append(subprocess.Popen(
+            ["runuser", "-u", "munge", "--", "munged", "--foreground", "--key-file", key_file,
+             "--socket", self.munge_sock, "--pid-file", os.path.join(m, "munged.pid"),
+             "--log-file", os.path.join(m, "munged.log"), "--seed-file", os.path.join(m, "munged.seed")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self._wait(lambda: os.path.exists(self.munge_sock), timeout, "munged")
+
+    def start_accounting(self, dbd_port, timeout=60):
         """MariaDB on a socket in the test directory (clients find it by MYSQL_UNIX_PORT), then
         slurmdbd, then the cluster registered with sacctmgr."""
         d = self.dir

@@ -128,6 +128,19 @@ def check_run_total_is_its_rows(ctx, run_id, db):
     return run_cpu
 
 
+
+def engine_run(ctx, db, engine, name, d, acct):
+    """The one run of the engine started in d, or None; its jobs checked against sacct's
+    (acct) and its total against its rows."""
+    runs = ctx.query("SELECT r.id FROM runs r JOIN processes p ON p.id = r.engine_process_id "
+                     "WHERE r.engine = ? AND p.cwd = ?", engine, d, db=db)
+    ctx.check(len(runs) == 1, f"one {name} run started in {d}: {runs}")
+    if not runs:
+        return None
+    check_jobs_against_sacct(ctx, runs[0][0], acct, db)
+    check_run_total_is_its_rows(ctx, runs[0][0], db)
+    return runs[0][0]
+
 @test
 @plain_build_only("CI time: a private Slurm with accounting per test; run under ASan by hand when this file changes (all passed, 2026-12-01)")
 def snakemake_cluster_jobs_are_the_runs_steps(ctx):
@@ -171,14 +184,9 @@ rule merge:
     finally:
         cluster.stop()
     ctx.check(len(acct) == 4, f"four cluster jobs in sacct: {acct}")
-    runs = ctx.query("SELECT r.id FROM runs r JOIN processes p ON p.id = r.engine_process_id "
-                     "WHERE r.engine = 'snakemake' AND p.cwd = ?", d, db=db)
-    ctx.check(len(runs) == 1, f"one Snakemake run started in {d}: {runs}")
-    if not runs:
+    run_id = engine_run(ctx, db, "snakemake", "Snakemake", d, acct)
+    if run_id is None:
         return
-    run_id = runs[0][0]
-    check_jobs_against_sacct(ctx, run_id, acct, db)
-    check_run_total_is_its_rows(ctx, run_id, db)
     links = ctx.query("SELECT b.job_id, b.link, s.name, b.queue_wait_ns, b.engine_job_id, sub.engine_job_id "
                       "FROM batch_jobs b LEFT JOIN steps s ON s.id = b.step_id "
                       "LEFT JOIN batch_submissions sub ON sub.id = b.submission_id WHERE b.run_id = ?", run_id, db=db)
@@ -324,14 +332,9 @@ def nextflow_slurm_executor_tasks_are_the_runs_tasks(ctx):
     finally:
         cluster.stop()
     ctx.check(len(acct) == 2, f"a job per task in sacct: {acct}")
-    runs = ctx.query("SELECT r.id FROM runs r JOIN processes p ON p.id = r.engine_process_id "
-                     "WHERE r.engine = 'nextflow' AND p.cwd = ?", d, db=db)
-    ctx.check(len(runs) == 1, f"one Nextflow run started in {d}: {runs}")
-    if not runs:
+    run_id = engine_run(ctx, db, "nextflow", "Nextflow", d, acct)
+    if run_id is None:
         return
-    run_id = runs[0][0]
-    check_jobs_against_sacct(ctx, run_id, acct, db)
-    check_run_total_is_its_rows(ctx, run_id, db)
     steps = {k: (kind, sid) for sid, k, kind in ctx.query("SELECT id, key, kind FROM steps WHERE run_id = ?",
                                                            run_id, db=db)}
     want = {"/".join(t.split("/")[-2:]) for t in tasks.values()}

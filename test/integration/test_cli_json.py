@@ -179,6 +179,9 @@ def tracer_help_verb_is_the_verbs_help(ctx):
     for verb in ("run", "show", "explain", "cost"):
         ctx.check(out("help", verb) == out(verb, "--help") and out("help", verb)[0] == 0,
                   f"tracer help {verb}: {out('help', verb)[1][:200]}")
+    # help's own help is the usage too, not "unknown verb '--help'" (it was).
+    for form in (("help", "--help"), ("help", "-h"), ("help", "help")):
+        ctx.check(out(*form) == out("--help"), f"tracer {' '.join(form)}: {out(*form)}")
 
 
 def explained(ctx, db):

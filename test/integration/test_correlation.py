@@ -478,12 +478,10 @@ def slurm_job_is_a_run_with_its_steps(ctx):
     cluster = SlurmCluster(ctx.path("slurm"))
     try:
         cluster.start()
-        script = ctx.path("align-job.sh")
-        with open(script, "w") as f:
-            f.write("#!/bin/bash\n#SBATCH -J tracer-it\n"
-                    f"{ctx.helper('measure')} {ctx.path('batch.json')} -- {ctx.helper('cpuburn')} 300\n"
-                    f"srun {ctx.helper('measure')} {ctx.path('step0.json')} -- {ctx.helper('cpuburn')} 500\n")
-        os.chmod(script, 0o755)
+        script = write_script(ctx, "align-job.sh", (
+            "#SBATCH -J tracer-it\n"
+            f"{ctx.helper('measure')} {ctx.path('batch.json')} -- {ctx.helper('cpuburn')} 300\n"
+            f"srun {ctx.helper('measure')} {ctx.path('step0.json')} -- {ctx.helper('cpuburn')} 500\n"))
         job, rc, err = cluster.sbatch_wait(script)
         ctx.check(rc == 0 and job.isdigit(), f"sbatch: job {job} exit {rc} {err}")
         time.sleep(1.5)  # slurmd's processes end after sbatch returns; let the daemons commit
@@ -626,13 +624,11 @@ def slurm_steps_match_sacct(ctx):
     cluster = SlurmCluster(ctx.path("slurm"), accounting=True)
     try:
         cluster.start()
-        script = ctx.path("acct-job.sh")
-        with open(script, "w") as f:
-            f.write("#!/bin/bash\n#SBATCH -J tracer-acct\n"
-                    f"{ctx.helper('cpuburn')} 400\n"
-                    f"srun {ctx.helper('memhog')} 300 0 {ctx.path('hog.json')}\n"
-                    f"srun {ctx.helper('cpuburn')} 700\n")
-        os.chmod(script, 0o755)
+        script = write_script(ctx, "acct-job.sh", (
+            "#SBATCH -J tracer-acct\n"
+            f"{ctx.helper('cpuburn')} 400\n"
+            f"srun {ctx.helper('memhog')} 300 0 {ctx.path('hog.json')}\n"
+            f"srun {ctx.helper('cpuburn')} 700\n"))
         job, rc, err = cluster.sbatch_wait(script)
         ctx.check(rc == 0 and job.isdigit(), f"sbatch: job {job} exit {rc} {err}")
         # A job ends as its batch script does: one goes on past a failed srun step and

@@ -10,7 +10,7 @@ import time
 import uuid
 
 from clickhouse import ClickHouse
-from harness import Failure, plain_build_only, start_daemons, test
+from harness import Failure, plain_build_only, remove_cgroup, start_daemons, test
 
 MEMCG = "/sys/fs/cgroup/memory"
 HOSTS = ("fleet-a", "fleet-b")
@@ -132,12 +132,7 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     try:
         recorded = {host: record_host(ctx, host, group, sink, cred) for host in HOSTS}
     finally:
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(f"{MEMCG}/{group}")
     conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
     for host, (db, rid) in recorded.items():
         name = f"{host}:{rid}"
@@ -161,6 +156,7 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
         diff = [d for d in json_differences(ldata, fdata) if not d[0].endswith(".files") and d[0] != "$.file_paths"
                 and not d[0].endswith(".generated_at")]
         ctx.check(not diff, f"report {name}: the same data (path, local, fleet): {diff[:4]}")
+    energy_window_is_the_hosts_summed(ctx, conf, recorded)
     # runs: both hosts, each row as its host lists it, plus the host.
     code, out, err = tracer(ctx, "--fleet", conf, "runs", "--json")
     ctx.check(code == 0, f"fleet runs: {code} {err}")
@@ -198,6 +194,18 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
                   f"{host} stopped its collector, last heard at {last}: {hosts[host]}")
         same(ctx, f"idle {host}", tracer(ctx, "idle", "--db", db, "--json"),
              tracer(ctx, "--fleet", conf, "idle", "--json", host), as_json=True)
+    # The sweep: every host's idle time in one call, priced as on one host: each
+    # host's part is what that host's own `tracer idle` says of its database.
+    code, out, err = tracer(ctx, "--fleet", conf, "idle", "--json", "--rate", "2.5")
+    ctx.check(code == 0, f"fleet idle sweep: {code} {err}")
+    sweep = {h["host"]: h for h in json.loads(out)["hosts"]}
+    for host, (db, rid) in recorded.items():
+        ctx.check("idle" in sweep.get(host, {}), f"the sweep has {host}'s idle time: {sweep.get(host)}")
+        same(ctx, f"idle sweep {host}", tracer(ctx, "idle", "--db", db, "--json", "--rate", "2.5"),
+             (code, json.dumps(sweep[host]["idle"]), err), as_json=True)
+    code, text, err = tracer(ctx, "--fleet", conf, "idle", "--rate", "2.5")
+    ctx.check(code == 0 and all(f"\n{h} (" in text for h in recorded) and "Host idle" in text,
+              f"fleet idle sweep, text: {code} {text[-500:]} {err}")
     # The URL itself, without the config file: the stock default user needs no password.
     code, out, err = tracer(ctx, "--fleet", sink, "show", "--json", f"{HOSTS[0]}:{recorded[HOSTS[0]][1]}")
     ctx.check(code == 0 and json.loads(out), f"--fleet URL: {code} {err}")
@@ -275,5 +283,47 @@ def fleet_retention_drops_whole_old_days(ctx):
     ctx.check("tools: not partitioned by day, kept" in out, f"tools kept: {out}")
     left = {p for p, in ch.rows("SELECT DISTINCT partition FROM system.parts WHERE database = 'tracer' AND active")}
     cutoff = utc_day(time.time_ns() - 30 * 86400 * 10**9)
-    ctx.check(not [p for p in left if p.isdigit() and len(p) == 8 and p < cutoff],
+    # 19700101 holds records with no time (age unknown): kept, and said so.
+    ctx.check(not [p for p in left if p.isdigit() and len(p) == 8 and "19700101" < p < cutoff],
               f"no day partition before {cutoff} is left: {sorted(left)}")
+
+
+def energy_window_is_the_hosts_summed(ctx, conf, recorded):
+    """`--fleet energy --since 30d --by pipeline|user`: each part is the sum of that part
+    over every host's own `tracer energy --since 30d` (the same coefficients), processes and
+    CPU exactly (to 2 ns of rounding), Wh and g CO2e to 1e-9; the text has the same model
+    lines and the summed rows. By pipeline each host's run is its own part (the script's
+    name); by user both hosts' are root's, so that part merges."""
+    econf = private_file(ctx, "energy.conf", "[energy]\ncpu-watts-per-core = 10\nregion = eu-west-1\n")
+    empty = private_file(ctx, "empty-cost.conf", "")
+    for by in ("pipeline", "user"):
+        args = ("energy", "--since", "30d", "--by", by, "--energy-conf", econf, "--cost-conf", empty,
+                "--no-detect")
+        local = [json.loads(tracer(ctx, *args, "--db", db, "--json")[1]) for db, _ in recorded.values()]
+        code, out, err = tracer(ctx, "--fleet", conf, *args, "--json")
+        ctx.check(code == 0, f"fleet energy --by {by}: {code} {err}")
+        fleet = json.loads(out)
+        ctx.check(fleet["model"] == local[0]["model"] == local[1]["model"],
+                  f"--by {by}: the same model: {fleet['model']} vs {local[0]['model']}")
+        want = {}
+        for doc in local:
+            for p in doc["parts"]:
+                w = want.setdefault(p["key"], {"processes": 0, "cpu_ns": 0, "energy_wh": 0.0, "co2e_g": 0.0,
+                                               "memory_gib_hours": 0.0})
+                for k in w:
+                    w[k] += p[k]
+        got = {p["key"]: p for p in fleet["parts"]}
+        ctx.check(set(got) == set(want) and len(want) >= 1, f"--by {by}: parts {sorted(got)} vs {sorted(want)}")
+        ctx.check(sum(w["processes"] for w in want.values()) >= 10, f"--by {by}: both hosts' processes: {want}")
+        for key, w in want.items():
+            g = got.get(key, {})
+            ctx.check(g.get("processes") == w["processes"] and abs(g.get("cpu_ns", 0) - w["cpu_ns"]) <= 2,
+                      f"--by {by} {key}: processes/CPU {g.get('processes')}/{g.get('cpu_ns')} vs {w}")
+            for k in ("energy_wh", "co2e_g", "memory_gib_hours"):
+                ctx.close(g.get(k), w[k], 1e-9 * abs(w[k]) + 1e-15, f"--by {by} {key}: {k}")
+        text = tracer(ctx, "--fleet", conf, *args)[1].splitlines()
+        local_text = tracer(ctx, *args, "--db", recorded[HOSTS[0]][0])[1].splitlines()
+        ctx.check(text[1:7] == local_text[1:7],
+                  f"--by {by}: the model's lines and the header as local's: {text[:7]} vs {local_text[:7]}")
+        rows = {ln[:40].rstrip(): int(ln[40:].split()[0]) for ln in text[7:] if ln.strip()}
+        ctx.check(rows == {k: w["processes"] for k, w in want.items()}, f"--by {by}: text rows {rows}")

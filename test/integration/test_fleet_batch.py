@@ -13,7 +13,7 @@ import subprocess
 import time
 import uuid
 
-from harness import Failure, Skip, plain_build_only, start_daemons, test
+from harness import Failure, Skip, plain_build_only, remove_cgroup, start_daemons, test
 from slurm_cluster import SlurmCluster
 from test_batch import build_burn
 from test_fleet import clickhouse, private_file, tracer
@@ -50,6 +50,52 @@ def ship(ctx, host, db, state, sink, cred):
     ctx.check(p.returncode == 0, f"{host}: shipped: {p.returncode} {p.stderr[-300:]}")
 
 
+
+def fleet_store(ctx):
+    """A ClickHouse for the hosts to ship to: the shippers' credentials file, the sink's
+    URL, and the reader's fleet.conf (its own credentials file)."""
+    ch = clickhouse(ctx)
+    secret = f"user = {ch.user}\npassword = {ch.password}\n"
+    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
+    mine = private_file(ctx, "reader.cred", secret)
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    return cred, sink, conf
+
+
+def fleet_setup(ctx, name):
+    """What both tests start from: Slurm here, the fleet's store, the CPU burner the jobs
+    run and an empty work directory NAME: (cred, sink, conf, burn, work)."""
+    if not SlurmCluster.available():
+        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
+    cred, sink, conf = fleet_store(ctx)
+    burn = build_burn(ctx)
+    work = ctx.path(name)
+    os.mkdir(work)
+    return cred, sink, conf, burn, work
+
+
+def cluster_and_group(ctx, prefix):
+    """A Slurm cluster (not started) and a new memory cgroup PREFIX-xxxxxxxx for the hosts."""
+    group = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    os.mkdir(f"{MEMCG}/{group}")
+    return SlurmCluster(ctx.path("slurm")), group
+
+
+def stop_hosts(ctx, cluster, hosts, group):
+    """The cluster and every host's daemons stopped, their cgroup removed."""
+    cluster.stop()
+    for sock, db, state, (agg, col) in hosts.values():
+        ctx.stop(col)
+        ctx.stop(agg)
+    remove_cgroup(f"{MEMCG}/{group}")
+
+
+def ship_hosts(ctx, hosts, sink, cred):
+    """Each host's records shipped to the one store, as its shipper would."""
+    for host, (sock, db, state, _) in hosts.items():
+        ship(ctx, host, db, state, sink, cred)
+
 @test
 @plain_build_only("CI time: a private Slurm and ClickHouse; the fleet reader's code runs under ASan in test_fleet")
 def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
@@ -59,24 +105,12 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
     recorded it (exact) and the job's getrusage within 1% or 20 ms; the job's processes are
     in the run; a per-host breakdown; a third job no host recorded is listed as not joined;
     explain, timeline and report read the joined run."""
-    if not SlurmCluster.available():
-        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
-    ch = clickhouse(ctx)
-    secret = f"user = {ch.user}\npassword = {ch.password}\n"
-    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
-    mine = private_file(ctx, "reader.cred", secret)
-    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
-    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
-    burn = build_burn(ctx)
-    work = ctx.path("work")
-    os.mkdir(work)
+    cred, sink, conf, burn, work = fleet_setup(ctx, "work")
     job_py = os.path.join(work, "job.py")
     with open(job_py, "w") as f:
         f.write(JOB_PY.format(burn=burn))
     os.chmod(job_py, 0o755)
-    cluster = SlurmCluster(ctx.path("slurm"))
-    group = f"tracer-fleetjob-{uuid.uuid4().hex[:8]}"
-    os.mkdir(f"{MEMCG}/{group}")
+    cluster, group = cluster_and_group(ctx, "tracer-fleetjob")
     hosts = {}
     try:
         cluster.start()
@@ -112,18 +146,8 @@ def fleet_joins_slurm_jobs_of_other_hosts_to_the_run_that_submitted_them(ctx):
             wait_job_runs_end(ctx, hosts[host][1])
         time.sleep(1.5)
     finally:
-        cluster.stop()
-        for sock, db, state, (agg, col) in hosts.values():
-            ctx.stop(col)
-            ctx.stop(agg)
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
-    for host, (sock, db, state, _) in hosts.items():
-        ship(ctx, host, db, state, sink, cred)
+        stop_hosts(ctx, cluster, hosts, group)
+    ship_hosts(ctx, hosts, sink, cred)
     db_a = hosts["fleet-a"][1]
     rid = ctx.one("SELECT id FROM runs WHERE name = 'head'", db=db_a)
     truth = {jid: json.load(open(f"{work}/{d}.json")) for d, jid in zip(("a", "b", "other"), job_ids)}
@@ -245,22 +269,10 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
     rule; the run's CPU is A's plus the jobs' runs as B recorded them (exact)."""
     if os.environ.get("TRACER_FLEET_SNAKEMAKE") != "1":
         raise Skip("TRACER_FLEET_SNAKEMAKE=1 runs it (30 s more than CI has)")
-    if not SlurmCluster.available():
-        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
-    ch = clickhouse(ctx)
-    secret = f"user = {ch.user}\npassword = {ch.password}\n"
-    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
-    mine = private_file(ctx, "reader.cred", secret)
-    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
-    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
-    burn = build_burn(ctx)
-    work = ctx.path("sm")
-    os.mkdir(work)
+    cred, sink, conf, burn, work = fleet_setup(ctx, "sm")
     with open(os.path.join(work, "Snakefile"), "w") as f:
         f.write(SNAKEFILE.format(burn=burn))
-    cluster = SlurmCluster(ctx.path("slurm"))
-    group = f"tracer-fleetsm-{uuid.uuid4().hex[:8]}"
-    os.mkdir(f"{MEMCG}/{group}")
+    cluster, group = cluster_and_group(ctx, "tracer-fleetsm")
     hosts = {}
     try:
         cluster.start()
@@ -277,20 +289,10 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
         wait_job_runs_end(ctx, hosts["fleet-b"][1])
         time.sleep(1.5)
     finally:
-        cluster.stop()
-        for sock, db, state, (agg, col) in hosts.values():
-            ctx.stop(col)
-            ctx.stop(agg)
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
+        stop_hosts(ctx, cluster, hosts, group)
     ctx.check(len(truth) == 3 and sorted(r for r, _ in truth.values()) == ["align", "align", "merge"],
               f"Snakemake's log names three jobs: {truth}")
-    for host, (sock, db, state, _) in hosts.items():
-        ship(ctx, host, db, state, sink, cred)
+    ship_hosts(ctx, hosts, sink, cred)
     db_a, db_b = hosts["fleet-a"][1], hosts["fleet-b"][1]
     runs = ctx.query("SELECT id, cpu_ns FROM runs WHERE engine = 'snakemake'", db=db_a)
     if len(runs) != 1:
@@ -319,3 +321,84 @@ def fleet_joins_snakemake_cluster_jobs_by_rule(ctx):
     want = local_cpu + sum(job_cpu.get(j, 0) for j in truth)
     ctx.check((doc.get("run") or {}).get("cpu_ns") == want,
               f"the run's CPU: A's {local_cpu} + B's jobs: {(doc.get('run') or {}).get('cpu_ns')} vs {want}")
+
+
+@test
+@plain_build_only("CI time: a private Slurm and ClickHouse; the fleet reader's code runs under ASan in test_fleet")
+def fleet_puts_nextflow_slurm_tasks_of_other_hosts_under_their_task_steps(ctx):
+    """The Nextflow-shaped launcher (fixtures/nextflow) with its slurm executor on host A,
+    every job recorded on host B (scoped to the Slurm cgroups): A's `sbatch .command.run`
+    ran outside any step, so `tracer --fleet show --json A:RUN` puts each job under its
+    task's step (nextflow-task, keyed by the hash of the work dir the launcher's tasks.txt
+    names), whose CPU is the job's run as B recorded it; the run's CPU is A's plus those."""
+    if not SlurmCluster.available():
+        raise Failure("slurm-wlm is not installed (deploy/install-deps.sh tests)")
+    ch = clickhouse(ctx)
+    secret = f"user = {ch.user}\npassword = {ch.password}\n"
+    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
+    mine = private_file(ctx, "reader.cred", secret)
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    burn = build_burn(ctx)
+    work = ctx.path("nf")
+    os.mkdir(work)
+    with open(os.path.join(work, "main.nf"), "w") as f:
+        f.write(f"ALIGN: {burn} 0.3\nCALL: {burn} 0.2\n")
+    launcher = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nextflow", "nextflow")
+    cluster = SlurmCluster(ctx.path("slurm"))
+    group = f"tracer-fleetnf-{uuid.uuid4().hex[:8]}"
+    os.mkdir(f"{MEMCG}/{group}")
+    hosts = {}
+    try:
+        cluster.start()
+        for host, scope in (("fleet-a", f"/{group}"), ("fleet-b", f"/slurm_{cluster.node}")):
+            sock, db, state = ctx.path(f"{host}.sock"), ctx.path(f"{host}.db"), ctx.path(f"{host}-ship.db")
+            hosts[host] = (sock, db, state, start_daemons(ctx, sock, db, extra_agg=(
+                "--outbox-mib", "64", "--shipper-state", state, "--scope-cgroup", scope)))
+        p = subprocess.run(["sh", "-c", f"echo $$ > {MEMCG}/{group}/cgroup.procs; cd {work} && exec {launcher} "
+                            "run main.nf -process.executor slurm"], env=cluster.env, capture_output=True,
+                           text=True, timeout=300)
+        ctx.check(p.returncode == 0, f"the launcher: {p.returncode} {p.stderr[-600:]}")
+        wait_job_runs_end(ctx, hosts["fleet-b"][1])
+        time.sleep(1.5)
+    finally:
+        cluster.stop()
+        for sock, db, state, (agg, col) in hosts.values():
+            ctx.stop(col)
+            ctx.stop(agg)
+        for _ in range(50):
+            try:
+                os.rmdir(f"{MEMCG}/{group}")
+                break
+            except OSError:
+                time.sleep(0.1)
+    tasks = dict(line.split() for line in open(os.path.join(work, "work", "tasks.txt")))
+    for host, (sock, db, state, _) in hosts.items():
+        ship(ctx, host, db, state, sink, cred)
+    db_a, db_b = hosts["fleet-a"][1], hosts["fleet-b"][1]
+    runs = ctx.query("SELECT id, cpu_ns FROM runs WHERE engine = 'nextflow'", db=db_a)
+    if len(runs) != 1:
+        raise Failure(f"one Nextflow run on A: {runs}")
+    rid, local_cpu = runs[0]
+    ctx.check(ctx.one("SELECT count(*) FROM batch_submissions WHERE run_id = ? AND step_id IS NULL", rid,
+                      db=db_a) == 2, "A's two sbatch .command.run ran outside any step")
+    on_b = dict(ctx.query("SELECT b.cwd, r.cpu_ns FROM batch_jobs b JOIN runs r ON r.id = b.run_id", db=db_b))
+    code, out, err = tracer(ctx, "--fleet", conf, "show", "--json", f"fleet-a:{rid}")
+    if code != 0:
+        raise Failure(f"fleet show: {code} {err[-400:]}")
+    doc = json.loads(out)
+    steps = {s["id"]: s for s in doc.get("steps") or []}
+    jobs = doc.get("batch_jobs") or []
+    got = {j.get("cwd"): (j.get("link"), (steps.get(j.get("step_id")) or {}).get("key"),
+                          (steps.get(j.get("step_id")) or {}).get("kind")) for j in jobs}
+    want = {d: ("linked", "/".join(d.split("/")[-2:]), "nextflow-task") for d in tasks.values()}
+    ctx.check(got == want, f"each task's job linked under the step of its work dir's hash: {got} vs {want}")
+    ctx.check(set(on_b) == set(tasks.values()), f"B recorded both tasks' jobs: {sorted(on_b)}")
+    for d in tasks.values():
+        step = next((s for s in steps.values() if s.get("key") == "/".join(d.split("/")[-2:])), {})
+        ctx.check(step.get("cpu_ns") == on_b.get(d) and step.get("status") == "ok",
+                  f"task {d}: its step's CPU is its job's run on B: {step.get('cpu_ns')} vs {on_b.get(d)}, "
+                  f"status {step.get('status')}")
+    want_cpu = local_cpu + sum(on_b.values())
+    ctx.check((doc.get("run") or {}).get("cpu_ns") == want_cpu,
+              f"the run's CPU: A's {local_cpu} + B's jobs: {(doc.get('run') or {}).get('cpu_ns')} vs {want_cpu}")

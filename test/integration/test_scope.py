@@ -8,7 +8,7 @@ import subprocess
 import time
 import uuid
 
-from harness import Failure, start_daemons, test, write_script
+from harness import Failure, remove_cgroup, start_daemons, test, write_script
 
 MEMCG = "/sys/fs/cgroup/memory"
 
@@ -37,6 +37,17 @@ def cpu_script(ctx, name, ms):
     return write_script(ctx, name, f"{burn} {ms}\n{burn} {ms // 2}\n")
 
 
+
+def wait_both(ctx, *procs):
+    """Waits for the workloads, checks they succeeded; pid -> the rusage wait4 gave."""
+    rusage = {}
+    for p in procs:
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        rusage[p.pid] = ru
+    ctx.check(all(p.returncode == 0 for p in procs), "both workloads ran")
+    return rusage
+
 @test
 def scope_cgroup_records_only_the_subtree(ctx):
     """Two script runs at once, one moved into a v1 memory cgroup the test makes, one left
@@ -61,12 +72,7 @@ def scope_cgroup_records_only_the_subtree(ctx):
             head = f"echo $$ > {group}/cgroup.procs; " if move else ""
             return subprocess.Popen(["sh", "-c", f"{head}exec bash -c 'bash {script}; true'"])
         mover, other = start(inside, True), start(outside, False)
-        rusage = {}
-        for p in (mover, other):
-            _, status, ru = os.wait4(p.pid, 0)
-            p.returncode = os.waitstatus_to_exitcode(status)
-            rusage[p.pid] = ru
-        ctx.check(mover.returncode == 0 and other.returncode == 0, "both workloads ran")
+        rusage = wait_both(ctx, mover, other)
         run = wait_for_row(ctx, db, "SELECT run_id FROM processes WHERE ppid = ? AND exe LIKE '%/bash' "
                            "AND end_ns > 0 AND run_id > 0", mover.pid)[0]
         wait_for_row(ctx, db, "SELECT 1 FROM runs WHERE id = ? AND end_ns > 0", run)
@@ -97,12 +103,7 @@ def scope_cgroup_records_only_the_subtree(ctx):
         print(f"  inside run {run}: {cpu / 1e6:.1f} ms CPU, wait4 {truth / 1e6:.1f} ms; "
               f"{len(shown.get('steps', []))} steps")
     finally:
-        for _ in range(50):
-            try:
-                os.rmdir(group)
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(group)
 
 
 @test
@@ -142,12 +143,7 @@ def scope_pidns_records_only_the_namespace(ctx):
         inside, outside = cpu_script(ctx, "inside.sh", 400), cpu_script(ctx, "outside.sh", 300)
         enter = subprocess.Popen(["nsenter", "-t", str(init), "-p", "-m", "bash", "-c", f"bash {inside}; true"])
         other = subprocess.Popen(["bash", "-c", f"bash {outside}; true"])
-        rusage = {}
-        for p in (enter, other):
-            _, status, ru = os.wait4(p.pid, 0)
-            p.returncode = os.waitstatus_to_exitcode(status)
-            rusage[p.pid] = ru
-        ctx.check(enter.returncode == 0 and other.returncode == 0, "both workloads ran")
+        rusage = wait_both(ctx, enter, other)
         run = wait_for_row(ctx, db, "SELECT run_id FROM processes WHERE argv LIKE ? AND end_ns > 0 "
                            "AND run_id > 0", f"%{inside}%")[0]
         wait_for_row(ctx, db, "SELECT 1 FROM runs WHERE id = ? AND end_ns > 0", run)

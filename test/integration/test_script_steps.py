@@ -152,3 +152,26 @@ def script_steps_no_tool_dominates_are_named_by_their_command(ctx):
     for s in steps:
         ctx.close(s["cpu_ns"], rows.get(s["id"], 0), ROWS_TOL_NS,
                   f"step {s['name']!r} CPU (ns) is the sum of its processes' rows")
+
+
+@test
+def script_step_of_a_forking_program_is_named_by_it(ctx):
+    """A step whose program's work is done by forked workers that never exec (forkburn: two
+    children of 150 ms, its own CPU about 1 ms) after a 60 ms cpuburn in the same subshell
+    is named forkburn: a fork child's CPU is its parent program's. Ground truth: forkburn's
+    wait4 of its children; the step's CPU the sum of its rows (1 ms)."""
+    out = ctx.path("fork.json")
+    script = write_script(ctx, "forking.sh",
+                          f"( {ctx.helper('cpuburn')} 60; {ctx.helper('forkburn')} {out} 2 150 )\n")
+    ctx.tracer_run([script], expect=0)
+    run = ctx.latest_run()
+    steps = show_json(ctx, run)["steps"]
+    with open(out) as f:
+        children = json.load(f)["children_cpu_ns"]
+    ctx.check(len(steps) == 1 and steps[0]["name"] == "forkburn",
+              f"one step, named by the program whose forks did {children / 1e6:.0f} ms: "
+              f"{[s['name'] for s in steps]}")
+    rows = step_rows_cpu(ctx, run)
+    for s in steps:
+        ctx.close(s["cpu_ns"], rows.get(s["id"], 0), ROWS_TOL_NS, f"step {s['name']!r} CPU is its rows' sum")
+        ctx.check(s["cpu_ns"] >= children, f"step CPU {s['cpu_ns']} holds the forks' wait4 {children}")

@@ -4,7 +4,7 @@ import os
 import subprocess
 import time
 
-from harness import Failure, load_json, start_daemons, test
+from harness import Failure, load_json, remove_cgroup, start_daemons, test
 
 
 # --- kernel telemetry depth (issue 3) ----------------------------------------------
@@ -36,12 +36,7 @@ class MemoryCgroup:
         return ["bash", "-c", f"echo $$ > {self.path}/cgroup.procs; exec \"$0\" \"$@\"", *cmd]
 
     def remove(self):
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(self.path)
 
 
 @test
@@ -238,16 +233,23 @@ def files_without_the_repeat_open_cache(ctx):
     ctx.stop(agg)
 
 
+
+def run_manyfiles(ctx, sock, db, name, n):
+    """manyfiles creating n files in a new directory NAME, as a run: (the directory, the run)."""
+    d = ctx.path(name)
+    os.mkdir(d)
+    p, run = ctx.daemon_run(sock, db, [ctx.helper("manyfiles"), d, str(n)])
+    ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
+    return d, run
+
+
 @test
 def files_past_the_per_process_limit(ctx):
     """300 files each opened twice: the first 256 listed, the other 44 counted once each; 5000: the
     documented bound past 4096 remembered; no kernel leftovers."""
     sock, db = ctx.path("s.sock"), ctx.path("daemon.db")
     agg, col = start_daemons(ctx, sock, db)
-    d = ctx.path("many")
-    os.mkdir(d)
-    p, run = ctx.daemon_run(sock, db, [ctx.helper("manyfiles"), d, "300"])
-    ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
+    d, run = run_manyfiles(ctx, sock, db, "many", 300)
     pid, process_id, overflow = ctx.one("SELECT pid, id, files_overflow FROM processes WHERE run_id = ? AND "
                                         "exe LIKE '%/manyfiles'", run, db=db)
     rows = ctx.query("SELECT path, access, created, count FROM files WHERE process_id = ?", process_id, db=db)
@@ -259,10 +261,7 @@ def files_past_the_per_process_limit(ctx):
     ctx.check(overflow == 44, f"files_overflow {overflow}, expected 44 (distinct paths, not opens: 88)")
     # Past 4096 overflowed paths the kernel stops remembering them: 5000 paths
     # give 4744 distinct, and the second opens of the last 648 count again.
-    d2 = ctx.path("more")
-    os.mkdir(d2)
-    p, run = ctx.daemon_run(sock, db, [ctx.helper("manyfiles"), d2, "5000"])
-    ctx.check(p.returncode == 0, f"tracer run: {p.stderr}")
+    d2, run = run_manyfiles(ctx, sock, db, "more", 5000)
     # Found by its exe: the counts (with the overflow) follow the exit event and
     # can come after the commit that wrote the row; they once rewrote the row
     # whole with its exe, argv and cwd already freed (test_proctable.c pins it).

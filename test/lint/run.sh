@@ -1,7 +1,8 @@
 #!/bin/bash
 # make lint: cppcheck and clang-tidy over every C source of the programs (not the BPF
-# side, which clang checks when it compiles it, nor generated code under build/), and
-# clang-format over every C file in the repository.
+# side, which clang checks when it compiles it, nor generated code under build/),
+# clang-format over every C file in the repository, and sizes.py's limits (no C file
+# over 600 lines, no function over 80) over every C file too.
 # Any finding fails. Usage: test/lint/run.sh BUILD_DIR
 set -uo pipefail
 build=${1:-build}
@@ -13,6 +14,8 @@ status=0
 echo "== layers"
 python3 test/lint/layers.py || status=1
 python3 test/lint/test_layers.py || status=1
+python3 test/lint/sizes.py || status=1
+python3 test/lint/test_sizes.py || status=1
 python3 test/lint/call_loops.py "$build" || status=1
 python3 test/lint/owners.py || status=1
 python3 test/lint/root_window.py "$build" || status=1

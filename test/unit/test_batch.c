@@ -462,6 +462,32 @@ static void test_pbs_job_joins_its_qsub(void **state)
 	assert_string_equal(link, "linked");
 }
 
+/*
+ * A script's `sbatch --wait job.sh`: the step holds the job, whose programs did its
+ * work; the submitter only waited, like a container's CLI, so it never names the step.
+ */
+static void test_waiting_submitters_step_is_named_by_its_jobs_work(void **state)
+{
+	struct proc *script = script_run(1000, "/w", 1000);
+	const char *const argv[] = {"/usr/bin/sbatch", "--wait", "job.sh", NULL};
+	struct proc *sub = run_process(script, 1100, "/w", 1000, 0, argv);
+	struct step *step = sub->in.step;
+	assert_non_null(step);
+	struct proc *job = batch_script("44", 950, 3000, "/w", 1000);
+	static const char *const burn[] = {"/usr/bin/burn", "0.6", NULL};
+	struct proc *b = run_process(job, 3010, "/w", 1000, 950, burn);
+	assert_ptr_equal(b->in.step, step);
+	/* Its work in a forked child, as a program that forks workers does. */
+	struct proc *w = process((uint32_t)(101 + n_procs), b, 3020, "/usr/bin/burn", burn);
+	w->row.cgroup1_id = 950;
+	assert_ptr_equal(w->in.step, step);
+	finish(w, 3690, 600, 0);
+	finish(b, 3700, 1, 0);
+	finish(job, 3710, 3, 0);
+	finish(sub, 4000, 6, 0);
+	assert_string_equal(step->name, "burn");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +504,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_what_could_not_have_submitted_it_is_unmatched,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_inner_snakemake_tells_the_step, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_waiting_submitters_step_is_named_by_its_jobs_work,
+					    setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,23 +44,23 @@ static void expect_same_bytes(const Tracer__Event *ev)
 static const uint64_t stamps[] = {
     0, 1, 127, 128, 16383, 16384, 123456789012345ULL, (1ULL << 62) - 1};
 
-static void test_every_kind_packs_as_protobuf_c_does(void **state)
-{
-	(void)state;
-	Tracer__Counters counters = TRACER__COUNTERS__INIT;
-	Tracer__ForkEvent fork = TRACER__FORK_EVENT__INIT;
-	Tracer__ExecEvent exec = TRACER__EXEC_EVENT__INIT;
-	Tracer__ExitEvent exit_ev = TRACER__EXIT_EVENT__INIT;
-	Tracer__ExitTailEvent tail = TRACER__EXIT_TAIL_EVENT__INIT;
-	Tracer__CwdEvent cwd = TRACER__CWD_EVENT__INIT;
-	Tracer__OomEvent oom = TRACER__OOM_EVENT__INIT;
-	Tracer__FileEvent file = TRACER__FILE_EVENT__INIT;
-	Tracer__FileCountsEvent counts = TRACER__FILE_COUNTS_EVENT__INIT;
-	Tracer__CgroupEvent cgroup = TRACER__CGROUP_EVENT__INIT;
-	Tracer__SampleEvent sample = TRACER__SAMPLE_EVENT__INIT;
-	char *argv[] = {"bwa", "mem", "-t", "8", "ref.fa", "reads.fq"};
-	uint32_t count[] = {1, 300, 70000}, failed[] = {0, 2, 0}, flags[] = {0, 0101, 02};
+static Tracer__Counters counters = TRACER__COUNTERS__INIT;
+static Tracer__ForkEvent fork = TRACER__FORK_EVENT__INIT;
+static Tracer__ExecEvent exec = TRACER__EXEC_EVENT__INIT;
+static Tracer__ExitEvent exit_ev = TRACER__EXIT_EVENT__INIT;
+static Tracer__ExitTailEvent tail = TRACER__EXIT_TAIL_EVENT__INIT;
+static Tracer__CwdEvent cwd = TRACER__CWD_EVENT__INIT;
+static Tracer__OomEvent oom = TRACER__OOM_EVENT__INIT;
+static Tracer__FileEvent file = TRACER__FILE_EVENT__INIT;
+static Tracer__FileCountsEvent counts = TRACER__FILE_COUNTS_EVENT__INIT;
+static Tracer__CgroupEvent cgroup = TRACER__CGROUP_EVENT__INIT;
+static Tracer__SampleEvent sample = TRACER__SAMPLE_EVENT__INIT;
+static char *argv[] = {"bwa", "mem", "-t", "8", "ref.fa", "reads.fq"};
+static uint32_t count[] = {1, 300, 70000}, failed[] = {0, 2, 0}, flags[] = {0, 0101, 02};
 
+/* Every kind of event with a few of its fields set (exec with its argv and counters). */
+static void fill_messages(void)
+{
 	counters.has_utime_ns = counters.has_runtime_ns = counters.has_peak_rss_kb = 1;
 	counters.utime_ns = 5;
 	counters.runtime_ns = 9876543210;
@@ -104,7 +104,12 @@ static void test_every_kind_packs_as_protobuf_c_does(void **state)
 	cgroup.path = "system.slice/slurmstepd.scope/job_12/step_0";
 	sample.pid = 43;
 	sample.start_ns = 7;
+}
 
+static void test_every_kind_packs_as_protobuf_c_does(void **state)
+{
+	(void)state;
+	fill_messages();
 	const struct {
 		Tracer__Event__KindCase kind;
 		void *message;
@@ -143,8 +148,8 @@ static void test_frame_of_them_decodes(void **state)
 {
 	(void)state;
 	Tracer__Frame head = TRACER__FRAME__INIT;
-	Tracer__ExitTailEvent tail = TRACER__EXIT_TAIL_EVENT__INIT;
-	Tracer__ForkEvent fork = TRACER__FORK_EVENT__INIT;
+	Tracer__ExitTailEvent a_tail = TRACER__EXIT_TAIL_EVENT__INIT;
+	Tracer__ForkEvent a_fork = TRACER__FORK_EVENT__INIT;
 	uint8_t id[16] = {1};
 	struct bytebuf buf = {0};
 
@@ -160,17 +165,17 @@ static void test_frame_of_them_decodes(void **state)
 		Tracer__Event ev = TRACER__EVENT__INIT;
 		ev.ts_ns = 1000ULL * i;
 		if (i % 2) {
-			fork.pid = i;
-			fork.parent_pid = 1;
+			a_fork.pid = i;
+			a_fork.parent_pid = 1;
 			ev.kind_case = TRACER__EVENT__KIND_FORK;
-			ev.fork = &fork;
+			ev.fork = &a_fork;
 		} else {
-			tail.pid = i;
-			tail.start_ns = 77;
-			tail.has_runtime_ns = 1;
-			tail.runtime_ns = i * 1000003ULL;
+			a_tail.pid = i;
+			a_tail.start_ns = 77;
+			a_tail.has_runtime_ns = 1;
+			a_tail.runtime_ns = i * 1000003ULL;
 			ev.kind_case = TRACER__EVENT__KIND_EXIT_TAIL;
-			ev.exit_tail = &tail;
+			ev.exit_tail = &a_tail;
 		}
 		assert_int_equal(append_event(&buf, &ev), 0);
 	}

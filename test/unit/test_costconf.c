@@ -16,20 +16,9 @@
 
 #include <cmocka.h>
 
+#include "test/unit/tmpdir.h"
+
 #include "cli/cost/costconf.h"
-
-static char dir[] = "/tmp/tracer-costconf-XXXXXX";
-
-static const char *write_file(const char *name, const char *text)
-{
-	static char path[256];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
 
 static void test_every_key_is_read(void **state)
 {
@@ -37,9 +26,9 @@ static void test_every_key_is_read(void **state)
 	char err[256];
 
 	(void)state;
-	const char *p = write_file("good.conf", "# site\n[cost]\nrate = 1.25 ; all in\n"
-						"instance_type = m6i.large\nregion = eu-west-1\n"
-						"lifecycle = spot\ndetect = no\n");
+	const char *p = tmpdir_write("good.conf", "# site\n[cost]\nrate = 1.25 ; all in\n"
+						  "instance_type = m6i.large\nregion = eu-west-1\n"
+						  "lifecycle = spot\ndetect = no\n");
 	assert_int_equal(cost_conf_load(&c, p, err, sizeof(err)), 0);
 	assert_string_equal(c.rate, "1.25");
 	assert_string_equal(c.instance_type, "m6i.large");
@@ -67,7 +56,7 @@ static void test_bad_lines_are_named(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *p = write_file("bad.conf", bad[i].text);
+		const char *p = tmpdir_write("bad.conf", bad[i].text);
 		assert_int_equal(cost_conf_load(&c, p, err, sizeof(err)), -1);
 		if (!strstr(err, bad[i].says))
 			fail_msg("'%s' gave '%s', not '%s'", bad[i].text, err, bad[i].says);
@@ -80,7 +69,7 @@ static void test_missing_file(void **state)
 	char err[256], path[300];
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/none.conf", dir);
+	snprintf(path, sizeof(path), "%s/none.conf", tmpdir);
 	/* Asked for by name: an error. The default one absent: defaults. */
 	assert_int_equal(cost_conf_load(&c, path, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "No such file"));
@@ -97,7 +86,7 @@ static const char *dmi(const char *name, const char *sys_vendor, const char *pro
 	static char d[300];
 	char sub[64];
 	snprintf(sub, sizeof(sub), "%s", name);
-	snprintf(d, sizeof(d), "%s/%s", dir, sub);
+	snprintf(d, sizeof(d), "%s/%s", tmpdir, sub);
 	mkdir(d, 0755);
 	const char *values[] = {sys_vendor, product, bios_vendor, bios_version};
 	const char *files[] = {"sys_vendor", "product_name", "bios_vendor", "bios_version"};
@@ -105,7 +94,7 @@ static const char *dmi(const char *name, const char *sys_vendor, const char *pro
 		char rel[128];
 		snprintf(rel, sizeof(rel), "%s/%s", sub, files[i]);
 		if (values[i])
-			write_file(rel, values[i]);
+			tmpdir_write(rel, values[i]);
 	}
 	return d;
 }
@@ -138,12 +127,7 @@ int main(void)
 	    cmocka_unit_test(test_missing_file),
 	    cmocka_unit_test(test_firmware_names_the_cloud),
 	};
-	if (!mkdtemp(dir))
+	if (tmpdir_make("costconf") != 0)
 		return 1;
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		return 1;
-	return rc;
+	return tmpdir_done(cmocka_run_group_tests(tests, NULL, NULL));
 }

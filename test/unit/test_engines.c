@@ -11,7 +11,7 @@
 
 #include "aggregator/correlate/engines.h"
 
-bool nextflow_task_key(const char *dir, char *key, size_t size);
+#include "common/taskdir.h"
 
 #define TASK_DIR "/scratch/run1/work/3f/9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c"
 

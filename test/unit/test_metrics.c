@@ -31,6 +31,53 @@ static void sql(sqlite3 *db, const char *text)
 		fail_msg("%s: %s", text, err);
 }
 
+/* What metrics_write reads: three streams of two hosts, runs, processes, losses, the
+ * aggregator's counters and the outbox in the store; the shipper's state beside it. */
+static void fill_databases(struct store *s)
+{
+	sql(s->db,
+	    "INSERT INTO collector_stats (stream_id, hostname, last_seen_ns, events_received, "
+	    "frames_received, kernel_drops, collector_drops, seq_gaps, final) VALUES ('ab12', "
+	    "'h\"o\\st\nx', 1800000000500000000, 1234, 56, 7, 8, 9, 0), ('cd34', "
+	    "'h\"o\\st\nx', 1700000000000000000, 1000, 4, 1, 2, 3, 1), ('ef56', 'other', "
+	    "1800000000000000000, 5, 1, 0, 0, 0, 1)");
+	sql(s->db, "INSERT INTO runs (id, name, start_ns, end_ns) VALUES (1, 'a', 1, 2), (2, 'b', "
+		   "3, NULL), (3, 'c', 4, NULL)");
+	sql(s->db, "INSERT INTO processes (id, pid, proc_start_boot_ns, state) VALUES (7, 1, 1, "
+		   "'exited'), (41, 2, 2, 'exited')");
+	sql(s->db, "INSERT INTO event_loss (stream_id, hop, event_type, count) VALUES ('ab12', "
+		   "'kernel', 'exec', 3), ('cd34', 'kernel', 'exec', 4)");
+	sql(s->db,
+	    "INSERT INTO aggregator_stats (started_ns, updated_ns, frames_received, "
+	    "bad_frames, refused_peers, events_ingested, events_skipped) VALUES (1, 2, 60, 1, "
+	    "2, 1300, 5)");
+	sql(s->db,
+	    "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) VALUES "
+	    "('runs', '1', 3, 1, 'aaaa'), ('runs', '2', 3, 1, 'bbbbbb'), ('runs', '3', 3, 1, "
+	    "'cc')");
+	sqlite3 *st;
+	assert_int_equal(sqlite3_open(state_path, &st), SQLITE_OK);
+	sql(st, "CREATE TABLE shipper_state (key TEXT PRIMARY KEY, value TEXT); INSERT INTO "
+		"shipper_state VALUES ('delivered_through', '1'), ('delivered_records', '41'), "
+		"('last_success_ns', '1800000001000000000'); CREATE TABLE dead_letters (records "
+		"INTEGER); INSERT INTO dead_letters VALUES (2), (3)");
+	sqlite3_close(st);
+}
+
+/* Every sample line: a name, optional {labels}, a space, a number. */
+static void assert_every_sample_is_a_number(char *text)
+{
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == '#')
+			continue;
+		char *space = strrchr(line, ' ');
+		assert_non_null(space);
+		char *end;
+		strtod(space + 1, &end);
+		assert_true(*end == '\0' && end > space + 1);
+	}
+}
+
 static void test_render(void **state)
 {
 	static struct store s;
@@ -41,32 +88,7 @@ static void test_render(void **state)
 	unlink(db_path);
 	unlink(state_path);
 	assert_int_equal(store_open(&s, db_path), 0);
-	sql(s.db,
-	    "INSERT INTO collector_stats (stream_id, hostname, last_seen_ns, events_received, "
-	    "frames_received, kernel_drops, collector_drops, seq_gaps, final) VALUES ('ab12', "
-	    "'h\"o\\st\nx', 1800000000500000000, 1234, 56, 7, 8, 9, 0), ('cd34', "
-	    "'h\"o\\st\nx', 1700000000000000000, 1000, 4, 1, 2, 3, 1), ('ef56', 'other', "
-	    "1800000000000000000, 5, 1, 0, 0, 0, 1)");
-	sql(s.db, "INSERT INTO runs (id, name, start_ns, end_ns) VALUES (1, 'a', 1, 2), (2, 'b', "
-		  "3, NULL), (3, 'c', 4, NULL)");
-	sql(s.db, "INSERT INTO processes (id, pid, proc_start_boot_ns, state) VALUES (7, 1, 1, "
-		  "'exited'), (41, 2, 2, 'exited')");
-	sql(s.db, "INSERT INTO event_loss (stream_id, hop, event_type, count) VALUES ('ab12', "
-		  "'kernel', 'exec', 3), ('cd34', 'kernel', 'exec', 4)");
-	sql(s.db,
-	    "INSERT INTO aggregator_stats (started_ns, updated_ns, frames_received, "
-	    "bad_frames, refused_peers, events_ingested, events_skipped) VALUES (1, 2, 60, 1, "
-	    "2, 1300, 5)");
-	sql(s.db, "INSERT INTO outbox (kind, record_key, priority, created_ns, payload) VALUES "
-		  "('runs', '1', 3, 1, 'aaaa'), ('runs', '2', 3, 1, 'bbbbbb'), ('runs', '3', 3, 1, "
-		  "'cc')");
-	sqlite3 *st;
-	assert_int_equal(sqlite3_open(state_path, &st), SQLITE_OK);
-	sql(st, "CREATE TABLE shipper_state (key TEXT PRIMARY KEY, value TEXT); INSERT INTO "
-		"shipper_state VALUES ('delivered_through', '1'), ('delivered_records', '41'), "
-		"('last_success_ns', '1800000001000000000'); CREATE TABLE dead_letters (records "
-		"INTEGER); INSERT INTO dead_letters VALUES (2), (3)");
-	sqlite3_close(st);
+	fill_databases(&s);
 
 	mode_t old_mask = umask(0027); /* the unit's UMask= */
 	assert_int_equal(metrics_write(s.db, state_path, prom_path, 1800000002000000000LL), 0);
@@ -115,16 +137,7 @@ static void test_render(void **state)
 	/* No label a collector restart changes: no stream id, no "final". */
 	assert_null(strstr(text, "stream="));
 	assert_null(strstr(text, "final="));
-	/* Every sample line: a name, optional {labels}, a space, a number. */
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		if (line[0] == '#')
-			continue;
-		char *space = strrchr(line, ' ');
-		assert_non_null(space);
-		char *end;
-		strtod(space + 1, &end);
-		assert_true(*end == '\0' && end > space + 1);
-	}
+	assert_every_sample_is_a_number(text);
 	/* For node_exporter, another user: world-readable whatever our umask. */
 	struct stat sb;
 	assert_int_equal(stat(prom_path, &sb), 0);

@@ -2,8 +2,9 @@
  * Process table semantics through the real ingest + SQLite path (in-memory
  * database): PID reuse, exec in place, an exit seen before its exec,
  * snapshot merging, lost processes, explicit runs; samples of a fork child held
- * in the outbox. realloc is wrapped (the link uses --wrap=realloc) so that a
- * test can make it fail.
+ * in the outbox, facts that come after the row was written (the exit tail, files
+ * and an OOM mark: test_proctable_facts.c). realloc is wrapped
+ * (the link uses --wrap=realloc) so that a test can make it fail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,13 +16,7 @@
 
 #include <cmocka.h>
 
-#include "aggregator/ingest/ingest.h"
-#include "aggregator/outbox/outbox.h"
-#include "aggregator/store/store.h"
-
-#define SEC 1000000000ULL
-
-#define MS 1000000ULL
+#include "test/unit/ingest_fixture.h"
 
 static bool fail_realloc;
 
@@ -31,213 +26,6 @@ void *__wrap_realloc(void *ptr, size_t size);
 void *__wrap_realloc(void *ptr, size_t size)
 {
 	return fail_realloc ? NULL : __real_realloc(ptr, size);
-}
-
-static struct store st;
-static struct outbox ob;
-static struct ingest g;
-
-/* The made-up install these tests launch from; any other `tracer` is a user's. */
-static bool our_install(const char *exe)
-{
-	return !strcmp(exe, "/opt/tracer/bin/tracer");
-}
-
-/* The aggregator's state over the open store: fresh, or resumed from it (a restart). */
-static void start_ingest(bool resume)
-{
-	assert_int_equal(ingest_init(&g, &st, SCOPE_ALL, NULL, NULL, NULL), 0);
-	g.launcher_trusted = our_install;
-	snprintf(g.boot_id, sizeof(g.boot_id), "b0");
-	if (resume)
-		assert_int_equal(ingest_load_state(&g), 0);
-	ingest_new_generation(&g);
-}
-
-static int start(bool with_outbox)
-{
-	assert_int_equal(store_open(&st, ":memory:"), 0);
-	if (with_outbox) {
-		assert_int_equal(outbox_open(&ob, st.db, 64 << 20, NULL), 0);
-		st.outbox = &ob;
-	}
-	start_ingest(false);
-	return 0;
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return start(false);
-}
-
-static int setup_with_outbox(void **state)
-{
-	(void)state;
-	return start(true);
-}
-
-/*
- * The live list (what the insight tick scans each second) must hold exactly
- * the entries that have not exited, whatever path ended the others: an exit,
- * a reused PID, a snapshot that no longer sees them.
- */
-static size_t assert_live_list_is_the_unexited(void)
-{
-	const struct proctable *t = &g.table;
-	size_t unexited_in_hash = 0, on_live_list = 0;
-
-	for (size_t i = 0; i < t->n_buckets; i++)
-		for (const struct proc *p = t->buckets[i]; p; p = p->links.hash_next)
-			unexited_in_hash += !p->life.exited;
-	for (const struct proc *p = t->live; p; p = p->links.live_next) {
-		assert_false(p->life.exited);
-		assert_false(p->links.in_gc);
-		assert_ptr_equal(proc_by_pid(&g.table, p->pid), p);
-		if (p->links.live_next)
-			assert_ptr_equal(p->links.live_next->links.live_prev, p);
-		on_live_list++;
-	}
-	assert_int_equal(on_live_list, unexited_in_hash);
-	return on_live_list;
-}
-
-static int teardown(void **state)
-{
-	assert_live_list_is_the_unexited();
-	ingest_free(&g);
-	if (st.outbox)
-		outbox_close(st.outbox);
-	st.outbox = NULL;
-	store_close(&st);
-	return 0;
-}
-
-/* Commits as the receiver does at boot-clock time now (entries exited 10 s before are freed). */
-static void commit_at(uint64_t now_boot_ns)
-{
-	assert_int_equal(store_begin(&st), 0);
-	assert_int_equal(ingest_write(&g), 0);
-	assert_int_equal(store_commit(&st), 0);
-	ingest_committed(&g, now_boot_ns);
-}
-
-static void commit(void)
-{
-	commit_at(0);
-}
-
-static int64_t query_int(const char *sql)
-{
-	sqlite3_stmt *s;
-	int64_t v = -1;
-
-	assert_int_equal(sqlite3_prepare_v2(st.db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -2 : sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
-}
-
-static void fork_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart)
-{
-	Tracer__Event ev = TRACER__EVENT__INIT;
-	Tracer__ForkEvent f = TRACER__FORK_EVENT__INIT;
-
-	f.pid = pid;
-	f.has_start_ns = 1;
-	f.start_ns = start;
-	f.parent_pid = ppid;
-	f.parent_start_ns = pstart;
-	f.comm = "parent";
-	ev.ts_ns = start;
-	ev.kind_case = TRACER__EVENT__KIND_FORK;
-	ev.fork = &f;
-	ingest_event(&g, &ev);
-}
-
-static void exec_ev(uint32_t pid, uint64_t start, uint32_t ppid, uint64_t pstart, uint64_t ts,
-		    char **argv, size_t argc, const Tracer__Counters *at, bool snap,
-		    int64_t prev_peak)
-{
-	Tracer__Event ev = TRACER__EVENT__INIT;
-	Tracer__ExecEvent x = TRACER__EXEC_EVENT__INIT;
-
-	x.pid = pid;
-	x.start_ns = start;
-	x.has_ppid = x.has_parent_start_ns = 1;
-	x.ppid = ppid;
-	x.parent_start_ns = pstart;
-	x.exe = argv[0];
-	x.comm = "comm";
-	x.argv = argv;
-	x.n_argv = argc;
-	x.at_exec = (Tracer__Counters *)at;
-	x.has_from_snapshot = snap;
-	x.from_snapshot = snap;
-	x.has_prev_peak_rss_kb = prev_peak >= 0;
-	x.prev_peak_rss_kb = prev_peak >= 0 ? (uint64_t)prev_peak : 0;
-	ev.ts_ns = ts;
-	ev.kind_case = TRACER__EVENT__KIND_EXEC;
-	ev.exec = &x;
-	ingest_event(&g, &ev);
-}
-
-/* An exit whose read of the totals was stamped walk_seq (-1: no stamp, as older collectors). */
-static void exit_ev_stamped(uint32_t pid, uint64_t start, uint64_t ts, int status,
-			    const Tracer__Counters *tot, int64_t walk_seq)
-{
-	Tracer__Event ev = TRACER__EVENT__INIT;
-	Tracer__ExitEvent x = TRACER__EXIT_EVENT__INIT;
-
-	x.pid = pid;
-	x.start_ns = start;
-	x.wait_status = status;
-	x.totals = (Tracer__Counters *)tot;
-	x.comm = "x";
-	x.has_walk_seq = walk_seq >= 0;
-	x.walk_seq = walk_seq >= 0 ? (uint32_t)walk_seq : 0;
-	ev.ts_ns = ts;
-	ev.kind_case = TRACER__EVENT__KIND_EXIT;
-	ev.exit = &x;
-	ingest_event(&g, &ev);
-}
-
-static void exit_ev(uint32_t pid, uint64_t start, uint64_t ts, int status,
-		    const Tracer__Counters *tot)
-{
-	exit_ev_stamped(pid, start, ts, status, tot, -1);
-}
-
-/* A sample at ts, busy since the last one. */
-static void sample_ev(uint32_t pid, uint64_t start, uint64_t ts)
-{
-	Tracer__Event ev = TRACER__EVENT__INIT;
-	Tracer__SampleEvent x = TRACER__SAMPLE_EVENT__INIT;
-
-	x.pid = pid;
-	x.start_ns = start;
-	x.has_runtime_ns = x.has_utime_ns = 1;
-	x.runtime_ns = x.utime_ns = (ts - start) / 2;
-	x.has_rss_kb = 1;
-	x.rss_kb = 1000;
-	ev.ts_ns = ts;
-	ev.kind_case = TRACER__EVENT__KIND_SAMPLE;
-	ev.sample = &x;
-	ingest_event(&g, &ev);
-}
-
-static Tracer__Counters counters(uint64_t cpu_ns, uint64_t wchar, uint64_t peak)
-{
-	Tracer__Counters c = TRACER__COUNTERS__INIT;
-
-	c.utime_ns = cpu_ns;
-	c.stime_ns = 0;
-	c.runtime_ns = cpu_ns;
-	c.wchar = wchar;
-	c.peak_rss_kb = peak;
-	c.has_iowait_ns = c.has_net_tx_bytes = c.has_sys_file = c.has_reclaim_ns = 1;
-	return c;
 }
 
 static void test_pid_reuse_never_merges(void **state)
@@ -507,150 +295,6 @@ static void test_rollups_hold_every_image(void **state)
 	    0);
 }
 
-static void tail_ev_stamped(uint32_t pid, uint64_t start, uint64_t runtime_ns, int64_t walk_seq)
-{
-	Tracer__Event ev = TRACER__EVENT__INIT;
-	Tracer__ExitTailEvent x = TRACER__EXIT_TAIL_EVENT__INIT;
-
-	x.pid = pid;
-	x.start_ns = start;
-	x.has_runtime_ns = x.has_stime_ns = 1;
-	x.runtime_ns = x.stime_ns = runtime_ns;
-	x.has_walk_seq = walk_seq >= 0;
-	x.walk_seq = walk_seq >= 0 ? (uint32_t)walk_seq : 0;
-	ev.ts_ns = start + 1;
-	ev.kind_case = TRACER__EVENT__KIND_EXIT_TAIL;
-	ev.exit_tail = &x;
-	ingest_event(&g, &ev);
-}
-
-static void tail_ev(uint32_t pid, uint64_t start, uint64_t runtime_ns)
-{
-	tail_ev_stamped(pid, start, runtime_ns, -1);
-}
-
-/*
- * The exit path's CPU comes after the exit event: added to the process's row
- * (before or after the row was written), its step and its run; a tail of a
- * process not known to have exited is counted, not applied.
- */
-static void test_exit_tail_adds_the_exit_path(void **state)
-{
-	char *launcher[] = {"/opt/tracer/bin/tracer", "run", "--run", "R", "--", "bash", "x.sh"};
-	char *script[] = {"/usr/bin/bash", "x.sh"};
-	char *tool[] = {"/usr/bin/sort", "big"};
-	Tracer__Counters none = counters(0, 0, 10);
-	Tracer__Counters end = counters(400 * MS, 0, 10), script_end = counters(5 * MS, 0, 10);
-
-	exec_ev(700, 1000, 1, 1, 1100, launcher, 7, NULL, true, -1);
-	fork_ev(701, 2000, 700, 1000);
-	exec_ev(701, 2000, 700, 1000, 2100, script, 2, &none, false, -1);
-	fork_ev(702, 3000, 701, 2000);
-	exec_ev(702, 3000, 701, 2000, 3100, tool, 2, &none, false, -1);
-	tail_ev(702, 3000, 7 * MS); /* before its exit: not applied */
-	exit_ev(702, 3000, 3500, 0, &end);
-	tail_ev(702, 3000, 100 * MS); /* same batch: the row is written whole */
-	tail_ev(702, 3000, 50 * MS);  /* another thread's exit path: added too */
-	commit();
-	assert_int_equal(
-	    query_int("SELECT cpu_user_ns + cpu_sys_ns FROM processes WHERE pid = 702"), 550 * MS);
-	assert_int_equal(query_int("SELECT cpu_ns FROM steps"), 550 * MS);
-	exit_ev(701, 2000, 4000, 0, &script_end);
-	commit_at(5000);
-	tail_ev(701, 2000, 20 * MS); /* after the row was written: updated in place */
-	commit_at(6000);
-	assert_int_equal(
-	    query_int("SELECT cpu_user_ns + cpu_sys_ns FROM processes WHERE pid = 701"), 25 * MS);
-	/* The update touched the CPU alone: the row kept its strings. */
-	assert_int_equal(
-	    query_int("SELECT count(*) FROM processes WHERE pid = 701 AND exe IS NOT NULL"), 1);
-	assert_int_equal(query_int("SELECT cpu_ns FROM runs"), 575 * MS);
-	assert_int_equal(g.stats.tails_unmatched, 1);
-}
-
-/*
- * The collector stamps each read of a process's totals at its exit; a thread
- * released while they were read (the read retried) is in them, and the tail
- * its note from the failed attempt sends is left out. Tails with the exit's
- * stamp are added, and unstamped ones (an older collector) as before.
- */
-static void test_exit_tail_of_a_retried_read_is_left_out(void **state)
-{
-	char *tool[] = {"/usr/bin/java", "-jar", "x.jar"};
-	Tracer__Counters none = counters(0, 0, 10), end = counters(400 * MS, 0, 10);
-
-	fork_ev(1, 10, 0, 0);
-	fork_ev(900, 100, 1, 10);
-	exec_ev(900, 100, 1, 10, 110, tool, 3, &none, false, -1);
-	exit_ev_stamped(900, 100, 500, 0, &end, 6);
-	tail_ev_stamped(900, 100, 3 * MS, 4); /* released during the failed attempt */
-	tail_ev_stamped(900, 100, 2 * MS, 6); /* still exiting after the read */
-	tail_ev_stamped(900, 100, 1 * MS, -1);
-	commit();
-	assert_int_equal(
-	    query_int("SELECT cpu_user_ns + cpu_sys_ns FROM processes WHERE pid = 900"), 403 * MS);
-	assert_int_equal(g.stats.tails_unmatched, 0);
-}
-
-static void test_files_and_oom(void **state)
-{
-	char *argv[] = {"/usr/bin/tool"};
-	Tracer__Counters c = counters(1, 0, 10);
-	Tracer__Event ev = TRACER__EVENT__INIT;
-	Tracer__FileEvent f0 = TRACER__FILE_EVENT__INIT, f1 = TRACER__FILE_EVENT__INIT;
-	Tracer__FileCountsEvent fc = TRACER__FILE_COUNTS_EVENT__INIT;
-	Tracer__OomEvent oom = TRACER__OOM_EVENT__INIT;
-	uint32_t count[] = {3, 1}, failed[] = {0, 1}, flags[] = {0, 0101};
-
-	fork_ev(1, 10, 0, 0);
-	fork_ev(800, 100, 1, 10);
-	exec_ev(800, 100, 1, 10, 110, argv, 1, &c, false, -1);
-	f0.pid = f1.pid = 800;
-	f0.start_ns = f1.start_ns = 100;
-	f0.path = "/data/in.bam";
-	f0.slot = 0;
-	f1.path = "out.txt";
-	f1.relative = 1;
-	f1.slot = 1;
-	f1.result = -2;
-	ev.ts_ns = 120;
-	ev.kind_case = TRACER__EVENT__KIND_FILE;
-	ev.file = &f0;
-	ingest_event(&g, &ev);
-	ev.file = &f1;
-	ingest_event(&g, &ev);
-	commit(); /* counts arrive in a later frame than the opens */
-	oom.pid = 800;
-	oom.start_ns = 100;
-	oom.comm = "tool";
-	oom.anon_rss_kb = 5000;
-	oom.memcg_limit_kb = 65536;
-	ev.kind_case = TRACER__EVENT__KIND_OOM;
-	ev.oom = &oom;
-	ingest_event(&g, &ev);
-	exit_ev(800, 100, 200, 9, &c);
-	fc.pid = 800;
-	fc.start_ns = 100;
-	fc.count = count;
-	fc.failed = failed;
-	fc.flags_union = flags;
-	fc.n_count = fc.n_failed = fc.n_flags_union = 2;
-	ev.kind_case = TRACER__EVENT__KIND_FILE_COUNTS;
-	ev.file_counts = &fc;
-	ingest_event(&g, &ev);
-	commit();
-	assert_int_equal(query_int("SELECT count FROM files WHERE path = '/data/in.bam'"), 3);
-	assert_int_equal(query_int("SELECT result FROM files WHERE path LIKE '%out.txt'"), 2);
-	assert_int_equal(query_int("SELECT failed FROM files WHERE path LIKE '%out.txt'"), 1);
-	assert_int_equal(query_int("SELECT created FROM files WHERE path LIKE '%out.txt'"), 1);
-	assert_int_equal(query_int("SELECT access = 'w' FROM files WHERE path LIKE '%out.txt'"), 1);
-	assert_int_equal(query_int("SELECT oom_killed FROM processes WHERE pid = 800"), 1);
-	assert_int_equal(
-	    query_int("SELECT o.process_id = p.id FROM oom_kills o, processes p WHERE p.pid = 800"),
-	    1);
-	assert_int_equal(query_int("SELECT memcg_limit_kb FROM oom_kills"), 65536);
-}
-
 /*
  * A process with more files than the kernel lists per process: its counts
  * (with the overflow) follow its exit event, and may come after the commit
@@ -767,7 +411,6 @@ static void test_release_that_fails_keeps_the_hold(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_files_and_oom, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pid_reuse_never_merges, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exec_in_place, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_before_exec, setup, teardown),
@@ -777,9 +420,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_snapshot_done_marks_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_explicit_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rollups_hold_every_image, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_exit_tail_adds_the_exit_path, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_exit_tail_of_a_retried_read_is_left_out, setup,
-					    teardown),
 	    cmocka_unit_test_setup_teardown(test_release_that_fails_keeps_the_hold,
 					    setup_with_outbox, teardown),
 	    cmocka_unit_test_setup_teardown(test_facts_after_the_row_was_written_keep_the_row,

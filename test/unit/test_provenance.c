@@ -16,25 +16,15 @@
 
 #include <cmocka.h>
 
+#include "test/unit/tmpdir.h"
+
 #include "cli/model/pkgowner.h"
 #include "cli/model/provpath.h"
-
-static char dir[] = "/tmp/tracer-provenance-XXXXXX";
-
-static void write_file(const char *rel, const char *text)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static void make_dir(const char *rel)
 {
 	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, rel);
 	assert_int_equal(mkdir(path, 0755), 0);
 }
 
@@ -93,23 +83,23 @@ static void test_owners(void **state)
 	(void)state;
 	make_dir("dpkg");
 	make_dir("dpkg/info");
-	write_file("dpkg/info/coreutils.list", "/.\n/bin\n/bin/sort\n/usr/bin/wc\n");
-	write_file("dpkg/info/bwa:amd64.list", "/usr/bin/bwa\n");
-	write_file("dpkg/info/bwa.md5sums", "00  usr/bin/sort\n");
-	write_file("dpkg/status",
-		   "Package: bwa\nStatus: install ok installed\nVersion: 0.7.17-7\n\n"
-		   "Package: coreutils\nVersion: 9.1-1\n");
+	tmpdir_write("dpkg/info/coreutils.list", "/.\n/bin\n/bin/sort\n/usr/bin/wc\n");
+	tmpdir_write("dpkg/info/bwa:amd64.list", "/usr/bin/bwa\n");
+	tmpdir_write("dpkg/info/bwa.md5sums", "00  usr/bin/sort\n");
+	tmpdir_write("dpkg/status",
+		     "Package: bwa\nStatus: install ok installed\nVersion: 0.7.17-7\n\n"
+		     "Package: coreutils\nVersion: 9.1-1\n");
 	make_dir("env");
 	make_dir("env/bin");
 	make_dir("env/conda-meta");
-	write_file("env/conda-meta/samtools-1.17-h00cdaf9_0.json",
-		   "{\"name\": \"samtools\", \"version\": \"1.17\", \"build\": \"h00cdaf9_0\","
-		   " \"files\": [\"bin/samtools\", \"share/man/samtools.1\"]}");
-	write_file("env/conda-meta/other.json",
-		   "{\"name\": \"zlib\", \"files\": [\"lib/libz.so\"]}");
-	snprintf(dpkg, sizeof(dpkg), "%s/dpkg", dir);
-	snprintf(conda_exe, sizeof(conda_exe), "%s/env/bin/samtools", dir);
-	snprintf(exe, sizeof(exe), "%s/env/bin/unlisted", dir);
+	tmpdir_write("env/conda-meta/samtools-1.17-h00cdaf9_0.json",
+		     "{\"name\": \"samtools\", \"version\": \"1.17\", \"build\": \"h00cdaf9_0\","
+		     " \"files\": [\"bin/samtools\", \"share/man/samtools.1\"]}");
+	tmpdir_write("env/conda-meta/other.json",
+		     "{\"name\": \"zlib\", \"files\": [\"lib/libz.so\"]}");
+	snprintf(dpkg, sizeof(dpkg), "%s/dpkg", tmpdir);
+	snprintf(conda_exe, sizeof(conda_exe), "%s/env/bin/samtools", tmpdir);
+	snprintf(exe, sizeof(exe), "%s/env/bin/unlisted", tmpdir);
 	snprintf(missing, sizeof(missing), "/usr/bin/nosuchtool");
 	json_t *exes = json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}", "/usr/bin/sort", "/usr/bin/wc",
 				 "/usr/bin/bwa", conda_exe, exe, missing);
@@ -138,12 +128,7 @@ int main(void)
 	    cmocka_unit_test(test_iso_time),
 	    cmocka_unit_test(test_owners),
 	};
-	if (!mkdtemp(dir))
+	if (tmpdir_make("provenance") != 0)
 		return 1;
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		return 1;
-	return rc;
+	return tmpdir_done(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -44,6 +44,25 @@ static int close_store(void **state)
 	tmpdb_remove(tmpdb_store_path);
 	return 0;
 }
+
+/* The column's value as text ("NULL" for NULL), for the row with this id. */
+static inline const char *tmpdb_column(struct store *s, const char *table, const char *col,
+				       int64_t id)
+{
+	static char out[256];
+	char sql[256];
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql), "SELECT %s FROM %s WHERE id = %lld", col, table, (long long)id);
+	assert_int_equal(sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+		snprintf(out, sizeof(out), "NULL");
+	else
+		snprintf(out, sizeof(out), "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return out;
+}
 #endif
 
 #endif

@@ -36,6 +36,7 @@
 #include "common/ipc_auth.h"
 #include "common/paths.h"
 #include "common/timeutil.h"
+#include "test/helpers/ipc/prove.h"
 
 #define ACK_DEADLINE_MS 8000
 #define RESEND_EVERY_MS 1000
@@ -262,22 +263,6 @@ static int send_until_acked(nng_socket s, enum acked_mode mode)
 	return -1;
 }
 
-/* The first message, as a collector sends it; silent when there is no key to send. */
-static void prove(nng_socket s, const char *how)
-{
-	uint8_t key[IPC_KEY_LEN], auth[IPC_AUTH_LEN];
-	char err[512];
-
-	if (strcmp(how, "none") == 0)
-		return;
-	if (strcmp(how, "random") == 0)
-		getrandom(key, sizeof(key), 0);
-	else if (ipc_key_load_file(how, false, key, err, sizeof(err)) != 0)
-		return;
-	ipc_auth_pack(key, auth);
-	nng_send(s, auth, sizeof(auth), 0);
-}
-
 int main(int argc, char **argv)
 {
 	char url[512];
@@ -300,7 +285,7 @@ int main(int argc, char **argv)
 	}
 	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 2000);
 	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 3000);
-	prove(s, key);
+	prove_collector(s, key);
 	if (strcmp(argv[2], "garbage") == 0) {
 		int n = argc > 3 ? atoi(argv[3]) : 10;
 		for (int i = 0; i < n; i++) {

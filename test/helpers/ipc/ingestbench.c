@@ -1,11 +1,12 @@
 /*
- * ingestbench SOCKET FIRST_PID N: plays a collector sending N synthetic process
+ * ingestbench [--key PATH] SOCKET FIRST_PID N: plays a collector sending N synthetic process
  * lives (fork, exec with a 4-argument argv, exit with counters) to an aggregator,
  * 128 events per frame, at most WINDOW frames unacknowledged, as fast as the
  * acks come back. Prints "events SECONDS" once the last frame is acknowledged,
  * so the caller gets the aggregator's ingest rate (decode, correlate, commit,
  * ack).
  * PIDs FIRST_PID.. keep runs of the helper apart; each run is its own stream.
+ * It proves itself with the collector key (default: the system's), as a collector.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include "common/frame.h"
 #include "aggregator/receive/receiver.h"
 #include "common/ipc.h"
+#include "common/paths.h"
+#include "test/helpers/ipc/prove.h"
 
 #define EVENTS_PER_FRAME 128
 /*
@@ -136,7 +139,13 @@ int main(int argc, char **argv)
 {
 	char url[512];
 	nng_socket s;
+	const char *key = TRACER_DEFAULT_KEY;
 
+	if (argc > 2 && strcmp(argv[1], "--key") == 0) {
+		key = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc != 4)
 		return 2;
 	uint32_t first_pid = (uint32_t)strtoul(argv[2], NULL, 10);
@@ -151,6 +160,7 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 30000);
+	prove_collector(s, key);
 	double t0 = now_s();
 	while (acked < frames) {
 		while (sent < frames && sent - acked < WINDOW) {

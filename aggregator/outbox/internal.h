@@ -1,0 +1,25 @@
+/*
+ * What the files of outbox/ share, and nothing outside outbox/ may use:
+ *   outbox.c  finished records: queueing, the sample hold, the size limit
+ *   live.c    what runs now (live copies) and what the aggregator takes back
+ *             (tombstones): docs/shipping.md, "Live rows and tombstones"
+ *   sql.c     what both build on: a row as JSON, the shipper's progress
+ */
+#ifndef TRACER_OUTBOX_INTERNAL_H
+#define TRACER_OUTBOX_INTERNAL_H
+
+#include <stdint.h>
+
+#include "aggregator/outbox/outbox.h"
+
+/* sql.c: SQL for one table's row as a JSON object of every column (malloc'd). */
+char *outbox_row_json(sqlite3 *db, const char *table);
+/* sql.c: a number from the shipper's state ('delivered_through', 'attempt_through'),
+ * -1 when there is none (no shipper ran yet). */
+int64_t outbox_shipper_mark(struct outbox *o, const char *key);
+
+/* live.c: its statements and temporary tables, at open; freed at close. */
+int outbox_live_open(struct outbox *o);
+void outbox_live_close(struct outbox *o);
+
+#endif
