@@ -161,7 +161,8 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/rec
 CLI_VERBS  := cli/verbs/cmd_run.c cli/verbs/cmd_show.c cli/verbs/cmd_status.c cli/verbs/cmd_runs.c \
               cli/verbs/cmd_signals.c cli/verbs/cmd_explain.c cli/verbs/cmd_cost.c cli/verbs/cmd_recommend.c \
               cli/verbs/cmd_idle.c cli/verbs/cmd_report.c cli/verbs/cmd_timeline.c cli/verbs/cmd_top.c \
-              cli/verbs/fleet_idle.c cli/verbs/cmd_export.c cli/verbs/cmd_energy.c
+              cli/verbs/fleet_idle.c cli/verbs/cmd_export.c cli/verbs/cmd_energy.c \
+              cli/verbs/cmd_retention.c
 CLI_LAUNCH := cli/launch/selfhosted.c cli/launch/launch.c cli/launch/command.c cli/launch/runuser.c
 CLI_MODEL  := cli/model/runreport.c cli/model/reportdata.c cli/model/health.c cli/model/containers.c cli/model/batchjobs.c \
               cli/model/rocrate.c cli/model/rocrate_actions.c cli/model/rocrate_files.c cli/model/rocrate_write.c \
@@ -374,6 +375,12 @@ bench-startup: all
 bench-retention: all
 	$(PYTHON) test/bench/retention.py --build $(BUILD) $(BENCH_ARGS)
 
+# The fleet store (docs/performance.md, Fleet store): rows and bytes shipped per host per day
+# (the storm, the demo on a loop), 100 hosts x 1 day in ClickHouse, the fleet verbs' time on it.
+# Root, clickhouse-server; about 25 minutes. Not part of make check.
+bench-fleet: all
+	$(PYTHON) test/bench/fleet_bench.py --build $(BUILD) $(BENCH_ARGS)
+
 # tracer report's page at three sizes in headless Chromium (docs/report.md, screenshots).
 bench-report: all
 	$(PYTHON) test/bench/report_bench.py --build $(BUILD) $(BENCH_ARGS)
@@ -439,7 +446,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 
 .SECONDARY:
 .PHONY: programs man configs deb package-test fleet-test
-.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-deployed clean install uninstall format prices fuzz lint soak
+.PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-deployed bench-fleet clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
 PREFIX     ?= /usr/local

@@ -33,6 +33,8 @@ static const struct verb verbs[] = {
     {"export", cmd_export, "a run's provenance as an RO-Crate (--ro-crate DIR)"},
     {"report", cmd_report, "a self-contained HTML report of a run (--html FILE)"},
     {"status", cmd_status, "probes, losses and daemon health"},
+    {"retention", cmd_retention,
+     "with --fleet: drop the fleet store's days older than N (no TTL on 18.16)"},
 };
 
 static void usage(FILE *out)
@@ -48,7 +50,7 @@ static void usage(FILE *out)
 	    "'tracer VERB --db PATH ...'; without --db, $TRACER_DB, else " TRACER_DEFAULT_DB
 	    ".\n'tracer --fleet [clickhouse://HOST:PORT/DB | FILE] VERB ...' reads the fleet "
 	    "store (runs, show, signals, explain, report, timeline, top, cost, recommend, energy, "
-	    "idle; "
+	    "idle, retention; "
 	    "docs/shipping.md).\n"
 	    "Times are local (the zone named); --utc, with any "
 	    "verb, prints them in UTC.\n");

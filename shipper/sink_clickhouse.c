@@ -31,6 +31,37 @@ static const char *const shipped[] = {
     "processes",    "steps",	       "runs",	"signals",	     "samples",
     "host_samples", "collector_stats", "tools", "batch_submissions", "batch_jobs"};
 
+/*
+ * Each table's partition: the UTC day of a time its record keeps from its first copy
+ * to its last (a ReplacingMergeTree replaces only within a partition), so retention
+ * drops whole days (tracer --fleet retention; ClickHouse 18.16 has no TTL). tools and
+ * batch_jobs are small, and a job's first process can be learned late: one partition.
+ */
+static const char *partition_of(const char *table)
+{
+	static const struct {
+		const char *table, *column;
+	} by_day[] = {{"processes", "start_ns"},
+		      {"steps", "start_ns"},
+		      {"runs", "start_ns"},
+		      {"signals", "detected_ns"},
+		      {"samples", "ts_ns"},
+		      {"host_samples", "ts_ns"},
+		      {"collector_stats", "first_seen_ns"},
+		      {"batch_submissions", "submit_ns"}};
+	static char expr[160];
+
+	for (size_t i = 0; i < sizeof(by_day) / sizeof(*by_day); i++)
+		if (!strcmp(table, by_day[i].table)) {
+			snprintf(expr, sizeof(expr),
+				 " PARTITION BY toYYYYMMDD(toDateTime(intDiv(ifNull(`%s`, 0), "
+				 "1000000000)), 'UTC')",
+				 by_day[i].column);
+			return expr;
+		}
+	return "";
+}
+
 static void query(struct sink *s, const char *sql, const char *body, size_t len,
 		  struct send_result *out)
 {
@@ -136,7 +167,8 @@ static void clickhouse_prepare(struct sink *s, struct outbox_reader *o, struct s
 		snprintf(names[n], sizeof(names[n]), "_withdrawn");
 		types[n++] = "UInt8 DEFAULT 0";
 		snprintf(sql + len, sizeof(sql) - len,
-			 ") ENGINE = ReplacingMergeTree(_version) ORDER BY (_host, _key)");
+			 ") ENGINE = ReplacingMergeTree(_version)%s ORDER BY (_host, _key)",
+			 partition_of(shipped[t]));
 		command(s, sql, out);
 		if (out->outcome != SEND_OK)
 			return;

@@ -89,7 +89,11 @@ int outbox_live_open(struct outbox *o)
 	     " ORDER BY kind, CAST(record_key AS INTEGER)",
 	     &o->live_put},
 	    {"INSERT INTO outbox (kind, record_key, priority, created_ns, payload) SELECT ?2, "
-	     "CAST(?3 AS TEXT), 3, ?1, json_object('id', ?3, '_withdrawn', 1) WHERE ?2 != "
+	     "CAST(?3 AS TEXT), 3, ?1, json_object('id', ?3, '_withdrawn', 1, 'start_ns', "
+	     /* the row's start, still here: the sink partitions by it (docs/shipping.md) */
+	     "CASE ?2 WHEN 'processes' THEN (SELECT start_ns FROM processes WHERE id = ?3) "
+	     "WHEN 'steps' THEN (SELECT start_ns FROM steps WHERE id = ?3) WHEN 'runs' THEN "
+	     "(SELECT start_ns FROM runs WHERE id = ?3) END) WHERE ?2 != "
 	     "'processes' OR EXISTS (SELECT 1 FROM temp.live_sent WHERE kind = ?2 AND record_key = "
 	     "CAST(?3 AS TEXT)) OR EXISTS (SELECT 1 FROM processes WHERE id = ?3 AND run_id IS NOT "
 	     "NULL)",

@@ -17,6 +17,7 @@ struct cli_query {
 	bool json;
 	bool color;	 /* stdout is a terminal */
 	const char *arg; /* the positional argument, if any */
+	long list_limit; /* runs: how many it lists (the fleet reads a bounded few more) */
 };
 
 /* The database a verb reads without --db: $TRACER_DB if set, else the daemons'. */

@@ -34,7 +34,7 @@ bool fleet_reads(const char *verb)
 {
 	static const char *const verbs[] = {"runs",	 "show",     "signals", "explain",
 					    "report",	 "timeline", "idle",	"cost",
-					    "recommend", "energy",   "top"};
+					    "recommend", "energy",   "top",	"retention"};
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
 		if (!strcmp(verb, verbs[i]))
@@ -222,7 +222,9 @@ static char *without_withdrawn(const char *sql)
 				tail = h + strlen(tables[t]);
 			}
 		}
-		if (!hit || isalnum((unsigned char)*tail) || *tail == '_') {
+		/* FINAL PREWHERE (fleet_copy.c): the query filters _withdrawn itself. */
+		if (!hit || isalnum((unsigned char)*tail) || *tail == '_' ||
+		    !strncmp(tail, " PREWHERE ", 10)) {
 			size_t rest = hit ? (size_t)(tail - p) : strlen(p);
 			memcpy(out + n, p, rest);
 			n += rest;

@@ -60,6 +60,16 @@ struct fleet_remap {
 long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const char *local,
 			 const char *where, const struct fleet_remap *m);
 /* ClickHouse string literal of s, quoted and escaped, in out. */
+/* fleet_copy_remapped by PREWHERE: only for a condition on columns every copy of a
+ * record has the same (its key), since it is applied before FINAL picks the newest. */
+long fleet_copy_prewhere(sqlite3 *db, const char *verb, const char *table, const char *prewhere,
+			 const struct fleet_remap *m);
+/* The rows of one host (host quoted) whose newest copy matches cond: found by the keys
+ * of every copy that ever matched it (no FINAL over the host's whole table, which the
+ * sort key (_host, _key) would make read every column of every row), then cond on the
+ * newest copy, so the answer is FINAL's. */
+long fleet_copy_keyed(sqlite3 *db, const char *verb, const char *table, const char *host,
+		      const char *cond);
 void fleet_quote(const char *s, char *out, size_t size);
 
 /* fleet_join.c: the batch jobs that run HOST:ID's steps submitted and that ran on other
@@ -92,7 +102,7 @@ int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host);
 sqlite3 *fleet_memory_db(const char *verb);
 /* fleet_runs_join.c: for `runs`, each joined job's run folded into its submitter's row
  * (fleet_runs maps the rows to their hosts' runs). 0, or -1 said why. */
-int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max);
+int fleet_join_runs_list(sqlite3 *db, const char *verb);
 
 /* fleet_live.c, for tracer --fleet top: the hosts with a running run in the store
  * (_host, hostname), NULL said why; and one host's running work, with what top reads

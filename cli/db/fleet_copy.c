@@ -125,16 +125,12 @@ void fleet_quote(const char *s, char *out, size_t size)
 	quote(s, out, size);
 }
 
-/* SELECT * FROM the store's table FINAL WHERE ... into local (ours of that name, or a
- * temporary copy of it): rows copied, or -1 said why. */
-long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const char *local,
-			 const char *where, const struct fleet_remap *m)
+/* The rows sql selects (JSONEachRow) into local: rows copied, or -1 said why. */
+static long copy_query(sqlite3 *db, const char *verb, const char *local, const char *sql,
+		       const struct fleet_remap *m)
 {
-	char sql[4096], err[1024];
+	char err[1024];
 	long rows = 0;
-
-	snprintf(sql, sizeof(sql), "SELECT * FROM `%s`.`%s` FINAL WHERE %s FORMAT JSONEachRow",
-		 fleet_database(), table, where);
 	char *text = fleet_query(sql, err, sizeof(err));
 	if (!text) {
 		cli_error(verb, "%s\n", err);
@@ -152,6 +148,64 @@ long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const
 	}
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	free(text);
+	return rows;
+}
+
+/* After FINAL: a live table's tombstones (the rows their hosts took back) in no answer. */
+static const char *not_withdrawn(const char *table)
+{
+	return !strcmp(table, "processes") || !strcmp(table, "steps") || !strcmp(table, "runs")
+		   ? " AND _withdrawn = 0"
+		   : "";
+}
+
+long fleet_copy_prewhere(sqlite3 *db, const char *verb, const char *table, const char *prewhere,
+			 const struct fleet_remap *m)
+{
+	char *sql = NULL;
+
+	if (asprintf(&sql, "SELECT * FROM `%s`.`%s` FINAL PREWHERE %s WHERE 1%s FORMAT JSONEachRow",
+		     fleet_database(), table, prewhere, not_withdrawn(table)) < 0) {
+		cli_error(verb, "out of memory\n");
+		return -1;
+	}
+	long rows = copy_query(db, verb, table, sql, m);
+	free(sql);
+	return rows;
+}
+
+/* SELECT * FROM the store's table FINAL WHERE ... into local (ours of that name, or a
+ * temporary copy of it): rows copied, or -1 said why. */
+long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const char *local,
+			 const char *where, const struct fleet_remap *m)
+{
+	char *sql = NULL;
+
+	if (asprintf(&sql, "SELECT * FROM `%s`.`%s` FINAL WHERE %s FORMAT JSONEachRow",
+		     fleet_database(), table, where) < 0) {
+		cli_error(verb, "out of memory\n");
+		return -1;
+	}
+	long rows = copy_query(db, verb, local, sql, m);
+	free(sql);
+	return rows;
+}
+
+long fleet_copy_keyed(sqlite3 *db, const char *verb, const char *table, const char *host,
+		      const char *cond)
+{
+	char *sql = NULL;
+	const char *d = fleet_database();
+
+	if (asprintf(&sql,
+		     "SELECT * FROM `%s`.`%s` FINAL PREWHERE _host = %s AND _key IN (SELECT _key "
+		     "FROM `%s`.`%s` WHERE _host = %s AND %s) WHERE %s%s FORMAT JSONEachRow",
+		     d, table, host, d, table, host, cond, cond, not_withdrawn(table)) < 0) {
+		cli_error(verb, "out of memory\n");
+		return -1;
+	}
+	long rows = copy_query(db, verb, table, sql, NULL);
+	free(sql);
 	return rows;
 }
 

@@ -18,6 +18,9 @@
 #include "common/log.h"
 
 #define FLEET_RUNS_MAX 5000
+/* `runs` lists N: it reads 4 N (at least 200), so that the joined jobs' own runs it
+ * folds into their submitters' rows still leave N to list. */
+#define FLEET_RUNS_READ(n) ((n)*4 < 200 ? 200 : (n)*4 > FLEET_RUNS_MAX ? FLEET_RUNS_MAX : (n)*4)
 /* `idle HOST` reads this many days of the host's samples before its newest. */
 #define FLEET_IDLE_DAYS 8
 /* Host samples this long before and after a run belong to its report. */
@@ -45,36 +48,41 @@ static long copy_rows(sqlite3 *db, const char *verb, const char *table, const ch
  */
 static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 {
-	char where[1024], h[300];
+	char where[2048], cond[64], h[300], procs[1024];
 	const char *db_name = fleet_database();
 
 	fleet_quote(host, h, sizeof(h));
-	snprintf(where, sizeof(where), "_host = %s AND id = %" PRId64, h, id);
-	if (copy_rows(db, verb, "runs", where, NULL) < 0)
+	snprintf(cond, sizeof(cond), "id = %" PRId64, id);
+	if (fleet_copy_keyed(db, verb, "runs", h, cond) < 0)
 		return -1;
-	snprintf(where, sizeof(where), "_host = %s AND run_id = %" PRId64, h, id);
-	if (copy_rows(db, verb, "steps", where, NULL) < 0 ||
-	    copy_rows(db, verb, "processes", where, NULL) < 0 ||
-	    copy_rows(db, verb, "signals", where, NULL) < 0)
+	snprintf(cond, sizeof(cond), "run_id = %" PRId64, id);
+	if (fleet_copy_keyed(db, verb, "steps", h, cond) < 0 ||
+	    fleet_copy_keyed(db, verb, "processes", h, cond) < 0 ||
+	    fleet_copy_keyed(db, verb, "signals", h, cond) < 0)
 		return -1;
-	/* What the run's processes name: table, its key, the processes' column. */
-	static const char *const named[][3] = {{"samples", "process_id", "id"},
-					       {"tools", "id", "tool_id"}};
-	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
-		snprintf(where, sizeof(where),
-			 "_host = %s AND %s IN (SELECT %s FROM `%s`.processes FINAL WHERE _host = "
-			 "%s AND run_id = %" PRId64 ")",
-			 h, named[i][1], named[i][2], db_name, h, id);
-		if (copy_rows(db, verb, named[i][0], where, NULL) < 0)
-			return -1;
-	}
+	/* The run's processes, found by their keys as fleet_copy_keyed finds them. */
+	snprintf(procs, sizeof(procs),
+		 "SELECT %%s FROM `%s`.processes FINAL PREWHERE _host = %s AND _key IN (SELECT "
+		 "_key FROM `%s`.processes WHERE _host = %s AND %s) WHERE %s AND _withdrawn = 0",
+		 db_name, h, db_name, h, cond, cond);
+	char sub[1100];
+	snprintf(sub, sizeof(sub), procs, "id");
+	/* A sample's process is part of its key: the same in every copy. */
+	snprintf(where, sizeof(where), "_host = %s AND process_id IN (%s)", h, sub);
+	if (fleet_copy_prewhere(db, verb, "samples", where, NULL) < 0)
+		return -1;
+	snprintf(sub, sizeof(sub), procs, "tool_id");
+	snprintf(where, sizeof(where), "_host = %s AND id IN (%s)", h, sub);
+	if (copy_rows(db, verb, "tools", where, NULL) < 0)
+		return -1;
 	int64_t start, end;
 	fleet_run_span(db, &start, &end);
 	snprintf(
 	    where, sizeof(where),
 	    "_host = %s AND ts_ns >= %" PRId64 " AND (ts_ns <= %" PRId64 " OR %" PRId64 " = 0)", h,
 	    (int64_t)(start - HOST_SAMPLE_MARGIN_NS), (int64_t)(end + HOST_SAMPLE_MARGIN_NS), end);
-	if (copy_rows(db, verb, "host_samples", where, NULL) < 0)
+	/* A host sample's time is its key: the same in every copy. */
+	if (fleet_copy_prewhere(db, verb, "host_samples", where, NULL) < 0)
 		return -1;
 	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
 	if (copy_rows(db, verb, "collector_stats", where, NULL) < 0)
@@ -85,14 +93,14 @@ static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 }
 
 /* The (host, id) pairs of the store's runs that sql selects, as JSON rows; NULL said why. */
-static json_t *run_candidates(const char *verb, const char *where)
+static json_t *run_candidates(const char *verb, const char *prewhere, const char *where)
 {
-	char sql[2048];
+	char sql[2700];
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT _host, toString(id) AS rid, hostname FROM `%s`.runs FINAL WHERE %s "
-		 "ORDER BY start_ns DESC LIMIT 20 FORMAT JSONEachRow",
-		 fleet_database(), where);
+		 "SELECT _host, toString(id) AS rid, hostname FROM `%s`.runs FINAL PREWHERE %s "
+		 "WHERE (%s) AND _withdrawn = 0 ORDER BY start_ns DESC LIMIT 20 FORMAT JSONEachRow",
+		 fleet_database(), prewhere, where);
 	return fleet_rows_of(verb, sql);
 }
 
@@ -125,7 +133,7 @@ static json_t *pick_host(json_t *rows, const char *host)
 /* The run q->arg names (HOST:ID, an id or name unique in the fleet, or none: the newest). */
 static int resolve_run(const struct cli_query *q, char *host, size_t size, int64_t *id)
 {
-	char where[1400], lit[600];
+	char where[2048], lit[600], key[40] = "1";
 	const char *arg = q->arg, *colon = arg ? strrchr(arg, ':') : NULL;
 	char *end;
 
@@ -137,14 +145,22 @@ static int resolve_run(const struct cli_query *q, char *host, size_t size, int64
 				  "'%s': a fleet run is HOST:ID (tracer --fleet URL runs)\n", arg);
 			return -1;
 		}
-		snprintf(where, sizeof(where), "id = %" PRId64, *id);
+		/* The host in the query too: every host has a run 1, 2, ... and only 20
+		 * candidates come back. */
+		fleet_quote(host, lit, sizeof(lit));
+		snprintf(where, sizeof(where),
+			 "id = %" PRId64 " AND (substring(_host, 1, length(%s)) = %s OR "
+			 "hostname = %s)",
+			 *id, lit, lit, lit);
+		/* A run's key is its id: only the granules holding it are read. */
+		snprintf(key, sizeof(key), "_key = '%" PRId64 "'", *id);
 	} else if (arg) {
 		fleet_quote(arg, lit, sizeof(lit));
 		snprintf(where, sizeof(where), "name = %s OR toString(id) = %s", lit, lit);
 	} else {
 		snprintf(where, sizeof(where), "1");
 	}
-	json_t *rows = run_candidates(q->verb, where), *r = NULL;
+	json_t *rows = run_candidates(q->verb, key, where), *r = NULL;
 	if (!rows)
 		return -1;
 	if (colon)
@@ -173,66 +189,114 @@ static int resolve_run(const struct cli_query *q, char *host, size_t size, int64
 	return 0;
 }
 
-/* `runs`: the newest runs of every host, numbered anew (ids repeat across hosts); the
- * temporary table fleet_runs says whose each is. */
-static int load_runs_list(sqlite3 *db, const char *verb)
+static bool append(char **buf, size_t *len, size_t *cap, const char *text)
 {
-	char where[1024];
+	size_t n = strlen(text);
+
+	if (*len + n + 1 > *cap) {
+		size_t grown = (*cap + n + 1) * 2;
+		char *b = realloc(*buf, grown);
+		if (!b)
+			return false;
+		*buf = b, *cap = grown;
+	}
+	memcpy(*buf + *len, text, n + 1);
+	*len += n;
+	return true;
+}
+
+/* The newest runs (of the pipeline named) across the fleet, numbered oldest first into
+ * fleet_runs so that the newest has the highest number, as on one host; returns them as
+ * a list of (_host, id) for IN (malloc'd; "" if none), NULL said why. */
+static char *newest_runs(sqlite3 *db, const struct cli_query *q, int n_read)
+{
+	char pipeline[700] = "1", sql[2048], err[1024], pair[400], h[300];
+	sqlite3_stmt *add;
+
+	if (q->arg) {
+		char lit[600];
+		fleet_quote(q->arg, lit, sizeof(lit));
+		snprintf(pipeline, sizeof(pipeline), "pipeline = %s", lit);
+	}
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT _host, toString(id) AS rid FROM (SELECT _host, id, start_ns FROM `%s`.runs "
+	    "FINAL WHERE %s ORDER BY start_ns DESC, _host, id DESC LIMIT %d) ORDER BY "
+	    "start_ns, _host, id FORMAT JSONEachRow",
+	    fleet_database(), pipeline, n_read);
+	char *text = fleet_query(sql, err, sizeof(err));
+	if (!text) {
+		cli_error(q->verb, "%s\n", err);
+		return NULL;
+	}
+	size_t len = 0, cap = 0;
+	char *list = NULL;
+	bool ok = append(&list, &len, &cap, "");
+	sqlite3_prepare_v2(db, "INSERT INTO fleet_runs (host, host_run_id) VALUES (?, ?)", -1, &add,
+			   NULL);
+	for (char *line = strtok(text, "\n"); ok && line; line = strtok(NULL, "\n")) {
+		json_t *r = json_loads(line, 0, NULL);
+		int64_t rid = strtoll(field(r, "rid"), NULL, 10);
+		sqlite3_reset(add);
+		sqlite3_bind_text(add, 1, field(r, "_host"), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(add, 2, rid);
+		sqlite3_step(add);
+		fleet_quote(field(r, "_host"), h, sizeof(h));
+		snprintf(pair, sizeof(pair), "%s(%s, %" PRId64 ")", len ? ", " : "", h, rid);
+		ok = append(&list, &len, &cap, pair);
+		json_decref(r);
+	}
+	sqlite3_finalize(add);
+	free(text);
+	if (!ok) {
+		cli_error(q->verb, "out of memory\n");
+		free(list);
+		return NULL;
+	}
+	return list;
+}
+
+/* `runs`: the newest runs of every host, numbered anew (ids repeat across hosts); the
+ * temporary table fleet_runs says whose each is. Read by their keys, listed in the
+ * query (not a subquery each table would run again under FINAL). */
+static int load_runs_list(sqlite3 *db, const struct cli_query *q)
+{
+	const char *verb = q->verb;
+	int n_read = FLEET_RUNS_READ(q->list_limit > 0 ? q->list_limit : 20);
 	sqlite3_stmt *lookup;
-	const char *d = fleet_database();
 
 	if (sqlite3_exec(db,
 			 "CREATE TEMP TABLE fleet_runs (id INTEGER PRIMARY KEY, host TEXT NOT NULL,"
 			 " host_run_id INTEGER NOT NULL, UNIQUE (host, host_run_id))",
 			 NULL, NULL, NULL) != SQLITE_OK)
 		return -1;
-	/* Oldest first, so that the newest has the highest number, as on one host. */
-	char sql[1024], err[1024];
-	snprintf(
-	    sql, sizeof(sql),
-	    "SELECT _host, toString(id) AS rid FROM (SELECT _host, id, start_ns FROM `%s`.runs "
-	    "FINAL ORDER BY start_ns DESC, _host, id DESC LIMIT %d) ORDER BY start_ns, _host, "
-	    "id FORMAT JSONEachRow",
-	    d, FLEET_RUNS_MAX);
-	char *text = fleet_query(sql, err, sizeof(err));
-	if (!text) {
-		cli_error(verb, "%s\n", err);
+	char *list = newest_runs(db, q, n_read), *where = NULL;
+	if (!list)
 		return -1;
-	}
-	sqlite3_prepare_v2(db, "INSERT INTO fleet_runs (host, host_run_id) VALUES (?, ?)", -1,
-			   &lookup, NULL);
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		json_t *r = json_loads(line, 0, NULL);
-		sqlite3_reset(lookup);
-		sqlite3_bind_text(lookup, 1, field(r, "_host"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(lookup, 2, strtoll(field(r, "rid"), NULL, 10));
-		sqlite3_step(lookup);
-		json_decref(r);
-	}
-	sqlite3_finalize(lookup);
-	free(text);
+	long n = 0;
 	sqlite3_prepare_v2(db, "SELECT id FROM fleet_runs WHERE host = ? AND host_run_id = ?", -1,
 			   &lookup, NULL);
 	struct fleet_remap runs = {"id", lookup, false}, signals = {"run_id", lookup, true};
-	snprintf(where, sizeof(where),
-		 "(_host, id) IN (SELECT _host, id FROM `%s`.runs FINAL ORDER BY start_ns DESC, "
-		 "_host, id DESC LIMIT %d)",
-		 d, FLEET_RUNS_MAX);
-	long n = copy_rows(db, verb, "runs", where, &runs);
-	snprintf(
-	    where, sizeof(where),
-	    "severity IN ('critical', 'warning') AND (_host, run_id) IN (SELECT _host, id FROM "
-	    "`%s`.runs FINAL ORDER BY start_ns DESC, _host, id DESC LIMIT %d)",
-	    d, FLEET_RUNS_MAX);
-	if (n >= 0)
+	/* PREWHERE on the record's own key (the same in every copy): only the listed runs'
+	 * granules are read, not every column of every run. */
+	if (*list && asprintf(&where, "(_host, id) IN (%s)", list) > 0) {
+		n = fleet_copy_prewhere(db, verb, "runs", where, &runs);
+		free(where);
+		where = NULL;
+	}
+	if (*list && n >= 0 &&
+	    asprintf(&where, "severity IN ('critical', 'warning') AND (_host, run_id) IN (%s)",
+		     list) > 0)
 		n = copy_rows(db, verb, "signals", where, &signals);
+	free(where);
+	free(list);
 	if (n >= 0)
 		n = copy_rows(db, verb, "collector_stats",
 			      "1 ORDER BY _version DESC LIMIT 20 BY _host", NULL);
 	sqlite3_finalize(lookup);
 	/* A run with batch jobs on other hosts is one row, as show reads it. */
 	if (n >= 0)
-		n = fleet_join_runs_list(db, verb, FLEET_RUNS_MAX);
+		n = fleet_join_runs_list(db, verb);
 	return n < 0 ? -1 : 0;
 }
 
@@ -279,7 +343,7 @@ int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host)
 	fleet_quote(host, h, sizeof(h));
 	/* FLEET_IDLE_DAYS back from the host's newest sample */
 	snprintf(since, sizeof(since),
-		 "(SELECT max(ts_ns) FROM `%s`.host_samples WHERE _host = %s) - %d * "
+		 "(SELECT ifNull(max(ts_ns), 0) FROM `%s`.host_samples WHERE _host = %s) - %d * "
 		 "86400000000000",
 		 d, h, FLEET_IDLE_DAYS);
 	snprintf(where, sizeof(where),
@@ -320,7 +384,7 @@ sqlite3 *fleet_open(struct cli_query *q)
 	if (!db)
 		return NULL;
 	if (!strcmp(q->verb, "runs")) {
-		if (load_runs_list(db, q->verb) == 0)
+		if (load_runs_list(db, q) == 0)
 			return db;
 	} else if (!strcmp(q->verb, "show") || !strcmp(q->verb, "signals") ||
 		   !strcmp(q->verb, "explain") || !strcmp(q->verb, "report") ||

@@ -73,7 +73,7 @@ static int apply(sqlite3 *db, struct fleet_sub *subs, struct fleet_job *jobs, in
 	return 0;
 }
 
-int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max)
+int fleet_join_runs_list(sqlite3 *db, const char *verb)
 {
 	char since[512], subs_where[1024], jobs_where[1024];
 	const char *d = fleet_database();
@@ -87,10 +87,16 @@ int fleet_join_runs_list(sqlite3 *db, const char *verb, int runs_max)
 
 	if (tables <= 0)
 		return tables;
-	snprintf(since, sizeof(since),
-		 "(SELECT min(start_ns) FROM (SELECT start_ns FROM `%s`.runs FINAL ORDER BY "
-		 "start_ns DESC LIMIT %d)) - %" PRId64,
-		 d, runs_max, DAY_NS);
+	/* From a day before the oldest listed run (copied already: no FINAL over every run
+	 * of the store for each of the queries below). */
+	sqlite3_stmt *st;
+	int64_t oldest = 0;
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(min(start_ns), 0) FROM runs", -1, &st, NULL) ==
+		SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		oldest = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	snprintf(since, sizeof(since), "%" PRId64, oldest - DAY_NS);
 	snprintf(subs_where, sizeof(subs_where),
 		 "jobs = 0 AND scheduler != 'aws-batch' AND submit_ns >= %s", since);
 	snprintf(jobs_where, sizeof(jobs_where), "link = 'unmatched' AND first_ns >= %s", since);

@@ -259,6 +259,7 @@ int cmd_runs(int argc, char **argv)
 	if (cli_number("runs", "limit", limit_arg, 1, 100000, &limit) != 0 ||
 	    export_format_parse("runs", format_arg, &format) != 0)
 		return 2;
+	q.list_limit = (long)limit;
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;

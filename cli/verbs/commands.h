@@ -18,5 +18,6 @@ int cmd_timeline(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_energy(int argc, char **argv);
+int cmd_retention(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@
  *   fleet_idle.c     tracer --fleet idle: which hosts stopped reporting
  *   cmd_export.c     tracer export --ro-crate: a run's provenance (model/rocrate.h)
  *   cmd_energy.c     tracer energy: energy and CO2e by step, run, tool (cost/energyrun.h)
+ *   cmd_retention.c  tracer --fleet retention: the fleet store's old day partitions dropped
  * Nothing here is shared between verbs but commands.h: a helper two verbs need
  * belongs in the layer it is about (model, cost, db or render).
  */
