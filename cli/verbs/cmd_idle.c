@@ -25,7 +25,8 @@ static const char usage_text[] =
     "usage: tracer idle [--db PATH] [--json] [--since DURATION] [--cpu-below PCT] [--min DURATION]\n"
     PRICE_USAGE("                   ")
     "  idle periods of the host (default: the last 24h, CPU under 5%, at least 5m);\n"
-    "  tracer --fleet idle [HOST]: every host's (or one host's), read from the fleet store\n";
+    "  tracer --fleet idle [--sweep | HOST]: which hosts stopped reporting (--sweep: then\n"
+    "  every host's idle periods; HOST: that host's), read from the fleet store\n";
 /* clang-format on */
 
 /* --since and --min: fallback when not given, -1 when unreadable. */
@@ -347,10 +348,11 @@ static int idle_of(sqlite3 *db, struct idle_window *w, int64_t window, double us
 	return rc == 0 ? 0 : 1;
 }
 
-/* tracer --fleet idle: which hosts stopped reporting, then each host's idle time,
- * read one host at a time from the fleet store and priced as on one host. */
+/* tracer --fleet idle: which hosts stopped reporting; with --sweep, then each host's
+ * idle time, read one host at a time from the fleet store and priced as on one host
+ * (seconds a host: its samples are copied), so it is asked for. */
 static int idle_sweep(struct idle_window *w, int64_t window, const struct price_options *po,
-		      bool json)
+		      bool json, bool sweep)
 {
 	struct price_table table = {0};
 	struct host_price hp = {0};
@@ -360,6 +362,17 @@ static int idle_sweep(struct idle_window *w, int64_t window, const struct price_
 
 	if (!hosts)
 		return 1;
+	if (!sweep) {
+		if (json) {
+			print_doc(json_pack("{s:o}", "hosts", hosts));
+			return 0;
+		}
+		fleet_idle_print_hosts(hosts);
+		printf("Idle periods of every host: tracer --fleet idle --sweep; of one: tracer "
+		       "--fleet idle HOST\n");
+		json_decref(hosts);
+		return 0;
+	}
 	int priced = host_price_resolve("idle", po, &table, &hp);
 	if (priced == HOST_PRICE_ERROR) {
 		prices_free(&table);
@@ -410,10 +423,10 @@ int cmd_idle(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "idle"};
 	struct price_options po = {0};
-	const char *since = NULL, *below = NULL, *min_arg = NULL;
+	const char *since = NULL, *below = NULL, *min_arg = NULL, *sweep = NULL;
 	const struct cli_extra_option extra[] = {
-	    {"since", true, &since}, {"cpu-below", true, &below}, {"min", true, &min_arg},
-	    PRICE_EXTRA_OPTIONS(po), {NULL, false, NULL},
+	    {"since", true, &since},  {"cpu-below", true, &below}, {"min", true, &min_arg},
+	    {"sweep", false, &sweep}, PRICE_EXTRA_OPTIONS(po),	   {NULL, false, NULL},
 	};
 	struct price_table table = {0};
 	struct host_price hp = {0};
@@ -431,10 +444,15 @@ int cmd_idle(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
+	if (sweep && (!fleet_active() || q.arg)) {
+		cli_error("idle",
+			  "--sweep goes with --fleet and no HOST (tracer --fleet idle --sweep)\n");
+		return 2;
+	}
 	if (fleet_active())
 		po.no_detect = "fleet"; /* this machine's cloud is not the hosts' */
 	if (fleet_active() && !q.arg)
-		return idle_sweep(&w, window, &po, q.json);
+		return idle_sweep(&w, window, &po, q.json, sweep != NULL);
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		return 1;

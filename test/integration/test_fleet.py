@@ -193,14 +193,14 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
              tracer(ctx, "--fleet", conf, "idle", "--json", host), as_json=True)
     # The sweep: every host's idle time in one call, priced as on one host: each
     # host's part is what that host's own `tracer idle` says of its database.
-    code, out, err = tracer(ctx, "--fleet", conf, "idle", "--json", "--rate", "2.5")
+    code, out, err = tracer(ctx, "--fleet", conf, "idle", "--sweep", "--json", "--rate", "2.5")
     ctx.check(code == 0, f"fleet idle sweep: {code} {err}")
     sweep = {h["host"]: h for h in json.loads(out)["hosts"]}
     for host, (db, rid) in recorded.items():
         ctx.check("idle" in sweep.get(host, {}), f"the sweep has {host}'s idle time: {sweep.get(host)}")
         same(ctx, f"idle sweep {host}", tracer(ctx, "idle", "--db", db, "--json", "--rate", "2.5"),
              (code, json.dumps(sweep[host]["idle"]), err), as_json=True)
-    code, text, err = tracer(ctx, "--fleet", conf, "idle", "--rate", "2.5")
+    code, text, err = tracer(ctx, "--fleet", conf, "idle", "--sweep", "--rate", "2.5")
     ctx.check(code == 0 and all(f"\n{h} (" in text for h in recorded) and "Host idle" in text,
               f"fleet idle sweep, text: {code} {text[-500:]} {err}")
     # The URL itself, without the config file: the stock default user needs no password.
