@@ -43,8 +43,10 @@ bool pins_ready(struct probes *p, const char *socket_path)
 	if ((statfs("/sys/fs/bpf", &fs) != 0 || fs.f_type != BPF_FS_MAGIC) &&
 	    mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700"))
 		log_warn("not pinning: no bpffs on /sys/fs/bpf: %s", strerror(errno));
-	else if (mkdir(PIN_ROOT, 0700) == 0 || errno == EEXIST)
+	else if ((mkdir(PIN_ROOT, 0700) == 0 || errno == EEXIST) && access(PIN_ROOT, W_OK) == 0)
 		return true;
+	else /* a read-only bpffs (a unit's ProtectKernelTunables=, a container) */
+		log_warn("not pinning: %s: %s", PIN_ROOT, strerror(errno));
 	return false;
 }
 

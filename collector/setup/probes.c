@@ -281,6 +281,12 @@ int probes_start(struct probes *p, const struct collector_config *cfg)
 	p->snapshot_iter = true;
 	if (try_load(p, cfg, want, true) == 0)
 		return 0;
+	if (p->pinning) { /* a pin that cannot be made is no reason to record nothing */
+		log_warn("loading with pins failed: loading unpinned (a restart will be blind)");
+		p->pinning = false;
+		if (try_load(p, cfg, want, true) == 0)
+			return 0;
+	}
 	/* Perhaps only the sleepable snapshot iterator is new to this kernel. */
 	p->snapshot_iter = false;
 	if (try_load(p, cfg, want, false) != 0)
