@@ -111,6 +111,9 @@ bool correlate_has_pending(const struct correlator *c);
 struct run *correlate_run_by_id(struct correlator *c, int64_t id);
 /* A resumed process is back in its stored step (aggregator restart). */
 void correlate_resume_step(struct proc *p, struct step *s);
+/* A run is ending (its command's exit, or its tracer run's): the attempts of a retried
+ * job take one name before the run's end judges and closes their signals. */
+void correlate_run_ending(struct correlator *c, struct run *r);
 /* Puts a new step first in its run's list and in the run's index by key. */
 void correlate_add_step(struct run *r, struct step *s);
 /* Drops a process's references to its run and step (entry being freed). */

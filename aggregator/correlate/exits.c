@@ -208,7 +208,7 @@ void correlate_run_exit(struct correlator *c, struct run *r, struct proc *p, boo
 	r->dirty = true;
 	if (r->status != GROUP_RUNNING && c->insight) {
 		/* While the failed attempts' signals are still open: the run's end closes them. */
-		steps_share_retry_names(c, r);
+		correlate_run_ending(c, r);
 		insight_run_end(c->insight, r, row->end_epoch_ns);
 	}
 }

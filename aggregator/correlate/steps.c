@@ -148,6 +148,11 @@ void steps_share_retry_names(struct correlator *c, struct run *r)
 	}
 }
 
+void correlate_run_ending(struct correlator *c, struct run *r)
+{
+	steps_share_retry_names(c, r);
+}
+
 void correlate_resume_step(struct proc *p, struct step *s)
 {
 	p->in.step = s;

@@ -143,6 +143,7 @@ static void end_with_launcher(struct ingest *g, struct run *r, const struct proc
 	r->row.signal = l->signal;
 	r->status = l->has_signal ? GROUP_KILLED : l->exit_code ? GROUP_FAILED : GROUP_OK;
 	r->dirty = true;
+	correlate_run_ending(&g->corr, r);
 	insight_run_end(&g->insight, r, l->end_epoch_ns);
 }
 
@@ -187,6 +188,7 @@ void launch_finish_command(struct ingest *g, struct proc *p)
 			    : p->row.exit_code		   ? GROUP_FAILED
 							   : GROUP_OK;
 		r->dirty = true;
+		correlate_run_ending(&g->corr, r);
 		insight_run_end(&g->insight, r, p->row.end_epoch_ns);
 	}
 }
