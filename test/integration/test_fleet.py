@@ -243,12 +243,7 @@ def fleet_retention_drops_whole_old_days(ctx):
     try:
         db, _ = record_host(ctx, "fleet-r", group, sink, cred)
     finally:
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(f"{MEMCG}/{group}")
     part_of = dict(ch.rows("SELECT name, partition FROM system.parts WHERE database = 'tracer' "
                            "AND table = 'processes' AND active"))
     start = {str(k): s for k, s in ctx.query("SELECT id, start_ns FROM processes", db=db)}

@@ -354,12 +354,7 @@ def fleet_puts_nextflow_slurm_tasks_of_other_hosts_under_their_task_steps(ctx):
         for sock, db, state, (agg, col) in hosts.values():
             ctx.stop(col)
             ctx.stop(agg)
-        for _ in range(50):
-            try:
-                os.rmdir(f"{MEMCG}/{group}")
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(f"{MEMCG}/{group}")
     tasks = dict(line.split() for line in open(os.path.join(work, "work", "tasks.txt")))
     for host, (sock, db, state, _) in hosts.items():
         ship(ctx, host, db, state, sink, cred)

@@ -13,7 +13,7 @@ import subprocess
 import time
 import uuid
 
-from harness import Failure, plain_build_only, start_daemons, test
+from harness import Failure, plain_build_only, remove_cgroup, start_daemons, test
 from test_fleet import clickhouse, private_file, tracer
 
 MEMCG = "/sys/fs/cgroup/memory"
@@ -54,15 +54,6 @@ def row_differences(local, sink):
         if not ok:
             out.append((k, v, s))
     return out
-
-
-def remove_cgroup(path):
-    for _ in range(50):
-        try:
-            os.rmdir(path)
-            return
-        except OSError:
-            time.sleep(0.1)
 
 
 def launcher_of(tracer_pid):
