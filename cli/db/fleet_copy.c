@@ -159,30 +159,11 @@ static const char *not_withdrawn(const char *table)
 		   : "";
 }
 
-long fleet_copy_prewhere(sqlite3 *db, const char *verb, const char *table, const char *prewhere,
-			 const struct fleet_remap *m)
+/* copy_query over a statement asprintf made (len its result: < 0, out of memory), freed. */
+static long copy_formatted(sqlite3 *db, const char *verb, const char *local,
+			   const struct fleet_remap *m, int len, char *sql)
 {
-	char *sql = NULL;
-
-	if (asprintf(&sql, "SELECT * FROM `%s`.`%s` FINAL PREWHERE %s WHERE 1%s FORMAT JSONEachRow",
-		     fleet_database(), table, prewhere, not_withdrawn(table)) < 0) {
-		cli_error(verb, "out of memory\n");
-		return -1;
-	}
-	long rows = copy_query(db, verb, table, sql, m);
-	free(sql);
-	return rows;
-}
-
-/* SELECT * FROM the store's table FINAL WHERE ... into local (ours of that name, or a
- * temporary copy of it): rows copied, or -1 said why. */
-long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const char *local,
-			 const char *where, const struct fleet_remap *m)
-{
-	char *sql = NULL;
-
-	if (asprintf(&sql, "SELECT * FROM `%s`.`%s` FINAL WHERE %s FORMAT JSONEachRow",
-		     fleet_database(), table, where) < 0) {
+	if (len < 0) {
 		cli_error(verb, "out of memory\n");
 		return -1;
 	}
@@ -191,22 +172,42 @@ long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const
 	return rows;
 }
 
+long fleet_copy_prewhere(sqlite3 *db, const char *verb, const char *table, const char *prewhere,
+			 const struct fleet_remap *m)
+{
+	char *sql = NULL;
+	int len =
+	    asprintf(&sql, "SELECT * FROM `%s`.`%s` FINAL PREWHERE %s WHERE 1%s FORMAT JSONEachRow",
+		     fleet_database(), table, prewhere, not_withdrawn(table));
+
+	return copy_formatted(db, verb, table, m, len, sql);
+}
+
+/* SELECT * FROM the store's table FINAL WHERE ... into local (ours of that name, or a
+ * temporary copy of it): rows copied, or -1 said why. */
+long fleet_copy_remapped(sqlite3 *db, const char *verb, const char *table, const char *local,
+			 const char *where, const struct fleet_remap *m)
+{
+	char *sql = NULL;
+	int len = asprintf(&sql, "SELECT * FROM `%s`.`%s` FINAL WHERE %s FORMAT JSONEachRow",
+			   fleet_database(), table, where);
+
+	return copy_formatted(db, verb, local, m, len, sql);
+}
+
 long fleet_copy_keyed(sqlite3 *db, const char *verb, const char *table, const char *host,
 		      const char *cond)
 {
 	char *sql = NULL;
 	const char *d = fleet_database();
 
-	if (asprintf(&sql,
+	int len =
+	    asprintf(&sql,
 		     "SELECT * FROM `%s`.`%s` FINAL PREWHERE _host = %s AND _key IN (SELECT _key "
 		     "FROM `%s`.`%s` WHERE _host = %s AND %s) WHERE %s%s FORMAT JSONEachRow",
-		     d, table, host, d, table, host, cond, cond, not_withdrawn(table)) < 0) {
-		cli_error(verb, "out of memory\n");
-		return -1;
-	}
-	long rows = copy_query(db, verb, table, sql, NULL);
-	free(sql);
-	return rows;
+		     d, table, host, d, table, host, cond, cond, not_withdrawn(table));
+
+	return copy_formatted(db, verb, table, NULL, len, sql);
 }
 
 long fleet_copy_rows(sqlite3 *db, const char *verb, const char *table, const char *local,
