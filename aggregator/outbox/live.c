@@ -38,20 +38,63 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st)
 	return -1;
 }
 
+/*
+ * A running process's row says only how it started until it ends (its CPU and I/O come
+ * with its exit), so its live copy carries its numbers so far: its newest sample's
+ * counters and the peak of its sampled memory. Each tick that adds a sample changes the
+ * payload, so the copy is refreshed while the process runs; its final row replaces it.
+ */
+static const char *const sampled_so_far[] = {
+    "cpu_user_ns", "cpu_sys_ns", "rchar",	 "wchar",	 "read_bytes", "write_bytes",
+    "runq_ns",	   "iowait_ns",	 "net_tx_bytes", "net_rx_bytes", "vol_ctxsw",  "invol_ctxsw",
+};
+#define SAMPLED_SO_FAR (sizeof(sampled_so_far) / sizeof(*sampled_so_far))
+
+/* The SELECT of a running process's live copy, its payload the row's JSON json. */
+static void process_so_far(char *sql, size_t len, const char *json, const char *where)
+{
+	size_t n =
+	    (size_t)snprintf(sql, len,
+			     "INSERT OR REPLACE INTO temp.live_now (kind, record_key, payload) "
+			     "SELECT 'processes', CAST(id AS TEXT), json_set(payload");
+	for (size_t i = 0; i < SAMPLED_SO_FAR && n < len; i++)
+		n += (size_t)snprintf(sql + n, len - n,
+				      ", '$.%s', coalesce(json_extract(newest, '$[%zu]'), "
+				      "json_extract(payload, '$.%s'))",
+				      sampled_so_far[i], i, sampled_so_far[i]);
+	if (n < len)
+		n += (size_t)snprintf(sql + n, len - n,
+				      ", '$.max_rss_kb', coalesce(peak_rss, json_extract(payload, "
+				      "'$.max_rss_kb'))) FROM (SELECT id, %s AS payload, (SELECT "
+				      "json_array(",
+				      json);
+	for (size_t i = 0; i < SAMPLED_SO_FAR && n < len; i++)
+		n += (size_t)snprintf(sql + n, len - n, "%sm.%s", i ? ", " : "", sampled_so_far[i]);
+	if (n < len)
+		snprintf(
+		    sql + n, len - n,
+		    ") FROM samples m WHERE m.process_id = processes.id ORDER BY m.ts_ns DESC "
+		    "LIMIT 1) AS newest, (SELECT max(m.rss_kb) FROM samples m WHERE m.process_id "
+		    "= processes.id) AS peak_rss FROM processes WHERE %s)",
+		    where);
+}
+
 static int prepare_running(sqlite3 *db, int k, sqlite3_stmt **st)
 {
 	char *json = outbox_row_json(db, running[k].table);
-	size_t len = json ? strlen(json) + 512 : 0;
+	size_t len = json ? strlen(json) + 4096 : 0;
 	char *sql = json ? malloc(len) : NULL;
 	int rc = -1;
 
-	if (sql) {
+	if (sql && !strcmp(running[k].table, "processes"))
+		process_so_far(sql, len, json, running[k].where);
+	else if (sql)
 		snprintf(sql, len,
 			 "INSERT OR REPLACE INTO temp.live_now (kind, record_key, payload) SELECT "
 			 "'%s', CAST(id AS TEXT), %s FROM %s WHERE %s",
 			 running[k].table, json, running[k].table, running[k].where);
+	if (sql)
 		rc = prepare(db, sql, st);
-	}
 	free(sql);
 	free(json);
 	return rc;

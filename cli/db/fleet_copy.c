@@ -125,6 +125,24 @@ void fleet_quote(const char *s, char *out, size_t size)
 	quote(s, out, size);
 }
 
+/*
+ * A running process's live copy carries its sampled numbers so far (docs/shipping.md,
+ * "Live rows and tombstones"); its host's row holds none until it ends, and the verbs
+ * read a running process from its samples, so the copy is read as its host holds it.
+ */
+static void as_its_host_holds(sqlite3 *db, const char *local)
+{
+	if (strcmp(local, "processes"))
+		return;
+	sqlite3_exec(
+	    db,
+	    "UPDATE processes SET cpu_user_ns = NULL, cpu_sys_ns = NULL, rchar = NULL, "
+	    "wchar = NULL, read_bytes = NULL, write_bytes = NULL, runq_ns = NULL, iowait_ns "
+	    "= NULL, net_tx_bytes = NULL, net_rx_bytes = NULL, vol_ctxsw = NULL, "
+	    "invol_ctxsw = NULL, max_rss_kb = NULL WHERE state = 'running'",
+	    NULL, NULL, NULL);
+}
+
 /* The rows sql selects (JSONEachRow) into local: rows copied, or -1 said why. */
 static long copy_query(sqlite3 *db, const char *verb, const char *local, const char *sql,
 		       const struct fleet_remap *m)
@@ -148,6 +166,7 @@ static long copy_query(sqlite3 *db, const char *verb, const char *local, const c
 	}
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	free(text);
+	as_its_host_holds(db, local);
 	return rows;
 }
 

@@ -85,7 +85,8 @@ def compare_top(ctx, conf, db, rid):
 def running_work_is_live_at_the_sink_and_taken_back_rows_are_withdrawn(ctx):
     """A run whose tool grows for 14 s: within 10 s of its start its run, step and
     process are in ClickHouse, running, and refreshed (newer copies, more CPU) while it
-    runs (its step's peak memory); `tracer --fleet top` shows it as the host's `tracer top` does, with the host.
+    runs (its step's peak memory, its process's CPU and peak so far, which grow towards its
+    final row's); `tracer --fleet top` shows it as the host's `tracer top` does, with the host.
     A `tracer run` held (strace delays its fork) and killed before its command is a run
     the aggregator takes back: at the sink it is withdrawn and no verb lists it. At the
     end each record is one row under FINAL, equal to the host's row, and the sink holds
@@ -125,7 +126,7 @@ def running_work_is_live_at_the_sink_and_taken_back_rows_are_withdrawn(ctx):
                             f"--run live-one -- {script}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            text=True)
     ctx.procs.append(run)
-    seen, versions, taken, top_said = {}, [], None, "never compared"
+    seen, versions, so_far, taken, top_said = {}, [], [], None, "never compared"
     while run.poll() is None:
         ids = ctx.query("SELECT r.id, p.id, p.step_id, p.start_ns FROM runs r JOIN processes p ON p.run_id = r.id "
                         "WHERE r.name = 'live-one' AND p.exe LIKE '%/python3%'", db=db)
@@ -136,8 +137,12 @@ def running_work_is_live_at_the_sink_and_taken_back_rows_are_withdrawn(ctx):
                 state_col = "state" if table == "processes" else "status"
                 if table not in seen and row and row[state_col] == "running":
                     seen[table] = time.time_ns() - start
-            # The process row is what it was at the start until it ends (its CPU comes
-            # with its exit); its samples, its step and run change while it runs.
+            # The process's live copy carries its numbers so far (its newest sample's
+            # CPU, its sampled peak memory); its samples, its step and run change too.
+            row, _ = sink_row(ch, "processes", pid)
+            if row and row["state"] == "running" and row["max_rss_kb"] is not None:
+                so_far.append((int(row["_version"]), int(row["cpu_user_ns"] or 0) + int(row["cpu_sys_ns"] or 0),
+                               int(row["max_rss_kb"])))
             row, _ = sink_row(ch, "steps", sid)
             samples = int(ch.query(f"SELECT count() FROM tracer.samples WHERE _host = '{HOST}' AND "
                                    f"process_id = {pid}"))
@@ -160,6 +165,16 @@ def running_work_is_live_at_the_sink_and_taken_back_rows_are_withdrawn(ctx):
               and versions[-1][2] > versions[0][2],
               f"refreshed while it runs (newer copies of its step, more samples of its process): "
               f"(version, samples) {[(v, n) for v, _, n in versions]}")
+    final = local_row(ctx, db, "processes", pid)
+    grew = sorted({(v, c, m) for v, c, m in so_far})
+    # Ground truth: the process's own final row (its exit's rusage and peak). Its live
+    # copies grow towards it (the tool adds 8 MiB every 0.7 s) and never pass it.
+    ctx.check(len({m for _, _, m in grew}) >= 2 and all(a[1] <= b[1] and a[2] <= b[2] for a, b in zip(grew, grew[1:]))
+              and grew[-1][2] <= final["max_rss_kb"] and grew[-1][2] >= final["max_rss_kb"] // 2
+              and 0 < grew[-1][1] <= final["cpu_user_ns"] + final["cpu_sys_ns"],
+              f"the running process's copy at the sink refreshed while it runs: (version, cpu ns, "
+              f"peak KiB) {grew[:3]}..{grew[-2:]}, final cpu {final['cpu_user_ns'] + final['cpu_sys_ns']} "
+              f"peak {final['max_rss_kb']}")
     ctx.check(top_said is None, f"--fleet top --json lists the run as the host's top does: {top_said}")
     ctx.check(taken is not None, "the held tracer run reached the sink before it was killed")
     held.wait(timeout=30)
