@@ -78,14 +78,19 @@ int64_t cost_observed_ns(sqlite3 *db, int64_t from_ns, int64_t to_ns)
 	bool any = false;
 
 	if (sqlite3_prepare_v2(db,
-			       "SELECT first_seen_ns, CASE WHEN final = 0 AND ?1 - last_seen_ns < "
-			       "?2 THEN ?1 ELSE last_seen_ns END FROM collector_stats WHERE "
-			       "first_seen_ns IS NOT NULL ORDER BY first_seen_ns",
+			       "SELECT first_seen_ns AS a, CASE WHEN final = 0 AND ?1 - last_seen_ns "
+			       "< ?2 THEN ?1 ELSE last_seen_ns END FROM collector_stats WHERE "
+			       "first_seen_ns IS NOT NULL UNION ALL SELECT start_ns, end_ns FROM runs "
+			       "WHERE start_ns IS NOT NULL AND end_ns IS NOT NULL ORDER BY a",
 			       -1, &q, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(q, 1, now);
 	sqlite3_bind_int64(q, 2, liveness_stale_ns());
-	/* Streams sorted by start: merge overlapping spans, add each merged one clipped. */
+	/*
+	 * A collector's stream is seen from its first frame, a little after it began to
+	 * watch: a run it recorded from its start was watched all along, so its span counts
+	 * too. Spans sorted by start: merge overlapping ones, add each merged one clipped.
+	 */
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		int64_t a = sqlite3_column_int64(q, 0), b = sqlite3_column_int64(q, 1);
 		any = true;

@@ -313,6 +313,8 @@ json_t *report_data(sqlite3 *db, int64_t run_id, double headroom)
 	/* Not ended: watched (running) or not (unknown), and for how long so far. */
 	if (json_is_null(json_object_get(run, "end_ns")))
 		health_add_liveness(db, run);
+	/* The headline judges the run by the rule its steps are judged by. */
+	explain_run_character(run);
 	explain_time(run);
 	json_object_del(run, "shares");
 	json_array_foreach(steps, i, s)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/render/format.h"
+#include "common/character.h"
 
 /* What the network wait was mostly for: "mostly receiving" and the like. */
 static const char *net_wait_what(json_t *s)
@@ -26,6 +27,16 @@ static const char *net_wait_what(json_t *s)
 		}
 	}
 	return what;
+}
+
+void explain_run_character(json_t *r)
+{
+	struct time_parts t = {(uint64_t)jint(r, "cpu_ns"),	 (uint64_t)jint(r, "iowait_ns"),
+			       (uint64_t)jint(r, "net_wait_ns"), (uint64_t)jint(r, "runq_ns"),
+			       (uint64_t)jint(r, "reclaim_ns"),	 (uint64_t)jint(r, "sleep_ns")};
+	const char *c = time_character(&t);
+
+	json_object_set_new(r, "character", c ? json_string(c) : json_null());
 }
 
 /* Shares of the step's process time and the sentence that explains it. */

@@ -14,6 +14,8 @@
  * "explanation". The sentence names the row by name_for_text, name or key.
  */
 void explain_time(json_t *s);
+/* A run's "character" from its time parts, by the rule its steps have (common/character.c). */
+void explain_run_character(json_t *run);
 
 /*
  * What an exit status means, in words: "not found (127: the shell could not

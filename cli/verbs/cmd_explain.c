@@ -19,7 +19,6 @@
 #include "cli/render/report.h"
 #include "cli/render/sections.h"
 #include "cli/verbs/commands.h"
-#include "common/character.h"
 #include "common/strutil.h"
 #include "common/timeutil.h"
 
@@ -131,11 +130,7 @@ static json_t *load_run(sqlite3 *db, int64_t run)
 	if (json_is_null(json_object_get(r, "end_ns")))
 		health_add_liveness(db, r);
 	/* The run as a whole, told the same way as a step. */
-	struct time_parts t = {(uint64_t)jint(r, "cpu_ns"),	 (uint64_t)jint(r, "iowait_ns"),
-			       (uint64_t)jint(r, "net_wait_ns"), (uint64_t)jint(r, "runq_ns"),
-			       (uint64_t)jint(r, "reclaim_ns"),	 (uint64_t)jint(r, "sleep_ns")};
-	const char *c = time_character(&t);
-	json_object_set_new(r, "character", c ? json_string(c) : json_null());
+	explain_run_character(r);
 	json_object_set_new(r, "name_for_text", json_string("the run"));
 	explain_time(r);
 	if (json_is_null(json_object_get(r, "end_ns")))

@@ -383,12 +383,16 @@ def recommend_sizes_a_run_of_one_command(ctx):
 def cost_of_a_window_bills_only_what_was_observed(ctx):
     """`cost --since 30d` on a database that holds a few seconds: only the time a collector
     watched is billed (at $1/h: its seconds / 3600), not 720 h of "idle capacity" nobody
-    saw; --whole-window bills all 720 h. Ground truth: the collector streams' spans read
-    from SQLite and merged here, and the window's own length."""
+    saw; --whole-window bills all 720 h. Ground truth: the collector streams' spans and the
+    runs' spans read from SQLite and merged here, and the window's own length."""
     ctx.tracer_run(["bash", "-c", "for i in 1 2 3; do gzip -c /bin/bash > /dev/null; done"], "--run", "seen",
                    expect=0)
     doc = tracer_json(ctx, "cost", "--db", ctx.db, "--since", "30d", "--rate", "1")
-    spans = sorted(ctx.query("SELECT first_seen_ns, last_seen_ns FROM collector_stats", db=ctx.db))
+    # A stream is seen from its first frame, a little after its collector began to watch,
+    # so a run it recorded from its start counts whole (it was watched all along).
+    spans = sorted(ctx.query("SELECT first_seen_ns, last_seen_ns FROM collector_stats UNION ALL "
+                             "SELECT start_ns, end_ns FROM runs WHERE end_ns IS NOT NULL", db=ctx.db))
+    run_ns = ctx.one("SELECT end_ns - start_ns FROM runs WHERE name = 'seen'", db=ctx.db)
     merged = []
     for a, b in spans:
         if merged and a <= merged[-1][1]:
@@ -397,6 +401,7 @@ def cost_of_a_window_bills_only_what_was_observed(ctx):
             merged.append([a, b])
     seen_ns = sum(max(0, min(b, doc["to_ns"]) - max(a, doc["from_ns"])) for a, b in merged)
     ctx.check(0 < seen_ns < 600e9, f"the database holds a short watch: {seen_ns} ns")
+    ctx.check(doc.get("observed_ns", 0) >= run_ns, f"observed {doc.get('observed_ns')} holds the run's {run_ns} ns")
     ctx.check(doc.get("observed_ns") == seen_ns, f"observed_ns {doc.get('observed_ns')} vs the streams' {seen_ns}")
     ctx.close(doc["total_usd"], seen_ns / 1e9 / 3600, 1e-12, "billed: the observed seconds at $1/h")
     ctx.close(sum(r["usd"] for r in doc["breakdown"]) + doc["idle_usd"], doc["total_usd"], 1e-12,

@@ -268,6 +268,56 @@ def html_report_of_a_run_that_handled_a_failure_says_handled(ctx):
 
 
 @test
+def html_report_of_a_failed_run_keeps_what_it_went_past_apart(ctx):
+    """A `set -e` script whose `ls /missing || true` fails, which then goes on (a gzip loop)
+    and fails on a sort of a missing input: "What failed" names the sort alone, with its
+    exit as the shell saw it; the ls, which the script went on past, is a handled failure.
+    Ground truth: the exits of the same commands run by bash here."""
+    script = ctx.path("went-past.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/bash\nset -e\nls /missing-dir-58 > /dev/null 2>&1 || true\n"
+                "for i in 1 2 3; do gzip -c /etc/services > /dev/null; done\n"
+                "sort /missing-dir-58/input.txt > /dev/null\n")
+    os.chmod(script, 0o755)
+    ls = subprocess.run(["ls", "/missing-dir-58"], capture_output=True)
+    sort = subprocess.run(["sort", "/missing-dir-58/input.txt"], capture_output=True)
+    ctx.tracer_run([script], "--run", "went-past", expect=sort.returncode)
+    dom = render(ctx, report_of(ctx, "went-past"))
+    failures = [e["text"] for e in dom.by_class("failure")]
+    handled = [e["text"] for e in dom.by_class("handled-failure")]
+    ctx.check(len(failures) == 1 and "sort /missing-dir-58/input.txt" in failures[0]
+              and str(sort.returncode) in failures[0], f"what failed is the sort (exit {sort.returncode}): {failures}")
+    ctx.check(len(handled) == 1 and "ls /missing-dir-58" in handled[0] and str(ls.returncode) in handled[0],
+              f"the ls the script went past is handled (exit {ls.returncode}): {handled}")
+
+
+@test
+def html_report_headline_judges_the_run_as_its_steps_are_judged(ctx):
+    """Six CPU-bound loops at once on a host of fewer CPUs wait for a CPU more than they run:
+    the run's headline says so (contended, as its steps say), not "compute-bound" with a
+    small share on a CPU. Ground truth: the run's own time parts, under docs/insight.md's
+    rule (30% of the time runnable but waiting is contention), and os.cpu_count()."""
+    workers = 3 * (os.cpu_count() or 1)
+    script = ctx.path("contended.sh")
+    with open(script, "w") as f:
+        f.write(f"#!/bin/bash\nfor k in $(seq {workers}); do (for i in 1 2 3; do "
+                "head -c 4000000 /dev/urandom | gzip -6 > /dev/null; done) & done\nwait\n")
+    os.chmod(script, 0o755)
+    ctx.tracer_run([script], "--run", "contended", expect=0)
+    cpu, runq, total = ctx.query("SELECT cpu_ns, runq_ns, cpu_ns + iowait_ns + runq_ns + reclaim_ns + sleep_ns + "
+                                 "net_wait_ns FROM runs WHERE name = 'contended'")[0]
+    dom = render(ctx, report_of(ctx, "contended"))
+    headline = " ".join(e["text"] for e in dom.elements if e["attrs"].get("id") == "run-explanation")
+    if runq >= 0.3 * total:
+        ctx.check("competed for CPUs" in headline and "compute-bound" not in headline,
+                  f"runq {runq / total:.0%} of the time: the headline says contended: {headline!r}")
+    else:
+        ctx.check(cpu < 0.4 * total or "compute-bound" in headline, f"headline {headline!r} for cpu {cpu / total:.0%}")
+    ctx.check(runq >= 0.3 * total, f"{workers} loops on {os.cpu_count()} CPUs waited for a CPU "
+              f"{runq / total:.0%} of the time (the workload must contend for the test to mean anything)")
+
+
+@test
 @plain_build_only("CI time: the page's data comes from the code html_report_renders_the_run runs "
                   "under ASan; the rest is Chromium drawing 2,000 steps")
 def html_report_of_2000_steps_stays_small_and_summarised(ctx):
