@@ -77,12 +77,13 @@ int64_t cost_observed_ns(sqlite3 *db, int64_t from_ns, int64_t to_ns)
 	int64_t observed = 0, cover_from = 0, cover_to = 0, now = (int64_t)now_realtime_ns();
 	bool any = false;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT first_seen_ns AS a, CASE WHEN final = 0 AND ?1 - last_seen_ns "
-			       "< ?2 THEN ?1 ELSE last_seen_ns END FROM collector_stats WHERE "
-			       "first_seen_ns IS NOT NULL UNION ALL SELECT start_ns, end_ns FROM runs "
-			       "WHERE start_ns IS NOT NULL AND end_ns IS NOT NULL ORDER BY a",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT first_seen_ns AS a, CASE WHEN final = 0 AND ?1 - last_seen_ns "
+		"< ?2 THEN ?1 ELSE last_seen_ns END FROM collector_stats WHERE "
+		"first_seen_ns IS NOT NULL UNION ALL SELECT start_ns, end_ns FROM runs "
+		"WHERE start_ns IS NOT NULL AND end_ns IS NOT NULL ORDER BY a",
+		-1, &q, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(q, 1, now);
 	sqlite3_bind_int64(q, 2, liveness_stale_ns());
