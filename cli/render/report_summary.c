@@ -133,46 +133,77 @@ static int by_start(const void *a, const void *b)
 	return sa < sb ? -1 : sa > sb;
 }
 
+/* A script that started its next step after s ended went on past s's failures (a shell
+ * under `set -e`, or one whose last command failed, stops there). */
+static bool script_went_on(json_t *steps, json_t *s)
+{
+	size_t i;
+	json_t *t;
+
+	if (strcmp(jstr(s, "kind"), "script-step") || !jhas(s, "end_ns"))
+		return false;
+	json_array_foreach(steps, i, t) if (t != s && !strcmp(jstr(t, "kind"), "script-step") &&
+					    jint(t, "start_ns") >= jint(s, "end_ns")) return true;
+	return false;
+}
+
+static void print_failed_list(FILE *out, json_t *failed, int64_t count, const char *title,
+			      const char *why, const struct report_opts *o)
+{
+	size_t i, n = json_array_size(failed);
+
+	if (!count)
+		return;
+	json_t **order = calloc(n, sizeof(*order));
+	for (i = 0; order && i < n; i++)
+		order[i] = json_array_get(failed, i);
+	if (order)
+		qsort(order, n, sizeof(*order), by_start);
+	fprintf(out, "\n%s (%lld %s%s%s):\n", title, (long long)count,
+		plural(count, "process", "processes"), why,
+		count > SUMMARY_FAILED ? "; the first" : "");
+	for (i = 0; order && i < n && i < SUMMARY_FAILED; i++) {
+		char status[32], cmd[512], shown[600];
+		report_status_text(order[i], status, sizeof(status));
+		char *argv_text = json_dumps(json_object_get(order[i], "argv"), JSON_ENCODE_ANY);
+		format_command(argv_text, jstr(order[i], "comm"), cmd, sizeof(cmd));
+		free(argv_text);
+		/* A terminal cuts at its edge (print_fitted); a pipe at 200 columns. */
+		format_column(cmd, o->width > 0 ? o->width : 200, shown, sizeof(shown));
+		for (size_t e = strlen(shown); e > 0 && shown[e - 1] == ' '; e--)
+			shown[e - 1] = '\0';
+		fprintf(out, "  pid %-7lld exit %-7s %s%s\n", (long long)jint(order[i], "pid"),
+			status, report_command_prefix(order[i]), shown);
+	}
+	free(order);
+}
+
 static void print_failed(FILE *out, json_t *structure, const struct report_opts *o)
 {
-	json_t *failed = json_array();
-	int64_t count = 0;
+	json_t *failed = json_array(), *went_past = json_array();
+	json_t *steps = json_object_get(structure, "steps");
+	int64_t count = 0, past = 0;
 	size_t i;
 	json_t *s;
 
-	json_array_foreach(json_object_get(structure, "steps"), i, s)
-	    collect_failed(json_object_get(s, "tools"), failed, &count);
+	json_array_foreach(steps, i, s)
+	{
+		bool handled = !o->run_ok && script_went_on(steps, s);
+		collect_failed(json_object_get(s, "tools"), handled ? went_past : failed,
+			       handled ? &past : &count);
+	}
 	collect_failed(json_object_get(json_object_get(structure, "outside_steps"), "tools"),
 		       failed, &count);
-	if (count) {
-		size_t n = json_array_size(failed);
-		json_t **order = calloc(n, sizeof(*order));
-		for (i = 0; order && i < n; i++)
-			order[i] = json_array_get(failed, i);
-		if (order)
-			qsort(order, n, sizeof(*order), by_start);
-		fprintf(out, "\n%s (%lld %s%s%s):\n", o->run_ok ? "Failed and handled" : "Failed",
-			(long long)count, plural(count, "process", "processes"),
-			o->run_ok ? "; the run went on and succeeded" : "",
-			count > SUMMARY_FAILED ? "; the first" : "");
-		for (i = 0; order && i < n && i < SUMMARY_FAILED; i++) {
-			char status[32], cmd[512], shown[600];
-			report_status_text(order[i], status, sizeof(status));
-			char *argv_text =
-			    json_dumps(json_object_get(order[i], "argv"), JSON_ENCODE_ANY);
-			format_command(argv_text, jstr(order[i], "comm"), cmd, sizeof(cmd));
-			free(argv_text);
-			/* A terminal cuts at its edge (print_fitted); a pipe at 200 columns. */
-			format_column(cmd, o->width > 0 ? o->width : 200, shown, sizeof(shown));
-			for (size_t e = strlen(shown); e > 0 && shown[e - 1] == ' '; e--)
-				shown[e - 1] = '\0';
-			fprintf(out, "  pid %-7lld exit %-7s %s%s\n",
-				(long long)jint(order[i], "pid"), status,
-				report_command_prefix(order[i]), shown);
-		}
-		free(order);
-	}
+	if (o->run_ok)
+		print_failed_list(out, failed, count, "Failed and handled",
+				  "; the run went on and succeeded", o);
+	else
+		print_failed_list(out, failed, count, "Failed", "", o);
+	print_failed_list(
+	    out, went_past, past, "Failed and handled",
+	    past == 1 ? "; the script went on past it" : "; the script went on past them", o);
 	json_decref(failed);
+	json_decref(went_past);
 }
 
 void report_summary_print(FILE *out, json_t *run, json_t *totals, const struct report_opts *o)

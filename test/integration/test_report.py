@@ -269,19 +269,27 @@ def html_report_of_a_run_that_handled_a_failure_says_handled(ctx):
 
 @test
 def html_report_of_a_failed_run_keeps_what_it_went_past_apart(ctx):
-    """A `set -e` script whose `ls /missing || true` fails, which then goes on (a gzip loop)
-    and fails on a sort of a missing input: "What failed" names the sort alone, with its
+    """A `set -e` script whose `ls /missing || true` fails, which then goes on (a gzip loop
+    of 300) and fails on a sort of a missing input: the page's "What failed" and `tracer
+    run`'s summary name the sort alone, with its
     exit as the shell saw it; the ls, which the script went on past, is a handled failure.
     Ground truth: the exits of the same commands run by bash here."""
     script = ctx.path("went-past.sh")
     with open(script, "w") as f:
         f.write("#!/bin/bash\nset -e\nls /missing-dir-58 > /dev/null 2>&1 || true\n"
-                "for i in 1 2 3; do gzip -c /etc/services > /dev/null; done\n"
+                "for i in $(seq 300); do gzip -c /etc/hostname > /dev/null; done\n"
                 "sort /missing-dir-58/input.txt > /dev/null\n")
     os.chmod(script, 0o755)
     ls = subprocess.run(["ls", "/missing-dir-58"], capture_output=True)
     sort = subprocess.run(["sort", "/missing-dir-58/input.txt"], capture_output=True)
-    ctx.tracer_run([script], "--run", "went-past", expect=sort.returncode)
+    said = ctx.tracer_run([script], "--run", "went-past", expect=sort.returncode)
+    # 300 processes: `tracer run` prints its summary, which keeps them apart too.
+    text = said.stdout + said.stderr
+    failed_part = text.split("\nFailed (", 1)[1].split("\n\n", 1)[0] if "\nFailed (" in text else ""
+    handled_part = text.split("\nFailed and handled (", 1)[1].split("\n\n", 1)[0] if "Failed and handled (" in text else ""
+    ctx.check("sort /missing-dir-58" in failed_part and "ls /missing-dir-58" not in failed_part
+              and "ls /missing-dir-58" in handled_part and "the script went on past it" in handled_part,
+              f"tracer run's summary: failed {failed_part!r}, handled {handled_part!r}")
     dom = render(ctx, report_of(ctx, "went-past"))
     failures = [e["text"] for e in dom.by_class("failure")]
     handled = [e["text"] for e in dom.by_class("handled-failure")]
