@@ -215,8 +215,8 @@ int drain_flush(struct drain *d, bool final)
 	static const char *const net_wait_names[TRACER_NETW_STATS] = {
 	    [TRACER_NETW_FD_UNREADABLE] = "fd_unreadable", [TRACER_NETW_NO_ACC] = "no_accumulator"};
 	Tracer__ProbeStatus probes[PROBE_GROUPS], *probe_ptrs[PROBE_GROUPS];
-	Tracer__LossCount losses[TRACER_DROP_SLOTS + TRACER_EV_COUNT + TRACER_NETW_STATS],
-	    *loss_ptrs[TRACER_DROP_SLOTS + TRACER_EV_COUNT + TRACER_NETW_STATS];
+	Tracer__LossCount losses[TRACER_DROP_SLOTS + TRACER_EV_COUNT + TRACER_NETW_STATS + 1],
+	    *loss_ptrs[TRACER_DROP_SLOTS + TRACER_EV_COUNT + TRACER_NETW_STATS + 1];
 	size_t n_losses = 0;
 
 	probes_read_drops(d->probes, drops, net_wait);
@@ -260,6 +260,14 @@ int drain_flush(struct drain *d, bool final)
 		losses[n_losses].hop = "net_wait";
 		losses[n_losses].event_type = (char *)net_wait_names[t];
 		losses[n_losses].count = net_wait[t];
+		n_losses++;
+	}
+	/* RAPL readings that failed: hop "rapl" (docs/schema.md, event_loss). */
+	if (d->rapl_read_failures) {
+		tracer__loss_count__init(&losses[n_losses]);
+		losses[n_losses].hop = "rapl";
+		losses[n_losses].event_type = "read_failed";
+		losses[n_losses].count = *d->rapl_read_failures;
 		n_losses++;
 	}
 	for (size_t i = 0; i < n_losses; i++)
