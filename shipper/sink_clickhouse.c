@@ -27,10 +27,10 @@ static struct clickhouse *ch(struct sink *s)
 	return s->state;
 }
 
-static const char *const shipped[] = {
-    "processes",    "steps",	       "runs",	"signals",	     "samples",
-    "host_samples", "collector_stats", "tools", "batch_submissions", "batch_jobs",
-    "energy_samples"};
+static const char *const shipped[] = {"processes",	 "steps",	  "runs",
+				      "signals",	 "samples",	  "host_samples",
+				      "collector_stats", "tools",	  "batch_submissions",
+				      "batch_jobs",	 "energy_samples"};
 
 /*
  * Each table's partition: the UTC day of a time its record keeps from its first copy

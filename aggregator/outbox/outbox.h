@@ -24,7 +24,7 @@ enum outbox_kind {
 	OUTBOX_TOOLS, /* the names and categories processes.tool_id points at */
 	/* Both sides of a batch job's link, for the fleet's cross-host join. */
 	OUTBOX_BATCH_SUBMISSIONS,
-	OUTBOX_BATCH_JOBS, /* a: the row's rowid (INSERT OR REPLACE gives a new one) */
+	OUTBOX_BATCH_JOBS,     /* a: the row's rowid (INSERT OR REPLACE gives a new one) */
 	OUTBOX_ENERGY_SAMPLES, /* RAPL readings: a the zone, b the time, text the host id */
 	OUTBOX_KINDS
 };

@@ -21,10 +21,11 @@ static int store_has_energy_samples(const char *verb)
 
 	if (known >= 0)
 		return known;
-	snprintf(sql, sizeof(sql),
-		 "SELECT toUInt8(count() > 0) AS n FROM system.tables WHERE database = '%s' AND name = "
-		 "'energy_samples' FORMAT JSONEachRow",
-		 fleet_database());
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT toUInt8(count() > 0) AS n FROM system.tables WHERE database = '%s' AND name = "
+	    "'energy_samples' FORMAT JSONEachRow",
+	    fleet_database());
 	json_t *rows = fleet_rows_of(verb, sql);
 	if (!rows)
 		return -1;
@@ -41,18 +42,18 @@ static int copy_bracket(sqlite3 *db, const char *verb, const char *h, const char
 	char lo[1400], hi[1400], where[4096];
 	const char *d = fleet_database();
 
-	snprintf(lo, sizeof(lo),
-		 "(SELECT if(count() = 0, toInt64(%" PRId64 "), toInt64(assumeNotNull(max(ts_ns)))) "
-		 "FROM `%s`.energy_samples WHERE _host = %s AND host_id = %s AND ts_ns <= %" PRId64
-		 ")",
-		 from, d, h, host_id, from);
-	snprintf(hi, sizeof(hi),
-		 "(SELECT if(count() = 0, toInt64(%" PRId64 "), toInt64(assumeNotNull(min(ts_ns)))) "
-		 "FROM `%s`.energy_samples WHERE _host = %s AND host_id = %s AND ts_ns >= %" PRId64
-		 ")",
-		 to, d, h, host_id, to);
-	snprintf(where, sizeof(where), "_host = %s AND host_id = %s AND ts_ns >= %s AND ts_ns <= %s",
-		 h, host_id, lo, hi);
+	snprintf(
+	    lo, sizeof(lo),
+	    "(SELECT if(count() = 0, toInt64(%" PRId64 "), toInt64(assumeNotNull(max(ts_ns)))) "
+	    "FROM `%s`.energy_samples WHERE _host = %s AND host_id = %s AND ts_ns <= %" PRId64 ")",
+	    from, d, h, host_id, from);
+	snprintf(
+	    hi, sizeof(hi),
+	    "(SELECT if(count() = 0, toInt64(%" PRId64 "), toInt64(assumeNotNull(min(ts_ns)))) "
+	    "FROM `%s`.energy_samples WHERE _host = %s AND host_id = %s AND ts_ns >= %" PRId64 ")",
+	    to, d, h, host_id, to);
+	snprintf(where, sizeof(where),
+		 "_host = %s AND host_id = %s AND ts_ns >= %s AND ts_ns <= %s", h, host_id, lo, hi);
 	long n = fleet_copy_rows(db, verb, "energy_samples", "energy_samples", where);
 	if (n <= 0)
 		return n < 0 ? -1 : 0;
