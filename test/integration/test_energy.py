@@ -4,6 +4,7 @@ default coefficients and with an energy.conf of other ones."""
 import http.server
 import json
 import os
+import pwd
 import subprocess
 import threading
 import time
@@ -337,7 +338,8 @@ def rapl_measured_energy_is_shipped_and_read_over_the_fleet(ctx):
     give the host's own `tracer energy` (the same parts, CPU method measured (RAPL), Wh to
     1e-9). Then package-0's counter stops reading (its file emptied under the descriptor the
     collector holds): every failed reading is counted (event_loss hop rapl, `tracer
-    status`), exactly one per sample period the other package was read in after it."""
+    status`, the metrics file), exactly one per sample period the other package was read in
+    after it."""
     from test_fleet import clickhouse, private_file  # ClickHouse started by the test
     ch = clickhouse(ctx)
     secret = f"user = {ch.user}\npassword = {ch.password}\n"
@@ -348,8 +350,13 @@ def rapl_measured_energy_is_shipped_and_read_over_the_fleet(ctx):
     fake = FakePowercap(tree)
     ctx.cleanups.append(fake.close)
     sock, db, state = ctx.path("rf.sock"), ctx.path("rf.db"), ctx.path("rf-ship.db")
+    metrics_dir = ctx.path("metrics")
+    os.mkdir(metrics_dir)
+    os.chown(metrics_dir, pwd.getpwnam("nobody").pw_uid, -1)  # the aggregator's, after its drop
+    prom = os.path.join(metrics_dir, "tracer.prom")
     agg, col = start_daemons(ctx, sock, db, extra_agg=["--host-sample-ms", "200", "--outbox-mib", "64",
-                                                       "--shipper-state", state, "--scope", "runs"],
+                                                       "--shipper-state", state, "--scope", "runs",
+                                                       "--metrics-file", prom],
                              extra_col=["--test-powercap-root", tree, "--sample-ms", "200"])
     done, run_id = ctx.daemon_run(sock, db, [ctx.helper("cpuburn"), "1500"], "--run", "rapl-fleet")
     if done.returncode != 0 or not run_id:
@@ -359,14 +366,19 @@ def rapl_measured_energy_is_shipped_and_read_over_the_fleet(ctx):
     fake.thread.join()
     os.ftruncate(fake.fds[0], 0)  # package-0 now reads as nothing
     time.sleep(1.5)
-    ctx.stop(col)
-    ctx.stop(agg)
+    ctx.stop(col)  # its last frame carries the final count
+    time.sleep(1)
     last0 = ctx.one("SELECT max(ts_ns) FROM energy_samples WHERE zone = 0", db=db)
     periods = ctx.one("SELECT count(*) FROM energy_samples WHERE zone = 1 AND ts_ns > ?", last0, db=db)
     failed = ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss WHERE hop = 'rapl' AND "
                      "event_type = 'read_failed'", db=db)
     ctx.check(periods >= 5 and failed == periods,
               f"failed readings counted: {failed}, one per period package-1 was read after: {periods}")
+    from test_metrics import wait_for_metrics
+    lost = ("tracer_events_lost_total", frozenset({("hop", "rapl"), ("type", "read_failed")}))
+    series = wait_for_metrics(prom, lambda m: m.get(lost) == failed, timeout=25)
+    ctx.check(series.get(lost) == failed, f"the metrics file has them: {series.get(lost)} of {failed}")
+    ctx.stop(agg)
     p = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--json"], capture_output=True, text=True,
                        timeout=60)
     losses = json.loads(p.stdout).get("losses", [])
