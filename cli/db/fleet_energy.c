@@ -11,6 +11,7 @@
 
 #include "cli/db/fleet.h"
 #include "cli/db/fleet_join.h"
+#include "cli/render/clierror.h"
 #include "cli/render/jsonfield.h"
 
 /* Whether the store has the table (asked once per process). -1: the store did not answer. */
@@ -76,8 +77,10 @@ int fleet_load_energy(sqlite3 *db, const char *verb, const char *host)
 	if (sqlite3_prepare_v2(db,
 			       "SELECT coalesce(host_id, ''), start_ns, coalesce(end_ns, start_ns) "
 			       "FROM runs ORDER BY start_ns",
-			       -1, &st, NULL) != SQLITE_OK)
+			       -1, &st, NULL) != SQLITE_OK) {
+		cli_error(verb, "the runs read: %s\n", sqlite3_errmsg(db));
 		return -1;
+	}
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		fleet_quote((const char *)sqlite3_column_text(st, 0), host_id, sizeof(host_id));
 		rc = copy_bracket(db, verb, h, host_id, sqlite3_column_int64(st, 1),
