@@ -149,7 +149,9 @@ int collector_start_unprivileged(struct collector *c)
 	drain_poll(&c->drain, 0, -1);
 	snapshot_existing_cgroups(c);
 	c->energy.rapl = &c->rapl;
-	if (!c->rapl.n)
+	if (c->rapl.n)
+		c->drain.rapl_read_failures = &c->energy.read_errors;
+	else
 		log_info("RAPL: no powercap energy counters (energy is estimated: docs/energy.md)");
 	if (sandbox_enter() != 0) {
 		log_error("refusing to run without the syscall allow-list");

@@ -27,9 +27,10 @@ static struct clickhouse *ch(struct sink *s)
 	return s->state;
 }
 
-static const char *const shipped[] = {
-    "processes",    "steps",	       "runs",	"signals",	     "samples",
-    "host_samples", "collector_stats", "tools", "batch_submissions", "batch_jobs"};
+static const char *const shipped[] = {"processes",	 "steps",	  "runs",
+				      "signals",	 "samples",	  "host_samples",
+				      "collector_stats", "tools",	  "batch_submissions",
+				      "batch_jobs",	 "energy_samples"};
 
 /*
  * Each table's partition: the UTC day of a time its record keeps from its first copy
@@ -47,6 +48,7 @@ static const char *partition_of(const char *table)
 		      {"signals", "detected_ns"},
 		      {"samples", "ts_ns"},
 		      {"host_samples", "ts_ns"},
+		      {"energy_samples", "ts_ns"},
 		      {"collector_stats", "first_seen_ns"},
 		      {"batch_submissions", "submit_ns"}};
 	static char expr[160];

@@ -150,7 +150,8 @@ static int write_pending_rows(struct ingest *g)
 		    store_ship_host_sample(g->store, q->hosts.items[i].ts_epoch_ns) != 0)
 			return -1;
 	for (size_t i = 0; i < q->energy.n; i++)
-		if (store_put_energy_sample(g->store, &q->energy.items[i]) != 0)
+		if (store_put_energy_sample(g->store, &q->energy.items[i]) != 0 ||
+		    store_ship_energy_sample(g->store, &q->energy.items[i]) != 0)
 			return -1;
 	return 0;
 }

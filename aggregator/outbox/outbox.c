@@ -29,6 +29,9 @@ static const struct kind_spec kinds[OUTBOX_KINDS] = {
     [OUTBOX_TOOLS] = {"tools", "CAST(id AS TEXT)", "id = ?2", 3},
     [OUTBOX_BATCH_SUBMISSIONS] = {"batch_submissions", "CAST(id AS TEXT)", "id = ?2", 3},
     [OUTBOX_BATCH_JOBS] = {"batch_jobs", "scheduler || ':' || job_id", "rowid = ?2", 3},
+    /* As cheap to lose as a process's sample: a gap only narrows what RAPL measures. */
+    [OUTBOX_ENERGY_SAMPLES] = {"energy_samples", "host_id || ':' || zone || ':' || ts_ns",
+			       "host_id = ?4 AND zone = ?2 AND ts_ns = ?3", 0},
 };
 
 const char *outbox_table(enum outbox_kind kind)
@@ -258,6 +261,12 @@ int outbox_add_sample(struct outbox *o, int64_t process_id, int64_t ts_epoch_ns,
 int outbox_add_host_sample(struct outbox *o, int64_t ts_epoch_ns, int64_t now_ns)
 {
 	return add(o, OUTBOX_HOST_SAMPLES, ts_epoch_ns, 0, NULL, now_ns);
+}
+
+int outbox_add_energy_sample(struct outbox *o, const char *host_id, int64_t zone,
+			     int64_t ts_epoch_ns, int64_t now_ns)
+{
+	return add(o, OUTBOX_ENERGY_SAMPLES, zone, ts_epoch_ns, host_id, now_ns);
 }
 
 int outbox_add_collector_stats(struct outbox *o, const char *stream_id, int64_t now_ns)

@@ -2,7 +2,7 @@
  * The outbox: finished records queued for the shipper, appended in the same
  * transaction that writes them (a crash never leaves one without the other).
  * Bounded: past the size limit the least valuable records go first (raw
- * samples, then host samples, then processes; summaries last), each drop
+ * samples and RAPL readings, then host samples, then processes; summaries last), each drop
  * counted in outbox_drops and logged.
  */
 #ifndef TRACER_OUTBOX_H
@@ -24,7 +24,8 @@ enum outbox_kind {
 	OUTBOX_TOOLS, /* the names and categories processes.tool_id points at */
 	/* Both sides of a batch job's link, for the fleet's cross-host join. */
 	OUTBOX_BATCH_SUBMISSIONS,
-	OUTBOX_BATCH_JOBS, /* a: the row's rowid (INSERT OR REPLACE gives a new one) */
+	OUTBOX_BATCH_JOBS,     /* a: the row's rowid (INSERT OR REPLACE gives a new one) */
+	OUTBOX_ENERGY_SAMPLES, /* RAPL readings: a the zone, b the time, text the host id */
 	OUTBOX_KINDS
 };
 
@@ -60,6 +61,9 @@ int outbox_add_tool(struct outbox *o, int64_t tool_id, int64_t now_ns);
 /* A process's sample, keyed by the process and the sample's time. */
 int outbox_add_sample(struct outbox *o, int64_t process_id, int64_t ts_epoch_ns, int64_t now_ns);
 int outbox_add_host_sample(struct outbox *o, int64_t ts_epoch_ns, int64_t now_ns);
+/* A RAPL reading, keyed by its host id, zone and time (energy_samples' key). */
+int outbox_add_energy_sample(struct outbox *o, const char *host_id, int64_t zone,
+			     int64_t ts_epoch_ns, int64_t now_ns);
 int outbox_add_collector_stats(struct outbox *o, const char *stream_id, int64_t now_ns);
 int outbox_add_batch_submission(struct outbox *o, int64_t submission_id, int64_t now_ns);
 /* A batch job by its rowid (INSERT OR REPLACE gives a rewritten row a new one). */

@@ -45,6 +45,13 @@ int store_ship_host_sample(struct store *s, int64_t ts_epoch_ns)
 	return s->outbox ? outbox_add_host_sample(s->outbox, ts_epoch_ns, NOW) : 0;
 }
 
+int store_ship_energy_sample(struct store *s, const struct energy_sample_row *r)
+{
+	return s->outbox
+		   ? outbox_add_energy_sample(s->outbox, r->host_id, r->zone, r->ts_epoch_ns, NOW)
+		   : 0;
+}
+
 int store_ship_collector_stats(struct store *s, const char *stream_id)
 {
 	return s->outbox ? outbox_add_collector_stats(s->outbox, stream_id, NOW) : 0;

@@ -357,6 +357,7 @@ int store_ship_signal(struct store *s, int64_t signal_id);
 int store_ship_tool(struct store *s, int64_t tool_id);
 int store_ship_sample(struct store *s, int64_t process_id, int64_t ts_epoch_ns);
 int store_ship_host_sample(struct store *s, int64_t ts_epoch_ns);
+int store_ship_energy_sample(struct store *s, const struct energy_sample_row *r);
 int store_ship_collector_stats(struct store *s, const char *stream_id);
 int store_ship_batch_submission(struct store *s, int64_t submission_id);
 int store_ship_batch_job(struct store *s, int64_t rowid);

@@ -95,6 +95,10 @@ json_t *fleet_window_hosts(const char *verb, int64_t from, int64_t to);
  * into db (one host's ids are unique). 0, or -1 said why. */
 int fleet_load_host_window(sqlite3 *db, const char *verb, const char *host, int64_t from,
 			   int64_t to);
+/* fleet_energy.c: for each run in db (one host's), that host's RAPL readings bracketing
+ * it and the host samples over them, as `tracer energy` reads them on the host; nothing
+ * from a store without energy_samples. 0, or -1 said why. */
+int fleet_load_energy(sqlite3 *db, const char *verb, const char *host);
 /* fleet_load.c: for `idle`, the host's samples of its last FLEET_IDLE_DAYS, its runs
  * then and its collector rows, into db. 0, or -1 said why. */
 int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host);

@@ -85,7 +85,8 @@ static int load_run(sqlite3 *db, const char *verb, const char *host, int64_t id)
 	if (fleet_copy_prewhere(db, verb, "host_samples", where, NULL) < 0)
 		return -1;
 	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
-	if (copy_rows(db, verb, "collector_stats", where, NULL) < 0)
+	if (copy_rows(db, verb, "collector_stats", where, NULL) < 0 ||
+	    fleet_load_energy(db, verb, host) < 0)
 		return -1;
 	/* cost splits the run's host's cost: its other processes then, not other hosts' jobs */
 	return strcmp(verb, "cost") ? fleet_join_batch(db, verb, host, id)

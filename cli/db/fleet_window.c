@@ -109,5 +109,5 @@ int fleet_load_host_window(sqlite3 *db, const char *verb, const char *host, int6
 		if (fleet_copy_rows(db, verb, related[i][0], related[i][0], where) < 0)
 			return -1;
 	}
-	return 0;
+	return fleet_load_energy(db, verb, host);
 }

@@ -19,6 +19,7 @@
  *   fleet_window.c the time window a fleet read covers
  *   fleet_jobside.c    a job's own run: which fleet run it belongs to
  *   fleet_live.c   top: what runs now on each host, read one host at a time
+ *   fleet_energy.c energy: the RAPL readings that bracket each loaded run
  * Each file's header is its door; nothing is private to the folder yet.
  */
 #ifndef TRACER_CLI_DB_INTERNAL_H

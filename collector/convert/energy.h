@@ -14,7 +14,7 @@ struct energy_reader {
 	const struct rapl *rapl;
 	char names[RAPL_ZONES_MAX][32]; /* read at the first sample */
 	int named;
-	uint64_t read_errors; /* counters that could not be read (logged once) */
+	uint64_t read_errors; /* readings that failed (logged once; sent as a loss) */
 };
 
 /* One EnergyEvent per zone read, stamped ts_boot_ns, to sink. -1 if sink failed. */

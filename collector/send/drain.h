@@ -43,6 +43,9 @@ struct drain {
 	uint64_t snapshot_processes;
 	uint64_t enomem;
 	bool snapshot_done_pending; /* mark the next frame */
+	/* RAPL counters that could not be read (convert/energy.c), sent as a loss of hop
+	 * "rapl"; NULL: no RAPL reader. */
+	const uint64_t *rapl_read_failures;
 };
 
 /*

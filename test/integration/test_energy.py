@@ -4,6 +4,7 @@ default coefficients and with an energy.conf of other ones."""
 import http.server
 import json
 import os
+import pwd
 import subprocess
 import threading
 import time
@@ -309,3 +310,111 @@ def rapl_attribution_sums_to_the_package_energy(ctx):
         raise Failure(f"RAPL exists but run {run_id} was not measured: {doc['model']}")
     attributed = sum(part["cpu_wh"] for part in doc["parts"]) * 3600
     ctx.close(attributed, m["joules"], 0.10 * m["joules"], "attributed J vs the packages' J")
+
+
+def energy_doc(ctx, *args):
+    p = subprocess.run([ctx.bin("tracer"), *args], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise Failure(f"tracer {' '.join(args)}: exit {p.returncode}: {p.stderr[-400:]}")
+    return json.loads(p.stdout)
+
+
+def same_parts(ctx, what, local, fleet):
+    """Every part: the same key, CPU method label, processes and CPU; Wh and g CO2e to 1e-9."""
+    want, got = {p["key"]: p for p in local["parts"]}, {p["key"]: p for p in fleet["parts"]}
+    ctx.check(set(want) == set(got) and want, f"{what}: parts {sorted(got)} vs the host's {sorted(want)}")
+    for key, w in want.items():
+        g = got.get(key, {})
+        ctx.check(g.get("cpu") == w["cpu"] and g.get("processes") == w["processes"] and
+                  g.get("cpu_ns") == w["cpu_ns"], f"{what} {key}: fleet {g} vs the host's {w}")
+        for k in ("cpu_wh", "energy_wh", "co2e_g"):
+            ctx.close(g.get(k), w[k], 1e-9, f"{what} {key}: {k}")
+
+
+@test
+def rapl_measured_energy_is_shipped_and_read_over_the_fleet(ctx):
+    """The fake powercap tree's readings shipped (energy_samples at the sink, one per
+    reading) and read back: `tracer --fleet energy HOST:ID` and `--fleet energy --since`
+    give the host's own `tracer energy` (the same parts, CPU method measured (RAPL), Wh to
+    1e-9). Then package-0's counter stops reading (its file emptied under the descriptor the
+    collector holds): every failed reading is counted (event_loss hop rapl, `tracer
+    status`, the metrics file), exactly one per sample period the other package was read in
+    after it."""
+    from test_fleet import clickhouse, private_file  # ClickHouse started by the test
+    ch = clickhouse(ctx)
+    secret = f"user = {ch.user}\npassword = {ch.password}\n"
+    cred = private_file(ctx, "ch.cred", secret, owner="nobody")
+    mine = private_file(ctx, "reader.cred", secret)
+    sink = f"clickhouse://127.0.0.1:{ch.http_port}/tracer"
+    tree = ctx.path("powercap")
+    fake = FakePowercap(tree)
+    ctx.cleanups.append(fake.close)
+    sock, db, state = ctx.path("rf.sock"), ctx.path("rf.db"), ctx.path("rf-ship.db")
+    metrics_dir = ctx.path("metrics")
+    os.mkdir(metrics_dir)
+    os.chown(metrics_dir, pwd.getpwnam("nobody").pw_uid, -1)  # the aggregator's, after its drop
+    prom = os.path.join(metrics_dir, "tracer.prom")
+    agg, col = start_daemons(ctx, sock, db, extra_agg=["--host-sample-ms", "200", "--outbox-mib", "64",
+                                                       "--shipper-state", state, "--scope", "runs",
+                                                       "--metrics-file", prom],
+                             extra_col=["--test-powercap-root", tree, "--sample-ms", "200"])
+    done, run_id = ctx.daemon_run(sock, db, [ctx.helper("cpuburn"), "1500"], "--run", "rapl-fleet")
+    if done.returncode != 0 or not run_id:
+        raise Failure(f"tracer run failed: {done.returncode} {done.stderr}")
+    time.sleep(0.6)  # the readings after the run's end, which bracket it
+    fake.stop_flag = True
+    fake.thread.join()
+    os.ftruncate(fake.fds[0], 0)  # package-0 now reads as nothing
+    time.sleep(1.5)
+    ctx.stop(col)  # its last frame carries the final count
+    time.sleep(1)
+    last0 = ctx.one("SELECT max(ts_ns) FROM energy_samples WHERE zone = 0", db=db)
+    periods = ctx.one("SELECT count(*) FROM energy_samples WHERE zone = 1 AND ts_ns > ?", last0, db=db)
+    failed = ctx.one("SELECT coalesce(sum(count), 0) FROM event_loss WHERE hop = 'rapl' AND "
+                     "event_type = 'read_failed'", db=db)
+    ctx.check(periods >= 5 and failed == periods,
+              f"failed readings counted: {failed}, one per period package-1 was read after: {periods}")
+    from test_metrics import wait_for_metrics
+    lost = ("tracer_events_lost_total", frozenset({("hop", "rapl"), ("type", "read_failed")}))
+    series = wait_for_metrics(prom, lambda m: m.get(lost) == failed, timeout=25)
+    ctx.check(series.get(lost) == failed, f"the metrics file has them: {series.get(lost)} of {failed}")
+    ctx.stop(agg)
+    p = subprocess.run([ctx.bin("tracer"), "status", "--db", db, "--json"], capture_output=True, text=True,
+                       timeout=60)
+    losses = json.loads(p.stdout).get("losses", [])
+    ctx.check({"hop": "rapl", "event_type": "read_failed", "count": failed} in losses,
+              f"tracer status shows the failed readings: {losses}")
+    p = subprocess.run([ctx.bin("tracer"), "status", "--db", db], capture_output=True, text=True, timeout=60)
+    ctx.check(any(ln.split() == ["rapl", "read_failed", str(failed)] for ln in p.stdout.splitlines()),
+              f"the status text lists them: {p.stdout[-600:]}")
+
+    ship = subprocess.run([ctx.bin("tracer-shipper"), "--db", db, "--state", state, "--sink", sink,
+                           "--host-id", "rapl-host", "--credentials", cred, "--user", "nobody", "--once"],
+                          capture_output=True, text=True, timeout=300)
+    ctx.check(ship.returncode == 0, f"shipped: {ship.returncode} {ship.stderr[-300:]}")
+    local_n = ctx.one("SELECT count(*) FROM energy_samples", db=db)
+    at_sink = int(ch.query("SELECT count() FROM tracer.energy_samples FINAL WHERE _host = 'rapl-host'"))
+    ctx.check(at_sink == local_n > 0, f"every reading at the sink once: {at_sink} of {local_n}")
+
+    conf = private_file(ctx, "fleet.conf", f"[fleet]\nurl = {sink}\ncredentials = {mine}\n")
+    empty = ctx.path("empty.conf")
+    open(empty, "w").close()
+    base = ("--energy-conf", empty, "--cost-conf", empty, "--no-detect")
+    local = energy_doc(ctx, "energy", "--db", db, "--json", *base, str(run_id))
+    fleet = energy_doc(ctx, "--fleet", conf, "energy", "--json", *base, f"rapl-host:{run_id}")
+    m = local["model"]["cpu_measured"].get(str(run_id))
+    fm = list(fleet["model"]["cpu_measured"].values())
+    if not (m and len(fm) == 1):
+        raise Failure(f"measured on the host and over the fleet: {m} {fm}")
+    for k in ("joules", "host_cpu_s", "watts_per_cpu_second", "from_ns", "to_ns", "zones"):
+        ctx.close(fm[0][k], m[k], 1e-9 * abs(m[k]), f"the fleet's measurement: {k}")
+    ctx.check(all(p["cpu"] == "measured (RAPL)" for p in local["parts"]), f"measured: {local['parts']}")
+    same_parts(ctx, f"energy rapl-host:{run_id}", local, fleet)
+    ctx.close(fleet["total"]["energy_wh"], local["total"]["energy_wh"], 1e-9, "the run's total Wh")
+    for by in ("pipeline", "run", "tool"):
+        args = ("energy", "--since", "1d", "--by", by, "--json", *base)
+        local = energy_doc(ctx, *args, "--db", db)
+        fleet = energy_doc(ctx, "--fleet", conf, *args)
+        ctx.check(any(p["cpu"].startswith("measured (RAPL)") for p in local["parts"]),
+                  f"--since --by {by}: the host measured: {local['parts']}")
+        same_parts(ctx, f"energy --since 1d --by {by}", local, fleet)

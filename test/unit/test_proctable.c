@@ -408,6 +408,39 @@ static void test_release_that_fails_keeps_the_hold(void **state)
 	assert_int_equal(keys, stored);
 }
 
+/* A RAPL reading is queued as written: its row as JSON (a range not known stays null),
+ * keyed host_id:zone:ts_ns, priority 0 (dropped first, with the process samples). */
+static void test_energy_sample_is_queued_with_its_key(void **state)
+{
+	(void)state;
+	struct energy_sample_row r = {.ts_epoch_ns = 1700000000123456789LL,
+				      .host_id = "h1",
+				      .zone = 1,
+				      .name = "package-1",
+				      .energy_uj = 123456789012ULL};
+
+	assert_int_equal(store_put_energy_sample(&st, &r), 0);
+	assert_int_equal(store_ship_energy_sample(&st, &r), 0);
+	r.zone = 0;
+	r.has_max_range = true;
+	r.max_range_uj = 262143328850ULL;
+	assert_int_equal(store_put_energy_sample(&st, &r), 0);
+	assert_int_equal(store_ship_energy_sample(&st, &r), 0);
+	assert_int_equal(query_int("SELECT count(*) FROM outbox WHERE kind = 'energy_samples' AND "
+				   "priority = 0 AND record_key IN ('h1:1:1700000000123456789', "
+				   "'h1:0:1700000000123456789')"),
+			 2);
+	assert_int_equal(query_int("SELECT json_extract(payload, '$.energy_uj') FROM outbox WHERE "
+				   "record_key = 'h1:1:1700000000123456789'"),
+			 123456789012LL);
+	assert_int_equal(query_int("SELECT json_type(payload, '$.max_energy_range_uj') = 'null' "
+				   "FROM outbox WHERE record_key = 'h1:1:1700000000123456789'"),
+			 1);
+	assert_int_equal(query_int("SELECT json_extract(payload, '$.max_energy_range_uj') FROM "
+				   "outbox WHERE record_key = 'h1:0:1700000000123456789'"),
+			 262143328850LL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +456,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_release_that_fails_keeps_the_hold,
 					    setup_with_outbox, teardown),
 	    cmocka_unit_test_setup_teardown(test_facts_after_the_row_was_written_keep_the_row,
+					    setup_with_outbox, teardown),
+	    cmocka_unit_test_setup_teardown(test_energy_sample_is_queued_with_its_key,
 					    setup_with_outbox, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
