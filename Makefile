@@ -11,6 +11,7 @@
 #   make lint       cppcheck + clang-tidy + clang-format
 #   make soak       the soak test for SOAK_SECONDS (default 1800) per build
 #   make fleet-test three nspawn machines, Slurm across them, one run (minutes)
+#   make fleet-cutoff-test  h2 of that fleet cut off from ClickHouse FLEET_CUTOFF_S (600) s
 #   make install    PREFIX=/usr/local DESTDIR=
 
 BUILD    ?= build
@@ -445,7 +446,7 @@ $(BUILD)/bench/open_floor: test/bench/open_floor.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lbpf -lelf -lz
 
 .SECONDARY:
-.PHONY: programs man configs deb package-test fleet-test
+.PHONY: programs man configs deb package-test fleet-test fleet-cutoff-test
 .PHONY: all unit check deps demo bench bench-startup bench-paths bench-retention bench-report bench-redact bench-rows bench-instructions bench-sched bench-deployed bench-fleet clean install uninstall format prices fuzz lint soak
 
 # Installation (PREFIX, DESTDIR): binaries, units, sysusers/tmpfiles, config, docs.
@@ -558,5 +559,13 @@ fleet-test: deb all
 	@mkdir -p $(BUILD)/fleet
 	cp ../tracer_$$(dpkg-parsechangelog -S Version)_$$(dpkg --print-architecture).deb $(FLEET_DEB)
 	$(PYTHON) test/fleet/main.py --build $(BUILD) --deb $(FLEET_DEB)
+
+# The same fleet, host h2 cut off from ClickHouse for FLEET_CUTOFF_S s while it runs work,
+# then restored (test/fleet/test_fleet_cutoff.py; docs/testing.md: about 14 minutes at 600).
+FLEET_CUTOFF_S ?= 600
+fleet-cutoff-test: deb all
+	@mkdir -p $(BUILD)/fleet
+	cp ../tracer_$$(dpkg-parsechangelog -S Version)_$$(dpkg --print-architecture).deb $(FLEET_DEB)
+	$(PYTHON) test/fleet/main.py --build $(BUILD) --deb $(FLEET_DEB) --cutoff-s $(FLEET_CUTOFF_S)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

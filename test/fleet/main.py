@@ -2,7 +2,9 @@
 """make fleet-test: three systemd-nspawn machines with tracer from our .deb, a Slurm
 cluster across them and one ClickHouse (test_fleet_machines.py). Minutes, so not in CI.
 
-Usage: test/fleet/main.py --build build --deb ../tracer_VERSION_ARCH.deb
+Usage: test/fleet/main.py --build build --deb ../tracer_VERSION_ARCH.deb [--cutoff-s N]
+(--cutoff-s: make fleet-cutoff-test instead, h2 cut off from ClickHouse for N s;
+test_fleet_cutoff.py).
 """
 import argparse
 import os
@@ -15,6 +17,7 @@ sys.path.insert(0, HERE)
 
 import harness  # noqa: E402
 import run as integration  # noqa: E402  (the integration suite's runner)
+import test_fleet_cutoff  # noqa: E402,F401  (registers the cut-off test)
 import test_fleet_machines  # noqa: E402,F401  (registers the fleet test)
 
 
@@ -22,6 +25,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--deb", required=True)
+    ap.add_argument("--cutoff-s", type=int, default=0,
+                    help="instead: h2 cut off from ClickHouse for N s, then back (test_fleet_cutoff.py)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("the fleet test needs root (nspawn, BPF)", file=sys.stderr)
@@ -32,7 +37,12 @@ def main():
     subprocess.run([os.path.join(args.build, "tracer-aggregator"), "--make-key", "/etc/tracer/collector.key"],
                    capture_output=True)
     print(f"fleet test with {args.deb}:", flush=True)
-    failed = integration.run_suite(args.build, ["fleet_one_run_across_three_machines"])
+    if args.cutoff_s < 0:
+        print("--cutoff-s: a number of seconds, at least 1", file=sys.stderr)
+        return 2
+    os.environ["TRACER_FLEET_CUTOFF_S"] = str(args.cutoff_s)
+    name = "fleet_host_cut_off_then_back" if args.cutoff_s else "fleet_one_run_across_three_machines"
+    failed = integration.run_suite(args.build, [name])
     if failed:
         print(f"\nfailed: {', '.join(failed)}")
         return 1
