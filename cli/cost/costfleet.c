@@ -24,8 +24,9 @@ static json_t *host_document(const char *host, const struct price_options *po,
 	r.db = db;
 	int rc = cost_compute(db, "cost", po, &mine, &r);
 	if (rc == COST_NO_CAPACITY)
-		cli_error("cost", "no host samples of %s in the fleet store: its CPUs and memory "
-				  "are unknown\n",
+		cli_error("cost",
+			  "no host samples of %s in the fleet store: its CPUs and memory "
+			  "are unknown\n",
 			  host);
 	else if (rc == -1)
 		cli_error("cost", "%s: %s\n", host, sqlite3_errmsg(db));
@@ -58,7 +59,8 @@ static void add_parts(json_t *parts, json_t *host_doc)
 		}
 		json_object_set_new(p, "processes",
 				    json_integer(jint(p, "processes") + jint(b, "processes")));
-		json_object_set_new(p, "cpu_ns", json_integer(jint(p, "cpu_ns") + jint(b, "cpu_ns")));
+		json_object_set_new(p, "cpu_ns",
+				    json_integer(jint(p, "cpu_ns") + jint(b, "cpu_ns")));
 		add_real(p, "memory_gib_hours", jnum(b, "memory_gib_hours"));
 		add_real(p, "usd", jnum(b, "usd"));
 	}
@@ -84,9 +86,9 @@ static json_t *sorted_parts(json_t *parts, double total, bool priced)
 	qsort(items, n, sizeof(*items), by_usd);
 	for (i = 0; i < n; i++) {
 		json_t *o = json_deep_copy(items[i]);
-		json_object_set_new(o, "share", priced && total > 0
-						    ? json_real(jnum(o, "usd") / total)
-						    : json_null());
+		json_object_set_new(o, "share",
+				    priced && total > 0 ? json_real(jnum(o, "usd") / total)
+							: json_null());
 		if (!priced)
 			json_object_set_new(o, "usd", json_null());
 		json_array_append_new(out, o);
@@ -124,12 +126,12 @@ static json_t *summed(json_t *hosts, const struct cost_report *r)
 #define USD(v) (priced ? json_real(v) : json_null())
 	json_t *doc = json_pack(
 	    "{s:s, s:I, s:I, s:O, s:O, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o, s:o, s:b}", "by",
-	    r->by, "from_ns", (json_int_t)r->from_ns, "to_ns", (json_int_t)r->to_ns,
-	    "usd_per_hour", first ? json_object_get(first, "usd_per_hour") : json_null(),
-	    "price_source", first ? json_object_get(first, "price_source") : json_null(),
-	    "cpu_weight", r->cpu_weight, "cpus", cpus, "memory_gib", mem, "total_usd", USD(total),
-	    "breakdown", sorted_parts(parts, total, priced), "idle_usd", USD(idle), "work_usd",
-	    USD(work), "idle_share", priced && total > 0 ? json_real(idle / total) : json_null(),
+	    r->by, "from_ns", (json_int_t)r->from_ns, "to_ns", (json_int_t)r->to_ns, "usd_per_hour",
+	    first ? json_object_get(first, "usd_per_hour") : json_null(), "price_source",
+	    first ? json_object_get(first, "price_source") : json_null(), "cpu_weight",
+	    r->cpu_weight, "cpus", cpus, "memory_gib", mem, "total_usd", USD(total), "breakdown",
+	    sorted_parts(parts, total, priced), "idle_usd", USD(idle), "work_usd", USD(work),
+	    "idle_share", priced && total > 0 ? json_real(idle / total) : json_null(),
 	    "observed_ns", any_observed ? json_integer(observed) : json_null(), "whole_window",
 	    r->whole_window);
 #undef USD

@@ -98,8 +98,7 @@ int fleet_load_host_window(sqlite3 *db, const char *verb, const char *host, int6
 /* fleet_window.c: for `cost --since`, fleet_load_host_window and what pricing the host
  * needs beside: its largest host samples (its capacity) and its collector streams (the
  * time observed). 0, or -1 said why. */
-int fleet_load_host_cost(sqlite3 *db, const char *verb, const char *host, int64_t from,
-			 int64_t to);
+int fleet_load_host_cost(sqlite3 *db, const char *verb, const char *host, int64_t from, int64_t to);
 /* fleet_load.c: for `idle`, the host's samples of its last FLEET_IDLE_DAYS, its runs
  * then and its collector rows, into db. 0, or -1 said why. */
 int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host);

@@ -112,8 +112,7 @@ int fleet_load_host_window(sqlite3 *db, const char *verb, const char *host, int6
 	return 0;
 }
 
-int fleet_load_host_cost(sqlite3 *db, const char *verb, const char *host, int64_t from,
-			 int64_t to)
+int fleet_load_host_cost(sqlite3 *db, const char *verb, const char *host, int64_t from, int64_t to)
 {
 	char where[1024], h[300];
 

@@ -255,7 +255,8 @@ static void print_fleet_text(json_t *d, const char *since)
 	size_t i;
 
 	printf("Fleet cost over the last %s: $%s, %zu host%s\n", since,
-	       fleet_usd(d, "total_usd", usd, sizeof(usd)), json_array_size(json_object_get(d, "hosts")),
+	       fleet_usd(d, "total_usd", usd, sizeof(usd)),
+	       json_array_size(json_object_get(d, "hosts")),
 	       json_array_size(json_object_get(d, "hosts")) == 1 ? "" : "s");
 	printf("  price: %s, every host\n",
 	       jstr(d, "price_source")[0] ? jstr(d, "price_source") : "none (pass --rate)");
@@ -272,10 +273,11 @@ static void print_fleet_text(json_t *d, const char *since)
 		       cpu, gib, fleet_usd(p, "usd", usd, sizeof(usd)), 100 * jnum(p, "share"));
 	}
 	format_column("(idle capacity)", 40, who, sizeof(who));
-	printf("%s %9s %12s %12s %10s %5.1f%%\n", who, "", "", "", fleet_usd(d, "idle_usd", usd, sizeof(usd)),
-	       100 * jnum(d, "idle_share"));
+	printf("%s %9s %12s %12s %10s %5.1f%%\n", who, "", "", "",
+	       fleet_usd(d, "idle_usd", usd, sizeof(usd)), 100 * jnum(d, "idle_share"));
 	format_column("total", 40, who, sizeof(who));
-	printf("%s %9s %12s %12s %10s\n", who, "", "", "", fleet_usd(d, "total_usd", usd, sizeof(usd)));
+	printf("%s %9s %12s %12s %10s\n", who, "", "", "",
+	       fleet_usd(d, "total_usd", usd, sizeof(usd)));
 	printf("\n%-34s %5s %9s %12s %10s %10s\n", "HOST", "CPUS", "MEM GiB", "OBSERVED", "USD",
 	       "IDLE USD");
 	json_array_foreach(json_object_get(d, "hosts"), i, h)
@@ -301,7 +303,8 @@ static int fleet_since(struct cli_query *q, const char *since, const struct pric
 		return 2;
 	}
 	if (r->format != EXPORT_NONE) {
-		cli_error("cost", "--format is not available over the fleet: --json has each host\n");
+		cli_error("cost",
+			  "--format is not available over the fleet: --json has each host\n");
 		return 2;
 	}
 	r->to_ns = (int64_t)now_realtime_ns();
