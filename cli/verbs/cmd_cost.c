@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"                   ") "                   [--cpu-weight W] [--cost-centers FILE] "
 			       "[--format tsv|csv|json]\n"
 			       "  a run's cost by step (default: the latest run), or --since 24h "
-			       "by run\n";
+			       "by run;\n  with tracer --fleet URL, --since prices every host of"
+			       " the fleet store as its own,\n  summed, with a row per host\n";
 
 static int center_line(void *user, const char *section, const char *name, const char *value)
 {
