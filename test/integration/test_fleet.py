@@ -120,6 +120,7 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     HOST` is the host's own; with ClickHouse stopped each verb says so in one line and
     exits non-zero."""
     ch = clickhouse(ctx)
+    ctx.fleet_ch = ch
     secret = f"user = {ch.user}\npassword = {ch.password}\n"
     cred = private_file(ctx, "ch.cred", secret, owner="nobody")  # the shipper's
     mine = private_file(ctx, "reader.cred", secret)  # the reader's own (root here)
@@ -216,9 +217,11 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     # A verb that does not read the fleet yet refuses, never shows this host's database.
     code, out, err = tracer(ctx, "--fleet", conf, "status")
     ctx.check(code == 1 and "not available over the fleet" in err and not out, f"status: {code} {err}")
+    pipeline_sized_from_every_host(ctx, conf, recorded)  # last: it renames a pipeline in the store
     ch.stop()
     for verb in (("runs",), ("show", f"{HOSTS[0]}:1"), ("report", "--html", ctx.path("x.html"), f"{HOSTS[0]}:1"),
-                 ("idle",), ("idle", HOSTS[0]), ("cost", "--since", "1d", "--rate", "1")):
+                 ("idle",), ("idle", HOSTS[0]), ("cost", "--since", "1d", "--rate", "1"),
+                 ("recommend", "--pipeline", "p", "--rate", "1")):
         code, out, err = tracer(ctx, "--fleet", conf, *verb)
         ctx.check(code != 0 and len(err.strip().splitlines()) == 1 and "unreachable" in err,
                   f"{verb[0]} with ClickHouse stopped: exit {code}, stderr {err!r}")
@@ -266,6 +269,40 @@ def cost_window_is_the_hosts_summed(ctx, conf, recorded):
         code, text, err = tracer(ctx, "--fleet", conf, *args)
         ctx.check(code == 0 and text.startswith("Fleet cost over the last 30d: $") and
                   all(f"\n{h} " in text for h in HOSTS), f"fleet cost, text: {code} {text[-600:]} {err}")
+
+
+def pipeline_sized_from_every_host(ctx, conf, recorded):
+    """`--fleet recommend --pipeline P`: a pipeline whose runs are all on one host reads as
+    that host's own `recommend --pipeline P` (text and --json); one with runs on both
+    hosts counts the runs of both (each step's instances the sum of the hosts')."""
+    args = ("recommend", "--rate", "2.5", "--no-detect")
+    pipelines = {host: ctx.one("SELECT name FROM pipelines", db=db) for host, (db, _) in recorded.items()}
+    for host, (db, _) in recorded.items():
+        for fmt in ((), ("--json",)):
+            same(ctx, f"recommend --pipeline {pipelines[host]} {' '.join(fmt)} ({host})",
+                 tracer(ctx, *args, "--db", db, *fmt, "--pipeline", pipelines[host]),
+                 tracer(ctx, "--fleet", conf, *args, *fmt, "--pipeline", pipelines[host]), as_json=bool(fmt))
+    # Both hosts' scripts have the same name when the test's files share a directory; else
+    # name one host's pipeline after the other's in the store, so it has runs on both.
+    a, b = HOSTS
+    ch_query = getattr(ctx, "fleet_ch").query
+    if pipelines[a] != pipelines[b]:
+        ch_query(f"ALTER TABLE tracer.runs UPDATE pipeline = '{pipelines[a]}' WHERE _host = '{b}'")
+        for _ in range(100):  # a mutation: done in the background
+            if ch_query(f"SELECT count() FROM tracer.runs WHERE _host = '{b}' AND pipeline != "
+                        f"'{pipelines[a]}'").strip() == "0":
+                break
+            time.sleep(0.1)
+    code, out, err = tracer(ctx, "--fleet", conf, *args, "--json", "--pipeline", pipelines[a])
+    ctx.check(code == 0, f"recommend over two hosts: {code} {err}")
+    both = {s["name"]: s["instances"] for s in json.loads(out)["steps"]}
+    want = {}
+    for host, (db, _) in recorded.items():
+        doc = json.loads(tracer(ctx, *args, "--db", db, "--json", "--pipeline", pipelines[host])[1])
+        for s in doc["steps"]:
+            want[s["name"]] = want.get(s["name"], 0) + s["instances"]
+    ctx.check(both == want and sum(want.values()) >= 2 * len(recorded),
+              f"recommend --pipeline over two hosts counts both hosts' runs: {both} vs {want}")
 
 
 def utc_day(ns):
