@@ -16,12 +16,14 @@
  *   energyrun.c  energy and CO2e of a run's steps, tools and processes, or of a window
  *   energymeasure.c  RAPL package energy over a run's span, shared by CPU time
  *   energyfleet.c  the energy of a window over every host of the fleet store
+ *   costfleet.c  the cost of a window over every host of the fleet store, by host
  * Each file's header is its door; nothing is private to the folder yet.
  */
 #ifndef TRACER_CLI_COST_INTERNAL_H
 #define TRACER_CLI_COST_INTERNAL_H
 
 #include "cli/cost/costconf.h"
+#include "cli/cost/costfleet.h"
 #include "cli/cost/costrun.h"
 #include "cli/cost/costsplit.h"
 #include "cli/cost/energy.h"

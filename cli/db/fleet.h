@@ -99,6 +99,13 @@ int fleet_load_host_window(sqlite3 *db, const char *verb, const char *host, int6
  * it and the host samples over them, as `tracer energy` reads them on the host; nothing
  * from a store without energy_samples. 0, or -1 said why. */
 int fleet_load_energy(sqlite3 *db, const char *verb, const char *host);
+/* fleet_window.c: for `cost --since`, fleet_load_host_window and what pricing the host
+ * needs beside: its largest host samples (its capacity) and its collector streams (the
+ * time observed). 0, or -1 said why. */
+int fleet_load_host_cost(sqlite3 *db, const char *verb, const char *host, int64_t from, int64_t to);
+/* fleet_pipeline.c: for `recommend --pipeline P`, every host's runs of P in one database
+ * (each host's ids moved past the others'), with what right-sizing reads; NULL said why. */
+sqlite3 *fleet_open_pipeline(const char *verb, const char *pipeline);
 /* fleet_load.c: for `idle`, the host's samples of its last FLEET_IDLE_DAYS, its runs
  * then and its collector rows, into db. 0, or -1 said why. */
 int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host);

@@ -111,3 +111,23 @@ int fleet_load_host_window(sqlite3 *db, const char *verb, const char *host, int6
 	}
 	return fleet_load_energy(db, verb, host);
 }
+
+int fleet_load_host_cost(sqlite3 *db, const char *verb, const char *host, int64_t from, int64_t to)
+{
+	char where[1024], h[300];
+
+	if (fleet_load_host_window(db, verb, host, from, to) != 0)
+		return -1;
+	fleet_quote(host, h, sizeof(h));
+	/* The host's capacity is the largest its samples ever said (usage_capacity): the two
+	 * samples holding it stand for all of them. */
+	snprintf(where, sizeof(where), "_host = %s ORDER BY cpus DESC LIMIT 1", h);
+	if (fleet_copy_rows(db, verb, "host_samples", "host_samples", where) < 0)
+		return -1;
+	snprintf(where, sizeof(where), "_host = %s ORDER BY mem_total_kb DESC LIMIT 1", h);
+	if (fleet_copy_rows(db, verb, "host_samples", "host_samples", where) < 0)
+		return -1;
+	/* Every collector stream of the host: the observed time is their union. */
+	snprintf(where, sizeof(where), "_host = %s", h);
+	return fleet_copy_rows(db, verb, "collector_stats", "collector_stats", where) < 0 ? -1 : 0;
+}

@@ -17,6 +17,7 @@
  *   fleet_hosts.c  the hosts of a joined run, and the fleet's word on a job's own run
  *   fleet_runs_join.c  runs: a joined job's run folded into its submitter's row
  *   fleet_window.c the time window a fleet read covers
+ *   fleet_pipeline.c a pipeline's runs on every host, in one database (recommend)
  *   fleet_jobside.c    a job's own run: which fleet run it belongs to
  *   fleet_live.c   top: what runs now on each host, read one host at a time
  *   fleet_energy.c energy: the RAPL readings that bracket each loaded run

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cost/costfleet.h"
 #include "cli/cost/costrun.h"
 #include "cli/cost/hostprice.h"
 #include "cli/cost/usage.h"
@@ -21,6 +22,7 @@
 #include "cli/render/clierror.h"
 #include "cli/render/export.h"
 #include "cli/render/format.h"
+#include "cli/render/jsonfield.h"
 #include "cli/verbs/commands.h"
 #include "common/timeutil.h"
 
@@ -31,7 +33,8 @@ static const char usage_text[] =
 	"                   ") "                   [--cpu-weight W] [--cost-centers FILE] "
 			       "[--format tsv|csv|json]\n"
 			       "  a run's cost by step (default: the latest run), or --since 24h "
-			       "by run\n";
+			       "by run;\n  with tracer --fleet URL, --since prices every host of"
+			       " the fleet store as its own,\n  summed, with a row per host\n";
 
 static int center_line(void *user, const char *section, const char *name, const char *value)
 {
@@ -236,6 +239,89 @@ static int cost_of_window(sqlite3 *db, struct cli_query *q, struct price_options
 	return 0;
 }
 
+/* A fleet amount: its dollars, or "-" unpriced. */
+static const char *fleet_usd(json_t *o, const char *key, char *out, size_t size)
+{
+	if (!json_is_number(json_object_get(o, key)))
+		return "-";
+	format_amount(jnum(o, key), out, size);
+	return out;
+}
+
+/* The fleet's parts, then each host's total, from cost_fleet_document. */
+static void print_fleet_text(json_t *d, const char *since)
+{
+	char usd[32], gib[32], cpu[32], seen[32], who[256];
+	json_t *p, *h;
+	size_t i;
+
+	printf("Fleet cost over the last %s: $%s, %zu host%s\n", since,
+	       fleet_usd(d, "total_usd", usd, sizeof(usd)),
+	       json_array_size(json_object_get(d, "hosts")),
+	       json_array_size(json_object_get(d, "hosts")) == 1 ? "" : "s");
+	printf("  price: %s, every host\n",
+	       jstr(d, "price_source")[0] ? jstr(d, "price_source") : "none (pass --rate)");
+	printf("  split: %.0f%% by CPU, %.0f%% by memory, of each host's own CPUs and memory\n",
+	       100 * jnum(d, "cpu_weight"), 100 * (1 - jnum(d, "cpu_weight")));
+	printf("\n%-40s %9s %12s %12s %10s %6s\n", "WHO", "PROCESSES", "CPU", "MEM GiB-h", "USD",
+	       "SHARE");
+	json_array_foreach(json_object_get(d, "breakdown"), i, p)
+	{
+		format_duration(jint(p, "cpu_ns"), cpu, sizeof(cpu));
+		format_amount(jnum(p, "memory_gib_hours"), gib, sizeof(gib));
+		format_column(jstr(p, "key"), 40, who, sizeof(who));
+		printf("%s %9lld %12s %12s %10s %5.1f%%\n", who, (long long)jint(p, "processes"),
+		       cpu, gib, fleet_usd(p, "usd", usd, sizeof(usd)), 100 * jnum(p, "share"));
+	}
+	format_column("(idle capacity)", 40, who, sizeof(who));
+	printf("%s %9s %12s %12s %10s %5.1f%%\n", who, "", "", "",
+	       fleet_usd(d, "idle_usd", usd, sizeof(usd)), 100 * jnum(d, "idle_share"));
+	format_column("total", 40, who, sizeof(who));
+	printf("%s %9s %12s %12s %10s\n", who, "", "", "",
+	       fleet_usd(d, "total_usd", usd, sizeof(usd)));
+	printf("\n%-34s %5s %9s %12s %10s %10s\n", "HOST", "CPUS", "MEM GiB", "OBSERVED", "USD",
+	       "IDLE USD");
+	json_array_foreach(json_object_get(d, "hosts"), i, h)
+	{
+		json_t *c = json_object_get(h, "cost");
+		char idle[32];
+		format_duration(jint(c, "observed_ns"), seen, sizeof(seen));
+		printf("%-34s %5lld %9.1f %12s %10s %10s\n", jstr(h, "host"),
+		       (long long)jint(c, "cpus"), jnum(c, "memory_gib"), seen,
+		       fleet_usd(c, "total_usd", usd, sizeof(usd)),
+		       fleet_usd(c, "idle_usd", idle, sizeof(idle)));
+	}
+}
+
+/* tracer --fleet cost --since D: every host priced as its own cost --since, summed. */
+static int fleet_since(struct cli_query *q, const char *since, const struct price_options *po,
+		       struct cost_query *cq, struct cost_report *r)
+{
+	int64_t d = format_parse_duration(since);
+
+	if (!d) {
+		cli_error("cost", "--since is like 90m, 24h, 7d\n");
+		return 2;
+	}
+	if (r->format != EXPORT_NONE) {
+		cli_error("cost",
+			  "--format is not available over the fleet: --json has each host\n");
+		return 2;
+	}
+	r->to_ns = (int64_t)now_realtime_ns();
+	r->from_ns = r->to_ns - d;
+	r->since_window = true;
+	json_t *doc = cost_fleet_document(po, cq, r);
+	if (!doc)
+		return 1;
+	if (q->json)
+		cli_print_json(doc);
+	else
+		print_fleet_text(doc, since);
+	json_decref(doc);
+	return 0;
+}
+
 int cmd_cost(int argc, char **argv)
 {
 	struct cli_query q = {.verb = "cost"};
@@ -272,13 +358,12 @@ int cmd_cost(int argc, char **argv)
 	rc = 1;
 	if (centers_path && load_centers(centers_path, &cq) != 0)
 		goto out;
-	if (fleet_active() && since) {
-		cli_error("cost",
-			  "--since is not available over the fleet yet: name a run (HOST:ID)\n");
-		goto out;
-	}
 	if (fleet_active())
 		po.no_detect = "fleet"; /* this machine's cloud is not the run's host's */
+	if (fleet_active() && since) {
+		rc = fleet_since(&q, since, &po, &cq, &r);
+		goto out;
+	}
 	sqlite3 *db = cli_open(&q);
 	if (!db)
 		goto out;

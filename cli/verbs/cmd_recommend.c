@@ -26,8 +26,10 @@
 
 static const char usage_text[] =
     "usage: tracer recommend [--db PATH] [--json] [--pipeline P] [--headroom PCT] "
-    "[RUN]\n" PRICE_USAGE("                        ") "  right-sizing per step of a run (default: "
-						      "the latest) or of a pipeline's runs\n";
+    "[RUN]\n" PRICE_USAGE(
+	"                        ") "  right-sizing per step of a run (default: "
+				    "the latest) or of a pipeline's runs\n  (with tracer --fleet "
+				    "URL, its runs on every host)\n";
 
 /* The pipeline's id, or 0 (said why). */
 static int64_t pipeline_scope(sqlite3 *db, const char *pipeline)
@@ -208,14 +210,11 @@ int cmd_recommend(int argc, char **argv)
 	if (cli_number("recommend", "headroom", headroom_arg, 0, 500, &headroom_pct) != 0)
 		return 2;
 	r.headroom = headroom_pct / 100.0;
-	if (fleet_active() && pipeline) {
-		cli_error("recommend",
-			  "--pipeline is not available over the fleet yet: name a run (HOST:ID)\n");
-		return 1;
-	}
 	if (fleet_active())
 		po.no_detect = "fleet"; /* this machine's cloud is not the run's host's */
-	sqlite3 *db = cli_open(&q);
+	/* Over the fleet, a pipeline's runs on every host, as one host's database holds them. */
+	sqlite3 *db =
+	    fleet_active() && pipeline ? fleet_open_pipeline("recommend", pipeline) : cli_open(&q);
 	if (!db)
 		return 1;
 	int64_t scope = pipeline ? 0 : cli_run(&q, db);

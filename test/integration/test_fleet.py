@@ -120,6 +120,7 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     HOST` is the host's own; with ClickHouse stopped each verb says so in one line and
     exits non-zero."""
     ch = clickhouse(ctx)
+    ctx.fleet_ch = ch
     secret = f"user = {ch.user}\npassword = {ch.password}\n"
     cred = private_file(ctx, "ch.cred", secret, owner="nobody")  # the shipper's
     mine = private_file(ctx, "reader.cred", secret)  # the reader's own (root here)
@@ -154,6 +155,7 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
                 and not d[0].endswith(".generated_at")]
         ctx.check(not diff, f"report {name}: the same data (path, local, fleet): {diff[:4]}")
     energy_window_is_the_hosts_summed(ctx, conf, recorded)
+    cost_window_is_the_hosts_summed(ctx, conf, recorded)
     # runs: both hosts, each row as its host lists it, plus the host.
     code, out, err = tracer(ctx, "--fleet", conf, "runs", "--json")
     ctx.check(code == 0, f"fleet runs: {code} {err}")
@@ -215,12 +217,92 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     # A verb that does not read the fleet yet refuses, never shows this host's database.
     code, out, err = tracer(ctx, "--fleet", conf, "status")
     ctx.check(code == 1 and "not available over the fleet" in err and not out, f"status: {code} {err}")
+    pipeline_sized_from_every_host(ctx, conf, recorded)  # last: it renames a pipeline in the store
     ch.stop()
     for verb in (("runs",), ("show", f"{HOSTS[0]}:1"), ("report", "--html", ctx.path("x.html"), f"{HOSTS[0]}:1"),
-                 ("idle",), ("idle", HOSTS[0])):
+                 ("idle",), ("idle", HOSTS[0]), ("cost", "--since", "1d", "--rate", "1"),
+                 ("recommend", "--pipeline", "p", "--rate", "1")):
         code, out, err = tracer(ctx, "--fleet", conf, *verb)
         ctx.check(code != 0 and len(err.strip().splitlines()) == 1 and "unreachable" in err,
                   f"{verb[0]} with ClickHouse stopped: exit {code}, stderr {err!r}")
+
+
+def cost_window_is_the_hosts_summed(ctx, conf, recorded):
+    """`--fleet cost --since 30d --by pipeline|user`: each host's entry is that host's own
+    `tracer cost --since 30d --json` (the same rate; its window's ends aside, taken a moment
+    apart), the fleet's total is the sum of the hosts' totals (to 1e-9 dollars) and each
+    part the sum of that part over the hosts; the text names every host."""
+    empty = private_file(ctx, "empty-cost.conf", "")
+    for by in ("pipeline", "user"):
+        args = ("cost", "--since", "30d", "--by", by, "--rate", "2.5", "--cost-conf", empty, "--no-detect")
+        local = {host: json.loads(tracer(ctx, *args, "--db", db, "--json")[1])
+                 for host, (db, _) in recorded.items()}
+        code, out, err = tracer(ctx, "--fleet", conf, *args, "--json")
+        ctx.check(code == 0, f"fleet cost --by {by}: {code} {err}")
+        fleet = json.loads(out)
+        hosts = {h["host"]: h["cost"] for h in fleet["hosts"]}
+        ctx.check(set(hosts) == set(HOSTS), f"--by {by}: a row per host: {sorted(hosts)}")
+        for host, doc in local.items():
+            mine = {k: v for k, v in hosts.get(host, {}).items() if k not in ("from_ns", "to_ns")}
+            theirs = {k: v for k, v in doc.items() if k not in ("from_ns", "to_ns")}
+            diff = json_differences(theirs, mine)
+            ctx.check(not diff, f"--by {by}: {host}'s row is its own cost --since (path, local, fleet): {diff[:4]}")
+            ctx.check(doc["total_usd"] > 0 and doc["observed_ns"] > 0, f"{host} priced: {doc['total_usd']}")
+        total = sum(d["total_usd"] for d in local.values())
+        ctx.close(fleet["total_usd"], total, 1e-9, f"--by {by}: the fleet's total is the hosts' summed")
+        ctx.close(fleet["idle_usd"], sum(d["idle_usd"] for d in local.values()), 1e-9, f"--by {by}: idle")
+        ctx.check(fleet["observed_ns"] == sum(d["observed_ns"] for d in local.values()),
+                  f"--by {by}: observed {fleet['observed_ns']}")
+        want = {}
+        for doc in local.values():
+            for p in doc["breakdown"]:
+                w = want.setdefault(p["key"], {"processes": 0, "cpu_ns": 0, "usd": 0.0})
+                for k in w:
+                    w[k] += p[k]
+        got = {p["key"]: p for p in fleet["breakdown"]}
+        ctx.check(set(got) == set(want), f"--by {by}: parts {sorted(got)} vs {sorted(want)}")
+        for key, w in want.items():
+            g = got.get(key, {})
+            ctx.check(g.get("processes") == w["processes"] and g.get("cpu_ns") == w["cpu_ns"],
+                      f"--by {by} {key}: processes/CPU {g.get('processes')}/{g.get('cpu_ns')} vs {w}")
+            ctx.close(g.get("usd"), w["usd"], 1e-9, f"--by {by} {key}: usd")
+        code, text, err = tracer(ctx, "--fleet", conf, *args)
+        ctx.check(code == 0 and text.startswith("Fleet cost over the last 30d: $") and
+                  all(f"\n{h} " in text for h in HOSTS), f"fleet cost, text: {code} {text[-600:]} {err}")
+
+
+def pipeline_sized_from_every_host(ctx, conf, recorded):
+    """`--fleet recommend --pipeline P`: a pipeline whose runs are all on one host reads as
+    that host's own `recommend --pipeline P` (text and --json); one with runs on both
+    hosts counts the runs of both (each step's instances the sum of the hosts')."""
+    args = ("recommend", "--rate", "2.5", "--no-detect")
+    pipelines = {host: ctx.one("SELECT name FROM pipelines", db=db) for host, (db, _) in recorded.items()}
+    for host, (db, _) in recorded.items():
+        for fmt in ((), ("--json",)):
+            same(ctx, f"recommend --pipeline {pipelines[host]} {' '.join(fmt)} ({host})",
+                 tracer(ctx, *args, "--db", db, *fmt, "--pipeline", pipelines[host]),
+                 tracer(ctx, "--fleet", conf, *args, *fmt, "--pipeline", pipelines[host]), as_json=bool(fmt))
+    # Both hosts' scripts have the same name when the test's files share a directory; else
+    # name one host's pipeline after the other's in the store, so it has runs on both.
+    a, b = HOSTS
+    ch_query = getattr(ctx, "fleet_ch").query
+    if pipelines[a] != pipelines[b]:
+        ch_query(f"ALTER TABLE tracer.runs UPDATE pipeline = '{pipelines[a]}' WHERE _host = '{b}'")
+        for _ in range(100):  # a mutation: done in the background
+            if ch_query(f"SELECT count() FROM tracer.runs WHERE _host = '{b}' AND pipeline != "
+                        f"'{pipelines[a]}'").strip() == "0":
+                break
+            time.sleep(0.1)
+    code, out, err = tracer(ctx, "--fleet", conf, *args, "--json", "--pipeline", pipelines[a])
+    ctx.check(code == 0, f"recommend over two hosts: {code} {err}")
+    both = {s["name"]: s["instances"] for s in json.loads(out)["steps"]}
+    want = {}
+    for host, (db, _) in recorded.items():
+        doc = json.loads(tracer(ctx, *args, "--db", db, "--json", "--pipeline", pipelines[host])[1])
+        for s in doc["steps"]:
+            want[s["name"]] = want.get(s["name"], 0) + s["instances"]
+    ctx.check(both == want and sum(want.values()) >= 2 * len(recorded),
+              f"recommend --pipeline over two hosts counts both hosts' runs: {both} vs {want}")
 
 
 def utc_day(ns):
