@@ -404,7 +404,7 @@ sqlite3 *fleet_open(struct cli_query *q)
 	} else {
 		cli_error(q->verb,
 			  "not available over the fleet yet (runs, show, signals, explain, "
-			  "report, timeline, cost, recommend, energy and idle are)\n");
+			  "report, timeline, top, cost, recommend, energy and idle are)\n");
 	}
 	sqlite3_close(db);
 	return NULL;
