@@ -1,7 +1,11 @@
 #include "cli/db/dbkind.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -125,6 +129,30 @@ void db_probe_open(const char *path, struct db_probe *probe)
 		sqlite3_close(db);
 }
 
+/*
+ * Why this user cannot read path, and what would let them: the group that may read the
+ * file (or, when the directory keeps them out, the directory), which they can be added to.
+ */
+static void unreadable_problem(const char *path, char *buf, size_t n)
+{
+	struct stat st;
+	char dir[PATH_MAX];
+	int ok = stat(path, &st) == 0;
+
+	if (!ok) {
+		snprintf(dir, sizeof(dir), "%s", path);
+		ok = stat(dirname(dir), &st) == 0;
+	}
+	struct group *g = ok && (st.st_mode & S_IRGRP) ? getgrgid(st.st_gid) : NULL;
+	if (g && g->gr_gid != getegid())
+		snprintf(buf, n,
+			 "%s: cannot read it as this user: members of group '%s' can (ask an "
+			 "administrator: sudo usermod -aG %s $USER, then log in again)",
+			 path, g->gr_name, g->gr_name);
+	else
+		snprintf(buf, n, "%s: cannot read it as this user", path);
+}
+
 const char *db_probe_problem(const struct db_probe *probe, const char *path, char *buf, size_t n)
 {
 	switch (probe->kind) {
@@ -135,7 +163,7 @@ const char *db_probe_problem(const struct db_probe *probe, const char *path, cha
 		snprintf(buf, n, "no database at %s (record one with tracer run)", path);
 		break;
 	case DB_UNREADABLE:
-		snprintf(buf, n, "%s: cannot read it as this user", path);
+		unreadable_problem(path, buf, n);
 		break;
 	case DB_EMPTY:
 		snprintf(buf, n, "%s is an empty file, not a tracer database", path);

@@ -525,3 +525,31 @@ def a_retitled_process_s_environment_never_enters_its_argv(ctx):
     p.kill()
     ctx.stop(col)
     ctx.stop(agg)
+
+
+@test
+def a_reader_outside_the_database_group_is_told_which_group_to_join(ctx):
+    """A database readable by its group only (0640 in a 0750 directory, as the package
+    keeps /var/lib/tracer): a user outside the group is refused in one line that names the
+    group that may read it (read here with os.stat and grp) and how to join it; exit 1.
+    Once a member (setpriv --groups), the same user reads it."""
+    import grp
+    ctx.tracer_run(["/bin/true"], "--run", "grouped", expect=0)
+    home = ctx.path("grouped")
+    os.mkdir(home)
+    db = os.path.join(home, "t.db")
+    shutil.copy(ctx.db, db)
+    group = grp.getgrnam("daemon")
+    for path, mode in ((home, 0o750), (db, 0o640)):
+        os.chown(path, 0, group.gr_gid)
+        os.chmod(path, mode)
+    outsider = pwd.getpwnam("nobody")
+    as_user = ["setpriv", f"--reuid={outsider.pw_uid}", f"--regid={outsider.pw_gid}"]
+    p = subprocess.run(as_user + ["--clear-groups", ctx.bin("tracer"), "runs", "--db", db],
+                       capture_output=True, text=True, timeout=60)
+    named = grp.getgrgid(os.stat(home).st_gid).gr_name
+    ctx.check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and f"group '{named}'" in p.stderr
+              and f"usermod -aG {named}" in p.stderr, f"refused, naming group {named}: {p.returncode} {p.stderr!r}")
+    p = subprocess.run(as_user + [f"--groups={group.gr_gid}", ctx.bin("tracer"), "runs", "--db", db],
+                       capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0 and "grouped" in p.stdout, f"a member reads it: {p.returncode} {p.stderr[-300:]}")
