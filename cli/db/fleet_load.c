@@ -335,8 +335,8 @@ static int resolve_host(const struct cli_query *q, char *host, size_t size)
 	return r ? 0 : -1;
 }
 
-/* One copy of the host's idle rows: the store's SELECT (%s: the database, the host, the
- * start of the days read, in that order of use as below) as TabSeparated into insert. */
+/* One table of the host's idle rows: the store's SELECT, as TabSeparated, into insert
+ * (its parameters' types as fleet_copy_tsv takes them): the rows copied, -1 said why. */
 static long copy_idle_table(sqlite3 *db, const char *verb, const char *insert, const char *types,
 			    const char *select)
 {
@@ -367,30 +367,33 @@ int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host)
 		 "SELECT ts_ns, interval_ns, cpu_busy_pct FROM `%s`.host_samples FINAL PREWHERE "
 		 "_host = %s WHERE ts_ns > %s ORDER BY ts_ns DESC LIMIT 2000000",
 		 d, h, since);
-	if (copy_idle_table(db, verb,
-			    "INSERT OR REPLACE INTO host_samples (ts_ns, interval_ns, cpu_busy_pct) "
-			    "VALUES (?, ?, ?)",
-			    "iir", sql) < 0)
+	if (copy_idle_table(
+		db, verb,
+		"INSERT OR REPLACE INTO host_samples (ts_ns, interval_ns, cpu_busy_pct) "
+		"VALUES (?, ?, ?)",
+		"iir", sql) < 0)
 		return -1;
 	snprintf(runs, sizeof(runs),
 		 "FROM `%s`.runs FINAL PREWHERE _host = %s WHERE _withdrawn = 0 AND (end_ns IS "
 		 "NULL OR end_ns > %s)",
 		 d, h, since);
 	snprintf(sql, sizeof(sql), "SELECT id, name, start_ns, end_ns, steps %s", runs);
-	if (copy_idle_table(db, verb,
-			    "INSERT OR REPLACE INTO runs (id, name, start_ns, end_ns, steps) VALUES "
-			    "(?, ?, ?, ?, ?)",
-			    "itiii", sql) < 0)
+	if (copy_idle_table(
+		db, verb,
+		"INSERT OR REPLACE INTO runs (id, name, start_ns, end_ns, steps) VALUES "
+		"(?, ?, ?, ?, ?)",
+		"itiii", sql) < 0)
 		return -1;
 	/* The steps of those runs: idle's gaps inside runs are where none of them ran. */
 	snprintf(sql, sizeof(sql),
 		 "SELECT run_id, start_ns, end_ns FROM `%s`.steps FINAL PREWHERE _host = %s WHERE "
 		 "_withdrawn = 0 AND run_id IN (SELECT id %s AND steps > 0)",
 		 d, h, runs);
-	if (copy_idle_table(db, verb,
-			    "INSERT INTO steps (run_id, start_ns, end_ns, key, kind, status) VALUES "
-			    "(?, ?, ?, '', '', '')",
-			    "iii", sql) < 0)
+	if (copy_idle_table(
+		db, verb,
+		"INSERT INTO steps (run_id, start_ns, end_ns, key, kind, status) VALUES "
+		"(?, ?, ?, '', '', '')",
+		"iii", sql) < 0)
 		return -1;
 	snprintf(sql, sizeof(sql), "_host = %s ORDER BY _version DESC LIMIT 50", h);
 	return copy_rows(db, verb, "collector_stats", sql, NULL) < 0 ? -1 : 0;
