@@ -384,16 +384,18 @@ int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host)
 		"(?, ?, ?, ?, ?)",
 		"itiii", sql) < 0)
 		return -1;
-	/* The steps of those runs: idle's gaps inside runs are where none of them ran. */
-	snprintf(sql, sizeof(sql),
-		 "SELECT run_id, start_ns, end_ns FROM `%s`.steps FINAL PREWHERE _host = %s WHERE "
-		 "_withdrawn = 0 AND run_id IN (SELECT id %s AND steps > 0)",
-		 d, h, runs);
+	/* The steps of those runs (their key: unique in a run): idle's gaps inside runs are where
+	 * none of them ran. */
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT run_id, key, start_ns, end_ns FROM `%s`.steps FINAL PREWHERE _host = %s WHERE "
+	    "_withdrawn = 0 AND run_id IN (SELECT id %s AND steps > 0)",
+	    d, h, runs);
 	if (copy_idle_table(
 		db, verb,
-		"INSERT INTO steps (run_id, start_ns, end_ns, key, kind, status) VALUES "
-		"(?, ?, ?, '', '', '')",
-		"iii", sql) < 0)
+		"INSERT OR REPLACE INTO steps (run_id, key, start_ns, end_ns, kind, status) "
+		"VALUES (?, ?, ?, ?, '', '')",
+		"itii", sql) < 0)
 		return -1;
 	snprintf(sql, sizeof(sql), "_host = %s ORDER BY _version DESC LIMIT 50", h);
 	return copy_rows(db, verb, "collector_stats", sql, NULL) < 0 ? -1 : 0;
