@@ -172,7 +172,7 @@ CLI_COST   := cli/cost/usage.c cli/cost/prices.c cli/cost/hostprice.c cli/cost/c
               cli/cost/rightsize.c cli/cost/idle.c cli/cost/costsplit.c \
               cli/cost/energy.c cli/cost/energytable.c cli/cost/energyrun.c cli/cost/energymeasure.c cli/cost/energyfleet.c \
               cli/cost/costfleet.c
-CLI_DB     := cli/db/clidb.c cli/db/findrun.c cli/db/rows.c cli/db/dbkind.c cli/db/fleet.c cli/db/fleet_load.c cli/db/fleet_copy.c cli/db/fleet_pipeline.c \
+CLI_DB     := cli/db/clidb.c cli/db/findrun.c cli/db/rows.c cli/db/dbkind.c cli/db/fleet.c cli/db/fleet_load.c cli/db/fleet_copy.c cli/db/fleet_pipeline.c cli/db/fleet_tsv.c \
               cli/db/fleet_join.c cli/db/fleet_rows.c cli/db/fleet_match.c cli/db/fleet_merge.c cli/db/fleet_hosts.c \
               cli/db/fleet_runs_join.c cli/db/fleet_window.c cli/db/fleet_jobside.c cli/db/fleet_live.c cli/db/fleet_energy.c
 CLI_RENDER := cli/render/report.c cli/render/report_summary.c cli/render/report_outcome.c \

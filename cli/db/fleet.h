@@ -71,6 +71,11 @@ long fleet_copy_prewhere(sqlite3 *db, const char *verb, const char *table, const
 long fleet_copy_keyed(sqlite3 *db, const char *verb, const char *table, const char *host,
 		      const char *cond);
 void fleet_quote(const char *s, char *out, size_t size);
+/* fleet_tsv.c: the rows select_sql (FORMAT TabSeparated) answers, each bound to insert_sql's
+ * parameters as types says, a letter a column (i integer, r real, t text): in one
+ * transaction. The rows inserted, or -1 said why. */
+long fleet_copy_tsv(sqlite3 *db, const char *verb, const char *select_sql, const char *insert_sql,
+		    const char *types);
 
 /* fleet_join.c: the batch jobs that run HOST:ID's steps submitted and that ran on other
  * hosts (docs/shipping.md, "One run across hosts"), joined under those steps in db:

@@ -336,9 +336,26 @@ static int resolve_host(const struct cli_query *q, char *host, size_t size)
 	return r ? 0 : -1;
 }
 
+/* One table of the host's idle rows: the store's SELECT, as TabSeparated, into insert
+ * (its parameters' types as fleet_copy_tsv takes them): the rows copied, -1 said why. */
+static long copy_idle_table(sqlite3 *db, const char *verb, const char *insert, const char *types,
+			    const char *select)
+{
+	char *sql = NULL;
+	long rows = asprintf(&sql, "%s FORMAT TabSeparated", select) < 0
+			? -1
+			: fleet_copy_tsv(db, verb, sql, insert, types);
+
+	free(sql);
+	return rows;
+}
+
+/* Only what idle reads (cmd_idle.c): the samples' time, interval and CPU; the runs' id,
+ * name, span and step count; their steps' spans. PREWHERE on the host only (the same in
+ * every copy, a tombstone's too); the rest after FINAL, so withdrawn rows stay out. */
 int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host)
 {
-	char where[1024], since[512], h[300];
+	char sql[2048], since[512], runs[1024], h[300];
 	const char *d = fleet_database();
 
 	fleet_quote(host, h, sizeof(h));
@@ -347,15 +364,42 @@ int fleet_load_idle_host(sqlite3 *db, const char *verb, const char *host)
 		 "(SELECT ifNull(max(ts_ns), 0) FROM `%s`.host_samples WHERE _host = %s) - %d * "
 		 "86400000000000",
 		 d, h, FLEET_IDLE_DAYS);
-	snprintf(where, sizeof(where),
-		 "_host = %s AND ts_ns > %s ORDER BY ts_ns DESC LIMIT 2000000", h, since);
-	if (copy_rows(db, verb, "host_samples", where, NULL) < 0)
+	snprintf(sql, sizeof(sql),
+		 "SELECT ts_ns, interval_ns, cpu_busy_pct FROM `%s`.host_samples FINAL PREWHERE "
+		 "_host = %s WHERE ts_ns > %s ORDER BY ts_ns DESC LIMIT 2000000",
+		 d, h, since);
+	if (copy_idle_table(
+		db, verb,
+		"INSERT OR REPLACE INTO host_samples (ts_ns, interval_ns, cpu_busy_pct) "
+		"VALUES (?, ?, ?)",
+		"iir", sql) < 0)
 		return -1;
-	snprintf(where, sizeof(where), "_host = %s AND (end_ns IS NULL OR end_ns > %s)", h, since);
-	if (copy_rows(db, verb, "runs", where, NULL) < 0)
+	snprintf(runs, sizeof(runs),
+		 "FROM `%s`.runs FINAL PREWHERE _host = %s WHERE _withdrawn = 0 AND (end_ns IS "
+		 "NULL OR end_ns > %s)",
+		 d, h, since);
+	snprintf(sql, sizeof(sql), "SELECT id, name, start_ns, end_ns, steps %s", runs);
+	if (copy_idle_table(
+		db, verb,
+		"INSERT OR REPLACE INTO runs (id, name, start_ns, end_ns, steps) VALUES "
+		"(?, ?, ?, ?, ?)",
+		"itiii", sql) < 0)
 		return -1;
-	snprintf(where, sizeof(where), "_host = %s ORDER BY _version DESC LIMIT 50", h);
-	return copy_rows(db, verb, "collector_stats", where, NULL) < 0 ? -1 : 0;
+	/* The steps of those runs (their key: unique in a run): idle's gaps inside runs are where
+	 * none of them ran. */
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT run_id, key, start_ns, end_ns FROM `%s`.steps FINAL PREWHERE _host = %s WHERE "
+	    "_withdrawn = 0 AND run_id IN (SELECT id %s AND steps > 0)",
+	    d, h, runs);
+	if (copy_idle_table(
+		db, verb,
+		"INSERT OR REPLACE INTO steps (run_id, key, start_ns, end_ns, kind, status) "
+		"VALUES (?, ?, ?, ?, '', '')",
+		"itii", sql) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "_host = %s ORDER BY _version DESC LIMIT 50", h);
+	return copy_rows(db, verb, "collector_stats", sql, NULL) < 0 ? -1 : 0;
 }
 
 sqlite3 *fleet_memory_db(const char *verb)

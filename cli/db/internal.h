@@ -10,6 +10,7 @@
  *   fleet.c      the fleet store: where it is, its credentials, its queries
  *   fleet_load.c a verb's rows copied from the fleet store into an in-memory database
  *   fleet_copy.c   the store's rows copied into our tables (FINAL, ids remapped)
+ *   fleet_tsv.c    a few columns of many rows copied as TabSeparated (idle's samples)
  *   fleet_rows.c   the fleet's batch rows and their processes, read for a join
  *   fleet_join.c   a run joined with the jobs it submitted that ran on other hosts
  *   fleet_match.c  which submission sent which job, across hosts (no SQL)

@@ -281,7 +281,7 @@ def simulate(build, ch, source, hosts, day_s, span_s):
             "columns": [[b[0], b[1], int(b[2]), int(b[3])] for b in biggest]}
 
 
-def time_verbs(build, ch, repeats, hosts):
+def time_verbs(build, ch, repeats, hosts, before_build=None):
     url = f"clickhouse://127.0.0.1:{ch.http_port}/sim"
     # A run in the middle of a host's day, and that host.
     host = f"sim-host-{hosts // 2}"
@@ -290,22 +290,37 @@ def time_verbs(build, ch, repeats, hosts):
                   f"LIMIT 1 OFFSET {n // 2}")[0][0]
     verbs = {"runs": ["runs"], "show HOST:ID": ["show", f"{host}:{rid}"], "idle": ["idle"],
              "idle HOST": ["idle", host], "runs --json": ["runs", "--json"],
-             "runs --limit 500": ["runs", "--limit", "500"]}
+             "runs --limit 500": ["runs", "--limit", "500"], "idle HOST --json": ["idle", "--json", host],
+             "idle --sweep --rate 2.5": ["idle", "--sweep", "--rate", "2.5"]}
     out = {}
     for name, argv in verbs.items():
-        times = []
-        # idle HOST runs the host's own idle over a day of 1 Hz samples: slow, timed twice.
-        for _ in range(2 if name == "idle HOST" else repeats):
-            t = time.perf_counter()
-            p = subprocess.run([f"{build}/tracer", "--fleet", url, *argv], capture_output=True, text=True,
-                               timeout=600)
-            times.append(time.perf_counter() - t)
-            if p.returncode not in (0, 3):
-                raise RuntimeError(f"tracer --fleet {' '.join(argv)}: {p.returncode} {p.stderr[-400:]}")
-        out[name] = {"times": times, "lines": len(p.stdout.splitlines()), "argv": argv}
-        print(f"  {name}: median {statistics.median(times):.3f} s ({min(times):.3f}-{max(times):.3f})",
-              flush=True)
+        times, answer = timed(build, url, argv, repeats)
+        out[name] = {"times": times, "lines": len(answer.splitlines()), "argv": argv}
+        if name == "idle HOST --json":
+            mine = answer
+    if before_build:
+        # The same host read by the build before this one (every column copied as JSON rows):
+        # its time, and whether it says the same.
+        times, theirs = timed(before_build, url, ["idle", "--json", host], 3)
+        out["idle HOST --json"].update(times_before=times, same_as_before=theirs == mine)
+        print(f"  idle HOST --json, build before: median {statistics.median(times):.3f} s, "
+              f"same answer: {theirs == mine}", flush=True)
     return out
+
+
+def timed(build, url, argv, repeats):
+    """Wall times of repeats runs of `tracer --fleet URL argv`, and the last one's stdout."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        p = subprocess.run([f"{build}/tracer", "--fleet", url, *argv], capture_output=True, text=True,
+                           timeout=900)
+        times.append(time.perf_counter() - t)
+        if p.returncode not in (0, 3):
+            raise RuntimeError(f"tracer --fleet {' '.join(argv)}: {p.returncode} {p.stderr[-400:]}")
+    print(f"  {' '.join(argv)}: median {statistics.median(times):.3f} s ({min(times):.3f}-{max(times):.3f})",
+          flush=True)
+    return times, p.stdout
 
 
 def mib(n):
@@ -376,11 +391,13 @@ def report(args, shipped, sim, verbs, when=None, load=None):
         t = v["times"]
         lines.append(f"| `{name}` | "
                      f"{statistics.median(t):.3f} s | {min(t):.3f} s | {max(t):.3f} s | {len(t)} | {v['lines']} |")
-    before = verbs.get("idle HOST", {}).get("times_before_fix")
+    idle = verbs.get("idle HOST --json", {})
+    before = idle.get("times_before")
     if before:
-        lines += ["", f"`idle HOST` was timed again after the sweep fix to `tracer idle` (same store, same "
-                  f"`--json`): before it, median {statistics.median(before):.1f} s over {len(before)} runs "
-                  "(a query per host sample)."]
+        lines += ["", f"`idle HOST --json` by the build before the TabSeparated copy (`--before-build`, every "
+                  f"column of the host's rows as JSON, a statement prepared per row), same store: median "
+                  f"{statistics.median(before):.3f} s over {len(before)} runs ({min(before):.3f}-{max(before):.3f} s), "
+                  f"the same answer byte for byte: {'yes' if idle.get('same_as_before') else 'NO'}."]
     lines += ["", "<!-- bench-fleet:end -->"]
     return lines
 
@@ -411,6 +428,7 @@ def main():
     ap.add_argument("--day-s", type=int, default=DAY_S)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--before-build", help="also time `idle HOST --json` with this older build, same store")
     ap.add_argument("--report-only", metavar="JSON", help="rewrite the page from a run's bench-fleet.json")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
@@ -447,7 +465,8 @@ def main():
         print(f"simulating {args.hosts} hosts x {args.day_s} s", flush=True)
         sim = simulate(build, ch, "ship_demo", args.hosts, args.day_s, shipped[1]["span_s"])
         print("timing the fleet verbs", flush=True)
-        verbs = time_verbs(build, ch, args.repeats, args.hosts)
+        before = os.path.abspath(args.before_build) if args.before_build else None
+        verbs = time_verbs(build, ch, args.repeats, args.hosts, before)
         publish(report(args, shipped, sim, verbs), args.out)
         with open(os.path.join(build, "bench-fleet.json"), "w") as f:
             json.dump({"shipped": shipped, "sim": sim, "verbs": verbs, "ch_version": ch_version,

@@ -193,6 +193,17 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
                   f"{host} stopped its collector, last heard at {last}: {hosts[host]}")
         same(ctx, f"idle {host}", tracer(ctx, "idle", "--db", db, "--json"),
              tracer(ctx, "--fleet", conf, "idle", "--json", host), as_json=True)
+        # Thresholds that make the host's quiet seconds idle, priced: the comparison then
+        # holds spans and amounts, not two empty lists.
+        judge = ("--min", "1s", "--cpu-below", "100", "--rate", "2.5", "--no-detect")
+        local = tracer(ctx, "idle", "--db", db, "--json", *judge)
+        spans = json.loads(local[1]).get("host_idle", []) if local[0] == 0 else []
+        ctx.check(spans and all(p.get("usd", 0) > 0 for p in spans),
+                  f"idle {host} {' '.join(judge)}: the host's own has priced idle spans: {local[1][:400]}")
+        same(ctx, f"idle {host} {' '.join(judge)} --json", local,
+             tracer(ctx, "--fleet", conf, "idle", "--json", *judge, host), as_json=True)
+        same(ctx, f"idle {host} {' '.join(judge)}", tracer(ctx, "idle", "--db", db, *judge),
+             tracer(ctx, "--fleet", conf, "idle", *judge, host))
     # The sweep: every host's idle time in one call, priced as on one host: each
     # host's part is what that host's own `tracer idle` says of its database.
     code, out, err = tracer(ctx, "--fleet", conf, "idle", "--sweep", "--json", "--rate", "2.5")
