@@ -151,7 +151,8 @@ def main():
         "# Performance as deployed",
         "",
         "Produced by `sudo make bench-deployed BENCH_ARGS=\"--rounds "
-        f"{args.rounds} --history {args.history}\"` (`test/bench/deployed.py`); rerun it to refresh "
+        f"{args.rounds} --history {args.history} --min-run-seconds {args.min_run_seconds:g}\"` "
+        "(`test/bench/deployed.py`); rerun it to refresh "
         "this page.",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(t_start))} on "
         f"{os.uname().nodename} (Linux {os.uname().release}, {os.cpu_count()} CPUs) in "
