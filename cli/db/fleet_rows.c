@@ -40,7 +40,10 @@ json_t *fleet_rows_of(const char *verb, const char *sql)
 }
 
 /* "host:id" -> the processes row's object, for the rows of the store's processes that
- * select (an IN subquery over (_host, id)) names. */
+ * select (an IN subquery over (_host, id)) names. PREWHERE on the record's key (the same
+ * in every copy, a tombstone's too): only those processes' granules are read, where the
+ * outer filter over every process under FINAL read the whole table (9 s of `runs` on
+ * 47 M processes). */
 json_t *fleet_processes_by_key(const char *verb, const char *select)
 {
 	char sql[4096];
@@ -49,7 +52,8 @@ json_t *fleet_processes_by_key(const char *verb, const char *select)
 
 	snprintf(sql, sizeof(sql),
 		 "SELECT _host, toString(id) AS key_id, uid, slurm_step, end_ns, exit_code, signal "
-		 "FROM `%s`.processes FINAL WHERE (_host, id) IN (%s) FORMAT JSONEachRow",
+		 "FROM `%s`.processes FINAL PREWHERE (_host, id) IN (%s) WHERE _withdrawn = 0 "
+		 "FORMAT JSONEachRow",
 		 fleet_database(), select);
 	if (!(rows = fleet_rows_of(verb, sql))) {
 		json_decref(by);
