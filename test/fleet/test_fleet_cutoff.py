@@ -31,8 +31,8 @@ import subprocess
 import time
 
 from harness import Failure, test
-from machines import CLEAN_ENV, Fleet
-from test_fleet_machines import fleet_json, start_clickhouse, write_workloads
+from machines import CLEAN_ENV
+from test_fleet_machines import boot_fleet, fleet_json
 
 LEAD_S, TAIL_S = 20, 30
 SILENT_S = 180  # FLEET_SILENT_NS: a host with nothing new for 3 minutes stopped reporting
@@ -249,16 +249,9 @@ def cut_off(ctx, fleet, ch, h1, conf, cut_s):
 
 @test
 def fleet_host_cut_off_then_back(ctx):
-    deb = os.environ.get("TRACER_FLEET_DEB")
     cut_s = int(os.environ.get("TRACER_FLEET_CUTOFF_S") or 600)
-    if not deb or not os.path.exists(deb):
-        raise Failure(f"TRACER_FLEET_DEB={deb!r}: make fleet-cutoff-test builds the package first")
     t0 = time.time()
-    ch = start_clickhouse(ctx)
-    fleet = Fleet(ctx)
-    fleet.prepare(deb)
-    write_workloads(ctx, fleet.shared)
-    fleet.boot(ch)
+    ch, fleet = boot_fleet(ctx, "fleet-cutoff-test")
     conf = fleet.fleet_config(ch)
     h1, h2 = fleet.machines["h1"], fleet.machines["h2"]
     wait_for("three hosts reporting", lambda: list(silent_hosts(h1, conf).values()) == [False] * 3, 90)

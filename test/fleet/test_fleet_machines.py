@@ -284,17 +284,24 @@ def check_host_view(ctx, fleet, view, placed, name):
     print(f"    on the host, --scope-cgroup /{fleet.machines[name].cgroup}/payload: burns {got}", flush=True)
 
 
-@test
-def fleet_one_run_across_three_machines(ctx):
+def boot_fleet(ctx, target):
+    """The package make's target built, one ClickHouse, the machines prepared with the
+    workloads and booted: (ClickHouse, Fleet)."""
     deb = os.environ.get("TRACER_FLEET_DEB")
     if not deb or not os.path.exists(deb):
-        raise Failure(f"TRACER_FLEET_DEB={deb!r}: make fleet-test builds the package first")
-    t0 = time.time()
+        raise Failure(f"TRACER_FLEET_DEB={deb!r}: make {target} builds the package first")
     ch = start_clickhouse(ctx)
     fleet = Fleet(ctx)
     fleet.prepare(deb)
     write_workloads(ctx, fleet.shared)
     fleet.boot(ch)
+    return ch, fleet
+
+
+@test
+def fleet_one_run_across_three_machines(ctx):
+    t0 = time.time()
+    ch, fleet = boot_fleet(ctx, "fleet-test")
     for m in fleet.machines.values():
         active = m.run("systemctl", "is-active", "tracer-collector", "tracer-aggregator", "tracer-shipper").stdout.split()
         enabled = m.run("systemctl", "is-enabled", "tracer.target").stdout.strip()
