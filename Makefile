@@ -150,7 +150,7 @@ AGGREGATOR_SRCS := aggregator/main.c aggregator/options.c aggregator/receive/rec
                    aggregator/correlate/correlate.c aggregator/correlate/exits.c aggregator/correlate/runs.c \
                    aggregator/correlate/steps.c aggregator/correlate/step_work.c aggregator/correlate/names.c \
                    aggregator/correlate/cgroups.c aggregator/correlate/scope.c aggregator/correlate/write.c \
-                   aggregator/correlate/setup.c aggregator/outbox/outbox.c aggregator/outbox/live.c aggregator/outbox/sql.c \
+                   aggregator/correlate/setup.c aggregator/outbox/outbox.c aggregator/outbox/live.c aggregator/outbox/requeue.c aggregator/outbox/sql.c \
                    aggregator/correlate/containers.c aggregator/correlate/container_cli.c \
                    aggregator/store/containers.c aggregator/correlate/batch.c \
                    aggregator/correlate/batch_argv.c aggregator/store/batch.c \

@@ -89,6 +89,7 @@ struct step *new_step(struct correlator *c, struct run *r, const struct step_spe
 		return NULL;
 	s->id = c->next_step_id++;
 	s->run = r;
+	s->outbox_mark = c->store ? store_outbox_mark(c->store) : 0;
 	copy_string(s->key, sizeof(s->key), spec->key);
 	copy_string(s->name, sizeof(s->name), spec->name);
 	copy_string(s->kind, sizeof(s->kind), spec->kind);

@@ -199,6 +199,7 @@ struct step {
 	/* A helper that ended in a few ms ($(date)): its processes are the
 	 * script's own; the store forgets it (forget_pending), then it is freed. */
 	bool dissolved, forget_pending;
+	int64_t outbox_mark; /* the outbox's newest record when it began: its rows come later */
 	bool linked; /* holds a batch submitter or container CLI: jobs and containers point at it */
 };
 

@@ -3,6 +3,7 @@
  *   outbox.c  finished records: queueing, the sample hold, the size limit
  *   live.c    what runs now (live copies) and what the aggregator takes back
  *             (tombstones): docs/shipping.md, "Live rows and tombstones"
+ *   requeue.c rows rewritten after they were queued (a dissolved step's)
  *   sql.c     what both build on: a row as JSON, the shipper's progress
  */
 #ifndef TRACER_OUTBOX_INTERNAL_H
@@ -21,5 +22,8 @@ int64_t outbox_shipper_mark(struct outbox *o, const char *key);
 /* live.c: its statements and temporary tables, at open; freed at close. */
 int outbox_live_open(struct outbox *o);
 void outbox_live_close(struct outbox *o);
+/* requeue.c: the same, for its statements. */
+int outbox_requeue_open(struct outbox *o);
+void outbox_requeue_close(struct outbox *o);
 
 #endif

@@ -142,7 +142,7 @@ int outbox_open(struct outbox *o, sqlite3 *db, uint64_t max_bytes, const char *s
 	}
 	if (prepare_put(db, &kinds[OUTBOX_SAMPLES], "process_id = ?2", &o->put_samples_of) != 0 ||
 	    prepare_refresh(db, &o->refresh_process) != 0 || outbox_release_held(o) != 0 ||
-	    outbox_live_open(o) != 0) {
+	    outbox_live_open(o) != 0 || outbox_requeue_open(o) != 0) {
 		outbox_close(o);
 		return -1;
 	}
@@ -183,6 +183,7 @@ void outbox_close(struct outbox *o)
 	sqlite3_finalize(o->trim);
 	sqlite3_finalize(o->count_drop);
 	outbox_live_close(o);
+	outbox_requeue_close(o);
 	if (o->state)
 		sqlite3_close(o->state);
 	memset(o, 0, sizeof(*o));

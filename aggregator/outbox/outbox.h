@@ -9,6 +9,7 @@
 #define TRACER_OUTBOX_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -44,6 +45,8 @@ struct outbox {
 	/* live.c: what runs now, and the tombstones of what was taken back */
 	sqlite3_stmt *live_clear, *live_now[3], *live_coalesce, *live_put;
 	sqlite3_stmt *withdraw, *withdraw_live, *live_forget;
+	/* requeue.c: rows rewritten after they were queued */
+	sqlite3_stmt *requeue, *mark;
 	uint64_t queued, dropped;
 };
 
@@ -71,6 +74,16 @@ int outbox_add_batch_job(struct outbox *o, int64_t rowid, int64_t now_ns);
 /* A process row changed after it was queued (a late fact): its record, if still
  * queued, takes the row as it is now. */
 int outbox_refresh_process(struct outbox *o, int64_t process_id);
+/* The newest record's id (0: none yet): whatever is queued later has a larger one. */
+int64_t outbox_mark(struct outbox *o);
+/*
+ * Process rows rewritten after they were queued, which the sink must see (a
+ * dissolved helper step's processes: their step id is gone). Each record queued
+ * after `since` that the shipper has not taken takes the row as it is now; a
+ * row without one (sent, or being sent) is queued again, a newer version.
+ */
+int outbox_requeue_processes(struct outbox *o, const int64_t *ids, size_t n, int64_t since,
+			     int64_t now_ns);
 /*
  * Samples written but not queued yet (a fork child before its exec: it may turn
  * out to be deny-listed noise, and the sink cannot take a sample back). Hold

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
+
 static const char sql_put_run[] =
     "INSERT OR REPLACE INTO runs (id, name, pipeline, host_id, hostname, start_ns, end_ns, "
     "exit_code, signal, command_process_id, launcher_pid, launcher_start_ns, boot_id, source, "
@@ -138,17 +140,61 @@ int store_forget_run(struct store *s, int64_t id)
 	return exec_sql(s->db, sql);
 }
 
-int store_forget_step(struct store *s, int64_t id)
+/* The ids of a step's process rows (malloc'd, *n of them). 0, or -1 logged. */
+static int step_process_ids(struct store *s, int64_t step_id, int64_t **ids, size_t *n)
 {
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM processes WHERE step_id = ?1", -1, &st,
+			       NULL) != SQLITE_OK) {
+		log_error("sqlite: %s", sqlite3_errmsg(s->db));
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, step_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			size_t more = cap ? cap * 2 : 8;
+			int64_t *grown = realloc(*ids, more * sizeof(**ids));
+			if (!grown)
+				break;
+			*ids = grown;
+			cap = more;
+		}
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_error("sqlite: the processes of step %lld: %s", (long long)step_id,
+			  rc == SQLITE_ROW ? "out of memory" : sqlite3_errmsg(s->db));
+		free(*ids);
+		*ids = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int store_forget_step(struct store *s, int64_t id, int64_t outbox_since)
+{
+	int64_t *ids = NULL;
+	size_t n = 0;
 	char sql[128];
 
-	if (store_withdraw_step(s, id) != 0)
+	if (store_withdraw_step(s, id) != 0 || (s->outbox && step_process_ids(s, id, &ids, &n)))
 		return -1;
 	snprintf(sql, sizeof(sql),
 		 "UPDATE processes SET step_id = NULL WHERE step_id = %lld;"
 		 "DELETE FROM steps WHERE id = %lld",
 		 (long long)id, (long long)id);
-	return exec_sql(s->db, sql);
+	int rc = exec_sql(s->db, sql);
+	/* Already queued with the step's id: the sink must not keep a step it never gets. */
+	if (rc == 0 && n)
+		rc = store_reship_processes(s, ids, n, outbox_since);
+	free(ids);
+	return rc;
 }
 
 int store_put_run(struct store *s, const struct run_row *r)

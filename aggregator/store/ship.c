@@ -82,6 +82,16 @@ int store_refresh_shipped_process(struct store *s, int64_t process_id)
 	return s->outbox ? outbox_refresh_process(s->outbox, process_id) : 0;
 }
 
+int64_t store_outbox_mark(struct store *s)
+{
+	return s->outbox ? outbox_mark(s->outbox) : 0;
+}
+
+int store_reship_processes(struct store *s, const int64_t *ids, size_t n, int64_t since)
+{
+	return s->outbox ? outbox_requeue_processes(s->outbox, ids, n, since, NOW) : 0;
+}
+
 int store_ship_live(struct store *s)
 {
 	return s->outbox ? outbox_add_live(s->outbox, NOW) : 0;

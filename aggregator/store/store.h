@@ -366,6 +366,10 @@ int store_ship_batch_job(struct store *s, int64_t rowid);
 /* A process row updated after it was queued: its queued record, if still
  * there, takes the row as it is now (no-op without an outbox). */
 int store_refresh_shipped_process(struct store *s, int64_t process_id);
+/* The outbox's newest record id (0 with shipping off): see store_forget_step. */
+int64_t store_outbox_mark(struct store *s);
+/* Process rows rewritten after they were queued after `since`: the sink gets them as now. */
+int store_reship_processes(struct store *s, const int64_t *ids, size_t n, int64_t since);
 /* What runs now, queued as live copies (at most every few seconds: the receiver's). */
 int store_ship_live(struct store *s);
 /* A row taken back (forgotten) after it may have been shipped: its tombstone. The
@@ -411,8 +415,9 @@ int store_put_run(struct store *s, const struct run_row *r);
 /* Deletes a run that never ran anything (its launcher ended before starting its command). */
 int store_forget_run(struct store *s, int64_t id);
 /* Deletes a step that turned out to be a script's helper: its processes
- * (rows already written) are outside any step. */
-int store_forget_step(struct store *s, int64_t id);
+ * (rows already written, and queued for the shipper after outbox_since, the
+ * outbox's mark when the step began) are outside any step, at the sink too. */
+int store_forget_step(struct store *s, int64_t id, int64_t outbox_since);
 int store_put_stream(struct store *s, const struct stream_row *r);
 /* 1 found, 0 not found, -1 error. */
 int store_get_stream(struct store *s, const char *stream_id, struct stream_row *out);

@@ -37,12 +37,14 @@ def private_file(ctx, name, text, owner=None):
 
 def record_host(ctx, host, group, sink, cred):
     """A host: its own daemons (recording only `tracer run`s in the test's cgroup) and
-    database, one run that fails a tool and burns CPU in two steps, shipped as host."""
+    database, one run that fails a tool and burns CPU in two steps, shipped as host. Its
+    command substitution with a pipe is no step (its rows were queued with one first)."""
     sock, db, state = ctx.path(f"{host}.sock"), ctx.path(f"{host}.db"), ctx.path(f"{host}-ship.db")
     agg, col = start_daemons(ctx, sock, db, extra_agg=("--outbox-mib", "64", "--shipper-state", state,
                                                         "--scope", "runs", "--scope-cgroup", f"/{group}"))
     script = write_script(ctx, f"{host}.sh",
                           f"{ctx.helper('cpuburn')} 300\n"
+                          "n=$(ls / | wc -l)\n"
                           f"{ctx.helper('cpuburn')} 150 &\n"
                           "gzip -c /etc/services > /dev/null\n"
                           "wait\n"

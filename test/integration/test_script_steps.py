@@ -115,6 +115,55 @@ wait
 
 
 @test
+def command_substitutions_with_pipes_are_the_scripts_own(ctx):
+    """A QC script as people write them, under `set -euo pipefail`: it counts its samples
+    with `n=$(ls *.fq | wc -l)`, each sample's reads with `$(cat $fq | wc -l)`, upper-cases
+    a name with `$(basename ... | tr ...)` and counts its outputs with `$(ls | grep -c)`;
+    the work is one gzip per sample. Three steps, each named gzip, each holding exactly
+    the pid its wait4 ran (test/helpers/measure.c), CPU within 9 ms + 1% + 20 ms per
+    wrapping process; every command substitution's processes (the subshell and its pipe)
+    are outside every step, and their count is what the script forked for them."""
+    m = ctx.helper("measure")
+    reads = samples(ctx, 3)
+    t, out = ctx.path("t"), ctx.path("out")
+    os.makedirs(t)
+    os.makedirs(out)
+    run = run_script(ctx, "qc-samples.sh", f"""set -euo pipefail
+cd {reads}
+n=$(ls *.fq | wc -l)
+for fq in *.fq; do
+    lines=$(cat $fq | wc -l)
+    name=$(basename $fq .fq | tr a-z A-Z)
+    {m} {t}/gzip_$name.json -- gzip -c $fq > {out}/$name.fq.gz
+done
+made=$(ls {out} | grep -c gz)
+test "$made" -eq "$n"
+""")
+    doc = show_json(ctx, run)
+    names = sorted(s["name"] for s in doc["steps"])
+    ctx.check(names == ["gzip"] * 3, f"one step per gzip, none for a command substitution: {names}")
+    by_id = {s["id"]: s for s in doc["steps"]}
+    for f in sorted(os.listdir(t)):
+        truth = load_json(os.path.join(t, f))
+        sid = ctx.one("SELECT step_id FROM processes WHERE run_id = ? AND pid = ? ORDER BY id DESC LIMIT 1",
+                      run, truth["pid"])
+        s = by_id.get(sid)
+        ctx.check(s is not None and s["name"] == "gzip", f"{f}'s gzip (pid {truth['pid']}) is in a gzip step: {sid}")
+        if s:
+            ns = truth["utime_ns"] + truth["stime_ns"]
+            ctx.close(s["cpu_ns"], ns, WORK_TOL_NS + ns * WORK_TOL_FRAC + WRAPPER_NS * 2,
+                      f"step {sid} CPU (ns) against its gzip's wait4 plus measure and a shell")
+    outside = ctx.query("SELECT exe FROM processes WHERE run_id = ? AND step_id IS NULL AND state != 'exec'",
+                        run)
+    progs = sorted(os.path.basename(e or "?") for (e,) in outside)
+    # Per sample: cat, wc, basename, tr and the two subshells; once: ls, wc, ls, grep,
+    # their two subshells, and the script. bash may run `test` as a builtin.
+    want = sorted(["bash"] * (1 + 2 + 2 * 3) + ["ls", "wc", "ls", "grep"] +
+                  ["cat", "wc", "basename", "tr"] * 3)
+    ctx.check(progs == want, f"outside every step: the script and its command substitutions: {progs}")
+
+
+@test
 def script_steps_no_tool_dominates_are_named_by_their_command(ctx):
     """Three programs of equal work in one step (a third each, none more than half): a
     `bash -c` step is named by its command line, cut; a subshell (no command line of its

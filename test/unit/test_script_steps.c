@@ -5,7 +5,10 @@
  *   - three tools of a third each: a subshell is named by its two main tools;
  *   - a child that succeeded within a few ms having started nothing is no
  *     step, and a written step row is deleted at the next write; a short
- *     child that failed stays a step.
+ *     child that failed stays a step;
+ *   - a helper that ran a pipe ($(ls | wc -l)) is no step either, and its
+ *     processes' records, already queued with its step id, reach the shipper
+ *     without it: still queued, rewritten; sent or being sent, queued again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +22,8 @@
 
 #define CORRELATE_FIXTURE_TAG "script-steps-test"
 #include "test/unit/correlate_fixture.h"
+
+#include "aggregator/outbox/outbox.h"
 
 /* A process forked by parent at start_ms (its argv_json: its first argument). */
 static struct proc *fork_at(uint32_t pid, struct proc *parent, uint64_t start_ms, const char *exe)
@@ -151,6 +156,109 @@ static void test_helpers_are_not_steps(void **state)
 	assert_int_equal(r->n_steps, 2);
 }
 
+static int64_t query_i64(const char *sql, int64_t arg)
+{
+	sqlite3_stmt *q;
+	int64_t n = -1;
+
+	assert_int_equal(sqlite3_prepare_v2(st.db, sql, -1, &q, NULL), SQLITE_OK);
+	sqlite3_bind_int64(q, 1, arg);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		n = sqlite3_column_type(q, 0) == SQLITE_NULL ? -2 : sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return n;
+}
+
+/* Its row written and queued, as the ingest layer does at its exit. */
+static void write_and_queue(struct proc *p)
+{
+	assert_int_equal(store_put_process(&st, &p->row), 0);
+	assert_int_equal(store_ship_process(&st, p->row.id), 0);
+}
+
+/* A shipper's state database saying the batch up to `through` is being sent. */
+static void shipper_sending(const char *path, int64_t through)
+{
+	sqlite3 *db;
+	char sql[160];
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql),
+		 "CREATE TABLE shipper_state (key TEXT PRIMARY KEY, value TEXT); INSERT INTO "
+		 "shipper_state VALUES ('attempt_through', '%lld')",
+		 (long long)through);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+#define RECORDS                                                                                    \
+	"SELECT count(*) FROM outbox WHERE kind = 'processes' AND record_key = CAST(?1 AS TEXT)"
+#define NEWEST_STEP                                                                                \
+	"SELECT json_extract(payload, '$.step_id') FROM outbox WHERE kind = 'processes' AND "      \
+	"record_key = CAST(?1 AS TEXT) ORDER BY id DESC LIMIT 1"
+
+static void test_a_helper_with_a_pipe_is_no_step_at_the_sink_either(void **state)
+{
+	(void)state;
+	struct outbox ob;
+	char state_path[80];
+
+	snprintf(state_path, sizeof(state_path), "%s.ship", db_path);
+	remove(state_path);
+	assert_int_equal(outbox_open(&ob, st.db, 64 << 20, state_path), 0);
+	st.outbox = &ob;
+	struct proc *script = script_run();
+	/* n=$(ls | sort | wc -l): a subshell forks the three, waits, exits. */
+	struct proc *sub = fork_at(50, script, 100, "/usr/bin/bash");
+	struct step *s = sub->in.step;
+	assert_non_null(s);
+	int64_t id = s->id;
+	struct proc *ls = tool(51, sub, 101, "/usr/bin/ls", 104, 1, 0);
+	struct proc *sort = tool(52, sub, 101, "/usr/bin/sort", 105, 1, 0);
+	struct proc *wc = tool(53, sub, 102, "/usr/bin/wc", 105, 1, 0);
+	for (struct proc *const *p = (struct proc *const[]){ls, sort, wc}; *p != wc; p++)
+		write_and_queue(*p);
+	write_and_queue(wc);
+	assert_int_equal(correlate_write(&corr), 0);
+	correlate_committed(&corr);
+	assert_int_equal(count_steps(id), 1);
+	assert_int_equal(query_i64(NEWEST_STEP, wc->row.id), id);
+	/* ls's record is in the batch being sent; wc's was delivered (forgotten here). */
+	shipper_sending(state_path,
+			query_i64("SELECT max(id) FROM outbox WHERE record_key = CAST(?1 AS TEXT)",
+				  ls->row.id));
+	assert_int_equal(query_i64("DELETE FROM outbox WHERE kind = 'processes' AND record_key = "
+				   "CAST(?1 AS TEXT) RETURNING 0",
+				   wc->row.id),
+			 0);
+	finish(sub, 106, 1, 0);
+	assert_int_equal(s->r.processes, 4);
+	assert_null(sub->in.step);
+	assert_int_equal(correlate_write(&corr), 0);
+	correlate_committed(&corr);
+	assert_int_equal(count_steps(id), 0);
+	assert_int_equal(
+	    query_i64("SELECT count(*) FROM processes WHERE step_id = ?1 OR id IN (51, 52, 53) AND "
+		      "step_id IS NOT NULL",
+		      id),
+	    0);
+	/* Still queued (sort): rewritten in place. Being sent (ls) and delivered (wc):
+	 * queued again. Each newest record says no step. */
+	assert_int_equal(query_i64(RECORDS, sort->row.id), 1);
+	assert_int_equal(query_i64(RECORDS, ls->row.id), 2);
+	assert_int_equal(query_i64(RECORDS, wc->row.id), 1);
+	for (struct proc *const *p = (struct proc *const[]){ls, sort, wc, NULL}; *p; p++)
+		assert_int_equal(query_i64(NEWEST_STEP, (*p)->row.id), -2);
+	/* The step itself: a tombstone. */
+	assert_int_equal(query_i64("SELECT json_extract(payload, '$._withdrawn') FROM outbox WHERE "
+				   "kind = 'steps' AND record_key = CAST(?1 AS TEXT)",
+				   id),
+			 1);
+	st.outbox = NULL;
+	outbox_close(&ob);
+	remove(state_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +266,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_dominant_tool_names_a_subshell_by_two, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_helpers_are_not_steps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_helper_with_a_pipe_is_no_step_at_the_sink_either,
+					    setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
