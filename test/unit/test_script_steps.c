@@ -154,6 +154,14 @@ static void test_helpers_are_not_steps(void **state)
 	assert_non_null(mk->in.step);
 	assert_string_equal(mk->in.step->name, "mkdir");
 	assert_int_equal(r->n_steps, 2);
+	/* sh -c "true; true": a program the script ran, with children, in 10 ms. */
+	static const char *const sh_argv[] = {"sh", "-c", "true; true", NULL};
+	struct proc *sh = fork_at(43, script, 300, "/usr/bin/bash");
+	exec_as(sh, script, "/usr/bin/dash", sh_argv);
+	tool(44, sh, 302, "/usr/bin/true", 304, 1, 0);
+	tool(45, sh, 305, "/usr/bin/true", 307, 1, 0);
+	finish(sh, 310, 1, 0);
+	assert_int_equal(r->n_steps, 3);
 }
 
 static int64_t query_i64(const char *sql, int64_t arg)
