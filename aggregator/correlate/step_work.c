@@ -28,8 +28,8 @@
  * A script's child that succeeded within this is a helper: one process
  * ($(date)), or a subshell that never exec'd with what it started
  * ($(ls | wc -l)). A program the script ran that started others (`sh -c
- * "a; b"`) is a statement of the script: a step, however short. A fork and exec of `seq` takes 10-20 ms on a loaded
- * 2-core machine; 50 ms leaves more than twice that, and a tool's step that
+ * "a; b"`) is a statement of the script: a step, however short. A fork and exec of `seq` takes
+ * 10-20 ms on a loaded 2-core machine; 50 ms leaves more than twice that, and a tool's step that
  * short did too little to be told apart in a timeline. Its CPU is under the
  * same bound (threads that used more in that time did work), its memory under
  * 16 MiB (`date`, `seq`, `basename` take 1-2 MiB, `python3 -c` 9; a tool that
@@ -194,8 +194,8 @@ bool step_is_helper(const struct step *s, const struct proc *root)
 	const struct process_row *row = &root->row;
 
 	return script_step(s) && !s->dissolved && !s->linked && s->r.failed == 0 &&
-	       (!root->life.had_children || !root->life.execed) &&
-	       row->has_exit_code && row->exit_code == 0 && !row->has_signal && s->r.live == 0 &&
+	       (!root->life.had_children || !root->life.execed) && row->has_exit_code &&
+	       row->exit_code == 0 && !row->has_signal && s->r.live == 0 &&
 	       s->r.end_epoch_ns - s->r.start_epoch_ns < HELPER_MAX_NS &&
 	       s->r.cpu_ns < (uint64_t)HELPER_MAX_NS && s->r.max_process_rss_kb < HELPER_MAX_RSS_KB;
 }
