@@ -3,7 +3,8 @@
  *   outbox.c  finished records: queueing, the sample hold, the size limit
  *   live.c    what runs now (live copies) and what the aggregator takes back
  *             (tombstones): docs/shipping.md, "Live rows and tombstones"
- *   requeue.c rows rewritten after they were queued (a dissolved step's)
+ *   requeue.c rows rewritten after they were queued (a dissolved step's);
+ *             outbox.c queues a new record where none is left to rewrite
  *   sql.c     what both build on: a row as JSON, the shipper's progress
  */
 #ifndef TRACER_OUTBOX_INTERNAL_H
@@ -25,5 +26,8 @@ void outbox_live_close(struct outbox *o);
 /* requeue.c: the same, for its statements. */
 int outbox_requeue_open(struct outbox *o);
 void outbox_requeue_close(struct outbox *o);
+/* requeue.c: rewrite the process's record still queued after `after` as its row
+ * is now: 1 if one was, 0 if none is queued (the caller queues a new one), -1. */
+int outbox_rewrite_process(struct outbox *o, int64_t process_id, int64_t after);
 
 #endif

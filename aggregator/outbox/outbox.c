@@ -234,6 +234,20 @@ int outbox_add_process(struct outbox *o, int64_t process_id, int64_t now_ns)
 	return add(o, OUTBOX_PROCESSES, process_id, 0, NULL, now_ns);
 }
 
+int outbox_requeue_processes(struct outbox *o, const int64_t *ids, size_t n, int64_t since,
+			     int64_t now_ns)
+{
+	int64_t sending = outbox_shipper_mark(o, "attempt_through");
+	int64_t after = sending > since ? sending : since;
+
+	for (size_t i = 0; i < n; i++) {
+		int rewritten = outbox_rewrite_process(o, ids[i], after);
+		if (rewritten < 0 || (rewritten == 0 && outbox_add_process(o, ids[i], now_ns) != 0))
+			return -1;
+	}
+	return 0;
+}
+
 int outbox_add_step(struct outbox *o, int64_t step_id, int64_t now_ns)
 {
 	return add(o, OUTBOX_STEPS, step_id, 0, NULL, now_ns);

@@ -64,24 +64,16 @@ int64_t outbox_mark(struct outbox *o)
 	return id;
 }
 
-int outbox_requeue_processes(struct outbox *o, const int64_t *ids, size_t n, int64_t since,
-			     int64_t now_ns)
+int outbox_rewrite_process(struct outbox *o, int64_t process_id, int64_t after)
 {
-	int64_t sending = outbox_shipper_mark(o, "attempt_through");
-	int64_t after = sending > since ? sending : since;
-
-	for (size_t i = 0; i < n; i++) {
-		sqlite3_bind_int64(o->requeue, 1, ids[i]);
-		sqlite3_bind_int64(o->requeue, 2, after);
-		int rc = sqlite3_step(o->requeue);
-		sqlite3_reset(o->requeue);
-		if (rc != SQLITE_DONE) {
-			log_error("outbox: requeueing process %lld: %s", (long long)ids[i],
-				  sqlite3_errmsg(o->db));
-			return -1;
-		}
-		if (sqlite3_changes(o->db) == 0 && outbox_add_process(o, ids[i], now_ns) != 0)
-			return -1;
+	sqlite3_bind_int64(o->requeue, 1, process_id);
+	sqlite3_bind_int64(o->requeue, 2, after);
+	int rc = sqlite3_step(o->requeue);
+	sqlite3_reset(o->requeue);
+	if (rc != SQLITE_DONE) {
+		log_error("outbox: requeueing process %lld: %s", (long long)process_id,
+			  sqlite3_errmsg(o->db));
+		return -1;
 	}
-	return 0;
+	return sqlite3_changes(o->db) > 0;
 }
