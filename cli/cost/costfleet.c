@@ -8,9 +8,11 @@
 #include "cli/render/clierror.h"
 #include "cli/render/jsonfield.h"
 
-/* One host's own `cost --since --json` document, from its rows in the store; NULL said. */
+/* One host's own `cost --since --json` document, from its rows in the store; NULL said,
+ * or NULL with *no_capacity set: the store has no host samples of it to price it by. */
 static json_t *host_document(const char *host, const struct price_options *po,
-			     const struct cost_query *cq, const struct cost_report *window)
+			     const struct cost_query *cq, const struct cost_report *window,
+			     bool *no_capacity)
 {
 	struct cost_query mine = {.by = cq->by, .centers = cq->centers};
 	struct cost_report r = *window;
@@ -23,12 +25,8 @@ static json_t *host_document(const char *host, const struct price_options *po,
 	}
 	r.db = db;
 	int rc = cost_compute(db, "cost", po, &mine, &r);
-	if (rc == COST_NO_CAPACITY)
-		cli_error("cost",
-			  "no host samples of %s in the fleet store: its CPUs and memory "
-			  "are unknown\n",
-			  host);
-	else if (rc == -1)
+	*no_capacity = rc == COST_NO_CAPACITY;
+	if (rc == -1)
 		cli_error("cost", "%s: %s\n", host, sqlite3_errmsg(db));
 	else if (rc == 0)
 		doc = cost_json(&r);
@@ -142,21 +140,39 @@ static json_t *summed(json_t *hosts, const struct cost_report *r)
 json_t *cost_fleet_document(const struct price_options *po, const struct cost_query *cq,
 			    const struct cost_report *r)
 {
-	json_t *hosts = fleet_window_hosts("cost", r->from_ns, r->to_ns), *h;
+	json_t *seen = fleet_window_hosts("cost", r->from_ns, r->to_ns), *h;
+	json_t *hosts = json_array(), *skipped = json_array();
 	size_t i;
 
-	if (!hosts)
+	if (!seen)
 		return NULL;
-	json_array_foreach(hosts, i, h)
+	json_array_foreach(seen, i, h)
 	{
-		json_t *doc = host_document(jstr(h, "host"), po, cq, r);
-		if (!doc) {
+		bool no_capacity = false;
+		json_t *doc = host_document(jstr(h, "host"), po, cq, r, &no_capacity);
+		if (doc) {
+			json_object_set_new(h, "cost", doc);
+			json_array_append(hosts, h);
+		} else if (no_capacity) {
+			/* A host that shipped work but no host samples (its aggregator's
+			 * sampler off, or they fell outside retention): left out, said. */
+			fprintf(stderr,
+				"tracer cost: %s is not priced: no host samples of it in the fleet "
+				"store, so its CPUs and memory are unknown\n",
+				jstr(h, "host"));
+			json_array_append_new(
+			    skipped, json_pack("{s:s, s:s}", "host", jstr(h, "host"), "reason",
+					       "no host samples: its CPUs and memory are unknown"));
+		} else {
+			json_decref(seen);
 			json_decref(hosts);
+			json_decref(skipped);
 			return NULL;
 		}
-		json_object_set_new(h, "cost", doc);
 	}
+	json_decref(seen);
 	json_t *doc = summed(hosts, r);
 	json_object_set_new(doc, "hosts", hosts);
+	json_object_set_new(doc, "skipped", skipped);
 	return doc;
 }

@@ -47,7 +47,8 @@ void cost_split(struct cost_tally *t, double usd_per_hour, double seconds, int c
 
 	out->total_usd = usd_per_hour * seconds / 3600.0;
 	out->work_usd = 0;
-	qsort(t->items, t->n, sizeof(*t->items), by_cost);
+	if (t->n > 1) /* items is NULL when empty: qsort must not see it */
+		qsort(t->items, t->n, sizeof(*t->items), by_cost);
 	for (size_t i = 0; i < t->n; i++) {
 		struct cost_bucket *b = &t->items[i];
 		b->usd = out->total_usd * (cpu_weight * b->cpu_s / cpu_cap +

@@ -157,11 +157,17 @@ void format_column(const char *s, int width, char *out, size_t size)
 	out[o] = '\0';
 }
 
+static const char *print_wrapped_line(FILE *out, const char *line, int width);
+
 void print_fitted(FILE *out, const char *text, int width)
 {
 	char line[4096], cut[4096 * 3];
 
 	while (*text) {
+		if (*text == FORMAT_WHOLE_LINE[0]) {
+			text = width > 8 ? print_wrapped_line(out, text + 1, width) : text + 1;
+			continue;
+		}
 		size_t n = strcspn(text, "\n");
 		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1),
 			 text);

@@ -19,7 +19,12 @@ void format_bytes(uint64_t bytes, char *out, size_t size);
 void format_column(const char *s, int width, char *out, size_t size);
 /* The width of the terminal fd writes to, in columns; 0 if it is not one. */
 int format_terminal_columns(int fd);
-/* text line by line, each cut to width columns with "…" (a terminal's width; <= 0: as is). */
+/*
+ * text line by line, each cut to width columns with "…" (a terminal's width; <= 0: as is),
+ * except a line that starts with FORMAT_WHOLE_LINE: wrapped as print_wrapped does, the
+ * marker dropped (a command to type, a path: cut, it would be useless).
+ */
+#define FORMAT_WHOLE_LINE "\001"
 void print_fitted(FILE *out, const char *text, int width);
 /*
  * text line by line, a line wider than width columns wrapped at its last

@@ -218,9 +218,11 @@ void report_summary_print(FILE *out, json_t *run, json_t *totals, const struct r
 	}
 	batch_summary_print(out, structure);
 	print_failed(out, structure, o);
+	/* Cut at a narrow terminal's edge, the command to type would be lost: wrapped. */
 	fprintf(out,
-		"\n%lld %s in all: the whole tree and every step with `tracer show --db %s %lld`\n",
-		(long long)jint(totals, "images"),
+		"\n%s%lld %s in all: the whole tree and every step with `tracer show --db %s "
+		"%lld`\n",
+		o->width > 0 ? FORMAT_WHOLE_LINE : "", (long long)jint(totals, "images"),
 		plural(jint(totals, "images"), "process", "processes"),
 		o->db_path ? o->db_path : "DB", (long long)jint(run, "id"));
 }

@@ -230,7 +230,8 @@ def fleet_verbs_read_clickhouse_as_the_host_reads_its_database(ctx):
     # A verb that does not read the fleet yet refuses, never shows this host's database.
     code, out, err = tracer(ctx, "--fleet", conf, "status")
     ctx.check(code == 1 and "not available over the fleet" in err and not out, f"status: {code} {err}")
-    pipeline_sized_from_every_host(ctx, conf, recorded)  # last: it renames a pipeline in the store
+    pipeline_sized_from_every_host(ctx, conf, recorded)  # it renames a pipeline in the store
+    host_without_capacity_is_said_and_left_out(ctx, ch, conf, recorded)  # it adds a host
     ch.stop()
     for verb in (("runs",), ("show", f"{HOSTS[0]}:1"), ("report", "--html", ctx.path("x.html"), f"{HOSTS[0]}:1"),
                  ("idle",), ("idle", HOSTS[0]), ("cost", "--since", "1d", "--rate", "1"),
@@ -282,6 +283,29 @@ def cost_window_is_the_hosts_summed(ctx, conf, recorded):
         code, text, err = tracer(ctx, "--fleet", conf, *args)
         ctx.check(code == 0 and text.startswith("Fleet cost over the last 30d: $") and
                   all(f"\n{h} " in text for h in HOSTS), f"fleet cost, text: {code} {text[-600:]} {err}")
+
+
+def host_without_capacity_is_said_and_left_out(ctx, ch, conf, recorded):
+    """A host whose process rows reached the store but none of its host samples: `--fleet
+    cost --since` prices the other hosts as before (exit 0, the same total as without it,
+    to 1e-9 dollars), names it on stderr and as a `not priced` row, `skipped` in --json."""
+    args = ("cost", "--since", "30d", "--rate", "2.5", "--cost-conf", private_file(ctx, "nocap.conf", ""),
+            "--no-detect")
+    code, out, err = tracer(ctx, "--fleet", conf, *args, "--json")
+    before = json.loads(out)["total_usd"] if code == 0 else None
+    now = time.time_ns()
+    ch.query("INSERT INTO tracer.processes (_host, _key, _version, id, run_id, start_ns, end_ns) "
+             f"VALUES ('fleet-bare', '1', 1, 1, 1, {now - 10**9}, {now})")
+    code, out, err = tracer(ctx, "--fleet", conf, *args, "--json")
+    doc = json.loads(out) if code == 0 else {}
+    ctx.check(code == 0 and sorted(h["host"] for h in doc.get("hosts", [])) == sorted(HOSTS),
+              f"the hosts with samples are priced: {code} {err} {[h['host'] for h in doc.get('hosts', [])]}")
+    ctx.check([s["host"] for s in doc.get("skipped", [])] == ["fleet-bare"] and "fleet-bare" in err and
+              "not priced" in err, f"the bare host is said: {doc.get('skipped')} {err!r}")
+    ctx.close(doc.get("total_usd"), before, 1e-9, "the total leaves the bare host out")
+    code, text, err = tracer(ctx, "--fleet", conf, *args)
+    ctx.check(code == 0 and any(ln.startswith("fleet-bare ") and "not priced" in ln for ln in text.splitlines()),
+              f"the text has its row: {code} {text[-400:]}")
 
 
 def pipeline_sized_from_every_host(ctx, conf, recorded):

@@ -282,6 +282,25 @@ def a_run_of_thousands_of_processes_in_a_few_steps_prints_a_screenful(ctx):
 
 
 @test
+def the_hint_to_read_the_rest_is_never_cut_on_a_narrow_terminal(ctx):
+    """A run past a screenful (300 processes) on a 60-column terminal: every line fits the
+    terminal, and the summary's last line, which says where the rest is, is wrapped at its
+    words rather than cut with "…": joined again it holds the whole `tracer show --db PATH
+    RUN` (the database's real path, the run's real id). On the code before, it was cut."""
+    rc, text = tracer_run_on_a_terminal(ctx, ["bash", "-c", "for i in $(seq 300); do /bin/true; done"],
+                                        columns=60)
+    run = ctx.latest_run()
+    lines = text.replace("\r", "").splitlines()
+    closing = [ln for ln in lines if ln.startswith("tracer run: run ")]  # printed whole, the terminal wraps it
+    wide = [ln for ln in lines if len(ln) > 60 and ln not in closing]
+    ctx.check(rc == 0 and not wide, f"every line of the report fits 60 columns: {rc} {wide[:3]}")
+    joined = re.sub(r"\n {2,}", " ", "\n".join(lines))
+    m = re.search(r"(\d+) processes in all: the whole tree and every step with `([^`]*)`", joined)
+    ctx.check(m and m.group(2) == f"tracer show --db {ctx.db} {run}" and "…" not in m.group(0),
+              f"the hint, whole: {m.group(0) if m else None!r}\n{text[-800:]}")
+
+
+@test
 def a_run_that_hands_work_to_slurm_says_so(ctx):
     """A script that submits its work with `sbatch --wait` to a real Slurm on this host: the
     job ran (its output is there, written by the job, not by the script), the run holds the
