@@ -292,7 +292,7 @@ static void print_fleet_text(json_t *d, const char *since)
 		       fleet_usd(c, "idle_usd", idle, sizeof(idle)));
 	}
 	json_array_foreach(json_object_get(d, "skipped"), i, h)
-		printf("%-34s not priced: %s\n", jstr(h, "host"), jstr(h, "reason"));
+	    printf("%-34s not priced: %s\n", jstr(h, "host"), jstr(h, "reason"));
 }
 
 /* tracer --fleet cost --since D: every host priced as its own cost --since, summed. */
