@@ -152,14 +152,22 @@ def snakemake_jobs_are_steps_matching_its_benchmarks(ctx):
     # step's wall time. Memory: the same sum over the same tree, where ours is the exact
     # kernel high-water mark for the largest process and a 1 s sample for sums: at least
     # 90% of theirs - 5 MiB, at most the sum of the step's processes' own peaks.
+    # Its wall time is taken in the Snakemake process after the job's wait returns, so
+    # it also holds that Python thread's wake-up (its polling threads hold the GIL): once,
+    # in CI on the 2 loaded cores, 1.01 s for a 0.14 s job. Ours may never be longer than
+    # theirs + 50 ms + 2%; shorter by more than that, for one rule of the seven at most.
     cpus = os.cpu_count()
+    late = []
     for rule, tool in SNAKEMAKE_RULE_TOOL.items():
         s = by_name.get(tool)
         if not s:
             continue
         b = read_benchmark(os.path.join(work, "bench", f"{rule}.tsv"))
         wall = (s["end_ns"] - s["start_ns"]) / 1e9
-        ctx.close(wall, b["wall_s"], 0.05 + 0.02 * b["wall_s"], f"{rule}: wall s")
+        tolerance = 0.05 + 0.02 * b["wall_s"]
+        ctx.check(wall <= b["wall_s"] + tolerance, f"{rule}: wall {wall:.3f} s over Snakemake's {b['wall_s']} s")
+        if wall < b["wall_s"] - tolerance:
+            late.append(f"{rule}: ours {wall:.3f} s, Snakemake's {b['wall_s']} s")
         cpu = s["cpu_ns"] / 1e9
         ctx.check(cpu >= b["cpu_s"] - 0.1, f"{rule}: CPU {cpu:.2f} s below Snakemake's {b['cpu_s']} s")
         ctx.check(cpu <= wall * cpus * 1.02 + 0.05, f"{rule}: CPU {cpu:.2f} s over {cpus} CPUs x {wall:.2f} s")
@@ -180,6 +188,10 @@ def snakemake_jobs_are_steps_matching_its_benchmarks(ctx):
                   f"{rule}: peak cores {s['peak_cores']} below average {s['avg_cores']}")
         ctx.check(s["peak_cores"] is None or s["peak_cores"] <= cpus * 1.05 + 0.05,
                   f"{rule}: peak cores {s['peak_cores']} over {cpus} CPUs")
+
+    ctx.check(len(late) <= 1, f"wall time within 50 ms + 2% of Snakemake's for all rules but one: {late}")
+    if late:
+        print(f"  Snakemake's timer late: {late}")
 
     # Tools: the aligner is a categorised tool, the solver Snakemake runs is not work of a step.
     tools = dict(ctx.query("SELECT tool, category FROM tool_usage WHERE run_id = ?", run_id))
